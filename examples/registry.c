@@ -1,0 +1,42 @@
+/*
+ * The table of built-in schedules that `tessel list` prints and that
+ * ts_builtin_schedule applies by name.
+ */
+#include <string.h>
+
+#include "../src/schedule/sched.h"
+#include "examples.h"
+
+static const ts_builtin builtins[] = {
+    {"naive", "one thread per C element, threadIdx.x on rows (uncoalesced)",
+     example_naive},
+    {"coalesced", "one thread per C element, threadIdx.x on columns (seeds "
+     "001, 004)", example_coalesced},
+};
+
+enum { NBUILTINS = sizeof(builtins) / sizeof(builtins[0]) };
+
+int ts_builtin_count(void) { return NBUILTINS; }
+
+const ts_builtin *ts_builtin_at(int index) {
+  return index >= 0 && index < NBUILTINS ? &builtins[index] : NULL;
+}
+
+const ts_builtin *ts_builtin_find(const char *name) {
+  for (int i = 0; name && i < NBUILTINS; i++)
+    if (strcmp(builtins[i].name, name) == 0)
+      return &builtins[i];
+  return NULL;
+}
+
+ts_sched *ts_builtin_schedule(const char *name, const ts_gemm *def) {
+  ts_sched *s = ts_matmul_named(def, name);
+  const ts_builtin *b = ts_builtin_find(name);
+  if (b)
+    b->apply(s);
+  else if (ts_sched_status(s) == TS_OK)
+    sched_fail(s, TS_ERR_UNKNOWN_SCHEDULE, NULL,
+               "ts_builtin_schedule: no built-in schedule named \"%s\" "
+               "(tessel list shows them)", name ? name : "(null)");
+  return s;
+}

@@ -1,0 +1,256 @@
+/*
+ * tessel: a loop-transformation compiler for matrix multiplication.
+ *
+ * A user defines a GEMM, C = alpha * op(A) * op(B) + beta * C, rewrites its
+ * i/j/k loop nest with schedule primitives, and gets a CUDA kernel:
+ *
+ *     ts_gemm def = ts_gemm_make(1024, 1024, 1024);
+ *     ts_sched *s = ts_matmul(&def);
+ *     ts_loop *io, *ii, *jo, *ji;
+ *     ts_split(s, ts_get_loop(s, "i"), 32, &io, &ii);
+ *     ts_split(s, ts_get_loop(s, "j"), 32, &jo, &ji);
+ *     ts_reorder(s, 4, (ts_loop *[]){io, jo, ii, ji});
+ *     ts_bind(s, io, TS_BLOCK_Y);  ts_bind(s, jo, TS_BLOCK_X);
+ *     ts_bind(s, ii, TS_THREAD_Y); ts_bind(s, ji, TS_THREAD_X);
+ *     char *cu = ts_cuda_source(s);
+ *
+ * Errors are sticky (as in cairo): the first failing primitive records a
+ * status and a message on the schedule, leaves the loop nest as it was, and
+ * every later primitive returns that status without doing anything.
+ * Objects are never NULL on failure; each carries its own status.
+ */
+#ifndef TESSEL_H
+#define TESSEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- Status codes ------------------------------------------------------ */
+
+#define TS_STATUS_LIST(X)                                                     \
+  X(TS_OK, "no error")                                                        \
+  X(TS_ERR_NO_MEMORY, "out of memory")                                        \
+  X(TS_ERR_NULL_ARG, "a required argument is NULL")                           \
+  X(TS_ERR_BAD_SHAPE, "shape out of range")                                   \
+  X(TS_ERR_BAD_LAYOUT, "layout must be NN, NT, TN or TT")                     \
+  X(TS_ERR_BAD_FACTOR, "split factor must be >= 1")                           \
+  X(TS_ERR_UNKNOWN_LOOP, "no loop of that name")                              \
+  X(TS_ERR_FOREIGN_LOOP, "loop belongs to another schedule")                  \
+  X(TS_ERR_LOOP_REPLACED, "loop was replaced by an earlier split or fuse")    \
+  X(TS_ERR_NOT_PERFECT_NEST, "loops are not in one perfect nest")             \
+  X(TS_ERR_NOT_ADJACENT, "loops are not directly nested")                     \
+  X(TS_ERR_DUPLICATE_LOOP, "a loop is given twice")                           \
+  X(TS_ERR_MIXED_AXES, "a reduction loop cannot be fused with a spatial loop") \
+  X(TS_ERR_ALREADY_BOUND, "loop is already bound or unrolled")                \
+  X(TS_ERR_TAG_BOUND_TWICE, "that launch index is bound to another loop")     \
+  X(TS_ERR_THREAD_OUTSIDE_BLOCK, "a thread loop lies outside a block loop")   \
+  X(TS_ERR_TOO_MANY_THREADS, "more than 1024 threads per block")              \
+  X(TS_ERR_LAUNCH_LIMIT, "extent over the launch dimension's limit")          \
+  X(TS_ERR_BIND_REDUCTION, "a reduction loop cannot be bound")                \
+  X(TS_ERR_BOUND_INSIDE_REDUCTION, "a bound loop lies inside a reduction loop") \
+  X(TS_ERR_BAD_TAG, "unknown launch index")                                   \
+  X(TS_ERR_BAD_NAME, "bad loop name")                                         \
+  X(TS_ERR_NAME_TAKEN, "loop name already used")                              \
+  X(TS_ERR_BAD_ARG, "invalid argument")                                       \
+  X(TS_ERR_UNKNOWN_SCHEDULE, "no built-in schedule of that name")             \
+  X(TS_ERR_EXEC_FAULT, "the reference executor found a fault")                \
+  X(TS_ERR_MISMATCH, "result differs from the reference GEMM")                \
+  X(TS_ERR_NO_GPU, "no CUDA driver or GPU")                                   \
+  X(TS_ERR_CUDA, "a CUDA driver call failed")                                 \
+  X(TS_ERR_NVRTC, "NVRTC failed")                                             \
+  X(TS_ERR_BAD_ARCH, "architecture not supported by NVRTC")                   \
+  X(TS_ERR_CUBLAS, "cuBLAS failed")                                           \
+  X(TS_ERR_IO, "file input/output failed")
+
+typedef enum {
+#define TS_STATUS_ENUM(code, text) code,
+  TS_STATUS_LIST(TS_STATUS_ENUM)
+#undef TS_STATUS_ENUM
+  TS_STATUS_COUNT
+} ts_status;
+
+/* Fixed text for a status code. */
+const char *ts_strerror(ts_status status);
+
+/* ---- The definition ---------------------------------------------------- */
+
+/* op(A) is A (N) or A transposed (T).  NT: A row-major MxK, B stored as an
+ * NxK row-major matrix (C = A * B^T, as seed 000 computes). */
+typedef enum { TS_NN, TS_NT, TS_TN, TS_TT } ts_layout;
+
+typedef struct ts_gemm {
+  int64_t m, n, k;  /* C is m x n; op(A) is m x k; op(B) is k x n */
+  ts_layout layout;
+  float alpha;
+  float beta; /* C is not read when beta == 0 */
+} ts_gemm;
+
+/* {m, n, k} with layout NN, alpha 1 and beta 0, as cuBLAS's GEMM defaults. */
+ts_gemm ts_gemm_make(int64_t m, int64_t n, int64_t k);
+
+const char *ts_layout_name(ts_layout layout);
+/* Parses "NN", "NT", "TN", "TT"; returns -1 otherwise. */
+int ts_layout_parse(const char *text);
+
+/* ---- Schedules and loops ----------------------------------------------- */
+
+typedef struct ts_sched ts_sched;
+typedef struct ts_loop ts_loop;
+
+typedef enum {
+  TS_SERIAL,
+  TS_UNROLLED,
+  TS_BLOCK_X,
+  TS_BLOCK_Y,
+  TS_BLOCK_Z,
+  TS_THREAD_X,
+  TS_THREAD_Y,
+  TS_THREAD_Z,
+} ts_loop_kind;
+
+/* The naive loop nest: for i, for j, for k: C[i,j] += A[i,k] * B[k,j].
+ * Never NULL; check ts_sched_status. */
+ts_sched *ts_matmul(const ts_gemm *def);
+/* As ts_matmul, with a name that appears in the trace and the .cu header. */
+ts_sched *ts_matmul_named(const ts_gemm *def, const char *name);
+void ts_sched_free(ts_sched *s); /* NULL is fine */
+
+ts_status ts_sched_status(const ts_sched *s);
+/* The first error: "ts_split: ..." then the loop nest with the loop marked.
+ * Empty when the status is TS_OK. */
+const char *ts_sched_errmsg(const ts_sched *s);
+const ts_gemm *ts_sched_gemm(const ts_sched *s);
+const char *ts_sched_name(const ts_sched *s);
+
+/* A live loop by name ("i", "j", "k", "i.outer", ...), or NULL with the
+ * error recorded. */
+ts_loop *ts_get_loop(ts_sched *s, const char *name);
+const char *ts_loop_name(const ts_loop *loop);
+int64_t ts_loop_extent(const ts_loop *loop);
+
+/* Primitives.  Each returns the schedule's status after the call. */
+ts_status ts_split(ts_sched *s, ts_loop *loop, int64_t factor, ts_loop **outer,
+                   ts_loop **inner);
+ts_status ts_fuse(ts_sched *s, ts_loop *outer, ts_loop *inner,
+                  ts_loop **fused);
+ts_status ts_reorder(ts_sched *s, int n, ts_loop *const loops[]);
+ts_status ts_bind(ts_sched *s, ts_loop *loop, ts_loop_kind tag);
+ts_status ts_unroll(ts_sched *s, ts_loop *loop);
+ts_status ts_rename(ts_sched *s, ts_loop *loop, const char *name);
+
+/* ---- Reading a schedule ------------------------------------------------ */
+
+/* Each returns a malloc'd string the caller frees with free(), or NULL when
+ * out of memory or the schedule is in error. */
+char *ts_print_ir(ts_sched *s);     /* the lowered loop nest */
+char *ts_print_trace(ts_sched *s);  /* C that replays the schedule */
+char *ts_cuda_source(ts_sched *s);  /* the kernel, deterministic text */
+
+/* Replays the trace of `from` onto `onto` (a fresh ts_matmul). */
+ts_status ts_replay(const ts_sched *from, ts_sched *onto);
+
+typedef struct ts_launch {
+  int64_t grid[3], block[3];
+} ts_launch;
+ts_status ts_launch_dims(ts_sched *s, ts_launch *out);
+
+/* ---- Reference executor ------------------------------------------------- */
+
+/* Runs the lowered kernel on the CPU with CUDA's semantics, on the given
+ * host matrices (A and B in the definition's layouts, C row-major m x n,
+ * updated in place).  Faults (out of bounds, races, a barrier in divergent
+ * code, a read of memory nothing wrote) return TS_ERR_EXEC_FAULT with the
+ * description in msg. */
+ts_status ts_execute(ts_sched *s, const float *A, const float *B, float *C,
+                     char *msg, size_t msglen);
+
+/* Runs the schedule on random data against a plain C GEMM (double
+ * accumulation).  TS_ERR_MISMATCH or TS_ERR_EXEC_FAULT with details in msg. */
+ts_status ts_check(ts_sched *s, uint64_t seed, char *msg, size_t msglen);
+
+/* ---- Built-in schedules ------------------------------------------------ */
+
+typedef struct ts_builtin {
+  const char *name;
+  const char *summary;
+  ts_status (*apply)(ts_sched *s); /* applies the schedule's primitives */
+} ts_builtin;
+
+int ts_builtin_count(void);
+const ts_builtin *ts_builtin_at(int index);
+const ts_builtin *ts_builtin_find(const char *name);
+/* ts_matmul_named(def, name) with the built-in applied; never NULL. */
+ts_sched *ts_builtin_schedule(const char *name, const ts_gemm *def);
+
+/* ---- Compiling (NVRTC; needs no GPU) ------------------------------------ */
+
+typedef struct ts_kernel ts_kernel;
+
+typedef struct ts_ptxas_info {
+  int registers;
+  int shared_bytes;
+  int spill_store_bytes;
+  int spill_load_bytes;
+  int stack_bytes;
+  int valid; /* nonzero when the report was parsed */
+} ts_ptxas_info;
+
+/* Compiles the schedule's kernel for `arch` ("sm_90"; NULL: sm_90).  Never
+ * NULL; check ts_kernel_status. */
+ts_kernel *ts_compile(ts_sched *s, const char *arch);
+void ts_kernel_free(ts_kernel *k);
+ts_status ts_kernel_status(const ts_kernel *k);
+const char *ts_kernel_errmsg(const ts_kernel *k);
+const char *ts_kernel_log(const ts_kernel *k); /* NVRTC's log, verbatim */
+ts_ptxas_info ts_kernel_ptxas(const ts_kernel *k);
+const char *ts_kernel_arch(const ts_kernel *k);
+
+/* ---- The GPU: running and timing --------------------------------------- */
+
+typedef struct ts_gpu ts_gpu;
+
+/* Loads the driver and cuBLAS at run time and opens device 0.  Never NULL;
+ * TS_ERR_NO_GPU where there is no driver or device. */
+ts_gpu *ts_gpu_open(void);
+void ts_gpu_close(ts_gpu *g);
+ts_status ts_gpu_status(const ts_gpu *g);
+const char *ts_gpu_errmsg(const ts_gpu *g);
+const char *ts_gpu_name(const ts_gpu *g);
+const char *ts_gpu_arch(const ts_gpu *g); /* "sm_90" */
+
+/* Runs the kernel once on host data (C updated in place). */
+ts_status ts_gpu_run(ts_gpu *g, ts_sched *s, const float *A, const float *B,
+                     float *C);
+/* cuBLAS on the same data, for reference. */
+ts_status ts_gpu_cublas(ts_gpu *g, const ts_gemm *def, const float *A,
+                        const float *B, float *C);
+
+typedef struct ts_bench_opts {
+  int warmup;  /* default 5 */
+  int repeats; /* default 50 */
+  uint64_t seed;
+} ts_bench_opts;
+
+typedef struct ts_bench_result {
+  ts_status status;
+  double median_ms;
+  double tflops;
+  double ratio_to_cublas; /* cuBLAS time / this time: 1.0 is cuBLAS's speed */
+  double max_rel_err;     /* against cuBLAS, over all elements */
+  ts_ptxas_info ptxas;
+} ts_bench_result;
+
+/* Times each schedule (all of one definition) and cuBLAS in one run on the
+ * same random inputs.  results[i] for scheds[i]; *cublas for cuBLAS. */
+ts_status ts_bench(ts_gpu *g, ts_sched *const scheds[], int n,
+                   const ts_bench_opts *opts, ts_bench_result results[],
+                   ts_bench_result *cublas);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,235 @@
+/*
+ * Timing schedules against cuBLAS in one run.  Every variant sees the same
+ * random inputs; the inputs are copied into enough sets to span twice the
+ * L2 cache, and launches rotate among the sets, so a small problem is not
+ * timed out of the cache.  Each launch is timed with its own pair of CUDA
+ * events after a warm-up, rounds interleave the variants so drift hits all
+ * alike, and the median is reported.  Correctness is checked first, on a C
+ * poisoned with NaN where beta is 0, against cuBLAS's result.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../src/random.h"
+#include "gpu.h"
+
+enum { MAX_SETS = 8, MAX_VARIANTS = 64 };
+
+typedef struct {
+  CUdeviceptr A[MAX_SETS], B[MAX_SETS], C[MAX_SETS];
+  int nsets;
+  size_t na, nb, nc; /* bytes */
+} inputs;
+
+static bool same_gemm(const ts_gemm *x, const ts_gemm *y) {
+  return x->m == y->m && x->n == y->n && x->k == y->k &&
+         x->layout == y->layout && x->alpha == y->alpha && x->beta == y->beta;
+}
+
+static bool make_inputs(ts_gpu *g, const ts_gemm *d, const float *hA,
+                        const float *hB, const float *hC, inputs *in) {
+  in->na = (size_t)(d->m * d->k) * 4;
+  in->nb = (size_t)(d->k * d->n) * 4;
+  in->nc = (size_t)(d->m * d->n) * 4;
+  size_t set = in->na + in->nb + in->nc;
+  in->nsets = (int)((2 * (size_t)g->l2_bytes + set - 1) / set);
+  in->nsets = in->nsets < 1 ? 1 : in->nsets > MAX_SETS ? MAX_SETS : in->nsets;
+  for (int i = 0; i < in->nsets; i++) {
+    if (!GPU_CALL(g, cuMemAlloc(&in->A[i], in->na)) ||
+        !GPU_CALL(g, cuMemAlloc(&in->B[i], in->nb)) ||
+        !GPU_CALL(g, cuMemAlloc(&in->C[i], in->nc)) ||
+        !GPU_CALL(g, cuMemcpyHtoD(in->A[i], hA, in->na)) ||
+        !GPU_CALL(g, cuMemcpyHtoD(in->B[i], hB, in->nb)) ||
+        !GPU_CALL(g, cuMemcpyHtoD(in->C[i], hC, in->nc)))
+      return false;
+  }
+  return true;
+}
+
+static void free_inputs(ts_gpu *g, inputs *in) {
+  for (int i = 0; i < MAX_SETS; i++) {
+    if (in->A[i]) g->cu.cuMemFree(in->A[i]);
+    if (in->B[i]) g->cu.cuMemFree(in->B[i]);
+    if (in->C[i]) g->cu.cuMemFree(in->C[i]);
+  }
+}
+
+/* One launch of variant v (-1: cuBLAS) on input set i. */
+static bool launch(ts_gpu *g, const ts_gemm *d, const gpu_module *mods, int v,
+                   const inputs *in, int i) {
+  if (v < 0)
+    return gpu_cublas_launch(g, d, in->A[i], in->B[i], in->C[i]);
+  return gpu_launch(g, &mods[v], in->A[i], in->B[i], in->C[i]);
+}
+
+/* Runs variant v once on set 0 from C = hC and reads the result back. */
+static bool run_checked(ts_gpu *g, const ts_gemm *d, const gpu_module *mods,
+                        int v, const inputs *in, const float *hC, float *out) {
+  return GPU_CALL(g, cuMemcpyHtoD(in->C[0], hC, in->nc)) &&
+         launch(g, d, mods, v, in, 0) && GPU_CALL(g, cuCtxSynchronize()) &&
+         GPU_CALL(g, cuMemcpyDtoH(out, in->C[0], in->nc));
+}
+
+/* max |x - ref| / max |ref|: a NaN anywhere makes it infinite. */
+static double max_rel_err(const float *x, const float *ref, size_t n) {
+  double num = 0, den = 0;
+  for (size_t i = 0; i < n; i++) {
+    double e = fabs((double)x[i] - ref[i]);
+    if (isnan(e))
+      return INFINITY;
+    num = e > num ? e : num;
+    den = fabs((double)ref[i]) > den ? fabs((double)ref[i]) : den;
+  }
+  return den > 0 ? num / den : num;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static bool time_all(ts_gpu *g, const ts_gemm *d, const gpu_module *mods,
+                     int n, const inputs *in, const ts_bench_opts *o,
+                     double *times /* [(n+1) * repeats] */) {
+  CUevent start, stop;
+  if (!GPU_CALL(g, cuEventCreate(&start, CU_EVENT_DEFAULT)))
+    return false;
+  if (!GPU_CALL(g, cuEventCreate(&stop, CU_EVENT_DEFAULT))) {
+    g->cu.cuEventDestroy(start);
+    return false;
+  }
+  bool ok = true;
+  int set = 0;
+  for (int v = -1; v < n && ok; v++)
+    for (int w = 0; w < o->warmup && ok; w++)
+      ok = launch(g, d, mods, v, in, (set++) % in->nsets);
+  ok = ok && GPU_CALL(g, cuCtxSynchronize());
+  for (int r = 0; r < o->repeats && ok; r++) {
+    for (int v = -1; v < n && ok; v++) {
+      float ms = 0;
+      int i = (set++) % in->nsets;
+      ok = GPU_CALL(g, cuEventRecord(start, NULL)) &&
+           launch(g, d, mods, v, in, i) &&
+           GPU_CALL(g, cuEventRecord(stop, NULL)) &&
+           GPU_CALL(g, cuEventSynchronize(stop)) &&
+           GPU_CALL(g, cuEventElapsedTime(&ms, start, stop));
+      times[(size_t)(v + 1) * (size_t)o->repeats + (size_t)r] = ms;
+    }
+  }
+  g->cu.cuEventDestroy(start);
+  g->cu.cuEventDestroy(stop);
+  return ok;
+}
+
+static double median(double *x, int n) {
+  qsort(x, (size_t)n, sizeof(double), cmp_double);
+  return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
+}
+
+static void fill_result(ts_bench_result *r, double *times, int repeats,
+                        const ts_gemm *d) {
+  r->median_ms = median(times, repeats);
+  r->tflops = 2.0 * (double)d->m * (double)d->n * (double)d->k /
+              (r->median_ms * 1e-3) / 1e12;
+}
+
+static ts_status bench_loaded(ts_gpu *g, const ts_gemm *d, gpu_module *mods,
+                              int n, const ts_bench_opts *o,
+                              ts_bench_result *res, ts_bench_result *blas) {
+  size_t na = (size_t)(d->m * d->k), nb = (size_t)(d->k * d->n),
+         nc = (size_t)(d->m * d->n);
+  float *hA = malloc(na * 4), *hB = malloc(nb * 4), *hC = malloc(nc * 4);
+  float *ref = malloc(nc * 4), *out = malloc(nc * 4);
+  double *times = malloc(sizeof(double) * (size_t)(n + 1) * (size_t)o->repeats);
+  inputs in = {0};
+  bool ok = hA && hB && hC && ref && out && times;
+  if (!ok) {
+    snprintf(g->errmsg, sizeof(g->errmsg), "ts_bench: out of host memory");
+    g->status = TS_ERR_NO_MEMORY;
+    goto done;
+  }
+  uint64_t rng = o->seed;
+  ts_fill_random(hA, na, &rng);
+  ts_fill_random(hB, nb, &rng);
+  if (d->beta != 0.0f)
+    ts_fill_random(hC, nc, &rng);
+  else
+    for (size_t i = 0; i < nc; i++)
+      hC[i] = NAN; /* poison: every element must be written */
+  ok = make_inputs(g, d, hA, hB, hC, &in) &&
+       run_checked(g, d, mods, -1, &in, hC, ref);
+  for (int v = 0; v < n && ok; v++) {
+    ok = run_checked(g, d, mods, v, &in, hC, out);
+    res[v].max_rel_err = max_rel_err(out, ref, nc);
+    res[v].ptxas = mods[v].ptxas;
+  }
+  blas->max_rel_err = 0;
+  ok = ok && time_all(g, d, mods, n, &in, o, times);
+  if (ok) {
+    fill_result(blas, times, o->repeats, d);
+    blas->ratio_to_cublas = 1.0;
+    for (int v = 0; v < n; v++) {
+      fill_result(&res[v], times + (size_t)(v + 1) * (size_t)o->repeats,
+                  o->repeats, d);
+      res[v].ratio_to_cublas = blas->median_ms / res[v].median_ms;
+    }
+  }
+  free_inputs(g, &in);
+done:
+  free(hA); free(hB); free(hC); free(ref); free(out); free(times);
+  return ok ? TS_OK : g->status;
+}
+
+ts_status ts_bench(ts_gpu *g, ts_sched *const scheds[], int n,
+                   const ts_bench_opts *opts, ts_bench_result results[],
+                   ts_bench_result *cublas) {
+  if (!g || !scheds || !results || !cublas)
+    return TS_ERR_NULL_ARG;
+  if (g->status != TS_OK)
+    return g->status;
+  if (n < 0 || n > MAX_VARIANTS) {
+    snprintf(g->errmsg, sizeof(g->errmsg),
+             "ts_bench: argument 3 'n' must be in 0..%d (got %d)",
+             MAX_VARIANTS, n);
+    return g->status = TS_ERR_BAD_ARG;
+  }
+  ts_bench_opts o = {.warmup = 5, .repeats = 50, .seed = 1};
+  if (opts) {
+    o = *opts;
+    if (o.warmup < 0) o.warmup = 0;
+    if (o.repeats < 1) o.repeats = 1;
+  }
+  const ts_gemm *d = n ? ts_sched_gemm(scheds[0]) : NULL;
+  memset(results, 0, sizeof(*results) * (size_t)n);
+  memset(cublas, 0, sizeof(*cublas));
+  for (int v = 0; v < n; v++) {
+    if (ts_sched_status(scheds[v]) != TS_OK || !same_gemm(d, ts_sched_gemm(scheds[v]))) {
+      snprintf(g->errmsg, sizeof(g->errmsg),
+               "ts_bench: schedule \"%s\" %s", ts_sched_name(scheds[v]),
+               ts_sched_status(scheds[v]) != TS_OK
+                   ? ts_sched_errmsg(scheds[v])
+                   : "has another definition than the first; all must share "
+                     "one shape, layout, alpha and beta");
+      return g->status = TS_ERR_BAD_ARG;
+    }
+  }
+  if (n == 0)
+    return TS_OK;
+  gpu_module mods[MAX_VARIANTS];
+  int loaded = 0;
+  bool ok = true;
+  for (; loaded < n && ok; loaded++)
+    ok = gpu_load(g, scheds[loaded], &mods[loaded]);
+  if (!ok)
+    loaded--;
+  ts_status st = ok ? bench_loaded(g, d, mods, n, &o, results, cublas)
+                    : g->status;
+  for (int v = 0; v < loaded; v++)
+    gpu_unload(g, &mods[v]);
+  for (int v = 0; v < n; v++)
+    results[v].status = st;
+  cublas->status = st;
+  return st;
+}

@@ -1,0 +1,227 @@
+/*
+ * The device: the driver loaded at run time, device 0's primary context,
+ * modules loaded from NVRTC's cubins, launches, and cuBLAS's SGEMM as the
+ * reference and the baseline.  Every driver call is checked, and a failure
+ * names the call and CUDA's error string.
+ */
+#include "gpu.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static ts_gpu nomem_gpu = {.status = TS_ERR_NO_MEMORY,
+                           .errmsg = "ts_gpu_open: out of memory"};
+
+__attribute__((format(printf, 3, 4))) static bool
+gpu_fail(ts_gpu *g, ts_status code, const char *fmt, ...) {
+  if (g->status != TS_OK)
+    return false;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(g->errmsg, sizeof(g->errmsg), fmt, ap);
+  va_end(ap);
+  g->status = code;
+  return false;
+}
+
+bool gpu_check(ts_gpu *g, CUresult r, const char *call) {
+  if (r == CUDA_SUCCESS)
+    return true;
+  const char *name = NULL, *text = NULL;
+  if (g->cu.cuGetErrorName)
+    g->cu.cuGetErrorName(r, &name);
+  if (g->cu.cuGetErrorString)
+    g->cu.cuGetErrorString(r, &text);
+  char fn[64];
+  snprintf(fn, sizeof(fn), "%s", call);
+  char *paren = strchr(fn, '(');
+  if (paren)
+    *paren = 0;
+  ts_status code = r == CUDA_ERROR_NO_DEVICE || r == CUDA_ERROR_NOT_INITIALIZED
+                       ? TS_ERR_NO_GPU
+                       : TS_ERR_CUDA;
+  return gpu_fail(g, code, "%s: %s: %s", fn, name ? name : "error",
+                  text ? text : "unknown");
+}
+
+static bool open_device(ts_gpu *g) {
+  int count = 0, major = 0, minor = 0;
+  if (!GPU_CALL(g, cuInit(0)) || !GPU_CALL(g, cuDeviceGetCount(&count)))
+    return false;
+  if (count == 0)
+    return gpu_fail(g, TS_ERR_NO_GPU, "no GPU: the CUDA driver sees no device");
+  return GPU_CALL(g, cuDeviceGet(&g->dev, 0)) &&
+         GPU_CALL(g, cuDeviceGetName(g->name, sizeof(g->name), g->dev)) &&
+         GPU_CALL(g, cuDeviceGetAttribute(
+                         &major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
+                         g->dev)) &&
+         GPU_CALL(g, cuDeviceGetAttribute(
+                         &minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
+                         g->dev)) &&
+         GPU_CALL(g, cuDeviceGetAttribute(
+                         &g->sm_count, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+                         g->dev)) &&
+         GPU_CALL(g, cuDeviceGetAttribute(
+                         &g->l2_bytes, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE,
+                         g->dev)) &&
+         snprintf(g->arch, sizeof(g->arch), "sm_%d%d", major, minor) > 0 &&
+         GPU_CALL(g, cuDevicePrimaryCtxRetain(&g->ctx, g->dev)) &&
+         GPU_CALL(g, cuCtxSetCurrent(g->ctx));
+}
+
+ts_gpu *ts_gpu_open(void) {
+  ts_gpu *g = calloc(1, sizeof(*g));
+  if (!g)
+    return &nomem_gpu;
+  char err[512];
+  if (!ts_load_driver(&g->cu, err, sizeof(err))) {
+    gpu_fail(g, TS_ERR_NO_GPU, "%s", err);
+    return g;
+  }
+  if (!open_device(g))
+    return g;
+  g->have_blas = ts_load_cublas(&g->blas, err, sizeof(err));
+  if (!g->have_blas) {
+    gpu_fail(g, TS_ERR_CUBLAS, "%s", err);
+  } else if (g->blas.cublasCreate_v2(&g->handle) != CUBLAS_STATUS_SUCCESS) {
+    g->have_blas = false;
+    gpu_fail(g, TS_ERR_CUBLAS, "cublasCreate failed");
+  }
+  return g;
+}
+
+void ts_gpu_close(ts_gpu *g) {
+  if (!g || g == &nomem_gpu)
+    return;
+  if (g->have_blas && g->handle)
+    g->blas.cublasDestroy_v2(g->handle);
+  if (g->ctx)
+    g->cu.cuDevicePrimaryCtxRelease(g->dev);
+  ts_unload(g->blas.lib);
+  ts_unload(g->cu.lib);
+  free(g);
+}
+
+ts_status ts_gpu_status(const ts_gpu *g) { return g ? g->status : TS_ERR_NULL_ARG; }
+const char *ts_gpu_errmsg(const ts_gpu *g) { return g ? g->errmsg : "gpu is NULL"; }
+const char *ts_gpu_name(const ts_gpu *g) { return g ? g->name : ""; }
+const char *ts_gpu_arch(const ts_gpu *g) { return g ? g->arch : ""; }
+
+/* ---- Modules and launches ------------------------------------------------- */
+
+bool gpu_load(ts_gpu *g, ts_sched *s, gpu_module *m) {
+  memset(m, 0, sizeof(*m));
+  ts_kernel *k = ts_compile(s, g->arch);
+  bool ok = ts_kernel_status(k) == TS_OK;
+  if (!ok)
+    gpu_fail(g, ts_kernel_status(k), "%s", ts_kernel_errmsg(k));
+  else
+    ok = GPU_CALL(g, cuModuleLoadData(&m->mod, k->cubin)) &&
+         GPU_CALL(g, cuModuleGetFunction(&m->fn, m->mod, k->name));
+  if (ok) {
+    m->launch = k->launch;
+    m->ptxas = k->ptxas;
+  }
+  ts_kernel_free(k);
+  return ok;
+}
+
+void gpu_unload(ts_gpu *g, gpu_module *m) {
+  if (m->mod)
+    g->cu.cuModuleUnload(m->mod);
+  m->mod = NULL;
+}
+
+bool gpu_launch(ts_gpu *g, const gpu_module *m, CUdeviceptr A, CUdeviceptr B,
+                CUdeviceptr C) {
+  void *params[] = {&A, &B, &C};
+  const ts_launch *l = &m->launch;
+  return GPU_CALL(g, cuLaunchKernel(m->fn, (unsigned)l->grid[0],
+                                    (unsigned)l->grid[1], (unsigned)l->grid[2],
+                                    (unsigned)l->block[0],
+                                    (unsigned)l->block[1],
+                                    (unsigned)l->block[2], 0, NULL, params,
+                                    NULL));
+}
+
+/* Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: cuBLAS
+ * gets B first, and a matrix stored untransposed is already the transpose
+ * it needs. */
+bool gpu_cublas_launch(ts_gpu *g, const ts_gemm *d, CUdeviceptr A,
+                       CUdeviceptr B, CUdeviceptr C) {
+  if (!g->have_blas)
+    return gpu_fail(g, TS_ERR_CUBLAS, "cuBLAS is not available");
+  bool ta = d->layout == TS_TN || d->layout == TS_TT;
+  bool tb = d->layout == TS_NT || d->layout == TS_TT;
+  cublasStatus_t r = g->blas.cublasSgemm_v2(
+      g->handle, tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N,
+      (int)d->n, (int)d->m, (int)d->k, &d->alpha, (const float *)B,
+      (int)(tb ? d->k : d->n), (const float *)A, (int)(ta ? d->m : d->k),
+      &d->beta, (float *)C, (int)d->n);
+  if (r != CUBLAS_STATUS_SUCCESS)
+    return gpu_fail(g, TS_ERR_CUBLAS, "cublasSgemm: status %d", (int)r);
+  return true;
+}
+
+/* ---- One run on host data ------------------------------------------------------ */
+
+typedef struct {
+  CUdeviceptr A, B, C;
+} device_mats;
+
+static bool upload(ts_gpu *g, const ts_gemm *d, const float *A, const float *B,
+                   const float *C, device_mats *x) {
+  size_t na = (size_t)(d->m * d->k) * 4, nb = (size_t)(d->k * d->n) * 4,
+         nc = (size_t)(d->m * d->n) * 4;
+  memset(x, 0, sizeof(*x));
+  return GPU_CALL(g, cuMemAlloc(&x->A, na)) &&
+         GPU_CALL(g, cuMemAlloc(&x->B, nb)) &&
+         GPU_CALL(g, cuMemAlloc(&x->C, nc)) &&
+         GPU_CALL(g, cuMemcpyHtoD(x->A, A, na)) &&
+         GPU_CALL(g, cuMemcpyHtoD(x->B, B, nb)) &&
+         GPU_CALL(g, cuMemcpyHtoD(x->C, C, nc));
+}
+
+static void release(ts_gpu *g, device_mats *x) {
+  if (x->A) g->cu.cuMemFree(x->A);
+  if (x->B) g->cu.cuMemFree(x->B);
+  if (x->C) g->cu.cuMemFree(x->C);
+}
+
+static ts_status finish(ts_gpu *g, const ts_gemm *d, device_mats *x, bool ok,
+                        float *C) {
+  ok = ok && GPU_CALL(g, cuCtxSynchronize()) &&
+       GPU_CALL(g, cuMemcpyDtoH(C, x->C, (size_t)(d->m * d->n) * 4));
+  release(g, x);
+  return ok ? TS_OK : g->status;
+}
+
+ts_status ts_gpu_run(ts_gpu *g, ts_sched *s, const float *A, const float *B,
+                     float *C) {
+  if (!g || !s || !A || !B || !C)
+    return TS_ERR_NULL_ARG;
+  if (g->status != TS_OK && g->status != TS_ERR_CUBLAS)
+    return g->status;
+  gpu_module m;
+  device_mats x;
+  if (!gpu_load(g, s, &m))
+    return g->status;
+  const ts_gemm *d = ts_sched_gemm(s);
+  bool ok = upload(g, d, A, B, C, &x) && gpu_launch(g, &m, x.A, x.B, x.C);
+  ts_status st = finish(g, d, &x, ok, C);
+  gpu_unload(g, &m);
+  return st;
+}
+
+ts_status ts_gpu_cublas(ts_gpu *g, const ts_gemm *d, const float *A,
+                        const float *B, float *C) {
+  if (!g || !d || !A || !B || !C)
+    return TS_ERR_NULL_ARG;
+  if (g->status != TS_OK)
+    return g->status;
+  device_mats x;
+  bool ok = upload(g, d, A, B, C, &x) && gpu_cublas_launch(g, d, x.A, x.B, x.C);
+  return finish(g, d, &x, ok, C);
+}

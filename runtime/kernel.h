@@ -1,0 +1,25 @@
+/*
+ * A compiled kernel: the cubin NVRTC made for one architecture, its entry
+ * point's name, its launch dimensions and the ptxas resource report.
+ */
+#ifndef TS_KERNEL_H
+#define TS_KERNEL_H
+
+#include "tessel.h"
+
+struct ts_kernel {
+  ts_status status;
+  char errmsg[512];
+  char *log;     /* NVRTC's log, verbatim (malloc'd) */
+  char arch[16]; /* "sm_90" */
+  char *name;    /* entry point (malloc'd) */
+  void *cubin;   /* malloc'd */
+  size_t cubin_size;
+  ts_launch launch;
+  ts_ptxas_info ptxas;
+};
+
+/* Parses ptxas's -v report ("Used 32 registers, ..."). */
+ts_ptxas_info ts_parse_ptxas(const char *log);
+
+#endif

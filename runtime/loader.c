@@ -1,0 +1,128 @@
+/*
+ * dlopen of libcuda.so.1, libnvrtc and libcublas.  The toolkit's libraries
+ * are tried by soname first (the loader's path), then under CUDA_HOME and
+ * /usr/local/cuda, so a machine whose ld.so.conf lacks the toolkit still
+ * finds them.
+ */
+#include "loader.h"
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void *open_first(const char *const *names, char *tried, size_t len) {
+  tried[0] = 0;
+  for (int i = 0; names[i]; i++) {
+    void *lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+    if (lib)
+      return lib;
+    size_t used = strlen(tried);
+    snprintf(tried + used, len - used, "%s%s", used ? ", " : "", names[i]);
+  }
+  const char *home = getenv("CUDA_HOME");
+  for (int i = 0; names[i]; i++) {
+    if (strchr(names[i], '/'))
+      continue;
+    const char *roots[] = {home, "/usr/local/cuda"};
+    for (int r = 0; r < 2; r++) {
+      if (!roots[r])
+        continue;
+      char path[512];
+      for (int d = 0; d < 2; d++) {
+        snprintf(path, sizeof(path), "%s/%s/%s", roots[r], d ? "lib" : "lib64",
+                 names[i]);
+        void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+        if (lib)
+          return lib;
+      }
+    }
+  }
+  return NULL;
+}
+
+void ts_unload(void *lib) {
+  if (lib)
+    dlclose(lib);
+}
+
+bool ts_load_driver(ts_driver_api *api, char *err, size_t errlen) {
+  memset(api, 0, sizeof(*api));
+  api->lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!api->lib) {
+    snprintf(err, errlen, "no CUDA driver: libcuda.so.1 could not be loaded "
+             "(%s)", dlerror());
+    return false;
+  }
+  __typeof__(&cuGetProcAddress) get =
+      (__typeof__(&cuGetProcAddress))dlsym(api->lib, "cuGetProcAddress_v2");
+  if (!get) {
+    snprintf(err, errlen, "the CUDA driver is older than CUDA 12 "
+             "(cuGetProcAddress_v2 missing); tessel needs a driver for CUDA "
+             "%d.%d", CUDA_VERSION / 1000, CUDA_VERSION % 1000 / 10);
+    ts_unload(api->lib);
+    api->lib = NULL;
+    return false;
+  }
+#define TS_RESOLVE(f)                                                         \
+  {                                                                           \
+    CUdriverProcAddressQueryResult found;                                     \
+    void *p = NULL;                                                           \
+    if (get(#f, &p, CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, &found) !=     \
+            CUDA_SUCCESS ||                                                   \
+        !p) {                                                                 \
+      snprintf(err, errlen, "the CUDA driver lacks %s for CUDA %d.%d; update " \
+               "the driver", #f, CUDA_VERSION / 1000,                         \
+               CUDA_VERSION % 1000 / 10);                                     \
+      ts_unload(api->lib);                                                    \
+      api->lib = NULL;                                                        \
+      return false;                                                           \
+    }                                                                         \
+    memcpy(&api->f, &p, sizeof(p));                                           \
+  }
+  TS_DRIVER_FUNCS(TS_RESOLVE)
+#undef TS_RESOLVE
+  return true;
+}
+
+/* Resolves each symbol by name with dlsym. */
+#define TS_DLSYM(f)                                                           \
+  {                                                                           \
+    void *p = dlsym(api->lib, #f);                                            \
+    if (!p) {                                                                 \
+      snprintf(err, errlen, "%s has no symbol %s", what, #f);                 \
+      ts_unload(api->lib);                                                    \
+      api->lib = NULL;                                                        \
+      return false;                                                           \
+    }                                                                         \
+    memcpy(&api->f, &p, sizeof(p));                                           \
+  }
+
+bool ts_load_nvrtc(ts_nvrtc_api *api, char *err, size_t errlen) {
+  static const char *const names[] = {"libnvrtc.so.13", "libnvrtc.so", NULL};
+  const char *what = "libnvrtc";
+  char tried[256];
+  memset(api, 0, sizeof(*api));
+  api->lib = open_first(names, tried, sizeof(tried));
+  if (!api->lib) {
+    snprintf(err, errlen, "NVRTC not found (tried %s and CUDA_HOME); "
+             "install the CUDA toolkit or set CUDA_HOME", tried);
+    return false;
+  }
+  TS_NVRTC_FUNCS(TS_DLSYM)
+  return true;
+}
+
+bool ts_load_cublas(ts_cublas_api *api, char *err, size_t errlen) {
+  static const char *const names[] = {"libcublas.so.13", "libcublas.so", NULL};
+  const char *what = "libcublas";
+  char tried[256];
+  memset(api, 0, sizeof(*api));
+  api->lib = open_first(names, tried, sizeof(tried));
+  if (!api->lib) {
+    snprintf(err, errlen, "cuBLAS not found (tried %s and CUDA_HOME)", tried);
+    return false;
+  }
+  TS_CUBLAS_FUNCS(TS_DLSYM)
+  return true;
+}

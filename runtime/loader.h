@@ -1,0 +1,64 @@
+/*
+ * Run-time loading of the CUDA driver, NVRTC and cuBLAS.  Nothing links
+ * against them, so tessel builds and runs (everything but the GPU) where
+ * they are missing; each loader says which library it could not find.
+ * Driver entry points come from cuGetProcAddress for the toolkit's version,
+ * so their ABI matches the headers tessel was built with.
+ */
+#ifndef TS_LOADER_H
+#define TS_LOADER_H
+
+#include <cublas_api.h>
+#include <cuda.h>
+#include <nvrtc.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#define TS_DRIVER_FUNCS(X)                                                    \
+  X(cuInit) X(cuDriverGetVersion) X(cuDeviceGetCount) X(cuDeviceGet)          \
+  X(cuDeviceGetName) X(cuDeviceGetAttribute) X(cuDevicePrimaryCtxRetain)      \
+  X(cuDevicePrimaryCtxRelease) X(cuCtxSetCurrent) X(cuCtxSynchronize)         \
+  X(cuModuleLoadData) X(cuModuleUnload) X(cuModuleGetFunction)                \
+  X(cuFuncSetAttribute) X(cuLaunchKernel) X(cuMemAlloc) X(cuMemFree)          \
+  X(cuMemcpyHtoD) X(cuMemcpyDtoH) X(cuMemcpyDtoD) X(cuMemsetD32)              \
+  X(cuEventCreate) X(cuEventDestroy) X(cuEventRecord) X(cuEventSynchronize)   \
+  X(cuEventElapsedTime) X(cuGetErrorString) X(cuGetErrorName)
+
+typedef struct ts_driver_api {
+  void *lib;
+#define TS_PTR(f) __typeof__(&f) f;
+  TS_DRIVER_FUNCS(TS_PTR)
+#undef TS_PTR
+} ts_driver_api;
+
+#define TS_NVRTC_FUNCS(X)                                                     \
+  X(nvrtcVersion) X(nvrtcGetErrorString) X(nvrtcCreateProgram)                \
+  X(nvrtcDestroyProgram) X(nvrtcCompileProgram) X(nvrtcGetProgramLogSize)     \
+  X(nvrtcGetProgramLog) X(nvrtcGetCUBINSize) X(nvrtcGetCUBIN)                 \
+  X(nvrtcGetNumSupportedArchs) X(nvrtcGetSupportedArchs)
+
+typedef struct ts_nvrtc_api {
+  void *lib;
+#define TS_PTR(f) __typeof__(&f) f;
+  TS_NVRTC_FUNCS(TS_PTR)
+#undef TS_PTR
+} ts_nvrtc_api;
+
+#define TS_CUBLAS_FUNCS(X)                                                    \
+  X(cublasCreate_v2) X(cublasDestroy_v2) X(cublasSgemm_v2)                    \
+  X(cublasSetMathMode)
+
+typedef struct ts_cublas_api {
+  void *lib;
+#define TS_PTR(f) __typeof__(&f) f;
+  TS_CUBLAS_FUNCS(TS_PTR)
+#undef TS_PTR
+} ts_cublas_api;
+
+/* Each returns false with a one-line reason in err. */
+bool ts_load_driver(ts_driver_api *api, char *err, size_t errlen);
+bool ts_load_nvrtc(ts_nvrtc_api *api, char *err, size_t errlen);
+bool ts_load_cublas(ts_cublas_api *api, char *err, size_t errlen);
+void ts_unload(void *lib);
+
+#endif

@@ -1,0 +1,202 @@
+/*
+ * Compiling generated CUDA C with NVRTC into a cubin for one architecture.
+ * ptxas runs verbosely, so the log carries the resource report (registers,
+ * shared memory, spills, stack frame) that ts_kernel_ptxas returns.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../src/codegen/codegen.h"
+#include "kernel.h"
+#include "loader.h"
+
+static ts_kernel nomem_kernel = {.status = TS_ERR_NO_MEMORY,
+                                 .errmsg = "ts_compile: out of memory"};
+
+__attribute__((format(printf, 3, 4))) static ts_kernel *
+kernel_fail(ts_kernel *k, ts_status code, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(k->errmsg, sizeof(k->errmsg), fmt, ap);
+  va_end(ap);
+  k->status = code;
+  return k;
+}
+
+static int parse_int_after(const char *log, const char *before_num,
+                           const char *after_num) {
+  /* Finds "<number><after_num>" on the line starting at before_num. */
+  const char *p = strstr(log, before_num);
+  if (!p)
+    return -1;
+  const char *end = strchr(p, '\n');
+  const char *q = strstr(p, after_num);
+  if (!q || (end && q > end))
+    return -1;
+  while (q > p && q[-1] == ' ')
+    q--;
+  while (q > p && q[-1] >= '0' && q[-1] <= '9')
+    q--;
+  return atoi(q);
+}
+
+ts_ptxas_info ts_parse_ptxas(const char *log) {
+  ts_ptxas_info info = {0};
+  if (!log)
+    return info;
+  const char *used = strstr(log, "Used ");
+  const char *frame = strstr(log, "bytes stack frame");
+  if (!used || !frame)
+    return info;
+  info.registers = parse_int_after(used, "Used ", " registers");
+  int smem = parse_int_after(used, "Used ", " bytes smem");
+  info.shared_bytes = smem < 0 ? 0 : smem;
+  const char *line = frame;
+  while (line > log && line[-1] != '\n')
+    line--;
+  info.stack_bytes = parse_int_after(line, "", " bytes stack frame");
+  info.spill_store_bytes = parse_int_after(line, "", " bytes spill stores");
+  info.spill_load_bytes = parse_int_after(line, "", " bytes spill loads");
+  info.valid = info.registers >= 0 && info.stack_bytes >= 0 &&
+               info.spill_store_bytes >= 0 && info.spill_load_bytes >= 0;
+  return info;
+}
+
+/* "sm_90" or "sm_90a" -> 90; -1 when malformed. */
+static int arch_number(const char *arch) {
+  if (strncmp(arch, "sm_", 3) != 0)
+    return -1;
+  char *end;
+  long n = strtol(arch + 3, &end, 10);
+  if (end == arch + 3 || (*end && strcmp(end, "a") != 0) || n <= 0 || n > 999)
+    return -1;
+  return (int)n;
+}
+
+static bool arch_supported(const ts_nvrtc_api *api, int n, char *list,
+                           size_t len) {
+  int count = 0;
+  if (api->nvrtcGetNumSupportedArchs(&count) != NVRTC_SUCCESS || count <= 0)
+    return true; /* cannot tell: let the compile decide */
+  int *archs = calloc((size_t)count, sizeof(int));
+  if (!archs || api->nvrtcGetSupportedArchs(archs) != NVRTC_SUCCESS) {
+    free(archs);
+    return true;
+  }
+  bool found = false;
+  list[0] = 0;
+  for (int i = 0; i < count; i++) {
+    found |= archs[i] == n;
+    size_t used = strlen(list);
+    snprintf(list + used, len - used, "%ssm_%d", i ? " " : "", archs[i]);
+  }
+  free(archs);
+  return found;
+}
+
+static char *program_log(const ts_nvrtc_api *api, nvrtcProgram prog) {
+  size_t size = 0;
+  if (api->nvrtcGetProgramLogSize(prog, &size) != NVRTC_SUCCESS)
+    return NULL;
+  char *log = calloc(size + 1, 1);
+  if (log && api->nvrtcGetProgramLog(prog, log) != NVRTC_SUCCESS)
+    log[0] = 0;
+  return log;
+}
+
+static void run_nvrtc(ts_kernel *k, const ts_nvrtc_api *api, const char *src) {
+  nvrtcProgram prog;
+  nvrtcResult r = api->nvrtcCreateProgram(&prog, src, "tessel.cu", 0, NULL, NULL);
+  if (r != NVRTC_SUCCESS) {
+    kernel_fail(k, TS_ERR_NVRTC, "nvrtcCreateProgram: %s",
+                api->nvrtcGetErrorString(r));
+    return;
+  }
+  char archopt[48];
+  snprintf(archopt, sizeof(archopt), "--gpu-architecture=%s", k->arch);
+  const char *opts[] = {archopt, "--std=c++17", "--ptxas-options=-v",
+                        "-lineinfo"};
+  r = api->nvrtcCompileProgram(prog, 4, opts);
+  k->log = program_log(api, prog);
+  if (r != NVRTC_SUCCESS) {
+    kernel_fail(k, TS_ERR_NVRTC, "nvrtcCompileProgram for %s: %s\n%s",
+                k->arch, api->nvrtcGetErrorString(r), k->log ? k->log : "");
+  } else if (api->nvrtcGetCUBINSize(prog, &k->cubin_size) != NVRTC_SUCCESS ||
+             !(k->cubin = malloc(k->cubin_size)) ||
+             api->nvrtcGetCUBIN(prog, k->cubin) != NVRTC_SUCCESS) {
+    kernel_fail(k, TS_ERR_NVRTC, "nvrtcGetCUBIN for %s failed", k->arch);
+  } else {
+    k->ptxas = ts_parse_ptxas(k->log);
+  }
+  api->nvrtcDestroyProgram(&prog);
+}
+
+ts_kernel *ts_compile(ts_sched *s, const char *arch) {
+  ts_kernel *k = calloc(1, sizeof(*k));
+  if (!k)
+    return &nomem_kernel;
+  if (!arch)
+    arch = "sm_90";
+  snprintf(k->arch, sizeof(k->arch), "%s", arch);
+  if (!s)
+    return kernel_fail(k, TS_ERR_NULL_ARG, "ts_compile: argument 1 's' is NULL");
+  if (arch_number(arch) < 0)
+    return kernel_fail(k, TS_ERR_BAD_ARCH, "ts_compile: architecture \"%s\" "
+                       "is not of the form sm_XX", arch);
+  char *src = ts_cuda_source(s);
+  if (!src)
+    return kernel_fail(k, ts_sched_status(s) ? ts_sched_status(s)
+                                             : TS_ERR_NO_MEMORY,
+                       "ts_compile: %s", ts_sched_errmsg(s));
+  ts_launch_dims(s, &k->launch);
+  ts_buf name;
+  ts_buf_init(&name);
+  codegen_kernel_name(&name, s);
+  k->name = ts_buf_take(&name);
+
+  ts_nvrtc_api api;
+  char err[512], list[512];
+  if (!ts_load_nvrtc(&api, err, sizeof(err))) {
+    kernel_fail(k, TS_ERR_NVRTC, "%s", err);
+  } else if (!arch_supported(&api, arch_number(arch), list, sizeof(list))) {
+    kernel_fail(k, TS_ERR_BAD_ARCH, "ts_compile: NVRTC does not know "
+                "architecture %s; it supports %s", arch, list);
+  } else if (k->name) {
+    run_nvrtc(k, &api, src);
+  } else {
+    kernel_fail(k, TS_ERR_NO_MEMORY, "ts_compile: out of memory");
+  }
+  ts_unload(api.lib);
+  free(src);
+  return k;
+}
+
+void ts_kernel_free(ts_kernel *k) {
+  if (!k || k == &nomem_kernel)
+    return;
+  free(k->log);
+  free(k->name);
+  free(k->cubin);
+  free(k);
+}
+
+ts_status ts_kernel_status(const ts_kernel *k) {
+  return k ? k->status : TS_ERR_NULL_ARG;
+}
+
+const char *ts_kernel_errmsg(const ts_kernel *k) {
+  return k ? k->errmsg : "kernel is NULL";
+}
+
+const char *ts_kernel_log(const ts_kernel *k) {
+  return k && k->log ? k->log : "";
+}
+
+ts_ptxas_info ts_kernel_ptxas(const ts_kernel *k) {
+  ts_ptxas_info none = {0};
+  return k ? k->ptxas : none;
+}
+
+const char *ts_kernel_arch(const ts_kernel *k) { return k ? k->arch : ""; }

@@ -1,0 +1,351 @@
+/*
+ * The tessel command: list, show, check and bench the built-in schedules.
+ * Exit status: 0 success, 1 a failed check, compile or run (or no GPU for
+ * bench), 2 a usage error.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "options.h"
+
+enum { EXIT_FAIL = 1, EXIT_USAGE = 2 };
+
+static const char *usage_text =
+    "usage: tessel <command> [options]\n"
+    "\n"
+    "  list                         the built-in schedules, one line each\n"
+    "  show SCHEDULE [--ir|--cuda|--trace] [--shape MxNxK] [--layout L]\n"
+    "               [--arch sm_XX]  the lowered loop nest, the CUDA C (with\n"
+    "                               the ptxas report), or the trace as C\n"
+    "  check SCHEDULE... [--shape MxNxK]... [--layout L] [--seed N]\n"
+    "                               reference executor vs a plain C GEMM\n"
+    "  bench SCHEDULE... [--shape MxNxK]... [--layout L] [--csv FILE]\n"
+    "                               GPU timings beside cuBLAS\n"
+    "\n"
+    "common options: --alpha X --beta Y (default 1 and 0); layouts NN, NT,\n"
+    "TN, TT (op(A) op(B), T: stored transposed).  `tessel COMMAND --help`\n"
+    "says more.\n";
+
+static const char *show_help =
+    "usage: tessel show SCHEDULE [--ir|--cuda|--trace] [--shape MxNxK]\n"
+    "                  [--layout NN|NT|TN|TT] [--alpha X] [--beta Y]\n"
+    "                  [--arch sm_XX]\n"
+    "  --ir     the lowered loop nest (default)\n"
+    "  --cuda   the generated CUDA C, headed by NVRTC's ptxas report for\n"
+    "           --arch (default sm_90)\n"
+    "  --trace  the schedule's primitive calls as C that replays them\n"
+    "  --shape  default 1024x1024x1024\n";
+
+static const char *check_help =
+    "usage: tessel check SCHEDULE... [--shape MxNxK]... [--layout L]\n"
+    "                   [--alpha X] [--beta Y] [--seed N]\n"
+    "Runs each schedule on the CPU reference executor on random data and\n"
+    "compares with a plain C GEMM; reports out-of-bounds accesses, races,\n"
+    "divergent barriers and reads of unwritten memory.  Exit 1 on any\n"
+    "mismatch or fault.  --shape may repeat; default 37x53x29.\n";
+
+static const char *bench_help =
+    "usage: tessel bench SCHEDULE... [--shape MxNxK]... [--layout L]\n"
+    "                   [--alpha X] [--beta Y] [--csv FILE] [--repeats N]\n"
+    "                   [--warmup N] [--seed N]\n"
+    "Times each schedule and cuBLAS in one run on the same random inputs\n"
+    "(median of --repeats launches, default 50) and prints ms, TFLOP/s, the\n"
+    "ratio to cuBLAS, the max relative error against cuBLAS and the ptxas\n"
+    "registers and spills.  --csv also writes the rows to FILE.  --shape\n"
+    "may repeat; default 1024x1024x1024.  Needs a GPU.\n";
+
+enum { OPT_IR = 256, OPT_CUDA, OPT_TRACE, OPT_ALPHA, OPT_BETA, OPT_ARCH,
+       OPT_CSV, OPT_REPEATS, OPT_WARMUP, OPT_SEED };
+
+static const struct option long_opts[] = {
+    {"help", no_argument, NULL, 'h'},
+    {"shape", required_argument, NULL, 's'},
+    {"layout", required_argument, NULL, 'l'},
+    {"ir", no_argument, NULL, OPT_IR},
+    {"cuda", no_argument, NULL, OPT_CUDA},
+    {"trace", no_argument, NULL, OPT_TRACE},
+    {"alpha", required_argument, NULL, OPT_ALPHA},
+    {"beta", required_argument, NULL, OPT_BETA},
+    {"arch", required_argument, NULL, OPT_ARCH},
+    {"csv", required_argument, NULL, OPT_CSV},
+    {"repeats", required_argument, NULL, OPT_REPEATS},
+    {"warmup", required_argument, NULL, OPT_WARMUP},
+    {"seed", required_argument, NULL, OPT_SEED},
+    {NULL, 0, NULL, 0},
+};
+
+/* Parses argv after the subcommand.  Returns -1 to go on, else an exit
+ * status (0 after --help). */
+static int parse(int argc, char **argv, const char *help, cli_opts *o) {
+  *o = (cli_opts){.layout = TS_NN, .alpha = 1.0f, .arch = "sm_90",
+                  .repeats = 50, .warmup = 5, .seed = 1};
+  int c, v;
+  optind = 1;
+  opterr = 0;
+  while ((c = getopt_long(argc, argv, "hs:l:", long_opts, NULL)) != -1) {
+    switch (c) {
+    case 'h': fputs(help, stdout); return 0;
+    case 's':
+      if (o->nshapes == MAX_SHAPES) {
+        fprintf(stderr, "tessel: at most %d --shape options\n", MAX_SHAPES);
+        return EXIT_USAGE;
+      }
+      if (!cli_parse_shape(optarg, &o->shapes[o->nshapes++]))
+        return EXIT_USAGE;
+      break;
+    case 'l':
+      if ((v = ts_layout_parse(optarg)) < 0) {
+        fprintf(stderr, "tessel: --layout must be NN, NT, TN or TT (got "
+                "'%s')\n", optarg);
+        return EXIT_USAGE;
+      }
+      o->layout = (ts_layout)v;
+      break;
+    case OPT_IR: o->show = SHOW_IR; break;
+    case OPT_CUDA: o->show = SHOW_CUDA; break;
+    case OPT_TRACE: o->show = SHOW_TRACE; break;
+    case OPT_ALPHA:
+      if (!cli_parse_float("--alpha", optarg, &o->alpha)) return EXIT_USAGE;
+      break;
+    case OPT_BETA:
+      if (!cli_parse_float("--beta", optarg, &o->beta)) return EXIT_USAGE;
+      break;
+    case OPT_ARCH: o->arch = optarg; break;
+    case OPT_CSV: o->csv = optarg; break;
+    case OPT_REPEATS:
+      if (!cli_parse_int("--repeats", optarg, 1, 100000, &o->repeats))
+        return EXIT_USAGE;
+      break;
+    case OPT_WARMUP:
+      if (!cli_parse_int("--warmup", optarg, 0, 100000, &o->warmup))
+        return EXIT_USAGE;
+      break;
+    case OPT_SEED:
+      if (!cli_parse_int("--seed", optarg, 0, 0x7fffffff, &v))
+        return EXIT_USAGE;
+      o->seed = (uint64_t)v;
+      break;
+    default:
+      fprintf(stderr, "tessel: unknown or incomplete option '%s' (see "
+              "--help)\n", argv[optind - 1]);
+      return EXIT_USAGE;
+    }
+  }
+  o->names = argv + optind;
+  o->nnames = argc - optind;
+  if (o->nnames == 0) {
+    fprintf(stderr, "tessel: name a schedule (tessel list shows them)\n");
+    return EXIT_USAGE;
+  }
+  return cli_check_names(o) ? -1 : EXIT_USAGE;
+}
+
+/* ---- list ------------------------------------------------------------------- */
+
+static int cmd_list(int argc, char **argv) {
+  if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+    puts("usage: tessel list\nPrints the built-in schedules, one line each.");
+    return 0;
+  }
+  if (argc > 1) {
+    fprintf(stderr, "tessel: list takes no arguments (got '%s')\n", argv[1]);
+    return EXIT_USAGE;
+  }
+  for (int i = 0; i < ts_builtin_count(); i++)
+    printf("%-16s %s\n", ts_builtin_at(i)->name, ts_builtin_at(i)->summary);
+  return 0;
+}
+
+/* ---- show --------------------------------------------------------------------- */
+
+static int print_cuda(ts_sched *s, const char *arch) {
+  char *src = ts_cuda_source(s);
+  if (!src) {
+    fprintf(stderr, "tessel: %s\n", ts_sched_errmsg(s));
+    return EXIT_FAIL;
+  }
+  ts_kernel *k = ts_compile(s, arch);
+  int rc = 0;
+  if (ts_kernel_status(k) == TS_OK) {
+    ts_ptxas_info p = ts_kernel_ptxas(k);
+    printf("// ptxas (%s): %d registers, %d bytes shared, %d bytes stack, "
+           "%d bytes spill stores, %d bytes spill loads\n",
+           arch, p.registers, p.shared_bytes, p.stack_bytes,
+           p.spill_store_bytes, p.spill_load_bytes);
+  } else {
+    fprintf(stderr, "tessel: %s\n", ts_kernel_errmsg(k));
+    rc = EXIT_FAIL;
+  }
+  fputs(src, stdout);
+  ts_kernel_free(k);
+  free(src);
+  return rc;
+}
+
+static int cmd_show(int argc, char **argv) {
+  cli_opts o;
+  int rc = parse(argc, argv, show_help, &o);
+  if (rc >= 0)
+    return rc;
+  if (o.nnames != 1 || o.nshapes > 1) {
+    fprintf(stderr, "tessel: show takes one schedule and one --shape\n");
+    return EXIT_USAGE;
+  }
+  cli_finish_shapes(&o, 1024, 1024, 1024);
+  ts_sched *s = ts_builtin_schedule(o.names[0], &o.shapes[0]);
+  char *text = NULL;
+  if (o.show == SHOW_CUDA)
+    rc = print_cuda(s, o.arch);
+  else if ((text = o.show == SHOW_IR ? ts_print_ir(s) : ts_print_trace(s)))
+    fputs(text, stdout);
+  else {
+    fprintf(stderr, "tessel: %s\n", ts_sched_errmsg(s));
+    rc = EXIT_FAIL;
+  }
+  free(text);
+  ts_sched_free(s);
+  return rc < 0 ? 0 : rc;
+}
+
+/* ---- check --------------------------------------------------------------------- */
+
+static int cmd_check(int argc, char **argv) {
+  cli_opts o;
+  int rc = parse(argc, argv, check_help, &o);
+  if (rc >= 0)
+    return rc;
+  cli_finish_shapes(&o, 37, 53, 29);
+  rc = 0;
+  printf("%-16s %-16s %-6s %s\n", "schedule", "shape", "layout", "result");
+  for (int i = 0; i < o.nnames; i++) {
+    for (int j = 0; j < o.nshapes; j++) {
+      const ts_gemm *g = &o.shapes[j];
+      ts_sched *s = ts_builtin_schedule(o.names[i], g);
+      char msg[1024], shape[64];
+      ts_status st = ts_check(s, o.seed, msg, sizeof(msg));
+      snprintf(shape, sizeof(shape), "%lldx%lldx%lld", (long long)g->m,
+               (long long)g->n, (long long)g->k);
+      printf("%-16s %-16s %-6s %s%s%s\n", o.names[i], shape,
+             ts_layout_name(g->layout), st == TS_OK ? "ok" : "FAIL: ",
+             st == TS_OK ? "" : ts_strerror(st), st == TS_OK ? "" : ": ");
+      if (st != TS_OK) {
+        printf("    %s\n", msg);
+        rc = EXIT_FAIL;
+      }
+      ts_sched_free(s);
+    }
+  }
+  return rc;
+}
+
+/* ---- bench ----------------------------------------------------------------------- */
+
+static void print_row(FILE *csv, const char *gpu, const char *name,
+                      const ts_gemm *g, const ts_bench_result *r) {
+  char shape[64];
+  snprintf(shape, sizeof(shape), "%lldx%lldx%lld", (long long)g->m,
+           (long long)g->n, (long long)g->k);
+  printf("%-16s %-16s %-6s %10.4f %9.2f %8.1f%% %9.1e", name, shape,
+         ts_layout_name(g->layout), r->median_ms, r->tflops,
+         100.0 * r->ratio_to_cublas, r->max_rel_err);
+  if (r->ptxas.valid)
+    printf(" %5d %6d\n", r->ptxas.registers,
+           r->ptxas.spill_store_bytes + r->ptxas.spill_load_bytes);
+  else
+    printf(" %5s %6s\n", "-", "-");
+  if (csv)
+    fprintf(csv, "\"%s\",%s,%lld,%lld,%lld,%s,%.6f,%.4f,%.4f,%.3e,%d,%d\n",
+            gpu, name, (long long)g->m, (long long)g->n, (long long)g->k,
+            ts_layout_name(g->layout), r->median_ms, r->tflops,
+            r->ratio_to_cublas, r->max_rel_err,
+            r->ptxas.valid ? r->ptxas.registers : -1,
+            r->ptxas.valid ? r->ptxas.spill_store_bytes + r->ptxas.spill_load_bytes
+                           : -1);
+}
+
+static int bench_shape(ts_gpu *gpu, const cli_opts *o, const ts_gemm *g,
+                       FILE *csv) {
+  ts_sched *s[MAX_SHAPES * 8] = {0};
+  ts_bench_result r[MAX_SHAPES * 8], blas;
+  int n = o->nnames < MAX_SHAPES * 8 ? o->nnames : MAX_SHAPES * 8;
+  for (int i = 0; i < n; i++)
+    s[i] = ts_builtin_schedule(o->names[i], g);
+  ts_bench_opts bo = {.warmup = o->warmup, .repeats = o->repeats,
+                      .seed = o->seed};
+  int rc = 0;
+  if (ts_bench(gpu, s, n, &bo, r, &blas) != TS_OK) {
+    fprintf(stderr, "tessel: %s\n", ts_gpu_errmsg(gpu));
+    rc = EXIT_FAIL;
+  } else {
+    print_row(csv, ts_gpu_name(gpu), "cuBLAS", g, &blas);
+    for (int i = 0; i < n; i++) {
+      print_row(csv, ts_gpu_name(gpu), o->names[i], g, &r[i]);
+      if (!(r[i].max_rel_err < 1e-5)) {
+        fprintf(stderr, "tessel: %s differs from cuBLAS (max relative error "
+                "%.2e)\n", o->names[i], r[i].max_rel_err);
+        rc = EXIT_FAIL;
+      }
+    }
+  }
+  for (int i = 0; i < n; i++)
+    ts_sched_free(s[i]);
+  return rc;
+}
+
+static int cmd_bench(int argc, char **argv) {
+  cli_opts o;
+  int rc = parse(argc, argv, bench_help, &o);
+  if (rc >= 0)
+    return rc;
+  cli_finish_shapes(&o, 1024, 1024, 1024);
+  ts_gpu *gpu = ts_gpu_open();
+  if (ts_gpu_status(gpu) != TS_OK) {
+    fprintf(stderr, "tessel: bench needs a GPU: %s\n", ts_gpu_errmsg(gpu));
+    ts_gpu_close(gpu);
+    return EXIT_FAIL;
+  }
+  FILE *csv = NULL;
+  if (o.csv) {
+    csv = fopen(o.csv, "w");
+    if (!csv) {
+      fprintf(stderr, "tessel: cannot write --csv %s\n", o.csv);
+      ts_gpu_close(gpu);
+      return EXIT_FAIL;
+    }
+    fputs("gpu,schedule,m,n,k,layout,median_ms,tflops,ratio_to_cublas,"
+          "max_rel_err,registers,spill_bytes\n", csv);
+  }
+  printf("# %s (%s), median of %d runs after %d warm-up\n", ts_gpu_name(gpu),
+         ts_gpu_arch(gpu), o.repeats, o.warmup);
+  printf("%-16s %-16s %-6s %10s %9s %9s %9s %5s %6s\n", "schedule", "shape",
+         "layout", "ms", "TFLOP/s", "cuBLAS", "max_err", "regs", "spill");
+  rc = 0;
+  for (int j = 0; j < o.nshapes; j++)
+    if (bench_shape(gpu, &o, &o.shapes[j], csv) != 0)
+      rc = EXIT_FAIL;
+  if (csv)
+    fclose(csv);
+  ts_gpu_close(gpu);
+  return rc;
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    fputs(usage_text, stderr);
+    return EXIT_USAGE;
+  }
+  const char *cmd = argv[1];
+  if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 ||
+      strcmp(cmd, "help") == 0) {
+    fputs(usage_text, stdout);
+    return 0;
+  }
+  if (strcmp(cmd, "list") == 0) return cmd_list(argc - 1, argv + 1);
+  if (strcmp(cmd, "show") == 0) return cmd_show(argc - 1, argv + 1);
+  if (strcmp(cmd, "check") == 0) return cmd_check(argc - 1, argv + 1);
+  if (strcmp(cmd, "bench") == 0) return cmd_bench(argc - 1, argv + 1);
+  fprintf(stderr, "tessel: unknown command '%s' (see tessel --help)\n", cmd);
+  return EXIT_USAGE;
+}

@@ -1,0 +1,92 @@
+/*
+ * Parsing and validating option values: shapes, layouts, numbers and
+ * schedule names.  Each error is one line on stderr naming the option and
+ * what it got; the caller exits with status 2.
+ */
+#include "options.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static bool parse_dim(const char **p, int64_t *out) {
+  if (**p < '0' || **p > '9')
+    return false;
+  errno = 0;
+  char *end;
+  long long v = strtoll(*p, &end, 10);
+  if (errno || v < 1 || v > 0x7fffffff)
+    return false;
+  *out = v;
+  *p = end;
+  return true;
+}
+
+bool cli_parse_shape(const char *text, ts_gemm *out) {
+  const char *p = text;
+  int64_t d[3];
+  for (int i = 0; i < 3; i++) {
+    if (!parse_dim(&p, &d[i]) || (i < 2 && *p++ != 'x')) {
+      fprintf(stderr, "tessel: --shape must be MxNxK with each of M, N, K in "
+              "1..2147483647 (got '%s')\n", text);
+      return false;
+    }
+  }
+  if (*p) {
+    fprintf(stderr, "tessel: --shape must be MxNxK with each of M, N, K in "
+            "1..2147483647 (got '%s')\n", text);
+    return false;
+  }
+  *out = ts_gemm_make(d[0], d[1], d[2]);
+  return true;
+}
+
+void cli_finish_shapes(cli_opts *o, int64_t m, int64_t n, int64_t k) {
+  if (o->nshapes == 0)
+    o->shapes[o->nshapes++] = ts_gemm_make(m, n, k);
+  for (int i = 0; i < o->nshapes; i++) {
+    o->shapes[i].layout = o->layout;
+    o->shapes[i].alpha = o->alpha;
+    o->shapes[i].beta = o->beta;
+  }
+}
+
+bool cli_parse_float(const char *opt, const char *text, float *out) {
+  char *end;
+  errno = 0;
+  double v = strtod(text, &end);
+  if (errno || end == text || *end || !isfinite(v)) {
+    fprintf(stderr, "tessel: %s must be a finite number (got '%s')\n", opt,
+            text);
+    return false;
+  }
+  *out = (float)v;
+  return true;
+}
+
+bool cli_parse_int(const char *opt, const char *text, int lo, int hi,
+                   int *out) {
+  char *end;
+  errno = 0;
+  long v = strtol(text, &end, 10);
+  if (errno || end == text || *end || v < lo || v > hi) {
+    fprintf(stderr, "tessel: %s must be an integer in %d..%d (got '%s')\n",
+            opt, lo, hi, text);
+    return false;
+  }
+  *out = (int)v;
+  return true;
+}
+
+bool cli_check_names(const cli_opts *o) {
+  for (int i = 0; i < o->nnames; i++) {
+    if (!ts_builtin_find(o->names[i])) {
+      fprintf(stderr, "tessel: unknown schedule '%s' (tessel list shows "
+              "them)\n", o->names[i]);
+      return false;
+    }
+  }
+  return true;
+}

@@ -1,0 +1,35 @@
+/*
+ * Command-line options shared by the tessel subcommands.
+ */
+#ifndef TS_CLI_OPTIONS_H
+#define TS_CLI_OPTIONS_H
+
+#include <stdbool.h>
+#include "tessel.h"
+
+enum { MAX_SHAPES = 16 };
+
+typedef struct cli_opts {
+  ts_gemm shapes[MAX_SHAPES];
+  int nshapes;
+  ts_layout layout;
+  float alpha, beta;
+  const char *arch;
+  const char *csv;
+  enum { SHOW_IR, SHOW_CUDA, SHOW_TRACE } show;
+  int repeats, warmup;
+  uint64_t seed;
+  char **names; /* the schedules named on the command line */
+  int nnames;
+} cli_opts;
+
+/* Parses "MxNxK"; false with a message on stderr. */
+bool cli_parse_shape(const char *text, ts_gemm *out);
+/* Applies layout, alpha and beta to every shape (or to the default). */
+void cli_finish_shapes(cli_opts *o, int64_t m, int64_t n, int64_t k);
+bool cli_parse_float(const char *opt, const char *text, float *out);
+bool cli_parse_int(const char *opt, const char *text, int lo, int hi, int *out);
+/* Every named schedule exists; false with a message on stderr. */
+bool cli_check_names(const cli_opts *o);
+
+#endif

@@ -1,0 +1,283 @@
+/*
+ * CUDA C from a lowered kernel.  The text is deterministic and reads like a
+ * kernel a person would write: one `extern "C"` entry point with constant
+ * extents, __launch_bounds__ and __restrict__ parameters; bound loops become
+ * `const int x = threadIdx.x;`, unrolled loops get `#pragma unroll`,
+ * register tiles are arrays (a 1x1 tile a scalar), and global accesses are
+ * flattened with the buffer's strides.  Index arithmetic is int, or long
+ * long when a matrix has 2^31 elements or more.
+ */
+#include "codegen.h"
+
+#include <stdlib.h>
+
+#include "../ir/analysis.h"
+#include "../ir/printer.h"
+#include "../lower/lower.h"
+
+typedef struct {
+  ts_arena *a;
+  ts_buf *b;
+  bool wide;          /* 64-bit index arithmetic */
+  bool needs_floordiv; /* a division the code must floor itself */
+  ir_expr_style style;
+} emitter;
+
+static void c_var(ts_buf *b, const ir_var *v, const ir_expr_style *st) {
+  (void)st;
+  sched_c_name(b, v->name);
+}
+
+static bool is_scalar(const ir_buffer *buf) {
+  for (int d = 0; d < buf->ndim; d++)
+    if (buf->shape[d] != 1)
+      return false;
+  return true;
+}
+
+static void c_access(ts_buf *b, const ir_buffer *buf, ir_expr *const *idx,
+                     const ir_expr_style *st) {
+  emitter *em = st->ctx;
+  ts_buf_puts(b, buf->name);
+  if (buf->scope != SCOPE_GLOBAL) {
+    if (is_scalar(buf))
+      return;
+    for (int d = 0; d < buf->ndim; d++) {
+      ts_buf_puts(b, "[");
+      ir_print_expr(b, idx[d], st);
+      ts_buf_puts(b, "]");
+    }
+    return;
+  }
+  /* Global memory: one flat offset, each index times its stride. */
+  ir_expr *off = NULL;
+  for (int d = 0; d < buf->ndim; d++) {
+    ir_expr *term = buf->strides[d] == 1
+                        ? idx[d]
+                        : ir_binary(em->a, E_MUL, idx[d],
+                                    ir_int(em->a, buf->strides[d]));
+    off = off ? ir_binary(em->a, E_ADD, off, term) : term;
+  }
+  ts_buf_puts(b, "[");
+  if (off)
+    ir_print_expr(b, off, st);
+  ts_buf_puts(b, "]");
+}
+
+/* Floor division equals C's truncating one for non-negative numerators
+ * (divisors are positive constants); others call a helper. */
+static bool floor_call(const ir_expr *e, const ir_expr_style *st) {
+  int64_t lo, hi;
+  if (e->type == TY_INT && ir_bounds(e->op.a, &lo, &hi) && lo >= 0)
+    return false;
+  ((emitter *)st->ctx)->needs_floordiv = true;
+  return true;
+}
+
+static void expr(emitter *em, const ir_expr *e) {
+  ir_print_expr(em->b, e, &em->style);
+}
+
+static const char *index_type(const emitter *em) {
+  return em->wide ? "long long" : "int";
+}
+
+static const char *launch_source(ts_loop_kind k) { return ir_loop_kind_name(k); }
+
+static void stmt(emitter *em, const ir_stmt *s, int depth);
+
+static void emit_for(emitter *em, const ir_stmt *s, int depth) {
+  ts_buf *b = em->b;
+  const ts_loop *l = s->for_.loop;
+  ts_buf_indent(b, depth);
+  if (ir_kind_is_launch(l->kind)) {
+    ts_buf_printf(b, "const %s ", index_type(em));
+    sched_c_name(b, l->name);
+    ts_buf_printf(b, " = %s;  // 0..%lld\n", launch_source(l->kind),
+                  (long long)l->extent - 1);
+    stmt(em, s->for_.body, depth);
+    return;
+  }
+  if (l->kind == TS_UNROLLED) {
+    ts_buf_puts(b, "#pragma unroll\n");
+    ts_buf_indent(b, depth);
+  }
+  ts_buf_printf(b, "for (%s ", index_type(em));
+  sched_c_name(b, l->name);
+  ts_buf_puts(b, " = 0; ");
+  sched_c_name(b, l->name);
+  ts_buf_printf(b, " < %lld; ++", (long long)l->extent);
+  sched_c_name(b, l->name);
+  ts_buf_puts(b, ") {\n");
+  stmt(em, s->for_.body, depth + 1);
+  ts_buf_indent(b, depth);
+  ts_buf_puts(b, "}\n");
+}
+
+/* x = x + y prints as x += y. */
+static bool is_accumulate(const ir_stmt *s) {
+  const ir_expr *v = s->store.value;
+  if (v->kind != E_ADD || v->op.a->kind != E_LOAD || v->op.a->load.buf != s->store.buf)
+    return false;
+  for (int d = 0; d < s->store.buf->ndim; d++)
+    if (!ir_expr_equal(v->op.a->load.idx[d], s->store.idx[d]))
+      return false;
+  return true;
+}
+
+static void emit_store(emitter *em, const ir_stmt *s, int depth) {
+  ts_buf *b = em->b;
+  ts_buf_indent(b, depth);
+  c_access(b, s->store.buf, s->store.idx, &em->style);
+  if (is_accumulate(s)) {
+    ts_buf_puts(b, " += ");
+    expr(em, s->store.value->op.b);
+  } else {
+    ts_buf_puts(b, " = ");
+    expr(em, s->store.value);
+  }
+  ts_buf_puts(b, ";\n");
+}
+
+static void emit_alloc(emitter *em, const ir_stmt *s, int depth) {
+  ts_buf *b = em->b;
+  const ir_buffer *buf = s->alloc.buf;
+  ts_buf_indent(b, depth);
+  if (buf->scope == SCOPE_SHARED)
+    ts_buf_puts(b, "__shared__ ");
+  ts_buf_printf(b, "float %s", buf->name);
+  if (!is_scalar(buf) || buf->scope == SCOPE_SHARED)
+    for (int d = 0; d < buf->ndim; d++)
+      ts_buf_printf(b, "[%lld]", (long long)buf->shape[d]);
+  ts_buf_puts(b, ";\n");
+  stmt(em, s->alloc.body, depth);
+}
+
+static void stmt(emitter *em, const ir_stmt *s, int depth) {
+  ts_buf *b = em->b;
+  switch (s->kind) {
+  case S_FOR:
+    emit_for(em, s, depth);
+    return;
+  case S_SEQ:
+    for (int i = 0; i < s->seq.n; i++)
+      stmt(em, s->seq.items[i], depth);
+    return;
+  case S_STORE:
+    emit_store(em, s, depth);
+    return;
+  case S_IF:
+    ts_buf_indent(b, depth);
+    ts_buf_puts(b, "if (");
+    expr(em, s->if_.cond);
+    ts_buf_puts(b, ") {\n");
+    stmt(em, s->if_.then_, depth + 1);
+    ts_buf_indent(b, depth);
+    if (s->if_.else_) {
+      ts_buf_puts(b, "} else {\n");
+      stmt(em, s->if_.else_, depth + 1);
+      ts_buf_indent(b, depth);
+    }
+    ts_buf_puts(b, "}\n");
+    return;
+  case S_ALLOC:
+    emit_alloc(em, s, depth);
+    return;
+  case S_BARRIER:
+    ts_buf_indent(b, depth);
+    ts_buf_puts(b, "__syncthreads();\n");
+    return;
+  case S_COMPUTE:
+    ts_buf_indent(b, depth);
+    ts_buf_puts(b, "/* unlowered compute */\n");
+    return;
+  }
+}
+
+void codegen_kernel_name(ts_buf *b, const ts_sched *s) {
+  ts_buf_puts(b, "tessel_");
+  for (const char *p = s->name; *p; p++) {
+    char c = *p;
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+              (c >= '0' && c <= '9') || c == '_';
+    ts_buf_printf(b, "%c", ok ? c : '_');
+  }
+}
+
+static bool needs_wide_index(const ts_gemm *g) {
+  const int64_t limit = (int64_t)1 << 31;
+  return g->m * g->k >= limit || g->k * g->n >= limit || g->m * g->n >= limit;
+}
+
+static void header(ts_buf *b, const ts_sched *s, const ir_kernel *k) {
+  const ts_gemm *g = &s->def;
+  bool ta = g->layout == TS_TN || g->layout == TS_TT;
+  bool tb = g->layout == TS_NT || g->layout == TS_TT;
+  ts_buf_printf(b, "// Generated by tessel %s from schedule \"%s\".\n",
+                "0.1.0", s->name);
+  ts_buf_printf(b, "// C[%lld x %lld] = ", (long long)g->m, (long long)g->n);
+  if (g->alpha != 1.0f) {
+    ir_print_float(b, g->alpha, false);
+    ts_buf_puts(b, " * ");
+  }
+  ts_buf_printf(b, "op(A) * op(B)");
+  if (g->beta != 0.0f) {
+    ts_buf_puts(b, " + ");
+    ir_print_float(b, g->beta, false);
+    ts_buf_puts(b, " * C");
+  }
+  ts_buf_printf(b, ", K = %lld, layout %s:\n", (long long)g->k,
+                ts_layout_name(g->layout));
+  ts_buf_printf(b, "//   A is %s (%lld x %lld, row-major), B is %s (%lld x "
+                "%lld, row-major), C row-major.\n",
+                ta ? "stored transposed" : "op(A)",
+                (long long)(ta ? g->k : g->m), (long long)(ta ? g->m : g->k),
+                tb ? "stored transposed" : "op(B)",
+                (long long)(tb ? g->n : g->k), (long long)(tb ? g->k : g->n));
+  ts_buf_printf(b, "// Launch: grid (%lld, %lld, %lld), block (%lld, %lld, "
+                "%lld).\n\n", (long long)k->grid[0], (long long)k->grid[1],
+                (long long)k->grid[2], (long long)k->block[0],
+                (long long)k->block[1], (long long)k->block[2]);
+}
+
+char *ts_cuda_source(ts_sched *s) {
+  ir_kernel *k = ts_lower(s);
+  if (!k)
+    return NULL;
+  ts_arena scratch;
+  ts_arena_init(&scratch);
+  ts_buf body;
+  ts_buf_init(&body);
+  emitter em = {.a = &scratch, .b = &body, .wide = needs_wide_index(&s->def)};
+  em.style = (ir_expr_style){c_var, c_access, true, &em, floor_call};
+  stmt(&em, k->body, 1);
+
+  ts_buf out;
+  ts_buf_init(&out);
+  header(&out, s, k);
+  if (em.needs_floordiv)
+    ts_buf_printf(&out,
+                  "// Floor division and modulo, for numerators that may be "
+                  "negative.\n"
+                  "__device__ __forceinline__ %s floordiv(%s a, %s b) {\n"
+                  "  return a / b - (a %% b != 0 && (a < 0) != (b < 0));\n}\n"
+                  "__device__ __forceinline__ %s floormod(%s a, %s b) {\n"
+                  "  return a - floordiv(a, b) * b;\n}\n\n",
+                  index_type(&em), index_type(&em), index_type(&em),
+                  index_type(&em), index_type(&em), index_type(&em));
+  int64_t threads = k->block[0] * k->block[1] * k->block[2];
+  ts_buf_printf(&out, "extern \"C\" __global__ void __launch_bounds__(%lld)\n",
+                (long long)threads);
+  codegen_kernel_name(&out, s);
+  ts_buf_puts(&out, "(const float *__restrict__ A, const float *__restrict__ "
+                    "B,\n    float *__restrict__ C)\n{\n");
+  char *text = ts_buf_take(&body);
+  if (text)
+    ts_buf_puts(&out, text);
+  else
+    out.failed = true;
+  free(text);
+  ts_buf_puts(&out, "}\n");
+  ts_arena_release(&scratch);
+  return ts_buf_take(&out);
+}

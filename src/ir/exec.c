@@ -1,0 +1,457 @@
+/*
+ * The reference executor.  Blocks run one after another; the threads of a
+ * block run in lockstep, statement by statement: a loop's iterations are
+ * the same for every thread (extents are constants), a divergent `if` is a
+ * mask, and a store evaluates every active thread's value before any thread
+ * writes, as a warp does.
+ *
+ * Every global and shared element carries a shadow: whether anything has
+ * written it, and the last writer and reader with the barrier epoch of the
+ * access.  Two threads touching one element between barriers, at least one
+ * of them writing, is a race; threads of different blocks never
+ * synchronize, so there any such pair is a race.
+ */
+#include "exec.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { NONE = -1, MANY = -2, MAX_LIVE = 64 };
+
+typedef struct {
+  const ir_buffer *buf;
+  float *data;
+  size_t size;     /* elements per copy */
+  bool per_thread; /* local: one copy per thread */
+  bool tracked;    /* shadow kept (C and shared buffers) */
+  bool read_only;  /* A and B: defined everywhere, never written */
+  uint8_t *defined;
+  int32_t *writer, *reader;
+  uint64_t *wepoch, *repoch;
+} mem;
+
+typedef struct {
+  const ir_kernel *k;
+  int nthreads;
+  int64_t block_idx[3];
+  int block_linear;
+  int64_t *env; /* [thread][var] */
+  int nvars;
+  mem live[MAX_LIVE];
+  int nlive;
+  uint64_t epoch; /* barriers so far, all blocks */
+  bool fault;
+  char *msg;
+  size_t msglen;
+} exec;
+
+__attribute__((format(printf, 3, 4))) static void fault(exec *x, int t,
+                                                        const char *fmt, ...) {
+  if (x->fault)
+    return;
+  x->fault = true;
+  char what[256];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(what, sizeof(what), fmt, ap);
+  va_end(ap);
+  int64_t bx = x->k->block[0], by = x->k->block[1];
+  snprintf(x->msg, x->msglen, "%s, by thread (%lld, %lld, %lld) of block "
+           "(%lld, %lld, %lld)", what, (long long)(t % bx),
+           (long long)(t / bx % by), (long long)(t / (bx * by)),
+           (long long)x->block_idx[0], (long long)x->block_idx[1],
+           (long long)x->block_idx[2]);
+}
+
+/* ---- Memory ---------------------------------------------------------------- */
+
+static bool mem_init(mem *m, const ir_buffer *b, float *data, size_t copies,
+                     bool tracked) {
+  memset(m, 0, sizeof(*m));
+  m->buf = b;
+  m->size = 1;
+  for (int d = 0; d < b->ndim; d++)
+    m->size += (size_t)((b->shape[d] - 1) * b->strides[d]);
+  size_t n = m->size * copies;
+  m->per_thread = copies > 1;
+  m->tracked = tracked;
+  m->data = data ? data : calloc(n, sizeof(float));
+  m->defined = calloc(n, 1);
+  if (tracked) {
+    m->writer = malloc(n * sizeof(int32_t));
+    m->reader = malloc(n * sizeof(int32_t));
+    m->wepoch = calloc(n, sizeof(uint64_t));
+    m->repoch = calloc(n, sizeof(uint64_t));
+    if (m->writer)
+      for (size_t i = 0; i < n; i++)
+        m->writer[i] = NONE;
+    if (m->reader)
+      for (size_t i = 0; i < n; i++)
+        m->reader[i] = NONE;
+  }
+  return m->data && m->defined &&
+         (!tracked || (m->writer && m->reader && m->wepoch && m->repoch));
+}
+
+static void mem_free(mem *m, bool owns_data) {
+  if (owns_data)
+    free(m->data);
+  free(m->defined);
+  free(m->writer);
+  free(m->reader);
+  free(m->wepoch);
+  free(m->repoch);
+}
+
+static mem *find_mem(exec *x, const ir_buffer *b) {
+  for (int i = x->nlive - 1; i >= 0; i--)
+    if (x->live[i].buf == b)
+      return &x->live[i];
+  return NULL;
+}
+
+static const char *scope_word(ir_scope s) {
+  return s == SCOPE_GLOBAL ? "global" : s == SCOPE_SHARED ? "shared" : "local";
+}
+
+/* ---- Expressions --------------------------------------------------------------- */
+
+static int64_t eval_int(exec *x, const ir_expr *e, int t);
+static float eval_float(exec *x, const ir_expr *e, int t);
+
+static int64_t floordiv(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
+}
+
+/* The element an access touches, or -1 after reporting it out of bounds. */
+static int64_t element(exec *x, const ir_buffer *b, ir_expr *const *idx,
+                       int t, const char *verb) {
+  int64_t at[IR_MAX_DIMS], off = 0;
+  for (int d = 0; d < b->ndim; d++) {
+    at[d] = eval_int(x, idx[d], t);
+    off += at[d] * b->strides[d];
+  }
+  for (int d = 0; d < b->ndim; d++) {
+    if (at[d] < 0 || at[d] >= b->shape[d]) {
+      char where[128] = "", *p = where;
+      for (int i = 0; i < b->ndim; i++)
+        p += snprintf(p, sizeof(where) - (size_t)(p - where), "%s%lld",
+                      i ? ", " : "", (long long)at[i]);
+      fault(x, t, "out-of-bounds %s of %s %s[%s]: index %d is %lld, the "
+            "extent %lld", verb, scope_word(b->scope), b->name, where, d,
+            (long long)at[d], (long long)b->shape[d]);
+      return -1;
+    }
+  }
+  return off;
+}
+
+static int32_t gid(const exec *x, int t) {
+  return x->block_linear * x->nthreads + t;
+}
+
+static bool same_block(const exec *x, int32_t a, int32_t b) {
+  return a / x->nthreads == b / x->nthreads;
+}
+
+/* Someone else's access since the last barrier, or in another block. */
+static bool conflicts(const exec *x, int32_t who, uint64_t epoch, int32_t me) {
+  if (who == NONE || who == me)
+    return false;
+  if (who == MANY)
+    return epoch == x->epoch;
+  return !same_block(x, who, me) || epoch == x->epoch;
+}
+
+static float load(exec *x, const ir_expr *e, int t) {
+  const ir_buffer *b = e->load.buf;
+  mem *m = find_mem(x, b);
+  int64_t off = element(x, b, e->load.idx, t, "load");
+  if (!m || off < 0)
+    return 0.0f;
+  size_t at = (size_t)off + (m->per_thread ? (size_t)t * m->size : 0);
+  if (!m->read_only && !m->defined[at]) {
+    fault(x, t, "read of %s %s at element %lld, which nothing wrote",
+          scope_word(b->scope), b->name, (long long)off);
+    return 0.0f;
+  }
+  if (m->tracked) {
+    int32_t me = gid(x, t);
+    if (conflicts(x, m->writer[at], m->wepoch[at], me)) {
+      fault(x, t, "race: read of %s %s at element %lld written by another "
+            "thread without a barrier between", scope_word(b->scope), b->name,
+            (long long)off);
+      return 0.0f;
+    }
+    if (m->reader[at] == NONE || m->repoch[at] != x->epoch)
+      m->reader[at] = me;
+    else if (m->reader[at] != me)
+      m->reader[at] = MANY;
+    m->repoch[at] = x->epoch;
+  }
+  return m->data[at];
+}
+
+static int64_t eval_int(exec *x, const ir_expr *e, int t) {
+  switch (e->kind) {
+  case E_INT: return e->ival;
+  case E_VAR: return x->env[(size_t)t * (size_t)x->nvars + (size_t)e->var->id];
+  case E_NOT: return !eval_int(x, e->op.a, t);
+  case E_SELECT:
+    return eval_int(x, e->op.c, t) ? eval_int(x, e->op.a, t)
+                                   : eval_int(x, e->op.b, t);
+  case E_AND: return eval_int(x, e->op.a, t) && eval_int(x, e->op.b, t);
+  case E_OR: return eval_int(x, e->op.a, t) || eval_int(x, e->op.b, t);
+  default: break;
+  }
+  if (e->op.a && e->op.a->type == TY_FLOAT) { /* a float comparison */
+    float a = eval_float(x, e->op.a, t), b = eval_float(x, e->op.b, t);
+    switch (e->kind) {
+    case E_LT: return a < b;
+    case E_LE: return a <= b;
+    case E_EQ: return a == b;
+    case E_NE: return a != b;
+    default: return 0;
+    }
+  }
+  int64_t a = eval_int(x, e->op.a, t), b = eval_int(x, e->op.b, t);
+  switch (e->kind) {
+  case E_ADD: return a + b;
+  case E_SUB: return a - b;
+  case E_MUL: return a * b;
+  case E_DIV: return b ? floordiv(a, b) : 0;
+  case E_MOD: return b ? a - floordiv(a, b) * b : 0;
+  case E_MIN: return a < b ? a : b;
+  case E_MAX: return a > b ? a : b;
+  case E_LT: return a < b;
+  case E_LE: return a <= b;
+  case E_EQ: return a == b;
+  case E_NE: return a != b;
+  default: return 0;
+  }
+}
+
+static float eval_float(exec *x, const ir_expr *e, int t) {
+  switch (e->kind) {
+  case E_FLOAT: return e->fval;
+  case E_INT: return (float)e->ival;
+  case E_LOAD: return load(x, e, t);
+  case E_SELECT:
+    return eval_int(x, e->op.c, t) ? eval_float(x, e->op.a, t)
+                                   : eval_float(x, e->op.b, t);
+  default: break;
+  }
+  float a = eval_float(x, e->op.a, t), b = eval_float(x, e->op.b, t);
+  switch (e->kind) {
+  case E_ADD: return a + b;
+  case E_SUB: return a - b;
+  case E_MUL: return a * b;
+  case E_DIV: return a / b;
+  case E_MIN: return a < b ? a : b;
+  case E_MAX: return a > b ? a : b;
+  default: return 0.0f;
+  }
+}
+
+/* ---- Statements ----------------------------------------------------------------- */
+
+static void run(exec *x, const ir_stmt *s, const bool *active);
+
+static void set_var(exec *x, const ir_var *v, int t, int64_t value) {
+  x->env[(size_t)t * (size_t)x->nvars + (size_t)v->id] = value;
+}
+
+static int64_t launch_index(const exec *x, ts_loop_kind kind, int t) {
+  int64_t bx = x->k->block[0], by = x->k->block[1];
+  switch (kind) {
+  case TS_BLOCK_X: return x->block_idx[0];
+  case TS_BLOCK_Y: return x->block_idx[1];
+  case TS_BLOCK_Z: return x->block_idx[2];
+  case TS_THREAD_X: return t % bx;
+  case TS_THREAD_Y: return t / bx % by;
+  case TS_THREAD_Z: return t / (bx * by);
+  default: return 0;
+  }
+}
+
+static void run_for(exec *x, const ir_stmt *s, const bool *active) {
+  const ts_loop *l = s->for_.loop;
+  if (ir_kind_is_launch(l->kind)) {
+    for (int t = 0; t < x->nthreads; t++)
+      set_var(x, l->var, t, launch_index(x, l->kind, t));
+    run(x, s->for_.body, active);
+    return;
+  }
+  for (int64_t it = 0; it < l->extent && !x->fault; it++) {
+    for (int t = 0; t < x->nthreads; t++)
+      set_var(x, l->var, t, it);
+    run(x, s->for_.body, active);
+  }
+}
+
+static void run_store(exec *x, const ir_stmt *s, const bool *active) {
+  const ir_buffer *b = s->store.buf;
+  mem *m = find_mem(x, b);
+  if (!m) {
+    fault(x, 0, "store to %s, which is not allocated here", b->name);
+    return;
+  }
+  /* Phase 1: every active thread evaluates; phase 2: every one writes. */
+  int64_t *off = malloc(sizeof(int64_t) * (size_t)x->nthreads);
+  float *val = malloc(sizeof(float) * (size_t)x->nthreads);
+  if (!off || !val) {
+    fault(x, 0, "the executor ran out of memory");
+    free(off);
+    free(val);
+    return;
+  }
+  for (int t = 0; t < x->nthreads && !x->fault; t++) {
+    if (!active[t])
+      continue;
+    val[t] = eval_float(x, s->store.value, t);
+    off[t] = element(x, b, s->store.idx, t, "store");
+  }
+  for (int t = 0; t < x->nthreads && !x->fault; t++) {
+    if (!active[t])
+      continue;
+    size_t at = (size_t)off[t] + (m->per_thread ? (size_t)t * m->size : 0);
+    if (m->tracked) {
+      int32_t me = gid(x, t);
+      if (conflicts(x, m->writer[at], m->wepoch[at], me)) {
+        fault(x, t, "race: two threads write %s %s at element %lld without "
+              "a barrier between", scope_word(b->scope), b->name,
+              (long long)off[t]);
+        break;
+      }
+      if (conflicts(x, m->reader[at], m->repoch[at], me)) {
+        fault(x, t, "race: write of %s %s at element %lld that another "
+              "thread read without a barrier between", scope_word(b->scope),
+              b->name, (long long)off[t]);
+        break;
+      }
+      m->writer[at] = me;
+      m->wepoch[at] = x->epoch;
+    }
+    m->data[at] = val[t];
+    m->defined[at] = 1;
+  }
+  free(off);
+  free(val);
+}
+
+static void run_if(exec *x, const ir_stmt *s, const bool *active) {
+  bool *then_mask = malloc((size_t)x->nthreads);
+  bool *else_mask = malloc((size_t)x->nthreads);
+  if (!then_mask || !else_mask) {
+    fault(x, 0, "the executor ran out of memory");
+  } else {
+    bool any_then = false, any_else = false;
+    for (int t = 0; t < x->nthreads && !x->fault; t++) {
+      bool c = active[t] && eval_int(x, s->if_.cond, t);
+      then_mask[t] = c;
+      else_mask[t] = active[t] && !c;
+      any_then |= c;
+      any_else |= else_mask[t];
+    }
+    if (any_then)
+      run(x, s->if_.then_, then_mask);
+    if (any_else && s->if_.else_)
+      run(x, s->if_.else_, else_mask);
+  }
+  free(then_mask);
+  free(else_mask);
+}
+
+static void run_alloc(exec *x, const ir_stmt *s, const bool *active) {
+  const ir_buffer *b = s->alloc.buf;
+  if (x->nlive == MAX_LIVE) {
+    fault(x, 0, "more than %d buffers live at once", MAX_LIVE);
+    return;
+  }
+  mem *m = &x->live[x->nlive];
+  bool local = b->scope == SCOPE_LOCAL;
+  if (!mem_init(m, b, NULL, local ? (size_t)x->nthreads : 1, !local)) {
+    mem_free(m, true);
+    fault(x, 0, "the executor ran out of memory allocating %s", b->name);
+    return;
+  }
+  x->nlive++;
+  run(x, s->alloc.body, active);
+  x->nlive--;
+  mem_free(m, true);
+}
+
+static void run_barrier(exec *x, const bool *active) {
+  for (int t = 0; t < x->nthreads; t++) {
+    if (!active[t]) {
+      fault(x, t, "barrier in divergent code: this thread does not reach it "
+            "while others of its block do");
+      return;
+    }
+  }
+  x->epoch++;
+}
+
+static void run(exec *x, const ir_stmt *s, const bool *active) {
+  if (x->fault)
+    return;
+  switch (s->kind) {
+  case S_FOR: run_for(x, s, active); return;
+  case S_SEQ:
+    for (int i = 0; i < s->seq.n && !x->fault; i++)
+      run(x, s->seq.items[i], active);
+    return;
+  case S_STORE: run_store(x, s, active); return;
+  case S_IF: run_if(x, s, active); return;
+  case S_ALLOC: run_alloc(x, s, active); return;
+  case S_BARRIER: run_barrier(x, active); return;
+  case S_COMPUTE:
+    fault(x, 0, "compute statement in a lowered kernel");
+    return;
+  }
+}
+
+bool ir_execute(const ir_kernel *k, const float *A, const float *B, float *C,
+                bool c_defined, char *msg, size_t msglen) {
+  char scratch[1];
+  exec x = {.k = k, .msg = msglen ? msg : scratch, .msglen = msglen ? msglen : 1};
+  x.msg[0] = 0;
+  x.nthreads = (int)(k->block[0] * k->block[1] * k->block[2]);
+  if (k->grid[0] * k->grid[1] * k->grid[2] * x.nthreads > INT32_MAX - 2) {
+    snprintf(x.msg, x.msglen, "the executor runs at most 2^31 threads; use "
+             "a smaller shape");
+    return false;
+  }
+  x.nvars = k->nvars;
+  x.env = calloc((size_t)x.nthreads * (size_t)(x.nvars ? x.nvars : 1),
+                 sizeof(int64_t));
+  bool *all = malloc((size_t)x.nthreads);
+  bool ok = x.env && all && mem_init(&x.live[0], k->A, (float *)A, 1, false) &&
+            mem_init(&x.live[1], k->B, (float *)B, 1, false) &&
+            mem_init(&x.live[2], k->C, C, 1, true);
+  x.nlive = 3;
+  if (!ok) {
+    snprintf(x.msg, x.msglen, "the executor ran out of memory");
+  } else {
+    x.live[0].read_only = x.live[1].read_only = true;
+    memset(x.live[2].defined, c_defined, x.live[2].size);
+    memset(all, 1, (size_t)x.nthreads);
+    for (int64_t bz = 0; bz < k->grid[2] && !x.fault; bz++)
+      for (int64_t by = 0; by < k->grid[1] && !x.fault; by++)
+        for (int64_t bx = 0; bx < k->grid[0] && !x.fault; bx++) {
+          x.block_idx[0] = bx;
+          x.block_idx[1] = by;
+          x.block_idx[2] = bz;
+          x.block_linear = (int)((bz * k->grid[1] + by) * k->grid[0] + bx);
+          run(&x, k->body, all);
+        }
+  }
+  for (int i = 0; i < 3; i++)
+    mem_free(&x.live[i], false);
+  free(x.env);
+  free(all);
+  return ok && !x.fault;
+}

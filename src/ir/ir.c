@@ -1,0 +1,477 @@
+/*
+ * IR constructors, kind names, structural equality and variable
+ * substitution.  Constructors allocate from the arena and return NULL only
+ * when it is out of memory (the arena then stays marked failed, and callers
+ * check it once after building).
+ */
+#include "ir.h"
+
+#include <string.h>
+
+static const char *const expr_names[] = {
+#define IR_NAME(k, s) s,
+    IR_EXPR_KINDS(IR_NAME)
+#undef IR_NAME
+};
+
+static const char *const stmt_names[] = {
+#define IR_NAME(k, s) s,
+    IR_STMT_KINDS(IR_NAME)
+#undef IR_NAME
+};
+
+const char *ir_expr_kind_name(ir_expr_kind k) { return expr_names[k]; }
+const char *ir_stmt_kind_name(ir_stmt_kind k) { return stmt_names[k]; }
+
+const char *ir_loop_kind_name(ts_loop_kind k) {
+  switch (k) {
+  case TS_SERIAL: return "serial";
+  case TS_UNROLLED: return "unrolled";
+  case TS_BLOCK_X: return "blockIdx.x";
+  case TS_BLOCK_Y: return "blockIdx.y";
+  case TS_BLOCK_Z: return "blockIdx.z";
+  case TS_THREAD_X: return "threadIdx.x";
+  case TS_THREAD_Y: return "threadIdx.y";
+  case TS_THREAD_Z: return "threadIdx.z";
+  }
+  return "?";
+}
+
+bool ir_kind_is_block(ts_loop_kind k) {
+  return k == TS_BLOCK_X || k == TS_BLOCK_Y || k == TS_BLOCK_Z;
+}
+
+bool ir_kind_is_thread(ts_loop_kind k) {
+  return k == TS_THREAD_X || k == TS_THREAD_Y || k == TS_THREAD_Z;
+}
+
+bool ir_kind_is_launch(ts_loop_kind k) {
+  return ir_kind_is_block(k) || ir_kind_is_thread(k);
+}
+
+/* ---- Variables, loops, buffers ----------------------------------------- */
+
+ir_var *ir_new_var(ts_arena *a, int id, const char *name, ir_var_kind kind,
+                   int64_t extent) {
+  ir_var *v = ts_arena_alloc(a, sizeof(*v));
+  if (!v)
+    return NULL;
+  v->id = id;
+  v->name = ts_arena_strdup(a, name);
+  v->kind = kind;
+  v->extent = extent;
+  return v;
+}
+
+ts_loop *ir_new_loop(ts_arena *a, int id, const char *name, int64_t extent,
+                     bool reduce, const void *owner) {
+  ts_loop *l = ts_arena_alloc(a, sizeof(*l));
+  if (!l)
+    return NULL;
+  l->id = id;
+  l->name = ts_arena_strdup(a, name);
+  l->birth = l->name;
+  l->var = ir_new_var(a, id, name, VAR_LOOP, extent);
+  l->extent = extent;
+  l->kind = TS_SERIAL;
+  l->reduce = reduce;
+  l->live = true;
+  l->owner = owner;
+  return l;
+}
+
+ir_buffer *ir_new_buffer(ts_arena *a, const char *name, ir_scope scope,
+                         int ndim, const int64_t *shape,
+                         const int64_t *strides) {
+  ir_buffer *b = ts_arena_alloc(a, sizeof(*b));
+  if (!b)
+    return NULL;
+  b->name = ts_arena_strdup(a, name);
+  b->scope = scope;
+  b->ndim = ndim;
+  int64_t stride = 1;
+  for (int d = ndim - 1; d >= 0; d--) {
+    b->shape[d] = shape[d];
+    b->strides[d] = strides ? strides[d] : stride;
+    stride *= shape[d];
+  }
+  return b;
+}
+
+/* ---- Expressions --------------------------------------------------------- */
+
+static ir_expr *new_expr(ts_arena *a, ir_expr_kind kind, ir_type type) {
+  ir_expr *e = ts_arena_alloc(a, sizeof(*e));
+  if (e) {
+    e->kind = kind;
+    e->type = type;
+  }
+  return e;
+}
+
+ir_expr *ir_int(ts_arena *a, int64_t v) {
+  ir_expr *e = new_expr(a, E_INT, TY_INT);
+  if (e)
+    e->ival = v;
+  return e;
+}
+
+ir_expr *ir_float(ts_arena *a, float v) {
+  ir_expr *e = new_expr(a, E_FLOAT, TY_FLOAT);
+  if (e)
+    e->fval = v;
+  return e;
+}
+
+ir_expr *ir_varref(ts_arena *a, ir_var *v) {
+  ir_expr *e = new_expr(a, E_VAR, TY_INT);
+  if (e)
+    e->var = v;
+  return e;
+}
+
+static ir_type binary_type(ir_expr_kind kind, const ir_expr *x) {
+  switch (kind) {
+  case E_LT: case E_LE: case E_EQ: case E_NE: case E_AND: case E_OR:
+    return TY_BOOL;
+  default:
+    return x ? x->type : TY_INT;
+  }
+}
+
+ir_expr *ir_binary(ts_arena *a, ir_expr_kind kind, ir_expr *x, ir_expr *y) {
+  if (!x || !y)
+    return NULL;
+  ir_expr *e = new_expr(a, kind, binary_type(kind, x));
+  if (e) {
+    e->op.a = x;
+    e->op.b = y;
+  }
+  return e;
+}
+
+ir_expr *ir_not(ts_arena *a, ir_expr *x) {
+  if (!x)
+    return NULL;
+  ir_expr *e = new_expr(a, E_NOT, TY_BOOL);
+  if (e)
+    e->op.a = x;
+  return e;
+}
+
+ir_expr *ir_select(ts_arena *a, ir_expr *c, ir_expr *x, ir_expr *y) {
+  if (!c || !x || !y)
+    return NULL;
+  ir_expr *e = new_expr(a, E_SELECT, x->type);
+  if (e) {
+    e->op.a = x;
+    e->op.b = y;
+    e->op.c = c;
+  }
+  return e;
+}
+
+ir_expr *ir_load(ts_arena *a, ir_buffer *buf, ir_expr *const *idx) {
+  ir_expr *e = new_expr(a, E_LOAD, TY_FLOAT);
+  ir_expr **copy = ts_arena_alloc(a, sizeof(*copy) * (size_t)buf->ndim);
+  if (!e || !copy)
+    return NULL;
+  for (int d = 0; d < buf->ndim; d++) {
+    if (!idx[d])
+      return NULL;
+    copy[d] = idx[d];
+  }
+  e->load.buf = buf;
+  e->load.idx = copy;
+  return e;
+}
+
+static bool is_int(const ir_expr *e, int64_t v) {
+  return e && e->kind == E_INT && e->ival == v;
+}
+
+ir_expr *ir_add(ts_arena *a, ir_expr *x, ir_expr *y) {
+  if (is_int(x, 0))
+    return y;
+  if (is_int(y, 0))
+    return x;
+  if (x && y && x->kind == E_INT && y->kind == E_INT)
+    return ir_int(a, x->ival + y->ival);
+  return ir_binary(a, E_ADD, x, y);
+}
+
+ir_expr *ir_sub(ts_arena *a, ir_expr *x, ir_expr *y) {
+  if (is_int(y, 0))
+    return x;
+  if (x && y && x->kind == E_INT && y->kind == E_INT)
+    return ir_int(a, x->ival - y->ival);
+  return ir_binary(a, E_SUB, x, y);
+}
+
+ir_expr *ir_mul(ts_arena *a, ir_expr *x, ir_expr *y) {
+  if (is_int(x, 1))
+    return y;
+  if (is_int(y, 1))
+    return x;
+  if (is_int(x, 0) || is_int(y, 0))
+    return ir_int(a, 0);
+  if (x && y && x->kind == E_INT && y->kind == E_INT)
+    return ir_int(a, x->ival * y->ival);
+  return ir_binary(a, E_MUL, x, y);
+}
+
+ir_expr *ir_and(ts_arena *a, ir_expr *x, ir_expr *y) {
+  if (!x)
+    return y;
+  if (!y)
+    return x;
+  return ir_binary(a, E_AND, x, y);
+}
+
+/* ---- Statements ---------------------------------------------------------- */
+
+static ir_stmt *new_stmt(ts_arena *a, ir_stmt_kind kind) {
+  ir_stmt *s = ts_arena_alloc(a, sizeof(*s));
+  if (s)
+    s->kind = kind;
+  return s;
+}
+
+ir_stmt *ir_new_for(ts_arena *a, ts_loop *loop, ir_stmt *body) {
+  if (!loop || !body)
+    return NULL;
+  ir_stmt *s = new_stmt(a, S_FOR);
+  if (s) {
+    s->for_.loop = loop;
+    s->for_.body = body;
+  }
+  return s;
+}
+
+ir_stmt *ir_new_seq(ts_arena *a, ir_stmt *const *items, int n) {
+  ir_stmt *s = new_stmt(a, S_SEQ);
+  ir_stmt **copy = ts_arena_alloc(a, sizeof(*copy) * (size_t)(n ? n : 1));
+  if (!s || !copy)
+    return NULL;
+  for (int i = 0; i < n; i++) {
+    if (!items[i])
+      return NULL;
+    copy[i] = items[i];
+  }
+  s->seq.items = copy;
+  s->seq.n = n;
+  return s;
+}
+
+ir_stmt *ir_new_store(ts_arena *a, ir_buffer *buf, ir_expr *const *idx,
+                      ir_expr *value) {
+  ir_stmt *s = new_stmt(a, S_STORE);
+  ir_expr **copy = ts_arena_alloc(a, sizeof(*copy) * (size_t)buf->ndim);
+  if (!s || !copy || !value)
+    return NULL;
+  for (int d = 0; d < buf->ndim; d++) {
+    if (!idx[d])
+      return NULL;
+    copy[d] = idx[d];
+  }
+  s->store.buf = buf;
+  s->store.idx = copy;
+  s->store.value = value;
+  return s;
+}
+
+ir_stmt *ir_new_if(ts_arena *a, ir_expr *cond, ir_stmt *then_,
+                   ir_stmt *else_) {
+  if (!cond || !then_)
+    return NULL;
+  ir_stmt *s = new_stmt(a, S_IF);
+  if (s) {
+    s->if_.cond = cond;
+    s->if_.then_ = then_;
+    s->if_.else_ = else_;
+  }
+  return s;
+}
+
+ir_stmt *ir_new_alloc(ts_arena *a, ir_buffer *buf, ir_stmt *body) {
+  if (!buf || !body)
+    return NULL;
+  ir_stmt *s = new_stmt(a, S_ALLOC);
+  if (s) {
+    s->alloc.buf = buf;
+    s->alloc.body = body;
+  }
+  return s;
+}
+
+ir_stmt *ir_new_barrier(ts_arena *a) { return new_stmt(a, S_BARRIER); }
+
+ir_stmt *ir_new_compute(ts_arena *a, ir_expr *i, ir_expr *j, ir_expr *k,
+                        ir_expr *pred) {
+  if (!i || !j || !k)
+    return NULL;
+  ir_stmt *s = new_stmt(a, S_COMPUTE);
+  if (s) {
+    s->compute.i = i;
+    s->compute.j = j;
+    s->compute.k = k;
+    s->compute.pred = pred;
+  }
+  return s;
+}
+
+/* ---- Queries --------------------------------------------------------------- */
+
+bool ir_expr_uses_var(const ir_expr *e, const ir_var *v) {
+  if (!e)
+    return false;
+  switch (e->kind) {
+  case E_INT: case E_FLOAT:
+    return false;
+  case E_VAR:
+    return e->var == v;
+  case E_LOAD:
+    for (int d = 0; d < e->load.buf->ndim; d++)
+      if (ir_expr_uses_var(e->load.idx[d], v))
+        return true;
+    return false;
+  default:
+    return ir_expr_uses_var(e->op.a, v) || ir_expr_uses_var(e->op.b, v) ||
+           ir_expr_uses_var(e->op.c, v);
+  }
+}
+
+bool ir_expr_equal(const ir_expr *x, const ir_expr *y) {
+  if (x == y)
+    return true;
+  if (!x || !y || x->kind != y->kind)
+    return false;
+  switch (x->kind) {
+  case E_INT: return x->ival == y->ival;
+  case E_FLOAT: return memcmp(&x->fval, &y->fval, sizeof(float)) == 0;
+  case E_VAR: return x->var == y->var;
+  case E_LOAD:
+    if (x->load.buf != y->load.buf)
+      return false;
+    for (int d = 0; d < x->load.buf->ndim; d++)
+      if (!ir_expr_equal(x->load.idx[d], y->load.idx[d]))
+        return false;
+    return true;
+  default:
+    return ir_expr_equal(x->op.a, y->op.a) && ir_expr_equal(x->op.b, y->op.b) &&
+           ir_expr_equal(x->op.c, y->op.c);
+  }
+}
+
+/* ---- Substitution ------------------------------------------------------------ */
+
+static ir_expr **subst_indices(ts_arena *a, ir_expr **idx, int n,
+                               const ir_var *v, ir_expr *with, bool *changed) {
+  ir_expr *out[IR_MAX_DIMS];
+  *changed = false;
+  for (int d = 0; d < n; d++) {
+    out[d] = ir_subst_expr(a, idx[d], v, with);
+    if (out[d] != idx[d])
+      *changed = true;
+  }
+  if (!*changed)
+    return idx;
+  ir_expr **copy = ts_arena_alloc(a, sizeof(*copy) * (size_t)n);
+  if (copy)
+    memcpy(copy, out, sizeof(*copy) * (size_t)n);
+  return copy;
+}
+
+ir_expr *ir_subst_expr(ts_arena *a, ir_expr *e, const ir_var *v,
+                       ir_expr *with) {
+  if (!e)
+    return NULL;
+  switch (e->kind) {
+  case E_INT: case E_FLOAT:
+    return e;
+  case E_VAR:
+    return e->var == v ? with : e;
+  case E_LOAD: {
+    bool changed;
+    ir_expr **idx =
+        subst_indices(a, e->load.idx, e->load.buf->ndim, v, with, &changed);
+    return changed ? ir_load(a, e->load.buf, idx) : e;
+  }
+  case E_NOT: {
+    ir_expr *x = ir_subst_expr(a, e->op.a, v, with);
+    return x == e->op.a ? e : ir_not(a, x);
+  }
+  case E_SELECT: {
+    ir_expr *x = ir_subst_expr(a, e->op.a, v, with);
+    ir_expr *y = ir_subst_expr(a, e->op.b, v, with);
+    ir_expr *c = ir_subst_expr(a, e->op.c, v, with);
+    if (x == e->op.a && y == e->op.b && c == e->op.c)
+      return e;
+    return ir_select(a, c, x, y);
+  }
+  default: {
+    ir_expr *x = ir_subst_expr(a, e->op.a, v, with);
+    ir_expr *y = ir_subst_expr(a, e->op.b, v, with);
+    if (x == e->op.a && y == e->op.b)
+      return e;
+    return ir_binary(a, e->kind, x, y);
+  }
+  }
+}
+
+ir_stmt *ir_subst_stmt(ts_arena *a, ir_stmt *s, const ir_var *v,
+                       ir_expr *with) {
+  if (!s)
+    return NULL;
+  switch (s->kind) {
+  case S_FOR: {
+    ir_stmt *body = ir_subst_stmt(a, s->for_.body, v, with);
+    return body == s->for_.body ? s : ir_new_for(a, s->for_.loop, body);
+  }
+  case S_SEQ: {
+    ir_stmt **items = ts_arena_alloc(a, sizeof(*items) * (size_t)s->seq.n);
+    if (!items)
+      return NULL;
+    bool changed = false;
+    for (int i = 0; i < s->seq.n; i++) {
+      items[i] = ir_subst_stmt(a, s->seq.items[i], v, with);
+      changed |= items[i] != s->seq.items[i];
+    }
+    return changed ? ir_new_seq(a, items, s->seq.n) : s;
+  }
+  case S_STORE: {
+    bool changed;
+    ir_expr **idx = subst_indices(a, s->store.idx, s->store.buf->ndim, v, with,
+                                  &changed);
+    ir_expr *value = ir_subst_expr(a, s->store.value, v, with);
+    if (!changed && value == s->store.value)
+      return s;
+    return idx ? ir_new_store(a, s->store.buf, idx, value) : NULL;
+  }
+  case S_IF: {
+    ir_expr *c = ir_subst_expr(a, s->if_.cond, v, with);
+    ir_stmt *t = ir_subst_stmt(a, s->if_.then_, v, with);
+    ir_stmt *e = ir_subst_stmt(a, s->if_.else_, v, with);
+    if (c == s->if_.cond && t == s->if_.then_ && e == s->if_.else_)
+      return s;
+    return ir_new_if(a, c, t, e);
+  }
+  case S_ALLOC: {
+    ir_stmt *body = ir_subst_stmt(a, s->alloc.body, v, with);
+    return body == s->alloc.body ? s : ir_new_alloc(a, s->alloc.buf, body);
+  }
+  case S_BARRIER:
+    return s;
+  case S_COMPUTE: {
+    ir_expr *i = ir_subst_expr(a, s->compute.i, v, with);
+    ir_expr *j = ir_subst_expr(a, s->compute.j, v, with);
+    ir_expr *k = ir_subst_expr(a, s->compute.k, v, with);
+    ir_expr *p = ir_subst_expr(a, s->compute.pred, v, with);
+    if (i == s->compute.i && j == s->compute.j && k == s->compute.k &&
+        p == s->compute.pred)
+      return s;
+    return ir_new_compute(a, i, j, k, p);
+  }
+  }
+  return s;
+}

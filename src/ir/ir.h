@@ -1,0 +1,219 @@
+/*
+ * The tensor IR: expressions, statements, buffers and loops.
+ *
+ * Node kinds are listed once (X-macros) and the lists generate the enums and
+ * the kind names.  Nodes live in an arena and are treated as immutable once
+ * built: a rewrite builds new nodes and returns the very node it was given
+ * when nothing below it changed.  The one mutable object is a ts_loop, the
+ * handle a user holds: every For node of that loop points to it, so a
+ * handle stays valid when the nest around it is rebuilt.
+ */
+#ifndef TS_IR_H
+#define TS_IR_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "arena.h"
+#include "tessel.h"
+
+typedef enum {
+  TY_INT,   /* index arithmetic (64-bit in the IR) */
+  TY_FLOAT, /* fp32 data */
+  TY_BOOL,  /* conditions */
+} ir_type;
+
+#define IR_EXPR_KINDS(X)                                                      \
+  X(E_INT, "int")       /* integer immediate */                               \
+  X(E_FLOAT, "float")   /* fp32 immediate */                                  \
+  X(E_VAR, "var")       /* loop or launch variable */                         \
+  X(E_ADD, "+")                                                               \
+  X(E_SUB, "-")                                                               \
+  X(E_MUL, "*")                                                               \
+  X(E_DIV, "/")         /* floor division */                                  \
+  X(E_MOD, "%")         /* floor modulo */                                    \
+  X(E_MIN, "min")                                                             \
+  X(E_MAX, "max")                                                             \
+  X(E_LT, "<")                                                                \
+  X(E_LE, "<=")                                                               \
+  X(E_EQ, "==")                                                               \
+  X(E_NE, "!=")                                                               \
+  X(E_AND, "&&")                                                              \
+  X(E_OR, "||")                                                               \
+  X(E_NOT, "!")                                                               \
+  X(E_SELECT, "select") /* c ? a : b */                                       \
+  X(E_LOAD, "load")     /* buffer[indices] */
+
+typedef enum {
+#define IR_ENUM(k, s) k,
+  IR_EXPR_KINDS(IR_ENUM)
+#undef IR_ENUM
+} ir_expr_kind;
+
+#define IR_STMT_KINDS(X)                                                      \
+  X(S_FOR, "for")         /* loop over 0..extent of a ts_loop */              \
+  X(S_SEQ, "seq")         /* statements in order */                           \
+  X(S_STORE, "store")     /* buffer[indices] = value */                       \
+  X(S_IF, "if")           /* guarded statement */                             \
+  X(S_ALLOC, "allocate")  /* a shared or local buffer live in its body */     \
+  X(S_BARRIER, "barrier") /* __syncthreads() */                               \
+  X(S_COMPUTE, "compute") /* the GEMM update before lowering */
+
+typedef enum {
+#define IR_ENUM(k, s) k,
+  IR_STMT_KINDS(IR_ENUM)
+#undef IR_ENUM
+} ir_stmt_kind;
+
+typedef enum { SCOPE_GLOBAL, SCOPE_SHARED, SCOPE_LOCAL } ir_scope;
+
+typedef enum {
+  VAR_LOOP,   /* a serial or unrolled loop's variable */
+  VAR_LAUNCH, /* blockIdx.* / threadIdx.* after lowering */
+} ir_var_kind;
+
+typedef struct ir_var {
+  int id;           /* unique within the schedule; the executor's slot */
+  const char *name; /* as the user sees it ("i.outer") */
+  ir_var_kind kind;
+  ts_loop_kind tag; /* for VAR_LAUNCH: which index */
+  int64_t extent;   /* values lie in [0, extent) */
+} ir_var;
+
+enum { IR_MAX_DIMS = 4 };
+
+typedef struct ir_buffer {
+  const char *name;
+  ir_scope scope;
+  int ndim;
+  int64_t shape[IR_MAX_DIMS];
+  int64_t strides[IR_MAX_DIMS]; /* in elements */
+} ir_buffer;
+
+typedef struct ir_expr ir_expr;
+struct ir_expr {
+  ir_expr_kind kind;
+  ir_type type;
+  union {
+    int64_t ival;
+    float fval;
+    ir_var *var;
+    struct {
+      ir_expr *a, *b, *c; /* select: c ? a : b */
+    } op;
+    struct {
+      ir_buffer *buf;
+      ir_expr **idx; /* buf->ndim logical indices */
+    } load;
+  };
+};
+
+/* A loop: the object a ts_loop handle points to. */
+struct ts_loop {
+  int id;            /* creation order within the schedule */
+  const char *name;
+  const char *birth; /* the name it was made with; the trace's C variable */
+  ir_var *var;
+  int64_t extent;
+  ts_loop_kind kind;
+  bool reduce;       /* iterates the reduction axis k */
+  bool live;         /* false once split or fused away */
+  const void *owner; /* the schedule that made it */
+};
+
+typedef struct ir_stmt ir_stmt;
+struct ir_stmt {
+  ir_stmt_kind kind;
+  union {
+    struct {
+      ts_loop *loop;
+      ir_stmt *body;
+    } for_;
+    struct {
+      ir_stmt **items;
+      int n;
+    } seq;
+    struct {
+      ir_buffer *buf;
+      ir_expr **idx;
+      ir_expr *value;
+    } store;
+    struct {
+      ir_expr *cond;
+      ir_stmt *then_, *else_; /* else_ may be NULL */
+    } if_;
+    struct {
+      ir_buffer *buf;
+      ir_stmt *body;
+    } alloc;
+    struct {
+      /* C[i, j] += A[i, k] * B[k, j] for the iteration (i, j, k) that these
+       * expressions of the loop variables give, where pred holds. */
+      ir_expr *i, *j, *k;
+      ir_expr *pred; /* NULL: always */
+    } compute;
+  };
+};
+
+/* A lowered kernel: what codegen and the reference executor consume. */
+typedef struct ir_kernel {
+  ir_stmt *body;
+  int64_t grid[3], block[3];
+  ir_buffer *A, *B, *C; /* the parameters, in this order */
+  int nvars;            /* every variable's id is below this */
+} ir_kernel;
+
+const char *ir_expr_kind_name(ir_expr_kind k);
+const char *ir_stmt_kind_name(ir_stmt_kind k);
+const char *ir_loop_kind_name(ts_loop_kind k);
+bool ir_kind_is_block(ts_loop_kind k);
+bool ir_kind_is_thread(ts_loop_kind k);
+bool ir_kind_is_launch(ts_loop_kind k);
+
+/* ---- Constructors (new_*); NULL only when the arena is out of memory ---- */
+
+ir_var *ir_new_var(ts_arena *a, int id, const char *name, ir_var_kind kind,
+                   int64_t extent);
+ts_loop *ir_new_loop(ts_arena *a, int id, const char *name, int64_t extent,
+                     bool reduce, const void *owner);
+ir_buffer *ir_new_buffer(ts_arena *a, const char *name, ir_scope scope,
+                         int ndim, const int64_t *shape,
+                         const int64_t *strides);
+
+ir_expr *ir_int(ts_arena *a, int64_t v);
+ir_expr *ir_float(ts_arena *a, float v);
+ir_expr *ir_varref(ts_arena *a, ir_var *v);
+ir_expr *ir_binary(ts_arena *a, ir_expr_kind kind, ir_expr *x, ir_expr *y);
+ir_expr *ir_not(ts_arena *a, ir_expr *x);
+ir_expr *ir_select(ts_arena *a, ir_expr *c, ir_expr *x, ir_expr *y);
+ir_expr *ir_load(ts_arena *a, ir_buffer *buf, ir_expr *const *idx);
+/* Folding helpers: like ir_binary, but fold constants and identities
+ * (x + 0, x * 1, x * 0, true && x) so built expressions stay small. */
+ir_expr *ir_add(ts_arena *a, ir_expr *x, ir_expr *y);
+ir_expr *ir_sub(ts_arena *a, ir_expr *x, ir_expr *y);
+ir_expr *ir_mul(ts_arena *a, ir_expr *x, ir_expr *y);
+ir_expr *ir_and(ts_arena *a, ir_expr *x, ir_expr *y); /* NULL means true */
+
+ir_stmt *ir_new_for(ts_arena *a, ts_loop *loop, ir_stmt *body);
+ir_stmt *ir_new_seq(ts_arena *a, ir_stmt *const *items, int n);
+ir_stmt *ir_new_store(ts_arena *a, ir_buffer *buf, ir_expr *const *idx,
+                      ir_expr *value);
+ir_stmt *ir_new_if(ts_arena *a, ir_expr *cond, ir_stmt *then_, ir_stmt *else_);
+ir_stmt *ir_new_alloc(ts_arena *a, ir_buffer *buf, ir_stmt *body);
+ir_stmt *ir_new_barrier(ts_arena *a);
+ir_stmt *ir_new_compute(ts_arena *a, ir_expr *i, ir_expr *j, ir_expr *k,
+                        ir_expr *pred);
+
+bool ir_expr_uses_var(const ir_expr *e, const ir_var *v);
+bool ir_expr_equal(const ir_expr *x, const ir_expr *y);
+
+/* ---- Rewrites ------------------------------------------------------------ */
+
+/* One variable replaced by an expression, through a statement or expression;
+ * returns the same node where nothing changed. */
+ir_expr *ir_subst_expr(ts_arena *a, ir_expr *e, const ir_var *v,
+                       ir_expr *with);
+ir_stmt *ir_subst_stmt(ts_arena *a, ir_stmt *s, const ir_var *v,
+                       ir_expr *with);
+
+#endif

@@ -1,0 +1,229 @@
+/*
+ * The IR printer: expressions with the fewest parentheses their precedence
+ * needs, and statements as indented loop-nest pseudo-code:
+ *
+ *   for i.outer in 0..2 bound to blockIdx.y:
+ *     if i.outer*32 + i.inner < 37:
+ *       C[i, j] += A[i, k] * B[k, j]
+ */
+#include "printer.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static int precedence(ir_expr_kind k) {
+  switch (k) {
+  case E_SELECT: return 0;
+  case E_OR: return 1;
+  case E_AND: return 2;
+  case E_EQ: case E_NE: return 3;
+  case E_LT: case E_LE: return 4;
+  case E_ADD: case E_SUB: return 5;
+  case E_MUL: case E_DIV: case E_MOD: return 6;
+  case E_NOT: return 7;
+  default: return 8; /* atoms, calls */
+  }
+}
+
+static bool associative(ir_expr_kind k) {
+  return k == E_ADD || k == E_MUL || k == E_AND || k == E_OR;
+}
+
+void ir_print_float(ts_buf *b, float v, bool cuda) {
+  char text[48];
+  snprintf(text, sizeof(text), "%.9g", (double)v);
+  if (!strpbrk(text, ".en"))
+    strcat(text, ".0");
+  ts_buf_puts(b, text);
+  if (cuda)
+    ts_buf_puts(b, "f");
+}
+
+static void print_operand(ts_buf *b, const ir_expr *child, int parent_prec,
+                          bool right, ir_expr_kind parent,
+                          const ir_expr_style *st) {
+  int p = precedence(child->kind);
+  bool parens = p < parent_prec ||
+                (right && p == parent_prec &&
+                 !(child->kind == parent && associative(parent)));
+  if (parens)
+    ts_buf_puts(b, "(");
+  ir_print_expr(b, child, st);
+  if (parens)
+    ts_buf_puts(b, ")");
+}
+
+void ir_print_expr(ts_buf *b, const ir_expr *e, const ir_expr_style *st) {
+  switch (e->kind) {
+  case E_INT:
+    if (e->type == TY_BOOL)
+      ts_buf_puts(b, e->ival ? "true" : "false");
+    else
+      ts_buf_printf(b, "%lld", (long long)e->ival);
+    return;
+  case E_FLOAT:
+    ir_print_float(b, e->fval, st->cuda);
+    return;
+  case E_VAR:
+    st->var(b, e->var, st);
+    return;
+  case E_LOAD:
+    st->access(b, e->load.buf, e->load.idx, st);
+    return;
+  case E_DIV: case E_MOD:
+    if (st->floor_call && st->floor_call(e, st)) {
+      ts_buf_puts(b, e->kind == E_DIV ? "floordiv(" : "floormod(");
+      ir_print_expr(b, e->op.a, st);
+      ts_buf_puts(b, ", ");
+      ir_print_expr(b, e->op.b, st);
+      ts_buf_puts(b, ")");
+      return;
+    }
+    break;
+  case E_MIN: case E_MAX:
+    ts_buf_puts(b, e->kind == E_MIN ? "min(" : "max(");
+    ir_print_expr(b, e->op.a, st);
+    ts_buf_puts(b, ", ");
+    ir_print_expr(b, e->op.b, st);
+    ts_buf_puts(b, ")");
+    return;
+  case E_NOT:
+    ts_buf_puts(b, "!");
+    print_operand(b, e->op.a, precedence(E_NOT), false, E_NOT, st);
+    return;
+  case E_SELECT:
+    print_operand(b, e->op.c, 1, false, E_SELECT, st);
+    ts_buf_puts(b, " ? ");
+    print_operand(b, e->op.a, 1, false, E_SELECT, st);
+    ts_buf_puts(b, " : ");
+    print_operand(b, e->op.b, 1, false, E_SELECT, st);
+    return;
+  default:
+    break;
+  }
+  {
+    int p = precedence(e->kind);
+    print_operand(b, e->op.a, p, false, e->kind, st);
+    bool tight = e->type == TY_INT &&
+                 (e->kind == E_MUL || e->kind == E_DIV || e->kind == E_MOD);
+    ts_buf_puts(b, tight ? "" : " ");
+    ts_buf_puts(b, ir_expr_kind_name(e->kind));
+    ts_buf_puts(b, tight ? "" : " ");
+    print_operand(b, e->op.b, p, true, e->kind, st);
+  }
+}
+
+/* ---- The pseudo-code style ------------------------------------------------- */
+
+static void pseudo_var(ts_buf *b, const ir_var *v, const ir_expr_style *st) {
+  (void)st;
+  ts_buf_puts(b, v->name);
+}
+
+static void pseudo_access(ts_buf *b, const ir_buffer *buf, ir_expr *const *idx,
+                          const ir_expr_style *st) {
+  ts_buf_printf(b, "%s[", buf->name);
+  for (int d = 0; d < buf->ndim; d++) {
+    if (d)
+      ts_buf_puts(b, ", ");
+    ir_print_expr(b, idx[d], st);
+  }
+  ts_buf_puts(b, "]");
+}
+
+const ir_expr_style ir_pseudo_style = {pseudo_var, pseudo_access, false, NULL,
+                                       NULL};
+
+/* ---- Statements --------------------------------------------------------------- */
+
+static const char *scope_name(ir_scope s) {
+  return s == SCOPE_GLOBAL ? "global" : s == SCOPE_SHARED ? "shared" : "local";
+}
+
+static void print_expr_line(ts_buf *b, const ir_expr *e) {
+  ir_print_expr(b, e, &ir_pseudo_style);
+}
+
+static void print_compute(ts_buf *b, const ir_stmt *s, int depth) {
+  const ir_expr *i = s->compute.i, *j = s->compute.j, *k = s->compute.k;
+  if (s->compute.pred) {
+    ts_buf_indent(b, depth);
+    ts_buf_puts(b, "if ");
+    print_expr_line(b, s->compute.pred);
+    ts_buf_puts(b, ":\n");
+    depth++;
+  }
+  ts_buf_indent(b, depth);
+  ts_buf_puts(b, "C[");
+  print_expr_line(b, i);
+  ts_buf_puts(b, ", ");
+  print_expr_line(b, j);
+  ts_buf_puts(b, "] += A[");
+  print_expr_line(b, i);
+  ts_buf_puts(b, ", ");
+  print_expr_line(b, k);
+  ts_buf_puts(b, "] * B[");
+  print_expr_line(b, k);
+  ts_buf_puts(b, ", ");
+  print_expr_line(b, j);
+  ts_buf_puts(b, "]\n");
+}
+
+void ir_print_stmt(ts_buf *b, const ir_stmt *s, int depth,
+                   const ts_loop *mark) {
+  switch (s->kind) {
+  case S_FOR: {
+    const ts_loop *l = s->for_.loop;
+    ts_buf_indent(b, depth);
+    ts_buf_printf(b, "for %s in 0..%lld", l->name, (long long)l->extent);
+    if (ir_kind_is_launch(l->kind))
+      ts_buf_printf(b, " bound to %s", ir_loop_kind_name(l->kind));
+    else if (l->kind == TS_UNROLLED)
+      ts_buf_puts(b, " unrolled");
+    ts_buf_puts(b, l == mark ? ":   <-- here\n" : ":\n");
+    ir_print_stmt(b, s->for_.body, depth + 1, mark);
+    return;
+  }
+  case S_SEQ:
+    for (int i = 0; i < s->seq.n; i++)
+      ir_print_stmt(b, s->seq.items[i], depth, mark);
+    return;
+  case S_STORE:
+    ts_buf_indent(b, depth);
+    pseudo_access(b, s->store.buf, s->store.idx, &ir_pseudo_style);
+    ts_buf_puts(b, " = ");
+    print_expr_line(b, s->store.value);
+    ts_buf_puts(b, "\n");
+    return;
+  case S_IF:
+    ts_buf_indent(b, depth);
+    ts_buf_puts(b, "if ");
+    print_expr_line(b, s->if_.cond);
+    ts_buf_puts(b, ":\n");
+    ir_print_stmt(b, s->if_.then_, depth + 1, mark);
+    if (s->if_.else_) {
+      ts_buf_indent(b, depth);
+      ts_buf_puts(b, "else:\n");
+      ir_print_stmt(b, s->if_.else_, depth + 1, mark);
+    }
+    return;
+  case S_ALLOC: {
+    const ir_buffer *buf = s->alloc.buf;
+    ts_buf_indent(b, depth);
+    ts_buf_printf(b, "%s float %s", scope_name(buf->scope), buf->name);
+    for (int d = 0; d < buf->ndim; d++)
+      ts_buf_printf(b, "[%lld]", (long long)buf->shape[d]);
+    ts_buf_puts(b, "\n");
+    ir_print_stmt(b, s->alloc.body, depth, mark);
+    return;
+  }
+  case S_BARRIER:
+    ts_buf_indent(b, depth);
+    ts_buf_puts(b, "barrier\n");
+    return;
+  case S_COMPUTE:
+    print_compute(b, s, depth);
+    return;
+  }
+}

@@ -1,0 +1,365 @@
+/*
+ * The schedule object: the GEMM definition as a naive i/j/k loop nest, loop
+ * handles and their names, and the sticky error status every primitive
+ * checks first (cairo's model: the first error stays, later calls do
+ * nothing, and every error passes through sched_fail).
+ */
+#include "sched.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../ir/printer.h"
+
+static const struct {
+  ts_status code;
+  const char *text;
+} status_text[] = {
+#define TS_STATUS_TEXT(code, text) {code, text},
+    TS_STATUS_LIST(TS_STATUS_TEXT)
+#undef TS_STATUS_TEXT
+};
+
+const char *ts_strerror(ts_status status) {
+  if ((int)status < 0 || status >= TS_STATUS_COUNT)
+    return "unknown status";
+  return status_text[status].text;
+}
+
+static const char *const layout_names[] = {"NN", "NT", "TN", "TT"};
+
+const char *ts_layout_name(ts_layout layout) {
+  return (unsigned)layout < 4 ? layout_names[layout] : "??";
+}
+
+int ts_layout_parse(const char *text) {
+  for (int i = 0; text && i < 4; i++)
+    if (strcmp(text, layout_names[i]) == 0)
+      return i;
+  return -1;
+}
+
+ts_gemm ts_gemm_make(int64_t m, int64_t n, int64_t k) {
+  return (ts_gemm){.m = m, .n = n, .k = k, .layout = TS_NN, .alpha = 1.0f,
+                   .beta = 0.0f};
+}
+
+/* A schedule that could not be allocated: every call on it is a no-op. */
+static ts_sched nomem_sched = {.status = TS_ERR_NO_MEMORY,
+                               .errmsg = (char *)"ts_matmul: out of memory"};
+
+/* ---- Errors ------------------------------------------------------------------ */
+
+ts_status sched_fail(ts_sched *s, ts_status code, const ts_loop *mark,
+                     const char *fmt, ...) {
+  if (s->status != TS_OK)
+    return s->status;
+  s->status = code;
+  ts_buf b;
+  ts_buf_init(&b);
+  char line[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(line, sizeof(line), fmt, ap);
+  va_end(ap);
+  ts_buf_puts(&b, line);
+  if (mark && s->root) {
+    ts_buf_puts(&b, "\n");
+    ir_print_stmt(&b, s->root, 1, mark);
+  }
+  s->errmsg = ts_buf_take(&b);
+  return code;
+}
+
+bool sched_check_loop(ts_sched *s, const char *fn, int pos,
+                      const char *argname, const ts_loop *loop) {
+  if (!loop) {
+    sched_fail(s, TS_ERR_NULL_ARG, NULL, "%s: argument %d '%s' is NULL", fn,
+               pos, argname);
+    return false;
+  }
+  if (loop->owner != s) {
+    sched_fail(s, TS_ERR_FOREIGN_LOOP, NULL,
+               "%s: argument %d '%s' (loop \"%s\") belongs to another "
+               "schedule",
+               fn, pos, argname, loop->name);
+    return false;
+  }
+  if (!loop->live) {
+    sched_fail(s, TS_ERR_LOOP_REPLACED, NULL,
+               "%s: argument %d '%s': loop \"%s\" was replaced by an earlier "
+               "split or fuse; use the loops it returned",
+               fn, pos, argname, loop->name);
+    return false;
+  }
+  return true;
+}
+
+/* ---- Names ---------------------------------------------------------------------- */
+
+void sched_c_name(ts_buf *b, const char *name) {
+  for (const char *p = name; *p; p++) {
+    char c[2] = {*p == '.' ? '_' : *p, 0};
+    ts_buf_puts(b, c);
+  }
+}
+
+static bool same_c_name(const char *x, const char *y) {
+  for (; *x && *y; x++, y++) {
+    char cx = *x == '.' ? '_' : *x, cy = *y == '.' ? '_' : *y;
+    if (cx != cy)
+      return false;
+  }
+  return *x == *y;
+}
+
+/* Names the generated code uses for itself, or that C reserves. */
+static const char *const reserved[] = {
+    "A", "B", "C", "acc", "alpha", "beta", "int", "float", "for", "if",
+    "else", "while", "do", "return", "const", "void", "long", "char",
+    "short", "unsigned", "signed", "double", "struct", "union", "static",
+    "extern", "switch", "case", "default", "break", "continue", "goto",
+    "sizeof", "threadIdx", "blockIdx", "blockDim", "gridDim", "min", "max"};
+
+bool sched_name_taken(const ts_sched *s, const char *name) {
+  for (size_t i = 0; i < sizeof(reserved) / sizeof(reserved[0]); i++)
+    if (same_c_name(name, reserved[i]))
+      return true;
+  for (int i = 0; i < s->nloops; i++)
+    if (same_c_name(s->loops[i]->name, name) ||
+        same_c_name(s->loops[i]->birth, name))
+      return true;
+  return false;
+}
+
+ts_loop *sched_new_loop(ts_sched *s, const char *name, int64_t extent,
+                        bool reduce, int slot) {
+  const char *unique = name;
+  for (int n = 2; sched_name_taken(s, unique); n++)
+    unique = ts_arena_printf(&s->arena, "%s%d", name, n);
+  return ir_new_loop(&s->arena, s->nloops + slot, unique, extent, reduce, s);
+}
+
+bool sched_register_loops(ts_sched *s, ts_loop *const *loops, int n) {
+  if (s->nloops + n > s->loops_cap) {
+    int cap = s->loops_cap ? s->loops_cap * 2 : 16;
+    while (cap < s->nloops + n)
+      cap *= 2;
+    ts_loop **p = realloc(s->loops, sizeof(*p) * (size_t)cap);
+    if (!p)
+      return false;
+    s->loops = p;
+    s->loops_cap = cap;
+  }
+  for (int i = 0; i < n; i++)
+    s->loops[s->nloops++] = loops[i];
+  s->next_var = s->nloops;
+  return true;
+}
+
+bool sched_trace(ts_sched *s, const trace_rec *rec) {
+  if (s->ntrace == s->trace_cap) {
+    int cap = s->trace_cap ? s->trace_cap * 2 : 16;
+    trace_rec *p = realloc(s->trace, sizeof(*p) * (size_t)cap);
+    if (!p)
+      return false;
+    s->trace = p;
+    s->trace_cap = cap;
+  }
+  s->trace[s->ntrace++] = *rec;
+  return true;
+}
+
+void sched_invalidate(ts_sched *s) { s->lowered = NULL; }
+
+/* ---- The definition ------------------------------------------------------------- */
+
+enum { MAX_DIM = 0x7fffffff }; /* each of m, n, k below 2^31 */
+
+static bool check_gemm(ts_sched *s, const ts_gemm *def) {
+  if (!def) {
+    sched_fail(s, TS_ERR_NULL_ARG, NULL, "ts_matmul: argument 1 'def' is NULL");
+    return false;
+  }
+  const int64_t dims[3] = {def->m, def->n, def->k};
+  const char *names[3] = {"m", "n", "k"};
+  for (int d = 0; d < 3; d++) {
+    if (dims[d] < 1 || dims[d] > MAX_DIM) {
+      sched_fail(s, TS_ERR_BAD_SHAPE, NULL,
+                 "ts_matmul: def->%s must be in 1..%d (got %lld)", names[d],
+                 MAX_DIM, (long long)dims[d]);
+      return false;
+    }
+  }
+  if ((unsigned)def->layout > TS_TT) {
+    sched_fail(s, TS_ERR_BAD_LAYOUT,
+               NULL, "ts_matmul: def->layout must be TS_NN, TS_NT, TS_TN or "
+               "TS_TT (got %d)", (int)def->layout);
+    return false;
+  }
+  if (!isfinite(def->alpha) || !isfinite(def->beta)) {
+    sched_fail(s, TS_ERR_BAD_ARG, NULL,
+               "ts_matmul: alpha and beta must be finite (got %g, %g)",
+               (double)def->alpha, (double)def->beta);
+    return false;
+  }
+  return true;
+}
+
+static void make_buffers(ts_sched *s) {
+  const ts_gemm *g = &s->def;
+  bool ta = g->layout == TS_TN || g->layout == TS_TT;
+  bool tb = g->layout == TS_NT || g->layout == TS_TT;
+  int64_t a_shape[2] = {g->m, g->k}, a_str[2] = {ta ? 1 : g->k, ta ? g->m : 1};
+  int64_t b_shape[2] = {g->k, g->n}, b_str[2] = {tb ? 1 : g->n, tb ? g->k : 1};
+  int64_t c_shape[2] = {g->m, g->n};
+  s->A = ir_new_buffer(&s->arena, "A", SCOPE_GLOBAL, 2, a_shape, a_str);
+  s->B = ir_new_buffer(&s->arena, "B", SCOPE_GLOBAL, 2, b_shape, b_str);
+  s->C = ir_new_buffer(&s->arena, "C", SCOPE_GLOBAL, 2, c_shape, NULL);
+}
+
+static void make_nest(ts_sched *s) {
+  ts_arena *a = &s->arena;
+  ts_loop *l[3] = {
+      ir_new_loop(a, 0, "i", s->def.m, false, s),
+      ir_new_loop(a, 1, "j", s->def.n, false, s),
+      ir_new_loop(a, 2, "k", s->def.k, true, s),
+  };
+  if (!l[0] || !l[1] || !l[2] || !sched_register_loops(s, l, 3))
+    return;
+  ir_stmt *body = ir_new_compute(a, ir_varref(a, l[0]->var),
+                                 ir_varref(a, l[1]->var),
+                                 ir_varref(a, l[2]->var), NULL);
+  for (int d = 2; d >= 0; d--)
+    body = ir_new_for(a, l[d], body);
+  s->root = body;
+}
+
+ts_sched *ts_matmul_named(const ts_gemm *def, const char *name) {
+  ts_sched *s = calloc(1, sizeof(*s));
+  if (!s)
+    return &nomem_sched;
+  ts_arena_init(&s->arena);
+  s->name = ts_arena_strdup(&s->arena, name ? name : "custom");
+  if (def)
+    s->def = *def;
+  if (!check_gemm(s, def))
+    return s;
+  make_buffers(s);
+  make_nest(s);
+  if (s->arena.failed || !s->root)
+    sched_fail(s, TS_ERR_NO_MEMORY, NULL, "ts_matmul: out of memory");
+  return s;
+}
+
+ts_sched *ts_matmul(const ts_gemm *def) { return ts_matmul_named(def, NULL); }
+
+void ts_sched_free(ts_sched *s) {
+  if (!s || s == &nomem_sched)
+    return;
+  ts_arena_release(&s->arena);
+  free(s->loops);
+  free(s->trace);
+  free(s->errmsg);
+  free(s);
+}
+
+ts_status ts_sched_status(const ts_sched *s) {
+  return s ? s->status : TS_ERR_NULL_ARG;
+}
+
+const char *ts_sched_errmsg(const ts_sched *s) {
+  if (!s)
+    return "schedule is NULL";
+  if (s->status == TS_OK)
+    return "";
+  return s->errmsg ? s->errmsg : ts_strerror(s->status);
+}
+
+const ts_gemm *ts_sched_gemm(const ts_sched *s) { return s ? &s->def : NULL; }
+
+const char *ts_sched_name(const ts_sched *s) {
+  return s && s->name ? s->name : "";
+}
+
+/* ---- Loops by name -------------------------------------------------------------- */
+
+ts_loop *ts_get_loop(ts_sched *s, const char *name) {
+  if (!s || s->status != TS_OK)
+    return NULL;
+  if (!name) {
+    sched_fail(s, TS_ERR_NULL_ARG, NULL, "ts_get_loop: argument 2 'name' is NULL");
+    return NULL;
+  }
+  bool replaced = false;
+  for (int i = 0; i < s->nloops; i++) {
+    if (strcmp(s->loops[i]->name, name) == 0) {
+      if (s->loops[i]->live)
+        return s->loops[i];
+      replaced = true;
+    }
+  }
+  if (replaced)
+    sched_fail(s, TS_ERR_LOOP_REPLACED, NULL,
+               "ts_get_loop: loop \"%s\" was replaced by an earlier split or "
+               "fuse", name);
+  else
+    sched_fail(s, TS_ERR_UNKNOWN_LOOP, NULL,
+               "ts_get_loop: no loop named \"%s\" in schedule \"%s\"", name,
+               s->name);
+  return NULL;
+}
+
+const char *ts_loop_name(const ts_loop *loop) { return loop ? loop->name : ""; }
+
+int64_t ts_loop_extent(const ts_loop *loop) { return loop ? loop->extent : 0; }
+
+static bool valid_name(const char *name) {
+  if (!name[0] || !(name[0] == '_' || (name[0] >= 'a' && name[0] <= 'z') ||
+                    (name[0] >= 'A' && name[0] <= 'Z')))
+    return false;
+  for (const char *p = name; *p; p++) {
+    char c = *p;
+    if (!(c == '_' || c == '.' || (c >= 'a' && c <= 'z') ||
+          (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')))
+      return false;
+  }
+  return strlen(name) < 64;
+}
+
+ts_status ts_rename(ts_sched *s, ts_loop *loop, const char *name) {
+  if (!s)
+    return TS_ERR_NULL_ARG;
+  if (s->status != TS_OK)
+    return s->status;
+  /* Check: the loop, a well-formed name, and no clash in generated code. */
+  if (!sched_check_loop(s, "ts_rename", 2, "loop", loop))
+    return s->status;
+  if (!name)
+    return sched_fail(s, TS_ERR_NULL_ARG, NULL,
+                      "ts_rename: argument 3 'name' is NULL");
+  if (!valid_name(name))
+    return sched_fail(s, TS_ERR_BAD_NAME, loop,
+                      "ts_rename: argument 3 'name' must be a letter or '_' "
+                      "then letters, digits, '_' or '.', under 64 characters "
+                      "(got \"%s\")", name);
+  if (sched_name_taken(s, name))
+    return sched_fail(s, TS_ERR_NAME_TAKEN, loop,
+                      "ts_rename: name \"%s\" is reserved or taken by "
+                      "another loop", name);
+  /* Step 1. Rename the loop and its variable. */
+  const char *copy = ts_arena_strdup(&s->arena, name);
+  if (!copy)
+    return sched_fail(s, TS_ERR_NO_MEMORY, NULL, "ts_rename: out of memory");
+  trace_rec rec = {.op = TR_RENAME, .loops = {loop->id}, .nloops = 1,
+                   .name = copy};
+  if (!sched_trace(s, &rec))
+    return sched_fail(s, TS_ERR_NO_MEMORY, NULL, "ts_rename: out of memory");
+  loop->name = copy;
+  loop->var->name = copy;
+  sched_invalidate(s);
+  return TS_OK;
+}

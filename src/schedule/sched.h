@@ -1,0 +1,99 @@
+/*
+ * The schedule object, shared by the primitives, the trace and lowering.
+ *
+ * A schedule owns an arena with its IR, the loops ever created (a loop's id
+ * is its index), the trace of primitive calls and a sticky status.  The
+ * schedule IR is a tree of For nodes over one S_COMPUTE node; primitives
+ * build a new tree and swap it in only when every check has passed.
+ */
+#ifndef TS_SCHED_H
+#define TS_SCHED_H
+
+#include "../ir/ir.h"
+#include "../ir/strbuf.h"
+
+typedef enum {
+  TR_SPLIT,
+  TR_FUSE,
+  TR_REORDER,
+  TR_BIND,
+  TR_UNROLL,
+  TR_RENAME,
+} trace_op;
+
+enum { TRACE_MAX_LOOPS = 16 };
+
+typedef struct trace_rec {
+  trace_op op;
+  int loops[TRACE_MAX_LOOPS]; /* argument loop ids */
+  int nloops;
+  int results[2];             /* created loop ids */
+  int nresults;
+  int64_t factor;
+  ts_loop_kind tag;
+  const char *name;           /* rename's new name (arena) */
+} trace_rec;
+
+struct ts_sched {
+  ts_arena arena;
+  ts_gemm def;
+  const char *name;
+  ir_buffer *A, *B, *C;
+  ir_stmt *root;
+  ts_loop **loops; /* by id; malloc'd */
+  int nloops, loops_cap;
+  int next_var; /* ids of variables made by lowering start here */
+  trace_rec *trace; /* malloc'd */
+  int ntrace, trace_cap;
+  ir_kernel *lowered; /* cached; dropped by every primitive */
+  ts_status status;
+  char *errmsg; /* malloc'd */
+};
+
+/* Records the first error: "<fn>: <reason>", then the loop nest with `mark`
+ * flagged.  The one place every schedule error passes through. */
+ts_status sched_fail(ts_sched *s, ts_status code, const ts_loop *mark,
+                     const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* Checks argument `pos` of `fn`: not NULL, of this schedule, not replaced. */
+bool sched_check_loop(ts_sched *s, const char *fn, int pos,
+                      const char *argname, const ts_loop *loop);
+
+/* A new loop (not yet registered) named `name`, or a unique variant of it. */
+ts_loop *sched_new_loop(ts_sched *s, const char *name, int64_t extent,
+                        bool reduce, int slot);
+/* Registers loops made by a primitive that is about to commit. */
+bool sched_register_loops(ts_sched *s, ts_loop *const *loops, int n);
+bool sched_name_taken(const ts_sched *s, const char *name);
+void sched_c_name(ts_buf *b, const char *name); /* "i.outer" -> "i_outer" */
+
+bool sched_trace(ts_sched *s, const trace_rec *rec);
+void sched_invalidate(ts_sched *s);
+
+/* ---- Loop nest navigation (nest.c) ---------------------------------------- */
+
+enum { NEST_MAX_DEPTH = 64 };
+
+typedef struct nest_path {
+  ir_stmt *node[NEST_MAX_DEPTH]; /* root first; the last is the loop's For */
+  int depth;
+} nest_path;
+
+bool nest_find(ir_stmt *root, const ts_loop *loop, nest_path *path);
+/* The tree with path's last node replaced by `with`, ancestors rebuilt. */
+ir_stmt *nest_replace(ts_arena *a, const nest_path *path, ir_stmt *with);
+/* ANDs `cond` into the predicate of every compute node under s. */
+ir_stmt *nest_add_guard(ts_arena *a, ir_stmt *s, ir_expr *cond);
+/* Checks that bound loops nest as CUDA needs, with `loop` taken as bound to
+ * `kind`: no block loop inside a thread loop, and no bound loop inside a
+ * reduction loop.  On failure, TS_ERR_THREAD_OUTSIDE_BLOCK or
+ * TS_ERR_BOUND_INSIDE_REDUCTION with the outer and inner loop named. */
+ts_status nest_check_binding(const ir_stmt *root, const ts_loop *loop,
+                             ts_loop_kind kind, const ts_loop **outer,
+                             const ts_loop **inner);
+/* The error message for a failed nest_check_binding. */
+ts_status nest_binding_error(ts_sched *s, const char *fn, ts_status code,
+                             const ts_loop *outer, const ts_loop *inner);
+
+#endif

@@ -1,0 +1,150 @@
+/*
+ * The trace: every primitive call a schedule accepted, in order.  It prints
+ * as C that rebuilds the schedule, and replays onto a fresh definition (the
+ * loops a record names are found by id, which creation order makes the same
+ * in both schedules).
+ */
+#include "sched.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+/* A loop's C variable is its name at creation, '.' made '_'. */
+static void loop_ref(ts_buf *b, const ts_sched *s, int id) {
+  sched_c_name(b, s->loops[id]->birth);
+}
+
+static const char *tag_enum(ts_loop_kind k) {
+  switch (k) {
+  case TS_BLOCK_X: return "TS_BLOCK_X";
+  case TS_BLOCK_Y: return "TS_BLOCK_Y";
+  case TS_BLOCK_Z: return "TS_BLOCK_Z";
+  case TS_THREAD_X: return "TS_THREAD_X";
+  case TS_THREAD_Y: return "TS_THREAD_Y";
+  case TS_THREAD_Z: return "TS_THREAD_Z";
+  case TS_UNROLLED: return "TS_UNROLLED";
+  case TS_SERIAL: break;
+  }
+  return "TS_SERIAL";
+}
+
+static void print_results(ts_buf *b, const ts_sched *s, const trace_rec *r) {
+  ts_buf_puts(b, "ts_loop ");
+  for (int i = 0; i < r->nresults; i++) {
+    ts_buf_puts(b, i ? ", *" : "*");
+    loop_ref(b, s, r->results[i]);
+  }
+  ts_buf_puts(b, ";\n");
+}
+
+static void print_record(ts_buf *b, const ts_sched *s, const trace_rec *r) {
+  switch (r->op) {
+  case TR_SPLIT:
+    print_results(b, s, r);
+    ts_buf_puts(b, "ts_split(s, ");
+    loop_ref(b, s, r->loops[0]);
+    ts_buf_printf(b, ", %lld, &", (long long)r->factor);
+    loop_ref(b, s, r->results[0]);
+    ts_buf_puts(b, ", &");
+    loop_ref(b, s, r->results[1]);
+    ts_buf_puts(b, ");\n");
+    return;
+  case TR_FUSE:
+    print_results(b, s, r);
+    ts_buf_puts(b, "ts_fuse(s, ");
+    loop_ref(b, s, r->loops[0]);
+    ts_buf_puts(b, ", ");
+    loop_ref(b, s, r->loops[1]);
+    ts_buf_puts(b, ", &");
+    loop_ref(b, s, r->results[0]);
+    ts_buf_puts(b, ");\n");
+    return;
+  case TR_REORDER:
+    ts_buf_printf(b, "ts_reorder(s, %d, (ts_loop *[]){", r->nloops);
+    for (int i = 0; i < r->nloops; i++) {
+      if (i)
+        ts_buf_puts(b, ", ");
+      loop_ref(b, s, r->loops[i]);
+    }
+    ts_buf_puts(b, "});\n");
+    return;
+  case TR_BIND:
+    ts_buf_puts(b, "ts_bind(s, ");
+    loop_ref(b, s, r->loops[0]);
+    ts_buf_printf(b, ", %s);\n", tag_enum(r->tag));
+    return;
+  case TR_UNROLL:
+    ts_buf_puts(b, "ts_unroll(s, ");
+    loop_ref(b, s, r->loops[0]);
+    ts_buf_puts(b, ");\n");
+    return;
+  case TR_RENAME:
+    ts_buf_puts(b, "ts_rename(s, ");
+    loop_ref(b, s, r->loops[0]);
+    ts_buf_printf(b, ", \"%s\");\n", r->name);
+    return;
+  }
+}
+
+char *ts_print_trace(ts_sched *s) {
+  if (!s || s->status != TS_OK)
+    return NULL;
+  const ts_gemm *g = &s->def;
+  ts_buf b;
+  ts_buf_init(&b);
+  ts_buf_printf(&b, "/* schedule \"%s\" */\n", s->name);
+  ts_buf_printf(&b, "ts_gemm def = ts_gemm_make(%lld, %lld, %lld);\n",
+                (long long)g->m, (long long)g->n, (long long)g->k);
+  if (g->layout != TS_NN)
+    ts_buf_printf(&b, "def.layout = TS_%s;\n", ts_layout_name(g->layout));
+  if (g->alpha != 1.0f || g->beta != 0.0f)
+    ts_buf_printf(&b, "def.alpha = %.9gf;\ndef.beta = %.9gf;\n",
+                  (double)g->alpha, (double)g->beta);
+  ts_buf_printf(&b, "ts_sched *s = ts_matmul_named(&def, \"%s\");\n", s->name);
+  for (int id = 0; id < 3; id++) {
+    ts_buf_puts(&b, "ts_loop *");
+    loop_ref(&b, s, id);
+    ts_buf_printf(&b, " = ts_get_loop(s, \"%s\");\n", s->loops[id]->birth);
+  }
+  for (int i = 0; i < s->ntrace; i++)
+    print_record(&b, s, &s->trace[i]);
+  return ts_buf_take(&b);
+}
+
+static ts_status replay_record(ts_sched *onto, const trace_rec *r) {
+  ts_loop *l[TRACE_MAX_LOOPS];
+  for (int i = 0; i < r->nloops; i++) {
+    if (r->loops[i] >= onto->nloops)
+      return sched_fail(onto, TS_ERR_BAD_ARG, NULL,
+                        "ts_replay: the trace names loop %d, which the "
+                        "schedule does not have", r->loops[i]);
+    l[i] = onto->loops[r->loops[i]];
+  }
+  ts_loop *x, *y;
+  switch (r->op) {
+  case TR_SPLIT: return ts_split(onto, l[0], r->factor, &x, &y);
+  case TR_FUSE: return ts_fuse(onto, l[0], l[1], &x);
+  case TR_REORDER: return ts_reorder(onto, r->nloops, l);
+  case TR_BIND: return ts_bind(onto, l[0], r->tag);
+  case TR_UNROLL: return ts_unroll(onto, l[0]);
+  case TR_RENAME: return ts_rename(onto, l[0], r->name);
+  }
+  return TS_ERR_BAD_ARG;
+}
+
+ts_status ts_replay(const ts_sched *from, ts_sched *onto) {
+  if (!from || !onto)
+    return TS_ERR_NULL_ARG;
+  if (onto->status != TS_OK)
+    return onto->status;
+  if (onto->ntrace != 0 || onto->nloops != 3)
+    return sched_fail(onto, TS_ERR_BAD_ARG, NULL,
+                      "ts_replay: argument 2 'onto' must be a fresh "
+                      "ts_matmul schedule");
+  for (int i = 0; i < from->ntrace; i++) {
+    ts_status st = replay_record(onto, &from->trace[i]);
+    if (st != TS_OK)
+      return st;
+  }
+  return TS_OK;
+}
