@@ -106,7 +106,7 @@ void ir_print_expr(ts_buf *b, const ir_expr *e, const ir_expr_style *st) {
     int p = precedence(e->kind);
     print_operand(b, e->op.a, p, false, e->kind, st);
     bool tight = e->type == TY_INT &&
-                 (e->kind == E_MUL || e->kind == E_DIV || e->kind == E_MOD);
+                 (e->kind == E_MUL || e->kind == E_DIV);
     ts_buf_puts(b, tight ? "" : " ");
     ts_buf_puts(b, ir_expr_kind_name(e->kind));
     ts_buf_puts(b, tight ? "" : " ");

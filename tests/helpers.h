@@ -1,0 +1,41 @@
+/*
+ * Shared by the cmocka tests: building schedules and comparing printed IR.
+ */
+#ifndef TS_TEST_HELPERS_H
+#define TS_TEST_HELPERS_H
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "tessel.h"
+
+static inline ts_sched *sched_of(int64_t m, int64_t n, int64_t k) {
+  ts_gemm g = ts_gemm_make(m, n, k);
+  ts_sched *s = ts_matmul(&g);
+  assert_int_equal(ts_sched_status(s), TS_OK);
+  return s;
+}
+
+/* The lowered IR without its two header lines. */
+static inline char *ir_body(ts_sched *s) {
+  char *text = ts_print_ir(s);
+  assert_non_null(text);
+  char *p = strchr(text, '\n');
+  p = p ? strchr(p + 1, '\n') : NULL;
+  assert_non_null(p);
+  memmove(text, p + 1, strlen(p + 1) + 1);
+  return text;
+}
+
+static inline void assert_ir(ts_sched *s, const char *want) {
+  char *got = ir_body(s);
+  assert_string_equal(got, want);
+  free(got);
+}
+
+#endif

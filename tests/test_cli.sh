@@ -1,0 +1,78 @@
+#!/bin/sh
+# The tessel command: exit statuses, one-line errors, and the subcommands'
+# output on a machine with or without a GPU.
+tessel="$1"
+fails=0
+
+expect() { # expect STATUS DESCRIPTION -- COMMAND...
+  want=$1; what=$2; shift 3
+  out=$("$@" 2>&1); got=$?
+  if [ "$got" != "$want" ]; then
+    echo "FAIL: $what: exit $got, expected $want"; echo "$out" | head -5
+    fails=$((fails + 1))
+  else
+    echo "ok: $what"
+  fi
+  last="$out"
+}
+
+one_line() { # the last output is exactly one line
+  if [ "$(printf '%s\n' "$last" | wc -l)" != 1 ]; then
+    echo "FAIL: expected a one-line message, got:"; echo "$last"
+    fails=$((fails + 1))
+  fi
+}
+
+contains() {
+  case "$last" in
+    *"$1"*) ;;
+    *) echo "FAIL: output lacks '$1':"; echo "$last" | head -5; fails=$((fails + 1)) ;;
+  esac
+}
+
+expect 0 "list" -- "$tessel" list
+contains "coalesced"
+expect 0 "--help" -- "$tessel" --help
+for cmd in list show check bench; do
+  expect 0 "$cmd --help" -- "$tessel" $cmd --help
+done
+expect 2 "no command" -- "$tessel"
+expect 2 "unknown command" -- "$tessel" frobnicate
+one_line
+expect 2 "unknown schedule" -- "$tessel" show nosuch
+one_line; contains "unknown schedule 'nosuch'"
+expect 2 "zero shape" -- "$tessel" check naive --shape 0x5x5
+one_line; contains "--shape must be MxNxK"
+expect 2 "bad shape" -- "$tessel" show naive --shape abc
+one_line
+expect 2 "shape with trailing text" -- "$tessel" show naive --shape 4x4x4x4
+one_line
+expect 2 "bad layout" -- "$tessel" check naive --layout XY
+one_line; contains "--layout must be NN, NT, TN or TT (got 'XY')"
+expect 2 "unknown option" -- "$tessel" show naive --frob
+one_line
+expect 2 "bad alpha" -- "$tessel" check naive --alpha nan
+one_line
+expect 0 "show --ir" -- "$tessel" show coalesced --ir --shape 37x53x29
+contains "bound to threadIdx.x"
+expect 0 "show --trace" -- "$tessel" show naive --trace
+contains "ts_bind(s, i_inner, TS_THREAD_X);"
+expect 0 "show --cuda" -- "$tessel" show coalesced --cuda --arch sm_80
+contains "// ptxas (sm_80):"
+contains "__launch_bounds__(1024)"
+expect 1 "show --cuda unknown arch" -- "$tessel" show naive --cuda --arch sm_1
+contains "NVRTC does not know architecture sm_1"
+expect 0 "check, several shapes and layouts" -- "$tessel" check naive coalesced \
+  --shape 1x1x1 --shape 37x53x29 --layout TT --alpha 2 --beta 0.5
+
+# bench: a table on a GPU; one line and exit 1 without one.
+out=$("$tessel" bench naive --shape 64x64x64 --repeats 3 2>&1); st=$?
+if [ $st = 0 ]; then
+  echo "ok: bench on a GPU"
+elif [ $st = 1 ] && [ "$(printf '%s\n' "$out" | wc -l)" = 1 ]; then
+  echo "ok: bench without a GPU says why in one line: $out"
+else
+  echo "FAIL: bench exit $st:"; echo "$out"; fails=$((fails + 1))
+fi
+
+[ $fails = 0 ] || { echo "$fails failures"; exit 1; }

@@ -1,0 +1,179 @@
+/*
+ * The reference executor on hand-built kernels: a correct one runs clean,
+ * and each planted fault (out of bounds, races in shared and global memory,
+ * a barrier in divergent code, reads of unwritten memory) is caught.
+ */
+#include "helpers.h"
+
+#include "ir/exec.h"
+
+typedef struct {
+  ts_arena a;
+  ir_kernel k;
+  ts_loop *tx, *bx;
+  ir_buffer *shared, *local;
+  float A[8], B[8], C[8];
+  char msg[512];
+} fixture;
+
+static int setup(void **state) {
+  fixture *f = calloc(1, sizeof(*f));
+  ts_arena_init(&f->a);
+  int64_t row[2] = {1, 8}, one[1] = {1}, four[1] = {4};
+  f->k.A = ir_new_buffer(&f->a, "A", SCOPE_GLOBAL, 2, row, NULL);
+  f->k.B = ir_new_buffer(&f->a, "B", SCOPE_GLOBAL, 2, row, NULL);
+  f->k.C = ir_new_buffer(&f->a, "C", SCOPE_GLOBAL, 2, row, NULL);
+  f->shared = ir_new_buffer(&f->a, "S", SCOPE_SHARED, 1, four, NULL);
+  f->local = ir_new_buffer(&f->a, "L", SCOPE_LOCAL, 1, one, NULL);
+  f->tx = ir_new_loop(&f->a, 0, "tx", 4, false, NULL);
+  f->tx->kind = TS_THREAD_X;
+  f->bx = ir_new_loop(&f->a, 1, "bx", 2, false, NULL);
+  f->bx->kind = TS_BLOCK_X;
+  for (int d = 0; d < 3; d++)
+    f->k.grid[d] = f->k.block[d] = 1;
+  f->k.block[0] = 4;
+  f->k.nvars = 2;
+  for (int i = 0; i < 8; i++)
+    f->A[i] = (float)i + 1;
+  *state = f;
+  return 0;
+}
+
+static int teardown(void **state) {
+  fixture *f = *state;
+  ts_arena_release(&f->a);
+  free(f);
+  return 0;
+}
+
+#define TX ir_varref(&f->a, f->tx->var)
+#define BX ir_varref(&f->a, f->bx->var)
+#define I(n) ir_int(&f->a, n)
+
+/* buf[0, idx] for the 2-D globals, buf[idx] for the rest. */
+static ir_expr *at(fixture *f, ir_buffer *b, ir_expr *idx) {
+  ir_expr *two[2] = {I(0), idx};
+  return ir_load(&f->a, b, b->ndim == 2 ? two : &idx);
+}
+
+static ir_stmt *put(fixture *f, ir_buffer *b, ir_expr *idx, ir_expr *v) {
+  ir_expr *two[2] = {I(0), idx};
+  return ir_new_store(&f->a, b, b->ndim == 2 ? two : &idx, v);
+}
+
+static ir_stmt *seq2(fixture *f, ir_stmt *x, ir_stmt *y) {
+  ir_stmt *items[2] = {x, y};
+  return ir_new_seq(&f->a, items, 2);
+}
+
+static bool run(fixture *f, ir_stmt *per_thread, bool c_defined) {
+  f->k.body = ir_new_for(&f->a, f->tx, per_thread);
+  return ir_execute(&f->k, f->A, f->B, f->C, c_defined, f->msg, sizeof(f->msg));
+}
+
+static void test_correct_copy_runs_clean(void **state) {
+  fixture *f = *state;
+  assert_true(run(f, put(f, f->k.C, TX, at(f, f->k.A, TX)), false));
+  for (int i = 0; i < 4; i++)
+    assert_true(f->C[i] == f->A[i]);
+}
+
+static void test_out_of_bounds_store(void **state) {
+  fixture *f = *state;
+  ir_expr *idx = ir_binary(&f->a, E_MUL, TX, I(3)); /* thread 3 -> 9 */
+  assert_false(run(f, put(f, f->k.C, idx, at(f, f->k.A, TX)), false));
+  assert_non_null(strstr(f->msg, "out-of-bounds store of global C[0, 9]"));
+  assert_non_null(strstr(f->msg, "thread (3, 0, 0)"));
+}
+
+static void test_out_of_bounds_load(void **state) {
+  fixture *f = *state;
+  ir_expr *idx = ir_binary(&f->a, E_SUB, TX, I(1));
+  assert_false(run(f, put(f, f->k.C, TX, at(f, f->k.A, idx)), false));
+  assert_non_null(strstr(f->msg, "out-of-bounds load of global A[0, -1]"));
+}
+
+static ir_stmt *shared_exchange(fixture *f, bool barrier) {
+  ir_expr *next = ir_binary(&f->a, E_MOD, ir_binary(&f->a, E_ADD, TX, I(1)), I(4));
+  ir_stmt *fill = put(f, f->shared, TX, at(f, f->k.A, TX));
+  ir_stmt *use = put(f, f->k.C, TX, at(f, f->shared, next));
+  ir_stmt *body = barrier ? seq2(f, seq2(f, fill, ir_new_barrier(&f->a)), use)
+                          : seq2(f, fill, use);
+  return ir_new_alloc(&f->a, f->shared, body);
+}
+
+static void test_shared_read_after_write_needs_barrier(void **state) {
+  fixture *f = *state;
+  assert_false(run(f, shared_exchange(f, false), false));
+  assert_non_null(strstr(f->msg, "race: read of shared S"));
+  assert_true(run(f, shared_exchange(f, true), false));
+  assert_true(f->C[3] == f->A[0]);
+}
+
+static void test_shared_write_write_race(void **state) {
+  fixture *f = *state;
+  ir_stmt *all_to_one = put(f, f->shared, I(0), at(f, f->k.A, TX));
+  assert_false(run(f, ir_new_alloc(&f->a, f->shared, all_to_one), false));
+  assert_non_null(strstr(f->msg, "race: two threads write shared S"));
+}
+
+static void test_shared_write_after_read_race(void **state) {
+  fixture *f = *state;
+  /* Everyone reads S[0] (after a barrier), then thread 0 overwrites it. */
+  ir_stmt *init = put(f, f->shared, TX, at(f, f->k.A, TX));
+  ir_stmt *read = put(f, f->k.C, TX, at(f, f->shared, I(0)));
+  ir_stmt *over = ir_new_if(&f->a, ir_binary(&f->a, E_EQ, TX, I(0)),
+                            put(f, f->shared, I(0), at(f, f->k.A, I(5))), NULL);
+  ir_stmt *body = seq2(f, seq2(f, init, ir_new_barrier(&f->a)), seq2(f, read, over));
+  assert_false(run(f, ir_new_alloc(&f->a, f->shared, body), false));
+  assert_non_null(strstr(f->msg, "that another thread read"));
+}
+
+static void test_barrier_in_divergent_code(void **state) {
+  fixture *f = *state;
+  ir_stmt *s = ir_new_if(&f->a, ir_binary(&f->a, E_LT, TX, I(2)),
+                         ir_new_barrier(&f->a), NULL);
+  assert_false(run(f, seq2(f, s, put(f, f->k.C, TX, at(f, f->k.A, TX))), false));
+  assert_non_null(strstr(f->msg, "barrier in divergent code"));
+}
+
+static void test_read_of_unwritten_local(void **state) {
+  fixture *f = *state;
+  ir_stmt *s = put(f, f->k.C, TX, at(f, f->local, I(0)));
+  assert_false(run(f, ir_new_alloc(&f->a, f->local, s), false));
+  assert_non_null(strstr(f->msg, "read of local L at element 0, which nothing wrote"));
+}
+
+static void test_read_of_c_when_beta_is_zero(void **state) {
+  fixture *f = *state;
+  ir_stmt *s = put(f, f->k.C, TX, at(f, f->k.C, TX));
+  assert_false(run(f, s, false));
+  assert_non_null(strstr(f->msg, "read of global C"));
+  assert_true(run(f, s, true)); /* with beta != 0, C holds data */
+}
+
+static void test_blocks_writing_one_element_race(void **state) {
+  fixture *f = *state;
+  f->k.grid[0] = 2;
+  ir_stmt *s = ir_new_for(&f->a, f->bx, put(f, f->k.C, TX, at(f, f->k.A, BX)));
+  assert_false(run(f, s, false));
+  assert_non_null(strstr(f->msg, "race: two threads write global C"));
+  assert_non_null(strstr(f->msg, "of block (1, 0, 0)"));
+}
+
+int main(void) {
+#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+  const struct CMUnitTest tests[] = {
+      T(test_correct_copy_runs_clean),
+      T(test_out_of_bounds_store),
+      T(test_out_of_bounds_load),
+      T(test_shared_read_after_write_needs_barrier),
+      T(test_shared_write_write_race),
+      T(test_shared_write_after_read_race),
+      T(test_barrier_in_divergent_code),
+      T(test_read_of_unwritten_local),
+      T(test_read_of_c_when_beta_is_zero),
+      T(test_blocks_writing_one_element_race),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
