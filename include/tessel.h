@@ -196,7 +196,9 @@ typedef struct ts_ptxas_info {
   int spill_store_bytes;
   int spill_load_bytes;
   int stack_bytes;
-  int valid; /* nonzero when the report was parsed */
+  int valid; /* nonzero when known: from ptxas's report, or after a load on
+                the GPU from the driver, where spills are -1 (unknown) if the
+                function uses local memory */
 } ts_ptxas_info;
 
 /* Compiles the schedule's kernel for `arch` ("sm_90"; NULL: sm_90).  Never

@@ -68,7 +68,7 @@ static bool launch(ts_gpu *g, const ts_gemm *d, const gpu_module *mods, int v,
 static bool run_checked(ts_gpu *g, const ts_gemm *d, const gpu_module *mods,
                         int v, const inputs *in, const float *hC, float *out) {
   return GPU_CALL(g, cuMemcpyHtoD(in->C[0], hC, in->nc)) &&
-         launch(g, d, mods, v, in, 0) && GPU_CALL(g, cuCtxSynchronize()) &&
+         launch(g, d, mods, v, in, 0) && GPU_CALL(g, cuCtxSynchronize(g->ctx)) &&
          GPU_CALL(g, cuMemcpyDtoH(out, in->C[0], in->nc));
 }
 
@@ -105,7 +105,7 @@ static bool time_all(ts_gpu *g, const ts_gemm *d, const gpu_module *mods,
   for (int v = -1; v < n && ok; v++)
     for (int w = 0; w < o->warmup && ok; w++)
       ok = launch(g, d, mods, v, in, (set++) % in->nsets);
-  ok = ok && GPU_CALL(g, cuCtxSynchronize());
+  ok = ok && GPU_CALL(g, cuCtxSynchronize(g->ctx));
   for (int r = 0; r < o->repeats && ok; r++) {
     for (int v = -1; v < n && ok; v++) {
       float ms = 0;

@@ -111,6 +111,25 @@ const char *ts_gpu_arch(const ts_gpu *g) { return g ? g->arch : ""; }
 
 /* ---- Modules and launches ------------------------------------------------- */
 
+/* Some NVRTC builds leave the ptxas report out of the log; the driver
+ * knows the registers, static shared memory and local memory of the loaded
+ * function.  Spills are known only to be zero when there is no local
+ * memory; otherwise they are reported as -1 (unknown). */
+static bool resources_from_driver(ts_gpu *g, gpu_module *m) {
+  int regs = 0, local = 0, shared = 0;
+  if (!GPU_CALL(g, cuFuncGetAttribute(&regs, CU_FUNC_ATTRIBUTE_NUM_REGS, m->fn)) ||
+      !GPU_CALL(g, cuFuncGetAttribute(&local, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES,
+                                      m->fn)) ||
+      !GPU_CALL(g, cuFuncGetAttribute(&shared,
+                                      CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, m->fn)))
+    return false;
+  m->ptxas = (ts_ptxas_info){.registers = regs, .shared_bytes = shared,
+                             .stack_bytes = local,
+                             .spill_store_bytes = local ? -1 : 0,
+                             .spill_load_bytes = local ? -1 : 0, .valid = 1};
+  return true;
+}
+
 bool gpu_load(ts_gpu *g, ts_sched *s, gpu_module *m) {
   memset(m, 0, sizeof(*m));
   ts_kernel *k = ts_compile(s, g->arch);
@@ -123,6 +142,8 @@ bool gpu_load(ts_gpu *g, ts_sched *s, gpu_module *m) {
   if (ok) {
     m->launch = k->launch;
     m->ptxas = k->ptxas;
+    if (!m->ptxas.valid)
+      ok = resources_from_driver(g, m);
   }
   ts_kernel_free(k);
   return ok;
@@ -192,7 +213,7 @@ static void release(ts_gpu *g, device_mats *x) {
 
 static ts_status finish(ts_gpu *g, const ts_gemm *d, device_mats *x, bool ok,
                         float *C) {
-  ok = ok && GPU_CALL(g, cuCtxSynchronize()) &&
+  ok = ok && GPU_CALL(g, cuCtxSynchronize(g->ctx)) &&
        GPU_CALL(g, cuMemcpyDtoH(C, x->C, (size_t)(d->m * d->n) * 4));
   release(g, x);
   return ok ? TS_OK : g->status;

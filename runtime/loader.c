@@ -80,7 +80,9 @@ bool ts_load_driver(ts_driver_api *api, char *err, size_t errlen) {
     }                                                                         \
     memcpy(&api->f, &p, sizeof(p));                                           \
   }
-  TS_DRIVER_FUNCS(TS_RESOLVE)
+#define TS_RESOLVE_AS(f, proto) TS_RESOLVE(f)
+  TS_DRIVER_FUNCS(TS_RESOLVE, TS_RESOLVE_AS)
+#undef TS_RESOLVE_AS
 #undef TS_RESOLVE
   return true;
 }

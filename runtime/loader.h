@@ -14,12 +14,16 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define TS_DRIVER_FUNCS(X)                                                    \
+/* X(symbol, a function whose prototype is the ABI that cuGetProcAddress
+ * returns for CUDA_VERSION): CUDA 13 gave cuCtxSynchronize a context
+ * argument under its plain name. */
+#define TS_DRIVER_FUNCS(X, X_AS)                                                   \
   X(cuInit) X(cuDriverGetVersion) X(cuDeviceGetCount) X(cuDeviceGet)          \
   X(cuDeviceGetName) X(cuDeviceGetAttribute) X(cuDevicePrimaryCtxRetain)      \
-  X(cuDevicePrimaryCtxRelease) X(cuCtxSetCurrent) X(cuCtxSynchronize)         \
+  X(cuDevicePrimaryCtxRelease) X(cuCtxSetCurrent)                             \
+  X_AS(cuCtxSynchronize, cuCtxSynchronize_v2)                                 \
   X(cuModuleLoadData) X(cuModuleUnload) X(cuModuleGetFunction)                \
-  X(cuFuncSetAttribute) X(cuLaunchKernel) X(cuMemAlloc) X(cuMemFree)          \
+  X(cuFuncSetAttribute) X(cuFuncGetAttribute) X(cuLaunchKernel) X(cuMemAlloc) X(cuMemFree)          \
   X(cuMemcpyHtoD) X(cuMemcpyDtoH) X(cuMemcpyDtoD) X(cuMemsetD32)              \
   X(cuEventCreate) X(cuEventDestroy) X(cuEventRecord) X(cuEventSynchronize)   \
   X(cuEventElapsedTime) X(cuGetErrorString) X(cuGetErrorName)
@@ -27,8 +31,10 @@
 typedef struct ts_driver_api {
   void *lib;
 #define TS_PTR(f) __typeof__(&f) f;
-  TS_DRIVER_FUNCS(TS_PTR)
+#define TS_PTR_AS(f, proto) __typeof__(&proto) f;
+  TS_DRIVER_FUNCS(TS_PTR, TS_PTR_AS)
 #undef TS_PTR
+#undef TS_PTR_AS
 } ts_driver_api;
 
 #define TS_NVRTC_FUNCS(X)                                                     \

@@ -168,7 +168,16 @@ static int print_cuda(ts_sched *s, const char *arch) {
   }
   ts_kernel *k = ts_compile(s, arch);
   int rc = 0;
-  if (ts_kernel_status(k) == TS_OK) {
+  if (ts_kernel_status(k) == TS_OK && !ts_kernel_ptxas(k).valid) {
+    printf("// ptxas (%s): no resource report in NVRTC's log, which reads:\n",
+           arch);
+    for (const char *l = ts_kernel_log(k); *l;) {
+      const char *end = strchr(l, '\n');
+      int len = end ? (int)(end - l) : (int)strlen(l);
+      printf("//   %.*s\n", len, l);
+      l += len + (end != NULL);
+    }
+  } else if (ts_kernel_status(k) == TS_OK) {
     ts_ptxas_info p = ts_kernel_ptxas(k);
     printf("// ptxas (%s): %d registers, %d bytes shared, %d bytes stack, "
            "%d bytes spill stores, %d bytes spill loads\n",
@@ -250,9 +259,11 @@ static void print_row(FILE *csv, const char *gpu, const char *name,
   printf("%-16s %-16s %-6s %10.4f %9.2f %8.1f%% %9.1e", name, shape,
          ts_layout_name(g->layout), r->median_ms, r->tflops,
          100.0 * r->ratio_to_cublas, r->max_rel_err);
-  if (r->ptxas.valid)
+  if (r->ptxas.valid && r->ptxas.spill_store_bytes >= 0)
     printf(" %5d %6d\n", r->ptxas.registers,
            r->ptxas.spill_store_bytes + r->ptxas.spill_load_bytes);
+  else if (r->ptxas.valid)
+    printf(" %5d %6s\n", r->ptxas.registers, "?");
   else
     printf(" %5s %6s\n", "-", "-");
   if (csv)

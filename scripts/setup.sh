@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Installs what tessel needs to build and test on a Debian-like machine:
+# a C compiler, meson, ninja, pkg-config and cmocka.  The CUDA toolkit
+# (headers; NVRTC for compiling kernels) is expected under /usr/local/cuda.
+set -euo pipefail
+need=()
+command -v cc >/dev/null || need+=(gcc)
+command -v meson >/dev/null || need+=(meson)
+command -v ninja >/dev/null || need+=(ninja-build)
+command -v pkg-config >/dev/null || need+=(pkg-config)
+pkg-config --exists cmocka 2>/dev/null || need+=(libcmocka-dev)
+if [ ${#need[@]} -gt 0 ]; then
+  sudo=""
+  [ "$(id -u)" = 0 ] || sudo=sudo
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need[@]}"
+fi
+[ -f /usr/local/cuda/include/nvrtc.h ] || [ -n "${CUDA_HOME:-}" ] || {
+  echo "setup: the CUDA toolkit is not under /usr/local/cuda; set CUDA_HOME" >&2
+  exit 1
+}
