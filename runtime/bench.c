@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "../src/random.h"
+#include "../src/relerr.h"
 #include "gpu.h"
 
 enum { MAX_SETS = 8, MAX_VARIANTS = 64 };
@@ -70,19 +71,6 @@ static bool run_checked(ts_gpu *g, const ts_gemm *d, const gpu_module *mods,
   return GPU_CALL(g, cuMemcpyHtoD(in->C[0], hC, in->nc)) &&
          launch(g, d, mods, v, in, 0) && GPU_CALL(g, cuCtxSynchronize(g->ctx)) &&
          GPU_CALL(g, cuMemcpyDtoH(out, in->C[0], in->nc));
-}
-
-/* max |x - ref| / max |ref|: a NaN anywhere makes it infinite. */
-static double max_rel_err(const float *x, const float *ref, size_t n) {
-  double num = 0, den = 0;
-  for (size_t i = 0; i < n; i++) {
-    double e = fabs((double)x[i] - ref[i]);
-    if (isnan(e))
-      return INFINITY;
-    num = e > num ? e : num;
-    den = fabs((double)ref[i]) > den ? fabs((double)ref[i]) : den;
-  }
-  return den > 0 ? num / den : num;
 }
 
 static int cmp_double(const void *a, const void *b) {
@@ -162,7 +150,7 @@ static ts_status bench_loaded(ts_gpu *g, const ts_gemm *d, gpu_module *mods,
        run_checked(g, d, mods, -1, &in, hC, ref);
   for (int v = 0; v < n && ok; v++) {
     ok = run_checked(g, d, mods, v, &in, hC, out);
-    res[v].max_rel_err = max_rel_err(out, ref, nc);
+    res[v].max_rel_err = ts_max_rel_err(out, ref, nc);
     res[v].ptxas = mods[v].ptxas;
   }
   blas->max_rel_err = 0;

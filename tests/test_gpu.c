@@ -11,20 +11,9 @@
 #include <stdio.h>
 
 #include "random.h"
+#include "relerr.h"
 
 static ts_gpu *gpu;
-
-static double rel_err(const float *x, const float *ref, size_t n) {
-  double num = 0, den = 0;
-  for (size_t i = 0; i < n; i++) {
-    double e = fabs((double)x[i] - ref[i]);
-    if (isnan(e))
-      return INFINITY;
-    num = e > num ? e : num;
-    den = fabs((double)ref[i]) > den ? fabs((double)ref[i]) : den;
-  }
-  return num / den;
-}
 
 static void against_cublas(const char *name, ts_gemm g) {
   size_t na = (size_t)(g.m * g.k), nb = (size_t)(g.k * g.n), nc = (size_t)(g.m * g.n);
@@ -46,7 +35,7 @@ static void against_cublas(const char *name, ts_gemm g) {
     fail_msg("%s: %s", name, ts_gpu_errmsg(gpu));
   if (ts_gpu_cublas(gpu, &g, A, B, ref) != TS_OK)
     fail_msg("cuBLAS: %s", ts_gpu_errmsg(gpu));
-  double e = rel_err(C, ref, nc);
+  double e = ts_max_rel_err(C, ref, nc);
   printf("  %-10s %5lldx%5lldx%5lld %s alpha %5.2f beta %5.2f  rel err %.2e\n",
          name, (long long)g.m, (long long)g.n, (long long)g.k,
          ts_layout_name(g.layout), (double)g.alpha, (double)g.beta, e);
