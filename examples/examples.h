@@ -9,5 +9,7 @@
 
 ts_status example_naive(ts_sched *s);
 ts_status example_coalesced(ts_sched *s);
+ts_status example_smem32(ts_sched *s);
+ts_status example_smem16(ts_sched *s);
 
 #endif

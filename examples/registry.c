@@ -12,6 +12,10 @@ static const ts_builtin builtins[] = {
      example_naive},
     {"coalesced", "one thread per C element, threadIdx.x on columns (seeds "
      "001, 004)", example_coalesced},
+    {"smem32", "32x32 tiles of A and B in shared memory (seed 001)",
+     example_smem32},
+    {"smem16", "16x16 tiles of A and B in shared memory (seed 004)",
+     example_smem16},
 };
 
 enum { NBUILTINS = sizeof(builtins) / sizeof(builtins[0]) };

@@ -64,7 +64,17 @@ extern "C" {
   X(TS_ERR_NVRTC, "NVRTC failed")                                             \
   X(TS_ERR_BAD_ARCH, "architecture not supported by NVRTC")                   \
   X(TS_ERR_CUBLAS, "cuBLAS failed")                                           \
-  X(TS_ERR_IO, "file input/output failed")
+  X(TS_ERR_IO, "file input/output failed")                                   \
+  X(TS_ERR_UNKNOWN_BUFFER, "no buffer of that name")                          \
+  X(TS_ERR_BAD_SCOPE, "scope must be TS_SHARED or TS_LOCAL")                  \
+  X(TS_ERR_BAD_ATTACH, "the cache cannot be attached at that loop")           \
+  X(TS_ERR_CACHE_REGION, "the change would alter a cache's region")           \
+  X(TS_ERR_SHARED_LIMIT, "shared memory over the limit")                      \
+  X(TS_ERR_BAD_VECTOR, "vector width must be 1, 2 or 4")                      \
+  X(TS_ERR_NOT_INNERMOST, "a vectorized loop must be innermost")              \
+  X(TS_ERR_NOT_SHARED, "double buffering needs a shared cache")               \
+  X(TS_ERR_BAD_PAD, "padding must be in 0..32")                               \
+  X(TS_ERR_STAGE_USED, "the cache was already transformed")
 
 typedef enum {
 #define TS_STATUS_ENUM(code, text) code,
@@ -110,6 +120,7 @@ typedef enum {
   TS_THREAD_X,
   TS_THREAD_Y,
   TS_THREAD_Z,
+  TS_VECTORIZED,
 } ts_loop_kind;
 
 /* The naive loop nest: for i, for j, for k: C[i,j] += A[i,k] * B[k,j].
@@ -141,6 +152,43 @@ ts_status ts_reorder(ts_sched *s, int n, ts_loop *const loops[]);
 ts_status ts_bind(ts_sched *s, ts_loop *loop, ts_loop_kind tag);
 ts_status ts_unroll(ts_sched *s, ts_loop *loop);
 ts_status ts_rename(ts_sched *s, ts_loop *loop, const char *name);
+
+/* ---- The memory hierarchy ----------------------------------------------- */
+
+typedef enum { TS_SHARED, TS_LOCAL } ts_scope;
+typedef struct ts_stage ts_stage;
+
+/* A copy of `buffer` ("A", "B", or the name of a cache such as "A.shared")
+ * in shared or local memory, refilled at the start of each iteration of
+ * `at`, which the computation then reads instead of `buffer`.  The copied
+ * region is what the loops inside `at` read (and, for shared memory, the
+ * loops bound to threadIdx: the block's threads share the copy).  Its copy
+ * loops, one per dimension, can be split, fused, reordered, unrolled and
+ * vectorized; lowering spreads a shared copy over the block's threads.
+ * The cache is named "<buffer>.shared" or "<buffer>.local". */
+ts_status ts_cache_read(ts_sched *s, const char *buffer, ts_scope scope,
+                        ts_loop *at, ts_stage **stage);
+/* The accumulators of C ("C") in registers ("C.local"), for the part of C
+ * the loops inside `at` write: initialized at the start of `at`'s body,
+ * written back through alpha and beta at its end.  `at` must enclose every
+ * reduction loop. */
+ts_status ts_cache_write(ts_sched *s, const char *buffer, ts_scope scope,
+                         ts_loop *at, ts_stage **stage);
+/* The copy loop over dimension d of a cache_read stage (0: rows of op(A)
+ * or op(B), 1: columns), or NULL. */
+ts_loop *ts_stage_axis(ts_stage *stage, int d);
+const char *ts_stage_name(const ts_stage *stage);
+/* Storage layout of a cache: stored transposed (columns outermost), and
+ * `pad` unused elements after each stored row, against bank conflicts. */
+ts_status ts_storage_transpose(ts_sched *s, ts_stage *stage);
+ts_status ts_storage_pad(ts_sched *s, ts_stage *stage, int64_t pad);
+/* The innermost loop's iterations become one 2- or 4-wide access wherever
+ * the addresses are contiguous and aligned (scalar lanes elsewhere). */
+ts_status ts_vectorize(ts_sched *s, ts_loop *loop);
+/* Two copies of a shared cache: the next tile is loaded from global memory
+ * into registers while the current one is used, then stored to the other
+ * copy; one barrier per iteration. */
+ts_status ts_double_buffer(ts_sched *s, ts_stage *stage);
 
 /* ---- Reading a schedule ------------------------------------------------ */
 

@@ -9,11 +9,14 @@
  */
 #include "codegen.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "../ir/analysis.h"
 #include "../ir/printer.h"
 #include "../lower/lower.h"
+
+enum { MAX_LANE_NAMES = 64 };
 
 typedef struct {
   ts_arena *a;
@@ -21,6 +24,9 @@ typedef struct {
   bool wide;          /* 64-bit index arithmetic */
   bool needs_floordiv; /* a division the code must floor itself */
   ir_expr_style style;
+  /* Stand-in buffers for the lanes of vector temporaries ("A_v.x"). */
+  const ir_buffer *lane_bufs[MAX_LANE_NAMES];
+  int nlanes;
 } emitter;
 
 static void c_var(ts_buf *b, const ir_var *v, const ir_expr_style *st) {
@@ -35,16 +41,27 @@ static bool is_scalar(const ir_buffer *buf) {
   return true;
 }
 
+static bool is_lane(const emitter *em, const ir_buffer *buf) {
+  for (int i = 0; i < em->nlanes; i++)
+    if (em->lane_bufs[i] == buf)
+      return true;
+  return false;
+}
+
 static void c_access(ts_buf *b, const ir_buffer *buf, ir_expr *const *idx,
                      const ir_expr_style *st) {
   emitter *em = st->ctx;
-  ts_buf_puts(b, buf->name);
+  if (is_lane(em, buf)) {
+    ts_buf_puts(b, buf->name);
+    return;
+  }
+  sched_c_name(b, buf->name);
   if (buf->scope != SCOPE_GLOBAL) {
     if (is_scalar(buf))
       return;
-    for (int d = 0; d < buf->ndim; d++) {
+    for (int s = 0; s < buf->ndim; s++) { /* in storage order */
       ts_buf_puts(b, "[");
-      ir_print_expr(b, idx[d], st);
+      ir_print_expr(b, idx[buf->order[s]], st);
       ts_buf_puts(b, "]");
     }
     return;
@@ -85,10 +102,15 @@ static const char *index_type(const emitter *em) {
 static const char *launch_source(ts_loop_kind k) { return ir_loop_kind_name(k); }
 
 static void stmt(emitter *em, const ir_stmt *s, int depth);
+static void emit_vector_loop(emitter *em, const ir_stmt *s, int depth);
 
 static void emit_for(emitter *em, const ir_stmt *s, int depth) {
   ts_buf *b = em->b;
   const ts_loop *l = s->for_.loop;
+  if (l->kind == TS_VECTORIZED) {
+    emit_vector_loop(em, s, depth);
+    return;
+  }
   ts_buf_indent(b, depth);
   if (ir_kind_is_launch(l->kind)) {
     ts_buf_printf(b, "const %s ", index_type(em));
@@ -139,18 +161,163 @@ static void emit_store(emitter *em, const ir_stmt *s, int depth) {
   ts_buf_puts(b, ";\n");
 }
 
+/* Arrays are declared in storage order, the innermost stored dimension
+ * padded; shared ones aligned for 16-byte vector accesses. */
 static void emit_alloc(emitter *em, const ir_stmt *s, int depth) {
   ts_buf *b = em->b;
   const ir_buffer *buf = s->alloc.buf;
   ts_buf_indent(b, depth);
   if (buf->scope == SCOPE_SHARED)
-    ts_buf_puts(b, "__shared__ ");
-  ts_buf_printf(b, "float %s", buf->name);
+    ts_buf_puts(b, "__shared__ __align__(16) ");
+  ts_buf_puts(b, "float ");
+  sched_c_name(b, buf->name);
   if (!is_scalar(buf) || buf->scope == SCOPE_SHARED)
     for (int d = 0; d < buf->ndim; d++)
-      ts_buf_printf(b, "[%lld]", (long long)buf->shape[d]);
+      ts_buf_printf(b, "[%lld]", (long long)(buf->shape[buf->order[d]] +
+                                              (d == buf->ndim - 1 ? buf->pad : 0)));
   ts_buf_puts(b, ";\n");
   stmt(em, s->alloc.body, depth);
+}
+
+/* ---- Vectorized loops ------------------------------------------------------ */
+
+typedef struct {
+  const ir_expr *load; /* a vector load of the body */
+  char name[64];       /* its temporary */
+} vec_temp;
+
+enum { MAX_VEC_TEMPS = 8 };
+
+static void find_vector_loads(emitter *em, const ir_expr *e, vec_temp *t,
+                              int *n) {
+  if (!e)
+    return;
+  if (e->kind == E_LOAD) {
+    if (e->load.lanes > 1 && *n < MAX_VEC_TEMPS) {
+      ts_buf nb;
+      ts_buf_init(&nb);
+      sched_c_name(&nb, e->load.buf->name);
+      char *base = ts_buf_take(&nb);
+      snprintf(t[*n].name, sizeof(t[*n].name), "%s_v%d", base ? base : "t", *n);
+      free(base);
+      t[(*n)++].load = e;
+    }
+    return;
+  }
+  if (e->kind == E_INT || e->kind == E_FLOAT || e->kind == E_VAR)
+    return;
+  find_vector_loads(em, e->op.a, t, n);
+  find_vector_loads(em, e->op.b, t, n);
+  find_vector_loads(em, e->op.c, t, n);
+}
+
+static ir_expr *at_lane(emitter *em, ir_expr *e, const ir_var *v, int lane) {
+  return ir_simplify_expr(em->a, ir_subst_expr(em->a, e, v, ir_int(em->a, lane)));
+}
+
+static ir_expr **indices_at(emitter *em, ir_expr *const *idx, int n,
+                            const ir_var *v, int lane) {
+  ir_expr **out = ts_arena_alloc(em->a, sizeof(*out) * (size_t)n);
+  for (int d = 0; out && d < n; d++)
+    out[d] = at_lane(em, idx[d], v, lane);
+  return out;
+}
+
+/* e for one lane: vector loads become that lane of their temporary. */
+static ir_expr *lane_value(emitter *em, ir_expr *e, const vec_temp *t, int n,
+                           const ir_var *v, int lane) {
+  static const char comp[] = "xyzw";
+  for (int i = 0; i < n; i++)
+    if (t[i].load == e && em->nlanes < MAX_LANE_NAMES) {
+      int64_t one = 1;
+      ir_buffer *lb = ir_new_buffer(
+          em->a, ts_arena_printf(em->a, "%s.%c", t[i].name, comp[lane]),
+          SCOPE_LOCAL, 1, &one, NULL);
+      em->lane_bufs[em->nlanes++] = lb;
+      ir_expr *zero = ir_int(em->a, 0);
+      return ir_load(em->a, lb, &zero);
+    }
+  switch (e->kind) {
+  case E_INT: case E_FLOAT: case E_VAR:
+    return at_lane(em, e, v, lane);
+  case E_LOAD:
+    return ir_load(em->a, e->load.buf,
+                   indices_at(em, e->load.idx, e->load.buf->ndim, v, lane));
+  case E_NOT:
+    return ir_not(em->a, lane_value(em, e->op.a, t, n, v, lane));
+  case E_SELECT:
+    return ir_select(em->a, at_lane(em, e->op.c, v, lane),
+                     lane_value(em, e->op.a, t, n, v, lane),
+                     lane_value(em, e->op.b, t, n, v, lane));
+  default:
+    return ir_binary(em->a, e->kind, lane_value(em, e->op.a, t, n, v, lane),
+                     lane_value(em, e->op.b, t, n, v, lane));
+  }
+}
+
+static void vector_address(emitter *em, const ir_buffer *buf,
+                           ir_expr *const *idx, const ir_var *v, int width,
+                           bool is_const) {
+  ts_buf_printf(em->b, "*reinterpret_cast<%sfloat%d *>(&", is_const ? "const " : "",
+                width);
+  c_access(em->b, buf, indices_at(em, idx, buf->ndim, v, 0), &em->style);
+  ts_buf_puts(em->b, ")");
+}
+
+/* A vectorized loop: vector loads into float4 (float2) temporaries, then
+ * one vector store or a scalar store per lane.  A body that is not one
+ * store is emitted once per lane. */
+static void emit_vector_loop(emitter *em, const ir_stmt *s, int depth) {
+  ts_buf *b = em->b;
+  const ts_loop *l = s->for_.loop;
+  const ir_stmt *body = s->for_.body;
+  int width = (int)l->extent;
+  if (body->kind != S_STORE) {
+    for (int lane = 0; lane < width; lane++)
+      stmt(em, ir_simplify_stmt(em->a, ir_subst_stmt(em->a, (ir_stmt *)body,
+                                                     l->var, ir_int(em->a, lane))),
+           depth);
+    return;
+  }
+  vec_temp t[MAX_VEC_TEMPS];
+  int n = 0;
+  find_vector_loads(em, body->store.value, t, &n);
+  if (n) {
+    ts_buf_indent(b, depth);
+    ts_buf_puts(b, "{\n");
+    depth++;
+  }
+  for (int i = 0; i < n; i++) {
+    ts_buf_indent(b, depth);
+    ts_buf_printf(b, "const float%d %s = ", width, t[i].name);
+    vector_address(em, t[i].load->load.buf, t[i].load->load.idx, l->var, width,
+                   true);
+    ts_buf_puts(b, ";\n");
+  }
+  if (body->store.lanes > 1) {
+    ts_buf_indent(b, depth);
+    vector_address(em, body->store.buf, body->store.idx, l->var, width, false);
+    ts_buf_printf(b, " = make_float%d(", width);
+    for (int lane = 0; lane < width; lane++) {
+      if (lane)
+        ts_buf_puts(b, ", ");
+      expr(em, lane_value(em, body->store.value, t, n, l->var, lane));
+    }
+    ts_buf_puts(b, ");\n");
+  } else {
+    for (int lane = 0; lane < width; lane++) {
+      ir_stmt *one = ir_new_store(
+          em->a, body->store.buf,
+          indices_at(em, body->store.idx, body->store.buf->ndim, l->var, lane),
+          lane_value(em, body->store.value, t, n, l->var, lane));
+      if (one)
+        emit_store(em, one, depth);
+    }
+  }
+  if (n) {
+    ts_buf_indent(b, depth - 1);
+    ts_buf_puts(b, "}\n");
+  }
 }
 
 static void stmt(emitter *em, const ir_stmt *s, int depth) {

@@ -71,9 +71,7 @@ static bool mem_init(mem *m, const ir_buffer *b, float *data, size_t copies,
                      bool tracked) {
   memset(m, 0, sizeof(*m));
   m->buf = b;
-  m->size = 1;
-  for (int d = 0; d < b->ndim; d++)
-    m->size += (size_t)((b->shape[d] - 1) * b->strides[d]);
+  m->size = (size_t)ir_buffer_size(b);
   size_t n = m->size * copies;
   m->per_thread = copies > 1;
   m->tracked = tracked;
@@ -166,11 +164,25 @@ static bool conflicts(const exec *x, int32_t who, uint64_t epoch, int32_t me) {
   return !same_block(x, who, me) || epoch == x->epoch;
 }
 
+/* A vector access's lanes start at a multiple of the width: the GPU
+ * faults on a misaligned float4. */
+static bool aligned(exec *x, const ir_buffer *b, int64_t off, int lanes,
+                    const ir_var *lane_var, int t) {
+  if (lanes <= 1)
+    return true;
+  int64_t lane = x->env[(size_t)t * (size_t)x->nvars + (size_t)lane_var->id];
+  if ((off - lane) % lanes == 0)
+    return true;
+  fault(x, t, "misaligned %d-wide vector access to %s %s at element %lld",
+        lanes, scope_word(b->scope), b->name, (long long)(off - lane));
+  return false;
+}
+
 static float load(exec *x, const ir_expr *e, int t) {
   const ir_buffer *b = e->load.buf;
   mem *m = find_mem(x, b);
   int64_t off = element(x, b, e->load.idx, t, "load");
-  if (!m || off < 0)
+  if (!m || off < 0 || !aligned(x, b, off, e->load.lanes, e->load.lane_var, t))
     return 0.0f;
   size_t at = (size_t)off + (m->per_thread ? (size_t)t * m->size : 0);
   if (!m->read_only && !m->defined[at]) {
@@ -313,6 +325,8 @@ static void run_store(exec *x, const ir_stmt *s, const bool *active) {
       continue;
     val[t] = eval_float(x, s->store.value, t);
     off[t] = element(x, b, s->store.idx, t, "store");
+    if (off[t] >= 0)
+      aligned(x, b, off[t], s->store.lanes, s->store.lane_var, t);
   }
   for (int t = 0; t < x->nthreads && !x->fault; t++) {
     if (!active[t])

@@ -27,6 +27,7 @@ const char *ir_loop_kind_name(ts_loop_kind k) {
   switch (k) {
   case TS_SERIAL: return "serial";
   case TS_UNROLLED: return "unrolled";
+  case TS_VECTORIZED: return "vectorized";
   case TS_BLOCK_X: return "blockIdx.x";
   case TS_BLOCK_Y: return "blockIdx.y";
   case TS_BLOCK_Z: return "blockIdx.z";
@@ -93,9 +94,28 @@ ir_buffer *ir_new_buffer(ts_arena *a, const char *name, ir_scope scope,
   for (int d = ndim - 1; d >= 0; d--) {
     b->shape[d] = shape[d];
     b->strides[d] = strides ? strides[d] : stride;
+    b->order[d] = d;
     stride *= shape[d];
   }
   return b;
+}
+
+void ir_buffer_set_layout(ir_buffer *b, const int *order, int64_t pad) {
+  int64_t stride = 1;
+  for (int s = b->ndim - 1; s >= 0; s--) {
+    int d = order[s];
+    b->order[s] = d;
+    b->strides[d] = stride;
+    stride *= b->shape[d] + (s == b->ndim - 1 ? pad : 0);
+  }
+  b->pad = pad;
+}
+
+int64_t ir_buffer_size(const ir_buffer *b) {
+  int64_t n = 1;
+  for (int d = 0; d < b->ndim; d++)
+    n += (b->shape[d] - 1) * b->strides[d];
+  return n + (b->ndim ? b->pad : 0);
 }
 
 /* ---- Expressions --------------------------------------------------------- */
@@ -320,6 +340,59 @@ ir_stmt *ir_new_compute(ts_arena *a, ir_expr *i, ir_expr *j, ir_expr *k,
   return s;
 }
 
+static ir_stmt *copy_compute(ts_arena *a, const ir_stmt *s) {
+  ir_stmt *c = new_stmt(a, S_COMPUTE);
+  if (c)
+    c->compute = s->compute;
+  return c;
+}
+
+ir_stmt *ir_compute_with_src(ts_arena *a, const ir_stmt *s, int which,
+                             ir_buffer *src, ir_expr *o0, ir_expr *o1) {
+  ir_stmt *c = copy_compute(a, s);
+  if (!c || (src && (!o0 || !o1)))
+    return NULL;
+  c->compute.src[which] = src;
+  c->compute.origin[which][0] = o0;
+  c->compute.origin[which][1] = o1;
+  return c;
+}
+
+ir_stmt *ir_compute_map(ts_arena *a, ir_stmt *s, ir_expr_fn fn, void *ctx) {
+  ir_expr *x[7] = {s->compute.i, s->compute.j, s->compute.k, s->compute.pred,
+                   NULL, NULL, NULL};
+  ir_expr *y[7];
+  bool changed = false;
+  for (int w = 0; w < 2; w++)
+    for (int d = 0; d < 2; d++)
+      if (s->compute.origin[w][d]) {
+        ir_expr *o = fn(a, s->compute.origin[w][d], ctx);
+        if (!o)
+          return NULL;
+        changed |= o != s->compute.origin[w][d];
+      }
+  for (int n = 0; n < 4; n++) {
+    y[n] = x[n] ? fn(a, x[n], ctx) : NULL;
+    if (x[n] && !y[n])
+      return NULL;
+    changed |= y[n] != x[n];
+  }
+  if (!changed)
+    return s;
+  ir_stmt *c = copy_compute(a, s);
+  if (!c)
+    return NULL;
+  c->compute.i = y[0];
+  c->compute.j = y[1];
+  c->compute.k = y[2];
+  c->compute.pred = y[3];
+  for (int w = 0; w < 2; w++)
+    for (int d = 0; d < 2; d++)
+      if (s->compute.origin[w][d])
+        c->compute.origin[w][d] = fn(a, s->compute.origin[w][d], ctx);
+  return c;
+}
+
 /* ---- Queries --------------------------------------------------------------- */
 
 bool ir_expr_uses_var(const ir_expr *e, const ir_var *v) {
@@ -419,6 +492,16 @@ ir_expr *ir_subst_expr(ts_arena *a, ir_expr *e, const ir_var *v,
   }
 }
 
+typedef struct {
+  const ir_var *v;
+  ir_expr *with;
+} subst_ctx;
+
+static ir_expr *subst_fn(ts_arena *a, ir_expr *e, void *ctx) {
+  const subst_ctx *c = ctx;
+  return ir_subst_expr(a, e, c->v, c->with);
+}
+
 ir_stmt *ir_subst_stmt(ts_arena *a, ir_stmt *s, const ir_var *v,
                        ir_expr *with) {
   if (!s)
@@ -463,14 +546,8 @@ ir_stmt *ir_subst_stmt(ts_arena *a, ir_stmt *s, const ir_var *v,
   case S_BARRIER:
     return s;
   case S_COMPUTE: {
-    ir_expr *i = ir_subst_expr(a, s->compute.i, v, with);
-    ir_expr *j = ir_subst_expr(a, s->compute.j, v, with);
-    ir_expr *k = ir_subst_expr(a, s->compute.k, v, with);
-    ir_expr *p = ir_subst_expr(a, s->compute.pred, v, with);
-    if (i == s->compute.i && j == s->compute.j && k == s->compute.k &&
-        p == s->compute.pred)
-      return s;
-    return ir_new_compute(a, i, j, k, p);
+    subst_ctx c = {v, with};
+    return ir_compute_map(a, s, subst_fn, &c);
   }
   }
   return s;

@@ -88,6 +88,10 @@ typedef struct ir_buffer {
   int ndim;
   int64_t shape[IR_MAX_DIMS];
   int64_t strides[IR_MAX_DIMS]; /* in elements */
+  /* Shared and local buffers: the dimensions in storage order, outermost
+   * first, and padding added to the innermost one.  Strides follow. */
+  int order[IR_MAX_DIMS];
+  int64_t pad;
 } ir_buffer;
 
 typedef struct ir_expr ir_expr;
@@ -103,7 +107,9 @@ struct ir_expr {
     } op;
     struct {
       ir_buffer *buf;
-      ir_expr **idx; /* buf->ndim logical indices */
+      ir_expr **idx;         /* buf->ndim logical indices */
+      int lanes;             /* > 1: the first of `lanes` contiguous... */
+      const ir_var *lane_var; /* ...elements, one per value of this var */
     } load;
   };
 };
@@ -119,6 +125,7 @@ struct ts_loop {
   bool reduce;       /* iterates the reduction axis k */
   bool live;         /* false once split or fused away */
   const void *owner; /* the schedule that made it */
+  struct ts_stage *stage; /* the cache stage whose copy it walks, or NULL */
 };
 
 typedef struct ir_stmt ir_stmt;
@@ -137,6 +144,8 @@ struct ir_stmt {
       ir_buffer *buf;
       ir_expr **idx;
       ir_expr *value;
+      int lanes; /* as a load's */
+      const ir_var *lane_var;
     } store;
     struct {
       ir_expr *cond;
@@ -151,6 +160,10 @@ struct ir_stmt {
        * expressions of the loop variables give, where pred holds. */
       ir_expr *i, *j, *k;
       ir_expr *pred; /* NULL: always */
+      /* Where op(A) (0) and op(B) (1) are read: NULL for the inputs, else
+       * a cache whose element [0, 0] is the operand's element origin. */
+      ir_buffer *src[2];
+      ir_expr *origin[2][2];
     } compute;
   };
 };
@@ -180,6 +193,12 @@ ir_buffer *ir_new_buffer(ts_arena *a, const char *name, ir_scope scope,
                          int ndim, const int64_t *shape,
                          const int64_t *strides);
 
+/* Sets the storage order (outermost dimension first) and the padding of
+ * the innermost stored dimension, and the strides that follow from them. */
+void ir_buffer_set_layout(ir_buffer *b, const int *order, int64_t pad);
+/* Elements a buffer spans in memory, padding included. */
+int64_t ir_buffer_size(const ir_buffer *b);
+
 ir_expr *ir_int(ts_arena *a, int64_t v);
 ir_expr *ir_float(ts_arena *a, float v);
 ir_expr *ir_varref(ts_arena *a, ir_var *v);
@@ -203,6 +222,14 @@ ir_stmt *ir_new_alloc(ts_arena *a, ir_buffer *buf, ir_stmt *body);
 ir_stmt *ir_new_barrier(ts_arena *a);
 ir_stmt *ir_new_compute(ts_arena *a, ir_expr *i, ir_expr *j, ir_expr *k,
                         ir_expr *pred);
+
+/* A compute node like s with op(A) (which = 0) or op(B) (1) read from `src`
+ * whose element [0, 0] is operand element (o0, o1). */
+ir_stmt *ir_compute_with_src(ts_arena *a, const ir_stmt *s, int which,
+                             ir_buffer *src, ir_expr *o0, ir_expr *o1);
+/* A compute node like s with each of its expressions passed through fn. */
+typedef ir_expr *(*ir_expr_fn)(ts_arena *a, ir_expr *e, void *ctx);
+ir_stmt *ir_compute_map(ts_arena *a, ir_stmt *s, ir_expr_fn fn, void *ctx);
 
 bool ir_expr_uses_var(const ir_expr *e, const ir_var *v);
 bool ir_expr_equal(const ir_expr *x, const ir_expr *y);

@@ -69,6 +69,12 @@ void ir_print_expr(ts_buf *b, const ir_expr *e, const ir_expr_style *st) {
     st->var(b, e->var, st);
     return;
   case E_LOAD:
+    if (e->load.lanes > 1 && !st->cuda) {
+      ts_buf_printf(b, "vec%d(", e->load.lanes);
+      st->access(b, e->load.buf, e->load.idx, st);
+      ts_buf_puts(b, ")");
+      return;
+    }
     st->access(b, e->load.buf, e->load.idx, st);
     return;
   case E_DIV: case E_MOD:
@@ -141,8 +147,46 @@ static const char *scope_name(ir_scope s) {
   return s == SCOPE_GLOBAL ? "global" : s == SCOPE_SHARED ? "shared" : "local";
 }
 
+/* A cache's storage, when it is not the logical row-major order. */
+static void print_layout(ts_buf *b, const ir_buffer *buf) {
+  bool permuted = false;
+  for (int d = 0; d < buf->ndim; d++)
+    permuted |= buf->order[d] != d;
+  if (permuted) {
+    ts_buf_puts(b, " stored as [");
+    for (int d = 0; d < buf->ndim; d++)
+      ts_buf_printf(b, "%s%d", d ? ", " : "", buf->order[d]);
+    ts_buf_puts(b, "]");
+  }
+  if (buf->pad)
+    ts_buf_printf(b, " padded by %lld", (long long)buf->pad);
+}
+
 static void print_expr_line(ts_buf *b, const ir_expr *e) {
   ir_print_expr(b, e, &ir_pseudo_style);
+}
+
+/* An operand as the compute reads it: "A[i, k]", or from a cache
+ * "A.shared[i - origin, k - origin]". */
+static void print_operand_access(ts_buf *b, const ir_stmt *s, int w,
+                                 const ir_expr *x, const ir_expr *y) {
+  const ir_buffer *src = s->compute.src[w];
+  ts_buf_puts(b, src ? src->name : w == 0 ? "A" : "B");
+  ts_buf_puts(b, "[");
+  print_expr_line(b, x);
+  if (src) {
+    ts_buf_puts(b, " - (");
+    print_expr_line(b, s->compute.origin[w][0]);
+    ts_buf_puts(b, ")");
+  }
+  ts_buf_puts(b, ", ");
+  print_expr_line(b, y);
+  if (src) {
+    ts_buf_puts(b, " - (");
+    print_expr_line(b, s->compute.origin[w][1]);
+    ts_buf_puts(b, ")");
+  }
+  ts_buf_puts(b, "]");
 }
 
 static void print_compute(ts_buf *b, const ir_stmt *s, int depth) {
@@ -159,15 +203,11 @@ static void print_compute(ts_buf *b, const ir_stmt *s, int depth) {
   print_expr_line(b, i);
   ts_buf_puts(b, ", ");
   print_expr_line(b, j);
-  ts_buf_puts(b, "] += A[");
-  print_expr_line(b, i);
-  ts_buf_puts(b, ", ");
-  print_expr_line(b, k);
-  ts_buf_puts(b, "] * B[");
-  print_expr_line(b, k);
-  ts_buf_puts(b, ", ");
-  print_expr_line(b, j);
-  ts_buf_puts(b, "]\n");
+  ts_buf_puts(b, "] += ");
+  print_operand_access(b, s, 0, i, k);
+  ts_buf_puts(b, " * ");
+  print_operand_access(b, s, 1, k, j);
+  ts_buf_puts(b, "\n");
 }
 
 void ir_print_stmt(ts_buf *b, const ir_stmt *s, int depth,
@@ -179,8 +219,8 @@ void ir_print_stmt(ts_buf *b, const ir_stmt *s, int depth,
     ts_buf_printf(b, "for %s in 0..%lld", l->name, (long long)l->extent);
     if (ir_kind_is_launch(l->kind))
       ts_buf_printf(b, " bound to %s", ir_loop_kind_name(l->kind));
-    else if (l->kind == TS_UNROLLED)
-      ts_buf_puts(b, " unrolled");
+    else if (l->kind != TS_SERIAL)
+      ts_buf_printf(b, " %s", ir_loop_kind_name(l->kind));
     ts_buf_puts(b, l == mark ? ":   <-- here\n" : ":\n");
     ir_print_stmt(b, s->for_.body, depth + 1, mark);
     return;
@@ -191,7 +231,11 @@ void ir_print_stmt(ts_buf *b, const ir_stmt *s, int depth,
     return;
   case S_STORE:
     ts_buf_indent(b, depth);
+    if (s->store.lanes > 1)
+      ts_buf_printf(b, "vec%d(", s->store.lanes);
     pseudo_access(b, s->store.buf, s->store.idx, &ir_pseudo_style);
+    if (s->store.lanes > 1)
+      ts_buf_puts(b, ")");
     ts_buf_puts(b, " = ");
     print_expr_line(b, s->store.value);
     ts_buf_puts(b, "\n");
@@ -214,6 +258,7 @@ void ir_print_stmt(ts_buf *b, const ir_stmt *s, int depth,
     ts_buf_printf(b, "%s float %s", scope_name(buf->scope), buf->name);
     for (int d = 0; d < buf->ndim; d++)
       ts_buf_printf(b, "[%lld]", (long long)buf->shape[d]);
+    print_layout(b, buf);
     ts_buf_puts(b, "\n");
     ir_print_stmt(b, s->alloc.body, depth, mark);
     return;

@@ -367,6 +367,11 @@ static ir_stmt *simplify_indices_store(ts_arena *a, ir_stmt *s) {
   return ir_new_store(a, s->store.buf, idx, v);
 }
 
+static ir_expr *simplify_fn(ts_arena *a, ir_expr *e, void *ctx) {
+  (void)ctx;
+  return ir_simplify_expr(a, e);
+}
+
 ir_stmt *ir_simplify_stmt(ts_arena *a, ir_stmt *s) {
   if (!s)
     return NULL;
@@ -405,18 +410,20 @@ ir_stmt *ir_simplify_stmt(ts_arena *a, ir_stmt *s) {
   case S_BARRIER:
     return s;
   case S_COMPUTE: {
-    ir_expr *i = ir_simplify_expr(a, s->compute.i);
-    ir_expr *j = ir_simplify_expr(a, s->compute.j);
-    ir_expr *k = ir_simplify_expr(a, s->compute.k);
-    ir_expr *p = ir_simplify_expr(a, s->compute.pred);
-    if (ir_is_true(p))
-      p = NULL;
+    ir_stmt *c = ir_compute_map(a, s, simplify_fn, NULL);
+    if (!c)
+      return NULL;
+    ir_expr *p = c->compute.pred;
     if (ir_is_false(p))
       return empty(a);
-    if (i == s->compute.i && j == s->compute.j && k == s->compute.k &&
-        p == s->compute.pred)
-      return s;
-    return ir_new_compute(a, i, j, k, p);
+    if (!ir_is_true(p))
+      return c;
+    ir_stmt *d = ir_compute_with_src(a, c, 0, c->compute.src[0],
+                                     c->compute.origin[0][0],
+                                     c->compute.origin[0][1]);
+    if (d)
+      d->compute.pred = NULL;
+    return d;
   }
   }
   return s;

@@ -3,8 +3,12 @@
  *
  *   reduction   place the accumulator, its initialization and the
  *               alpha/beta epilogue around the k loops
+ *   stages      spread shared copies over the threads, add barriers,
+ *               build double-buffered pipelines, allocate caches
  *   simplify    fold constants and cancel terms, drop guards proven true
  *   guards      hoist each guard out of the loops it does not depend on
+ *   vectors     mark the accesses of vectorized loops that are contiguous
+ *               and aligned
  *   launch      read grid and block dimensions off the bound loops
  *   verify      check the result is well formed
  *
@@ -46,15 +50,22 @@ ir_kernel *ts_lower(ts_sched *s) {
   if (!body)
     return NULL; /* the pass recorded why */
   dump("reduction", body);
+  body = lower_stages(s, body);
+  if (!body)
+    return NULL; /* the pass recorded why */
+  dump("stages", body);
   body = ir_simplify_stmt(a, body);
   if (body)
     dump("simplify", body);
   body = body ? lower_guards(a, body) : NULL;
+  if (body)
+    dump("guards", body);
+  body = body ? lower_vectors(a, body) : NULL;
   if (!body || a->failed) {
     sched_fail(s, TS_ERR_NO_MEMORY, NULL, "ts_lower: out of memory");
     return NULL;
   }
-  dump("guards", body);
+  dump("vectors", body);
   k->body = body;
   k->A = s->A;
   k->B = s->B;

@@ -7,7 +7,8 @@
  *   C[i, j] = alpha * acc + beta * C     epilogue, after the k loops end
  *
  * The accumulator covers the part of C that the spatial loops inside the
- * outermost k loop walk (a scalar when every k loop is innermost); its size
+ * outermost k loop walk (a scalar when every k loop is innermost), or those
+ * inside cache_write's loop, around whose body it then lies; its size
  * comes from interval analysis of i and j over those loops.  Init and
  * epilogue replay those loops, so they touch exactly the elements the
  * update does.  Loops bound to block or thread indices are fixed within a
@@ -21,38 +22,70 @@ enum { MAX_ACC_ELEMS = 1 << 17 }; /* 512 KiB of local memory per thread */
 
 typedef struct {
   ts_sched *s;
-  ts_loop *path[NEST_MAX_DEPTH]; /* loops from the root to the compute */
-  int n;
-  int first_reduce; /* index in path of the outermost k loop */
-  ir_stmt *compute;
+  nest_path path; /* root to the compute statement */
+  int wrap;       /* path index of the node the accumulator wraps */
+  const char *acc_name;
 } nest;
 
-static bool collect(ir_stmt *st, nest *ns) {
-  if (st->kind == S_COMPUTE) {
-    ns->compute = st;
-    return true;
-  }
-  if (st->kind != S_FOR || ns->n == NEST_MAX_DEPTH)
-    return false;
-  ns->path[ns->n++] = st->for_.loop;
-  return collect(st->for_.body, ns);
+static const ts_loop *loop_at(const nest *ns, int d) {
+  const ir_stmt *n = ns->path.node[d];
+  return n->kind == S_FOR ? n->for_.loop : NULL;
 }
 
-/* Variables the accumulator tile spans: unbound spatial loops inside P. */
+/* Where the accumulator goes: around the body of cache_write's loop, or
+ * around the outermost k loop. */
+static bool place(ts_sched *s, nest *ns) {
+  const ts_stage *cw = NULL;
+  for (int i = 0; i < s->nstages; i++)
+    if (s->stages[i]->write)
+      cw = s->stages[i];
+  int first_k = ns->path.depth - 1;
+  for (int d = 0; d < ns->path.depth; d++)
+    if (loop_at(ns, d) && loop_at(ns, d)->reduce) {
+      first_k = d;
+      break;
+    }
+  ns->wrap = first_k;
+  ns->acc_name = "acc";
+  if (!cw)
+    return true;
+  for (int d = 0; d < ns->path.depth; d++)
+    if (loop_at(ns, d) == cw->at) {
+      if (d > first_k) {
+        sched_fail(s, TS_ERR_BAD_ATTACH, NULL,
+                   "ts_lower: \"%s\" is attached at loop \"%s\", which now "
+                   "lies inside reduction loop \"%s\"; the accumulators must "
+                   "live across the whole reduction", cw->name, cw->at->name,
+                   loop_at(ns, first_k)->name);
+        return false;
+      }
+      ns->wrap = d + 1;
+      ns->acc_name = cw->name;
+      return true;
+    }
+  sched_fail(s, TS_ERR_BAD_ATTACH, NULL,
+             "ts_lower: \"%s\" is attached at loop \"%s\", which no longer "
+             "encloses the computation", cw->name, cw->at->name);
+  return false;
+}
+
+/* Variables the accumulator tile spans: unbound spatial loops inside it. */
 static bool in_tile(const ir_var *v, void *ctx) {
   const nest *ns = ctx;
-  for (int q = ns->first_reduce; q < ns->n; q++) {
-    const ts_loop *l = ns->path[q];
-    if (l->var == v)
+  for (int d = ns->wrap; d < ns->path.depth; d++) {
+    const ts_loop *l = loop_at(ns, d);
+    if (l && l->var == v)
       return !l->reduce && !ir_kind_is_launch(l->kind);
   }
   return false;
 }
 
 static bool uses_reduce_var(const ir_expr *e, const nest *ns) {
-  for (int q = 0; q < ns->n; q++)
-    if (ns->path[q]->reduce && ir_expr_uses_var(e, ns->path[q]->var))
+  for (int d = 0; d < ns->path.depth; d++) {
+    const ts_loop *l = loop_at(ns, d);
+    if (l && l->reduce && ir_expr_uses_var(e, l->var))
       return true;
+  }
   return false;
 }
 
@@ -73,9 +106,9 @@ static ir_stmt *guarded(ts_arena *a, ir_expr *cond, ir_stmt *body) {
 /* body wrapped in fresh copies of the tile's loops, variables renamed. */
 static ir_stmt *replay_tile_loops(ts_sched *s, const nest *ns, ir_stmt *body) {
   ts_arena *a = &s->arena;
-  for (int q = ns->n - 1; q >= ns->first_reduce && body; q--) {
-    const ts_loop *l = ns->path[q];
-    if (!in_tile(l->var, (void *)ns))
+  for (int d = ns->path.depth - 1; d >= ns->wrap && body; d--) {
+    const ts_loop *l = loop_at(ns, d);
+    if (!l || !in_tile(l->var, (void *)ns))
       continue;
     ts_loop *copy = ir_new_loop(a, s->next_var++, l->name, l->extent, false, s);
     if (!copy)
@@ -100,31 +133,35 @@ static ir_expr *epilogue_value(ts_arena *a, const ts_gemm *g, ir_expr *acc,
   return ir_binary(a, E_ADD, v, c);
 }
 
-static ir_stmt *rebuild_loops(ts_arena *a, ts_loop *const *loops, int from,
-                              int to, ir_stmt *body) {
-  for (int q = to - 1; q >= from && body; q--)
-    body = ir_new_for(a, loops[q], body);
-  return body;
+/* Operand w as the compute reads it: the input, or a cache at its origin. */
+static ir_expr *operand_load(ts_sched *s, const ir_stmt *cs, int w) {
+  ts_arena *a = &s->arena;
+  ir_expr *x = w == 0 ? cs->compute.i : cs->compute.k;
+  ir_expr *y = w == 0 ? cs->compute.k : cs->compute.j;
+  ir_buffer *buf = cs->compute.src[w];
+  if (!buf) {
+    ir_expr *idx[2] = {x, y};
+    return ir_load(a, w == 0 ? s->A : s->B, idx);
+  }
+  ir_expr *idx[2] = {
+      ir_simplify_expr(a, ir_sub(a, x, cs->compute.origin[w][0])),
+      ir_simplify_expr(a, ir_sub(a, y, cs->compute.origin[w][1]))};
+  return ir_load(a, buf, idx);
 }
 
 ir_stmt *lower_reduction(ts_sched *s, ir_stmt *root) {
   ts_arena *a = &s->arena;
   nest ns = {.s = s};
-  if (!collect(root, &ns)) {
-    sched_fail(s, TS_ERR_BAD_ARG, NULL,
-               "ts_lower: the loop nest is not a single chain of loops");
+  s->next_var = s->nloops;
+  if (!nest_find_compute(root, &ns.path)) {
+    sched_fail(s, TS_ERR_BAD_ARG, NULL, "ts_lower: the nest has no computation");
     return NULL;
   }
-  ns.first_reduce = ns.n;
-  for (int q = 0; q < ns.n; q++)
-    if (ns.path[q]->reduce) {
-      ns.first_reduce = q;
-      break;
-    }
-  s->next_var = s->nloops;
+  if (!place(s, &ns))
+    return NULL;
 
   /* Step 1. The tile of C the accumulator holds. */
-  ir_stmt *cs = ns.compute;
+  ir_stmt *cs = ns.path.node[ns.path.depth - 1];
   ir_expr *base_i, *base_j;
   int64_t ext_i, ext_j;
   if (!ir_region(a, cs->compute.i, in_tile, &ns, &base_i, &ext_i) ||
@@ -143,25 +180,26 @@ ir_stmt *lower_reduction(ts_sched *s, ir_stmt *root) {
     return NULL;
   }
   int64_t shape[2] = {ext_i, ext_j};
-  ir_buffer *acc = ir_new_buffer(a, "acc", SCOPE_LOCAL, 2, shape, NULL);
+  ir_buffer *acc = ir_new_buffer(a, ns.acc_name, SCOPE_LOCAL, 2, shape, NULL);
   ir_expr *ai = ir_simplify_expr(a, ir_sub(a, cs->compute.i, base_i));
   ir_expr *aj = ir_simplify_expr(a, ir_sub(a, cs->compute.j, base_j));
   ir_expr *acc_idx[2] = {ai, aj};
   ir_expr *c_idx[2] = {cs->compute.i, cs->compute.j};
-  ir_expr *a_idx[2] = {cs->compute.i, cs->compute.k};
-  ir_expr *b_idx[2] = {cs->compute.k, cs->compute.j};
   if (!acc || !ai || !aj)
     goto oom;
 
-  /* Step 2. The update, guarded by the whole predicate. */
-  ir_expr *product = ir_binary(a, E_MUL, ir_load(a, s->A, a_idx),
-                               ir_load(a, s->B, b_idx));
+  /* Step 2. The update, guarded by the whole predicate, in place of the
+   * compute statement. */
+  ir_expr *product = ir_binary(a, E_MUL, operand_load(s, cs, 0),
+                               operand_load(s, cs, 1));
   ir_stmt *update = ir_new_store(
       a, acc, acc_idx,
       ir_binary(a, E_ADD, ir_load(a, acc, acc_idx), product));
   update = guarded(a, cs->compute.pred, update);
-  ir_stmt *loop_part =
-      rebuild_loops(a, ns.path, ns.first_reduce, ns.n, update);
+  nest_path inner = {.depth = ns.path.depth - ns.wrap};
+  for (int d = 0; d < inner.depth; d++)
+    inner.node[d] = ns.path.node[ns.wrap + d];
+  ir_stmt *loop_part = nest_replace(a, &inner, update);
 
   /* Step 3. Init and epilogue over the tile's loops, guarded by the
    * predicate's spatial part. */
@@ -173,10 +211,12 @@ ir_stmt *lower_reduction(ts_sched *s, ir_stmt *root) {
   ir_stmt *epilogue = replay_tile_loops(
       s, &ns, guarded(a, sguard, ir_new_store(a, s->C, c_idx, value)));
 
-  /* Step 4. Allocate the accumulator above the outermost k loop. */
+  /* Step 4. The accumulator around init, update and epilogue. */
   ir_stmt *parts[3] = {init, loop_part, epilogue};
   ir_stmt *body = ir_new_alloc(a, acc, ir_new_seq(a, parts, 3));
-  body = rebuild_loops(a, ns.path, 0, ns.first_reduce, body);
+  nest_path outer = ns.path;
+  outer.depth = ns.wrap + 1;
+  body = body ? nest_replace(a, &outer, body) : NULL;
   if (!body || a->failed)
     goto oom;
   return body;

@@ -11,47 +11,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#define CHECK_SCHED(s)                                                        \
-  do {                                                                        \
-    if (!(s))                                                                 \
-      return TS_ERR_NULL_ARG;                                                 \
-    if ((s)->status != TS_OK)                                                 \
-      return (s)->status;                                                     \
-  } while (0)
-
-static ts_status out_of_memory(ts_sched *s, const char *fn) {
-  return sched_fail(s, TS_ERR_NO_MEMORY, NULL, "%s: out of memory", fn);
-}
-
-/* The last step of every rewriting primitive. */
-static ts_status commit(ts_sched *s, const char *fn, ir_stmt *root,
-                        ts_loop *const *made, int nmade, trace_rec *rec) {
-  if (!root || s->arena.failed)
-    return out_of_memory(s, fn);
-  int first = s->nloops;
-  if (!sched_register_loops(s, made, nmade))
-    return out_of_memory(s, fn);
-  for (int i = 0; i < nmade; i++)
-    rec->results[rec->nresults++] = first + i;
-  if (!sched_trace(s, rec)) {
-    s->nloops = first;
-    return out_of_memory(s, fn);
-  }
-  s->root = root;
-  sched_invalidate(s);
-  return TS_OK;
-}
-
-static bool require_serial(ts_sched *s, const char *fn, const ts_loop *l) {
-  if (l->kind == TS_SERIAL)
-    return true;
-  sched_fail(s, TS_ERR_ALREADY_BOUND, l,
-             "%s: loop \"%s\" is already %s%s; apply it before bind or unroll",
-             fn, l->name, ir_kind_is_launch(l->kind) ? "bound to " : "",
-             ir_loop_kind_name(l->kind));
-  return false;
-}
-
 /* ---- split ---------------------------------------------------------------- */
 
 ts_status ts_split(ts_sched *s, ts_loop *loop, int64_t factor, ts_loop **outer,
@@ -73,7 +32,7 @@ ts_status ts_split(ts_sched *s, ts_loop *loop, int64_t factor, ts_loop **outer,
     return sched_fail(s, TS_ERR_NULL_ARG, NULL,
                       "ts_split: argument %d '%s' is NULL", outer ? 5 : 4,
                       outer ? "inner" : "outer");
-  if (!require_serial(s, "ts_split", loop))
+  if (!sched_require_serial(s, "ts_split", loop))
     return s->status;
   nest_path path;
   if (!nest_find(s->root, loop, &path))
@@ -93,7 +52,8 @@ ts_status ts_split(ts_sched *s, ts_loop *loop, int64_t factor, ts_loop **outer,
                      loop->reduce, 1),
   };
   if (!made[0] || !made[1])
-    return out_of_memory(s, "ts_split");
+    return sched_oom(s, "ts_split");
+  made[0]->stage = made[1]->stage = loop->stage;
   ir_expr *value = ir_add(a, ir_mul(a, ir_varref(a, made[0]->var),
                                     ir_int(a, ninner)),
                           ir_varref(a, made[1]->var));
@@ -108,7 +68,7 @@ ts_status ts_split(ts_sched *s, ts_loop *loop, int64_t factor, ts_loop **outer,
   ir_stmt *root = nest_replace(a, &path, nest);
   trace_rec rec = {.op = TR_SPLIT, .loops = {loop->id}, .nloops = 1,
                    .factor = factor};
-  ts_status st = commit(s, "ts_split", root, made, 2, &rec);
+  ts_status st = sched_commit(s, "ts_split", root, made, 2, &rec);
   if (st != TS_OK)
     return st;
   loop->live = false;
@@ -135,8 +95,8 @@ ts_status ts_fuse(ts_sched *s, ts_loop *outer, ts_loop *inner,
   if (outer == inner)
     return sched_fail(s, TS_ERR_DUPLICATE_LOOP, outer,
                       "ts_fuse: loop \"%s\" is given twice", outer->name);
-  if (!require_serial(s, "ts_fuse", outer) ||
-      !require_serial(s, "ts_fuse", inner))
+  if (!sched_require_serial(s, "ts_fuse", outer) ||
+      !sched_require_serial(s, "ts_fuse", inner))
     return s->status;
   if (outer->reduce != inner->reduce)
     return sched_fail(s, TS_ERR_MIXED_AXES, outer,
@@ -163,7 +123,8 @@ ts_status ts_fuse(ts_sched *s, ts_loop *outer, ts_loop *inner,
       s, ts_arena_printf(a, "%s.%s.fused", outer->name, inner->name), e1 * e2,
       outer->reduce, 0)};
   if (!made[0])
-    return out_of_memory(s, "ts_fuse");
+    return sched_oom(s, "ts_fuse");
+  made[0]->stage = outer->stage;
   ir_expr *f = ir_varref(a, made[0]->var);
   ir_stmt *body = ir_subst_stmt(a, inf->for_.body, outer->var,
                                 ir_binary(a, E_DIV, f, ir_int(a, e2)));
@@ -172,7 +133,7 @@ ts_status ts_fuse(ts_sched *s, ts_loop *outer, ts_loop *inner,
   /* Step 2. One loop in place of the two. */
   ir_stmt *root = nest_replace(a, &path, ir_new_for(a, made[0], body));
   trace_rec rec = {.op = TR_FUSE, .loops = {outer->id, inner->id}, .nloops = 2};
-  ts_status st = commit(s, "ts_fuse", root, made, 1, &rec);
+  ts_status st = sched_commit(s, "ts_fuse", root, made, 1, &rec);
   if (st != TS_OK)
     return st;
   outer->live = inner->live = false;
@@ -277,7 +238,7 @@ ts_status ts_reorder(ts_sched *s, int n, ts_loop *const loops[]) {
   trace_rec rec = {.op = TR_REORDER, .nloops = n};
   for (int i = 0; i < n; i++)
     rec.loops[i] = loops[i]->id;
-  return commit(s, "ts_reorder", root, NULL, 0, &rec);
+  return sched_commit(s, "ts_reorder", root, NULL, 0, &rec);
 }
 
 /* ---- bind ------------------------------------------------------------------ */
@@ -312,13 +273,28 @@ ts_status ts_bind(ts_sched *s, ts_loop *loop, ts_loop_kind tag) {
     return sched_fail(s, TS_ERR_BAD_TAG, loop,
                       "ts_bind: argument 3 'tag' must be TS_BLOCK_X/Y/Z or "
                       "TS_THREAD_X/Y/Z (got %d)", (int)tag);
-  if (!require_serial(s, "ts_bind", loop))
+  if (!sched_require_serial(s, "ts_bind", loop))
     return s->status;
   if (loop->reduce)
     return sched_fail(s, TS_ERR_BIND_REDUCTION, loop,
                       "ts_bind: loop \"%s\" iterates the reduction axis k; "
                       "binding it would make threads race on C",
                       loop->name);
+  if (loop->stage)
+    return sched_fail(s, TS_ERR_BAD_ARG, loop,
+                      "ts_bind: loop \"%s\" copies cache \"%s\"; lowering "
+                      "spreads a shared copy over the block's threads, so its "
+                      "loops are split, fused, reordered, unrolled or "
+                      "vectorized, not bound", loop->name, loop->stage->name);
+  if (ir_kind_is_thread(tag))
+    for (int i = 0; i < s->nstages; i++)
+      if (s->stages[i]->buf && s->stages[i]->buf->scope == SCOPE_SHARED)
+        return sched_fail(s, TS_ERR_CACHE_REGION, loop,
+                          "ts_bind: binding loop \"%s\" to %s would change "
+                          "the region of shared cache \"%s\", which the "
+                          "block's threads share; bind thread loops before "
+                          "cache_read", loop->name, ir_loop_kind_name(tag),
+                          s->stages[i]->name);
   ts_loop *other = loop_with_tag(s, tag);
   if (other)
     return sched_fail(s, TS_ERR_TAG_BOUND_TWICE, loop,
@@ -347,7 +323,7 @@ ts_status ts_bind(ts_sched *s, ts_loop *loop, ts_loop_kind tag) {
     return nest_binding_error(s, "ts_bind", bad, lo, li);
   /* Step 1. Set the loop's kind. */
   trace_rec rec = {.op = TR_BIND, .loops = {loop->id}, .nloops = 1, .tag = tag};
-  ts_status st = commit(s, "ts_bind", s->root, NULL, 0, &rec);
+  ts_status st = sched_commit(s, "ts_bind", s->root, NULL, 0, &rec);
   if (st == TS_OK)
     loop->kind = tag;
   return st;
@@ -359,11 +335,11 @@ ts_status ts_unroll(ts_sched *s, ts_loop *loop) {
   CHECK_SCHED(s);
   /* Check: a live serial loop. */
   if (!sched_check_loop(s, "ts_unroll", 2, "loop", loop) ||
-      !require_serial(s, "ts_unroll", loop))
+      !sched_require_serial(s, "ts_unroll", loop))
     return s->status;
   /* Step 1. Mark it; codegen emits #pragma unroll. */
   trace_rec rec = {.op = TR_UNROLL, .loops = {loop->id}, .nloops = 1};
-  ts_status st = commit(s, "ts_unroll", s->root, NULL, 0, &rec);
+  ts_status st = sched_commit(s, "ts_unroll", s->root, NULL, 0, &rec);
   if (st == TS_OK)
     loop->kind = TS_UNROLLED;
   return st;

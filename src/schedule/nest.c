@@ -10,6 +10,10 @@ static bool find(ir_stmt *s, const ts_loop *loop, nest_path *path) {
     return false;
   path->node[path->depth++] = s;
   switch (s->kind) {
+  case S_COMPUTE:
+    if (!loop)
+      return true;
+    break;
   case S_FOR:
     if (s->for_.loop == loop || find(s->for_.body, loop, path))
       return true;
@@ -38,6 +42,22 @@ static bool find(ir_stmt *s, const ts_loop *loop, nest_path *path) {
 bool nest_find(ir_stmt *root, const ts_loop *loop, nest_path *path) {
   path->depth = 0;
   return find(root, loop, path);
+}
+
+bool nest_find_compute(ir_stmt *root, nest_path *path) {
+  path->depth = 0;
+  return find(root, NULL, path);
+}
+
+bool nest_path_has(const nest_path *path, const ts_loop *loop) {
+  for (int d = 0; d < path->depth; d++)
+    if (path->node[d]->kind == S_FOR && path->node[d]->for_.loop == loop)
+      return true;
+  return false;
+}
+
+ts_stage *nest_copy_stage(const ir_stmt *s) {
+  return s->kind == S_FOR ? s->for_.loop->stage : NULL;
 }
 
 static ir_stmt *replace_child(ts_arena *a, ir_stmt *parent, ir_stmt *old,
@@ -72,9 +92,14 @@ ir_stmt *nest_replace(ts_arena *a, const nest_path *path, ir_stmt *with) {
 
 ir_stmt *nest_add_guard(ts_arena *a, ir_stmt *s, ir_expr *cond) {
   switch (s->kind) {
-  case S_COMPUTE:
-    return ir_new_compute(a, s->compute.i, s->compute.j, s->compute.k,
-                          ir_and(a, s->compute.pred, cond));
+  case S_COMPUTE: {
+    ir_stmt *c = ir_compute_with_src(a, s, 0, s->compute.src[0],
+                                     s->compute.origin[0][0],
+                                     s->compute.origin[0][1]);
+    if (c)
+      c->compute.pred = ir_and(a, s->compute.pred, cond);
+    return c;
+  }
   case S_FOR:
     return ir_new_for(a, s->for_.loop, nest_add_guard(a, s->for_.body, cond));
   case S_SEQ: {
@@ -87,6 +112,8 @@ ir_stmt *nest_add_guard(ts_arena *a, ir_stmt *s, ir_expr *cond) {
   }
   case S_ALLOC:
     return ir_new_alloc(a, s->alloc.buf, nest_add_guard(a, s->alloc.body, cond));
+  case S_STORE: case S_IF: /* a cache's copy */
+    return ir_new_if(a, cond, s, NULL);
   default:
     return s;
   }

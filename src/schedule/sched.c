@@ -132,6 +132,9 @@ bool sched_name_taken(const ts_sched *s, const char *name) {
     if (same_c_name(s->loops[i]->name, name) ||
         same_c_name(s->loops[i]->birth, name))
       return true;
+  for (int i = 0; i < s->nstages; i++)
+    if (same_c_name(s->stages[i]->name, name))
+      return true;
   return false;
 }
 
@@ -174,6 +177,84 @@ bool sched_trace(ts_sched *s, const trace_rec *rec) {
 }
 
 void sched_invalidate(ts_sched *s) { s->lowered = NULL; }
+
+/* ---- Committing a rewrite ----------------------------------------------------- */
+
+ts_status sched_oom(ts_sched *s, const char *fn) {
+  return sched_fail(s, TS_ERR_NO_MEMORY, NULL, "%s: out of memory", fn);
+}
+
+ts_status sched_commit(ts_sched *s, const char *fn, ir_stmt *root,
+                       ts_loop *const *made, int nmade, trace_rec *rec) {
+  if (!root || s->arena.failed)
+    return sched_oom(s, fn);
+  int first = s->nloops;
+  if (!sched_register_loops(s, made, nmade))
+    return sched_oom(s, fn);
+  for (int i = 0; i < nmade; i++)
+    rec->results[rec->nresults++] = first + i;
+  if (!sched_trace(s, rec)) {
+    s->nloops = first;
+    return sched_oom(s, fn);
+  }
+  s->root = root;
+  sched_invalidate(s);
+  return TS_OK;
+}
+
+bool sched_require_serial(ts_sched *s, const char *fn, const ts_loop *l) {
+  if (l->kind == TS_SERIAL)
+    return true;
+  sched_fail(s, TS_ERR_ALREADY_BOUND, l,
+             "%s: loop \"%s\" is already %s%s; apply it before bind, unroll "
+             "or vectorize", fn, l->name,
+             ir_kind_is_launch(l->kind) ? "bound to " : "",
+             ir_loop_kind_name(l->kind));
+  return false;
+}
+
+/* ---- Stages --------------------------------------------------------------------- */
+
+ts_stage *sched_find_stage(const ts_sched *s, const char *name) {
+  for (int i = 0; i < s->nstages; i++)
+    if (strcmp(s->stages[i]->name, name) == 0)
+      return s->stages[i];
+  return NULL;
+}
+
+bool sched_check_stage(ts_sched *s, const char *fn, int pos,
+                       const ts_stage *stage) {
+  if (!stage) {
+    sched_fail(s, TS_ERR_NULL_ARG, NULL, "%s: argument %d 'stage' is NULL",
+               fn, pos);
+    return false;
+  }
+  if (stage->owner != s) {
+    sched_fail(s, TS_ERR_BAD_ARG, NULL,
+               "%s: argument %d 'stage' (\"%s\") belongs to another schedule",
+               fn, pos, stage->name);
+    return false;
+  }
+  return true;
+}
+
+int64_t sched_shared_bytes(const ts_sched *s) {
+  int64_t bytes = 0;
+  for (int i = 0; i < s->nstages; i++) {
+    const ts_stage *st = s->stages[i];
+    if (st->buf->scope == SCOPE_SHARED)
+      bytes += ir_buffer_size(st->buf) * 4 * (st->double_buffered ? 2 : 1);
+  }
+  return bytes;
+}
+
+ts_loop *ts_stage_axis(ts_stage *stage, int d) {
+  return stage && !stage->write && (d == 0 || d == 1) ? stage->axes[d] : NULL;
+}
+
+const char *ts_stage_name(const ts_stage *stage) {
+  return stage ? stage->name : "";
+}
 
 /* ---- The definition ------------------------------------------------------------- */
 

@@ -19,6 +19,12 @@ typedef enum {
   TR_BIND,
   TR_UNROLL,
   TR_RENAME,
+  TR_CACHE_READ,
+  TR_CACHE_WRITE,
+  TR_TRANSPOSE,
+  TR_PAD,
+  TR_VECTORIZE,
+  TR_DOUBLE_BUFFER,
 } trace_op;
 
 enum { TRACE_MAX_LOOPS = 16 };
@@ -31,8 +37,26 @@ typedef struct trace_rec {
   int nresults;
   int64_t factor;
   ts_loop_kind tag;
-  const char *name;           /* rename's new name (arena) */
+  const char *name;           /* rename's new name, a cache's source (arena) */
+  ts_scope scope;
+  int stage;                  /* the stage made or changed */
 } trace_rec;
+
+/* A cache: a copy of an input in shared or local memory (read), or C's
+ * accumulators in registers (write). */
+struct ts_stage {
+  int id;
+  bool write;
+  const char *name; /* "A.shared": the buffer's name */
+  ir_buffer *buf;
+  ir_buffer *src;   /* read: what it copies (A, B or another cache's buf) */
+  int operand;      /* read: 0 for op(A), 1 for op(B) */
+  ts_loop *at;      /* the loop it was attached at */
+  ts_loop *axes[2]; /* read: the copy loops over dimension 0 and 1 */
+  bool transposed;
+  bool double_buffered;
+  const void *owner;
+};
 
 struct ts_sched {
   ts_arena arena;
@@ -42,6 +66,8 @@ struct ts_sched {
   ir_stmt *root;
   ts_loop **loops; /* by id; malloc'd */
   int nloops, loops_cap;
+  ts_stage *stages[8]; /* by id */
+  int nstages;
   int next_var; /* ids of variables made by lowering start here */
   trace_rec *trace; /* malloc'd */
   int ntrace, trace_cap;
@@ -69,7 +95,32 @@ bool sched_name_taken(const ts_sched *s, const char *name);
 void sched_c_name(ts_buf *b, const char *name); /* "i.outer" -> "i_outer" */
 
 bool sched_trace(ts_sched *s, const trace_rec *rec);
+/* The last step of every rewriting primitive: registers the loops it made,
+ * records it in the trace and takes the new tree. */
+ts_status sched_commit(ts_sched *s, const char *fn, ir_stmt *root,
+                       ts_loop *const *made, int nmade, trace_rec *rec);
+ts_status sched_oom(ts_sched *s, const char *fn);
+/* Fails unless l is a plain serial loop. */
+bool sched_require_serial(ts_sched *s, const char *fn, const ts_loop *l);
+
+/* Every primitive starts here. */
+#define CHECK_SCHED(s)                                                        \
+  do {                                                                        \
+    if (!(s))                                                                 \
+      return TS_ERR_NULL_ARG;                                                 \
+    if ((s)->status != TS_OK)                                                 \
+      return (s)->status;                                                     \
+  } while (0)
 void sched_invalidate(ts_sched *s);
+/* The stage named `name`, or NULL. */
+ts_stage *sched_find_stage(const ts_sched *s, const char *name);
+/* Checks argument `pos` of `fn` is a stage of this schedule. */
+bool sched_check_stage(ts_sched *s, const char *fn, int pos,
+                       const ts_stage *stage);
+/* The bytes of shared memory the schedule's caches take. */
+int64_t sched_shared_bytes(const ts_sched *s);
+
+enum { SCHED_MAX_STAGES = 8, SCHED_SHARED_LIMIT = 48 * 1024 };
 
 /* ---- Loop nest navigation (nest.c) ---------------------------------------- */
 
@@ -81,9 +132,16 @@ typedef struct nest_path {
 } nest_path;
 
 bool nest_find(ir_stmt *root, const ts_loop *loop, nest_path *path);
+/* The path to the compute statement (the last node). */
+bool nest_find_compute(ir_stmt *root, nest_path *path);
+/* Whether loop's For node is on the path. */
+bool nest_path_has(const nest_path *path, const ts_loop *loop);
+/* The stage whose copy nest s is (a copy loop's For), or NULL. */
+ts_stage *nest_copy_stage(const ir_stmt *s);
 /* The tree with path's last node replaced by `with`, ancestors rebuilt. */
 ir_stmt *nest_replace(ts_arena *a, const nest_path *path, ir_stmt *with);
-/* ANDs `cond` into the predicate of every compute node under s. */
+/* ANDs `cond` into the predicate of every compute node under s, and guards
+ * every copy statement with it. */
 ir_stmt *nest_add_guard(ts_arena *a, ir_stmt *s, ir_expr *cond);
 /* Checks that bound loops nest as CUDA needs, with `loop` taken as bound to
  * `kind`: no block loop inside a thread loop, and no bound loop inside a

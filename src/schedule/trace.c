@@ -23,6 +23,7 @@ static const char *tag_enum(ts_loop_kind k) {
   case TS_THREAD_Y: return "TS_THREAD_Y";
   case TS_THREAD_Z: return "TS_THREAD_Z";
   case TS_UNROLLED: return "TS_UNROLLED";
+  case TS_VECTORIZED: return "TS_VECTORIZED";
   case TS_SERIAL: break;
   }
   return "TS_SERIAL";
@@ -37,8 +38,61 @@ static void print_results(ts_buf *b, const ts_sched *s, const trace_rec *r) {
   ts_buf_puts(b, ";\n");
 }
 
+static void stage_ref(ts_buf *b, const ts_sched *s, int id) {
+  sched_c_name(b, s->stages[id]->name);
+}
+
+static void print_cache(ts_buf *b, const ts_sched *s, const trace_rec *r) {
+  const ts_stage *st = s->stages[r->stage];
+  ts_buf_puts(b, "ts_stage *");
+  stage_ref(b, s, r->stage);
+  ts_buf_printf(b, ";\n%s(s, \"%s\", %s, ",
+                r->op == TR_CACHE_READ ? "ts_cache_read" : "ts_cache_write",
+                r->name, r->scope == TS_SHARED ? "TS_SHARED" : "TS_LOCAL");
+  loop_ref(b, s, r->loops[0]);
+  ts_buf_puts(b, ", &");
+  stage_ref(b, s, r->stage);
+  ts_buf_puts(b, ");\n");
+  if (r->op != TR_CACHE_READ)
+    return;
+  for (int d = 0; d < 2; d++) {
+    ts_buf_puts(b, d ? ", *" : "ts_loop *");
+    sched_c_name(b, st->axes[d]->birth);
+    ts_buf_puts(b, " = ts_stage_axis(");
+    stage_ref(b, s, r->stage);
+    ts_buf_printf(b, ", %d)", d);
+  }
+  ts_buf_puts(b, ";\n");
+}
+
+static void print_stage_call(ts_buf *b, const ts_sched *s, const trace_rec *r,
+                             const char *fn) {
+  ts_buf_printf(b, "%s(s, ", fn);
+  stage_ref(b, s, r->stage);
+  if (r->op == TR_PAD)
+    ts_buf_printf(b, ", %lld", (long long)r->factor);
+  ts_buf_puts(b, ");\n");
+}
+
 static void print_record(ts_buf *b, const ts_sched *s, const trace_rec *r) {
   switch (r->op) {
+  case TR_CACHE_READ: case TR_CACHE_WRITE:
+    print_cache(b, s, r);
+    return;
+  case TR_TRANSPOSE:
+    print_stage_call(b, s, r, "ts_storage_transpose");
+    return;
+  case TR_PAD:
+    print_stage_call(b, s, r, "ts_storage_pad");
+    return;
+  case TR_DOUBLE_BUFFER:
+    print_stage_call(b, s, r, "ts_double_buffer");
+    return;
+  case TR_VECTORIZE:
+    ts_buf_puts(b, "ts_vectorize(s, ");
+    loop_ref(b, s, r->loops[0]);
+    ts_buf_puts(b, ");\n");
+    return;
   case TR_SPLIT:
     print_results(b, s, r);
     ts_buf_puts(b, "ts_split(s, ");
@@ -120,8 +174,20 @@ static ts_status replay_record(ts_sched *onto, const trace_rec *r) {
                         "schedule does not have", r->loops[i]);
     l[i] = onto->loops[r->loops[i]];
   }
+  if ((r->op == TR_TRANSPOSE || r->op == TR_PAD || r->op == TR_DOUBLE_BUFFER) &&
+      r->stage >= onto->nstages)
+    return sched_fail(onto, TS_ERR_BAD_ARG, NULL,
+                      "ts_replay: the trace names cache %d, which the "
+                      "schedule does not have", r->stage);
   ts_loop *x, *y;
+  ts_stage *st;
   switch (r->op) {
+  case TR_CACHE_READ: return ts_cache_read(onto, r->name, r->scope, l[0], &st);
+  case TR_CACHE_WRITE: return ts_cache_write(onto, r->name, r->scope, l[0], &st);
+  case TR_TRANSPOSE: return ts_storage_transpose(onto, onto->stages[r->stage]);
+  case TR_PAD: return ts_storage_pad(onto, onto->stages[r->stage], r->factor);
+  case TR_DOUBLE_BUFFER: return ts_double_buffer(onto, onto->stages[r->stage]);
+  case TR_VECTORIZE: return ts_vectorize(onto, l[0]);
   case TR_SPLIT: return ts_split(onto, l[0], r->factor, &x, &y);
   case TR_FUSE: return ts_fuse(onto, l[0], l[1], &x);
   case TR_REORDER: return ts_reorder(onto, r->nloops, l);

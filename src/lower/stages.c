@@ -1,0 +1,460 @@
+/*
+ * Lowering caches.  At each loop whose body starts with copy nests:
+ *
+ *   - a shared copy is spread over the block's threads: its loops (all but
+ *     a vectorized innermost one) fuse into one index f, and each thread
+ *     takes f = round * threads + tid, consecutive threads on consecutive
+ *     elements of the source's contiguous dimension (coalesced);
+ *   - a register copy's loops are unrolled, so its array stays in
+ *     registers;
+ *   - a barrier follows the shared copies (their data crosses threads),
+ *     and another ends the body when the copy will be refilled while other
+ *     threads may still read it; nowhere else;
+ *   - a double-buffered copy becomes a pipeline with one barrier per
+ *     iteration:
+ *
+ *       copy tile 0 into S[0]; barrier
+ *       for ko:
+ *         if ko + 1 < n: load tile ko + 1 into registers R
+ *         compute on S[ko % 2]
+ *         if ko + 1 < n: store R into S[(ko + 1) % 2]
+ *         barrier
+ *
+ * Each cache's allocation wraps the loop it is attached at.
+ */
+#include "lower.h"
+
+#include <string.h>
+
+#include "../ir/analysis.h"
+
+enum { MAX_ITEMS = 16, MAX_UNROLLED_ROUNDS = 32 };
+
+typedef struct {
+  ts_sched *s;
+  const ts_loop *threads[3]; /* the enclosing loops bound to threadIdx.x/y/z */
+  bool repeats;              /* an enclosing serial loop runs more than once */
+  bool failed;
+} walker;
+
+static ir_stmt *walk(walker *w, ir_stmt *st);
+
+static int thread_axis(ts_loop_kind k) {
+  return k == TS_THREAD_X ? 0 : k == TS_THREAD_Y ? 1 : 2;
+}
+
+static ts_loop *fresh_loop(ts_sched *s, const char *name, int64_t extent,
+                           ts_loop_kind kind) {
+  ts_loop *l = ir_new_loop(&s->arena, s->next_var++, name, extent, false, s);
+  if (l) {
+    l->kind = kind;
+    l->live = false;
+  }
+  return l;
+}
+
+static void fail(walker *w, const char *fmt, const char *a, const char *b) {
+  if (!w->failed)
+    sched_fail(w->s, TS_ERR_BAD_ATTACH, NULL, fmt, a, b);
+  w->failed = true;
+}
+
+/* ---- Copy nests ------------------------------------------------------------ */
+
+typedef struct {
+  ts_loop *loops[NEST_MAX_DEPTH];
+  int n;
+  ir_stmt *body; /* below the loops: guards and the store */
+} chain;
+
+static void get_chain(ir_stmt *st, chain *c) {
+  c->n = 0;
+  while (st->kind == S_FOR && c->n < NEST_MAX_DEPTH) {
+    c->loops[c->n++] = st->for_.loop;
+    st = st->for_.body;
+  }
+  c->body = st;
+}
+
+/* threadIdx.x + bx * (threadIdx.y + by * threadIdx.z), from the enclosing
+ * thread loops; *count gets the block's size. */
+static ir_expr *thread_id(walker *w, int64_t *count) {
+  ts_arena *a = &w->s->arena;
+  ir_expr *tid = ir_int(a, 0);
+  *count = 1;
+  for (int d = 2; d >= 0; d--) {
+    const ts_loop *l = w->threads[d];
+    if (!l)
+      continue;
+    tid = ir_add(a, ir_mul(a, tid, ir_int(a, l->extent)), ir_varref(a, l->var));
+    *count *= l->extent;
+  }
+  return tid;
+}
+
+/* A shared copy spread over the block's threads (see the top of the file). */
+static ir_stmt *distribute(walker *w, ir_stmt *copy, const ts_stage *st) {
+  ts_arena *a = &w->s->arena;
+  chain c;
+  get_chain(copy, &c);
+  int64_t nthreads;
+  ir_expr *tid = thread_id(w, &nthreads);
+  if (nthreads == 1)
+    return copy;
+  ts_loop *vec = c.n && c.loops[c.n - 1]->kind == TS_VECTORIZED
+                     ? c.loops[c.n - 1] : NULL;
+  int m = vec ? c.n - 1 : c.n;
+  int64_t total = 1;
+  for (int q = 0; q < m; q++)
+    total *= c.loops[q]->extent;
+  int64_t rounds = (total + nthreads - 1) / nthreads;
+  ts_loop *round = fresh_loop(
+      w->s, ts_arena_printf(a, "%s.round", st->name), rounds,
+      rounds > 1 && rounds <= MAX_UNROLLED_ROUNDS ? TS_UNROLLED : TS_SERIAL);
+  if (!round)
+    return NULL;
+  round->stage = (ts_stage *)st;
+  ir_expr *f = ir_add(a, ir_mul(a, ir_varref(a, round->var),
+                                ir_int(a, nthreads)), tid);
+  ir_stmt *body = c.body;
+  int64_t stride = 1;
+  for (int q = m - 1; q >= 0; q--) {
+    ir_expr *v = ir_binary(a, E_DIV, f, ir_int(a, stride));
+    if (q > 0)
+      v = ir_binary(a, E_MOD, v, ir_int(a, c.loops[q]->extent));
+    body = ir_subst_stmt(a, body, c.loops[q]->var, v);
+    stride *= c.loops[q]->extent;
+  }
+  if (vec)
+    body = ir_new_for(a, vec, body);
+  if (total % nthreads)
+    body = ir_new_if(a, ir_binary(a, E_LT, f, ir_int(a, total)), body, NULL);
+  return ir_new_for(a, round, body);
+}
+
+/* A register copy with its serial loops unrolled. */
+static ir_stmt *unroll_copy(walker *w, ir_stmt *copy) {
+  if (copy->kind != S_FOR)
+    return copy;
+  ir_stmt *body = unroll_copy(w, copy->for_.body);
+  ts_loop *l = copy->for_.loop;
+  if (l->kind != TS_SERIAL || !body)
+    return body ? ir_new_for(&w->s->arena, l, body) : NULL;
+  ts_loop *u = fresh_loop(w->s, l->name, l->extent, TS_UNROLLED);
+  if (!u)
+    return NULL;
+  u->stage = l->stage;
+  body = ir_subst_stmt(&w->s->arena, body, l->var, ir_varref(&w->s->arena, u->var));
+  return ir_new_for(&w->s->arena, u, body);
+}
+
+/* ---- Double buffering -------------------------------------------------------- */
+
+typedef struct {
+  const ir_buffer *from;
+  ir_buffer *to;
+  ir_expr *lead; /* the copy's index: which of the two */
+} retarget;
+
+static ir_expr **lead_indices(ts_arena *a, const retarget *r, ir_expr *const *idx,
+                              int ndim) {
+  ir_expr **out = ts_arena_alloc(a, sizeof(*out) * (size_t)(ndim + 1));
+  if (!out)
+    return NULL;
+  out[0] = r->lead;
+  for (int d = 0; d < ndim; d++)
+    out[d + 1] = idx[d];
+  return out;
+}
+
+static ir_expr *retarget_expr(ts_arena *a, ir_expr *e, const retarget *r) {
+  if (!e)
+    return NULL;
+  switch (e->kind) {
+  case E_INT: case E_FLOAT: case E_VAR:
+    return e;
+  case E_LOAD:
+    if (e->load.buf != r->from)
+      return e;
+    return ir_load(a, r->to, lead_indices(a, r, e->load.idx, r->from->ndim));
+  case E_NOT:
+    return ir_not(a, retarget_expr(a, e->op.a, r));
+  case E_SELECT:
+    return ir_select(a, retarget_expr(a, e->op.c, r),
+                     retarget_expr(a, e->op.a, r), retarget_expr(a, e->op.b, r));
+  default:
+    return ir_binary(a, e->kind, retarget_expr(a, e->op.a, r),
+                     retarget_expr(a, e->op.b, r));
+  }
+}
+
+/* Every access to r->from in st made an access to one copy of r->to. */
+static ir_stmt *retarget_stmt(ts_arena *a, ir_stmt *st, const retarget *r) {
+  if (!st)
+    return NULL;
+  switch (st->kind) {
+  case S_FOR:
+    return ir_new_for(a, st->for_.loop, retarget_stmt(a, st->for_.body, r));
+  case S_SEQ: {
+    ir_stmt **items = ts_arena_alloc(a, sizeof(*items) * (size_t)st->seq.n);
+    if (!items)
+      return NULL;
+    for (int i = 0; i < st->seq.n; i++)
+      items[i] = retarget_stmt(a, st->seq.items[i], r);
+    return ir_new_seq(a, items, st->seq.n);
+  }
+  case S_STORE: {
+    ir_expr *value = retarget_expr(a, st->store.value, r);
+    if (st->store.buf != r->from)
+      return ir_new_store(a, st->store.buf, st->store.idx, value);
+    return ir_new_store(a, r->to, lead_indices(a, r, st->store.idx,
+                                               r->from->ndim), value);
+  }
+  case S_IF:
+    return ir_new_if(a, retarget_expr(a, st->if_.cond, r),
+                     retarget_stmt(a, st->if_.then_, r),
+                     st->if_.else_ ? retarget_stmt(a, st->if_.else_, r) : NULL);
+  case S_ALLOC:
+    return ir_new_alloc(a, st->alloc.buf, retarget_stmt(a, st->alloc.body, r));
+  default:
+    return st;
+  }
+}
+
+/* Two copies of a shared buffer, the copy index outermost. */
+static ir_buffer *doubled(ts_arena *a, const ir_buffer *b) {
+  int64_t shape[IR_MAX_DIMS] = {2};
+  int order[IR_MAX_DIMS] = {0};
+  for (int d = 0; d < b->ndim; d++) {
+    shape[d + 1] = b->shape[d];
+    order[d + 1] = b->order[d] + 1;
+  }
+  ir_buffer *x = ir_new_buffer(a, b->name, b->scope, b->ndim + 1, shape, NULL);
+  if (x)
+    ir_buffer_set_layout(x, order, b->pad);
+  return x;
+}
+
+/* A distributed copy split in two: global -> registers R, R -> shared. */
+static bool split_copy(walker *w, ir_stmt *copy, const ts_stage *st,
+                       ir_buffer **reg, ir_stmt **load, ir_stmt **store) {
+  ts_arena *a = &w->s->arena;
+  chain c;
+  get_chain(copy, &c);
+  ir_stmt *guards[NEST_MAX_DEPTH];
+  int ng = 0;
+  ir_stmt *leaf = c.body;
+  while (leaf->kind == S_IF && !leaf->if_.else_ && ng < NEST_MAX_DEPTH) {
+    guards[ng++] = leaf;
+    leaf = leaf->if_.then_;
+  }
+  if (leaf->kind != S_STORE || c.n > IR_MAX_DIMS)
+    return false;
+  int64_t shape[IR_MAX_DIMS] = {1};
+  ir_expr *ridx[IR_MAX_DIMS] = {ir_int(a, 0)};
+  for (int q = 0; q < c.n; q++) {
+    shape[q] = c.loops[q]->extent;
+    ridx[q] = ir_varref(a, c.loops[q]->var);
+  }
+  *reg = ir_new_buffer(a, ts_arena_printf(a, "%s.reg", st->name), SCOPE_LOCAL,
+                       c.n ? c.n : 1, shape, NULL);
+  if (!*reg)
+    return false;
+  *load = ir_new_store(a, *reg, ridx, leaf->store.value);
+  *store = ir_new_store(a, leaf->store.buf, leaf->store.idx,
+                        ir_load(a, *reg, ridx));
+  for (int g = ng - 1; g >= 0; g--) {
+    *load = ir_new_if(a, guards[g]->if_.cond, *load, NULL);
+    *store = ir_new_if(a, guards[g]->if_.cond, *store, NULL);
+  }
+  for (int q = c.n - 1; q >= 0; q--) {
+    *load = ir_new_for(a, c.loops[q], *load);
+    *store = ir_new_for(a, c.loops[q], *store);
+  }
+  return *load && *store;
+}
+
+typedef struct {
+  ir_stmt *copies[MAX_ITEMS];
+  const ts_stage *stages[MAX_ITEMS];
+  int n;
+  ir_stmt *rest; /* the body after the copies, lowered */
+} attach;
+
+static ir_stmt *seq_of(ts_arena *a, ir_stmt *const *items, int n) {
+  return n == 1 ? items[0] : ir_new_seq(a, items, n);
+}
+
+static ir_stmt *pipeline(walker *w, ts_loop *f, attach *at) {
+  ts_arena *a = &w->s->arena;
+  if (ir_kind_is_launch(f->kind)) {
+    fail(w, "ts_lower: double-buffered \"%s\" is attached at loop \"%s\", "
+         "which is bound; attach it at a serial k loop", at->stages[0]->name,
+         f->name);
+    return NULL;
+  }
+  ir_expr *fv = ir_varref(a, f->var);
+  ir_expr *next = ir_add(a, fv, ir_int(a, 1));
+  ir_expr *has_next = ir_binary(a, E_LT, next, ir_int(a, f->extent));
+  ir_stmt *pro[MAX_ITEMS], *loads[MAX_ITEMS], *stores[MAX_ITEMS];
+  ir_stmt *locals[MAX_ITEMS + 1];
+  ir_buffer *regs[MAX_ITEMS], *bufs[MAX_ITEMS];
+  int np = 0, nl = 0;
+  ir_stmt *rest = at->rest;
+  for (int i = 0; i < at->n; i++) {
+    const ts_stage *st = at->stages[i];
+    if (st->buf->scope != SCOPE_SHARED) {
+      locals[nl++] = at->copies[i];
+      continue;
+    }
+    if (!st->double_buffered) {
+      fail(w, "ts_lower: \"%s\" is double-buffered and \"%s\", attached at "
+           "the same loop, is not; double buffer both", at->stages[0]->name,
+           st->name);
+      return NULL;
+    }
+    ir_buffer *two = doubled(a, st->buf);
+    ir_stmt *ld, *sd;
+    if (!two || !split_copy(w, at->copies[i], st, &regs[np], &ld, &sd))
+      return NULL;
+    retarget first = {st->buf, two, ir_int(a, 0)};
+    retarget cur = {st->buf, two, ir_binary(a, E_MOD, fv, ir_int(a, 2))};
+    retarget nxt = {st->buf, two, ir_binary(a, E_MOD, next, ir_int(a, 2))};
+    pro[np] = retarget_stmt(a, ir_subst_stmt(a, at->copies[i], f->var,
+                                             ir_int(a, 0)), &first);
+    loads[np] = ir_subst_stmt(a, ld, f->var, next);
+    stores[np] = retarget_stmt(a, ir_subst_stmt(a, sd, f->var, next), &nxt);
+    rest = retarget_stmt(a, rest, &cur);
+    for (int j = 0; j < nl; j++)
+      locals[j] = retarget_stmt(a, locals[j], &cur);
+    bufs[np++] = two;
+  }
+  /* The loop: next tile into registers, this tile used, registers into
+   * the other copy, one barrier. */
+  ir_stmt *body[MAX_ITEMS + 4];
+  int nb = 0;
+  body[nb++] = ir_new_if(a, has_next, seq_of(a, loads, np), NULL);
+  for (int j = 0; j < nl; j++)
+    body[nb++] = locals[j];
+  body[nb++] = rest;
+  body[nb++] = ir_new_if(a, has_next, seq_of(a, stores, np), NULL);
+  body[nb++] = ir_new_barrier(a);
+  pro[np] = ir_new_barrier(a);
+  pro[np + 1] = ir_new_for(a, f, ir_new_seq(a, body, nb));
+  ir_stmt *out = ir_new_seq(a, pro, np + 2);
+  for (int i = 0; i < np; i++)
+    out = ir_new_alloc(a, regs[i], out);
+  for (int i = 0; i < np; i++)
+    out = ir_new_alloc(a, bufs[i], out);
+  return out;
+}
+
+/* ---- Attach points ----------------------------------------------------------- */
+
+static ir_stmt *plain(walker *w, ts_loop *f, attach *at, bool repeats) {
+  ts_arena *a = &w->s->arena;
+  ir_stmt *items[MAX_ITEMS + 3];
+  int n = 0, last_shared = -1;
+  for (int i = 0; i < at->n; i++)
+    if (at->stages[i]->buf->scope == SCOPE_SHARED)
+      last_shared = i;
+  for (int i = 0; i < at->n; i++) {
+    items[n++] = at->copies[i];
+    if (i == last_shared)
+      items[n++] = ir_new_barrier(a);
+  }
+  items[n++] = at->rest;
+  if (last_shared >= 0 && repeats)
+    items[n++] = ir_new_barrier(a);
+  ir_stmt *out = ir_new_for(a, f, ir_new_seq(a, items, n));
+  for (int i = 0; i < at->n; i++)
+    out = ir_new_alloc(a, at->stages[i]->buf, out);
+  return out;
+}
+
+static ir_stmt *lower_attach(walker *w, ir_stmt *for_f, bool repeats) {
+  ts_arena *a = &w->s->arena;
+  ir_stmt *body = for_f->for_.body;
+  attach at = {.n = 0};
+  int n = body->seq.n;
+  while (at.n < n && at.n < MAX_ITEMS && nest_copy_stage(body->seq.items[at.n])) {
+    const ts_stage *st = nest_copy_stage(body->seq.items[at.n]);
+    ir_stmt *c = body->seq.items[at.n];
+    at.stages[at.n] = st;
+    at.copies[at.n] = st->buf->scope == SCOPE_SHARED ? distribute(w, c, st)
+                                                     : unroll_copy(w, c);
+    if (!at.copies[at.n])
+      return NULL;
+    at.n++;
+  }
+  at.rest = walk(w, seq_of(a, body->seq.items + at.n, n - at.n));
+  if (!at.rest)
+    return NULL;
+  bool db = false;
+  for (int i = 0; i < at.n; i++)
+    db |= at.stages[i]->double_buffered;
+  return db ? pipeline(w, for_f->for_.loop, &at)
+            : plain(w, for_f->for_.loop, &at, repeats);
+}
+
+static ir_stmt *walk_for(walker *w, ir_stmt *st) {
+  const ts_loop *l = st->for_.loop;
+  bool thread = ir_kind_is_thread(l->kind);
+  const ts_loop *saved = thread ? w->threads[thread_axis(l->kind)] : NULL;
+  bool saved_repeats = w->repeats;
+  if (thread)
+    w->threads[thread_axis(l->kind)] = l;
+  w->repeats |= !ir_kind_is_launch(l->kind) && l->extent > 1;
+  ir_stmt *body = st->for_.body;
+  ir_stmt *out;
+  if (body->kind == S_SEQ && body->seq.n > 0 && nest_copy_stage(body->seq.items[0]))
+    out = lower_attach(w, st, w->repeats);
+  else {
+    ir_stmt *b = walk(w, body);
+    out = b ? ir_new_for(&w->s->arena, st->for_.loop, b) : NULL;
+  }
+  if (thread)
+    w->threads[thread_axis(l->kind)] = saved;
+  w->repeats = saved_repeats;
+  return out;
+}
+
+static ir_stmt *walk(walker *w, ir_stmt *st) {
+  ts_arena *a = &w->s->arena;
+  if (!st || w->failed)
+    return NULL;
+  switch (st->kind) {
+  case S_FOR:
+    return walk_for(w, st);
+  case S_SEQ: {
+    ir_stmt **items = ts_arena_alloc(a, sizeof(*items) * (size_t)st->seq.n);
+    if (!items)
+      return NULL;
+    for (int i = 0; i < st->seq.n; i++)
+      if (!(items[i] = walk(w, st->seq.items[i])))
+        return NULL;
+    return ir_new_seq(a, items, st->seq.n);
+  }
+  case S_IF: {
+    ir_stmt *t = walk(w, st->if_.then_);
+    ir_stmt *e = st->if_.else_ ? walk(w, st->if_.else_) : NULL;
+    return t ? ir_new_if(a, st->if_.cond, t, e) : NULL;
+  }
+  case S_ALLOC: {
+    ir_stmt *b = walk(w, st->alloc.body);
+    return b ? ir_new_alloc(a, st->alloc.buf, b) : NULL;
+  }
+  default:
+    return st;
+  }
+}
+
+ir_stmt *lower_stages(ts_sched *s, ir_stmt *root) {
+  if (s->nstages == 0)
+    return root;
+  walker w = {.s = s};
+  ir_stmt *out = walk(&w, root);
+  if (!out && !w.failed)
+    sched_fail(s, TS_ERR_NO_MEMORY, NULL, "ts_lower: out of memory");
+  return out;
+}

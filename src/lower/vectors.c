@@ -1,0 +1,150 @@
+/*
+ * Vector accesses.  In a vectorized loop v of width W whose body is one
+ * store, an access to global or shared memory becomes one W-wide access
+ * when its flat offset is v + r with r a multiple of W for every value of
+ * the other variables: contiguous lanes, aligned start (global buffers and
+ * shared arrays are 16-byte aligned).  The proof is on the canonical
+ * linear form: the coefficient of v is 1 and every other term and the
+ * constant are multiples of W.  Anything else stays scalar lanes, as do
+ * register arrays, which have no memory to load from.
+ */
+#include "lower.h"
+
+#include "../ir/analysis.h"
+
+static int64_t gcd(int64_t x, int64_t y) {
+  x = x < 0 ? -x : x;
+  y = y < 0 ? -y : y;
+  while (y) {
+    int64_t t = x % y;
+    x = y;
+    y = t;
+  }
+  return x;
+}
+
+/* The coefficient of v in e, when e is linear in v. */
+static bool coefficient(const ir_expr *e, const ir_var *v, int64_t *c) {
+  int64_t x, y;
+  if (!ir_expr_uses_var(e, v)) {
+    *c = 0;
+    return true;
+  }
+  switch (e->kind) {
+  case E_VAR:
+    *c = 1;
+    return true;
+  case E_ADD: case E_SUB:
+    if (!coefficient(e->op.a, v, &x) || !coefficient(e->op.b, v, &y))
+      return false;
+    *c = e->kind == E_ADD ? x + y : x - y;
+    return true;
+  case E_MUL:
+    if (e->op.b->kind == E_INT && coefficient(e->op.a, v, &x)) {
+      *c = x * e->op.b->ival;
+      return true;
+    }
+    if (e->op.a->kind == E_INT && coefficient(e->op.b, v, &y)) {
+      *c = y * e->op.a->ival;
+      return true;
+    }
+    return false;
+  default:
+    return false;
+  }
+}
+
+/* A number every value of e is a multiple of (0: e is always 0). */
+static int64_t divisor(const ir_expr *e) {
+  switch (e->kind) {
+  case E_INT:
+    return e->ival < 0 ? -e->ival : e->ival;
+  case E_ADD: case E_SUB:
+    return gcd(divisor(e->op.a), divisor(e->op.b));
+  case E_MUL:
+    return divisor(e->op.a) * divisor(e->op.b);
+  case E_MOD:
+    return e->op.b->kind == E_INT ? gcd(divisor(e->op.a), e->op.b->ival) : 1;
+  default:
+    return 1;
+  }
+}
+
+static bool is_vector(ts_arena *a, const ir_buffer *buf, ir_expr *const *idx,
+                      const ts_loop *l) {
+  if (buf->scope == SCOPE_LOCAL)
+    return false;
+  ir_expr *off = ir_int(a, 0);
+  for (int d = 0; d < buf->ndim; d++)
+    off = ir_add(a, off, ir_mul(a, idx[d], ir_int(a, buf->strides[d])));
+  off = ir_simplify_expr(a, off);
+  int64_t c;
+  if (!off || !coefficient(off, l->var, &c) || c != 1)
+    return false;
+  ir_expr *rest = ir_simplify_expr(a, ir_subst_expr(a, off, l->var, ir_int(a, 0)));
+  return rest && divisor(rest) % l->extent == 0;
+}
+
+static ir_expr *mark_loads(ts_arena *a, ir_expr *e, const ts_loop *l) {
+  switch (e->kind) {
+  case E_INT: case E_FLOAT: case E_VAR:
+    return e;
+  case E_LOAD: {
+    if (!is_vector(a, e->load.buf, e->load.idx, l))
+      return e;
+    ir_expr *v = ir_load(a, e->load.buf, e->load.idx);
+    if (v) {
+      v->load.lanes = (int)l->extent;
+      v->load.lane_var = l->var;
+    }
+    return v;
+  }
+  case E_NOT:
+    return ir_not(a, mark_loads(a, e->op.a, l));
+  case E_SELECT:
+    return ir_select(a, e->op.c, mark_loads(a, e->op.a, l),
+                     mark_loads(a, e->op.b, l));
+  default:
+    return ir_binary(a, e->kind, mark_loads(a, e->op.a, l),
+                     mark_loads(a, e->op.b, l));
+  }
+}
+
+static ir_stmt *mark_store(ts_arena *a, ir_stmt *st, const ts_loop *l) {
+  ir_stmt *out = ir_new_store(a, st->store.buf, st->store.idx,
+                              mark_loads(a, st->store.value, l));
+  if (out && is_vector(a, st->store.buf, st->store.idx, l)) {
+    out->store.lanes = (int)l->extent;
+    out->store.lane_var = l->var;
+  }
+  return out;
+}
+
+ir_stmt *lower_vectors(ts_arena *a, ir_stmt *s) {
+  if (!s)
+    return NULL;
+  switch (s->kind) {
+  case S_FOR: {
+    const ts_loop *l = s->for_.loop;
+    ir_stmt *body = s->for_.body;
+    if (l->kind == TS_VECTORIZED && l->extent > 1 && body->kind == S_STORE)
+      return ir_new_for(a, s->for_.loop, mark_store(a, body, l));
+    return ir_new_for(a, s->for_.loop, lower_vectors(a, body));
+  }
+  case S_SEQ: {
+    ir_stmt **items = ts_arena_alloc(a, sizeof(*items) * (size_t)s->seq.n);
+    if (!items)
+      return NULL;
+    for (int i = 0; i < s->seq.n; i++)
+      items[i] = lower_vectors(a, s->seq.items[i]);
+    return ir_new_seq(a, items, s->seq.n);
+  }
+  case S_IF:
+    return ir_new_if(a, s->if_.cond, lower_vectors(a, s->if_.then_),
+                     lower_vectors(a, s->if_.else_));
+  case S_ALLOC:
+    return ir_new_alloc(a, s->alloc.buf, lower_vectors(a, s->alloc.body));
+  default:
+    return s;
+  }
+}

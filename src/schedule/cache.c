@@ -1,0 +1,388 @@
+/*
+ * Caches: cache_read and cache_write, their validation and their rewrite.
+ *
+ * cache_read(A, shared, at ko) finds the part of A that the computation
+ * reads in one iteration of ko, by interval analysis of A's indices over
+ * the loops inside ko (and, for shared memory, over the thread loops: the
+ * block's threads share one copy).  It allocates a buffer of that shape,
+ * puts a copy nest at the start of ko's body and makes the computation
+ * read the copy:
+ *
+ *   for ko:
+ *     for A.shared.ax0: for A.shared.ax1:
+ *       A.shared[ax0, ax1] = A[base0 + ax0, base1 + ax1]   (in bounds)
+ *     ... C[i, j] += A.shared[i - base0, k - base1] * ...
+ *
+ * The copy's loops are ordinary loops a user can split, fuse, reorder,
+ * unroll and vectorize.  Barriers, thread distribution and double
+ * buffering are lowering's work (src/lower/stages.c).
+ *
+ * cache_write(C, local, at) only records where C's accumulators live;
+ * lowering places them (src/lower/reduction.c).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "../ir/analysis.h"
+#include "sched.h"
+
+enum { MAX_LOCAL_ELEMS = 4096 }; /* a register cache beyond this spills */
+
+static const char *scope_word(ts_scope sc) {
+  return sc == TS_SHARED ? "shared" : "local";
+}
+
+static const char *operand_name(const ir_stmt *compute, int w) {
+  const ir_buffer *src = compute->compute.src[w];
+  return src ? src->name : w == 0 ? "A" : "B";
+}
+
+/* The operand (0: op(A), 1: op(B)) the computation now reads from
+ * `buffer`, or -1. */
+static int operand_reading(const ir_stmt *compute, const char *buffer) {
+  for (int w = 0; w < 2; w++)
+    if (strcmp(operand_name(compute, w), buffer) == 0)
+      return w;
+  return -1;
+}
+
+/* Operand w's global coordinates: A[i, k], B[k, j]. */
+static ir_expr *operand_coord(const ir_stmt *c, int w, int d) {
+  if (w == 0)
+    return d == 0 ? c->compute.i : c->compute.k;
+  return d == 0 ? c->compute.k : c->compute.j;
+}
+
+static int64_t operand_extent(const ts_gemm *g, int w, int d) {
+  if (w == 0)
+    return d == 0 ? g->m : g->k;
+  return d == 0 ? g->k : g->n;
+}
+
+static int path_index(const nest_path *p, const ts_loop *loop) {
+  for (int d = 0; d < p->depth; d++)
+    if (p->node[d]->kind == S_FOR && p->node[d]->for_.loop == loop)
+      return d;
+  return -1;
+}
+
+/* ---- The region ------------------------------------------------------------ */
+
+typedef struct {
+  const nest_path *path;
+  int at;       /* path index of the attach loop */
+  bool threads; /* thread loops above it count as inside */
+} region_ctx;
+
+static bool inside_attach(const ir_var *v, void *ctx) {
+  const region_ctx *r = ctx;
+  for (int d = 0; d < r->path->depth; d++) {
+    const ir_stmt *n = r->path->node[d];
+    if (n->kind == S_FOR && n->for_.loop->var == v)
+      return d > r->at || (r->threads && ir_kind_is_thread(n->for_.loop->kind));
+  }
+  return false;
+}
+
+/* The loop whose body holds the copy of `st`, or NULL. */
+static const ts_loop *copy_attach(ts_sched *s, const ts_stage *st) {
+  for (int i = 0; i < s->nloops; i++) {
+    nest_path p;
+    if (!s->loops[i]->live || s->loops[i]->stage != st ||
+        !nest_find(s->root, s->loops[i], &p))
+      continue;
+    for (int d = 2; d < p.depth; d++)
+      if (nest_copy_stage(p.node[d]) == st && p.node[d - 2]->kind == S_FOR)
+        return p.node[d - 2]->for_.loop;
+  }
+  return NULL;
+}
+
+/* ---- Checks -------------------------------------------------------------------- */
+
+static bool check_common(ts_sched *s, const char *fn, const char *buffer,
+                         ts_scope scope, ts_loop *at, ts_stage **stage) {
+  if (stage)
+    *stage = NULL;
+  if (!buffer) {
+    sched_fail(s, TS_ERR_NULL_ARG, NULL, "%s: argument 2 'buffer' is NULL", fn);
+    return false;
+  }
+  if (scope != TS_SHARED && scope != TS_LOCAL) {
+    sched_fail(s, TS_ERR_BAD_SCOPE, NULL,
+               "%s: argument 3 'scope' must be TS_SHARED or TS_LOCAL (got %d)",
+               fn, (int)scope);
+    return false;
+  }
+  if (!sched_check_loop(s, fn, 4, "at", at))
+    return false;
+  if (!stage) {
+    sched_fail(s, TS_ERR_NULL_ARG, NULL, "%s: argument 5 'stage' is NULL", fn);
+    return false;
+  }
+  if (s->nstages == SCHED_MAX_STAGES) {
+    sched_fail(s, TS_ERR_BAD_ARG, NULL, "%s: a schedule has at most %d caches",
+               fn, SCHED_MAX_STAGES);
+    return false;
+  }
+  return true;
+}
+
+/* The path to the computation, with `at` on it at *at_index. */
+static bool attach_path(ts_sched *s, const char *fn, const ts_loop *at,
+                        nest_path *path, int *at_index) {
+  if (!nest_find_compute(s->root, path)) {
+    sched_fail(s, TS_ERR_BAD_ARG, NULL, "%s: the nest has no computation", fn);
+    return false;
+  }
+  *at_index = path_index(path, at);
+  if (*at_index < 0) {
+    sched_fail(s, TS_ERR_BAD_ATTACH, at,
+               "%s: loop \"%s\" does not enclose the computation; attach "
+               "caches at a loop of the i/j/k nest", fn, at->name);
+    return false;
+  }
+  return true;
+}
+
+static bool check_source(ts_sched *s, const char *buffer, const ir_stmt *c,
+                         int *operand) {
+  *operand = operand_reading(c, buffer);
+  if (*operand >= 0)
+    return true;
+  if (strcmp(buffer, "C") == 0) {
+    sched_fail(s, TS_ERR_BAD_ARG, NULL,
+               "ts_cache_read: C is written, not read; use ts_cache_write");
+    return false;
+  }
+  for (int w = 0; w < 2; w++) {
+    const char *input = w == 0 ? "A" : "B";
+    const ts_stage *st = sched_find_stage(s, buffer);
+    if (strcmp(buffer, input) == 0 || (st && st->operand == w && !st->write)) {
+      sched_fail(s, TS_ERR_BAD_ARG, NULL,
+                 "ts_cache_read: the computation reads %s through \"%s\"; "
+                 "cache \"%s\" instead", input, operand_name(c, w),
+                 operand_name(c, w));
+      return false;
+    }
+  }
+  sched_fail(s, TS_ERR_UNKNOWN_BUFFER, NULL,
+             "ts_cache_read: argument 2 'buffer': no buffer named \"%s\" "
+             "(A, B, or a cache such as \"A.shared\")", buffer);
+  return false;
+}
+
+/* A shared copy is made by the block's threads together, so it lies inside
+ * every thread loop; a cache of a cache lies where its source is filled. */
+static bool check_attach(ts_sched *s, const nest_path *p, int at_index,
+                         ts_scope scope, const char *buffer) {
+  const ts_loop *at = p->node[at_index]->for_.loop;
+  if (scope == TS_SHARED)
+    for (int d = at_index + 1; d < p->depth; d++)
+      if (p->node[d]->kind == S_FOR &&
+          ir_kind_is_thread(p->node[d]->for_.loop->kind)) {
+        sched_fail(s, TS_ERR_BAD_ATTACH, at,
+                   "ts_cache_read: loop \"%s\" lies outside thread loop "
+                   "\"%s\"; a shared copy is attached inside the thread "
+                   "loops, where the block's threads fill it together",
+                   at->name, p->node[d]->for_.loop->name);
+        return false;
+      }
+  const ts_stage *src = sched_find_stage(s, buffer);
+  if (!src)
+    return true;
+  const ts_loop *filled = copy_attach(s, src);
+  int fi = filled ? path_index(p, filled) : -1;
+  if (fi >= 0 && fi <= at_index)
+    return true;
+  sched_fail(s, TS_ERR_BAD_ATTACH, at,
+             "ts_cache_read: \"%s\" is filled in loop \"%s\"; a cache of "
+             "it is attached there or inside", buffer,
+             filled ? filled->name : "?");
+  return false;
+}
+
+/* ---- cache_read ------------------------------------------------------------ */
+
+static const char *stage_name(ts_sched *s, const char *buffer, ts_scope sc) {
+  const char *base = ts_arena_printf(&s->arena, "%s.%s", buffer, scope_word(sc));
+  const char *name = base;
+  for (int n = 2; name && sched_name_taken(s, name); n++)
+    name = ts_arena_printf(&s->arena, "%s%d", base, n);
+  return name;
+}
+
+/* The copy nest: the source's contiguous dimension innermost, each element
+ * copied only where it lies inside op(A) or op(B). */
+static ir_stmt *copy_nest(ts_sched *s, const ts_stage *st, ir_buffer *src,
+                          ir_expr *const src_origin[2], ir_expr *const base[2]) {
+  ts_arena *a = &s->arena;
+  ir_expr *src_idx[2], *dst_idx[2], *guard = NULL;
+  for (int d = 0; d < 2; d++) {
+    ir_expr *ax = ir_varref(a, st->axes[d]->var);
+    ir_expr *g = ir_add(a, base[d], ax);
+    src_idx[d] = src_origin ? ir_sub(a, g, src_origin[d]) : g;
+    dst_idx[d] = ax;
+    guard = ir_and(a, guard,
+                   ir_binary(a, E_LT, g,
+                             ir_int(a, operand_extent(&s->def, st->operand, d))));
+  }
+  ir_stmt *body = ir_new_store(a, st->buf, dst_idx, ir_load(a, src, src_idx));
+  guard = ir_simplify_expr(a, guard);
+  if (guard && !ir_is_true(guard))
+    body = ir_new_if(a, guard, body, NULL);
+  int inner = src->strides[0] < src->strides[1] ? 0 : 1;
+  body = ir_new_for(a, st->axes[inner], body);
+  return ir_new_for(a, st->axes[1 - inner], body);
+}
+
+/* at's body with the copy after the copies already there. */
+static ir_stmt *insert_copy(ts_arena *a, ir_stmt *for_at, ir_stmt *copy) {
+  ir_stmt *body = for_at->for_.body;
+  int n = body->kind == S_SEQ ? body->seq.n : 1;
+  ir_stmt **items = ts_arena_alloc(a, sizeof(*items) * (size_t)(n + 1));
+  if (!items)
+    return NULL;
+  ir_stmt *const *old = body->kind == S_SEQ ? body->seq.items : &body;
+  int lead = 0;
+  while (lead < n && nest_copy_stage(old[lead]))
+    lead++;
+  for (int i = 0, o = 0; i <= n; i++)
+    items[i] = i == lead ? copy : old[o++];
+  return ir_new_for(a, for_at->for_.loop, ir_new_seq(a, items, n + 1));
+}
+
+ts_status ts_cache_read(ts_sched *s, const char *buffer, ts_scope scope,
+                        ts_loop *at, ts_stage **stage) {
+  CHECK_SCHED(s);
+  const char *fn = "ts_cache_read";
+  /* Check: a buffer the computation reads, a loop enclosing it where the
+   * source is available, a region the analysis can bound that fits. */
+  nest_path path;
+  int at_index, w;
+  if (!check_common(s, fn, buffer, scope, at, stage) ||
+      !attach_path(s, fn, at, &path, &at_index))
+    return s->status;
+  ir_stmt *compute = path.node[path.depth - 1];
+  if (!check_source(s, buffer, compute, &w) ||
+      !check_attach(s, &path, at_index, scope, buffer))
+    return s->status;
+  ts_arena *a = &s->arena;
+  region_ctx rc = {&path, at_index, scope == TS_SHARED};
+  ir_expr *base[2];
+  int64_t ext[2];
+  for (int d = 0; d < 2; d++) {
+    if (!ir_region(a, operand_coord(compute, w, d), inside_attach, &rc,
+                   &base[d], &ext[d]))
+      return sched_fail(s, TS_ERR_BAD_ATTACH, at,
+                        "ts_cache_read: cannot bound the region of %s read "
+                        "inside loop \"%s\"", buffer, at->name);
+    base[d] = ir_simplify_expr(a, base[d]);
+  }
+  int64_t bytes = ext[0] * ext[1] * 4;
+  if (scope == TS_SHARED && sched_shared_bytes(s) + bytes > SCHED_SHARED_LIMIT)
+    return sched_fail(s, TS_ERR_SHARED_LIMIT, at,
+                      "ts_cache_read: a %lld x %lld shared copy of %s at loop "
+                      "\"%s\" takes %lld bytes; with the shared caches before "
+                      "it, %lld bytes, over the limit of %d",
+                      (long long)ext[0], (long long)ext[1], buffer, at->name,
+                      (long long)bytes,
+                      (long long)(sched_shared_bytes(s) + bytes),
+                      SCHED_SHARED_LIMIT);
+  if (scope == TS_LOCAL && ext[0] * ext[1] > MAX_LOCAL_ELEMS)
+    return sched_fail(s, TS_ERR_BAD_ATTACH, at,
+                      "ts_cache_read: a %lld x %lld register copy of %s at "
+                      "loop \"%s\" is over the limit of %d elements; attach "
+                      "it at an inner loop", (long long)ext[0],
+                      (long long)ext[1], buffer, at->name, MAX_LOCAL_ELEMS);
+
+  /* Step 1. The stage, its buffer and its copy loops. */
+  ts_stage *st = ts_arena_alloc(a, sizeof(*st));
+  if (!st)
+    return sched_oom(s, fn);
+  *st = (ts_stage){.id = s->nstages, .name = stage_name(s, buffer, scope),
+                   .operand = w, .at = at, .owner = s};
+  st->src = compute->compute.src[w] ? compute->compute.src[w]
+                                    : (w == 0 ? s->A : s->B);
+  st->buf = ir_new_buffer(a, st->name, scope == TS_SHARED ? SCOPE_SHARED
+                                                          : SCOPE_LOCAL,
+                          2, ext, NULL);
+  ts_loop *made[2];
+  for (int d = 0; d < 2; d++) {
+    made[d] = sched_new_loop(s, ts_arena_printf(a, "%s.ax%d", st->name, d),
+                             ext[d], false, d);
+    if (!made[d])
+      return sched_oom(s, fn);
+    made[d]->stage = st;
+    st->axes[d] = made[d];
+  }
+  /* Step 2. The computation reads the copy. */
+  ir_stmt *reads = ir_compute_with_src(a, compute, w, st->buf, base[0], base[1]);
+  ir_stmt *root = reads ? nest_replace(a, &path, reads) : NULL;
+  /* Step 3. The copy at the start of at's body. */
+  ir_expr *const *src_origin = compute->compute.src[w]
+                                   ? compute->compute.origin[w] : NULL;
+  ir_stmt *copy = copy_nest(s, st, st->src, src_origin, base);
+  nest_path ap;
+  if (!root || !copy || !nest_find(root, at, &ap))
+    return sched_oom(s, fn);
+  root = nest_replace(a, &ap, insert_copy(a, ap.node[ap.depth - 1], copy));
+  trace_rec rec = {.op = TR_CACHE_READ, .loops = {at->id}, .nloops = 1,
+                   .name = ts_arena_strdup(a, buffer), .scope = scope,
+                   .stage = st->id};
+  ts_status status = sched_commit(s, fn, root, made, 2, &rec);
+  if (status != TS_OK)
+    return status;
+  s->stages[s->nstages++] = st;
+  *stage = st;
+  return TS_OK;
+}
+
+/* ---- cache_write ----------------------------------------------------------- */
+
+ts_status ts_cache_write(ts_sched *s, const char *buffer, ts_scope scope,
+                         ts_loop *at, ts_stage **stage) {
+  CHECK_SCHED(s);
+  const char *fn = "ts_cache_write";
+  /* Check: C, registers, one write cache, a loop enclosing every k loop. */
+  nest_path path;
+  int at_index;
+  if (!check_common(s, fn, buffer, scope, at, stage) ||
+      !attach_path(s, fn, at, &path, &at_index))
+    return s->status;
+  if (strcmp(buffer, "C") != 0)
+    return sched_fail(s, TS_ERR_UNKNOWN_BUFFER, NULL,
+                      "ts_cache_write: argument 2 'buffer' must be \"C\", the "
+                      "one buffer the computation writes (got \"%s\")", buffer);
+  if (scope != TS_LOCAL)
+    return sched_fail(s, TS_ERR_BAD_SCOPE, NULL,
+                      "ts_cache_write: C's accumulators live in registers; "
+                      "argument 3 'scope' must be TS_LOCAL");
+  for (int i = 0; i < s->nstages; i++)
+    if (s->stages[i]->write)
+      return sched_fail(s, TS_ERR_STAGE_USED, at,
+                        "ts_cache_write: C is already cached as \"%s\"",
+                        s->stages[i]->name);
+  for (int d = 0; d <= at_index; d++)
+    if (path.node[d]->kind == S_FOR && path.node[d]->for_.loop->reduce)
+      return sched_fail(s, TS_ERR_BAD_ATTACH, at,
+                        "ts_cache_write: loop \"%s\" lies inside reduction "
+                        "loop \"%s\"; the accumulators must live across the "
+                        "whole reduction", at->name,
+                        path.node[d]->for_.loop->name);
+  /* Step 1. Record the stage; lowering allocates it. */
+  ts_arena *a = &s->arena;
+  ts_stage *st = ts_arena_alloc(a, sizeof(*st));
+  if (!st)
+    return sched_oom(s, fn);
+  *st = (ts_stage){.id = s->nstages, .write = true, .operand = -1,
+                   .name = stage_name(s, "C", TS_LOCAL), .at = at, .owner = s};
+  trace_rec rec = {.op = TR_CACHE_WRITE, .loops = {at->id}, .nloops = 1,
+                   .name = "C", .scope = scope, .stage = st->id};
+  ts_status status = sched_commit(s, fn, s->root, NULL, 0, &rec);
+  if (status != TS_OK)
+    return status;
+  s->stages[s->nstages++] = st;
+  *stage = st;
+  return TS_OK;
+}

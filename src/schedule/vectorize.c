@@ -1,0 +1,55 @@
+/*
+ * vectorize: an innermost loop of 2 or 4 iterations becomes one access of
+ * that width.  The primitive only marks the loop; lowering decides access
+ * by access which are contiguous and aligned (src/lower/vectorize.c), and
+ * the others stay scalar lanes.
+ */
+#include "sched.h"
+
+static bool has_loop(const ir_stmt *s) {
+  switch (s->kind) {
+  case S_FOR: return true;
+  case S_SEQ:
+    for (int i = 0; i < s->seq.n; i++)
+      if (has_loop(s->seq.items[i]))
+        return true;
+    return false;
+  case S_IF:
+    return has_loop(s->if_.then_) || (s->if_.else_ && has_loop(s->if_.else_));
+  case S_ALLOC: return has_loop(s->alloc.body);
+  default: return false;
+  }
+}
+
+ts_status ts_vectorize(ts_sched *s, ts_loop *loop) {
+  CHECK_SCHED(s);
+  const char *fn = "ts_vectorize";
+  /* Check: a live serial spatial loop of width 1, 2 or 4, innermost. */
+  if (!sched_check_loop(s, fn, 2, "loop", loop) ||
+      !sched_require_serial(s, fn, loop))
+    return s->status;
+  if (loop->extent != 1 && loop->extent != 2 && loop->extent != 4)
+    return sched_fail(s, TS_ERR_BAD_VECTOR, loop,
+                      "%s: loop \"%s\" has %lld iterations; a vector is 1, 2 "
+                      "or 4 wide, so split it by 4 or 2 first", fn,
+                      loop->name, (long long)loop->extent);
+  if (loop->reduce)
+    return sched_fail(s, TS_ERR_BAD_ARG, loop,
+                      "%s: loop \"%s\" iterates the reduction axis k; its "
+                      "iterations add into one accumulator and cannot be "
+                      "lanes of a vector", fn, loop->name);
+  nest_path path;
+  if (!nest_find(s->root, loop, &path))
+    return sched_fail(s, TS_ERR_UNKNOWN_LOOP, NULL, "%s: loop \"%s\" is not "
+                      "in the nest", fn, loop->name);
+  if (has_loop(path.node[path.depth - 1]->for_.body))
+    return sched_fail(s, TS_ERR_NOT_INNERMOST, loop,
+                      "%s: loop \"%s\" has loops inside; only an innermost "
+                      "loop is vectorized", fn, loop->name);
+  /* Step 1. Mark it. */
+  trace_rec rec = {.op = TR_VECTORIZE, .loops = {loop->id}, .nloops = 1};
+  ts_status status = sched_commit(s, fn, s->root, NULL, 0, &rec);
+  if (status == TS_OK)
+    loop->kind = TS_VECTORIZED;
+  return status;
+}
