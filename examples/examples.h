@@ -11,5 +11,17 @@ ts_status example_naive(ts_sched *s);
 ts_status example_coalesced(ts_sched *s);
 ts_status example_smem32(ts_sched *s);
 ts_status example_smem16(ts_sched *s);
+ts_status example_blocktile1d(ts_sched *s);
+ts_status example_blocktile2d(ts_sched *s);
+ts_status example_tvm_step2(ts_sched *s);
+ts_status example_vectorized(ts_sched *s);
+ts_status example_bankfree(ts_sched *s);
+ts_status example_double_buffered(ts_sched *s);
+ts_status example_warptiled(ts_sched *s);
+
+/* The vectorized schedule with block x block tiles of C, k in steps of
+ * `depth`; the shared caches of A and B come back for further changes. */
+ts_status vectorized_tiles(ts_sched *s, int64_t block, int64_t depth,
+                           ts_stage **as, ts_stage **bs);
 
 #endif

@@ -16,6 +16,20 @@ static const ts_builtin builtins[] = {
      example_smem32},
     {"smem16", "16x16 tiles of A and B in shared memory (seed 004)",
      example_smem16},
+    {"blocktile1d", "64x64 block tiles, 8 results per thread in registers",
+     example_blocktile1d},
+    {"blocktile2d", "128x128 block tiles, 8x8 results per thread, register "
+     "copies of A and B (seed 000 matmul3)", example_blocktile2d},
+    {"tvm_step2", "seed 003's TVM schedule: 32x32x32 tiles, 8x4 per thread, "
+     "k innermost", example_tvm_step2},
+    {"vectorized", "blocktile2d with float4 loads, A stored transposed "
+     "(seed 000 matmul4)", example_vectorized},
+    {"bankfree", "vectorized with padded shared A: no bank conflicts",
+     example_bankfree},
+    {"double_buffered", "bankfree with two shared copies, next tile "
+     "prefetched into registers (seed 000)", example_double_buffered},
+    {"warptiled", "block / warp / thread tiles, 8x16 outer products per "
+     "thread (seed 002)", example_warptiled},
 };
 
 enum { NBUILTINS = sizeof(builtins) / sizeof(builtins[0]) };

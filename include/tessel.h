@@ -177,6 +177,9 @@ ts_status ts_cache_write(ts_sched *s, const char *buffer, ts_scope scope,
 /* The copy loop over dimension d of a cache_read stage (0: rows of op(A)
  * or op(B), 1: columns), or NULL. */
 ts_loop *ts_stage_axis(ts_stage *stage, int d);
+/* The dimension (0 or 1) contiguous in the source's memory, which the copy
+ * nest walks innermost: the one to vectorize.  -1 for a cache_write. */
+int ts_stage_contiguous(const ts_stage *stage);
 const char *ts_stage_name(const ts_stage *stage);
 /* Storage layout of a cache: stored transposed (columns outermost), and
  * `pad` unused elements after each stored row, against bank conflicts. */

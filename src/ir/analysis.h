@@ -22,6 +22,9 @@ typedef bool (*ir_var_pred)(const ir_var *v, void *ctx);
 bool ir_region(ts_arena *a, ir_expr *e, ir_var_pred inner, void *ctx,
                ir_expr **base, int64_t *extent);
 
+/* A number every value of e is a multiple of (0 when e is always 0). */
+int64_t ir_divisor(const ir_expr *e);
+
 ir_expr *ir_bool(ts_arena *a, bool v);
 bool ir_is_true(const ir_expr *e);
 bool ir_is_false(const ir_expr *e);

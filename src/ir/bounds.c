@@ -89,6 +89,34 @@ bool ir_bounds(const ir_expr *e, int64_t *lo, int64_t *hi) {
   }
 }
 
+/* ---- Divisibility ------------------------------------------------------- */
+
+static int64_t gcd(int64_t x, int64_t y) {
+  x = x < 0 ? -x : x;
+  y = y < 0 ? -y : y;
+  while (y) {
+    int64_t t = x % y;
+    x = y;
+    y = t;
+  }
+  return x;
+}
+
+int64_t ir_divisor(const ir_expr *e) {
+  switch (e->kind) {
+  case E_INT:
+    return e->ival < 0 ? -e->ival : e->ival;
+  case E_ADD: case E_SUB:
+    return gcd(ir_divisor(e->op.a), ir_divisor(e->op.b));
+  case E_MUL:
+    return ir_divisor(e->op.a) * ir_divisor(e->op.b);
+  case E_MOD:
+    return e->op.b->kind == E_INT ? gcd(ir_divisor(e->op.a), e->op.b->ival) : 1;
+  default:
+    return 1;
+  }
+}
+
 /* ---- Regions ------------------------------------------------------------- */
 
 bool ir_region(ts_arena *a, ir_expr *e, ir_var_pred inner, void *ctx,
@@ -143,7 +171,12 @@ bool ir_region(ts_arena *a, ir_expr *e, ir_var_pred inner, void *ctx,
       *extent = 1;
     } else if (e->kind == E_DIV) {
       *base = ir_binary(a, E_DIV, xb, c);
-      *extent = (xe + c->ival - 2) / c->ival + 1;
+      /* From a multiple of c, xe values span (xe - 1) / c + 1 quotients;
+       * from anywhere else, one more at most. */
+      bool aligned = ir_divisor(xb) % c->ival == 0;
+      *extent = (xe - 1) / c->ival + 1 + (aligned ? 0 : 1);
+      if (!aligned && (xe + c->ival - 2) / c->ival + 1 < *extent)
+        *extent = (xe + c->ival - 2) / c->ival + 1;
     } else {
       *base = ir_int(a, 0);
       *extent = c->ival;

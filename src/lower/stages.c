@@ -235,42 +235,60 @@ static ir_buffer *doubled(ts_arena *a, const ir_buffer *b) {
   return x;
 }
 
-/* A distributed copy split in two: global -> registers R, R -> shared. */
+/* The copy's nest rebuilt around `leaf`'s replacement: its loops and
+ * guards kept, the store replaced by make(). */
+typedef struct {
+  ir_buffer *reg;
+  ir_expr *ridx[IR_MAX_DIMS];
+  bool to_reg; /* the global -> registers half, else registers -> shared */
+} half;
+
+static ir_stmt *rebuild_half(ts_arena *a, ir_stmt *st, const half *h) {
+  switch (st->kind) {
+  case S_FOR:
+    return ir_new_for(a, st->for_.loop, rebuild_half(a, st->for_.body, h));
+  case S_IF:
+    return ir_new_if(a, st->if_.cond, rebuild_half(a, st->if_.then_, h), NULL);
+  case S_STORE:
+    if (h->to_reg)
+      return ir_new_store(a, h->reg, h->ridx, st->store.value);
+    return ir_new_store(a, st->store.buf, st->store.idx,
+                        ir_load(a, h->reg, h->ridx));
+  default:
+    return NULL;
+  }
+}
+
+/* A distributed copy split in two: global -> registers R, R -> shared.  R
+ * has one dimension per loop of the copy. */
 static bool split_copy(walker *w, ir_stmt *copy, const ts_stage *st,
                        ir_buffer **reg, ir_stmt **load, ir_stmt **store) {
   ts_arena *a = &w->s->arena;
-  chain c;
-  get_chain(copy, &c);
-  ir_stmt *guards[NEST_MAX_DEPTH];
-  int ng = 0;
-  ir_stmt *leaf = c.body;
-  while (leaf->kind == S_IF && !leaf->if_.else_ && ng < NEST_MAX_DEPTH) {
-    guards[ng++] = leaf;
-    leaf = leaf->if_.then_;
-  }
-  if (leaf->kind != S_STORE || c.n > IR_MAX_DIMS)
-    return false;
+  half h = {.to_reg = true};
   int64_t shape[IR_MAX_DIMS] = {1};
-  ir_expr *ridx[IR_MAX_DIMS] = {ir_int(a, 0)};
-  for (int q = 0; q < c.n; q++) {
-    shape[q] = c.loops[q]->extent;
-    ridx[q] = ir_varref(a, c.loops[q]->var);
+  int n = 0;
+  h.ridx[0] = ir_int(a, 0);
+  for (ir_stmt *x = copy; x->kind == S_FOR || x->kind == S_IF;
+       x = x->kind == S_FOR ? x->for_.body : x->if_.then_) {
+    if (x->kind == S_IF && x->if_.else_)
+      return false;
+    if (x->kind != S_FOR)
+      continue;
+    if (n == IR_MAX_DIMS) {
+      fail(w, "ts_lower: the copy of \"%s\" has more than 4 loops; fuse "
+           "some before double buffering it%s", st->name, "");
+      return false;
+    }
+    shape[n] = x->for_.loop->extent;
+    h.ridx[n++] = ir_varref(a, x->for_.loop->var);
   }
-  *reg = ir_new_buffer(a, ts_arena_printf(a, "%s.reg", st->name), SCOPE_LOCAL,
-                       c.n ? c.n : 1, shape, NULL);
-  if (!*reg)
+  h.reg = *reg = ir_new_buffer(a, ts_arena_printf(a, "%s.reg", st->name),
+                               SCOPE_LOCAL, n ? n : 1, shape, NULL);
+  if (!h.reg)
     return false;
-  *load = ir_new_store(a, *reg, ridx, leaf->store.value);
-  *store = ir_new_store(a, leaf->store.buf, leaf->store.idx,
-                        ir_load(a, *reg, ridx));
-  for (int g = ng - 1; g >= 0; g--) {
-    *load = ir_new_if(a, guards[g]->if_.cond, *load, NULL);
-    *store = ir_new_if(a, guards[g]->if_.cond, *store, NULL);
-  }
-  for (int q = c.n - 1; q >= 0; q--) {
-    *load = ir_new_for(a, c.loops[q], *load);
-    *store = ir_new_for(a, c.loops[q], *store);
-  }
+  *load = rebuild_half(a, copy, &h);
+  h.to_reg = false;
+  *store = rebuild_half(a, copy, &h);
   return *load && *store;
 }
 

@@ -12,17 +12,6 @@
 
 #include "../ir/analysis.h"
 
-static int64_t gcd(int64_t x, int64_t y) {
-  x = x < 0 ? -x : x;
-  y = y < 0 ? -y : y;
-  while (y) {
-    int64_t t = x % y;
-    x = y;
-    y = t;
-  }
-  return x;
-}
-
 /* The coefficient of v in e, when e is linear in v. */
 static bool coefficient(const ir_expr *e, const ir_var *v, int64_t *c) {
   int64_t x, y;
@@ -54,22 +43,6 @@ static bool coefficient(const ir_expr *e, const ir_var *v, int64_t *c) {
   }
 }
 
-/* A number every value of e is a multiple of (0: e is always 0). */
-static int64_t divisor(const ir_expr *e) {
-  switch (e->kind) {
-  case E_INT:
-    return e->ival < 0 ? -e->ival : e->ival;
-  case E_ADD: case E_SUB:
-    return gcd(divisor(e->op.a), divisor(e->op.b));
-  case E_MUL:
-    return divisor(e->op.a) * divisor(e->op.b);
-  case E_MOD:
-    return e->op.b->kind == E_INT ? gcd(divisor(e->op.a), e->op.b->ival) : 1;
-  default:
-    return 1;
-  }
-}
-
 static bool is_vector(ts_arena *a, const ir_buffer *buf, ir_expr *const *idx,
                       const ts_loop *l) {
   if (buf->scope == SCOPE_LOCAL)
@@ -82,7 +55,7 @@ static bool is_vector(ts_arena *a, const ir_buffer *buf, ir_expr *const *idx,
   if (!off || !coefficient(off, l->var, &c) || c != 1)
     return false;
   ir_expr *rest = ir_simplify_expr(a, ir_subst_expr(a, off, l->var, ir_int(a, 0)));
-  return rest && divisor(rest) % l->extent == 0;
+  return rest && ir_divisor(rest) % l->extent == 0;
 }
 
 static ir_expr *mark_loads(ts_arena *a, ir_expr *e, const ts_loop *l) {

@@ -231,9 +231,20 @@ static ir_stmt *copy_nest(ts_sched *s, const ts_stage *st, ir_buffer *src,
   guard = ir_simplify_expr(a, guard);
   if (guard && !ir_is_true(guard))
     body = ir_new_if(a, guard, body, NULL);
-  int inner = src->strides[0] < src->strides[1] ? 0 : 1;
-  body = ir_new_for(a, st->axes[inner], body);
-  return ir_new_for(a, st->axes[1 - inner], body);
+  body = ir_new_for(a, st->axes[st->inner], body);
+  return ir_new_for(a, st->axes[1 - st->inner], body);
+}
+
+/* The dimension of the source that is contiguous in memory: from the
+ * layout for A and B (also when a dimension of 1 makes strides tie), from
+ * the storage order for a cache. */
+static int contiguous_dim(const ts_sched *s, const ir_buffer *src, int w) {
+  if (src->scope != SCOPE_GLOBAL)
+    return src->order[1];
+  ts_layout l = s->def.layout;
+  bool transposed = w == 0 ? (l == TS_TN || l == TS_TT)
+                           : (l == TS_NT || l == TS_TT);
+  return transposed ? 0 : 1;
 }
 
 /* at's body with the copy after the copies already there. */
@@ -304,6 +315,7 @@ ts_status ts_cache_read(ts_sched *s, const char *buffer, ts_scope scope,
                    .operand = w, .at = at, .owner = s};
   st->src = compute->compute.src[w] ? compute->compute.src[w]
                                     : (w == 0 ? s->A : s->B);
+  st->inner = contiguous_dim(s, st->src, w);
   st->buf = ir_new_buffer(a, st->name, scope == TS_SHARED ? SCOPE_SHARED
                                                           : SCOPE_LOCAL,
                           2, ext, NULL);

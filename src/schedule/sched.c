@@ -252,6 +252,10 @@ ts_loop *ts_stage_axis(ts_stage *stage, int d) {
   return stage && !stage->write && (d == 0 || d == 1) ? stage->axes[d] : NULL;
 }
 
+int ts_stage_contiguous(const ts_stage *stage) {
+  return stage && !stage->write ? stage->inner : -1;
+}
+
 const char *ts_stage_name(const ts_stage *stage) {
   return stage ? stage->name : "";
 }

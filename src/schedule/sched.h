@@ -53,6 +53,7 @@ struct ts_stage {
   int operand;      /* read: 0 for op(A), 1 for op(B) */
   ts_loop *at;      /* the loop it was attached at */
   ts_loop *axes[2]; /* read: the copy loops over dimension 0 and 1 */
+  int inner;        /* read: the dimension the copy walks innermost */
   bool transposed;
   bool double_buffered;
   const void *owner;
