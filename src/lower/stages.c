@@ -306,9 +306,8 @@ static ir_stmt *seq_of(ts_arena *a, ir_stmt *const *items, int n) {
 static ir_stmt *pipeline(walker *w, ts_loop *f, attach *at) {
   ts_arena *a = &w->s->arena;
   if (ir_kind_is_launch(f->kind)) {
-    fail(w, "ts_lower: double-buffered \"%s\" is attached at loop \"%s\", "
-         "which is bound; attach it at a serial k loop", at->stages[0]->name,
-         f->name);
+    fail(w, "ts_lower: a double-buffered cache is attached at loop \"%s\", "
+         "which is bound%s; attach it at a serial k loop", f->name, "");
     return NULL;
   }
   ir_expr *fv = ir_varref(a, f->var);
@@ -319,6 +318,10 @@ static ir_stmt *pipeline(walker *w, ts_loop *f, attach *at) {
   ir_buffer *regs[MAX_ITEMS], *bufs[MAX_ITEMS];
   int np = 0, nl = 0;
   ir_stmt *rest = at->rest;
+  const ts_stage *db = at->stages[0];
+  for (int i = 0; i < at->n; i++)
+    if (at->stages[i]->double_buffered)
+      db = at->stages[i];
   for (int i = 0; i < at->n; i++) {
     const ts_stage *st = at->stages[i];
     if (st->buf->scope != SCOPE_SHARED) {
@@ -327,8 +330,7 @@ static ir_stmt *pipeline(walker *w, ts_loop *f, attach *at) {
     }
     if (!st->double_buffered) {
       fail(w, "ts_lower: \"%s\" is double-buffered and \"%s\", attached at "
-           "the same loop, is not; double buffer both", at->stages[0]->name,
-           st->name);
+           "the same loop, is not; double buffer both", db->name, st->name);
       return NULL;
     }
     ir_buffer *two = doubled(a, st->buf);

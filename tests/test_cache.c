@@ -1,0 +1,367 @@
+/*
+ * Tests of the memory-hierarchy primitives: cache_read, cache_write,
+ * storage layout, vectorize and double_buffer.  Golden IR for each, every
+ * error with its code and message (and the schedule left as it was), the
+ * trace replayed, and each result run through the reference executor.
+ */
+#include "helpers.h"
+
+#include "schedule/sched.h"
+
+/* 8x8x8 in 4x4 tiles: blocks on i/j tiles, 4x4 threads, k in steps of 4. */
+static ts_sched *tiled(ts_loop **ko, ts_loop **ki) {
+  ts_sched *s = sched_of(8, 8, 8);
+  ts_loop *io, *ii, *jo, *ji;
+  ts_split(s, ts_get_loop(s, "i"), 4, &io, &ii);
+  ts_split(s, ts_get_loop(s, "j"), 4, &jo, &ji);
+  ts_split(s, ts_get_loop(s, "k"), 4, ko, ki);
+  ts_reorder(s, 6, (ts_loop *[]){io, jo, ii, ji, *ko, *ki});
+  ts_bind(s, io, TS_BLOCK_Y);
+  ts_bind(s, jo, TS_BLOCK_X);
+  ts_bind(s, ii, TS_THREAD_Y);
+  ts_bind(s, ji, TS_THREAD_X);
+  assert_int_equal(ts_sched_status(s), TS_OK);
+  return s;
+}
+
+static void assert_correct(ts_sched *s) {
+  char msg[512];
+  ts_status st = ts_check(s, 7, msg, sizeof(msg));
+  if (st != TS_OK)
+    fail_msg("ts_check: %s", msg);
+}
+
+static int count(const char *text, const char *what) {
+  int n = 0;
+  for (const char *p = strstr(text, what); p; p = strstr(p + 1, what))
+    n++;
+  return n;
+}
+
+static void test_cache_read_shared(void **state) {
+  (void)state;
+  ts_loop *ko, *ki;
+  ts_sched *s = tiled(&ko, &ki);
+  ts_stage *as, *bs;
+  assert_int_equal(ts_cache_read(s, "A", TS_SHARED, ko, &as), TS_OK);
+  assert_int_equal(ts_cache_read(s, "B", TS_SHARED, ko, &bs), TS_OK);
+  assert_string_equal(ts_stage_name(as), "A.shared");
+  assert_int_equal(ts_loop_extent(ts_stage_axis(as, 0)), 4);
+  assert_int_equal(ts_stage_contiguous(as), 1);
+  assert_ir(s,
+            "for i.outer in 0..2 bound to blockIdx.y:\n"
+            "  for j.outer in 0..2 bound to blockIdx.x:\n"
+            "    for i.inner in 0..4 bound to threadIdx.y:\n"
+            "      for j.inner in 0..4 bound to threadIdx.x:\n"
+            "        local float acc[1][1]\n"
+            "        acc[0, 0] = 0.0\n"
+            "        shared float B.shared[4][4]\n"
+            "        shared float A.shared[4][4]\n"
+            "        for k.outer in 0..2:\n"
+            "          A.shared[i.inner, j.inner] = A[i.outer*4 + i.inner, "
+            "k.outer*4 + j.inner]\n"
+            "          B.shared[i.inner, j.inner] = B[k.outer*4 + i.inner, "
+            "j.outer*4 + j.inner]\n"
+            "          barrier\n"
+            "          for k.inner in 0..4:\n"
+            "            acc[0, 0] = acc[0, 0] + A.shared[i.inner, k.inner] * "
+            "B.shared[k.inner, j.inner]\n"
+            "          barrier\n"
+            "        C[i.outer*4 + i.inner, j.outer*4 + j.inner] = acc[0, 0]\n");
+  assert_correct(s);
+  ts_sched_free(s);
+}
+
+/* One k step: the copy is filled once, so no barrier ends the body. */
+static void test_no_trailing_barrier_without_refill(void **state) {
+  (void)state;
+  ts_sched *s = sched_of(8, 8, 4);
+  ts_loop *io, *ii, *jo, *ji, *ko, *ki;
+  ts_split(s, ts_get_loop(s, "i"), 4, &io, &ii);
+  ts_split(s, ts_get_loop(s, "j"), 4, &jo, &ji);
+  ts_split(s, ts_get_loop(s, "k"), 4, &ko, &ki);
+  ts_reorder(s, 6, (ts_loop *[]){io, jo, ii, ji, ko, ki});
+  ts_bind(s, ii, TS_THREAD_Y);
+  ts_bind(s, ji, TS_THREAD_X);
+  ts_bind(s, io, TS_BLOCK_Y);
+  ts_bind(s, jo, TS_BLOCK_X);
+  ts_stage *as;
+  assert_int_equal(ts_cache_read(s, "A", TS_SHARED, ko, &as), TS_OK);
+  char *ir = ts_print_ir(s);
+  assert_int_equal(count(ir, "barrier"), 1);
+  free(ir);
+  assert_correct(s);
+  ts_sched_free(s);
+}
+
+static void test_register_cache_and_cache_write(void **state) {
+  (void)state;
+  ts_sched *s = sched_of(8, 8, 8);
+  ts_loop *io, *ii, *ko, *ki, *jo, *ji;
+  ts_split(s, ts_get_loop(s, "i"), 4, &io, &ii);
+  ts_split(s, ts_get_loop(s, "j"), 4, &jo, &ji);
+  ts_split(s, ts_get_loop(s, "k"), 4, &ko, &ki);
+  ts_reorder(s, 6, (ts_loop *[]){io, jo, ko, ki, ii, ji});
+  ts_bind(s, io, TS_BLOCK_Y);
+  ts_bind(s, jo, TS_BLOCK_X);
+  ts_stage *ra, *cw;
+  assert_int_equal(ts_cache_read(s, "A", TS_LOCAL, ki, &ra), TS_OK);
+  assert_int_equal(ts_cache_write(s, "C", TS_LOCAL, jo, &cw), TS_OK);
+  assert_ir(s,
+            "for i.outer in 0..2 bound to blockIdx.y:\n"
+            "  for j.outer in 0..2 bound to blockIdx.x:\n"
+            "    local float C.local[4][4]\n"
+            "    for i.inner in 0..4:\n"
+            "      for j.inner in 0..4:\n"
+            "        C.local[i.inner, j.inner] = 0.0\n"
+            "    for k.outer in 0..2:\n"
+            "      local float A.local[4][1]\n"
+            "      for k.inner in 0..4:\n"
+            "        for A.local.ax0 in 0..4 unrolled:\n"
+            "          A.local[A.local.ax0, 0] = A[i.outer*4 + A.local.ax0, "
+            "k.outer*4 + k.inner]\n"
+            "        for i.inner in 0..4:\n"
+            "          for j.inner in 0..4:\n"
+            "            C.local[i.inner, j.inner] = C.local[i.inner, j.inner] "
+            "+ A.local[i.inner, 0] * B[k.outer*4 + k.inner, j.outer*4 + "
+            "j.inner]\n"
+            "    for i.inner in 0..4:\n"
+            "      for j.inner in 0..4:\n"
+            "        C[i.outer*4 + i.inner, j.outer*4 + j.inner] = "
+            "C.local[i.inner, j.inner]\n");
+  assert_correct(s);
+  ts_sched_free(s);
+}
+
+static void test_layout_vectorize_double_buffer(void **state) {
+  (void)state;
+  ts_loop *ko, *ki, *x, *v;
+  ts_sched *s = tiled(&ko, &ki);
+  ts_stage *as, *bs;
+  ts_cache_read(s, "A", TS_SHARED, ko, &as);
+  assert_int_equal(ts_storage_transpose(s, as), TS_OK);
+  assert_int_equal(ts_storage_pad(s, as, 4), TS_OK);
+  ts_cache_read(s, "B", TS_SHARED, ko, &bs);
+  ts_split(s, ts_stage_axis(bs, ts_stage_contiguous(bs)), 4, &x, &v);
+  assert_int_equal(ts_vectorize(s, v), TS_OK);
+  assert_int_equal(ts_double_buffer(s, as), TS_OK);
+  assert_int_equal(ts_double_buffer(s, bs), TS_OK);
+  char *ir = ts_print_ir(s);
+  assert_non_null(strstr(ir, "shared float A.shared[2][4][4] stored as [0, 2, "
+                             "1] padded by 4\n"));
+  assert_non_null(strstr(ir, "vec4(B.shared[0, "));
+  assert_non_null(strstr(ir, "vec4(B[k.outer*4 + "));
+  assert_non_null(strstr(ir, "if k.outer + 1 < 2:\n"));
+  assert_int_equal(count(ir, "barrier"), 2); /* prologue, one per step */
+  free(ir);
+  char *cu = ts_cuda_source(s);
+  assert_non_null(strstr(cu, "__shared__ __align__(16) float A_shared[2][4][8];"));
+  assert_non_null(strstr(cu, "*reinterpret_cast<const float4 *>(&B["));
+  assert_non_null(strstr(cu, "float B_shared_reg["));
+  free(cu);
+  assert_correct(s);
+  /* The trace replays to the same kernel. */
+  ts_sched *r = sched_of(8, 8, 8);
+  assert_int_equal(ts_replay(s, r), TS_OK);
+  char *x1 = ts_cuda_source(s), *x2 = ts_cuda_source(r);
+  char *t = ts_print_trace(s);
+  assert_non_null(strstr(t, "ts_double_buffer(s, A_shared);\n"));
+  assert_non_null(strstr(t, "ts_storage_pad(s, A_shared, 4);\n"));
+  assert_string_equal(strchr(x1, '\n'), strchr(x2, '\n'));
+  free(t);
+  free(x1);
+  free(x2);
+  ts_sched_free(r);
+  ts_sched_free(s);
+}
+
+/* ---- Errors ---------------------------------------------------------------- */
+
+static void expect(ts_sched *s, ts_status got, ts_status code, const char *prefix,
+                   const ir_stmt *root) {
+  assert_int_equal(got, code);
+  const char *msg = ts_sched_errmsg(s);
+  if (strncmp(msg, prefix, strlen(prefix)) != 0)
+    fail_msg("message \"%s\" does not start with \"%s\"", msg, prefix);
+  assert_ptr_equal(s->root, root);
+}
+
+#define EXPECT_FAIL(call, code, prefix)                                       \
+  do {                                                                        \
+    const ir_stmt *root_ = s->root;                                           \
+    expect(s, (call), code, prefix, root_);                                   \
+  } while (0)
+
+static void test_cache_read_errors(void **state) {
+  (void)state;
+  ts_loop *ko, *ki;
+  ts_stage *st;
+  ts_sched *s = tiled(&ko, &ki);
+  EXPECT_FAIL(ts_cache_read(s, NULL, TS_SHARED, ko, &st), TS_ERR_NULL_ARG,
+              "ts_cache_read: argument 2 'buffer' is NULL");
+  ts_sched_free(s);
+  s = tiled(&ko, &ki);
+  EXPECT_FAIL(ts_cache_read(s, "A", (ts_scope)7, ko, &st), TS_ERR_BAD_SCOPE,
+              "ts_cache_read: argument 3 'scope' must be TS_SHARED or TS_LOCAL "
+              "(got 7)");
+  ts_sched_free(s);
+  s = tiled(&ko, &ki);
+  EXPECT_FAIL(ts_cache_read(s, "A", TS_SHARED, ko, NULL), TS_ERR_NULL_ARG,
+              "ts_cache_read: argument 5 'stage' is NULL");
+  ts_sched_free(s);
+  s = tiled(&ko, &ki);
+  EXPECT_FAIL(ts_cache_read(s, "X", TS_SHARED, ko, &st), TS_ERR_UNKNOWN_BUFFER,
+              "ts_cache_read: argument 2 'buffer': no buffer named \"X\"");
+  ts_sched_free(s);
+  s = tiled(&ko, &ki);
+  EXPECT_FAIL(ts_cache_read(s, "C", TS_SHARED, ko, &st), TS_ERR_BAD_ARG,
+              "ts_cache_read: C is written, not read; use ts_cache_write");
+  ts_sched_free(s);
+  s = tiled(&ko, &ki);
+  ts_cache_read(s, "A", TS_SHARED, ko, &st);
+  EXPECT_FAIL(ts_cache_read(s, "A", TS_LOCAL, ki, &st), TS_ERR_BAD_ARG,
+              "ts_cache_read: the computation reads A through \"A.shared\"; "
+              "cache \"A.shared\" instead");
+  ts_sched_free(s);
+  s = tiled(&ko, &ki);
+  ts_cache_read(s, "A", TS_SHARED, ko, &st);
+  EXPECT_FAIL(ts_cache_read(s, "B", TS_SHARED, ts_stage_axis(st, 0), &st),
+              TS_ERR_BAD_ATTACH, "ts_cache_read: loop \"A.shared.ax0\" does "
+              "not enclose the computation");
+  ts_sched_free(s);
+  s = tiled(&ko, &ki);
+  EXPECT_FAIL(ts_cache_read(s, "A", TS_SHARED, ts_get_loop(s, "j.outer"), &st),
+              TS_ERR_BAD_ATTACH, "ts_cache_read: loop \"j.outer\" lies outside "
+              "thread loop \"i.inner\"");
+  ts_sched_free(s);
+  s = tiled(&ko, &ki);
+  ts_cache_read(s, "A", TS_SHARED, ki, &st);
+  EXPECT_FAIL(ts_cache_read(s, "A.shared", TS_LOCAL, ko, &st),
+              TS_ERR_BAD_ATTACH, "ts_cache_read: \"A.shared\" is filled in "
+              "loop \"k.inner\"; a cache of it is attached there or inside");
+  ts_sched_free(s);
+  /* 4096 x 8 floats of A in one block: 128 KiB. */
+  ts_loop *io, *ii;
+  s = sched_of(4096, 8, 8);
+  ts_split(s, ts_get_loop(s, "i"), 4096, &io, &ii);
+  EXPECT_FAIL(ts_cache_read(s, "A", TS_SHARED, io, &st),
+              TS_ERR_SHARED_LIMIT, "ts_cache_read: a 4096 x 8 shared copy of A "
+              "at loop \"i.outer\" takes 131072 bytes");
+  ts_sched_free(s);
+  s = sched_of(4096, 8, 8);
+  ts_split(s, ts_get_loop(s, "i"), 4096, &io, &ii);
+  EXPECT_FAIL(ts_cache_read(s, "A", TS_LOCAL, io, &st),
+              TS_ERR_BAD_ATTACH, "ts_cache_read: a 4096 x 8 register copy of A");
+  ts_sched_free(s);
+}
+
+static void test_cache_write_errors(void **state) {
+  (void)state;
+  ts_loop *ko, *ki;
+  ts_stage *st;
+  ts_sched *s = tiled(&ko, &ki);
+  EXPECT_FAIL(ts_cache_write(s, "A", TS_LOCAL, ko, &st), TS_ERR_UNKNOWN_BUFFER,
+              "ts_cache_write: argument 2 'buffer' must be \"C\"");
+  ts_sched_free(s);
+  s = tiled(&ko, &ki);
+  EXPECT_FAIL(ts_cache_write(s, "C", TS_SHARED, ko, &st), TS_ERR_BAD_SCOPE,
+              "ts_cache_write: C's accumulators live in registers");
+  ts_sched_free(s);
+  s = tiled(&ko, &ki);
+  EXPECT_FAIL(ts_cache_write(s, "C", TS_LOCAL, ki, &st), TS_ERR_BAD_ATTACH,
+              "ts_cache_write: loop \"k.inner\" lies inside reduction loop "
+              "\"k.outer\"");
+  ts_sched_free(s);
+  s = tiled(&ko, &ki);
+  ts_cache_write(s, "C", TS_LOCAL, ts_get_loop(s, "j.inner"), &st);
+  EXPECT_FAIL(ts_cache_write(s, "C", TS_LOCAL, ts_get_loop(s, "j.inner"), &st),
+              TS_ERR_STAGE_USED, "ts_cache_write: C is already cached as "
+              "\"C.local\"");
+  ts_sched_free(s);
+}
+
+static void test_layout_vector_and_buffer_errors(void **state) {
+  (void)state;
+  ts_loop *ko, *ki, *x, *v;
+  ts_stage *as, *ra, *cw;
+  ts_sched *s = tiled(&ko, &ki);
+  ts_cache_read(s, "A", TS_SHARED, ko, &as);
+  ts_storage_transpose(s, as);
+  EXPECT_FAIL(ts_storage_transpose(s, as), TS_ERR_STAGE_USED,
+              "ts_storage_transpose: \"A.shared\" is already stored transposed");
+  ts_sched_free(s);
+  s = tiled(&ko, &ki);
+  ts_cache_read(s, "A", TS_SHARED, ko, &as);
+  EXPECT_FAIL(ts_storage_pad(s, as, 33), TS_ERR_BAD_PAD,
+              "ts_storage_pad: argument 3 'pad' must be in 0..32 elements "
+              "(got 33)");
+  ts_sched_free(s);
+  s = tiled(&ko, &ki);
+  EXPECT_FAIL(ts_storage_pad(s, NULL, 1), TS_ERR_NULL_ARG,
+              "ts_storage_pad: argument 2 'stage' is NULL");
+  ts_sched_free(s);
+  s = tiled(&ko, &ki);
+  ts_cache_write(s, "C", TS_LOCAL, ts_get_loop(s, "j.inner"), &cw);
+  EXPECT_FAIL(ts_storage_transpose(s, cw), TS_ERR_BAD_ARG,
+              "ts_storage_transpose: \"C.local\" holds C's accumulators");
+  ts_sched_free(s);
+  s = tiled(&ko, &ki);
+  ts_cache_read(s, "A", TS_LOCAL, ki, &ra);
+  EXPECT_FAIL(ts_double_buffer(s, ra), TS_ERR_NOT_SHARED,
+              "ts_double_buffer: \"A.local\" is in registers");
+  ts_sched_free(s);
+  s = tiled(&ko, &ki);
+  ts_cache_read(s, "A", TS_SHARED, ko, &as);
+  ts_double_buffer(s, as);
+  EXPECT_FAIL(ts_double_buffer(s, as), TS_ERR_STAGE_USED,
+              "ts_double_buffer: \"A.shared\" is already double-buffered");
+  ts_sched_free(s);
+  s = tiled(&ko, &ki);
+  EXPECT_FAIL(ts_vectorize(s, ki), TS_ERR_BAD_ARG,
+              "ts_vectorize: loop \"k.inner\" iterates the reduction axis k");
+  ts_sched_free(s);
+  s = tiled(&ko, &ki);
+  ts_cache_read(s, "A", TS_SHARED, ko, &as);
+  EXPECT_FAIL(ts_vectorize(s, ts_stage_axis(as, 0)), TS_ERR_NOT_INNERMOST,
+              "ts_vectorize: loop \"A.shared.ax0\" has loops inside");
+  ts_sched_free(s);
+  s = sched_of(8, 8, 8);
+  EXPECT_FAIL(ts_vectorize(s, ts_get_loop(s, "i")), TS_ERR_BAD_VECTOR,
+              "ts_vectorize: loop \"i\" has 8 iterations; a vector is 1, 2 or "
+              "4 wide");
+  ts_sched_free(s);
+  s = sched_of(4, 8, 8);
+  EXPECT_FAIL(ts_vectorize(s, ts_get_loop(s, "i")), TS_ERR_NOT_INNERMOST,
+              "ts_vectorize: loop \"i\" has loops inside");
+  ts_sched_free(s);
+  s = tiled(&ko, &ki);
+  EXPECT_FAIL(ts_vectorize(s, ts_get_loop(s, "i.inner")), TS_ERR_ALREADY_BOUND,
+              "ts_vectorize: loop \"i.inner\" is already bound to threadIdx.y");
+  ts_sched_free(s);
+  s = tiled(&ko, &ki);
+  ts_cache_read(s, "A", TS_SHARED, ko, &as);
+  ts_split(s, ts_stage_axis(as, 1), 4, &x, &v);
+  EXPECT_FAIL(ts_bind(s, x, TS_THREAD_Z), TS_ERR_BAD_ARG,
+              "ts_bind: loop \"A.shared.ax1.outer\" copies cache \"A.shared\"");
+  ts_sched_free(s);
+  s = sched_of(8, 8, 8);
+  ts_split(s, ts_get_loop(s, "i"), 4, &x, &v);
+  ts_cache_read(s, "A", TS_SHARED, ts_get_loop(s, "k"), &as);
+  EXPECT_FAIL(ts_bind(s, v, TS_THREAD_X), TS_ERR_CACHE_REGION,
+              "ts_bind: binding loop \"i.inner\" to threadIdx.x would change "
+              "the region of shared cache \"A.shared\"");
+  ts_sched_free(s);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_cache_read_shared),
+      cmocka_unit_test(test_no_trailing_barrier_without_refill),
+      cmocka_unit_test(test_register_cache_and_cache_write),
+      cmocka_unit_test(test_layout_vectorize_double_buffer),
+      cmocka_unit_test(test_cache_read_errors),
+      cmocka_unit_test(test_cache_write_errors),
+      cmocka_unit_test(test_layout_vector_and_buffer_errors),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
