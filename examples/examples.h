@@ -19,6 +19,11 @@ ts_status example_bankfree(ts_sched *s);
 ts_status example_double_buffered(ts_sched *s);
 ts_status example_warptiled(ts_sched *s);
 
+/* Splits off the innermost 4 iterations of loop and vectorizes them. */
+void vectorize4(ts_sched *s, ts_loop *loop);
+/* The same for a cache's copy along its source's contiguous dimension. */
+void vectorize_copy(ts_sched *s, ts_stage *stage);
+
 /* The vectorized schedule with block x block tiles of C, k in steps of
  * `depth`; the shared caches of A and B come back for further changes. */
 ts_status vectorized_tiles(ts_sched *s, int64_t block, int64_t depth,

@@ -10,11 +10,14 @@
  */
 #include "examples.h"
 
-/* Splits off the innermost 4 iterations of loop and vectorizes them. */
-static void vectorize4(ts_sched *s, ts_loop *loop) {
+void vectorize4(ts_sched *s, ts_loop *loop) {
   ts_loop *outer, *lanes;
   ts_split(s, loop, 4, &outer, &lanes);
   ts_vectorize(s, lanes);
+}
+
+void vectorize_copy(ts_sched *s, ts_stage *stage) {
+  vectorize4(s, ts_stage_axis(stage, ts_stage_contiguous(stage)));
 }
 
 ts_status vectorized_tiles(ts_sched *s, int64_t block, int64_t depth,
@@ -34,15 +37,15 @@ ts_status vectorized_tiles(ts_sched *s, int64_t block, int64_t depth,
   /* Shared tiles, loaded as float4; A's stored transposed. */
   ts_cache_read(s, "A", TS_SHARED, ko, as);
   ts_storage_transpose(s, *as);
-  vectorize4(s, ts_stage_axis(*as, ts_stage_contiguous(*as)));
+  vectorize_copy(s, *as);
   ts_cache_read(s, "B", TS_SHARED, ko, bs);
-  vectorize4(s, ts_stage_axis(*bs, ts_stage_contiguous(*bs)));
+  vectorize_copy(s, *bs);
   /* Register copies for one k, read from shared memory as float4. */
   ts_stage *ra, *rb;
   ts_cache_read(s, "A.shared", TS_LOCAL, ki, &ra);
-  vectorize4(s, ts_stage_axis(ra, ts_stage_contiguous(ra)));
+  vectorize_copy(s, ra);
   ts_cache_read(s, "B.shared", TS_LOCAL, ki, &rb);
-  vectorize4(s, ts_stage_axis(rb, ts_stage_contiguous(rb)));
+  vectorize_copy(s, rb);
   ts_unroll(s, ki);
   ts_unroll(s, tm);
   ts_unroll(s, tno);

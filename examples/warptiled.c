@@ -34,26 +34,21 @@ ts_status example_warptiled(ts_sched *s) {
   ts_bind(s, warp, TS_THREAD_Y);
   ts_bind(s, lane, TS_THREAD_X);
   ts_stage *as, *bs, *ra, *rb;
-  ts_loop *x, *v;
   ts_cache_read(s, "A", TS_SHARED, ko, &as);
   ts_storage_transpose(s, as);
   ts_storage_pad(s, as, 4);
-  ts_split(s, ts_stage_axis(as, ts_stage_contiguous(as)), 4, &x, &v);
-  ts_vectorize(s, v);
+  vectorize_copy(s, as);
   ts_cache_read(s, "B", TS_SHARED, ko, &bs);
-  ts_split(s, ts_stage_axis(bs, ts_stage_contiguous(bs)), 4, &x, &v);
-  ts_vectorize(s, v);
+  vectorize_copy(s, bs);
   ts_double_buffer(s, as);
   ts_double_buffer(s, bs);
   ts_cache_read(s, "A.shared", TS_LOCAL, ki, &ra);
-  ts_split(s, ts_stage_axis(ra, ts_stage_contiguous(ra)), 4, &x, &v);
-  ts_vectorize(s, v);
+  vectorize_copy(s, ra);
   ts_cache_read(s, "B.shared", TS_LOCAL, ki, &rb);
-  ts_split(s, ts_stage_axis(rb, ts_stage_contiguous(rb)), 4, &x, &v);
-  ts_vectorize(s, v);
+  vectorize_copy(s, rb);
   ts_unroll(s, ki);
   ts_unroll(s, tm);
   ts_unroll(s, tno);
-  ts_vectorize(s, tni);
+  ts_vectorize(s, tni); /* C written as float4 */
   return ts_sched_status(s);
 }
