@@ -24,6 +24,11 @@ void vectorize4(ts_sched *s, ts_loop *loop);
 /* The same for a cache's copy along its source's contiguous dimension. */
 void vectorize_copy(ts_sched *s, ts_stage *stage);
 
+/* A thread's A and B values for one k in registers, copied from shared
+ * memory as float4; ki, tm and tno unrolled, C stored as float4 along tni. */
+void thread_tile_registers(ts_sched *s, ts_loop *ki, ts_loop *tm, ts_loop *tno,
+                           ts_loop *tni);
+
 /* The vectorized schedule with block x block tiles of C, k in steps of
  * `depth`; the shared caches of A and B come back for further changes. */
 ts_status vectorized_tiles(ts_sched *s, int64_t block, int64_t depth,

@@ -33,7 +33,7 @@ ts_status example_warptiled(ts_sched *s) {
   ts_bind(s, jo, TS_BLOCK_X);
   ts_bind(s, warp, TS_THREAD_Y);
   ts_bind(s, lane, TS_THREAD_X);
-  ts_stage *as, *bs, *ra, *rb;
+  ts_stage *as, *bs;
   ts_cache_read(s, "A", TS_SHARED, ko, &as);
   ts_storage_transpose(s, as);
   ts_storage_pad(s, as, 4);
@@ -42,13 +42,6 @@ ts_status example_warptiled(ts_sched *s) {
   vectorize_copy(s, bs);
   ts_double_buffer(s, as);
   ts_double_buffer(s, bs);
-  ts_cache_read(s, "A.shared", TS_LOCAL, ki, &ra);
-  vectorize_copy(s, ra);
-  ts_cache_read(s, "B.shared", TS_LOCAL, ki, &rb);
-  vectorize_copy(s, rb);
-  ts_unroll(s, ki);
-  ts_unroll(s, tm);
-  ts_unroll(s, tno);
-  ts_vectorize(s, tni); /* C written as float4 */
+  thread_tile_registers(s, ki, tm, tno, tni);
   return ts_sched_status(s);
 }

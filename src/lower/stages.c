@@ -24,6 +24,8 @@
  */
 #include "lower.h"
 
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "../ir/analysis.h"
@@ -53,9 +55,16 @@ static ts_loop *fresh_loop(ts_sched *s, const char *name, int64_t extent,
   return l;
 }
 
-static void fail(walker *w, const char *fmt, const char *a, const char *b) {
-  if (!w->failed)
-    sched_fail(w->s, TS_ERR_BAD_ATTACH, NULL, fmt, a, b);
+__attribute__((format(printf, 2, 3))) static void fail(walker *w,
+                                                        const char *fmt, ...) {
+  if (!w->failed) {
+    char text[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof(text), fmt, ap);
+    va_end(ap);
+    sched_fail(w->s, TS_ERR_BAD_ATTACH, NULL, "%s", text);
+  }
   w->failed = true;
 }
 
@@ -276,7 +285,7 @@ static bool split_copy(walker *w, ir_stmt *copy, const ts_stage *st,
       continue;
     if (n == IR_MAX_DIMS) {
       fail(w, "ts_lower: the copy of \"%s\" has more than 4 loops; fuse "
-           "some before double buffering it%s", st->name, "");
+           "some before double buffering it", st->name);
       return false;
     }
     shape[n] = x->for_.loop->extent;
@@ -307,7 +316,7 @@ static ir_stmt *pipeline(walker *w, ts_loop *f, attach *at) {
   ts_arena *a = &w->s->arena;
   if (ir_kind_is_launch(f->kind)) {
     fail(w, "ts_lower: a double-buffered cache is attached at loop \"%s\", "
-         "which is bound%s; attach it at a serial k loop", f->name, "");
+         "which is bound; attach it at a serial k loop", f->name);
     return NULL;
   }
   ir_expr *fv = ir_varref(a, f->var);
