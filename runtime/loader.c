@@ -7,6 +7,7 @@
 #include "loader.h"
 
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,7 +101,7 @@ bool ts_load_driver(ts_driver_api *api, char *err, size_t errlen) {
     memcpy(&api->f, &p, sizeof(p));                                           \
   }
 
-bool ts_load_nvrtc(ts_nvrtc_api *api, char *err, size_t errlen) {
+static bool load_nvrtc(ts_nvrtc_api *api, char *err, size_t errlen) {
   static const char *const names[] = {"libnvrtc.so.13", "libnvrtc.so", NULL};
   const char *what = "libnvrtc";
   char tried[256];
@@ -113,6 +114,28 @@ bool ts_load_nvrtc(ts_nvrtc_api *api, char *err, size_t errlen) {
   }
   TS_NVRTC_FUNCS(TS_DLSYM)
   return true;
+}
+
+/* NVRTC stays loaded for the life of the process, as the CUDA runtime keeps
+ * it: unloading it after each compile would leak its C++ runtime's pools
+ * (about 70 KB a time) and pay for the dlopen again. */
+static struct {
+  pthread_once_t once;
+  bool ok;
+  ts_nvrtc_api api;
+  char err[512];
+} nvrtc = {.once = PTHREAD_ONCE_INIT};
+
+static void load_nvrtc_once(void) {
+  nvrtc.ok = load_nvrtc(&nvrtc.api, nvrtc.err, sizeof(nvrtc.err));
+}
+
+const ts_nvrtc_api *ts_nvrtc(char *err, size_t errlen) {
+  pthread_once(&nvrtc.once, load_nvrtc_once);
+  if (nvrtc.ok)
+    return &nvrtc.api;
+  snprintf(err, errlen, "%s", nvrtc.err);
+  return NULL;
 }
 
 bool ts_load_cublas(ts_cublas_api *api, char *err, size_t errlen) {

@@ -63,8 +63,9 @@ typedef struct ts_cublas_api {
 
 /* Each returns false with a one-line reason in err. */
 bool ts_load_driver(ts_driver_api *api, char *err, size_t errlen);
-bool ts_load_nvrtc(ts_nvrtc_api *api, char *err, size_t errlen);
 bool ts_load_cublas(ts_cublas_api *api, char *err, size_t errlen);
+/* NVRTC, loaded on first use and kept loaded; NULL with the reason in err. */
+const ts_nvrtc_api *ts_nvrtc(char *err, size_t errlen);
 void ts_unload(void *lib);
 
 #endif

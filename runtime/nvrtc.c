@@ -156,19 +156,18 @@ ts_kernel *ts_compile(ts_sched *s, const char *arch) {
   codegen_kernel_name(&name, s);
   k->name = ts_buf_take(&name);
 
-  ts_nvrtc_api api;
   char err[512], list[512];
-  if (!ts_load_nvrtc(&api, err, sizeof(err))) {
+  const ts_nvrtc_api *api = ts_nvrtc(err, sizeof(err));
+  if (!api) {
     kernel_fail(k, TS_ERR_NVRTC, "%s", err);
-  } else if (!arch_supported(&api, arch_number(arch), list, sizeof(list))) {
+  } else if (!arch_supported(api, arch_number(arch), list, sizeof(list))) {
     kernel_fail(k, TS_ERR_BAD_ARCH, "ts_compile: NVRTC does not know "
                 "architecture %s; it supports %s", arch, list);
   } else if (k->name) {
-    run_nvrtc(k, &api, src);
+    run_nvrtc(k, api, src);
   } else {
     kernel_fail(k, TS_ERR_NO_MEMORY, "ts_compile: out of memory");
   }
-  ts_unload(api.lib);
   free(src);
   return k;
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what tessel needs to build and test on a Debian-like machine:
-# a C compiler, meson, ninja, pkg-config and cmocka.  The CUDA toolkit
+# a C compiler, meson, ninja, pkg-config, cmocka and valgrind.  The CUDA toolkit
 # (headers; NVRTC for compiling kernels) is expected under /usr/local/cuda.
 set -euo pipefail
 need=()
@@ -9,6 +9,7 @@ command -v meson >/dev/null || need+=(meson)
 command -v ninja >/dev/null || need+=(ninja-build)
 command -v pkg-config >/dev/null || need+=(pkg-config)
 pkg-config --exists cmocka 2>/dev/null || need+=(libcmocka-dev)
+command -v valgrind >/dev/null || need+=(valgrind)
 if [ ${#need[@]} -gt 0 ]; then
   sudo=""
   [ "$(id -u)" = 0 ] || sudo=sudo

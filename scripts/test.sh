@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Sets up, builds and runs every test suite: the unit suite, then the gpu
-# suite (which reports itself skipped where there is no GPU).
+# Sets up, builds and runs every test suite: the unit suite (which includes
+# valgrind runs of the command), the unit suite under ASan and UBSan, then the
+# gpu suite (which reports itself skipped where there is no GPU).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup.sh
@@ -9,4 +10,8 @@ opts=()
 [ -d build/meson-info ] || meson setup build "${opts[@]}"
 ninja -C build
 meson test -C build --suite unit --print-errorlogs
+# The unit suite again, built with ASan and UBSan (any report fails it).
+[ -d build-asan/meson-info ] || meson setup build-asan -Dsanitizers=true "${opts[@]}"
+ninja -C build-asan
+meson test -C build-asan --suite unit --print-errorlogs
 meson test -C build --suite gpu --print-errorlogs

@@ -1,0 +1,30 @@
+#!/bin/sh
+# tessel under valgrind memcheck: show (with NVRTC's compile and ptxas
+# report) and check (the reference executor) must run with no invalid
+# access and nothing definitely or indirectly lost.  Memory NVRTC keeps for
+# the life of the process is "still reachable", which is not a leak.
+tessel="$1"
+command -v valgrind >/dev/null || { echo "valgrind is not installed"; exit 77; }
+fails=0
+run() { # run EXPECTED_EXIT ARGS...: valgrind reports errors with exit 99
+  want=$1; shift
+  log=$(mktemp)
+  valgrind --quiet --leak-check=full --errors-for-leak-kinds=definite,indirect \
+    --error-exitcode=99 "$tessel" "$@" > /dev/null 2> "$log"
+  rc=$?
+  if [ $rc != "$want" ]; then
+    echo "FAIL: valgrind tessel $* (exit $rc, expected $want)"; head -40 "$log"; fails=$((fails + 1))
+  else
+    echo "ok: valgrind tessel $*"
+  fi
+  rm -f "$log"
+}
+run 0 show smem32 --cuda --shape 37x29x13
+run 0 show warptiled --ir --shape 100x75x37
+run 0 show double_buffered --ir --shape 37x53x29 --layout TT
+run 0 show bankfree --trace
+run 0 check smem32 blocktile2d --shape 37x29x13 --layout NT
+run 0 check vectorized --shape 33x20x9 --beta 0.5
+run 2 show nonexistent
+run 2 show smem32 --shape 0x5x5
+exit $((fails > 0))
