@@ -353,8 +353,95 @@ static void test_layout_vector_and_buffer_errors(void **state) {
   ts_sched_free(s);
 }
 
+/* Found by the schedule fuzzer: caches must live inside the launch loops,
+ * and a cache of a cache is a register copy of a shared one. */
+static void test_cache_scope_errors(void **state) {
+  (void)state;
+  ts_loop *ko, *ki;
+  ts_stage *st, *local;
+  ts_sched *s = tiled(&ko, &ki);
+  EXPECT_FAIL(ts_cache_write(s, "C", TS_LOCAL, ts_get_loop(s, "i.outer"), &st),
+              TS_ERR_BAD_ATTACH, "ts_cache_write: loop \"i.outer\" lies "
+              "outside block loop \"j.outer\"; a register cache is attached "
+              "inside the loops bound to blockIdx and threadIdx");
+  ts_sched_free(s);
+  s = tiled(&ko, &ki);
+  EXPECT_FAIL(ts_cache_read(s, "A", TS_LOCAL, ts_get_loop(s, "i.inner"), &st),
+              TS_ERR_BAD_ATTACH, "ts_cache_read: loop \"i.inner\" lies "
+              "outside thread loop \"j.inner\"");
+  ts_sched_free(s);
+  s = tiled(&ko, &ki);
+  ts_cache_read(s, "A", TS_LOCAL, ko, &local);
+  EXPECT_FAIL(ts_cache_read(s, "A.local", TS_SHARED, ki, &st), TS_ERR_BAD_SCOPE,
+              "ts_cache_read: \"A.local\" is in register memory; caches copy "
+              "toward the registers");
+  ts_sched_free(s);
+  s = tiled(&ko, &ki);
+  ts_cache_read(s, "A", TS_SHARED, ko, &st);
+  EXPECT_FAIL(ts_cache_read(s, "A.shared", TS_SHARED, ko, &st),
+              TS_ERR_BAD_SCOPE, "ts_cache_read: \"A.shared\" is in shared "
+              "memory");
+  ts_sched_free(s);
+  /* Binding a loop inside a cache's attach loop would move the cache
+   * outside a launch loop. */
+  ts_loop *io, *ii;
+  s = sched_of(8, 8, 8);
+  ts_split(s, ts_get_loop(s, "i"), 4, &io, &ii);
+  ts_cache_write(s, "C", TS_LOCAL, io, &st);
+  EXPECT_FAIL(ts_bind(s, ii, TS_THREAD_X), TS_ERR_CACHE_REGION,
+              "ts_bind: loop \"i.inner\" lies inside loop \"i.outer\", where "
+              "cache \"C.local\" is attached");
+  ts_sched_free(s);
+}
+
+/* Found by the schedule fuzzer: caches attached at one loop in any order
+ * (a shared cache after a register cache of another), and a register cache
+ * at a double-buffered loop, read the right data with no race. */
+static void test_caches_at_one_loop(void **state) {
+  (void)state;
+  ts_loop *ko, *ki, *kko, *kki;
+  ts_stage *b, *bl, *a;
+  ts_sched *s = tiled(&ko, &ki);
+  ts_cache_read(s, "B", TS_SHARED, ko, &b);
+  ts_cache_read(s, "B.shared", TS_LOCAL, ko, &bl);
+  ts_split(s, ko, 1, &kko, &kki);
+  ts_cache_read(s, "A", TS_SHARED, kki, &a);
+  assert_int_equal(ts_sched_status(s), TS_OK);
+  assert_correct(s);
+  ts_sched_free(s);
+  s = tiled(&ko, &ki);
+  ts_cache_read(s, "B", TS_SHARED, ko, &b);
+  ts_double_buffer(s, b);
+  ts_cache_read(s, "B.shared", TS_LOCAL, ko, &bl);
+  ts_storage_transpose(s, b);
+  assert_int_equal(ts_sched_status(s), TS_OK);
+  assert_correct(s);
+  ts_sched_free(s);
+  /* A register cache of a shared one, at a loop split past the shared
+   * copy's edge (33 = 11 x 3 rows of a 32-row copy). */
+  ts_loop *ko2, *ki2, *kio, *kii;
+  s = sched_of(11, 5, 33);
+  ts_split(s, ts_get_loop(s, "k"), 32, &ko2, &ki2);
+  ts_cache_read(s, "B", TS_SHARED, ko2, &b);
+  ts_split(s, ki2, 3, &kio, &kii);
+  ts_cache_read(s, "B.shared", TS_LOCAL, kii, &bl);
+  assert_int_equal(ts_sched_status(s), TS_OK);
+  assert_correct(s);
+  ts_sched_free(s);
+  /* The accumulators at a loop whose body starts with a copy. */
+  s = sched_of(9, 7, 5);
+  ts_loop *i = ts_get_loop(s, "i");
+  ts_cache_read(s, "B", TS_SHARED, i, &b);
+  ts_cache_write(s, "C", TS_LOCAL, i, &a);
+  assert_int_equal(ts_sched_status(s), TS_OK);
+  assert_correct(s);
+  ts_sched_free(s);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_cache_scope_errors),
+      cmocka_unit_test(test_caches_at_one_loop),
       cmocka_unit_test(test_cache_read_shared),
       cmocka_unit_test(test_no_trailing_barrier_without_refill),
       cmocka_unit_test(test_register_cache_and_cache_write),

@@ -60,6 +60,13 @@ static bool place(ts_sched *s, nest *ns) {
         return false;
       }
       ns->wrap = d + 1;
+      /* Caches refilled at the same loop keep their copies first in its
+       * body, where the stages pass finds them: the accumulator wraps the
+       * rest. */
+      const ir_stmt *body = ns->path.node[ns->wrap];
+      if (body->kind == S_SEQ && body->seq.n > 0 &&
+          nest_copy_stage(body->seq.items[0]) && ns->wrap + 1 < ns->path.depth)
+        ns->wrap++;
       ns->acc_name = cw->name;
       return true;
     }

@@ -324,19 +324,24 @@ static ir_stmt *pipeline(walker *w, ts_loop *f, attach *at) {
   ir_expr *has_next = ir_binary(a, E_LT, next, ir_int(a, f->extent));
   ir_stmt *pro[MAX_ITEMS], *loads[MAX_ITEMS], *stores[MAX_ITEMS];
   ir_stmt *locals[MAX_ITEMS + 1];
-  ir_buffer *regs[MAX_ITEMS], *bufs[MAX_ITEMS];
+  ir_buffer *regs[MAX_ITEMS], *bufs[MAX_ITEMS], *local_bufs[MAX_ITEMS];
   int np = 0, nl = 0;
   ir_stmt *rest = at->rest;
   const ts_stage *db = at->stages[0];
-  for (int i = 0; i < at->n; i++)
+  /* Register caches filled here (of the shared ones, say) read the
+   * current copy, like the rest of the body. */
+  for (int i = 0; i < at->n; i++) {
     if (at->stages[i]->double_buffered)
       db = at->stages[i];
+    if (at->stages[i]->buf->scope != SCOPE_SHARED) {
+      local_bufs[nl] = at->stages[i]->buf;
+      locals[nl++] = at->copies[i];
+    }
+  }
   for (int i = 0; i < at->n; i++) {
     const ts_stage *st = at->stages[i];
-    if (st->buf->scope != SCOPE_SHARED) {
-      locals[nl++] = at->copies[i];
+    if (st->buf->scope != SCOPE_SHARED)
       continue;
-    }
     if (!st->double_buffered) {
       fail(w, "ts_lower: \"%s\" is double-buffered and \"%s\", attached at "
            "the same loop, is not; double buffer both", db->name, st->name);
@@ -371,6 +376,8 @@ static ir_stmt *pipeline(walker *w, ts_loop *f, attach *at) {
   pro[np] = ir_new_barrier(a);
   pro[np + 1] = ir_new_for(a, f, ir_new_seq(a, body, nb));
   ir_stmt *out = ir_new_seq(a, pro, np + 2);
+  for (int i = 0; i < nl; i++)
+    out = ir_new_alloc(a, local_bufs[i], out);
   for (int i = 0; i < np; i++)
     out = ir_new_alloc(a, regs[i], out);
   for (int i = 0; i < np; i++)
@@ -383,17 +390,20 @@ static ir_stmt *pipeline(walker *w, ts_loop *f, attach *at) {
 static ir_stmt *plain(walker *w, ts_loop *f, attach *at, bool repeats) {
   ts_arena *a = &w->s->arena;
   ir_stmt *items[MAX_ITEMS + 3];
-  int n = 0, last_shared = -1;
+  int n = 0;
+  /* Shared copies, one barrier, then register copies, which may read the
+   * shared ones. */
   for (int i = 0; i < at->n; i++)
     if (at->stages[i]->buf->scope == SCOPE_SHARED)
-      last_shared = i;
-  for (int i = 0; i < at->n; i++) {
-    items[n++] = at->copies[i];
-    if (i == last_shared)
-      items[n++] = ir_new_barrier(a);
-  }
+      items[n++] = at->copies[i];
+  bool any_shared = n > 0;
+  if (any_shared)
+    items[n++] = ir_new_barrier(a);
+  for (int i = 0; i < at->n; i++)
+    if (at->stages[i]->buf->scope != SCOPE_SHARED)
+      items[n++] = at->copies[i];
   items[n++] = at->rest;
-  if (last_shared >= 0 && repeats)
+  if (any_shared && repeats)
     items[n++] = ir_new_barrier(a);
   ir_stmt *out = ir_new_for(a, f, ir_new_seq(a, items, n));
   for (int i = 0; i < at->n; i++)

@@ -174,23 +174,45 @@ static bool check_source(ts_sched *s, const char *buffer, const ir_stmt *c,
 
 /* A shared copy is made by the block's threads together, so it lies inside
  * every thread loop; a cache of a cache lies where its source is filled. */
+/* A cache lives inside the launch loops: a register copy belongs to one
+ * thread, a shared copy to one block, filled by its threads together. */
+static bool check_inside_launch(ts_sched *s, const char *fn, const nest_path *p,
+                                int at_index, ts_scope scope) {
+  const ts_loop *at = p->node[at_index]->for_.loop;
+  for (int d = at_index + 1; d < p->depth; d++) {
+    const ts_loop *l = p->node[d]->kind == S_FOR ? p->node[d]->for_.loop : NULL;
+    if (l && ir_kind_is_launch(l->kind)) {
+      sched_fail(s, TS_ERR_BAD_ATTACH, at,
+                 "%s: loop \"%s\" lies outside %s loop \"%s\"; a %s is "
+                 "attached inside the loops bound to blockIdx and threadIdx, "
+                 "%s", fn, at->name,
+                 ir_kind_is_thread(l->kind) ? "thread" : "block", l->name,
+                 scope == TS_SHARED ? "shared copy" : "register cache",
+                 scope == TS_SHARED
+                     ? "where the block's threads fill it together"
+                     : "since each thread has its own registers");
+      return false;
+    }
+  }
+  return true;
+}
+
 static bool check_attach(ts_sched *s, const nest_path *p, int at_index,
                          ts_scope scope, const char *buffer) {
   const ts_loop *at = p->node[at_index]->for_.loop;
-  if (scope == TS_SHARED)
-    for (int d = at_index + 1; d < p->depth; d++)
-      if (p->node[d]->kind == S_FOR &&
-          ir_kind_is_thread(p->node[d]->for_.loop->kind)) {
-        sched_fail(s, TS_ERR_BAD_ATTACH, at,
-                   "ts_cache_read: loop \"%s\" lies outside thread loop "
-                   "\"%s\"; a shared copy is attached inside the thread "
-                   "loops, where the block's threads fill it together",
-                   at->name, p->node[d]->for_.loop->name);
-        return false;
-      }
+  if (!check_inside_launch(s, "ts_cache_read", p, at_index, scope))
+    return false;
   const ts_stage *src = sched_find_stage(s, buffer);
   if (!src)
     return true;
+  if (src->buf->scope != SCOPE_SHARED || scope != TS_LOCAL) {
+    sched_fail(s, TS_ERR_BAD_SCOPE, NULL,
+               "ts_cache_read: \"%s\" is in %s memory; caches copy toward "
+               "the registers (global -> shared -> local), so a cache of a "
+               "cache is a register cache of a shared one", buffer,
+               src->buf->scope == SCOPE_SHARED ? "shared" : "register");
+    return false;
+  }
   const ts_loop *filled = copy_attach(s, src);
   int fi = filled ? path_index(p, filled) : -1;
   if (fi >= 0 && fi <= at_index)
@@ -213,7 +235,7 @@ static const char *stage_name(ts_sched *s, const char *buffer, ts_scope sc) {
 }
 
 /* The copy nest: the source's contiguous dimension innermost, each element
- * copied only where it lies inside op(A) or op(B). */
+ * copied only where it lies inside op(A) or op(B) and inside the source. */
 static ir_stmt *copy_nest(ts_sched *s, const ts_stage *st, ir_buffer *src,
                           ir_expr *const src_origin[2], ir_expr *const base[2]) {
   ts_arena *a = &s->arena;
@@ -226,6 +248,11 @@ static ir_stmt *copy_nest(ts_sched *s, const ts_stage *st, ir_buffer *src,
     guard = ir_and(a, guard,
                    ir_binary(a, E_LT, g,
                              ir_int(a, operand_extent(&s->def, st->operand, d))));
+    /* A cache of a cache reads only what its source holds: a loop split
+     * after the source was made can reach past the source's edge. */
+    if (src_origin)
+      guard = ir_and(a, guard, ir_binary(a, E_LT, src_idx[d],
+                                         ir_int(a, src->shape[d])));
   }
   ir_stmt *body = ir_new_store(a, st->buf, dst_idx, ir_load(a, src, src_idx));
   guard = ir_simplify_expr(a, guard);
@@ -375,6 +402,8 @@ ts_status ts_cache_write(ts_sched *s, const char *buffer, ts_scope scope,
       return sched_fail(s, TS_ERR_STAGE_USED, at,
                         "ts_cache_write: C is already cached as \"%s\"",
                         s->stages[i]->name);
+  if (!check_inside_launch(s, fn, &path, at_index, TS_LOCAL))
+    return s->status;
   for (int d = 0; d <= at_index; d++)
     if (path.node[d]->kind == S_FOR && path.node[d]->for_.loop->reduce)
       return sched_fail(s, TS_ERR_BAD_ATTACH, at,

@@ -263,6 +263,17 @@ static ts_loop *loop_with_tag(const ts_sched *s, ts_loop_kind tag) {
   return NULL;
 }
 
+/* A cache attached at a loop that encloses `loop`, or NULL. */
+static const ts_stage *stage_attached_outside(ts_sched *s, const ts_loop *loop) {
+  nest_path p;
+  if (!nest_find(s->root, loop, &p))
+    return NULL;
+  for (int i = 0; i < s->nstages; i++)
+    if (s->stages[i]->at != loop && nest_path_has(&p, s->stages[i]->at))
+      return s->stages[i];
+  return NULL;
+}
+
 ts_status ts_bind(ts_sched *s, ts_loop *loop, ts_loop_kind tag) {
   CHECK_SCHED(s);
   /* Check: a launch index not yet taken, a serial spatial loop, extents
@@ -295,6 +306,13 @@ ts_status ts_bind(ts_sched *s, ts_loop *loop, ts_loop_kind tag) {
                           "block's threads share; bind thread loops before "
                           "cache_read", loop->name, ir_loop_kind_name(tag),
                           s->stages[i]->name);
+  const ts_stage *holder = stage_attached_outside(s, loop);
+  if (holder)
+    return sched_fail(s, TS_ERR_CACHE_REGION, loop,
+                      "ts_bind: loop \"%s\" lies inside loop \"%s\", where "
+                      "cache \"%s\" is attached; caches live inside the "
+                      "loops bound to blockIdx and threadIdx, so bind before "
+                      "caching", loop->name, holder->at->name, holder->name);
   ts_loop *other = loop_with_tag(s, tag);
   if (other)
     return sched_fail(s, TS_ERR_TAG_BOUND_TWICE, loop,

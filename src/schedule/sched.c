@@ -242,7 +242,7 @@ int64_t sched_shared_bytes(const ts_sched *s) {
   int64_t bytes = 0;
   for (int i = 0; i < s->nstages; i++) {
     const ts_stage *st = s->stages[i];
-    if (st->buf->scope == SCOPE_SHARED)
+    if (!st->write && st->buf->scope == SCOPE_SHARED) /* C.local has no buf */
       bytes += ir_buffer_size(st->buf) * 4 * (st->double_buffered ? 2 : 1);
   }
   return bytes;

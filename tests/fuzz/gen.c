@@ -1,0 +1,561 @@
+/*
+ * One fuzz case: a random definition and primitive sequence, each call
+ * made on a schedule and written down as C, then the checks of gen.h.
+ */
+#include "gen.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir/strbuf.h"
+#include "random.h"
+#include "tessel.h"
+
+enum { MAX_LOOPS = 64, MAX_STAGES = 16, MAX_OPS = 14 };
+
+typedef struct fz_case {
+  fz_source *src;
+  uint64_t seed;
+  ts_gemm def;
+  ts_sched *s, *other;
+  ts_loop *foreign; /* a loop of `other` */
+  ts_loop *loops[MAX_LOOPS];
+  bool gone[MAX_LOOPS];  /* replaced, or bound, unrolled or vectorized */
+  int nloops;
+  bool hostile; /* wrong arguments on purpose; otherwise only plausible ones */
+  ts_stage *stages[MAX_STAGES];
+  int nstages;
+  ts_buf prog;      /* the calls so far, as C */
+  ts_status status; /* the schedule's status after the last call */
+  char why[4096];   /* set on failure */
+} fz_case;
+
+static fz_case *running;
+
+const char *fz_current_program(void) {
+  return running && running->prog.data ? running->prog.data : "";
+}
+
+/* ---- Choices --------------------------------------------------------------- */
+
+static uint32_t pick(fz_source *src, uint32_t n) {
+  if (n <= 1)
+    return 0;
+  uint32_t v;
+  if (src->data) {
+    if (src->pos >= src->size)
+      return 0;
+    v = src->data[src->pos++];
+    if (n > 256 && src->pos < src->size)
+      v = v << 8 | src->data[src->pos++];
+  } else {
+    v = (uint32_t)(ts_random_next(&src->rng) >> 32);
+  }
+  return v % n;
+}
+
+static bool chance(fz_case *c, uint32_t percent) {
+  return pick(c->src, 100) < percent;
+}
+
+/* A plausible loop (live and serial) the case holds, recent ones more
+ * often; -1 when there is none. */
+static int plausible_loop(fz_case *c) {
+  int live[MAX_LOOPS], n = 0;
+  for (int i = 0; i < c->nloops; i++)
+    if (c->loops[i] && !c->gone[i])
+      live[n++] = i;
+  if (n == 0)
+    return -1;
+  int span = n < 4 || chance(c, 40) ? n : 4;
+  return live[n - 1 - (int)pick(c->src, (uint32_t)span)];
+}
+
+/* A loop argument: a plausible one, or, in a hostile case, sometimes NULL,
+ * a loop of another schedule or any loop the case ever held. */
+static void op_get_loop(fz_case *c, const char *name);
+
+static ts_loop *loop_arg_at(fz_case *c, char *text, size_t len, int *index) {
+  uint32_t r = c->hostile ? pick(c->src, 100) : 100;
+  int i = r < 30 && c->nloops ? (int)pick(c->src, (uint32_t)c->nloops)
+                              : plausible_loop(c);
+  if (i < 0 && !c->hostile) {
+    op_get_loop(c, (const char *[]){"i", "j", "k"}[pick(c->src, 3)]);
+    i = c->nloops - 1;
+  }
+  *index = -1;
+  if (r < 5 || i < 0) {
+    snprintf(text, len, "NULL");
+    return NULL;
+  }
+  if (r < 10) {
+    snprintf(text, len, "F");
+    return c->foreign;
+  }
+  snprintf(text, len, "L[%d]", i);
+  *index = i;
+  return c->loops[i];
+}
+
+static ts_loop *loop_arg(fz_case *c, char *text, size_t len) {
+  int index;
+  return loop_arg_at(c, text, len, &index);
+}
+
+static ts_stage *stage_arg(fz_case *c, char *text, size_t len) {
+  if (c->nstages == 0 || (c->hostile && chance(c, 5))) {
+    snprintf(text, len, "NULL");
+    return NULL;
+  }
+  int i = (int)pick(c->src, (uint32_t)c->nstages);
+  snprintf(text, len, "S[%d]", i);
+  return c->stages[i];
+}
+
+/* The slot a returned loop goes to, reusing the last one when full. */
+static int new_loop_slot(fz_case *c) {
+  return c->nloops < MAX_LOOPS ? c->nloops++ : MAX_LOOPS - 1;
+}
+
+static int new_stage_slot(fz_case *c) {
+  return c->nstages < MAX_STAGES ? c->nstages++ : MAX_STAGES - 1;
+}
+
+static const int64_t factors[] = {2, 3, 4, 8, 16, 32, 1, 5, 7, 64, 0, -4,
+                                  INT64_MAX};
+
+static int64_t factor_arg(fz_case *c) {
+  uint32_t r = c->hostile ? pick(c->src, 100) : pick(c->src, 95);
+  int n = (int)(sizeof(factors) / sizeof(factors[0]));
+  if (r < 70)
+    return factors[pick(c->src, 6)];
+  if (r < 95)
+    return factors[6 + pick(c->src, 4)];
+  return factors[10 + pick(c->src, (uint32_t)(n - 10))];
+}
+
+/* ---- Checking each call ---------------------------------------------------- */
+
+__attribute__((format(printf, 2, 3))) static void fail(fz_case *c,
+                                                       const char *fmt, ...) {
+  if (c->why[0])
+    return;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(c->why, sizeof(c->why), fmt, ap);
+  va_end(ap);
+}
+
+/* A refusal must be the schedule's status from then on, with a message
+ * that names the call; once in error, every call must return that error. */
+static void after_call(fz_case *c, ts_status got, const char *fn) {
+  ts_status now = ts_sched_status(c->s);
+  const char *msg = ts_sched_errmsg(c->s);
+  if (c->status != TS_OK) {
+    if (got != c->status || now != c->status)
+      fail(c, "%s after an error returned %s (schedule: %s); expected the "
+           "sticky %s", fn, ts_strerror(got), ts_strerror(now),
+           ts_strerror(c->status));
+    return;
+  }
+  if (got != now)
+    fail(c, "%s returned %s but the schedule's status is %s", fn,
+         ts_strerror(got), ts_strerror(now));
+  else if (got != TS_OK &&
+           (strncmp(msg, fn, strlen(fn)) != 0 || msg[strlen(fn)] != ':'))
+    fail(c, "%s failed with %s, but its message does not name it: \"%.200s\"",
+         fn, ts_strerror(got), msg);
+  c->status = now;
+}
+
+/* ---- The primitives ------------------------------------------------------ */
+
+static void op_get_loop(fz_case *c, const char *name) {
+  int slot = new_loop_slot(c);
+  c->loops[slot] = ts_get_loop(c->s, name);
+  ts_buf_printf(&c->prog, "  L[%d] = ts_get_loop(s, \"%s\");\n", slot, name);
+  after_call(c, ts_sched_status(c->s), "ts_get_loop");
+}
+
+static void op_get_loop_random(fz_case *c) {
+  static const char *const base[] = {"i", "j", "k", "i.outer", "nope"};
+  if (c->nloops && chance(c, 70)) {
+    const char *name = ts_loop_name(c->loops[pick(c->src, (uint32_t)c->nloops)]);
+    if (name[0]) {
+      char copy[128];
+      snprintf(copy, sizeof(copy), "%s", name);
+      op_get_loop(c, copy);
+      return;
+    }
+  }
+  op_get_loop(c, base[pick(c->src, 5)]);
+}
+
+static void op_split(fz_case *c, ts_loop *loop, const char *text, int index,
+                     int64_t factor) {
+  bool no_outer = c->hostile && chance(c, 3);
+  int o = no_outer ? -1 : new_loop_slot(c);
+  int i = new_loop_slot(c);
+  ts_status st = ts_split(c->s, loop, factor, no_outer ? NULL : &c->loops[o],
+                          &c->loops[i]);
+  char out[16] = "NULL";
+  if (!no_outer)
+    snprintf(out, sizeof(out), "&L[%d]", o);
+  ts_buf_printf(&c->prog, "  ts_split(s, %s, %lld, %s, &L[%d]);\n", text,
+                (long long)factor, out, i);
+  after_call(c, st, "ts_split");
+  if (st == TS_OK && index >= 0)
+    c->gone[index] = true;
+}
+
+static void op_split_random(fz_case *c) {
+  char text[32];
+  int index;
+  ts_loop *loop = loop_arg_at(c, text, sizeof(text), &index);
+  op_split(c, loop, text, index, factor_arg(c));
+}
+
+static void op_fuse(fz_case *c) {
+  char a[32], b[32];
+  int ia, ib;
+  ts_loop *outer = loop_arg_at(c, a, sizeof(a), &ia);
+  ts_loop *inner = loop_arg_at(c, b, sizeof(b), &ib);
+  int f = new_loop_slot(c);
+  ts_status st = ts_fuse(c->s, outer, inner, &c->loops[f]);
+  ts_buf_printf(&c->prog, "  ts_fuse(s, %s, %s, &L[%d]);\n", a, b, f);
+  after_call(c, st, "ts_fuse");
+  if (st == TS_OK && ia >= 0 && ib >= 0)
+    c->gone[ia] = c->gone[ib] = true;
+}
+
+static void op_reorder_of(fz_case *c, int n, ts_loop *const loops[],
+                          char text[][32]) {
+  ts_status st = ts_reorder(c->s, n, loops);
+  if (!loops) {
+    ts_buf_printf(&c->prog, "  ts_reorder(s, %d, NULL);\n", n);
+  } else {
+    ts_buf_printf(&c->prog, "  ts_reorder(s, %d, (ts_loop *[]){", n);
+    for (int i = 0; i < n; i++)
+      ts_buf_printf(&c->prog, "%s%s", i ? ", " : "", text[i]);
+    ts_buf_puts(&c->prog, "});\n");
+  }
+  after_call(c, st, "ts_reorder");
+}
+
+static void op_reorder(fz_case *c) {
+  ts_loop *loops[6];
+  char text[6][32];
+  int n = 2 + (int)pick(c->src, 4);
+  if (c->hostile && chance(c, 3))
+    n = (int)pick(c->src, 2) - 1; /* 0 or -1 */
+  for (int i = 0; i < n; i++) {
+    loops[i] = loop_arg(c, text[i], sizeof(text[i]));
+    for (int j = 0; j < i && !c->hostile; j++)
+      if (loops[j] == loops[i])
+        n = i; /* plausible: distinct loops only */
+  }
+  op_reorder_of(c, n, c->hostile && chance(c, 3) ? NULL : loops, text);
+}
+
+static const char *const kind_names[] = {
+    "TS_SERIAL",   "TS_UNROLLED", "TS_BLOCK_X",  "TS_BLOCK_Y",   "TS_BLOCK_Z",
+    "TS_THREAD_X", "TS_THREAD_Y", "TS_THREAD_Z", "TS_VECTORIZED"};
+
+static void op_bind_to(fz_case *c, ts_loop *loop, const char *text, int index,
+                       ts_loop_kind kind) {
+  ts_status st = ts_bind(c->s, loop, kind);
+  if (st == TS_OK && index >= 0 && kind != TS_SERIAL)
+    c->gone[index] = true;
+  if ((unsigned)kind <= TS_VECTORIZED)
+    ts_buf_printf(&c->prog, "  ts_bind(s, %s, %s);\n", text, kind_names[kind]);
+  else
+    ts_buf_printf(&c->prog, "  ts_bind(s, %s, (ts_loop_kind)%d);\n", text,
+                  (int)kind);
+  after_call(c, st, "ts_bind");
+}
+
+static void op_bind(fz_case *c) {
+  char text[32];
+  int index;
+  ts_loop *loop = loop_arg_at(c, text, sizeof(text), &index);
+  ts_loop_kind kind = !c->hostile ? (ts_loop_kind)(TS_BLOCK_X + pick(c->src, 6))
+                      : chance(c, 3) ? (ts_loop_kind)42
+                                     : (ts_loop_kind)pick(c->src, 9);
+  op_bind_to(c, loop, text, index, kind);
+}
+
+/* unroll or vectorize */
+static void op_mark(fz_case *c, bool vector) {
+  char text[32];
+  int index;
+  ts_loop *loop = loop_arg_at(c, text, sizeof(text), &index);
+  ts_status st = vector ? ts_vectorize(c->s, loop) : ts_unroll(c->s, loop);
+  const char *fn = vector ? "ts_vectorize" : "ts_unroll";
+  ts_buf_printf(&c->prog, "  %s(s, %s);\n", fn, text);
+  after_call(c, st, fn);
+  if (st == TS_OK && index >= 0)
+    c->gone[index] = true;
+}
+
+static void op_rename(fz_case *c) {
+  static const char *const names[] = {"x", "tile", "i", "i.outer", "",
+                                      "9a", "a b", NULL, "long"};
+  char text[32], longname[201];
+  ts_loop *loop = loop_arg(c, text, sizeof(text));
+  const char *name = names[pick(c->src, c->hostile ? 9 : 2)];
+  if (name && strcmp(name, "long") == 0) {
+    memset(longname, 'a', 200);
+    longname[200] = 0;
+    name = longname;
+  }
+  ts_status st = ts_rename(c->s, loop, name);
+  if (name)
+    ts_buf_printf(&c->prog, "  ts_rename(s, %s, \"%s\");\n", text, name);
+  else
+    ts_buf_printf(&c->prog, "  ts_rename(s, %s, NULL);\n", text);
+  after_call(c, st, "ts_rename");
+}
+
+static const char *scope_text(ts_scope scope) {
+  return scope == TS_SHARED ? "TS_SHARED"
+         : scope == TS_LOCAL ? "TS_LOCAL"
+                             : "(ts_scope)3";
+}
+
+static void op_cache(fz_case *c, bool write) {
+  static const char *const reads[] = {"A", "B", "A.shared", "B.shared",
+                                      "A.local", "C", "Q", NULL};
+  static const char *const writes[] = {"C", "C", "A", "C.local", NULL};
+  const char *buffer = write ? writes[pick(c->src, c->hostile ? 5 : 2)]
+                             : reads[pick(c->src, c->hostile ? 8 : 2)];
+  if (!write && !c->hostile && c->nstages && c->stages[c->nstages - 1] &&
+      chance(c, 30))
+    buffer = ts_stage_name(c->stages[c->nstages - 1]); /* a cache of a cache */
+  uint32_t r = c->hostile ? pick(c->src, 100) : 3 + pick(c->src, 97);
+  ts_scope scope = r < 3 ? (ts_scope)3 : (write ? r < 80 : r < 55)
+                                            ? (write ? TS_LOCAL : TS_SHARED)
+                                            : (write ? TS_SHARED : TS_LOCAL);
+  char text[32], name[16] = "NULL", out[16] = "NULL";
+  ts_loop *at = loop_arg(c, text, sizeof(text));
+  bool no_out = c->hostile && chance(c, 3);
+  int slot = no_out ? -1 : new_stage_slot(c);
+  ts_stage **stage = no_out ? NULL : &c->stages[slot];
+  const char *fn = write ? "ts_cache_write" : "ts_cache_read";
+  ts_status st = write ? ts_cache_write(c->s, buffer, scope, at, stage)
+                       : ts_cache_read(c->s, buffer, scope, at, stage);
+  if (buffer)
+    snprintf(name, sizeof(name), "\"%s\"", buffer);
+  if (!no_out)
+    snprintf(out, sizeof(out), "&S[%d]", slot);
+  ts_buf_printf(&c->prog, "  %s(s, %s, %s, %s, %s);\n", fn, name,
+                scope_text(scope), text, out);
+  after_call(c, st, fn);
+}
+
+static void op_stage_axis(fz_case *c) {
+  char text[32];
+  ts_stage *stage = stage_arg(c, text, sizeof(text));
+  int d = c->hostile && chance(c, 5) ? (chance(c, 50) ? -1 : 2)
+                                     : (int)pick(c->src, 2);
+  if (chance(c, 50))
+    d = ts_stage_contiguous(stage) >= 0 ? ts_stage_contiguous(stage) : d;
+  int slot = new_loop_slot(c);
+  c->loops[slot] = ts_stage_axis(stage, d);
+  ts_buf_printf(&c->prog, "  L[%d] = ts_stage_axis(%s, %d);\n", slot, text, d);
+}
+
+static void op_layout(fz_case *c) {
+  static const int64_t pads[] = {1, 4, 0, 2, 8, 32, -1, 33};
+  char text[32];
+  ts_stage *stage = stage_arg(c, text, sizeof(text));
+  ts_status st;
+  const char *fn;
+  switch (pick(c->src, 3)) {
+  case 0:
+    fn = "ts_storage_transpose";
+    st = ts_storage_transpose(c->s, stage);
+    ts_buf_printf(&c->prog, "  %s(s, %s);\n", fn, text);
+    break;
+  case 1: {
+    int64_t pad = pads[c->hostile && chance(c, 10) ? 6 + pick(c->src, 2)
+                                                   : pick(c->src, 6)];
+    fn = "ts_storage_pad";
+    st = ts_storage_pad(c->s, stage, pad);
+    ts_buf_printf(&c->prog, "  %s(s, %s, %lld);\n", fn, text, (long long)pad);
+    break;
+  }
+  default:
+    fn = "ts_double_buffer";
+    st = ts_double_buffer(c->s, stage);
+    ts_buf_printf(&c->prog, "  %s(s, %s);\n", fn, text);
+    break;
+  }
+  after_call(c, st, fn);
+}
+
+static void random_op(fz_case *c) {
+  uint32_t r = pick(c->src, 100);
+  if (r < 20) op_split_random(c);
+  else if (r < 27) op_fuse(c);
+  else if (r < 37) op_reorder(c);
+  else if (r < 49) op_bind(c);
+  else if (r < 55) op_mark(c, false);
+  else if (r < 58) op_rename(c);
+  else if (r < 72) op_cache(c, false);
+  else if (r < 78) op_cache(c, true);
+  else if (r < 90 && c->nstages == 0 && !c->hostile) op_cache(c, false);
+  else if (r < 84) op_stage_axis(c);
+  else if (r < 90) op_layout(c);
+  else if (r < 95) op_mark(c, true);
+  else op_get_loop_random(c);
+}
+
+/* A start as most GPU schedules begin: i and j tiled over blocks and
+ * threads, k split, with random tile sizes. */
+static void gpu_skeleton(fz_case *c) {
+  static const int64_t threads[] = {1, 2, 4, 8, 16, 32};
+  op_get_loop(c, "i");
+  op_get_loop(c, "j");
+  op_get_loop(c, "k");
+  op_split(c, c->loops[0], "L[0]", 0, threads[pick(c->src, 6)]); /* L3, L4 */
+  op_split(c, c->loops[1], "L[1]", 1, threads[pick(c->src, 6)]); /* L5, L6 */
+  if (c->nloops != 7)
+    return;
+  char text[4][32] = {"L[3]", "L[5]", "L[4]", "L[6]"};
+  ts_loop *order[4] = {c->loops[3], c->loops[5], c->loops[4], c->loops[6]};
+  op_reorder_of(c, 4, order, text);
+  const ts_loop_kind kinds[4] = {TS_BLOCK_Y, TS_BLOCK_X, TS_THREAD_Y,
+                                 TS_THREAD_X};
+  for (int i = 0; i < 4; i++)
+    if (chance(c, 90))
+      op_bind_to(c, order[i], text[i], (int[]){3, 5, 4, 6}[i], kinds[i]);
+  op_split(c, c->loops[2], "L[2]", 2, factors[pick(c->src, 6)]);
+}
+
+/* ---- The case ------------------------------------------------------------- */
+
+static void begin_program(fz_case *c) {
+  ts_buf_printf(&c->prog,
+                "/* tessel schedule fuzzer case, seed 0x%016llx */\n"
+                "#include <stdio.h>\n#include <tessel.h>\n\n"
+                "int main(void) {\n"
+                "  ts_gemm def = ts_gemm_make(%lld, %lld, %lld);\n"
+                "  def.layout = TS_%s;\n  def.alpha = %#.6gf;\n  def.beta = %#.6gf;\n"
+                "  ts_sched *s = ts_matmul(&def), *other = ts_matmul(&def);\n"
+                "  ts_loop *F = ts_get_loop(other, \"i\");\n"
+                "  ts_loop *L[%d] = {0};\n  ts_stage *S[%d] = {0};\n",
+                (unsigned long long)c->seed, (long long)c->def.m,
+                (long long)c->def.n, (long long)c->def.k,
+                ts_layout_name(c->def.layout), (double)c->def.alpha,
+                (double)c->def.beta, MAX_LOOPS, MAX_STAGES);
+}
+
+static void end_program(fz_case *c) {
+  ts_buf_printf(&c->prog,
+                "  char msg[4096];\n"
+                "  ts_status st = ts_check(s, 0x%016llxull, msg, sizeof(msg));\n"
+                "  printf(\"%%s\\n%%s\\n\", ts_strerror(st), msg);\n"
+                "  (void)L; (void)S; (void)F;\n"
+                "  ts_sched_free(other);\n  ts_sched_free(s);\n"
+                "  return st != TS_OK;\n}\n",
+                (unsigned long long)c->seed);
+}
+
+static void random_definition(fz_case *c) {
+  static const float alphas[] = {1.0f, -0.5f, 2.0f};
+  static const float betas[] = {0.0f, 0.5f, 1.0f};
+  int64_t small = 1 + pick(c->src, 40);
+  c->def = ts_gemm_make(1 + pick(c->src, 48), 1 + pick(c->src, 48),
+                        chance(c, 30) ? small / 4 + 1 : 1 + pick(c->src, 40));
+  c->def.layout = (ts_layout)pick(c->src, 4);
+  c->def.alpha = alphas[pick(c->src, 3)];
+  c->def.beta = betas[pick(c->src, 3)];
+}
+
+static bool same_ir_after_replay(fz_case *c) {
+  ts_sched *again = ts_matmul(&c->def);
+  ts_status st = ts_replay(c->s, again);
+  char *want = ts_print_ir(c->s), *got = ts_print_ir(again);
+  bool same = st == TS_OK && want && got && strcmp(want, got) == 0;
+  if (!same)
+    fail(c, "the trace does not replay to the same loop nest (%s): %s",
+         ts_strerror(st), ts_sched_errmsg(again));
+  free(want);
+  free(got);
+  ts_sched_free(again);
+  return same;
+}
+
+/* The checks of an accepted schedule: the executor's verdict, then the
+ * source, the printed trace and its replay. */
+static fz_outcome check_accepted(fz_case *c) {
+  char msg[2048];
+  ts_status st = ts_check(c->s, c->seed, msg, sizeof(msg));
+  if (st == TS_ERR_EXEC_FAULT || st == TS_ERR_MISMATCH) {
+    fail(c, "accepted schedule is wrong: %s: %s", ts_strerror(st), msg);
+    return FZ_FAIL;
+  }
+  if (st != TS_OK) {
+    if (!msg[0])
+      fail(c, "ts_check refused the schedule with %s and no message",
+           ts_strerror(st));
+    /* The verifier's findings are lowering bugs, not the user's errors. */
+    if (strstr(msg, "malformed kernel"))
+      fail(c, "lowering built a malformed kernel: %s", msg);
+    return msg[0] && !c->why[0] ? FZ_PASS_REFUSED : FZ_FAIL;
+  }
+  char *cu = ts_cuda_source(c->s), *trace = ts_print_trace(c->s);
+  if (!cu || !trace)
+    fail(c, "accepted and correct, but ts_cuda_source or ts_print_trace "
+         "gave NULL: %s", ts_sched_errmsg(c->s));
+  free(cu);
+  free(trace);
+  if (c->why[0] || !same_ir_after_replay(c))
+    return FZ_FAIL;
+  return FZ_PASS_CHECKED;
+}
+
+static char *make_report(fz_case *c) {
+  ts_buf r;
+  ts_buf_init(&r);
+  ts_buf_printf(&r, "fuzz case 0x%016llx failed: %s\nschedule status: %s\n%s\n"
+                "The case as C:\n%s", (unsigned long long)c->seed, c->why,
+                ts_strerror(ts_sched_status(c->s)), ts_sched_errmsg(c->s),
+                c->prog.data ? c->prog.data : "(out of memory)\n");
+  return ts_buf_take(&r);
+}
+
+fz_result fz_run_case(fz_source *src, uint64_t seed) {
+  fz_case c = {.src = src, .seed = seed};
+  ts_buf_init(&c.prog);
+  running = &c;
+  random_definition(&c);
+  begin_program(&c);
+  c.s = ts_matmul(&c.def);
+  c.other = ts_matmul(&c.def);
+  c.foreign = ts_get_loop(c.other, "i");
+  c.hostile = chance(&c, 40);
+  if (chance(&c, 60))
+    gpu_skeleton(&c);
+  int nops = 1 + (int)pick(src, c.hostile ? MAX_OPS : MAX_OPS / 2);
+  for (int i = 0; i < nops && !c.why[0]; i++)
+    random_op(&c);
+  fz_result res = {.outcome = FZ_FAIL};
+  if (c.why[0])
+    res.outcome = FZ_FAIL;
+  else if (c.status != TS_OK)
+    res.outcome = FZ_PASS_ERROR;
+  else
+    res.outcome = check_accepted(&c);
+  res.status = ts_sched_status(c.s);
+  end_program(&c);
+  if (res.outcome == FZ_FAIL)
+    res.report = make_report(&c);
+  running = NULL;
+  ts_buf_free(&c.prog);
+  ts_sched_free(c.other);
+  ts_sched_free(c.s);
+  return res;
+}

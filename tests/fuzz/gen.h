@@ -1,0 +1,47 @@
+/*
+ * The schedule fuzzer's case: a random definition (small odd shape, any
+ * layout, alpha and beta), then a random sequence of every primitive with
+ * random arguments (live loops, replaced loops, NULL, a loop of another
+ * schedule, bad factors, names, tags, scopes, widths).  The case passes when
+ * every failing call gives a status and a message naming the call and the
+ * schedule stays in that error, and, when every call succeeds, the reference
+ * executor finds the kernel correct and free of faults, the CUDA source is
+ * generated and the trace replays to the same loop nest.
+ *
+ * The choices come from a source: a seeded generator (the cmocka test) or
+ * the bytes libFuzzer gives (the coverage-guided harness).
+ */
+#ifndef TS_FUZZ_GEN_H
+#define TS_FUZZ_GEN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct fz_source {
+  uint64_t rng;        /* used when data is NULL */
+  const uint8_t *data; /* libFuzzer's input; once used up, every choice is 0 */
+  size_t size, pos;
+} fz_source;
+
+typedef enum {
+  FZ_PASS_ERROR,   /* a primitive refused the schedule, clearly */
+  FZ_PASS_REFUSED, /* accepted, then refused clearly at lowering */
+  FZ_PASS_CHECKED, /* accepted, and the executor found it correct */
+  FZ_FAIL,
+} fz_outcome;
+
+typedef struct fz_result {
+  fz_outcome outcome;
+  int status;   /* the schedule's final ts_status */
+  char *report; /* on FZ_FAIL: why, and the case as a C program (malloc'd) */
+} fz_result;
+
+/* Runs one case.  `seed` only names the case in the report. */
+fz_result fz_run_case(fz_source *src, uint64_t seed);
+
+/* The C program of the case running now, for a crash handler: a pointer
+ * into a buffer that the running case keeps current, or "". */
+const char *fz_current_program(void);
+
+#endif
