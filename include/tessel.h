@@ -261,6 +261,10 @@ const char *ts_kernel_errmsg(const ts_kernel *k);
 const char *ts_kernel_log(const ts_kernel *k); /* NVRTC's log, verbatim */
 ts_ptxas_info ts_kernel_ptxas(const ts_kernel *k);
 const char *ts_kernel_arch(const ts_kernel *k);
+/* Nonzero when the kernel came from the kernel cache (the directory
+ * $TESSEL_CACHE_DIR, else $XDG_CACHE_HOME/tessel, else ~/.cache/tessel;
+ * TESSEL_NO_CACHE=1 turns it off) instead of NVRTC. */
+int ts_kernel_from_cache(const ts_kernel *k);
 
 /* ---- The GPU: running and timing --------------------------------------- */
 

@@ -5,6 +5,8 @@
 #ifndef TS_KERNEL_H
 #define TS_KERNEL_H
 
+#include <stdbool.h>
+
 #include "tessel.h"
 
 struct ts_kernel {
@@ -17,6 +19,7 @@ struct ts_kernel {
   size_t cubin_size;
   ts_launch launch;
   ts_ptxas_info ptxas;
+  bool from_cache; /* loaded from the kernel cache, not compiled */
 };
 
 /* Parses ptxas's -v report ("Used 32 registers, ..."). */

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "../src/codegen/codegen.h"
+#include "cache.h"
 #include "kernel.h"
 #include "loader.h"
 
@@ -106,6 +107,22 @@ static char *program_log(const ts_nvrtc_api *api, nvrtcProgram prog) {
   return log;
 }
 
+/* NVRTC's options besides the architecture; part of the cache key. */
+static const char *const options[] = {"--std=c++17", "--ptxas-options=-v",
+                                      "-lineinfo"};
+enum { NOPTIONS = sizeof(options) / sizeof(options[0]) };
+
+/* Everything the cubin depends on: the kernel cache's key. */
+static char *cache_key(const char *arch, const char *src) {
+  ts_buf b;
+  ts_buf_init(&b);
+  ts_buf_printf(&b, "tessel %s\n%s\n", TESSEL_VERSION, arch);
+  for (int i = 0; i < NOPTIONS; i++)
+    ts_buf_printf(&b, "%s\n", options[i]);
+  ts_buf_puts(&b, src);
+  return ts_buf_take(&b);
+}
+
 static void run_nvrtc(ts_kernel *k, const ts_nvrtc_api *api, const char *src) {
   nvrtcProgram prog;
   nvrtcResult r = api->nvrtcCreateProgram(&prog, src, "tessel.cu", 0, NULL, NULL);
@@ -116,9 +133,10 @@ static void run_nvrtc(ts_kernel *k, const ts_nvrtc_api *api, const char *src) {
   }
   char archopt[48];
   snprintf(archopt, sizeof(archopt), "--gpu-architecture=%s", k->arch);
-  const char *opts[] = {archopt, "--std=c++17", "--ptxas-options=-v",
-                        "-lineinfo"};
-  r = api->nvrtcCompileProgram(prog, 4, opts);
+  const char *opts[1 + NOPTIONS] = {archopt};
+  for (int i = 0; i < NOPTIONS; i++)
+    opts[1 + i] = options[i];
+  r = api->nvrtcCompileProgram(prog, 1 + NOPTIONS, opts);
   k->log = program_log(api, prog);
   if (r != NVRTC_SUCCESS) {
     kernel_fail(k, TS_ERR_NVRTC, "nvrtcCompileProgram for %s: %s\n%s",
@@ -131,6 +149,20 @@ static void run_nvrtc(ts_kernel *k, const ts_nvrtc_api *api, const char *src) {
     k->ptxas = ts_parse_ptxas(k->log);
   }
   api->nvrtcDestroyProgram(&prog);
+}
+
+/* From the kernel cache, else NVRTC (and the result into the cache). */
+static void compile_cached(ts_kernel *k, const ts_nvrtc_api *api,
+                           const char *src) {
+  char *key = cache_key(k->arch, src);
+  if (key && kcache_load(k, key)) {
+    k->from_cache = true;
+  } else {
+    run_nvrtc(k, api, src);
+    if (key && k->status == TS_OK)
+      kcache_store(k, key);
+  }
+  free(key);
 }
 
 ts_kernel *ts_compile(ts_sched *s, const char *arch) {
@@ -164,7 +196,7 @@ ts_kernel *ts_compile(ts_sched *s, const char *arch) {
     kernel_fail(k, TS_ERR_BAD_ARCH, "ts_compile: NVRTC does not know "
                 "architecture %s; it supports %s", arch, list);
   } else if (k->name) {
-    run_nvrtc(k, api, src);
+    compile_cached(k, api, src);
   } else {
     kernel_fail(k, TS_ERR_NO_MEMORY, "ts_compile: out of memory");
   }
@@ -199,3 +231,5 @@ ts_ptxas_info ts_kernel_ptxas(const ts_kernel *k) {
 }
 
 const char *ts_kernel_arch(const ts_kernel *k) { return k ? k->arch : ""; }
+
+int ts_kernel_from_cache(const ts_kernel *k) { return k && k->from_cache; }

@@ -1,0 +1,288 @@
+/*
+ * The kernel cache's faults: a miss, a hit, a truncated entry, a corrupted
+ * byte, an entry of another kernel under this one's name, a read-only or
+ * missing directory, and processes writing one entry at once.  In each the
+ * kernel must be the one NVRTC makes for the schedule; nothing may crash.
+ * Needs NVRTC (the CUDA toolkit), not a GPU.
+ */
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "helpers.h"
+#include "runtime/cache.h"
+#include "runtime/kernel.h"
+
+static char dir[256];
+
+static ts_kernel *compile_named(const char *schedule) {
+  ts_gemm g = ts_gemm_make(64, 48, 40);
+  ts_sched *s = ts_builtin_schedule(schedule, &g);
+  ts_kernel *k = ts_compile(s, "sm_80");
+  ts_sched_free(s);
+  if (ts_kernel_status(k) != TS_OK)
+    fail_msg("ts_compile %s: %s", schedule, ts_kernel_errmsg(k));
+  return k;
+}
+
+/* What NVRTC makes with the cache off. */
+static ts_kernel *reference(const char *schedule) {
+  setenv("TESSEL_NO_CACHE", "1", 1);
+  ts_kernel *k = compile_named(schedule);
+  unsetenv("TESSEL_NO_CACHE");
+  assert_false(ts_kernel_from_cache(k));
+  return k;
+}
+
+static void assert_same_kernel(const ts_kernel *a, const ts_kernel *b) {
+  assert_string_equal(a->name, b->name);
+  assert_int_equal(a->cubin_size, b->cubin_size);
+  assert_memory_equal(a->cubin, b->cubin, a->cubin_size);
+  assert_int_equal(a->ptxas.registers, b->ptxas.registers);
+  assert_true(a->ptxas.valid);
+}
+
+static int fresh_dir(void **state) {
+  (void)state;
+  snprintf(dir, sizeof(dir), "/tmp/tessel-kcache-XXXXXX");
+  if (!mkdtemp(dir))
+    return -1;
+  setenv("TESSEL_CACHE_DIR", dir, 1);
+  return 0;
+}
+
+static int remove_dir(void **state) {
+  (void)state;
+  char cmd[300];
+  snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+  return system(cmd) == 0 ? 0 : -1;
+}
+
+/* The one entry in the cache directory. */
+static void entry_path(char *out, size_t len) {
+  char cmd[300];
+  snprintf(cmd, sizeof(cmd), "ls '%s'/*.cubin", dir);
+  FILE *p = popen(cmd, "r");
+  assert_non_null(p);
+  assert_non_null(fgets(out, (int)len, p));
+  out[strcspn(out, "\n")] = 0;
+  assert_null(fgets(out + strlen(out) + 1, 2, p)); /* exactly one */
+  pclose(p);
+}
+
+static int count_files(const char *path) {
+  DIR *d = opendir(path);
+  assert_non_null(d);
+  int n = 0;
+  for (struct dirent *e; (e = readdir(d));)
+    n += e->d_name[0] != '.';
+  closedir(d);
+  return n;
+}
+
+static long file_size(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0 ? (long)st.st_size : -1;
+}
+
+static void test_miss_then_hit(void **state) {
+  (void)state;
+  ts_kernel *want = reference("smem32");
+  ts_kernel *first = compile_named("smem32");
+  assert_false(ts_kernel_from_cache(first));
+  ts_kernel *second = compile_named("smem32");
+  assert_true(ts_kernel_from_cache(second));
+  assert_same_kernel(first, want);
+  assert_same_kernel(second, want);
+  assert_string_equal(first->log, second->log);
+  /* Another architecture is another entry. */
+  ts_gemm g = ts_gemm_make(64, 48, 40);
+  ts_sched *s = ts_builtin_schedule("smem32", &g);
+  ts_kernel *k90 = ts_compile(s, "sm_90");
+  assert_false(ts_kernel_from_cache(k90));
+  ts_sched_free(s);
+  ts_kernel_free(k90);
+  ts_kernel_free(want);
+  ts_kernel_free(first);
+  ts_kernel_free(second);
+}
+
+/* Damages the entry with `damage`, then the next compile must miss, give
+ * NVRTC's kernel, and leave a good entry behind. */
+static void after_damage(void (*damage)(const char *path)) {
+  ts_kernel *want = reference("blocktile1d");
+  ts_kernel_free(compile_named("blocktile1d"));
+  char path[512];
+  entry_path(path, sizeof(path));
+  damage(path);
+  ts_kernel *k = compile_named("blocktile1d");
+  assert_false(ts_kernel_from_cache(k));
+  assert_same_kernel(k, want);
+  ts_kernel *again = compile_named("blocktile1d");
+  assert_true(ts_kernel_from_cache(again));
+  assert_same_kernel(again, want);
+  ts_kernel_free(want);
+  ts_kernel_free(k);
+  ts_kernel_free(again);
+}
+
+static void truncate_half(const char *path) {
+  assert_int_equal(truncate(path, file_size(path) / 2), 0);
+}
+
+static void truncate_header(const char *path) {
+  assert_int_equal(truncate(path, 20), 0);
+}
+
+static void flip_last_byte(const char *path) {
+  int fd = open(path, O_RDWR);
+  assert_true(fd >= 0);
+  long at = file_size(path) - 1;
+  unsigned char c;
+  assert_int_equal(pread(fd, &c, 1, at), 1);
+  c ^= 0x40;
+  assert_int_equal(pwrite(fd, &c, 1, at), 1);
+  close(fd);
+}
+
+static void empty_file(const char *path) {
+  assert_int_equal(truncate(path, 0), 0);
+}
+
+/* Another kernel's whole, valid entry under this one's name: what a hash
+ * collision would look like. */
+static void other_kernel(const char *path) {
+  char other_dir[300], cmd[1200];
+  snprintf(other_dir, sizeof(other_dir), "%s/other", dir);
+  setenv("TESSEL_CACHE_DIR", other_dir, 1);
+  ts_kernel_free(compile_named("naive"));
+  setenv("TESSEL_CACHE_DIR", dir, 1);
+  snprintf(cmd, sizeof(cmd), "cp '%s'/*.cubin '%s' && rm -rf '%s'", other_dir,
+           path, other_dir);
+  assert_int_equal(system(cmd), 0);
+}
+
+static void test_truncated_entry(void **state) {
+  (void)state;
+  after_damage(truncate_half);
+}
+
+static void test_truncated_header(void **state) {
+  (void)state;
+  after_damage(truncate_header);
+}
+
+static void test_empty_entry(void **state) {
+  (void)state;
+  after_damage(empty_file);
+}
+
+static void test_corrupted_entry(void **state) {
+  (void)state;
+  after_damage(flip_last_byte);
+}
+
+static void test_entry_of_another_kernel(void **state) {
+  (void)state;
+  after_damage(other_kernel);
+}
+
+/* A directory nothing can be written in (/proc/self refuses new files even
+ * to root, where permission bits would not), and one that cannot be made
+ * (under a regular file). */
+static void test_unwritable_directory(void **state) {
+  (void)state;
+  ts_kernel *want = reference("naive");
+  char file[300], below[400];
+  snprintf(file, sizeof(file), "%s/a-file", dir);
+  FILE *f = fopen(file, "w");
+  assert_non_null(f);
+  fclose(f);
+  snprintf(below, sizeof(below), "%s/cache", file);
+  const char *dirs[] = {"/proc/self", below};
+  for (int i = 0; i < 2; i++) {
+    setenv("TESSEL_CACHE_DIR", dirs[i], 1);
+    for (int round = 0; round < 2; round++) {
+      ts_kernel *k = compile_named("naive");
+      assert_false(ts_kernel_from_cache(k));
+      assert_same_kernel(k, want);
+      ts_kernel_free(k);
+    }
+  }
+  setenv("TESSEL_CACHE_DIR", dir, 1);
+  ts_kernel_free(want);
+}
+
+static void test_missing_directory_is_made(void **state) {
+  (void)state;
+  char nested[300];
+  snprintf(nested, sizeof(nested), "%s/a/b/c", dir);
+  setenv("TESSEL_CACHE_DIR", nested, 1);
+  ts_kernel_free(compile_named("naive"));
+  ts_kernel *k = compile_named("naive");
+  assert_true(ts_kernel_from_cache(k));
+  ts_kernel_free(k);
+  setenv("TESSEL_CACHE_DIR", dir, 1);
+}
+
+/* Processes that compile the same kernel at the same moment each write the
+ * entry; each must get the right kernel and the entry must end whole. */
+static void test_concurrent_writers(void **state) {
+  (void)state;
+  enum { WRITERS = 4 };
+  ts_kernel *want = reference("coalesced");
+  int go[2];
+  assert_int_equal(pipe(go), 0);
+  pid_t pids[WRITERS];
+  for (int i = 0; i < WRITERS; i++) {
+    pids[i] = fork();
+    assert_true(pids[i] >= 0);
+    if (pids[i] == 0) {
+      char c;
+      close(go[1]);
+      if (read(go[0], &c, 1) != 0) /* wait for the start: the pipe's close */
+        _exit(3);
+      ts_gemm g = ts_gemm_make(64, 48, 40);
+      ts_sched *s = ts_builtin_schedule("coalesced", &g);
+      ts_kernel *k = ts_compile(s, "sm_80");
+      int ok = ts_kernel_status(k) == TS_OK &&
+               k->cubin_size == want->cubin_size &&
+               memcmp(k->cubin, want->cubin, k->cubin_size) == 0;
+      _exit(ok ? 0 : 1);
+    }
+  }
+  close(go[0]);
+  close(go[1]);
+  for (int i = 0; i < WRITERS; i++) {
+    int status = 0;
+    assert_int_equal(waitpid(pids[i], &status, 0), pids[i]);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+  }
+  ts_kernel *k = compile_named("coalesced");
+  assert_true(ts_kernel_from_cache(k));
+  assert_same_kernel(k, want);
+  assert_int_equal(count_files(dir), 1); /* no temporary file left */
+  ts_kernel_free(k);
+  ts_kernel_free(want);
+}
+
+int main(void) {
+#define T(f) cmocka_unit_test_setup_teardown(f, fresh_dir, remove_dir)
+  const struct CMUnitTest tests[] = {
+      T(test_miss_then_hit),
+      T(test_truncated_entry),
+      T(test_truncated_header),
+      T(test_empty_entry),
+      T(test_corrupted_entry),
+      T(test_entry_of_another_kernel),
+      T(test_unwritable_directory),
+      T(test_missing_directory_is_made),
+      T(test_concurrent_writers),
+  };
+#undef T
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
