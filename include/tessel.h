@@ -74,7 +74,8 @@ extern "C" {
   X(TS_ERR_NOT_INNERMOST, "a vectorized loop must be innermost")              \
   X(TS_ERR_NOT_SHARED, "double buffering needs a shared cache")               \
   X(TS_ERR_BAD_PAD, "padding must be in 0..32")                               \
-  X(TS_ERR_STAGE_USED, "the cache was already transformed")
+  X(TS_ERR_STAGE_USED, "the cache was already transformed")                  \
+  X(TS_ERR_RESOURCES, "the kernel needs more than the device has")
 
 typedef enum {
 #define TS_STATUS_ENUM(code, text) code,

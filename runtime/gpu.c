@@ -46,6 +46,28 @@ bool gpu_check(ts_gpu *g, CUresult r, const char *call) {
                   text ? text : "unknown");
 }
 
+static bool read_limits(ts_gpu *g) {
+  gpu_limits *l = &g->limits;
+  const struct {
+    int *into;
+    CUdevice_attribute attr;
+  } want[] = {
+      {&l->max_threads_per_block, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK},
+      {&l->max_block[0], CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X},
+      {&l->max_block[1], CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y},
+      {&l->max_block[2], CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z},
+      {&l->max_grid[0], CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X},
+      {&l->max_grid[1], CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y},
+      {&l->max_grid[2], CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z},
+      {&l->max_registers_per_block, CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK},
+      {&l->max_shared_per_block, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK},
+  };
+  for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+    if (!GPU_CALL(g, cuDeviceGetAttribute(want[i].into, want[i].attr, g->dev)))
+      return false;
+  return true;
+}
+
 static bool open_device(ts_gpu *g) {
   int count = 0, major = 0, minor = 0;
   if (!GPU_CALL(g, cuInit(0)) || !GPU_CALL(g, cuDeviceGetCount(&count)))
@@ -66,6 +88,7 @@ static bool open_device(ts_gpu *g) {
          GPU_CALL(g, cuDeviceGetAttribute(
                          &g->l2_bytes, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE,
                          g->dev)) &&
+         read_limits(g) &&
          snprintf(g->arch, sizeof(g->arch), "sm_%d%d", major, minor) > 0 &&
          GPU_CALL(g, cuDevicePrimaryCtxRetain(&g->ctx, g->dev)) &&
          GPU_CALL(g, cuCtxSetCurrent(g->ctx));
@@ -145,6 +168,12 @@ bool gpu_load(ts_gpu *g, ts_sched *s, gpu_module *m) {
     if (!m->ptxas.valid)
       ok = resources_from_driver(g, m);
   }
+  char why[512];
+  if (ok && !resources_fit(&g->limits, g->name, k->name, &m->launch, &m->ptxas,
+                           why, sizeof(why)))
+    ok = gpu_fail(g, TS_ERR_RESOURCES, "%s", why);
+  if (!ok)
+    gpu_unload(g, m);
   ts_kernel_free(k);
   return ok;
 }

@@ -6,6 +6,7 @@
 
 #include "kernel.h"
 #include "loader.h"
+#include "resources.h"
 
 struct ts_gpu {
   ts_status status;
@@ -20,6 +21,7 @@ struct ts_gpu {
   char arch[16];
   int sm_count;
   int l2_bytes;
+  gpu_limits limits;
 };
 
 /* Records the failed call ("cuMemAlloc: CUDA_ERROR_OUT_OF_MEMORY: ...")

@@ -22,6 +22,11 @@ struct ts_kernel {
   bool from_cache; /* loaded from the kernel cache, not compiled */
 };
 
+/* Compiles CUDA source text with entry point `entry` as ts_compile does
+ * (for tests of NVRTC's failures). */
+ts_kernel *kernel_from_source(const char *src, const char *entry,
+                              const char *arch);
+
 /* Parses ptxas's -v report ("Used 32 registers, ..."). */
 ts_ptxas_info ts_parse_ptxas(const char *log);
 

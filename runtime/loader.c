@@ -49,18 +49,23 @@ void ts_unload(void *lib) {
 
 bool ts_load_driver(ts_driver_api *api, char *err, size_t errlen) {
   memset(api, 0, sizeof(*api));
-  api->lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  /* TESSEL_CUDA_DRIVER names another driver library (a test's, or one
+   * outside the loader's path). */
+  const char *name = getenv("TESSEL_CUDA_DRIVER");
+  if (!name || !*name)
+    name = "libcuda.so.1";
+  api->lib = dlopen(name, RTLD_NOW | RTLD_LOCAL);
   if (!api->lib) {
-    snprintf(err, errlen, "no CUDA driver: libcuda.so.1 could not be loaded "
-             "(%s)", dlerror());
+    snprintf(err, errlen, "no CUDA driver: %s could not be loaded (%s)", name,
+             dlerror());
     return false;
   }
   __typeof__(&cuGetProcAddress) get =
       (__typeof__(&cuGetProcAddress))dlsym(api->lib, "cuGetProcAddress_v2");
   if (!get) {
-    snprintf(err, errlen, "the CUDA driver is older than CUDA 12 "
+    snprintf(err, errlen, "%s is not a CUDA driver for CUDA 12 or later "
              "(cuGetProcAddress_v2 missing); tessel needs a driver for CUDA "
-             "%d.%d", CUDA_VERSION / 1000, CUDA_VERSION % 1000 / 10);
+             "%d.%d", name, CUDA_VERSION / 1000, CUDA_VERSION % 1000 / 10);
     ts_unload(api->lib);
     api->lib = NULL;
     return false;

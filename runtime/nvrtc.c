@@ -165,18 +165,45 @@ static void compile_cached(ts_kernel *k, const ts_nvrtc_api *api,
   free(key);
 }
 
-ts_kernel *ts_compile(ts_sched *s, const char *arch) {
+static ts_kernel *new_kernel(const char *arch) {
   ts_kernel *k = calloc(1, sizeof(*k));
+  if (k)
+    snprintf(k->arch, sizeof(k->arch), "%s", arch ? arch : "sm_90");
+  return k;
+}
+
+/* The architecture checked against NVRTC's list, then the cache or NVRTC. */
+static ts_kernel *compile_source(ts_kernel *k, const char *src) {
+  if (arch_number(k->arch) < 0)
+    return kernel_fail(k, TS_ERR_BAD_ARCH, "ts_compile: architecture \"%s\" "
+                       "is not of the form sm_XX", k->arch);
+  char err[512], list[512];
+  const ts_nvrtc_api *api = ts_nvrtc(err, sizeof(err));
+  if (!api)
+    return kernel_fail(k, TS_ERR_NVRTC, "%s", err);
+  if (!arch_supported(api, arch_number(k->arch), list, sizeof(list)))
+    return kernel_fail(k, TS_ERR_BAD_ARCH, "ts_compile: NVRTC does not know "
+                       "architecture %s; it supports %s", k->arch, list);
+  compile_cached(k, api, src);
+  return k;
+}
+
+ts_kernel *kernel_from_source(const char *src, const char *entry,
+                              const char *arch) {
+  ts_kernel *k = new_kernel(arch);
   if (!k)
     return &nomem_kernel;
-  if (!arch)
-    arch = "sm_90";
-  snprintf(k->arch, sizeof(k->arch), "%s", arch);
+  if (!(k->name = strdup(entry)))
+    return kernel_fail(k, TS_ERR_NO_MEMORY, "ts_compile: out of memory");
+  return compile_source(k, src);
+}
+
+ts_kernel *ts_compile(ts_sched *s, const char *arch) {
+  ts_kernel *k = new_kernel(arch);
+  if (!k)
+    return &nomem_kernel;
   if (!s)
     return kernel_fail(k, TS_ERR_NULL_ARG, "ts_compile: argument 1 's' is NULL");
-  if (arch_number(arch) < 0)
-    return kernel_fail(k, TS_ERR_BAD_ARCH, "ts_compile: architecture \"%s\" "
-                       "is not of the form sm_XX", arch);
   char *src = ts_cuda_source(s);
   if (!src)
     return kernel_fail(k, ts_sched_status(s) ? ts_sched_status(s)
@@ -187,19 +214,10 @@ ts_kernel *ts_compile(ts_sched *s, const char *arch) {
   ts_buf_init(&name);
   codegen_kernel_name(&name, s);
   k->name = ts_buf_take(&name);
-
-  char err[512], list[512];
-  const ts_nvrtc_api *api = ts_nvrtc(err, sizeof(err));
-  if (!api) {
-    kernel_fail(k, TS_ERR_NVRTC, "%s", err);
-  } else if (!arch_supported(api, arch_number(arch), list, sizeof(list))) {
-    kernel_fail(k, TS_ERR_BAD_ARCH, "ts_compile: NVRTC does not know "
-                "architecture %s; it supports %s", arch, list);
-  } else if (k->name) {
-    compile_cached(k, api, src);
-  } else {
+  if (k->name)
+    compile_source(k, src);
+  else
     kernel_fail(k, TS_ERR_NO_MEMORY, "ts_compile: out of memory");
-  }
   free(src);
   return k;
 }

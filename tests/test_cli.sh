@@ -75,4 +75,12 @@ else
   echo "FAIL: bench exit $st:"; echo "$out"; fails=$((fails + 1))
 fi
 
+# No driver, an architecture that is not one: one line, exit 1.
+expect 1 "bench without a driver" -- env TESSEL_CUDA_DRIVER=/nonexistent/libcuda.so.1 \
+  "$tessel" bench naive --shape 64x64x64
+one_line
+contains "no CUDA driver: /nonexistent/libcuda.so.1 could not be loaded"
+expect 1 "show --cuda, not an architecture" -- "$tessel" show naive --cuda --arch compute_90
+contains "is not of the form sm_XX"
+
 [ $fails = 0 ] || { echo "$fails failures"; exit 1; }

@@ -72,6 +72,45 @@ static void test_examples_match_cublas(void **state) {
     }
 }
 
+/* A has 2^31 elements: offsets past int's range.  The data is made and
+ * cuBLAS run once; each schedule is compared with that. */
+static void test_large_shape(void **state) {
+  (void)state;
+  ts_gemm g = ts_gemm_make(131072, 64, 16384);
+  size_t na = (size_t)(g.m * g.k), nb = (size_t)(g.k * g.n), nc = (size_t)(g.m * g.n);
+  float *A = malloc(na * 4), *B = malloc(nb * 4), *C = malloc(nc * 4);
+  float *ref = malloc(nc * 4);
+  assert_true(A && B && C && ref);
+  uint64_t rng = 2026;
+  ts_fill_random(A, na, &rng);
+  ts_fill_random(B, nb, &rng);
+  for (size_t i = 0; i < nc; i++)
+    ref[i] = NAN;
+  if (ts_gpu_cublas(gpu, &g, A, B, ref) != TS_OK)
+    fail_msg("cuBLAS: %s", ts_gpu_errmsg(gpu));
+  const char *names[] = {"naive", "coalesced", "warptiled"};
+  for (int i = 0; i < 3; i++) {
+    for (size_t e = 0; e < nc; e++)
+      C[e] = NAN;
+    ts_sched *s = ts_builtin_schedule(names[i], &g);
+    char *cu = ts_cuda_source(s);
+    assert_non_null(strstr(cu, "long long")); /* 64-bit offsets */
+    free(cu);
+    if (ts_gpu_run(gpu, s, A, B, C) != TS_OK)
+      fail_msg("%s: %s", names[i], ts_gpu_errmsg(gpu));
+    double err = ts_max_rel_err(C, ref, nc);
+    printf("  %-10s 131072x64x16384 NN (A has 2^31 elements)  rel err %.2e\n",
+           names[i], err);
+    if (!(err < 1e-5))
+      fail_msg("%s at 131072x64x16384: relative error %.3e", names[i], err);
+    ts_sched_free(s);
+  }
+  free(A);
+  free(B);
+  free(C);
+  free(ref);
+}
+
 static void test_bench_reports_every_variant(void **state) {
   (void)state;
   ts_gemm g = ts_gemm_make(512, 512, 512);
@@ -101,6 +140,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_examples_match_cublas),
       cmocka_unit_test(test_bench_reports_every_variant),
+      cmocka_unit_test(test_large_shape),
   };
   int rc = cmocka_run_group_tests(tests, NULL, NULL);
   ts_gpu_close(gpu);

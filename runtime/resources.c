@@ -1,0 +1,52 @@
+/*
+ * The launch's needs against the device's limits (see resources.h).
+ */
+#include "resources.h"
+
+#include <stdio.h>
+
+static bool over(char *msg, size_t len, const char *kernel, const char *device,
+                 const char *what, long long need, long long have) {
+  snprintf(msg, len, "kernel %s on %s: %s, over the device's %lld by %lld",
+           kernel, device, what, have, need - have);
+  return false;
+}
+
+bool resources_fit(const gpu_limits *dev, const char *device,
+                   const char *kernel, const ts_launch *l,
+                   const ts_ptxas_info *use, char *msg, size_t len) {
+  static const char axis[3] = {'x', 'y', 'z'};
+  char what[160];
+  long long threads = l->block[0] * l->block[1] * l->block[2];
+  for (int d = 0; d < 3; d++) {
+    if (l->block[d] > dev->max_block[d]) {
+      snprintf(what, sizeof(what), "block.%c is %lld", axis[d],
+               (long long)l->block[d]);
+      return over(msg, len, kernel, device, what, l->block[d], dev->max_block[d]);
+    }
+    if (l->grid[d] > dev->max_grid[d]) {
+      snprintf(what, sizeof(what), "grid.%c is %lld", axis[d],
+               (long long)l->grid[d]);
+      return over(msg, len, kernel, device, what, l->grid[d], dev->max_grid[d]);
+    }
+  }
+  if (threads > dev->max_threads_per_block) {
+    snprintf(what, sizeof(what), "%lld threads per block", threads);
+    return over(msg, len, kernel, device, what, threads,
+                dev->max_threads_per_block);
+  }
+  long long regs = (long long)use->registers * threads;
+  if (use->registers > 0 && regs > dev->max_registers_per_block) {
+    snprintf(what, sizeof(what), "%d registers x %lld threads = %lld "
+             "registers per block", use->registers, threads, regs);
+    return over(msg, len, kernel, device, what, regs,
+                dev->max_registers_per_block);
+  }
+  if (use->shared_bytes > dev->max_shared_per_block) {
+    snprintf(what, sizeof(what), "%d bytes of shared memory per block",
+             use->shared_bytes);
+    return over(msg, len, kernel, device, what, use->shared_bytes,
+                dev->max_shared_per_block);
+  }
+  return true;
+}
