@@ -21,7 +21,7 @@ if command -v compute-sanitizer >/dev/null; then
     compute-sanitizer --tool $tool --error-exitcode 9 \
       "$build/tessel" bench $schedules --shape 100x75x37 --repeats 1 --warmup 0 \
       > "$out/sanitizer-$tool.log" 2>&1
-    echo "compute-sanitizer $tool exit $? ($(grep -c 'ERROR SUMMARY: 0 errors' "$out/sanitizer-$tool.log") clean summaries)"
+    echo "compute-sanitizer $tool exit $? ($(grep -cE 'ERROR SUMMARY: 0 errors|SUMMARY: 0 hazards displayed \(0 errors' "$out/sanitizer-$tool.log") clean summaries)"
   done
 fi
 echo "== bench"
