@@ -207,6 +207,9 @@ ts_status ts_replay(const ts_sched *from, ts_sched *onto);
 
 typedef struct ts_launch {
   int64_t grid[3], block[3];
+  /* Dynamic shared memory, in bytes: the shared caches when they pass the
+   * 48 KiB a kernel may declare statically; 0 otherwise. */
+  int64_t dynamic_shared;
 } ts_launch;
 ts_status ts_launch_dims(ts_sched *s, ts_launch *out);
 

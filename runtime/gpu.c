@@ -61,6 +61,7 @@ static bool read_limits(ts_gpu *g) {
       {&l->max_grid[2], CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z},
       {&l->max_registers_per_block, CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK},
       {&l->max_shared_per_block, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK},
+      {&l->max_shared_optin, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN},
   };
   for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
     if (!GPU_CALL(g, cuDeviceGetAttribute(want[i].into, want[i].attr, g->dev)))
@@ -172,6 +173,11 @@ bool gpu_load(ts_gpu *g, ts_sched *s, gpu_module *m) {
   if (ok && !resources_fit(&g->limits, g->name, k->name, &m->launch, &m->ptxas,
                            why, sizeof(why)))
     ok = gpu_fail(g, TS_ERR_RESOURCES, "%s", why);
+  /* Dynamic shared memory past 48 KiB is opted into per function. */
+  if (ok && m->launch.dynamic_shared > 0)
+    ok = GPU_CALL(g, cuFuncSetAttribute(
+                         m->fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                         (int)m->launch.dynamic_shared));
   if (!ok)
     gpu_unload(g, m);
   ts_kernel_free(k);
@@ -192,7 +198,8 @@ bool gpu_launch(ts_gpu *g, const gpu_module *m, CUdeviceptr A, CUdeviceptr B,
                                     (unsigned)l->grid[1], (unsigned)l->grid[2],
                                     (unsigned)l->block[0],
                                     (unsigned)l->block[1],
-                                    (unsigned)l->block[2], 0, NULL, params,
+                                    (unsigned)l->block[2],
+                                    (unsigned)l->dynamic_shared, NULL, params,
                                     NULL));
 }
 

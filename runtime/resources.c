@@ -43,10 +43,16 @@ bool resources_fit(const gpu_limits *dev, const char *device,
                 dev->max_registers_per_block);
   }
   if (use->shared_bytes > dev->max_shared_per_block) {
-    snprintf(what, sizeof(what), "%d bytes of shared memory per block",
+    snprintf(what, sizeof(what), "%d bytes of static shared memory per block",
              use->shared_bytes);
     return over(msg, len, kernel, device, what, use->shared_bytes,
                 dev->max_shared_per_block);
+  }
+  long long shared = (long long)use->shared_bytes + l->dynamic_shared;
+  if (l->dynamic_shared > 0 && shared > dev->max_shared_optin) {
+    snprintf(what, sizeof(what), "%lld bytes of shared memory per block "
+             "(%lld dynamic)", shared, (long long)l->dynamic_shared);
+    return over(msg, len, kernel, device, what, shared, dev->max_shared_optin);
   }
   return true;
 }

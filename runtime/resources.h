@@ -19,6 +19,7 @@ typedef struct gpu_limits {
   int max_grid[3];
   int max_registers_per_block;
   int max_shared_per_block; /* static shared memory */
+  int max_shared_optin;     /* static and dynamic, with the opt-in */
 } gpu_limits;
 
 /* True when the kernel fits; otherwise false with the reason in msg:

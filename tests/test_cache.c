@@ -240,13 +240,15 @@ static void test_cache_read_errors(void **state) {
               TS_ERR_BAD_ATTACH, "ts_cache_read: \"A.shared\" is filled in "
               "loop \"k.inner\"; a cache of it is attached there or inside");
   ts_sched_free(s);
-  /* 4096 x 8 floats of A in one block: 128 KiB. */
+  /* 4096 x 16 floats of A in one block: 256 KiB, over any architecture's
+   * 227 KiB. */
   ts_loop *io, *ii;
-  s = sched_of(4096, 8, 8);
+  s = sched_of(4096, 8, 16);
   ts_split(s, ts_get_loop(s, "i"), 4096, &io, &ii);
   EXPECT_FAIL(ts_cache_read(s, "A", TS_SHARED, io, &st),
-              TS_ERR_SHARED_LIMIT, "ts_cache_read: a 4096 x 8 shared copy of A "
-              "at loop \"i.outer\" takes 131072 bytes");
+              TS_ERR_SHARED_LIMIT, "ts_cache_read: a 4096 x 16 shared copy of "
+              "A at loop \"i.outer\" takes 262144 bytes; with the shared caches "
+              "before it, 262144 bytes, over the limit of 232448");
   ts_sched_free(s);
   s = sched_of(4096, 8, 8);
   ts_split(s, ts_get_loop(s, "i"), 4096, &io, &ii);
@@ -438,9 +440,57 @@ static void test_caches_at_one_loop(void **state) {
   ts_sched_free(s);
 }
 
+/* Shared caches past 48 KiB: dynamic shared memory, each buffer a slot of
+ * one extern array; compiled where the architecture allows that much. */
+static void test_dynamic_shared_memory(void **state) {
+  (void)state;
+  ts_gemm def = ts_gemm_make(70, 65, 300);
+  ts_sched *s = big_shared_schedule(&def);
+  assert_int_equal(ts_sched_status(s), TS_OK);
+  assert_correct(s);
+  ts_launch l;
+  assert_int_equal(ts_launch_dims(s, &l), TS_OK);
+  /* A: 2 x 64 x 128 floats, B: 2 x 128 x 64 floats. */
+  assert_int_equal(l.dynamic_shared, 2 * 65536);
+  char *cu = ts_cuda_source(s);
+  assert_non_null(cu);
+  assert_non_null(strstr(cu, "extern __shared__ __align__(16) float "
+                             "tessel_shared[];"));
+  assert_non_null(strstr(cu, "float (&B_shared)[2][128][64] = "
+                             "*reinterpret_cast<float (*)[2][128][64]>"
+                             "(tessel_shared + 0);"));
+  assert_non_null(strstr(cu, "(tessel_shared + 16384);"));
+  assert_null(strstr(cu, "__shared__ __align__(16) float A_shared"));
+  free(cu);
+  for (int i = 0; i < 2; i++) {
+    ts_kernel *k = ts_compile(s, i ? "sm_80" : "sm_90");
+    if (ts_kernel_status(k) != TS_OK)
+      fail_msg("%s", ts_kernel_errmsg(k));
+    assert_int_equal(ts_kernel_ptxas(k).shared_bytes, 0); /* none static */
+    ts_kernel_free(k);
+  }
+  ts_kernel *k = ts_compile(s, "sm_86");
+  assert_int_equal(ts_kernel_status(k), TS_ERR_RESOURCES);
+  assert_string_equal(ts_kernel_errmsg(k),
+                      "ts_compile: the shared caches take 131072 bytes per "
+                      "block; sm_86 allows at most 101376 (over by 29696)");
+  ts_kernel_free(k);
+  ts_sched_free(s);
+  /* 48 KiB and under stays static. */
+  s = sched_of(64, 64, 64);
+  ts_loop *ko, *ki;
+  ts_stage *st;
+  ts_split(s, ts_get_loop(s, "k"), 8, &ko, &ki);
+  ts_cache_read(s, "A", TS_SHARED, ko, &st);
+  assert_int_equal(ts_launch_dims(s, &l), TS_OK);
+  assert_int_equal(l.dynamic_shared, 0);
+  ts_sched_free(s);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_cache_scope_errors),
+      cmocka_unit_test(test_dynamic_shared_memory),
       cmocka_unit_test(test_caches_at_one_loop),
       cmocka_unit_test(test_cache_read_shared),
       cmocka_unit_test(test_no_trailing_barrier_without_refill),

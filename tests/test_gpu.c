@@ -15,7 +15,16 @@
 
 static ts_gpu *gpu;
 
+static void check_against_cublas(ts_sched *s, ts_gemm g);
+
 static void against_cublas(const char *name, ts_gemm g) {
+  ts_sched *s = ts_builtin_schedule(name, &g);
+  check_against_cublas(s, g);
+  ts_sched_free(s);
+}
+
+static void check_against_cublas(ts_sched *s, ts_gemm g) {
+  const char *name = ts_sched_name(s);
   size_t na = (size_t)(g.m * g.k), nb = (size_t)(g.k * g.n), nc = (size_t)(g.m * g.n);
   float *A = malloc(na * 4), *B = malloc(nb * 4), *C = malloc(nc * 4);
   float *ref = malloc(nc * 4);
@@ -29,7 +38,6 @@ static void against_cublas(const char *name, ts_gemm g) {
     for (size_t i = 0; i < nc; i++)
       C[i] = NAN;
   memcpy(ref, C, nc * 4);
-  ts_sched *s = ts_builtin_schedule(name, &g);
   assert_int_equal(ts_sched_status(s), TS_OK);
   if (ts_gpu_run(gpu, s, A, B, C) != TS_OK)
     fail_msg("%s: %s", name, ts_gpu_errmsg(gpu));
@@ -42,7 +50,6 @@ static void against_cublas(const char *name, ts_gemm g) {
   if (!(e < 1e-5))
     fail_msg("%s at %lldx%lldx%lld: relative error %.3e", name,
              (long long)g.m, (long long)g.n, (long long)g.k, e);
-  ts_sched_free(s);
   free(A);
   free(B);
   free(C);
@@ -70,6 +77,20 @@ static void test_examples_match_cublas(void **state) {
       g.beta = cases[i].beta;
       against_cublas(ts_builtin_at(b)->name, g);
     }
+}
+
+/* 128 KiB of dynamic shared memory per block, with the opt-in. */
+static void test_dynamic_shared_memory(void **state) {
+  (void)state;
+  const int64_t shapes[][3] = {{512, 512, 512}, {1000, 1500, 777}, {37, 53, 29}};
+  for (int i = 0; i < 3; i++) {
+    ts_gemm g = ts_gemm_make(shapes[i][0], shapes[i][1], shapes[i][2]);
+    g.layout = i == 2 ? TS_TT : TS_NN;
+    g.beta = i == 2 ? 0.5f : 0.0f;
+    ts_sched *s = big_shared_schedule(&g);
+    check_against_cublas(s, g);
+    ts_sched_free(s);
+  }
 }
 
 /* A has 2^31 elements: offsets past int's range.  The data is made and
@@ -140,6 +161,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_examples_match_cublas),
       cmocka_unit_test(test_bench_reports_every_variant),
+      cmocka_unit_test(test_dynamic_shared_memory),
       cmocka_unit_test(test_large_shape),
   };
   int rc = cmocka_run_group_tests(tests, NULL, NULL);

@@ -19,7 +19,15 @@ run() { # run EXPECTED_EXIT ARGS...: valgrind reports errors with exit 99
   fi
   rm -f "$log"
 }
+# NVRTC's compile (the cache off), then the kernel cache's store and load
+# in an empty cache.
+export TESSEL_NO_CACHE=1
 run 0 show smem32 --cuda --shape 37x29x13
+unset TESSEL_NO_CACHE
+TESSEL_CACHE_DIR=$(mktemp -d); export TESSEL_CACHE_DIR
+run 0 show smem16 --cuda --shape 37x29x13
+run 0 show smem16 --cuda --shape 37x29x13
+rm -rf "$TESSEL_CACHE_DIR"
 run 0 show warptiled --ir --shape 100x75x37
 run 0 show double_buffered --ir --shape 37x53x29 --layout TT
 run 0 show bankfree --trace

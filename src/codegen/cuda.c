@@ -27,6 +27,8 @@ typedef struct {
   /* Stand-in buffers for the lanes of vector temporaries ("A_v.x"). */
   const ir_buffer *lane_bufs[MAX_LANE_NAMES];
   int nlanes;
+  bool dynamic_shared;    /* shared buffers are slots of one extern array */
+  int64_t shared_offset;  /* bytes of it given out so far */
 } emitter;
 
 static void c_var(ts_buf *b, const ir_var *v, const ir_expr_style *st) {
@@ -163,19 +165,42 @@ static void emit_store(emitter *em, const ir_stmt *s, int depth) {
 
 /* Arrays are declared in storage order, the innermost stored dimension
  * padded; shared ones aligned for 16-byte vector accesses. */
+static void array_dims(ts_buf *b, const ir_buffer *buf) {
+  for (int d = 0; d < buf->ndim; d++)
+    ts_buf_printf(b, "[%lld]", (long long)(buf->shape[buf->order[d]] +
+                                            (d == buf->ndim - 1 ? buf->pad : 0)));
+}
+
+/* Over 48 KiB a block's shared memory must be dynamic: each buffer is then
+ * a reference to its slot of the one extern array, indexed as before. */
+static void emit_dynamic_shared(emitter *em, const ir_buffer *buf) {
+  ts_buf *b = em->b;
+  ts_buf_puts(b, "float (&");
+  sched_c_name(b, buf->name);
+  ts_buf_puts(b, ")");
+  array_dims(b, buf);
+  ts_buf_puts(b, " = *reinterpret_cast<float (*)");
+  array_dims(b, buf);
+  ts_buf_printf(b, ">(tessel_shared + %lld);\n",
+                (long long)(em->shared_offset / 4));
+  em->shared_offset += ir_shared_slot_bytes(buf);
+}
+
 static void emit_alloc(emitter *em, const ir_stmt *s, int depth) {
   ts_buf *b = em->b;
   const ir_buffer *buf = s->alloc.buf;
   ts_buf_indent(b, depth);
-  if (buf->scope == SCOPE_SHARED)
-    ts_buf_puts(b, "__shared__ __align__(16) ");
-  ts_buf_puts(b, "float ");
-  sched_c_name(b, buf->name);
-  if (!is_scalar(buf) || buf->scope == SCOPE_SHARED)
-    for (int d = 0; d < buf->ndim; d++)
-      ts_buf_printf(b, "[%lld]", (long long)(buf->shape[buf->order[d]] +
-                                              (d == buf->ndim - 1 ? buf->pad : 0)));
-  ts_buf_puts(b, ";\n");
+  if (buf->scope == SCOPE_SHARED && em->dynamic_shared) {
+    emit_dynamic_shared(em, buf);
+  } else {
+    if (buf->scope == SCOPE_SHARED)
+      ts_buf_puts(b, "__shared__ __align__(16) ");
+    ts_buf_puts(b, "float ");
+    sched_c_name(b, buf->name);
+    if (!is_scalar(buf) || buf->scope == SCOPE_SHARED)
+      array_dims(b, buf);
+    ts_buf_puts(b, ";\n");
+  }
   stmt(em, s->alloc.body, depth);
 }
 
@@ -415,7 +440,14 @@ char *ts_cuda_source(ts_sched *s) {
   ts_arena_init(&scratch);
   ts_buf body;
   ts_buf_init(&body);
-  emitter em = {.a = &scratch, .b = &body, .wide = needs_wide_index(&s->def)};
+  emitter em = {.a = &scratch, .b = &body, .wide = needs_wide_index(&s->def),
+                .dynamic_shared = k->shared_bytes > SCHED_STATIC_SHARED};
+  if (em.dynamic_shared)
+    ts_buf_printf(&body, "  // %lld bytes of shared memory: over the 48 KiB a "
+                  "kernel may declare, so\n  // dynamic, with the opt-in "
+                  "(cuFuncSetAttribute) at launch.\n  extern __shared__ "
+                  "__align__(16) float tessel_shared[];\n",
+                  (long long)k->shared_bytes);
   em.style = (ir_expr_style){c_var, c_access, true, &em, floor_call};
   stmt(&em, k->body, 1);
 

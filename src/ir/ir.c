@@ -118,6 +118,13 @@ int64_t ir_buffer_size(const ir_buffer *b) {
   return n + (b->ndim ? b->pad : 0);
 }
 
+int64_t ir_shared_slot_bytes(const ir_buffer *b) {
+  int64_t n = 4;
+  for (int d = 0; d < b->ndim; d++)
+    n *= b->shape[b->order[d]] + (d == b->ndim - 1 ? b->pad : 0);
+  return (n + 15) / 16 * 16;
+}
+
 /* ---- Expressions --------------------------------------------------------- */
 
 static ir_expr *new_expr(ts_arena *a, ir_expr_kind kind, ir_type type) {

@@ -172,6 +172,7 @@ struct ir_stmt {
 typedef struct ir_kernel {
   ir_stmt *body;
   int64_t grid[3], block[3];
+  int64_t shared_bytes; /* every shared buffer, each 16-byte aligned */
   ir_buffer *A, *B, *C; /* the parameters, in this order */
   int nvars;            /* every variable's id is below this */
 } ir_kernel;
@@ -198,6 +199,9 @@ ir_buffer *ir_new_buffer(ts_arena *a, const char *name, ir_scope scope,
 void ir_buffer_set_layout(ir_buffer *b, const int *order, int64_t pad);
 /* Elements a buffer spans in memory, padding included. */
 int64_t ir_buffer_size(const ir_buffer *b);
+/* Bytes of the buffer's C declaration (each stored dimension, the innermost
+ * padded), rounded up to 16 so that the next buffer stays aligned. */
+int64_t ir_shared_slot_bytes(const ir_buffer *b);
 
 ir_expr *ir_int(ts_arena *a, int64_t v);
 ir_expr *ir_float(ts_arena *a, float v);

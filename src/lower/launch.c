@@ -1,6 +1,8 @@
 /*
  * Launch dimensions: each loop bound to blockIdx.* or threadIdx.* gives its
  * extent to that dimension of the grid or the block; unbound ones are 1.
+ * And the block's shared memory: every shared buffer, each rounded up to 16
+ * bytes, as the code generator lays them out when they are dynamic.
  */
 #include "lower.h"
 
@@ -30,6 +32,8 @@ static void walk(const ir_stmt *s, ir_kernel *k) {
       walk(s->if_.else_, k);
     return;
   case S_ALLOC:
+    if (s->alloc.buf->scope == SCOPE_SHARED)
+      k->shared_bytes += ir_shared_slot_bytes(s->alloc.buf);
     walk(s->alloc.body, k);
     return;
   default:
@@ -40,5 +44,6 @@ static void walk(const ir_stmt *s, ir_kernel *k) {
 void lower_launch_dims(const ir_stmt *root, ir_kernel *k) {
   for (int d = 0; d < 3; d++)
     k->grid[d] = k->block[d] = 1;
+  k->shared_bytes = 0;
   walk(root, k);
 }

@@ -122,5 +122,7 @@ ts_status ts_launch_dims(ts_sched *s, ts_launch *out) {
     out->grid[d] = k->grid[d];
     out->block[d] = k->block[d];
   }
+  out->dynamic_shared =
+      k->shared_bytes > SCHED_STATIC_SHARED ? k->shared_bytes : 0;
   return TS_OK;
 }

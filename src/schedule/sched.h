@@ -121,7 +121,12 @@ bool sched_check_stage(ts_sched *s, const char *fn, int pos,
 /* The bytes of shared memory the schedule's caches take. */
 int64_t sched_shared_bytes(const ts_sched *s);
 
-enum { SCHED_MAX_STAGES = 8, SCHED_SHARED_LIMIT = 48 * 1024 };
+/* Shared caches up to the largest block any architecture allows (sm_90's
+ * 227 KiB, with the opt-in); ts_compile checks the target's own limit. */
+enum { SCHED_MAX_STAGES = 8, SCHED_SHARED_LIMIT = 227 * 1024 };
+/* Shared memory a kernel may declare statically; above it the code
+ * generator makes it dynamic, and the launch opts in. */
+enum { SCHED_STATIC_SHARED = 48 * 1024 };
 
 /* ---- Loop nest navigation (nest.c) ---------------------------------------- */
 
