@@ -444,22 +444,24 @@ static void test_caches_at_one_loop(void **state) {
  * one extern array; compiled where the architecture allows that much. */
 static void test_dynamic_shared_memory(void **state) {
   (void)state;
-  ts_gemm def = ts_gemm_make(70, 65, 300);
+  ts_gemm def = ts_gemm_make(128, 128, 65);
   ts_sched *s = big_shared_schedule(&def);
   assert_int_equal(ts_sched_status(s), TS_OK);
   assert_correct(s);
   ts_launch l;
   assert_int_equal(ts_launch_dims(s, &l), TS_OK);
-  /* A: 2 x 64 x 128 floats, B: 2 x 128 x 64 floats. */
+  /* A (stored transposed) and B: 2 x 64 x 128 floats each. */
   assert_int_equal(l.dynamic_shared, 2 * 65536);
   char *cu = ts_cuda_source(s);
   assert_non_null(cu);
   assert_non_null(strstr(cu, "extern __shared__ __align__(16) float "
                              "tessel_shared[];"));
-  assert_non_null(strstr(cu, "float (&B_shared)[2][128][64] = "
-                             "*reinterpret_cast<float (*)[2][128][64]>"
+  assert_non_null(strstr(cu, "float (&B_shared)[2][64][128] = "
+                             "*reinterpret_cast<float (*)[2][64][128]>"
                              "(tessel_shared + 0);"));
-  assert_non_null(strstr(cu, "(tessel_shared + 16384);"));
+  assert_non_null(strstr(cu, "float (&A_shared)[2][64][128] = "
+                             "*reinterpret_cast<float (*)[2][64][128]>"
+                             "(tessel_shared + 16384);"));
   assert_null(strstr(cu, "__shared__ __align__(16) float A_shared"));
   free(cu);
   for (int i = 0; i < 2; i++) {
