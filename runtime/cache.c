@@ -32,7 +32,8 @@ static const uint64_t fnv_seed = 0xcbf29ce484222325ull;
 
 /* ---- Where ------------------------------------------------------------------ */
 
-bool kcache_dir(char *out, size_t len) {
+/* The cache directory, or false when the cache is off or has no home. */
+static bool kcache_dir(char *out, size_t len) {
   const char *off = getenv("TESSEL_NO_CACHE");
   if (off && *off && strcmp(off, "0") != 0)
     return false;
@@ -51,10 +52,8 @@ bool kcache_dir(char *out, size_t len) {
   return n > 0 && (size_t)n < len;
 }
 
-bool kcache_entry_path(const char *key, char *out, size_t len) {
-  char dir[3072];
-  if (!kcache_dir(dir, sizeof(dir)))
-    return false;
+/* The file of key's entry in dir. */
+static bool entry_path(const char *dir, const char *key, char *out, size_t len) {
   int n = snprintf(out, len, "%s/%016llx.cubin", dir,
                    (unsigned long long)fnv1a(fnv_seed, key, strlen(key)));
   return n > 0 && (size_t)n < len;
@@ -145,10 +144,11 @@ static bool parse_entry(const unsigned char *data, size_t size, const char *key,
 }
 
 bool kcache_load(ts_kernel *k, const char *key) {
-  char path[4096];
+  char dir[3072], path[4096];
   size_t size = 0;
   unsigned char *data;
-  if (!kcache_entry_path(key, path, sizeof(path)) ||
+  if (!kcache_dir(dir, sizeof(dir)) ||
+      !entry_path(dir, key, path, sizeof(path)) ||
       !(data = read_file(path, &size)))
     return false;
   uint64_t len[NFIELDS];
@@ -193,7 +193,7 @@ static bool write_all(int fd, const void *p, size_t n) {
 void kcache_store(const ts_kernel *k, const char *key) {
   char dir[3072], path[4096], tmp[4096];
   if (!k->cubin || !k->name || !kcache_dir(dir, sizeof(dir)) ||
-      !kcache_entry_path(key, path, sizeof(path)) || !make_dirs(dir) ||
+      !entry_path(dir, key, path, sizeof(path)) || !make_dirs(dir) ||
       snprintf(tmp, sizeof(tmp), "%s.tmp.XXXXXX", path) >= (int)sizeof(tmp))
     return;
   const char *log = k->log ? k->log : "";

@@ -18,16 +18,10 @@
 
 #include "kernel.h"
 
-/* The cache directory, or false when the cache is off or has no home. */
-bool kcache_dir(char *out, size_t len);
-
 /* Fills k's name, log, cubin and ptxas from a valid entry for this key. */
 bool kcache_load(ts_kernel *k, const char *key);
 
 /* Stores k (compiled from key); silently does nothing on any failure. */
 void kcache_store(const ts_kernel *k, const char *key);
-
-/* The file of the entry for key (for tests and `tessel` messages). */
-bool kcache_entry_path(const char *key, char *out, size_t len);
 
 #endif

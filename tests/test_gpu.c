@@ -15,14 +15,6 @@
 
 static ts_gpu *gpu;
 
-static void check_against_cublas(ts_sched *s, ts_gemm g);
-
-static void against_cublas(const char *name, ts_gemm g) {
-  ts_sched *s = ts_builtin_schedule(name, &g);
-  check_against_cublas(s, g);
-  ts_sched_free(s);
-}
-
 static void check_against_cublas(ts_sched *s, ts_gemm g) {
   const char *name = ts_sched_name(s);
   size_t na = (size_t)(g.m * g.k), nb = (size_t)(g.k * g.n), nc = (size_t)(g.m * g.n);
@@ -54,6 +46,12 @@ static void check_against_cublas(ts_sched *s, ts_gemm g) {
   free(B);
   free(C);
   free(ref);
+}
+
+static void against_cublas(const char *name, ts_gemm g) {
+  ts_sched *s = ts_builtin_schedule(name, &g);
+  check_against_cublas(s, g);
+  ts_sched_free(s);
 }
 
 static void test_examples_match_cublas(void **state) {

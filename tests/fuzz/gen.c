@@ -542,13 +542,9 @@ fz_result fz_run_case(fz_source *src, uint64_t seed) {
   int nops = 1 + (int)pick(src, c.hostile ? MAX_OPS : MAX_OPS / 2);
   for (int i = 0; i < nops && !c.why[0]; i++)
     random_op(&c);
-  fz_result res = {.outcome = FZ_FAIL};
-  if (c.why[0])
-    res.outcome = FZ_FAIL;
-  else if (c.status != TS_OK)
-    res.outcome = FZ_PASS_ERROR;
-  else
-    res.outcome = check_accepted(&c);
+  fz_result res = {.outcome = c.why[0]          ? FZ_FAIL
+                               : c.status != TS_OK ? FZ_PASS_ERROR
+                                                   : check_accepted(&c)};
   res.status = ts_sched_status(c.s);
   end_program(&c);
   if (res.outcome == FZ_FAIL)
