@@ -4,7 +4,9 @@
  *   - a shared copy is spread over the block's threads: its loops (all but
  *     a vectorized innermost one) fuse into one index f, and each thread
  *     takes f = round * threads + tid, consecutive threads on consecutive
- *     elements of the source's contiguous dimension (coalesced);
+ *     elements of the source's contiguous dimension (coalesced); or, when
+ *     the user bound some of its loops to thread indices, each bound loop
+ *     becomes the block's index along that axis;
  *   - a register copy's loops are unrolled, so its array stays in
  *     registers;
  *   - a barrier follows the shared copies (their data crosses threads),
@@ -139,6 +141,63 @@ static ir_stmt *distribute(walker *w, ir_stmt *copy, const ts_stage *st) {
   if (total % nthreads)
     body = ir_new_if(a, ir_binary(a, E_LT, f, ir_int(a, total)), body, NULL);
   return ir_new_for(a, round, body);
+}
+
+/* Whether a copy nest has a loop the user bound to a thread index. */
+static bool has_bound_loop(const ir_stmt *st) {
+  switch (st->kind) {
+  case S_FOR:
+    return ir_kind_is_thread(st->for_.loop->kind) ||
+           has_bound_loop(st->for_.body);
+  case S_IF:
+    return has_bound_loop(st->if_.then_) ||
+           (st->if_.else_ && has_bound_loop(st->if_.else_));
+  default:
+    return false;
+  }
+}
+
+/* The copy nest with each bound loop replaced by the block's thread index
+ * along its axis, guarded where the loop is shorter than the block. */
+static ir_stmt *bind_loops(walker *w, ir_stmt *st, bool used[3]) {
+  ts_arena *a = &w->s->arena;
+  if (st->kind == S_IF) {
+    ir_stmt *t = bind_loops(w, st->if_.then_, used);
+    ir_stmt *e = st->if_.else_ ? bind_loops(w, st->if_.else_, used) : NULL;
+    return t ? ir_new_if(a, st->if_.cond, t, e) : NULL;
+  }
+  if (st->kind != S_FOR)
+    return st;
+  const ts_loop *l = st->for_.loop;
+  ir_stmt *body = bind_loops(w, st->for_.body, used);
+  if (!body || !ir_kind_is_thread(l->kind))
+    return body ? ir_new_for(a, st->for_.loop, body) : NULL;
+  int d = thread_axis(l->kind);
+  const ts_loop *t = w->threads[d];
+  used[d] = true;
+  /* ts_bind keeps the extent within the block's: 1 where no loop of the
+   * computation takes the index. */
+  ir_expr *tid = t ? ir_varref(a, t->var) : ir_int(a, 0);
+  body = ir_subst_stmt(a, body, l->var, tid);
+  if (t && l->extent < t->extent)
+    body = ir_new_if(a, ir_binary(a, E_LT, tid, ir_int(a, l->extent)), body,
+                     NULL);
+  return body;
+}
+
+/* A shared copy whose loops the user bound to thread indices: the threads
+ * along an index no copy loop takes make the copy once, at index 0, so no
+ * two threads write one element. */
+static ir_stmt *bound_copy(walker *w, ir_stmt *copy) {
+  ts_arena *a = &w->s->arena;
+  bool used[3] = {false, false, false};
+  ir_stmt *out = bind_loops(w, copy, used);
+  ir_expr *once = NULL;
+  for (int d = 0; d < 3; d++)
+    if (w->threads[d] && !used[d] && w->threads[d]->extent > 1)
+      once = ir_and(a, once, ir_binary(a, E_EQ, ir_varref(a, w->threads[d]->var),
+                                       ir_int(a, 0)));
+  return out && once ? ir_new_if(a, once, out, NULL) : out;
 }
 
 /* A register copy with its serial loops unrolled. */
@@ -420,8 +479,11 @@ static ir_stmt *lower_attach(walker *w, ir_stmt *for_f, bool repeats) {
     const ts_stage *st = nest_copy_stage(body->seq.items[at.n]);
     ir_stmt *c = body->seq.items[at.n];
     at.stages[at.n] = st;
-    at.copies[at.n] = st->buf->scope == SCOPE_SHARED ? distribute(w, c, st)
-                                                     : unroll_copy(w, c);
+    if (st->buf->scope != SCOPE_SHARED)
+      at.copies[at.n] = unroll_copy(w, c);
+    else
+      at.copies[at.n] = has_bound_loop(c) ? bound_copy(w, c)
+                                          : distribute(w, c, st);
     if (!at.copies[at.n])
       return NULL;
     at.n++;

@@ -256,11 +256,67 @@ static int64_t tag_limit(ts_loop_kind tag) {
 
 enum { MAX_THREADS = 1024 };
 
+/* The loop of the compute nest bound to `tag` (copy loops bound to thread
+ * indices only share the block's), or NULL. */
 static ts_loop *loop_with_tag(const ts_sched *s, ts_loop_kind tag) {
   for (int i = 0; i < s->nloops; i++)
-    if (s->loops[i]->live && s->loops[i]->kind == tag)
+    if (s->loops[i]->live && !s->loops[i]->stage && s->loops[i]->kind == tag)
       return s->loops[i];
   return NULL;
+}
+
+/* The loop of `stage`'s copy nest bound to `tag`, or NULL. */
+static ts_loop *copy_loop_with_tag(const ts_sched *s, const ts_stage *stage,
+                                   ts_loop_kind tag) {
+  for (int i = 0; i < s->nloops; i++)
+    if (s->loops[i]->live && s->loops[i]->stage == stage &&
+        s->loops[i]->kind == tag)
+      return s->loops[i];
+  return NULL;
+}
+
+/* A copy loop bound to threadIdx.x takes the block's threadIdx.x as its
+ * index: the threads share the copy's iterations, which lowering guards
+ * when the loop is shorter than the block.  The block's shape stays the
+ * compute nest's. */
+static ts_status bind_copy_loop(ts_sched *s, ts_loop *loop, ts_loop_kind tag) {
+  const ts_stage *st = loop->stage;
+  /* Check: a thread index, a shared cache, the index free in this copy,
+   * an extent within the block's threads along it. */
+  if (!ir_kind_is_thread(tag))
+    return sched_fail(s, TS_ERR_BAD_TAG, loop,
+                      "ts_bind: loop \"%s\" copies cache \"%s\"; a copy loop "
+                      "is bound to TS_THREAD_X/Y/Z, the threads that share the "
+                      "copy, not to %s", loop->name, st->name,
+                      ir_loop_kind_name(tag));
+  if (st->buf->scope != SCOPE_SHARED)
+    return sched_fail(s, TS_ERR_BAD_SCOPE, loop,
+                      "ts_bind: loop \"%s\" copies register cache \"%s\", "
+                      "which each thread fills for itself; only a shared "
+                      "copy's loops are bound to threads", loop->name,
+                      st->name);
+  ts_loop *other = copy_loop_with_tag(s, st, tag);
+  if (other)
+    return sched_fail(s, TS_ERR_TAG_BOUND_TWICE, loop,
+                      "ts_bind: %s is already bound to loop \"%s\" of the "
+                      "copy of \"%s\"", ir_loop_kind_name(tag), other->name,
+                      st->name);
+  const ts_loop *threads = loop_with_tag(s, tag);
+  int64_t block = threads ? threads->extent : 1;
+  if (loop->extent > block)
+    return sched_fail(s, TS_ERR_LAUNCH_LIMIT, loop,
+                      "ts_bind: copy loop \"%s\" has extent %lld; the block "
+                      "has %lld threads along %s%s%s%s; split the copy loop "
+                      "by %lld first", loop->name, (long long)loop->extent,
+                      (long long)block, ir_loop_kind_name(tag),
+                      threads ? " (loop \"" : "", threads ? threads->name : "",
+                      threads ? "\")" : "", (long long)block);
+  /* Step 1. Set the loop's kind. */
+  trace_rec rec = {.op = TR_BIND, .loops = {loop->id}, .nloops = 1, .tag = tag};
+  ts_status status = sched_commit(s, "ts_bind", s->root, NULL, 0, &rec);
+  if (status == TS_OK)
+    loop->kind = tag;
+  return status;
 }
 
 /* A cache attached at a loop that encloses `loop`, or NULL. */
@@ -292,11 +348,7 @@ ts_status ts_bind(ts_sched *s, ts_loop *loop, ts_loop_kind tag) {
                       "binding it would make threads race on C",
                       loop->name);
   if (loop->stage)
-    return sched_fail(s, TS_ERR_BAD_ARG, loop,
-                      "ts_bind: loop \"%s\" copies cache \"%s\"; lowering "
-                      "spreads a shared copy over the block's threads, so its "
-                      "loops are split, fused, reordered, unrolled or "
-                      "vectorized, not bound", loop->name, loop->stage->name);
+    return bind_copy_loop(s, loop, tag);
   if (ir_kind_is_thread(tag))
     for (int i = 0; i < s->nstages; i++)
       if (s->stages[i]->buf && s->stages[i]->buf->scope == SCOPE_SHARED)
@@ -326,7 +378,8 @@ ts_status ts_bind(ts_sched *s, ts_loop *loop, ts_loop_kind tag) {
   if (ir_kind_is_thread(tag)) {
     int64_t threads = loop->extent;
     for (int i = 0; i < s->nloops; i++)
-      if (s->loops[i]->live && ir_kind_is_thread(s->loops[i]->kind))
+      if (s->loops[i]->live && !s->loops[i]->stage &&
+          ir_kind_is_thread(s->loops[i]->kind))
         threads *= s->loops[i]->extent;
     if (threads > MAX_THREADS)
       return sched_fail(s, TS_ERR_TOO_MANY_THREADS, loop,

@@ -136,6 +136,10 @@ static ts_status check_binding(const ir_stmt *s, binding_check *c,
   switch (s->kind) {
   case S_FOR: {
     const ts_loop *l = s->for_.loop;
+    /* A copy loop bound to a thread index shares the block's (ts_bind
+     * checks it); the copy nest holds no loop of the computation. */
+    if (l->stage)
+      return TS_OK;
     ts_loop_kind k = kind_of(l, c->over, c->kind);
     if (ir_kind_is_block(k) && thread) {
       c->outer = thread;
