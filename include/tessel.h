@@ -164,9 +164,11 @@ typedef struct ts_stage ts_stage;
  * `at`, which the computation then reads instead of `buffer`.  The copied
  * region is what the loops inside `at` read (and, for shared memory, the
  * loops bound to threadIdx: the block's threads share the copy).  Its copy
- * loops, one per dimension, can be split, fused, reordered, unrolled and
- * vectorized; lowering spreads a shared copy over the block's threads.
- * The cache is named "<buffer>.shared" or "<buffer>.local". */
+ * loops, one per dimension, can be split, fused, reordered, unrolled,
+ * vectorized and, for a shared copy, bound to the block's thread indices;
+ * lowering spreads a shared copy none of whose loops is bound over the
+ * block's threads.  The cache is named "<buffer>.shared" or
+ * "<buffer>.local". */
 ts_status ts_cache_read(ts_sched *s, const char *buffer, ts_scope scope,
                         ts_loop *at, ts_stage **stage);
 /* The accumulators of C ("C") in registers ("C.local"), for the part of C

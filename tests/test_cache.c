@@ -424,6 +424,19 @@ static void test_caches_at_one_loop(void **state) {
   assert_int_equal(ts_sched_status(s), TS_OK);
   assert_correct(s);
   ts_sched_free(s);
+  /* A register cache of a shared one made after a split guarded the
+   * shared copy: it copies only where the shared copy did. */
+  ts_gemm def = ts_gemm_make(30, 13, 5);
+  def.layout = TS_TN;
+  s = ts_matmul(&def);
+  ts_loop *j = ts_get_loop(s, "j"), *jo, *ji, *jio, *jii;
+  ts_cache_read(s, "A", TS_SHARED, j, &a);
+  ts_split(s, j, 8, &jo, &ji);
+  ts_cache_read(s, "A.shared", TS_LOCAL, ji, &bl);
+  ts_split(s, ji, 3, &jio, &jii);
+  assert_int_equal(ts_sched_status(s), TS_OK);
+  assert_correct(s);
+  ts_sched_free(s);
   /* The accumulators at a loop whose body starts with a copy. */
   s = sched_of(9, 7, 5);
   ts_loop *i = ts_get_loop(s, "i");

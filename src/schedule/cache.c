@@ -234,12 +234,31 @@ static const char *stage_name(ts_sched *s, const char *buffer, ts_scope sc) {
   return name;
 }
 
+/* The conjuncts of the computation's predicate that hold across one
+ * iteration of the loop at path index `at`: those over the loops at or
+ * outside it. */
+static ir_expr *outer_conjuncts(ts_arena *a, ir_expr *pred, const nest_path *p,
+                                int at) {
+  if (!pred)
+    return NULL;
+  if (pred->kind == E_AND)
+    return ir_and(a, outer_conjuncts(a, pred->op.a, p, at),
+                  outer_conjuncts(a, pred->op.b, p, at));
+  for (int d = at + 1; d < p->depth; d++)
+    if (p->node[d]->kind == S_FOR &&
+        ir_expr_uses_var(pred, p->node[d]->for_.loop->var))
+      return NULL;
+  return pred;
+}
+
 /* The copy nest: the source's contiguous dimension innermost, each element
- * copied only where it lies inside op(A) or op(B) and inside the source. */
+ * copied only where it lies inside op(A) or op(B) and inside the source,
+ * and only where `when` holds. */
 static ir_stmt *copy_nest(ts_sched *s, const ts_stage *st, ir_buffer *src,
-                          ir_expr *const src_origin[2], ir_expr *const base[2]) {
+                          ir_expr *const src_origin[2], ir_expr *const base[2],
+                          ir_expr *when) {
   ts_arena *a = &s->arena;
-  ir_expr *src_idx[2], *dst_idx[2], *guard = NULL;
+  ir_expr *src_idx[2], *dst_idx[2], *guard = when;
   for (int d = 0; d < 2; d++) {
     ir_expr *ax = ir_varref(a, st->axes[d]->var);
     ir_expr *g = ir_add(a, base[d], ax);
@@ -361,7 +380,12 @@ ts_status ts_cache_read(ts_sched *s, const char *buffer, ts_scope scope,
   /* Step 3. The copy at the start of at's body. */
   ir_expr *const *src_origin = compute->compute.src[w]
                                    ? compute->compute.origin[w] : NULL;
-  ir_stmt *copy = copy_nest(s, st, st->src, src_origin, base);
+  /* A cache of a cache copies only where the computation runs: where a
+   * split's guard skipped its source's copy, the source holds nothing. */
+  ir_expr *when = src_origin ? outer_conjuncts(a, compute->compute.pred, &path,
+                                               at_index)
+                             : NULL;
+  ir_stmt *copy = copy_nest(s, st, st->src, src_origin, base, when);
   nest_path ap;
   if (!root || !copy || !nest_find(root, at, &ap))
     return sched_oom(s, fn);

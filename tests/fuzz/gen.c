@@ -366,6 +366,23 @@ static void op_stage_axis(fz_case *c) {
   ts_buf_printf(&c->prog, "  L[%d] = ts_stage_axis(%s, %d);\n", slot, text, d);
 }
 
+/* A copy loop split to a part the size of a block's side and bound to a
+ * thread index, as a user lays out a shared copy by hand. */
+static void op_bind_copy(fz_case *c) {
+  static const int64_t sides[] = {1, 2, 4, 8, 16, 32};
+  char text[32];
+  op_stage_axis(c);
+  int slot = c->nloops - 1;
+  if (chance(c, 60)) {
+    snprintf(text, sizeof(text), "L[%d]", slot);
+    op_split(c, c->loops[slot], text, slot, sides[pick(c->src, 6)]);
+    slot = c->nloops - 1 - (int)pick(c->src, 2);
+  }
+  snprintf(text, sizeof(text), "L[%d]", slot);
+  op_bind_to(c, c->loops[slot], text, slot,
+             (ts_loop_kind)(TS_THREAD_X + pick(c->src, 3)));
+}
+
 static void op_layout(fz_case *c) {
   static const int64_t pads[] = {1, 4, 0, 2, 8, 32, -1, 33};
   char text[32];
@@ -406,7 +423,8 @@ static void random_op(fz_case *c) {
   else if (r < 72) op_cache(c, false);
   else if (r < 78) op_cache(c, true);
   else if (r < 90 && c->nstages == 0 && !c->hostile) op_cache(c, false);
-  else if (r < 84) op_stage_axis(c);
+  else if (r < 82) op_stage_axis(c);
+  else if (r < 84) op_bind_copy(c);
   else if (r < 90) op_layout(c);
   else if (r < 95) op_mark(c, true);
   else op_get_loop_random(c);
