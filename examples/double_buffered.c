@@ -4,7 +4,9 @@
  * on one, each thread loads its part of the next tile from global memory
  * into registers, then stores it into the other copy.  One barrier per
  * step of k instead of two, and the global loads' latency hides behind
- * the multiply-adds.
+ * the multiply-adds.  The registers that hold the next tile take the
+ * kernel one past 128 a thread, which would leave one block of 256
+ * threads per multiprocessor; asking for two keeps ptxas within 128.
  */
 #include "examples.h"
 
@@ -14,5 +16,6 @@ ts_status example_double_buffered(ts_sched *s) {
   ts_storage_pad(s, as, 4);
   ts_double_buffer(s, as);
   ts_double_buffer(s, bs);
+  ts_min_blocks_per_sm(s, 2);
   return ts_sched_status(s);
 }

@@ -196,6 +196,14 @@ ts_status ts_vectorize(ts_sched *s, ts_loop *loop);
  * copy; one barrier per iteration. */
 ts_status ts_double_buffer(ts_sched *s, ts_stage *stage);
 
+/* ---- Occupancy ----------------------------------------------------------- */
+
+/* At least `blocks` (1..32) of the kernel's blocks on one multiprocessor at
+ * once: __launch_bounds__(threads, blocks), so ptxas holds each thread to
+ * 65536 / (blocks * threads) registers.  Lowering refuses more than 2048
+ * threads per multiprocessor. */
+ts_status ts_min_blocks_per_sm(ts_sched *s, int blocks);
+
 /* ---- Reading a schedule ------------------------------------------------ */
 
 /* Each returns a malloc'd string the caller frees with free(), or NULL when

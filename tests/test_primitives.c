@@ -408,6 +408,70 @@ static void test_trace_prints_c_and_replays(void **state) {
   ts_sched_free(s);
 }
 
+/* Blocks per multiprocessor: __launch_bounds__'s second argument, in the
+ * trace, checked against the threads a multiprocessor holds. */
+static void test_min_blocks_per_sm(void **state) {
+  (void)state;
+  ts_sched *s = sched_of(64, 64, 8);
+  ts_loop *io, *ii, *jo, *ji;
+  ts_split(s, ts_get_loop(s, "i"), 4, &io, &ii);
+  ts_split(s, ts_get_loop(s, "j"), 16, &jo, &ji);
+  ts_reorder(s, 4, (ts_loop *[]){io, jo, ii, ji});
+  ts_bind(s, io, TS_BLOCK_Y);
+  ts_bind(s, jo, TS_BLOCK_X);
+  ts_bind(s, ii, TS_THREAD_Y);
+  ts_bind(s, ji, TS_THREAD_X);
+  char *cu = ts_cuda_source(s);
+  assert_non_null(strstr(cu, "__launch_bounds__(64)\n"));
+  free(cu);
+  EXPECT_FAIL(ts_min_blocks_per_sm(s, 0), TS_ERR_BAD_ARG,
+              "ts_min_blocks_per_sm: argument 2 'blocks' must be in 1..32 "
+              "(got 0)");
+  ts_sched_free(s);
+  s = sched_of(64, 64, 8);
+  EXPECT_FAIL(ts_min_blocks_per_sm(s, 33), TS_ERR_BAD_ARG,
+              "ts_min_blocks_per_sm: argument 2 'blocks' must be in 1..32 "
+              "(got 33)");
+  ts_sched_free(s);
+  s = sched_of(64, 64, 8);
+  ts_split(s, ts_get_loop(s, "i"), 4, &io, &ii);
+  ts_split(s, ts_get_loop(s, "j"), 16, &jo, &ji);
+  ts_reorder(s, 4, (ts_loop *[]){io, jo, ii, ji});
+  ts_bind(s, ii, TS_THREAD_Y);
+  ts_bind(s, ji, TS_THREAD_X);
+  assert_int_equal(ts_min_blocks_per_sm(s, 3), TS_OK);
+  assert_int_equal(ts_min_blocks_per_sm(s, 2), TS_OK); /* the last holds */
+  cu = ts_cuda_source(s);
+  assert_non_null(strstr(cu, "__launch_bounds__(64, 2)\n"));
+  char *t = ts_print_trace(s);
+  assert_non_null(strstr(t, "ts_min_blocks_per_sm(s, 2);\n"));
+  ts_sched *r = sched_of(64, 64, 8);
+  assert_int_equal(ts_replay(s, r), TS_OK);
+  char *again = ts_cuda_source(r);
+  assert_string_equal(strchr(cu, '\n'), strchr(again, '\n'));
+  free(again);
+  free(t);
+  free(cu);
+  assert_correct(s);
+  ts_sched_free(r);
+  ts_sched_free(s);
+  /* 3 blocks of 1024 threads do not fit: refused when lowered. */
+  s = sched_of(64, 64, 8);
+  ts_split(s, ts_get_loop(s, "i"), 32, &io, &ii);
+  ts_split(s, ts_get_loop(s, "j"), 32, &jo, &ji);
+  ts_reorder(s, 4, (ts_loop *[]){io, jo, ii, ji});
+  ts_bind(s, ii, TS_THREAD_Y);
+  ts_bind(s, ji, TS_THREAD_X);
+  ts_min_blocks_per_sm(s, 3);
+  assert_null(ts_print_ir(s));
+  assert_int_equal(ts_sched_status(s), TS_ERR_BAD_ARG);
+  assert_string_equal(ts_sched_errmsg(s),
+                      "ts_lower: ts_min_blocks_per_sm asks for 3 blocks of "
+                      "1024 threads on one multiprocessor, 3072 threads; it "
+                      "holds at most 2048");
+  ts_sched_free(s);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_split_divisible_has_no_guard),
@@ -426,6 +490,7 @@ int main(void) {
       cmocka_unit_test(test_definition_errors),
       cmocka_unit_test(test_errors_are_sticky),
       cmocka_unit_test(test_trace_prints_c_and_replays),
+      cmocka_unit_test(test_min_blocks_per_sm),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

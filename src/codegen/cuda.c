@@ -465,8 +465,11 @@ char *ts_cuda_source(ts_sched *s) {
                   index_type(&em), index_type(&em), index_type(&em),
                   index_type(&em), index_type(&em), index_type(&em));
   int64_t threads = k->block[0] * k->block[1] * k->block[2];
-  ts_buf_printf(&out, "extern \"C\" __global__ void __launch_bounds__(%lld)\n",
+  ts_buf_printf(&out, "extern \"C\" __global__ void __launch_bounds__(%lld",
                 (long long)threads);
+  if (k->min_blocks > 0)
+    ts_buf_printf(&out, ", %d", k->min_blocks);
+  ts_buf_puts(&out, ")\n");
   codegen_kernel_name(&out, s);
   ts_buf_puts(&out, "(const float *__restrict__ A, const float *__restrict__ "
                     "B,\n    float *__restrict__ C)\n{\n");

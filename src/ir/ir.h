@@ -175,6 +175,7 @@ typedef struct ir_kernel {
   int64_t shared_bytes; /* every shared buffer, each 16-byte aligned */
   ir_buffer *A, *B, *C; /* the parameters, in this order */
   int nvars;            /* every variable's id is below this */
+  int min_blocks;       /* blocks per multiprocessor asked for; 0: any */
 } ir_kernel;
 
 const char *ir_expr_kind_name(ir_expr_kind k);

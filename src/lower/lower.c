@@ -72,6 +72,16 @@ ir_kernel *ts_lower(ts_sched *s) {
   k->C = s->C;
   lower_launch_dims(body, k);
   k->nvars = s->next_var;
+  k->min_blocks = s->min_blocks;
+  int64_t threads = k->block[0] * k->block[1] * k->block[2];
+  if (k->min_blocks * threads > SCHED_MAX_THREADS_PER_SM) {
+    sched_fail(s, TS_ERR_BAD_ARG, NULL,
+               "ts_lower: ts_min_blocks_per_sm asks for %d blocks of %lld "
+               "threads on one multiprocessor, %lld threads; it holds at "
+               "most %d", k->min_blocks, (long long)threads,
+               (long long)(k->min_blocks * threads), SCHED_MAX_THREADS_PER_SM);
+    return NULL;
+  }
   const char *bad = lower_verify(a, k);
   if (bad) {
     sched_fail(s, TS_ERR_BAD_ARG, NULL, "ts_lower: malformed kernel: %s", bad);

@@ -25,6 +25,7 @@ typedef enum {
   TR_PAD,
   TR_VECTORIZE,
   TR_DOUBLE_BUFFER,
+  TR_MIN_BLOCKS,
 } trace_op;
 
 enum { TRACE_MAX_LOOPS = 16 };
@@ -72,6 +73,7 @@ struct ts_sched {
   int next_var; /* ids of variables made by lowering start here */
   trace_rec *trace; /* malloc'd */
   int ntrace, trace_cap;
+  int min_blocks;     /* ts_min_blocks_per_sm; 0: unset */
   ir_kernel *lowered; /* cached; dropped by every primitive */
   ts_status status;
   char *errmsg; /* malloc'd */
@@ -127,6 +129,9 @@ enum { SCHED_MAX_STAGES = 8, SCHED_SHARED_LIMIT = 227 * 1024 };
 /* Shared memory a kernel may declare statically; above it the code
  * generator makes it dynamic, and the launch opts in. */
 enum { SCHED_STATIC_SHARED = 48 * 1024 };
+/* What one multiprocessor holds on every architecture tessel targets
+ * (sm_80 and sm_90): blocks and threads. */
+enum { SCHED_MAX_BLOCKS_PER_SM = 32, SCHED_MAX_THREADS_PER_SM = 2048 };
 
 /* ---- Loop nest navigation (nest.c) ---------------------------------------- */
 

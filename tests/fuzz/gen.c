@@ -412,6 +412,15 @@ static void op_layout(fz_case *c) {
   after_call(c, st, fn);
 }
 
+static void op_min_blocks(fz_case *c) {
+  static const int counts[] = {1, 2, 3, 4, 8, 32, 0, 33};
+  int n = counts[c->hostile && chance(c, 20) ? 6 + pick(c->src, 2)
+                                             : pick(c->src, 6)];
+  ts_status st = ts_min_blocks_per_sm(c->s, n);
+  ts_buf_printf(&c->prog, "  ts_min_blocks_per_sm(s, %d);\n", n);
+  after_call(c, st, "ts_min_blocks_per_sm");
+}
+
 static void random_op(fz_case *c) {
   uint32_t r = pick(c->src, 100);
   if (r < 20) op_split_random(c);
@@ -426,7 +435,8 @@ static void random_op(fz_case *c) {
   else if (r < 82) op_stage_axis(c);
   else if (r < 84) op_bind_copy(c);
   else if (r < 90) op_layout(c);
-  else if (r < 95) op_mark(c, true);
+  else if (r < 94) op_mark(c, true);
+  else if (r < 95) op_min_blocks(c);
   else op_get_loop_random(c);
 }
 
