@@ -106,6 +106,63 @@ static ir_expr *spatial_part(ts_arena *a, ir_expr *pred, const nest *ns) {
   return uses_reduce_var(pred, ns) ? NULL : pred;
 }
 
+/* Whether every read of a cache by the computation lies inside the cache
+ * over all iterations, guards or not (a loop split after the cache was
+ * made can reach past its region). */
+static bool cache_reads_inside(ts_arena *a, const ir_stmt *cs) {
+  for (int w = 0; w < 2; w++) {
+    const ir_buffer *buf = cs->compute.src[w];
+    for (int d = 0; buf && d < 2; d++) {
+      ir_expr *coord = w == 0 ? (d == 0 ? cs->compute.i : cs->compute.k)
+                              : (d == 0 ? cs->compute.k : cs->compute.j);
+      int64_t lo, hi;
+      ir_expr *idx = ir_simplify_expr(a, ir_sub(a, coord, cs->compute.origin[w][d]));
+      if (!idx || !ir_bounds(idx, &lo, &hi) || lo < 0 || hi >= buf->shape[d])
+        return false;
+    }
+  }
+  return true;
+}
+
+/* Whether conjunct e is a bound of the GEMM (i < M, j < N or k < K) that
+ * the caches make unnecessary for the update.  A cache stores 0 where its
+ * region passes op(A) or op(B), so past K the update adds 0 * 0, and past
+ * M or N it fills accumulators the epilogue does not store.  That needs
+ * the operands the bound indexes read from caches, every read inside its
+ * cache (see cache_reads_inside), and no copy skipped by the same test (a
+ * loop split after a cache was made guards its copy too, which then
+ * leaves the cache stale, not zero). */
+static bool bound_the_caches_cover(ts_sched *s, const ir_stmt *root,
+                                   const ir_stmt *cs, ir_expr *e) {
+  ts_arena *a = &s->arena;
+  if (e->kind != E_LT || e->op.b->kind != E_INT)
+    return false;
+  int64_t n = e->op.b->ival;
+  ir_expr *x = ir_simplify_expr(a, e->op.a);
+  bool a_cached = cs->compute.src[0], b_cached = cs->compute.src[1];
+  const ts_gemm *g = &s->def;
+  bool bound =
+      (a_cached && n == g->m &&
+       ir_expr_equal(x, ir_simplify_expr(a, cs->compute.i))) ||
+      (b_cached && n == g->n &&
+       ir_expr_equal(x, ir_simplify_expr(a, cs->compute.j))) ||
+      (a_cached && b_cached && n == g->k &&
+       ir_expr_equal(x, ir_simplify_expr(a, cs->compute.k)));
+  return bound && cache_reads_inside(a, cs) &&
+         !nest_copy_guarded_by(a, root, NULL, e);
+}
+
+/* The predicate less the bounds the caches cover: the update's guard. */
+static ir_expr *update_part(ts_sched *s, const ir_stmt *root, const ir_stmt *cs,
+                            ir_expr *pred) {
+  if (!pred)
+    return NULL;
+  if (pred->kind == E_AND)
+    return ir_and(&s->arena, update_part(s, root, cs, pred->op.a),
+                  update_part(s, root, cs, pred->op.b));
+  return bound_the_caches_cover(s, root, cs, pred) ? NULL : pred;
+}
+
 static ir_stmt *guarded(ts_arena *a, ir_expr *cond, ir_stmt *body) {
   return cond ? ir_new_if(a, cond, body, NULL) : body;
 }
@@ -195,24 +252,28 @@ ir_stmt *lower_reduction(ts_sched *s, ir_stmt *root) {
   if (!acc || !ai || !aj)
     goto oom;
 
-  /* Step 2. The update, guarded by the whole predicate, in place of the
-   * compute statement. */
+  /* Step 2. The update, guarded by the predicate less what the caches
+   * cover, in place of the compute statement. */
+  ir_expr *upred = update_part(s, root, cs, cs->compute.pred);
   ir_expr *product = ir_binary(a, E_MUL, operand_load(s, cs, 0),
                                operand_load(s, cs, 1));
   ir_stmt *update = ir_new_store(
       a, acc, acc_idx,
       ir_binary(a, E_ADD, ir_load(a, acc, acc_idx), product));
-  update = guarded(a, cs->compute.pred, update);
+  update = guarded(a, upred, update);
   nest_path inner = {.depth = ns.path.depth - ns.wrap};
   for (int d = 0; d < inner.depth; d++)
     inner.node[d] = ns.path.node[ns.wrap + d];
   ir_stmt *loop_part = nest_replace(a, &inner, update);
 
   /* Step 3. Init and epilogue over the tile's loops, guarded by the
-   * predicate's spatial part. */
+   * spatial part of the update's predicate (every accumulator it adds
+   * into starts at 0) and of the whole one (only C's elements are
+   * stored). */
   ir_expr *sguard = spatial_part(a, cs->compute.pred, &ns);
   ir_stmt *init = replay_tile_loops(
-      s, &ns, guarded(a, sguard, ir_new_store(a, acc, acc_idx, ir_float(a, 0))));
+      s, &ns, guarded(a, spatial_part(a, upred, &ns),
+                      ir_new_store(a, acc, acc_idx, ir_float(a, 0))));
   ir_expr *value = epilogue_value(a, &s->def, ir_load(a, acc, acc_idx),
                                   ir_load(a, s->C, c_idx));
   ir_stmt *epilogue = replay_tile_loops(

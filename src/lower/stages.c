@@ -316,7 +316,12 @@ static ir_stmt *rebuild_half(ts_arena *a, ir_stmt *st, const half *h) {
   case S_FOR:
     return ir_new_for(a, st->for_.loop, rebuild_half(a, st->for_.body, h));
   case S_IF:
-    return ir_new_if(a, st->if_.cond, rebuild_half(a, st->if_.then_, h), NULL);
+    /* The zero-fill's else: the registers get the 0, and then both ways
+     * store the registers. */
+    if (st->if_.else_ && !h->to_reg)
+      return rebuild_half(a, st->if_.then_, h);
+    return ir_new_if(a, st->if_.cond, rebuild_half(a, st->if_.then_, h),
+                     st->if_.else_ ? rebuild_half(a, st->if_.else_, h) : NULL);
   case S_STORE:
     if (h->to_reg)
       return ir_new_store(a, h->reg, h->ridx, st->store.value);
@@ -338,7 +343,7 @@ static bool split_copy(walker *w, ir_stmt *copy, const ts_stage *st,
   h.ridx[0] = ir_int(a, 0);
   for (ir_stmt *x = copy; x->kind == S_FOR || x->kind == S_IF;
        x = x->kind == S_FOR ? x->for_.body : x->if_.then_) {
-    if (x->kind == S_IF && x->if_.else_)
+    if (x->kind == S_IF && x->if_.else_ && x->if_.else_->kind != S_STORE)
       return false;
     if (x->kind != S_FOR)
       continue;

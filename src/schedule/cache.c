@@ -234,49 +234,63 @@ static const char *stage_name(ts_sched *s, const char *buffer, ts_scope sc) {
   return name;
 }
 
-/* The conjuncts of the computation's predicate that hold across one
- * iteration of the loop at path index `at`: those over the loops at or
- * outside it. */
-static ir_expr *outer_conjuncts(ts_arena *a, ir_expr *pred, const nest_path *p,
-                                int at) {
+typedef struct {
+  ts_sched *s;
+  const nest_path *path;
+  int at;              /* path index of the attach loop */
+  const ts_stage *src; /* the cache copied */
+} skip_ctx;
+
+/* The conjuncts of the computation's predicate that skip the copy of the
+ * source: over loops at or outside the attach loop (so they hold across
+ * one iteration of it), and guarding the source's copy, which a loop split
+ * after the source was made does. */
+static ir_expr *source_skipped(const skip_ctx *c, ir_expr *pred) {
+  ts_arena *a = &c->s->arena;
   if (!pred)
     return NULL;
   if (pred->kind == E_AND)
-    return ir_and(a, outer_conjuncts(a, pred->op.a, p, at),
-                  outer_conjuncts(a, pred->op.b, p, at));
-  for (int d = at + 1; d < p->depth; d++)
-    if (p->node[d]->kind == S_FOR &&
-        ir_expr_uses_var(pred, p->node[d]->for_.loop->var))
+    return ir_and(a, source_skipped(c, pred->op.a),
+                  source_skipped(c, pred->op.b));
+  for (int d = c->at + 1; d < c->path->depth; d++)
+    if (c->path->node[d]->kind == S_FOR &&
+        ir_expr_uses_var(pred, c->path->node[d]->for_.loop->var))
       return NULL;
-  return pred;
+  return nest_copy_guarded_by(a, c->s->root, c->src, pred) ? pred : NULL;
 }
 
 /* The copy nest: the source's contiguous dimension innermost, each element
- * copied only where it lies inside op(A) or op(B) and inside the source,
- * and only where `when` holds. */
+ * copied where it lies inside op(A) or op(B) and inside the source, and 0
+ * stored elsewhere (so the computation may read the whole region, see
+ * src/lower/reduction.c); all of it only where `when` holds. */
 static ir_stmt *copy_nest(ts_sched *s, const ts_stage *st, ir_buffer *src,
                           ir_expr *const src_origin[2], ir_expr *const base[2],
                           ir_expr *when) {
   ts_arena *a = &s->arena;
-  ir_expr *src_idx[2], *dst_idx[2], *guard = when;
+  ir_expr *src_idx[2], *dst_idx[2], *guard = NULL;
   for (int d = 0; d < 2; d++) {
     ir_expr *ax = ir_varref(a, st->axes[d]->var);
     ir_expr *g = ir_add(a, base[d], ax);
     src_idx[d] = src_origin ? ir_sub(a, g, src_origin[d]) : g;
     dst_idx[d] = ax;
-    guard = ir_and(a, guard,
-                   ir_binary(a, E_LT, g,
-                             ir_int(a, operand_extent(&s->def, st->operand, d))));
     /* A cache of a cache reads only what its source holds: a loop split
-     * after the source was made can reach past the source's edge. */
-    if (src_origin)
-      guard = ir_and(a, guard, ir_binary(a, E_LT, src_idx[d],
-                                         ir_int(a, src->shape[d])));
+     * after the source was made can reach past the source's edge.  Inside
+     * it the source has its zeros past op(A) or op(B) already. */
+    ir_expr *inside = src_origin ? ir_binary(a, E_LT, src_idx[d],
+                                             ir_int(a, src->shape[d]))
+                                 : ir_binary(a, E_LT, g,
+                                             ir_int(a, operand_extent(
+                                                 &s->def, st->operand, d)));
+    guard = ir_and(a, guard, inside);
   }
   ir_stmt *body = ir_new_store(a, st->buf, dst_idx, ir_load(a, src, src_idx));
   guard = ir_simplify_expr(a, guard);
   if (guard && !ir_is_true(guard))
-    body = ir_new_if(a, guard, body, NULL);
+    body = ir_new_if(a, guard, body,
+                     ir_new_store(a, st->buf, dst_idx, ir_float(a, 0.0f)));
+  when = ir_simplify_expr(a, when);
+  if (when && !ir_is_true(when))
+    body = ir_new_if(a, when, body, NULL);
   body = ir_new_for(a, st->axes[st->inner], body);
   return ir_new_for(a, st->axes[1 - st->inner], body);
 }
@@ -382,8 +396,8 @@ ts_status ts_cache_read(ts_sched *s, const char *buffer, ts_scope scope,
                                    ? compute->compute.origin[w] : NULL;
   /* A cache of a cache copies only where the computation runs: where a
    * split's guard skipped its source's copy, the source holds nothing. */
-  ir_expr *when = src_origin ? outer_conjuncts(a, compute->compute.pred, &path,
-                                               at_index)
+  skip_ctx skip = {s, &path, at_index, sched_find_stage(s, buffer)};
+  ir_expr *when = src_origin ? source_skipped(&skip, compute->compute.pred)
                              : NULL;
   ir_stmt *copy = copy_nest(s, st, st->src, src_origin, base, when);
   nest_path ap;

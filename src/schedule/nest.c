@@ -3,6 +3,7 @@
  * rebuilding the ancestors of a replaced node, adding guards to the compute
  * statement, and the nesting rule that block loops lie outside thread loops.
  */
+#include "../ir/analysis.h"
 #include "sched.h"
 
 static bool find(ir_stmt *s, const ts_loop *loop, nest_path *path) {
@@ -58,6 +59,43 @@ bool nest_path_has(const nest_path *path, const ts_loop *loop) {
 
 ts_stage *nest_copy_stage(const ir_stmt *s) {
   return s->kind == S_FOR ? s->for_.loop->stage : NULL;
+}
+
+static bool has_conjunct(ts_arena *a, const ir_expr *cond, const ir_expr *want) {
+  if (cond->kind == E_AND)
+    return has_conjunct(a, cond->op.a, want) || has_conjunct(a, cond->op.b, want);
+  return ir_expr_equal(ir_simplify_expr(a, (ir_expr *)cond), want);
+}
+
+/* In a copy nest (`in_copy`), any guard with the conjunct. */
+static bool guarded_by(ts_arena *a, const ir_stmt *s, const ts_stage *stage,
+                       bool in_copy, const ir_expr *want) {
+  switch (s->kind) {
+  case S_FOR: {
+    const ts_stage *st = s->for_.loop->stage;
+    in_copy |= st && (!stage || st == stage);
+    return guarded_by(a, s->for_.body, stage, in_copy, want);
+  }
+  case S_SEQ:
+    for (int i = 0; i < s->seq.n; i++)
+      if (guarded_by(a, s->seq.items[i], stage, in_copy, want))
+        return true;
+    return false;
+  case S_IF:
+    return (in_copy && has_conjunct(a, s->if_.cond, want)) ||
+           guarded_by(a, s->if_.then_, stage, in_copy, want) ||
+           (s->if_.else_ && guarded_by(a, s->if_.else_, stage, in_copy, want));
+  case S_ALLOC:
+    return guarded_by(a, s->alloc.body, stage, in_copy, want);
+  default:
+    return false;
+  }
+}
+
+bool nest_copy_guarded_by(ts_arena *a, const ir_stmt *root,
+                          const ts_stage *stage, const ir_expr *conjunct) {
+  ir_expr *want = ir_simplify_expr(a, (ir_expr *)conjunct);
+  return want && guarded_by(a, root, stage, false, want);
 }
 
 static ir_stmt *replace_child(ts_arena *a, ir_stmt *parent, ir_stmt *old,

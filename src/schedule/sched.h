@@ -154,6 +154,11 @@ ir_stmt *nest_replace(ts_arena *a, const nest_path *path, ir_stmt *with);
 /* ANDs `cond` into the predicate of every compute node under s, and guards
  * every copy statement with it. */
 ir_stmt *nest_add_guard(ts_arena *a, ir_stmt *s, ir_expr *cond);
+/* Whether a guard inside the copy nest of `stage` (of any cache when NULL)
+ * has `conjunct` among its conjuncts, compared in simplified form: the
+ * copy is skipped where that test fails. */
+bool nest_copy_guarded_by(ts_arena *a, const ir_stmt *root,
+                          const ts_stage *stage, const ir_expr *conjunct);
 /* Checks that bound loops nest as CUDA needs, with `loop` taken as bound to
  * `kind`: no block loop inside a thread loop, and no bound loop inside a
  * reduction loop.  On failure, TS_ERR_THREAD_OUTSIDE_BLOCK or
