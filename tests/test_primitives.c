@@ -408,19 +408,28 @@ static void test_trace_prints_c_and_replays(void **state) {
   ts_sched_free(s);
 }
 
+/* 64x64x8 with ti x tj threads a block, the blocks bound or not. */
+static ts_sched *thread_tiles(int64_t ti, int64_t tj, bool blocks) {
+  ts_sched *s = sched_of(64, 64, 8);
+  ts_loop *io, *ii, *jo, *ji;
+  ts_split(s, ts_get_loop(s, "i"), ti, &io, &ii);
+  ts_split(s, ts_get_loop(s, "j"), tj, &jo, &ji);
+  ts_reorder(s, 4, (ts_loop *[]){io, jo, ii, ji});
+  if (blocks) {
+    ts_bind(s, io, TS_BLOCK_Y);
+    ts_bind(s, jo, TS_BLOCK_X);
+  }
+  ts_bind(s, ii, TS_THREAD_Y);
+  ts_bind(s, ji, TS_THREAD_X);
+  assert_int_equal(ts_sched_status(s), TS_OK);
+  return s;
+}
+
 /* Blocks per multiprocessor: __launch_bounds__'s second argument, in the
  * trace, checked against the threads a multiprocessor holds. */
 static void test_min_blocks_per_sm(void **state) {
   (void)state;
-  ts_sched *s = sched_of(64, 64, 8);
-  ts_loop *io, *ii, *jo, *ji;
-  ts_split(s, ts_get_loop(s, "i"), 4, &io, &ii);
-  ts_split(s, ts_get_loop(s, "j"), 16, &jo, &ji);
-  ts_reorder(s, 4, (ts_loop *[]){io, jo, ii, ji});
-  ts_bind(s, io, TS_BLOCK_Y);
-  ts_bind(s, jo, TS_BLOCK_X);
-  ts_bind(s, ii, TS_THREAD_Y);
-  ts_bind(s, ji, TS_THREAD_X);
+  ts_sched *s = thread_tiles(4, 16, true);
   char *cu = ts_cuda_source(s);
   assert_non_null(strstr(cu, "__launch_bounds__(64)\n"));
   free(cu);
@@ -433,12 +442,7 @@ static void test_min_blocks_per_sm(void **state) {
               "ts_min_blocks_per_sm: argument 2 'blocks' must be in 1..32 "
               "(got 33)");
   ts_sched_free(s);
-  s = sched_of(64, 64, 8);
-  ts_split(s, ts_get_loop(s, "i"), 4, &io, &ii);
-  ts_split(s, ts_get_loop(s, "j"), 16, &jo, &ji);
-  ts_reorder(s, 4, (ts_loop *[]){io, jo, ii, ji});
-  ts_bind(s, ii, TS_THREAD_Y);
-  ts_bind(s, ji, TS_THREAD_X);
+  s = thread_tiles(4, 16, false);
   assert_int_equal(ts_min_blocks_per_sm(s, 3), TS_OK);
   assert_int_equal(ts_min_blocks_per_sm(s, 2), TS_OK); /* the last holds */
   cu = ts_cuda_source(s);
@@ -456,12 +460,7 @@ static void test_min_blocks_per_sm(void **state) {
   ts_sched_free(r);
   ts_sched_free(s);
   /* 3 blocks of 1024 threads do not fit: refused when lowered. */
-  s = sched_of(64, 64, 8);
-  ts_split(s, ts_get_loop(s, "i"), 32, &io, &ii);
-  ts_split(s, ts_get_loop(s, "j"), 32, &jo, &ji);
-  ts_reorder(s, 4, (ts_loop *[]){io, jo, ii, ji});
-  ts_bind(s, ii, TS_THREAD_Y);
-  ts_bind(s, ji, TS_THREAD_X);
+  s = thread_tiles(32, 32, false);
   ts_min_blocks_per_sm(s, 3);
   assert_null(ts_print_ir(s));
   assert_int_equal(ts_sched_status(s), TS_ERR_BAD_ARG);
