@@ -354,6 +354,12 @@ static ir_stmt *copy_compute(ts_arena *a, const ir_stmt *s) {
   return c;
 }
 
+ir_expr *ir_compute_coord(const ir_stmt *s, int w, int d) {
+  if (w == 0)
+    return d == 0 ? s->compute.i : s->compute.k;
+  return d == 0 ? s->compute.k : s->compute.j;
+}
+
 ir_stmt *ir_compute_with_src(ts_arena *a, const ir_stmt *s, int which,
                              ir_buffer *src, ir_expr *o0, ir_expr *o1) {
   ir_stmt *c = copy_compute(a, s);

@@ -230,6 +230,8 @@ ir_stmt *ir_new_compute(ts_arena *a, ir_expr *i, ir_expr *j, ir_expr *k,
 
 /* A compute node like s with op(A) (which = 0) or op(B) (1) read from `src`
  * whose element [0, 0] is operand element (o0, o1). */
+/* Operand w's coordinate d in global terms: A[i, k] (w = 0), B[k, j]. */
+ir_expr *ir_compute_coord(const ir_stmt *s, int w, int d);
 ir_stmt *ir_compute_with_src(ts_arena *a, const ir_stmt *s, int which,
                              ir_buffer *src, ir_expr *o0, ir_expr *o1);
 /* A compute node like s with each of its expressions passed through fn. */

@@ -113,10 +113,9 @@ static bool cache_reads_inside(ts_arena *a, const ir_stmt *cs) {
   for (int w = 0; w < 2; w++) {
     const ir_buffer *buf = cs->compute.src[w];
     for (int d = 0; buf && d < 2; d++) {
-      ir_expr *coord = w == 0 ? (d == 0 ? cs->compute.i : cs->compute.k)
-                              : (d == 0 ? cs->compute.k : cs->compute.j);
       int64_t lo, hi;
-      ir_expr *idx = ir_simplify_expr(a, ir_sub(a, coord, cs->compute.origin[w][d]));
+      ir_expr *idx = ir_simplify_expr(
+          a, ir_sub(a, ir_compute_coord(cs, w, d), cs->compute.origin[w][d]));
       if (!idx || !ir_bounds(idx, &lo, &hi) || lo < 0 || hi >= buf->shape[d])
         return false;
     }
@@ -134,6 +133,7 @@ static bool cache_reads_inside(ts_arena *a, const ir_stmt *cs) {
  * leaves the cache stale, not zero). */
 static bool bound_the_caches_cover(ts_sched *s, const ir_stmt *root,
                                    const ir_stmt *cs, ir_expr *e) {
+  /* Callers check cache_reads_inside(cs) once for all conjuncts. */
   ts_arena *a = &s->arena;
   if (e->kind != E_LT || e->op.b->kind != E_INT)
     return false;
@@ -148,19 +148,24 @@ static bool bound_the_caches_cover(ts_sched *s, const ir_stmt *root,
        ir_expr_equal(x, ir_simplify_expr(a, cs->compute.j))) ||
       (a_cached && b_cached && n == g->k &&
        ir_expr_equal(x, ir_simplify_expr(a, cs->compute.k)));
-  return bound && cache_reads_inside(a, cs) &&
-         !nest_copy_guarded_by(a, root, NULL, e);
+  return bound && !nest_copy_guarded_by(a, root, NULL, e);
+}
+
+static ir_expr *without_covered(ts_sched *s, const ir_stmt *root,
+                                const ir_stmt *cs, ir_expr *pred) {
+  if (!pred)
+    return NULL;
+  if (pred->kind == E_AND)
+    return ir_and(&s->arena, without_covered(s, root, cs, pred->op.a),
+                  without_covered(s, root, cs, pred->op.b));
+  return bound_the_caches_cover(s, root, cs, pred) ? NULL : pred;
 }
 
 /* The predicate less the bounds the caches cover: the update's guard. */
 static ir_expr *update_part(ts_sched *s, const ir_stmt *root, const ir_stmt *cs,
                             ir_expr *pred) {
-  if (!pred)
-    return NULL;
-  if (pred->kind == E_AND)
-    return ir_and(&s->arena, update_part(s, root, cs, pred->op.a),
-                  update_part(s, root, cs, pred->op.b));
-  return bound_the_caches_cover(s, root, cs, pred) ? NULL : pred;
+  return cache_reads_inside(&s->arena, cs) ? without_covered(s, root, cs, pred)
+                                           : pred;
 }
 
 static ir_stmt *guarded(ts_arena *a, ir_expr *cond, ir_stmt *body) {
@@ -200,8 +205,8 @@ static ir_expr *epilogue_value(ts_arena *a, const ts_gemm *g, ir_expr *acc,
 /* Operand w as the compute reads it: the input, or a cache at its origin. */
 static ir_expr *operand_load(ts_sched *s, const ir_stmt *cs, int w) {
   ts_arena *a = &s->arena;
-  ir_expr *x = w == 0 ? cs->compute.i : cs->compute.k;
-  ir_expr *y = w == 0 ? cs->compute.k : cs->compute.j;
+  ir_expr *x = ir_compute_coord(cs, w, 0);
+  ir_expr *y = ir_compute_coord(cs, w, 1);
   ir_buffer *buf = cs->compute.src[w];
   if (!buf) {
     ir_expr *idx[2] = {x, y};

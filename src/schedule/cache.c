@@ -46,13 +46,6 @@ static int operand_reading(const ir_stmt *compute, const char *buffer) {
   return -1;
 }
 
-/* Operand w's global coordinates: A[i, k], B[k, j]. */
-static ir_expr *operand_coord(const ir_stmt *c, int w, int d) {
-  if (w == 0)
-    return d == 0 ? c->compute.i : c->compute.k;
-  return d == 0 ? c->compute.k : c->compute.j;
-}
-
 static int64_t operand_extent(const ts_gemm *g, int w, int d) {
   if (w == 0)
     return d == 0 ? g->m : g->k;
@@ -343,7 +336,7 @@ ts_status ts_cache_read(ts_sched *s, const char *buffer, ts_scope scope,
   ir_expr *base[2];
   int64_t ext[2];
   for (int d = 0; d < 2; d++) {
-    if (!ir_region(a, operand_coord(compute, w, d), inside_attach, &rc,
+    if (!ir_region(a, ir_compute_coord(compute, w, d), inside_attach, &rc,
                    &base[d], &ext[d]))
       return sched_fail(s, TS_ERR_BAD_ATTACH, at,
                         "ts_cache_read: cannot bound the region of %s read "

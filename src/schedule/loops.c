@@ -256,18 +256,11 @@ static int64_t tag_limit(ts_loop_kind tag) {
 
 enum { MAX_THREADS = 1024 };
 
-/* The loop of the compute nest bound to `tag` (copy loops bound to thread
- * indices only share the block's), or NULL. */
-static ts_loop *loop_with_tag(const ts_sched *s, ts_loop_kind tag) {
-  for (int i = 0; i < s->nloops; i++)
-    if (s->loops[i]->live && !s->loops[i]->stage && s->loops[i]->kind == tag)
-      return s->loops[i];
-  return NULL;
-}
-
-/* The loop of `stage`'s copy nest bound to `tag`, or NULL. */
-static ts_loop *copy_loop_with_tag(const ts_sched *s, const ts_stage *stage,
-                                   ts_loop_kind tag) {
+/* The live loop bound to `tag` in `stage`'s copy nest, or in the compute
+ * nest when stage is NULL (copy loops bound to thread indices only share
+ * the block's), or NULL. */
+static ts_loop *loop_with_tag(const ts_sched *s, const ts_stage *stage,
+                              ts_loop_kind tag) {
   for (int i = 0; i < s->nloops; i++)
     if (s->loops[i]->live && s->loops[i]->stage == stage &&
         s->loops[i]->kind == tag)
@@ -295,13 +288,13 @@ static ts_status bind_copy_loop(ts_sched *s, ts_loop *loop, ts_loop_kind tag) {
                       "which each thread fills for itself; only a shared "
                       "copy's loops are bound to threads", loop->name,
                       st->name);
-  ts_loop *other = copy_loop_with_tag(s, st, tag);
+  ts_loop *other = loop_with_tag(s, st, tag);
   if (other)
     return sched_fail(s, TS_ERR_TAG_BOUND_TWICE, loop,
                       "ts_bind: %s is already bound to loop \"%s\" of the "
                       "copy of \"%s\"", ir_loop_kind_name(tag), other->name,
                       st->name);
-  const ts_loop *threads = loop_with_tag(s, tag);
+  const ts_loop *threads = loop_with_tag(s, NULL, tag);
   int64_t block = threads ? threads->extent : 1;
   if (loop->extent > block)
     return sched_fail(s, TS_ERR_LAUNCH_LIMIT, loop,
@@ -365,7 +358,7 @@ ts_status ts_bind(ts_sched *s, ts_loop *loop, ts_loop_kind tag) {
                       "cache \"%s\" is attached; caches live inside the "
                       "loops bound to blockIdx and threadIdx, so bind before "
                       "caching", loop->name, holder->at->name, holder->name);
-  ts_loop *other = loop_with_tag(s, tag);
+  ts_loop *other = loop_with_tag(s, NULL, tag);
   if (other)
     return sched_fail(s, TS_ERR_TAG_BOUND_TWICE, loop,
                       "ts_bind: %s is already bound to loop \"%s\"",
