@@ -313,6 +313,9 @@ typedef struct ts_bench_result {
   double ratio_to_cublas; /* cuBLAS time / this time: 1.0 is cuBLAS's speed */
   double max_rel_err;     /* against cuBLAS, over all elements */
   ts_ptxas_info ptxas;
+  /* Why a hand-written kernel did not run at this shape (it is not a
+   * multiple of its tessel_multiple); empty when it ran. */
+  char skipped[160];
 } ts_bench_result;
 
 /* Times each schedule (all of one definition) and cuBLAS in one run on the
@@ -320,6 +323,38 @@ typedef struct ts_bench_result {
 ts_status ts_bench(ts_gpu *g, ts_sched *const scheds[], int n,
                    const ts_bench_opts *opts, ts_bench_result results[],
                    ts_bench_result *cublas);
+
+/* A hand-written CUDA kernel, timed beside schedules as a baseline.  The
+ * source defines the entry point
+ *
+ *   extern "C" __global__ void gemm(const float *A, const float *B, float *C,
+ *                                   int M, int N, int K, float alpha,
+ *                                   float beta);
+ *
+ * computing C = alpha op(A) op(B) + beta C with A, B and C stored as a
+ * schedule of the same definition sees them, and its launch geometry as
+ * __device__ or __constant__ ints with C linkage:
+ *
+ *   tessel_block[3]     threads per block, x y z
+ *   tessel_tile[2]      rows and columns of C one block computes: the grid
+ *                       is ceil(N / columns) x ceil(M / rows)
+ *   tessel_multiple[3]  optional: M, N and K must be multiples of these
+ *
+ * At a shape that is not a multiple the kernel is skipped, with the reason
+ * in its result, and the others are timed. */
+typedef struct ts_cuda_kernel {
+  const char *name;   /* its label in the results */
+  const char *source; /* CUDA C */
+} ts_cuda_kernel;
+
+/* As ts_bench, with hand-written kernels in the same run: results[i] for
+ * scheds[i], results[n + j] for kernels[j].  `def` is the definition all
+ * share (scheds may be empty). */
+ts_status ts_bench_with(ts_gpu *g, const ts_gemm *def,
+                        ts_sched *const scheds[], int n,
+                        const ts_cuda_kernel kernels[], int nkernels,
+                        const ts_bench_opts *opts, ts_bench_result results[],
+                        ts_bench_result *cublas);
 
 #ifdef __cplusplus
 }

@@ -170,17 +170,42 @@ done:
   return ok ? TS_OK : g->status;
 }
 
-ts_status ts_bench(ts_gpu *g, ts_sched *const scheds[], int n,
-                   const ts_bench_opts *opts, ts_bench_result results[],
-                   ts_bench_result *cublas) {
-  if (!g || !scheds || !results || !cublas)
+/* Every schedule is valid and of `d`; every kernel has a name and source. */
+static bool check_variants(ts_gpu *g, const ts_gemm *d,
+                           ts_sched *const scheds[], int n,
+                           const ts_cuda_kernel kernels[], int nk) {
+  for (int v = 0; v < n; v++) {
+    if (!scheds[v])
+      return gpu_fail(g, TS_ERR_NULL_ARG, "ts_bench: schedule %d is NULL", v);
+    if (ts_sched_status(scheds[v]) != TS_OK)
+      return gpu_fail(g, TS_ERR_BAD_ARG, "ts_bench: schedule \"%s\" %s",
+                      ts_sched_name(scheds[v]), ts_sched_errmsg(scheds[v]));
+    if (!same_gemm(d, ts_sched_gemm(scheds[v])))
+      return gpu_fail(g, TS_ERR_BAD_ARG, "ts_bench: schedule \"%s\" has "
+                      "another definition than the first; all must share one "
+                      "shape, layout, alpha and beta", ts_sched_name(scheds[v]));
+  }
+  for (int j = 0; j < nk; j++)
+    if (!kernels[j].name || !kernels[j].source)
+      return gpu_fail(g, TS_ERR_NULL_ARG, "ts_bench: kernel %d has a NULL "
+                      "name or source", j);
+  return true;
+}
+
+ts_status ts_bench_with(ts_gpu *g, const ts_gemm *def,
+                        ts_sched *const scheds[], int n,
+                        const ts_cuda_kernel kernels[], int nkernels,
+                        const ts_bench_opts *opts, ts_bench_result results[],
+                        ts_bench_result *cublas) {
+  if (!g || !def || (n && !scheds) || (nkernels && !kernels) || !results ||
+      !cublas)
     return TS_ERR_NULL_ARG;
   if (g->status != TS_OK)
     return g->status;
-  if (n < 0 || n > MAX_VARIANTS) {
+  if (n < 0 || nkernels < 0 || n + nkernels > MAX_VARIANTS) {
     snprintf(g->errmsg, sizeof(g->errmsg),
-             "ts_bench: argument 3 'n' must be in 0..%d (got %d)",
-             MAX_VARIANTS, n);
+             "ts_bench: %d schedules and %d kernels; at most %d in all, none "
+             "negative", n, nkernels, MAX_VARIANTS);
     return g->status = TS_ERR_BAD_ARG;
   }
   ts_bench_opts o = {.warmup = 5, .repeats = 50, .seed = 1};
@@ -189,35 +214,46 @@ ts_status ts_bench(ts_gpu *g, ts_sched *const scheds[], int n,
     if (o.warmup < 0) o.warmup = 0;
     if (o.repeats < 1) o.repeats = 1;
   }
-  const ts_gemm *d = n ? ts_sched_gemm(scheds[0]) : NULL;
-  memset(results, 0, sizeof(*results) * (size_t)n);
+  int total = n + nkernels;
+  memset(results, 0, sizeof(*results) * (size_t)total);
   memset(cublas, 0, sizeof(*cublas));
-  for (int v = 0; v < n; v++) {
-    if (ts_sched_status(scheds[v]) != TS_OK || !same_gemm(d, ts_sched_gemm(scheds[v]))) {
-      snprintf(g->errmsg, sizeof(g->errmsg),
-               "ts_bench: schedule \"%s\" %s", ts_sched_name(scheds[v]),
-               ts_sched_status(scheds[v]) != TS_OK
-                   ? ts_sched_errmsg(scheds[v])
-                   : "has another definition than the first; all must share "
-                     "one shape, layout, alpha and beta");
-      return g->status = TS_ERR_BAD_ARG;
-    }
-  }
-  if (n == 0)
+  if (!check_variants(g, def, scheds, n, kernels, nkernels))
+    return g->status;
+  if (total == 0)
     return TS_OK;
+  /* The variants that run, packed; where[a] is active variant a's result. */
   gpu_module mods[MAX_VARIANTS];
-  int loaded = 0;
+  ts_bench_result packed[MAX_VARIANTS] = {0};
+  int where[MAX_VARIANTS], active = 0;
   bool ok = true;
-  for (; loaded < n && ok; loaded++)
-    ok = gpu_load(g, scheds[loaded], &mods[loaded]);
-  if (!ok)
-    loaded--;
-  ts_status st = ok ? bench_loaded(g, d, mods, n, &o, results, cublas)
+  for (int v = 0; v < total && ok; v++) {
+    ok = v < n ? gpu_load(g, scheds[v], &mods[active])
+               : gpu_load_cuda(g, def, &kernels[v - n], &mods[active],
+                               results[v].skipped, sizeof(results[v].skipped));
+    if (ok && !results[v].skipped[0])
+      where[active++] = v;
+  }
+  ts_status st = ok ? bench_loaded(g, def, mods, active, &o, packed, cublas)
                     : g->status;
-  for (int v = 0; v < loaded; v++)
-    gpu_unload(g, &mods[v]);
-  for (int v = 0; v < n; v++)
-    results[v].status = st;
+  for (int a = 0; a < active; a++) {
+    gpu_unload(g, &mods[a]);
+    if (st == TS_OK)
+      results[where[a]] = packed[a];
+  }
+  for (int v = 0; v < total; v++)
+    results[v].status = results[v].skipped[0] && st == TS_OK ? TS_ERR_BAD_ARG
+                                                             : st;
   cublas->status = st;
   return st;
+}
+
+ts_status ts_bench(ts_gpu *g, ts_sched *const scheds[], int n,
+                   const ts_bench_opts *opts, ts_bench_result results[],
+                   ts_bench_result *cublas) {
+  if (!scheds)
+    return TS_ERR_NULL_ARG;
+  /* With no schedule there is no definition, and nothing is timed. */
+  const ts_gemm none = {0};
+  const ts_gemm *d = n > 0 && scheds[0] ? ts_sched_gemm(scheds[0]) : &none;
+  return ts_bench_with(g, d, scheds, n, NULL, 0, opts, results, cublas);
 }

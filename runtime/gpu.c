@@ -14,8 +14,7 @@
 static ts_gpu nomem_gpu = {.status = TS_ERR_NO_MEMORY,
                            .errmsg = "ts_gpu_open: out of memory"};
 
-__attribute__((format(printf, 3, 4))) static bool
-gpu_fail(ts_gpu *g, ts_status code, const char *fmt, ...) {
+bool gpu_fail(ts_gpu *g, ts_status code, const char *fmt, ...) {
   if (g->status != TS_OK)
     return false;
   va_list ap;
@@ -154,30 +153,34 @@ static bool resources_from_driver(ts_gpu *g, gpu_module *m) {
   return true;
 }
 
+bool gpu_load_module(ts_gpu *g, const ts_kernel *k, gpu_module *m) {
+  if (!GPU_CALL(g, cuModuleLoadData(&m->mod, k->cubin)) ||
+      !GPU_CALL(g, cuModuleGetFunction(&m->fn, m->mod, k->name)))
+    return false;
+  m->ptxas = k->ptxas;
+  return m->ptxas.valid || resources_from_driver(g, m);
+}
+
+bool gpu_fit_launch(ts_gpu *g, const char *kernel, gpu_module *m) {
+  char why[512];
+  if (!resources_fit(&g->limits, g->name, kernel, &m->launch, &m->ptxas, why,
+                     sizeof(why)))
+    return gpu_fail(g, TS_ERR_RESOURCES, "%s", why);
+  /* Dynamic shared memory past 48 KiB is opted into per function. */
+  return m->launch.dynamic_shared <= 0 ||
+         GPU_CALL(g, cuFuncSetAttribute(
+                         m->fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                         (int)m->launch.dynamic_shared));
+}
+
 bool gpu_load(ts_gpu *g, ts_sched *s, gpu_module *m) {
   memset(m, 0, sizeof(*m));
   ts_kernel *k = ts_compile(s, g->arch);
   bool ok = ts_kernel_status(k) == TS_OK;
   if (!ok)
     gpu_fail(g, ts_kernel_status(k), "%s", ts_kernel_errmsg(k));
-  else
-    ok = GPU_CALL(g, cuModuleLoadData(&m->mod, k->cubin)) &&
-         GPU_CALL(g, cuModuleGetFunction(&m->fn, m->mod, k->name));
-  if (ok) {
-    m->launch = k->launch;
-    m->ptxas = k->ptxas;
-    if (!m->ptxas.valid)
-      ok = resources_from_driver(g, m);
-  }
-  char why[512];
-  if (ok && !resources_fit(&g->limits, g->name, k->name, &m->launch, &m->ptxas,
-                           why, sizeof(why)))
-    ok = gpu_fail(g, TS_ERR_RESOURCES, "%s", why);
-  /* Dynamic shared memory past 48 KiB is opted into per function. */
-  if (ok && m->launch.dynamic_shared > 0)
-    ok = GPU_CALL(g, cuFuncSetAttribute(
-                         m->fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                         (int)m->launch.dynamic_shared));
+  m->launch = k->launch;
+  ok = ok && gpu_load_module(g, k, m) && gpu_fit_launch(g, k->name, m);
   if (!ok)
     gpu_unload(g, m);
   ts_kernel_free(k);
@@ -192,7 +195,11 @@ void gpu_unload(ts_gpu *g, gpu_module *m) {
 
 bool gpu_launch(ts_gpu *g, const gpu_module *m, CUdeviceptr A, CUdeviceptr B,
                 CUdeviceptr C) {
-  void *params[] = {&A, &B, &C};
+  /* A schedule's kernel reads the first three; a hand-written one all eight
+   * (its int shape was checked to fit when it was loaded). */
+  int M = (int)m->def.m, N = (int)m->def.n, K = (int)m->def.k;
+  float alpha = m->def.alpha, beta = m->def.beta;
+  void *params[] = {&A, &B, &C, &M, &N, &K, &alpha, &beta};
   const ts_launch *l = &m->launch;
   return GPU_CALL(g, cuLaunchKernel(m->fn, (unsigned)l->grid[0],
                                     (unsigned)l->grid[1], (unsigned)l->grid[2],

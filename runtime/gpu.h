@@ -29,16 +29,32 @@ struct ts_gpu {
 bool gpu_check(ts_gpu *g, CUresult r, const char *call);
 #define GPU_CALL(g, call) gpu_check((g), (g)->cu.call, #call)
 
-/* A loaded kernel ready to launch. */
+/* A loaded kernel ready to launch.  A schedule's kernel takes (A, B, C);
+ * a hand-written one also takes the shape, alpha and beta of `def`. */
 typedef struct gpu_module {
   CUmodule mod;
   CUfunction fn;
   ts_launch launch;
   ts_ptxas_info ptxas;
+  bool hand_written;
+  ts_gemm def;
 } gpu_module;
 
 bool gpu_load(ts_gpu *g, ts_sched *s, gpu_module *m);
+/* A hand-written kernel (see ts_cuda_kernel) for the definition `def`.
+ * Where the kernel cannot take the shape (tessel_multiple, int indices) it
+ * is not loaded, `skipped` says why, and the result is still true. */
+bool gpu_load_cuda(ts_gpu *g, const ts_gemm *def, const ts_cuda_kernel *k,
+                   gpu_module *m, char *skipped, size_t len);
 void gpu_unload(ts_gpu *g, gpu_module *m);
+/* Loads the cubin of `k` and finds its entry point; the ptxas report comes
+ * from NVRTC's log, else from the driver. */
+bool gpu_load_module(ts_gpu *g, const ts_kernel *k, gpu_module *m);
+/* m->launch against the device's limits; opts into dynamic shared memory. */
+bool gpu_fit_launch(ts_gpu *g, const char *kernel, gpu_module *m);
+/* Records a failure with its code and message; returns false. */
+bool gpu_fail(ts_gpu *g, ts_status code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 bool gpu_launch(ts_gpu *g, const gpu_module *m, CUdeviceptr A, CUdeviceptr B,
                 CUdeviceptr C);
 bool gpu_cublas_launch(ts_gpu *g, const ts_gemm *def, CUdeviceptr A,

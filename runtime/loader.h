@@ -23,6 +23,7 @@
   X(cuDevicePrimaryCtxRelease) X(cuCtxSetCurrent)                             \
   X_AS(cuCtxSynchronize, cuCtxSynchronize_v2)                                 \
   X(cuModuleLoadData) X(cuModuleUnload) X(cuModuleGetFunction)                \
+  X(cuModuleGetGlobal)                                                        \
   X(cuFuncSetAttribute) X(cuFuncGetAttribute) X(cuLaunchKernel) X(cuMemAlloc) X(cuMemFree)          \
   X(cuMemcpyHtoD) X(cuMemcpyDtoH) X(cuMemcpyDtoD) X(cuMemsetD32)              \
   X(cuEventCreate) X(cuEventDestroy) X(cuEventRecord) X(cuEventSynchronize)   \

@@ -1,6 +1,8 @@
 #!/bin/sh
 # The whole GPU check in one go: the gpu test suite, compute-sanitizer on a
-# small non-divisible shape, and the benchmark of the built-in schedules.
+# small non-divisible shape, and the benchmark of the built-in schedules
+# beside the seeds' hand-written kernels (bench/handwritten): those of seeds
+# 001 and 004 in layout NN, those of seed 000 in NT, as the posts store B.
 # Usage: scripts/gpu-check.sh BUILD_DIR OUT_DIR [SHAPE...]
 # Runs the binaries of an existing build (built elsewhere if need be).
 set -u
@@ -24,8 +26,16 @@ if command -v compute-sanitizer >/dev/null; then
     echo "compute-sanitizer $tool exit $? ($(grep -cE 'ERROR SUMMARY: 0 errors|SUMMARY: 0 hazards displayed \(0 errors' "$out/sanitizer-$tool.log") clean summaries)"
   done
 fi
+hand=bench/handwritten
 echo "== bench"
 for shape in $shapes; do
-  "$build/tessel" bench $schedules --shape "$shape" --csv "$out/bench-$shape.csv" \
-    2>&1 | tee -a "$out/bench.txt"
+  "$build/tessel" bench $schedules --cu $hand/seed001_smem32.cu \
+    --cu $hand/seed004_smem16.cu --shape "$shape" \
+    --csv "$out/bench-$shape.csv" 2>&1 | tee -a "$out/bench.txt"
+done
+echo "== bench, layout NT"
+for shape in $shapes; do
+  "$build/tessel" bench $schedules --cu $hand/seed000_matmul3.cu \
+    --cu $hand/seed000_matmul4.cu --layout NT --shape "$shape" \
+    --csv "$out/bench-NT-$shape.csv" 2>&1 | tee -a "$out/bench.txt"
 done

@@ -75,6 +75,18 @@ else
   echo "FAIL: bench exit $st:"; echo "$out"; fails=$((fails + 1))
 fi
 
+# bench --cu: the file is read before the GPU is looked for.
+expect 2 "bench --cu, no such file" -- "$tessel" bench naive --cu /nonexistent/k.cu
+one_line; contains "cannot read --cu /nonexistent/k.cu: No such file or directory"
+expect 2 "--cu outside bench" -- "$tessel" show naive --cu k.cu
+one_line; contains "--cu is an option of bench"
+expect 2 "bench, neither schedule nor --cu" -- "$tessel" bench --shape 64x64x64
+one_line
+expect 1 "bench --cu alone without a driver" -- env \
+  TESSEL_CUDA_DRIVER=/nonexistent/libcuda.so.1 "$tessel" bench \
+  --cu "$(dirname "$0")/../bench/handwritten/seed001_smem32.cu"
+one_line; contains "bench needs a GPU"
+
 # No driver, an architecture that is not one: one line, exit 1.
 expect 1 "bench without a driver" -- env TESSEL_CUDA_DRIVER=/nonexistent/libcuda.so.1 \
   "$tessel" bench naive --shape 64x64x64

@@ -148,6 +148,133 @@ static void test_bench_reports_every_variant(void **state) {
   }
 }
 
+/* ---- Hand-written baselines (tessel bench --cu) ------------------------- */
+
+static char *read_baseline(const char *file) {
+  const char *dir = getenv("TESSEL_HANDWRITTEN_DIR");
+  char path[512];
+  snprintf(path, sizeof(path), "%s/%s", dir ? dir : "bench/handwritten", file);
+  FILE *f = fopen(path, "rb");
+  if (!f)
+    fail_msg("cannot open %s (run from the source root or set "
+             "TESSEL_HANDWRITTEN_DIR)", path);
+  char *text = calloc(1, 1 << 16);
+  assert_non_null(text);
+  assert_true(fread(text, 1, (1 << 16) - 1, f) > 0);
+  fclose(f);
+  return text;
+}
+
+/* Times one kernel beside cuBLAS at g; returns its result. */
+static ts_bench_result bench_kernel(ts_gpu *on, const char *file, ts_gemm g,
+                                    ts_status want) {
+  ts_cuda_kernel k = {.name = file, .source = read_baseline(file)};
+  ts_bench_result r, blas;
+  ts_bench_opts o = {.warmup = 1, .repeats = 3, .seed = 5};
+  ts_status st = ts_bench_with(on, &g, NULL, 0, &k, 1, &o, &r, &blas);
+  if (st != want)
+    fail_msg("%s: %s (wanted %s)", file, ts_gpu_errmsg(on), ts_strerror(want));
+  free((char *)k.source);
+  return r;
+}
+
+static void test_baselines_match_cublas(void **state) {
+  (void)state;
+  const struct {
+    const char *file;
+    ts_gemm g;
+  } cases[] = {
+      {"seed001_smem32.cu", ts_gemm_make(100, 75, 37)},
+      {"seed001_smem32.cu", ts_gemm_make(256, 128, 96)},
+      {"seed004_smem16.cu", ts_gemm_make(256, 128, 96)},
+      {"seed000_matmul3.cu", ts_gemm_make(128, 192, 64)},
+      {"seed000_matmul4.cu", ts_gemm_make(128, 192, 64)},
+  };
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    for (int beta = 0; beta < 2; beta++) {
+      ts_gemm g = cases[i].g;
+      g.layout = strncmp(cases[i].file, "seed000", 7) == 0 ? TS_NT : TS_NN;
+      g.alpha = beta ? 1.5f : 1.0f;
+      g.beta = beta ? -0.5f : 0.0f;
+      ts_bench_result r = bench_kernel(gpu, cases[i].file, g, TS_OK);
+      printf("  %-20s %4lldx%4lldx%4lld %s beta %4.1f  rel err %.2e\n",
+             cases[i].file, (long long)g.m, (long long)g.n, (long long)g.k,
+             ts_layout_name(g.layout), (double)g.beta, r.max_rel_err);
+      assert_int_equal(r.status, TS_OK);
+      assert_string_equal(r.skipped, "");
+      assert_true(r.median_ms > 0);
+      assert_true(r.max_rel_err < 1e-5);
+    }
+  }
+}
+
+/* A shape the kernel cannot take skips it, with the reason, and the
+ * schedules of the same run are timed. */
+static void test_baseline_skipped_at_other_shapes(void **state) {
+  (void)state;
+  ts_gemm g = ts_gemm_make(100, 75, 37);
+  ts_sched *s = ts_builtin_schedule("smem16", &g);
+  ts_cuda_kernel k = {.name = "seed004",
+                      .source = read_baseline("seed004_smem16.cu")};
+  ts_bench_result r[2], blas;
+  ts_bench_opts o = {.warmup = 1, .repeats = 3, .seed = 5};
+  if (ts_bench_with(gpu, &g, &s, 1, &k, 1, &o, r, &blas) != TS_OK)
+    fail_msg("ts_bench_with: %s", ts_gpu_errmsg(gpu));
+  assert_int_equal(r[0].status, TS_OK);
+  assert_true(r[0].median_ms > 0 && r[0].max_rel_err < 1e-5);
+  assert_int_equal(r[1].status, TS_ERR_BAD_ARG);
+  assert_string_equal(r[1].skipped, "kernel \"seed004\" needs M to be a "
+                      "multiple of 16 (tessel_multiple); M is 100");
+  assert_true(r[1].median_ms == 0);
+  free((char *)k.source);
+  ts_sched_free(s);
+}
+
+/* Each refusal on a GPU of its own: a failure is sticky. */
+static void expect_refused(const char *source, ts_status want,
+                           const char *says) {
+  ts_gpu *g = ts_gpu_open();
+  assert_int_equal(ts_gpu_status(g), TS_OK);
+  ts_cuda_kernel k = {.name = "bad", .source = source};
+  ts_gemm d = ts_gemm_make(64, 64, 64);
+  ts_bench_result r, blas;
+  assert_int_equal(ts_bench_with(g, &d, NULL, 0, &k, 1, NULL, &r, &blas), want);
+  if (!strstr(ts_gpu_errmsg(g), says))
+    fail_msg("wanted \"%s\" in: %s", says, ts_gpu_errmsg(g));
+  ts_gpu_close(g);
+}
+
+static void test_baseline_errors(void **state) {
+  (void)state;
+  const char *entry = "extern \"C\" __global__ void gemm(const float *A, "
+                      "const float *B, float *C, int M, int N, int K, "
+                      "float alpha, float beta) {}\n";
+  char src[1024];
+  snprintf(src, sizeof(src), "%s", entry);
+  expect_refused(src, TS_ERR_BAD_ARG,
+                 "kernel \"bad\": the source defines no extern \"C\" "
+                 "__device__ int tessel_block[3]");
+  snprintf(src, sizeof(src), "%sextern \"C\" __device__ int "
+           "tessel_block[3] = {32, 1, 1};\n", entry);
+  expect_refused(src, TS_ERR_BAD_ARG, "int tessel_tile[2]");
+  snprintf(src, sizeof(src), "%sextern \"C\" __device__ int "
+           "tessel_block[3] = {32, 1, 1};\nextern \"C\" __device__ int "
+           "tessel_tile[3] = {1, 32, 1};\n", entry);
+  expect_refused(src, TS_ERR_BAD_ARG, "tessel_tile is 12 bytes; it must be "
+                 "int[2]");
+  snprintf(src, sizeof(src), "%sextern \"C\" __device__ int "
+           "tessel_block[3] = {32, 0, 1};\nextern \"C\" __device__ int "
+           "tessel_tile[2] = {1, 32};\n", entry);
+  expect_refused(src, TS_ERR_BAD_ARG, "tessel_block[1] is 0");
+  snprintf(src, sizeof(src), "%sextern \"C\" __device__ int "
+           "tessel_block[3] = {2048, 1, 1};\nextern \"C\" __device__ int "
+           "tessel_tile[2] = {1, 2048};\n", entry);
+  expect_refused(src, TS_ERR_RESOURCES, "block.x is 2048");
+  expect_refused("extern \"C\" __global__ void other() {}\n", TS_ERR_CUDA,
+                 "must define extern \"C\" __global__ void gemm");
+  expect_refused("this is not CUDA", TS_ERR_NVRTC, "kernel \"bad\": ");
+}
+
 /* An argument runs only the tests whose names match it (cmocka's filter,
  * with * as wildcard): for compute-sanitizer runs of one test. */
 int main(int argc, char **argv) {
@@ -165,6 +292,9 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_bench_reports_every_variant),
       cmocka_unit_test(test_dynamic_shared_memory),
       cmocka_unit_test(test_large_shape),
+      cmocka_unit_test(test_baselines_match_cublas),
+      cmocka_unit_test(test_baseline_skipped_at_other_shapes),
+      cmocka_unit_test(test_baseline_errors),
   };
   int rc = cmocka_run_group_tests(tests, NULL, NULL);
   ts_gpu_close(gpu);

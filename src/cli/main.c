@@ -21,8 +21,9 @@ static const char *usage_text =
     "                               the ptxas report), or the trace as C\n"
     "  check SCHEDULE... [--shape MxNxK]... [--layout L] [--seed N]\n"
     "                               reference executor vs a plain C GEMM\n"
-    "  bench SCHEDULE... [--shape MxNxK]... [--layout L] [--csv FILE]\n"
-    "                               GPU timings beside cuBLAS\n"
+    "  bench SCHEDULE... [--cu FILE]... [--shape MxNxK]... [--layout L]\n"
+    "        [--csv FILE]           GPU timings beside cuBLAS and\n"
+    "                               hand-written kernels\n"
     "\n"
     "common options: --alpha X --beta Y (default 1 and 0); layouts NN, NT,\n"
     "TN, TT (op(A) op(B), T: stored transposed).  `tessel COMMAND --help`\n"
@@ -47,17 +48,25 @@ static const char *check_help =
     "mismatch or fault.  --shape may repeat; default 37x53x29.\n";
 
 static const char *bench_help =
-    "usage: tessel bench SCHEDULE... [--shape MxNxK]... [--layout L]\n"
-    "                   [--alpha X] [--beta Y] [--csv FILE] [--repeats N]\n"
-    "                   [--warmup N] [--seed N]\n"
+    "usage: tessel bench SCHEDULE... [--cu FILE]... [--shape MxNxK]...\n"
+    "                   [--layout L] [--alpha X] [--beta Y] [--csv FILE]\n"
+    "                   [--repeats N] [--warmup N] [--seed N]\n"
     "Times each schedule and cuBLAS in one run on the same random inputs\n"
     "(median of --repeats launches, default 50) and prints ms, TFLOP/s, the\n"
     "ratio to cuBLAS, the max relative error against cuBLAS and the ptxas\n"
     "registers and spills.  --csv also writes the rows to FILE.  --shape\n"
-    "may repeat; default 1024x1024x1024.  Needs a GPU.\n";
+    "may repeat; default 1024x1024x1024.  Needs a GPU.\n"
+    "  --cu FILE  also times a hand-written kernel: FILE defines\n"
+    "             extern \"C\" __global__ void gemm(const float *A,\n"
+    "             const float *B, float *C, int M, int N, int K, float alpha,\n"
+    "             float beta) and the ints tessel_block[3] (threads),\n"
+    "             tessel_tile[2] (rows x columns of C per block) and\n"
+    "             optionally tessel_multiple[3] (M, N, K it needs to divide)\n"
+    "             as extern \"C\" __device__ globals; bench/handwritten/ has\n"
+    "             the seeds' kernels.  May repeat; the row is the file's name.\n";
 
 enum { OPT_IR = 256, OPT_CUDA, OPT_TRACE, OPT_ALPHA, OPT_BETA, OPT_ARCH,
-       OPT_CSV, OPT_REPEATS, OPT_WARMUP, OPT_SEED };
+       OPT_CSV, OPT_REPEATS, OPT_WARMUP, OPT_SEED, OPT_CU };
 
 static const struct option long_opts[] = {
     {"help", no_argument, NULL, 'h'},
@@ -73,6 +82,7 @@ static const struct option long_opts[] = {
     {"repeats", required_argument, NULL, OPT_REPEATS},
     {"warmup", required_argument, NULL, OPT_WARMUP},
     {"seed", required_argument, NULL, OPT_SEED},
+    {"cu", required_argument, NULL, OPT_CU},
     {NULL, 0, NULL, 0},
 };
 
@@ -127,6 +137,17 @@ static int parse(int argc, char **argv, const char *help, cli_opts *o) {
         return EXIT_USAGE;
       o->seed = (uint64_t)v;
       break;
+    case OPT_CU:
+      if (help != bench_help) { /* the help text names the command */
+        fputs("tessel: --cu is an option of bench\n", stderr);
+        return EXIT_USAGE;
+      }
+      if (o->ncu == MAX_SHAPES) {
+        fprintf(stderr, "tessel: at most %d --cu options\n", MAX_SHAPES);
+        return EXIT_USAGE;
+      }
+      o->cu_files[o->ncu++] = optarg;
+      break;
     default:
       fprintf(stderr, "tessel: unknown or incomplete option '%s' (see "
               "--help)\n", argv[optind - 1]);
@@ -135,7 +156,7 @@ static int parse(int argc, char **argv, const char *help, cli_opts *o) {
   }
   o->names = argv + optind;
   o->nnames = argc - optind;
-  if (o->nnames == 0) {
+  if (o->nnames == 0 && o->ncu == 0) {
     fprintf(stderr, "tessel: name a schedule (tessel list shows them)\n");
     return EXIT_USAGE;
   }
@@ -276,26 +297,33 @@ static void print_row(FILE *csv, const char *gpu, const char *name,
                            : -1);
 }
 
-static int bench_shape(ts_gpu *gpu, const cli_opts *o, const ts_gemm *g,
+static int bench_shape(ts_gpu *gpu, const cli_opts *o,
+                       const ts_cuda_kernel *kernels, const ts_gemm *g,
                        FILE *csv) {
-  ts_sched *s[MAX_SHAPES * 8] = {0};
-  ts_bench_result r[MAX_SHAPES * 8], blas;
-  int n = o->nnames < MAX_SHAPES * 8 ? o->nnames : MAX_SHAPES * 8;
+  enum { MAX_ROWS = MAX_SHAPES * 8 };
+  ts_sched *s[MAX_ROWS] = {0};
+  ts_bench_result r[MAX_ROWS + MAX_SHAPES], blas;
+  int n = o->nnames < MAX_ROWS ? o->nnames : MAX_ROWS;
   for (int i = 0; i < n; i++)
     s[i] = ts_builtin_schedule(o->names[i], g);
   ts_bench_opts bo = {.warmup = o->warmup, .repeats = o->repeats,
                       .seed = o->seed};
   int rc = 0;
-  if (ts_bench(gpu, s, n, &bo, r, &blas) != TS_OK) {
+  if (ts_bench_with(gpu, g, s, n, kernels, o->ncu, &bo, r, &blas) != TS_OK) {
     fprintf(stderr, "tessel: %s\n", ts_gpu_errmsg(gpu));
     rc = EXIT_FAIL;
   } else {
     print_row(csv, ts_gpu_name(gpu), "cuBLAS", g, &blas);
-    for (int i = 0; i < n; i++) {
-      print_row(csv, ts_gpu_name(gpu), o->names[i], g, &r[i]);
+    for (int i = 0; i < n + o->ncu; i++) {
+      const char *name = i < n ? o->names[i] : kernels[i - n].name;
+      if (r[i].skipped[0]) {
+        printf("%-16s skipped: %s\n", name, r[i].skipped);
+        continue;
+      }
+      print_row(csv, ts_gpu_name(gpu), name, g, &r[i]);
       if (!(r[i].max_rel_err < 1e-5)) {
         fprintf(stderr, "tessel: %s differs from cuBLAS (max relative error "
-                "%.2e)\n", o->names[i], r[i].max_rel_err);
+                "%.2e)\n", name, r[i].max_rel_err);
         rc = EXIT_FAIL;
       }
     }
@@ -305,40 +333,68 @@ static int bench_shape(ts_gpu *gpu, const cli_opts *o, const ts_gemm *g,
   return rc;
 }
 
+static void free_kernels(ts_cuda_kernel *k, int n) {
+  for (int i = 0; i < n; i++) {
+    free((char *)k[i].name);
+    free((char *)k[i].source);
+  }
+}
+
+/* Reads every --cu file before the GPU is opened: a bad path is a usage
+ * error wherever tessel runs. */
+static bool read_kernels(const cli_opts *o, ts_cuda_kernel *k) {
+  for (int i = 0; i < o->ncu; i++) {
+    char *src, *label;
+    if (!cli_read_cu(o->cu_files[i], &src, &label)) {
+      free_kernels(k, i);
+      return false;
+    }
+    k[i] = (ts_cuda_kernel){.name = label, .source = src};
+  }
+  return true;
+}
+
+static FILE *open_csv(const char *path) {
+  FILE *csv = fopen(path, "w");
+  if (!csv) {
+    fprintf(stderr, "tessel: cannot write --csv %s\n", path);
+    return NULL;
+  }
+  fputs("gpu,schedule,m,n,k,layout,median_ms,tflops,ratio_to_cublas,"
+        "max_rel_err,registers,spill_bytes\n", csv);
+  return csv;
+}
+
 static int cmd_bench(int argc, char **argv) {
   cli_opts o;
+  ts_cuda_kernel kernels[MAX_SHAPES];
   int rc = parse(argc, argv, bench_help, &o);
   if (rc >= 0)
     return rc;
+  if (!read_kernels(&o, kernels))
+    return EXIT_USAGE;
   cli_finish_shapes(&o, 1024, 1024, 1024);
   ts_gpu *gpu = ts_gpu_open();
+  FILE *csv = NULL;
   if (ts_gpu_status(gpu) != TS_OK) {
     fprintf(stderr, "tessel: bench needs a GPU: %s\n", ts_gpu_errmsg(gpu));
-    ts_gpu_close(gpu);
-    return EXIT_FAIL;
+    rc = EXIT_FAIL;
+  } else if (o.csv && !(csv = open_csv(o.csv))) {
+    rc = EXIT_FAIL;
+  } else {
+    printf("# %s (%s), median of %d runs after %d warm-up\n",
+           ts_gpu_name(gpu), ts_gpu_arch(gpu), o.repeats, o.warmup);
+    printf("%-16s %-16s %-6s %10s %9s %9s %9s %5s %6s\n", "schedule", "shape",
+           "layout", "ms", "TFLOP/s", "cuBLAS", "max_err", "regs", "spill");
+    rc = 0;
+    for (int j = 0; j < o.nshapes; j++)
+      if (bench_shape(gpu, &o, kernels, &o.shapes[j], csv) != 0)
+        rc = EXIT_FAIL;
   }
-  FILE *csv = NULL;
-  if (o.csv) {
-    csv = fopen(o.csv, "w");
-    if (!csv) {
-      fprintf(stderr, "tessel: cannot write --csv %s\n", o.csv);
-      ts_gpu_close(gpu);
-      return EXIT_FAIL;
-    }
-    fputs("gpu,schedule,m,n,k,layout,median_ms,tflops,ratio_to_cublas,"
-          "max_rel_err,registers,spill_bytes\n", csv);
-  }
-  printf("# %s (%s), median of %d runs after %d warm-up\n", ts_gpu_name(gpu),
-         ts_gpu_arch(gpu), o.repeats, o.warmup);
-  printf("%-16s %-16s %-6s %10s %9s %9s %9s %5s %6s\n", "schedule", "shape",
-         "layout", "ms", "TFLOP/s", "cuBLAS", "max_err", "regs", "spill");
-  rc = 0;
-  for (int j = 0; j < o.nshapes; j++)
-    if (bench_shape(gpu, &o, &o.shapes[j], csv) != 0)
-      rc = EXIT_FAIL;
   if (csv)
     fclose(csv);
   ts_gpu_close(gpu);
+  free_kernels(kernels, o.ncu);
   return rc;
 }
 

@@ -1,6 +1,6 @@
 /*
- * Parsing and validating option values: shapes, layouts, numbers and
- * schedule names.  Each error is one line on stderr naming the option and
+ * Parsing and validating option values: shapes, layouts, numbers,
+ * schedule names and the files of hand-written kernels.  Each error is one line on stderr naming the option and
  * what it got; the caller exits with status 2.
  */
 #include "options.h"
@@ -77,6 +77,40 @@ bool cli_parse_int(const char *opt, const char *text, int lo, int hi,
     return false;
   }
   *out = (int)v;
+  return true;
+}
+
+bool cli_read_cu(const char *path, char **source, char **label) {
+  *source = *label = NULL;
+  errno = 0;
+  FILE *f = fopen(path, "rb");
+  long size = -1;
+  if (f && fseek(f, 0, SEEK_END) == 0)
+    size = ftell(f);
+  bool ok = size >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
+            (*source = malloc((size_t)size + 1)) &&
+            fread(*source, 1, (size_t)size, f) == (size_t)size;
+  int err = errno;
+  if (f)
+    fclose(f);
+  if (!ok) {
+    fprintf(stderr, "tessel: cannot read --cu %s: %s\n", path,
+            err ? strerror(err) : "short read");
+    free(*source);
+    *source = NULL;
+    return false;
+  }
+  (*source)[size] = 0;
+  const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+  size_t len = strlen(base);
+  if (len > 3 && strcmp(base + len - 3, ".cu") == 0)
+    len -= 3;
+  if (!(*label = strndup(base, len))) {
+    fprintf(stderr, "tessel: out of memory\n");
+    free(*source);
+    *source = NULL;
+    return false;
+  }
   return true;
 }
 

@@ -21,6 +21,8 @@ typedef struct cli_opts {
   uint64_t seed;
   char **names; /* the schedules named on the command line */
   int nnames;
+  const char *cu_files[MAX_SHAPES]; /* bench --cu: hand-written kernels */
+  int ncu;
 } cli_opts;
 
 /* Parses "MxNxK"; false with a message on stderr. */
@@ -29,6 +31,9 @@ bool cli_parse_shape(const char *text, ts_gemm *out);
 void cli_finish_shapes(cli_opts *o, int64_t m, int64_t n, int64_t k);
 bool cli_parse_float(const char *opt, const char *text, float *out);
 bool cli_parse_int(const char *opt, const char *text, int lo, int hi, int *out);
+/* Reads a hand-written kernel's file (malloc'd text) and labels it with
+ * its base name less ".cu"; false with a message on stderr. */
+bool cli_read_cu(const char *path, char **source, char **label);
 /* Every named schedule exists; false with a message on stderr. */
 bool cli_check_names(const cli_opts *o);
 
