@@ -62,8 +62,9 @@ static const char *bench_help =
     "             float beta) and the ints tessel_block[3] (threads),\n"
     "             tessel_tile[2] (rows x columns of C per block) and\n"
     "             optionally tessel_multiple[3] (M, N, K it needs to divide)\n"
-    "             as extern \"C\" __device__ globals; bench/handwritten/ has\n"
-    "             the seeds' kernels.  May repeat; the row is the file's name.\n";
+    "             as extern \"C\" __device__ globals.  The seeds' kernels are\n"
+    "             in bench/handwritten/ (installed in share/tessel/handwritten).\n"
+    "             May repeat; the row is the file's name.\n";
 
 enum { OPT_IR = 256, OPT_CUDA, OPT_TRACE, OPT_ALPHA, OPT_BETA, OPT_ARCH,
        OPT_CSV, OPT_REPEATS, OPT_WARMUP, OPT_SEED, OPT_CU };
