@@ -91,8 +91,8 @@ bool gpu_load_cuda(ts_gpu *g, const ts_gemm *def, const ts_cuda_kernel *k,
   if (!ok)
     gpu_fail(g, ts_kernel_status(c), "kernel \"%s\": %s", k->name,
              ts_kernel_errmsg(c));
-  if (ok && !(ok = gpu_load_module(g, c, m)) &&
-      strncmp(g->errmsg, "cuModuleGetFunction", 19) == 0)
+  /* A module that loads without the entry point: say what it must have. */
+  if (ok && !(ok = gpu_load_module(g, c, m)) && m->mod && !m->fn)
     snprintf(g->errmsg + strlen(g->errmsg),
              sizeof(g->errmsg) - strlen(g->errmsg),
              " (kernel \"%s\" must define extern \"C\" __global__ void gemm)",

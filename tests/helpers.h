@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
@@ -49,6 +50,23 @@ static inline ts_sched *big_shared_schedule(const ts_gemm *def) {
   ts_double_buffer(s, as);
   ts_double_buffer(s, bs);
   return s;
+}
+
+/* A whole text file, malloc'd; fails the test where it cannot be read. */
+static inline char *read_text(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f)
+    fail_msg("cannot open %s", path);
+  assert_int_equal(fseek(f, 0, SEEK_END), 0);
+  long size = ftell(f);
+  assert_true(size > 0);
+  rewind(f);
+  char *text = malloc((size_t)size + 1);
+  assert_non_null(text);
+  assert_int_equal(fread(text, 1, (size_t)size, f), (size_t)size);
+  text[size] = 0;
+  fclose(f);
+  return text;
 }
 
 #endif

@@ -8,9 +8,9 @@
 
 #include "schedule/sched.h"
 
-/* 8x8x8 in 4x4 tiles: blocks on i/j tiles, 4x4 threads, k in steps of 4. */
-static ts_sched *tiled(ts_loop **ko, ts_loop **ki) {
-  ts_sched *s = sched_of(8, 8, 8);
+/* 8x8xK in 4x4 tiles: blocks on i/j tiles, 4x4 threads, k in steps of 4. */
+static ts_sched *tiled_k(int64_t k, ts_loop **ko, ts_loop **ki) {
+  ts_sched *s = sched_of(8, 8, k);
   ts_loop *io, *ii, *jo, *ji;
   ts_split(s, ts_get_loop(s, "i"), 4, &io, &ii);
   ts_split(s, ts_get_loop(s, "j"), 4, &jo, &ji);
@@ -23,6 +23,8 @@ static ts_sched *tiled(ts_loop **ko, ts_loop **ki) {
   assert_int_equal(ts_sched_status(s), TS_OK);
   return s;
 }
+
+static ts_sched *tiled(ts_loop **ko, ts_loop **ki) { return tiled_k(8, ko, ki); }
 
 static void assert_correct(ts_sched *s) {
   char msg[512];
@@ -75,16 +77,8 @@ static void test_cache_read_shared(void **state) {
 /* One k step: the copy is filled once, so no barrier ends the body. */
 static void test_no_trailing_barrier_without_refill(void **state) {
   (void)state;
-  ts_sched *s = sched_of(8, 8, 4);
-  ts_loop *io, *ii, *jo, *ji, *ko, *ki;
-  ts_split(s, ts_get_loop(s, "i"), 4, &io, &ii);
-  ts_split(s, ts_get_loop(s, "j"), 4, &jo, &ji);
-  ts_split(s, ts_get_loop(s, "k"), 4, &ko, &ki);
-  ts_reorder(s, 6, (ts_loop *[]){io, jo, ii, ji, ko, ki});
-  ts_bind(s, ii, TS_THREAD_Y);
-  ts_bind(s, ji, TS_THREAD_X);
-  ts_bind(s, io, TS_BLOCK_Y);
-  ts_bind(s, jo, TS_BLOCK_X);
+  ts_loop *ko, *ki;
+  ts_sched *s = tiled_k(4, &ko, &ki);
   ts_stage *as;
   assert_int_equal(ts_cache_read(s, "A", TS_SHARED, ko, &as), TS_OK);
   char *ir = ts_print_ir(s);

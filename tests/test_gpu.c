@@ -150,19 +150,13 @@ static void test_bench_reports_every_variant(void **state) {
 
 /* ---- Hand-written baselines (tessel bench --cu) ------------------------- */
 
+/* A file of bench/handwritten: the gpu suite runs from the source root
+ * (scripts/gpu-check.sh), or TESSEL_HANDWRITTEN_DIR names the folder. */
 static char *read_baseline(const char *file) {
   const char *dir = getenv("TESSEL_HANDWRITTEN_DIR");
   char path[512];
   snprintf(path, sizeof(path), "%s/%s", dir ? dir : "bench/handwritten", file);
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    fail_msg("cannot open %s (run from the source root or set "
-             "TESSEL_HANDWRITTEN_DIR)", path);
-  char *text = calloc(1, 1 << 16);
-  assert_non_null(text);
-  assert_true(fread(text, 1, (1 << 16) - 1, f) > 0);
-  fclose(f);
-  return text;
+  return read_text(path);
 }
 
 /* Times one kernel beside cuBLAS at g; returns its result. */

@@ -12,21 +12,6 @@
 
 static const char *dir = "bench/handwritten";
 
-static char *read_text(const char *path) {
-  FILE *f = fopen(path, "rb");
-  assert_non_null(f);
-  assert_int_equal(fseek(f, 0, SEEK_END), 0);
-  long size = ftell(f);
-  assert_true(size > 0);
-  rewind(f);
-  char *text = malloc((size_t)size + 1);
-  assert_non_null(text);
-  assert_int_equal(fread(text, 1, (size_t)size, f), (size_t)size);
-  text[size] = 0;
-  fclose(f);
-  return text;
-}
-
 static bool has_symbol(const ts_kernel *k, const char *name) {
   return memmem(k->cubin, k->cubin_size, name, strlen(name) + 1) != NULL;
 }
