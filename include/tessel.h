@@ -93,11 +93,21 @@ const char *ts_strerror(ts_status status);
  * NxK row-major matrix (C = A * B^T, as seed 000 computes). */
 typedef enum { TS_NN, TS_NT, TS_TN, TS_TT } ts_layout;
 
+/* Element types of the matrices.  A and B may be fp16 or bf16 with an fp32
+ * accumulator and an fp32, fp16 or bf16 C; fp32 everywhere is the default. */
+typedef enum {
+  TS_F32,  /* IEEE binary32 */
+  TS_F16,  /* IEEE binary16 (CUDA's __half) */
+  TS_BF16, /* bfloat16 (CUDA's __nv_bfloat16) */
+} ts_dtype;
+
 typedef struct ts_gemm {
   int64_t m, n, k;  /* C is m x n; op(A) is m x k; op(B) is k x n */
   ts_layout layout;
   float alpha;
   float beta; /* C is not read when beta == 0 */
+  /* Storage types of A, B and C, and the accumulator's (TS_F32 only). */
+  ts_dtype a_type, b_type, c_type, acc_type;
 } ts_gemm;
 
 /* {m, n, k} with layout NN, alpha 1 and beta 0, as cuBLAS's GEMM defaults. */
