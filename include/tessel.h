@@ -214,16 +214,23 @@ ts_status ts_double_buffer(ts_sched *s, ts_stage *stage);
  * threads per multiprocessor. */
 ts_status ts_min_blocks_per_sm(ts_sched *s, int blocks);
 
-/* ---- Reading a schedule ------------------------------------------------ */
-
-/* Each returns a malloc'd string the caller frees with free(), or NULL when
- * out of memory or the schedule is in error. */
-char *ts_print_ir(ts_sched *s);     /* the lowered loop nest */
-char *ts_print_trace(ts_sched *s);  /* C that replays the schedule */
-char *ts_cuda_source(ts_sched *s);  /* the kernel, deterministic text */
+/* C that replays the schedule: a malloc'd string the caller frees, or NULL
+ * when out of memory or the schedule is in error. */
+char *ts_print_trace(ts_sched *s);
 
 /* Replays the trace of `from` onto `onto` (a fresh ts_matmul). */
 ts_status ts_replay(const ts_sched *from, ts_sched *onto);
+
+/* ---- The lowered kernel -------------------------------------------------- */
+
+/* Lowering turns a schedule into a program: one self-contained, immutable
+ * kernel (its body, parameters, launch geometry, shared memory, occupancy
+ * hint, entry point and the definition it computes) that owns all of its
+ * memory.  The code generator, the reference executor, the compiler and the
+ * GPU take only a program, never the schedule, which lowering does not
+ * change: a schedule that lowering refuses keeps its TS_OK, and the
+ * program carries the error.  Free the schedule whenever you like. */
+typedef struct ts_program ts_program;
 
 typedef struct ts_launch {
   int64_t grid[3], block[3];
@@ -231,21 +238,47 @@ typedef struct ts_launch {
    * 48 KiB a kernel may declare statically; 0 otherwise. */
   int64_t dynamic_shared;
 } ts_launch;
-ts_status ts_launch_dims(ts_sched *s, ts_launch *out);
 
-/* ---- Reference executor ------------------------------------------------- */
+/* Never NULL; check ts_program_status.  A schedule in error gives a
+ * program with the schedule's status and message. */
+ts_program *ts_lower(const ts_sched *s);
+void ts_program_free(ts_program *p); /* NULL is fine */
+ts_status ts_program_status(const ts_program *p);
+const char *ts_program_errmsg(const ts_program *p); /* "" when TS_OK */
+const ts_gemm *ts_program_gemm(const ts_program *p);
+const char *ts_program_name(const ts_program *p);  /* the schedule's */
+const char *ts_program_entry(const ts_program *p); /* "tessel_<name>" */
+ts_status ts_program_launch(const ts_program *p, ts_launch *out);
+/* Blocks per multiprocessor asked for (__launch_bounds__); 0: any. */
+int ts_program_min_blocks(const ts_program *p);
+/* Malloc'd text the caller frees, or NULL when out of memory or the program
+ * is in error: the loop nest, and the CUDA C (deterministic). */
+char *ts_program_ir(const ts_program *p);
+char *ts_program_cuda(const ts_program *p);
 
-/* Runs the lowered kernel on the CPU with CUDA's semantics, on the given
- * host matrices (A and B in the definition's layouts, C row-major m x n,
+/* Runs the program on the CPU with CUDA's semantics, on the given host
+ * matrices (A and B in the definition's layouts, C row-major m x n,
  * updated in place).  Faults (out of bounds, races, a barrier in divergent
  * code, a read of memory nothing wrote) return TS_ERR_EXEC_FAULT with the
  * description in msg. */
-ts_status ts_execute(ts_sched *s, const float *A, const float *B, float *C,
-                     char *msg, size_t msglen);
+ts_status ts_program_execute(const ts_program *p, const float *A,
+                             const float *B, float *C, char *msg,
+                             size_t msglen);
+/* Runs the program on random data against a plain C GEMM (double
+ * accumulation).  TS_ERR_MISMATCH or TS_ERR_EXEC_FAULT with details in
+ * msg; a program in error gives its status and message. */
+ts_status ts_program_check(const ts_program *p, uint64_t seed, char *msg,
+                           size_t msglen);
 
-/* Runs the schedule on random data against a plain C GEMM (double
- * accumulation).  TS_ERR_MISMATCH or TS_ERR_EXEC_FAULT with details in msg. */
-ts_status ts_check(ts_sched *s, uint64_t seed, char *msg, size_t msglen);
+/* The same from a schedule, lowering it each time (the program is freed
+ * before they return; lower once with ts_lower to do several things). */
+char *ts_print_ir(const ts_sched *s);
+char *ts_cuda_source(const ts_sched *s);
+ts_status ts_launch_dims(const ts_sched *s, ts_launch *out);
+ts_status ts_execute(const ts_sched *s, const float *A, const float *B,
+                     float *C, char *msg, size_t msglen);
+ts_status ts_check(const ts_sched *s, uint64_t seed, char *msg,
+                   size_t msglen);
 
 /* ---- Built-in schedules ------------------------------------------------ */
 
@@ -276,12 +309,26 @@ typedef struct ts_ptxas_info {
                 function uses local memory */
 } ts_ptxas_info;
 
-/* Compiles the schedule's kernel for `arch` ("sm_90"; NULL: sm_90).  Never
- * NULL; check ts_kernel_status. */
-ts_kernel *ts_compile(ts_sched *s, const char *arch);
+/* Compiles the program's kernel for `arch` ("sm_90"; NULL: sm_90).  Never
+ * NULL; check ts_kernel_status.  The kernel carries what launching it needs
+ * (entry point, launch geometry, dynamic shared memory, the definition) and
+ * nothing of the program, which may be freed at once.  A program in error
+ * gives a kernel with its status and message. */
+ts_kernel *ts_compile(const ts_program *p, const char *arch);
+/* ts_lower then ts_compile. */
+ts_kernel *ts_compile_sched(const ts_sched *s, const char *arch);
+/* Compiles n programs on `threads` threads (0: one per processor), each
+ * into kernels[i] with its own status: one that fails does not stop the
+ * others.  Returns TS_OK, or TS_ERR_NULL_ARG / TS_ERR_BAD_ARG for the
+ * arguments themselves. */
+ts_status ts_compile_all(ts_program *const programs[], int n,
+                         const char *arch, int threads, ts_kernel *kernels[]);
 void ts_kernel_free(ts_kernel *k);
 ts_status ts_kernel_status(const ts_kernel *k);
 const char *ts_kernel_errmsg(const ts_kernel *k);
+/* The program's name, or a hand-written kernel's. */
+const char *ts_kernel_name(const ts_kernel *k);
+const ts_gemm *ts_kernel_gemm(const ts_kernel *k);
 const char *ts_kernel_log(const ts_kernel *k); /* NVRTC's log, verbatim */
 ts_ptxas_info ts_kernel_ptxas(const ts_kernel *k);
 const char *ts_kernel_arch(const ts_kernel *k);
@@ -303,9 +350,9 @@ const char *ts_gpu_errmsg(const ts_gpu *g);
 const char *ts_gpu_name(const ts_gpu *g);
 const char *ts_gpu_arch(const ts_gpu *g); /* "sm_90" */
 
-/* Runs the kernel once on host data (C updated in place). */
-ts_status ts_gpu_run(ts_gpu *g, ts_sched *s, const float *A, const float *B,
-                     float *C);
+/* Runs the compiled kernel once on host data (C updated in place). */
+ts_status ts_gpu_run(ts_gpu *g, const ts_kernel *k, const float *A,
+                     const float *B, float *C);
 /* cuBLAS on the same data, for reference. */
 ts_status ts_gpu_cublas(ts_gpu *g, const ts_gemm *def, const float *A,
                         const float *B, float *C);
@@ -317,22 +364,19 @@ typedef struct ts_bench_opts {
 } ts_bench_opts;
 
 typedef struct ts_bench_result {
+  /* TS_OK when timed; otherwise why not, in message: the kernel's own error
+   * (lowering, NVRTC), the device's refusal (resources, a module that does
+   * not load), or a hand-written kernel that cannot take the shape
+   * (skipped). */
   ts_status status;
+  int skipped;
+  char message[1024];
   double median_ms;
   double tflops;
   double ratio_to_cublas; /* cuBLAS time / this time: 1.0 is cuBLAS's speed */
   double max_rel_err;     /* against cuBLAS, over all elements */
   ts_ptxas_info ptxas;
-  /* Why a hand-written kernel did not run at this shape (it is not a
-   * multiple of its tessel_multiple); empty when it ran. */
-  char skipped[160];
 } ts_bench_result;
-
-/* Times each schedule (all of one definition) and cuBLAS in one run on the
- * same random inputs.  results[i] for scheds[i]; *cublas for cuBLAS. */
-ts_status ts_bench(ts_gpu *g, ts_sched *const scheds[], int n,
-                   const ts_bench_opts *opts, ts_bench_result results[],
-                   ts_bench_result *cublas);
 
 /* A hand-written CUDA kernel, timed beside schedules as a baseline.  The
  * source defines the entry point
@@ -357,14 +401,22 @@ typedef struct ts_cuda_kernel {
   const char *source; /* CUDA C */
 } ts_cuda_kernel;
 
-/* As ts_bench, with hand-written kernels in the same run: results[i] for
- * scheds[i], results[n + j] for kernels[j].  `def` is the definition all
- * share (scheds may be empty). */
-ts_status ts_bench_with(ts_gpu *g, const ts_gemm *def,
-                        ts_sched *const scheds[], int n,
-                        const ts_cuda_kernel kernels[], int nkernels,
-                        const ts_bench_opts *opts, ts_bench_result results[],
-                        ts_bench_result *cublas);
+/* Compiles a hand-written kernel for the definition `def` (the shape, alpha
+ * and beta it is launched with).  Never NULL; check ts_kernel_status.  Its
+ * geometry is read when it is loaded on the GPU. */
+ts_kernel *ts_compile_cuda(const ts_cuda_kernel *src, const ts_gemm *def,
+                           const char *arch);
+
+/* Times each compiled kernel and cuBLAS in one run on the same random
+ * inputs: results[i] for kernels[i], *cublas for cuBLAS.  Every kernel must
+ * be of one definition (kernels[0]'s).  Each kernel has its own result: one
+ * that failed to compile, is of another definition, cannot be loaded or
+ * does not fit the device is reported in its row, and the rest are timed.
+ * Returns TS_OK when every kernel was timed, the first row's error
+ * otherwise, or the GPU's error when nothing could be timed. */
+ts_status ts_bench(ts_gpu *g, ts_kernel *const kernels[], int n,
+                   const ts_bench_opts *opts, ts_bench_result results[],
+                   ts_bench_result *cublas);
 
 #ifdef __cplusplus
 }

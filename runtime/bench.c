@@ -8,6 +8,7 @@
  * poisoned with NaN where beta is 0, against cuBLAS's result.
  */
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,7 +17,7 @@
 #include "../src/relerr.h"
 #include "gpu.h"
 
-enum { MAX_SETS = 8, MAX_VARIANTS = 64 };
+enum { MAX_SETS = 8 };
 
 typedef struct {
   CUdeviceptr A[MAX_SETS], B[MAX_SETS], C[MAX_SETS];
@@ -170,90 +171,107 @@ done:
   return ok ? TS_OK : g->status;
 }
 
-/* Every schedule is valid and of `d`; every kernel has a name and source. */
-static bool check_variants(ts_gpu *g, const ts_gemm *d,
-                           ts_sched *const scheds[], int n,
-                           const ts_cuda_kernel kernels[], int nk) {
-  for (int v = 0; v < n; v++) {
-    if (!scheds[v])
-      return gpu_fail(g, TS_ERR_NULL_ARG, "ts_bench: schedule %d is NULL", v);
-    if (ts_sched_status(scheds[v]) != TS_OK)
-      return gpu_fail(g, TS_ERR_BAD_ARG, "ts_bench: schedule \"%s\" %s",
-                      ts_sched_name(scheds[v]), ts_sched_errmsg(scheds[v]));
-    if (!same_gemm(d, ts_sched_gemm(scheds[v])))
-      return gpu_fail(g, TS_ERR_BAD_ARG, "ts_bench: schedule \"%s\" has "
-                      "another definition than the first; all must share one "
-                      "shape, layout, alpha and beta", ts_sched_name(scheds[v]));
+/* Records why kernel v is not timed in its row. */
+__attribute__((format(printf, 3, 4))) static void row_fail(
+    ts_bench_result *r, ts_status code, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(r->message, sizeof(r->message), fmt, ap);
+  va_end(ap);
+  r->status = code;
+}
+
+/* Kernel v compiled, of the definition, loaded and fitting the device; or
+ * its row says why not.  A failed load leaves the device usable (nothing
+ * was launched), so its error goes to the row and not to the GPU. */
+static bool load_variant(ts_gpu *g, const ts_gemm *d, const ts_kernel *k,
+                         gpu_module *m, ts_bench_result *r) {
+  if (!k) {
+    row_fail(r, TS_ERR_NULL_ARG, "the kernel is NULL");
+    return false;
   }
-  for (int j = 0; j < nk; j++)
-    if (!kernels[j].name || !kernels[j].source)
-      return gpu_fail(g, TS_ERR_NULL_ARG, "ts_bench: kernel %d has a NULL "
-                      "name or source", j);
+  if (k->status != TS_OK) {
+    row_fail(r, k->status, "%s", k->errmsg);
+    return false;
+  }
+  if (!same_gemm(d, &k->def)) {
+    row_fail(r, TS_ERR_BAD_ARG, "\"%s\" is of another definition than the "
+             "first kernel's; all must share one shape, layout, alpha and "
+             "beta", ts_kernel_name(k));
+    return false;
+  }
+  if (!gpu_load(g, k, m, r->message, sizeof(r->message))) {
+    row_fail(r, g->status, "%s", g->errmsg);
+    g->status = TS_OK;
+    g->errmsg[0] = 0;
+    return false;
+  }
+  if (r->message[0]) {
+    r->skipped = 1;
+    r->status = TS_ERR_BAD_SHAPE;
+    return false;
+  }
   return true;
 }
 
-ts_status ts_bench_with(ts_gpu *g, const ts_gemm *def,
-                        ts_sched *const scheds[], int n,
-                        const ts_cuda_kernel kernels[], int nkernels,
-                        const ts_bench_opts *opts, ts_bench_result results[],
-                        ts_bench_result *cublas) {
-  if (!g || !def || (n && !scheds) || (nkernels && !kernels) || !results ||
-      !cublas)
+static const ts_gemm *first_definition(ts_kernel *const kernels[], int n) {
+  for (int v = 0; v < n; v++)
+    if (kernels[v])
+      return &kernels[v]->def;
+  return NULL;
+}
+
+ts_status ts_bench(ts_gpu *g, ts_kernel *const kernels[], int n,
+                   const ts_bench_opts *opts, ts_bench_result results[],
+                   ts_bench_result *cublas) {
+  if (!g || (n && !kernels) || (n && !results) || !cublas)
     return TS_ERR_NULL_ARG;
   if (g->status != TS_OK)
     return g->status;
-  if (n < 0 || nkernels < 0 || n + nkernels > MAX_VARIANTS) {
-    snprintf(g->errmsg, sizeof(g->errmsg),
-             "ts_bench: %d schedules and %d kernels; at most %d in all, none "
-             "negative", n, nkernels, MAX_VARIANTS);
-    return g->status = TS_ERR_BAD_ARG;
-  }
+  if (n < 0)
+    return gpu_fail(g, TS_ERR_BAD_ARG, "ts_bench: %d kernels", n), g->status;
   ts_bench_opts o = {.warmup = 5, .repeats = 50, .seed = 1};
   if (opts) {
     o = *opts;
     if (o.warmup < 0) o.warmup = 0;
     if (o.repeats < 1) o.repeats = 1;
   }
-  int total = n + nkernels;
-  memset(results, 0, sizeof(*results) * (size_t)total);
   memset(cublas, 0, sizeof(*cublas));
-  if (!check_variants(g, def, scheds, n, kernels, nkernels))
-    return g->status;
-  if (total == 0)
+  if (n == 0)
     return TS_OK;
-  /* The variants that run, packed; where[a] is active variant a's result. */
-  gpu_module mods[MAX_VARIANTS];
-  ts_bench_result packed[MAX_VARIANTS] = {0};
-  int where[MAX_VARIANTS], active = 0;
-  bool ok = true;
-  for (int v = 0; v < total && ok; v++) {
-    ok = v < n ? gpu_load(g, scheds[v], &mods[active])
-               : gpu_load_cuda(g, def, &kernels[v - n], &mods[active],
-                               results[v].skipped, sizeof(results[v].skipped));
-    if (ok && !results[v].skipped[0])
-      where[active++] = v;
+  memset(results, 0, sizeof(*results) * (size_t)n);
+  const ts_gemm *d = first_definition(kernels, n);
+  if (!d) {
+    for (int v = 0; v < n; v++)
+      row_fail(&results[v], TS_ERR_NULL_ARG, "the kernel is NULL");
+    return TS_ERR_NULL_ARG;
   }
-  ts_status st = ok ? bench_loaded(g, def, mods, active, &o, packed, cublas)
-                    : g->status;
+  /* The variants that load, packed; where[a] is active variant a's row. */
+  gpu_module *mods = calloc((size_t)n, sizeof(*mods));
+  ts_bench_result *packed = calloc((size_t)n, sizeof(*packed));
+  int *where = calloc((size_t)n, sizeof(*where));
+  if (!mods || !packed || !where) {
+    free(mods); free(packed); free(where);
+    return gpu_fail(g, TS_ERR_NO_MEMORY, "ts_bench: out of host memory"),
+           g->status;
+  }
+  int active = 0;
+  for (int v = 0; v < n; v++)
+    if (load_variant(g, d, kernels[v], &mods[active], &results[v]))
+      where[active++] = v;
+  ts_status st = bench_loaded(g, d, mods, active, &o, packed, cublas);
   for (int a = 0; a < active; a++) {
     gpu_unload(g, &mods[a]);
     if (st == TS_OK)
       results[where[a]] = packed[a];
+    else
+      row_fail(&results[where[a]], st, "%s", g->errmsg);
   }
-  for (int v = 0; v < total; v++)
-    results[v].status = results[v].skipped[0] && st == TS_OK ? TS_ERR_BAD_ARG
-                                                             : st;
   cublas->status = st;
+  if (st != TS_OK)
+    snprintf(cublas->message, sizeof(cublas->message), "%s", g->errmsg);
+  free(mods); free(packed); free(where);
+  for (int v = 0; v < n && st == TS_OK; v++)
+    st = results[v].status;
   return st;
-}
-
-ts_status ts_bench(ts_gpu *g, ts_sched *const scheds[], int n,
-                   const ts_bench_opts *opts, ts_bench_result results[],
-                   ts_bench_result *cublas) {
-  if (!scheds)
-    return TS_ERR_NULL_ARG;
-  /* With no schedule there is no definition, and nothing is timed. */
-  const ts_gemm none = {0};
-  const ts_gemm *d = n > 0 && scheds[0] ? ts_sched_gemm(scheds[0]) : &none;
-  return ts_bench_with(g, d, scheds, n, NULL, 0, opts, results, cublas);
 }

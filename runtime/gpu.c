@@ -153,15 +153,22 @@ static bool resources_from_driver(ts_gpu *g, gpu_module *m) {
   return true;
 }
 
-bool gpu_load_module(ts_gpu *g, const ts_kernel *k, gpu_module *m) {
-  if (!GPU_CALL(g, cuModuleLoadData(&m->mod, k->cubin)) ||
-      !GPU_CALL(g, cuModuleGetFunction(&m->fn, m->mod, k->name)))
+static bool load_module(ts_gpu *g, const ts_kernel *k, gpu_module *m) {
+  if (!GPU_CALL(g, cuModuleLoadData(&m->mod, k->cubin)))
     return false;
+  if (!GPU_CALL(g, cuModuleGetFunction(&m->fn, m->mod, k->name))) {
+    if (k->hand_written) /* say what the source must have */
+      snprintf(g->errmsg + strlen(g->errmsg),
+               sizeof(g->errmsg) - strlen(g->errmsg),
+               " (kernel \"%s\" must define extern \"C\" __global__ void "
+               "gemm)", k->label);
+    return false;
+  }
   m->ptxas = k->ptxas;
   return m->ptxas.valid || resources_from_driver(g, m);
 }
 
-bool gpu_fit_launch(ts_gpu *g, const char *kernel, gpu_module *m) {
+static bool fit_launch(ts_gpu *g, const char *kernel, gpu_module *m) {
   char why[512];
   if (!resources_fit(&g->limits, g->name, kernel, &m->launch, &m->ptxas, why,
                      sizeof(why)))
@@ -173,17 +180,23 @@ bool gpu_fit_launch(ts_gpu *g, const char *kernel, gpu_module *m) {
                          (int)m->launch.dynamic_shared));
 }
 
-bool gpu_load(ts_gpu *g, ts_sched *s, gpu_module *m) {
+bool gpu_load(ts_gpu *g, const ts_kernel *k, gpu_module *m, char *skipped,
+              size_t len) {
   memset(m, 0, sizeof(*m));
-  ts_kernel *k = ts_compile(s, g->arch);
-  bool ok = ts_kernel_status(k) == TS_OK;
-  if (!ok)
-    gpu_fail(g, ts_kernel_status(k), "%s", ts_kernel_errmsg(k));
+  if (len)
+    skipped[0] = 0;
+  if (!k)
+    return gpu_fail(g, TS_ERR_NULL_ARG, "the kernel is NULL");
+  if (k->status != TS_OK)
+    return gpu_fail(g, k->status, "%s", k->errmsg);
   m->launch = k->launch;
-  ok = ok && gpu_load_module(g, k, m) && gpu_fit_launch(g, k->name, m);
-  if (!ok)
+  m->def = k->def;
+  m->hand_written = k->hand_written;
+  bool ok = load_module(g, k, m) &&
+            (!k->hand_written || gpu_read_geometry(g, k, m, skipped, len)) &&
+            (skipped[0] || fit_launch(g, k->label, m));
+  if (!ok || skipped[0])
     gpu_unload(g, m);
-  ts_kernel_free(k);
   return ok;
 }
 
@@ -262,17 +275,20 @@ static ts_status finish(ts_gpu *g, const ts_gemm *d, device_mats *x, bool ok,
   return ok ? TS_OK : g->status;
 }
 
-ts_status ts_gpu_run(ts_gpu *g, ts_sched *s, const float *A, const float *B,
-                     float *C) {
-  if (!g || !s || !A || !B || !C)
+ts_status ts_gpu_run(ts_gpu *g, const ts_kernel *k, const float *A,
+                     const float *B, float *C) {
+  if (!g || !k || !A || !B || !C)
     return TS_ERR_NULL_ARG;
   if (g->status != TS_OK && g->status != TS_ERR_CUBLAS)
     return g->status;
   gpu_module m;
   device_mats x;
-  if (!gpu_load(g, s, &m))
+  char skipped[512];
+  if (!gpu_load(g, k, &m, skipped, sizeof(skipped)))
     return g->status;
-  const ts_gemm *d = ts_sched_gemm(s);
+  if (skipped[0])
+    return gpu_fail(g, TS_ERR_BAD_SHAPE, "%s", skipped) ? TS_OK : g->status;
+  const ts_gemm *d = &k->def;
   bool ok = upload(g, d, A, B, C, &x) && gpu_launch(g, &m, x.A, x.B, x.C);
   ts_status st = finish(g, d, &x, ok, C);
   gpu_unload(g, &m);

@@ -40,18 +40,16 @@ typedef struct gpu_module {
   ts_gemm def;
 } gpu_module;
 
-bool gpu_load(ts_gpu *g, ts_sched *s, gpu_module *m);
-/* A hand-written kernel (see ts_cuda_kernel) for the definition `def`.
- * Where the kernel cannot take the shape (tessel_multiple, int indices) it
- * is not loaded, `skipped` says why, and the result is still true. */
-bool gpu_load_cuda(ts_gpu *g, const ts_gemm *def, const ts_cuda_kernel *k,
-                   gpu_module *m, char *skipped, size_t len);
+/* Loads a compiled kernel and checks it against the device.  A
+ * hand-written kernel's geometry is read from its module; where it cannot
+ * take the shape (tessel_multiple, int indices) it is not loaded, `skipped`
+ * says why, and the result is still true. */
+bool gpu_load(ts_gpu *g, const ts_kernel *k, gpu_module *m, char *skipped,
+              size_t len);
 void gpu_unload(ts_gpu *g, gpu_module *m);
-/* Loads the cubin of `k` and finds its entry point; the ptxas report comes
- * from NVRTC's log, else from the driver. */
-bool gpu_load_module(ts_gpu *g, const ts_kernel *k, gpu_module *m);
-/* m->launch against the device's limits; opts into dynamic shared memory. */
-bool gpu_fit_launch(ts_gpu *g, const char *kernel, gpu_module *m);
+/* handwritten.c: the launch geometry of a hand-written kernel's module. */
+bool gpu_read_geometry(ts_gpu *g, const ts_kernel *k, gpu_module *m,
+                       char *why, size_t len);
 /* Records a failure with its code and message; returns false. */
 bool gpu_fail(ts_gpu *g, ts_status code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

@@ -1,6 +1,8 @@
 /*
- * A compiled kernel: the cubin NVRTC made for one architecture, its entry
- * point's name, its launch dimensions and the ptxas resource report.
+ * A compiled kernel: the cubin NVRTC made for one architecture, and what
+ * launching it needs, copied out of the program it came from: the entry
+ * point, the launch geometry, the definition, the ptxas resource report.
+ * The runtime sees kernels only, never programs or schedules.
  */
 #ifndef TS_KERNEL_H
 #define TS_KERNEL_H
@@ -11,13 +13,18 @@
 
 struct ts_kernel {
   ts_status status;
-  char errmsg[512];
+  char errmsg[2048];
   char *log;     /* NVRTC's log, verbatim (malloc'd) */
   char arch[16]; /* "sm_90" */
   char *name;    /* entry point (malloc'd) */
+  char *label;   /* the program's or hand-written kernel's name (malloc'd) */
   void *cubin;   /* malloc'd */
   size_t cubin_size;
+  ts_gemm def;   /* the definition it computes, launched with */
   ts_launch launch;
+  int min_blocks;    /* blocks per multiprocessor it was compiled for */
+  bool hand_written; /* a ts_cuda_kernel: (A, B, C, M, N, K, alpha, beta),
+                        geometry read from the module when loaded */
   ts_ptxas_info ptxas;
   bool from_cache; /* loaded from the kernel cache, not compiled */
 };

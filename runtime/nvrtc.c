@@ -7,9 +7,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
+#include <unistd.h>
 
-#include "../src/codegen/codegen.h"
-#include "cache.h"
+#include "../src/ir/strbuf.h"
+#include "kernel_cache.h"
 #include "kernel.h"
 #include "loader.h"
 
@@ -157,6 +159,7 @@ static void compile_cached(ts_kernel *k, const ts_nvrtc_api *api,
   char *key = cache_key(k->arch, src);
   if (key && kcache_load(k, key)) {
     k->from_cache = true;
+    k->ptxas = ts_parse_ptxas(k->log);
   } else {
     run_nvrtc(k, api, src);
     if (key && k->status == TS_OK)
@@ -212,37 +215,124 @@ ts_kernel *kernel_from_source(const char *src, const char *entry,
   return compile_source(k, src);
 }
 
-ts_kernel *ts_compile(ts_sched *s, const char *arch) {
+ts_kernel *ts_compile(const ts_program *p, const char *arch) {
   ts_kernel *k = new_kernel(arch);
   if (!k)
     return &nomem_kernel;
-  if (!s)
-    return kernel_fail(k, TS_ERR_NULL_ARG, "ts_compile: argument 1 's' is NULL");
-  char *src = ts_cuda_source(s);
-  if (!src)
-    return kernel_fail(k, ts_sched_status(s) ? ts_sched_status(s)
-                                             : TS_ERR_NO_MEMORY,
-                       "ts_compile: %s", ts_sched_errmsg(s));
-  ts_launch_dims(s, &k->launch);
+  if (!p)
+    return kernel_fail(k, TS_ERR_NULL_ARG, "ts_compile: argument 1 'p' is NULL");
+  const ts_gemm *def = ts_program_gemm(p);
+  if (def)
+    k->def = *def;
+  if (!(k->label = strdup(ts_program_name(p))))
+    return kernel_fail(k, TS_ERR_NO_MEMORY, "ts_compile: out of memory");
+  if (ts_program_status(p) != TS_OK)
+    return kernel_fail(k, ts_program_status(p), "%s", ts_program_errmsg(p));
+  ts_program_launch(p, &k->launch);
+  k->min_blocks = ts_program_min_blocks(p);
   int64_t limit = arch_shared_limit(arch_number(k->arch));
-  if (arch_number(k->arch) > 0 && k->launch.dynamic_shared > limit) {
-    free(src);
+  if (arch_number(k->arch) > 0 && k->launch.dynamic_shared > limit)
     return kernel_fail(k, TS_ERR_RESOURCES, "ts_compile: the shared caches "
-                       "take %lld bytes per block; %s allows at most %lld "
-                       "(over by %lld)", (long long)k->launch.dynamic_shared,
-                       k->arch, (long long)limit,
+                       "of \"%s\" take %lld bytes per block; %s allows at "
+                       "most %lld (over by %lld)", k->label,
+                       (long long)k->launch.dynamic_shared, k->arch,
+                       (long long)limit,
                        (long long)(k->launch.dynamic_shared - limit));
+  char *src = ts_program_cuda(p);
+  if (!src || !(k->name = strdup(ts_program_entry(p)))) {
+    free(src);
+    return kernel_fail(k, TS_ERR_NO_MEMORY, "ts_compile: out of memory");
   }
-  ts_buf name;
-  ts_buf_init(&name);
-  codegen_kernel_name(&name, s);
-  k->name = ts_buf_take(&name);
-  if (k->name)
-    compile_source(k, src);
-  else
-    kernel_fail(k, TS_ERR_NO_MEMORY, "ts_compile: out of memory");
+  compile_source(k, src);
   free(src);
   return k;
+}
+
+ts_kernel *ts_compile_sched(const ts_sched *s, const char *arch) {
+  ts_program *p = ts_lower(s);
+  ts_kernel *k = ts_compile(p, arch);
+  ts_program_free(p);
+  return k;
+}
+
+ts_kernel *ts_compile_cuda(const ts_cuda_kernel *src, const ts_gemm *def,
+                           const char *arch) {
+  if (!src || !src->name || !src->source || !def) {
+    ts_kernel *k = new_kernel(arch);
+    return k ? kernel_fail(k, TS_ERR_NULL_ARG, "ts_compile_cuda: the kernel, "
+                           "its name, its source or the definition is NULL")
+             : &nomem_kernel;
+  }
+  ts_kernel *k = kernel_from_source(src->source, "gemm", arch);
+  if (k == &nomem_kernel)
+    return k;
+  k->def = *def;
+  k->hand_written = true;
+  if (!(k->label = strdup(src->name)))
+    return kernel_fail(k, TS_ERR_NO_MEMORY, "ts_compile_cuda: out of memory");
+  if (k->status != TS_OK) {
+    char why[sizeof(k->errmsg)];
+    snprintf(why, sizeof(why), "%s", k->errmsg);
+    kernel_fail(k, k->status, "kernel \"%s\": %.1900s", src->name, why);
+  }
+  return k;
+}
+
+/* ---- Compiling many at once --------------------------------------------------- */
+
+/* Workers take the next program from a shared counter.  NVRTC compiles
+ * separate programs concurrently, the kernel cache's writes are atomic
+ * renames, and each kernel is written by one worker only. */
+typedef struct {
+  ts_program *const *programs;
+  ts_kernel **kernels;
+  int n;
+  const char *arch;
+  int next;
+  pthread_mutex_t lock;
+} compile_queue;
+
+static void *compile_worker(void *arg) {
+  compile_queue *q = arg;
+  for (;;) {
+    pthread_mutex_lock(&q->lock);
+    int i = q->next++;
+    pthread_mutex_unlock(&q->lock);
+    if (i >= q->n)
+      return NULL;
+    q->kernels[i] = ts_compile(q->programs[i], q->arch);
+  }
+}
+
+enum { MAX_COMPILE_THREADS = 64 };
+
+ts_status ts_compile_all(ts_program *const programs[], int n,
+                         const char *arch, int threads, ts_kernel *kernels[]) {
+  if (n < 0 || threads < 0)
+    return TS_ERR_BAD_ARG;
+  if (n > 0 && (!programs || !kernels))
+    return TS_ERR_NULL_ARG;
+  if (threads == 0) {
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    threads = cpus > 0 ? (int)cpus : 1;
+  }
+  if (threads > n)
+    threads = n;
+  if (threads > MAX_COMPILE_THREADS)
+    threads = MAX_COMPILE_THREADS;
+  compile_queue q = {.programs = programs, .kernels = kernels, .n = n,
+                     .arch = arch};
+  pthread_mutex_init(&q.lock, NULL);
+  pthread_t tid[MAX_COMPILE_THREADS];
+  int started = 0;
+  for (; started < threads - 1; started++)
+    if (pthread_create(&tid[started], NULL, compile_worker, &q) != 0)
+      break; /* the calling thread works too, so fewer threads still finish */
+  compile_worker(&q);
+  for (int t = 0; t < started; t++)
+    pthread_join(tid[t], NULL);
+  pthread_mutex_destroy(&q.lock);
+  return TS_OK;
 }
 
 void ts_kernel_free(ts_kernel *k) {
@@ -250,6 +340,7 @@ void ts_kernel_free(ts_kernel *k) {
     return;
   free(k->log);
   free(k->name);
+  free(k->label);
   free(k->cubin);
   free(k);
 }
@@ -272,5 +363,11 @@ ts_ptxas_info ts_kernel_ptxas(const ts_kernel *k) {
 }
 
 const char *ts_kernel_arch(const ts_kernel *k) { return k ? k->arch : ""; }
+
+const char *ts_kernel_name(const ts_kernel *k) {
+  return k && k->label ? k->label : "";
+}
+
+const ts_gemm *ts_kernel_gemm(const ts_kernel *k) { return k ? &k->def : NULL; }
 
 int ts_kernel_from_cache(const ts_kernel *k) { return k && k->from_cache; }

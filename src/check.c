@@ -10,22 +10,22 @@
 #include <stdlib.h>
 
 #include "ir/exec.h"
-#include "lower/lower.h"
+#include "ir/program.h"
 #include "random.h"
 
-ts_status ts_execute(ts_sched *s, const float *A, const float *B, float *C,
-                     char *msg, size_t msglen) {
+ts_status ts_program_execute(const ts_program *p, const float *A,
+                             const float *B, float *C, char *msg,
+                             size_t msglen) {
   if (msglen)
     msg[0] = 0;
-  if (!s || !A || !B || !C)
+  if (!p || !A || !B || !C)
     return TS_ERR_NULL_ARG;
-  ir_kernel *k = ts_lower(s);
-  if (!k) {
+  if (p->status != TS_OK) {
     if (msglen)
-      snprintf(msg, msglen, "%s", ts_sched_errmsg(s));
-    return s->status;
+      snprintf(msg, msglen, "%s", p->errmsg);
+    return p->status;
   }
-  if (!ir_execute(k, A, B, C, s->def.beta != 0.0f, msg, msglen))
+  if (!ir_execute(&p->k, A, B, C, p->def.beta != 0.0f, msg, msglen))
     return TS_ERR_EXEC_FAULT;
   return TS_OK;
 }
@@ -70,16 +70,18 @@ static ts_status compare(const ts_gemm *g, const float *A, const float *B,
   return TS_OK;
 }
 
-ts_status ts_check(ts_sched *s, uint64_t seed, char *msg, size_t msglen) {
+ts_status ts_program_check(const ts_program *p, uint64_t seed, char *msg,
+                           size_t msglen) {
   if (msglen)
     msg[0] = 0;
-  if (!s)
+  if (!p)
     return TS_ERR_NULL_ARG;
-  if (s->status != TS_OK) {
-    snprintf(msg, msglen, "%s", ts_sched_errmsg(s));
-    return s->status;
+  if (p->status != TS_OK) {
+    if (msglen)
+      snprintf(msg, msglen, "%s", p->errmsg);
+    return p->status;
   }
-  const ts_gemm *g = &s->def;
+  const ts_gemm *g = &p->def;
   size_t na = (size_t)(g->m * g->k), nb = (size_t)(g->k * g->n),
          nc = (size_t)(g->m * g->n);
   float *A = malloc(na * sizeof(float)), *B = malloc(nb * sizeof(float));
@@ -96,7 +98,7 @@ ts_status ts_check(ts_sched *s, uint64_t seed, char *msg, size_t msglen) {
         C0[i] = NAN;
     for (size_t i = 0; i < nc; i++)
       C[i] = C0[i];
-    st = ts_execute(s, A, B, C, msg, msglen);
+    st = ts_program_execute(p, A, B, C, msg, msglen);
     if (st == TS_OK)
       st = compare(g, A, B, C0, C, msg, msglen);
   } else if (msglen) {
@@ -107,5 +109,23 @@ ts_status ts_check(ts_sched *s, uint64_t seed, char *msg, size_t msglen) {
   free(B);
   free(C0);
   free(C);
+  return st;
+}
+
+/* ---- From a schedule, for convenience ----------------------------------- */
+
+ts_status ts_execute(const ts_sched *s, const float *A, const float *B,
+                     float *C, char *msg, size_t msglen) {
+  ts_program *p = ts_lower(s);
+  ts_status st = ts_program_execute(p, A, B, C, msg, msglen);
+  ts_program_free(p);
+  return st;
+}
+
+ts_status ts_check(const ts_sched *s, uint64_t seed, char *msg,
+                   size_t msglen) {
+  ts_program *p = ts_lower(s);
+  ts_status st = ts_program_check(p, seed, msg, msglen);
+  ts_program_free(p);
   return st;
 }

@@ -466,16 +466,16 @@ static void test_dynamic_shared_memory(void **state) {
   assert_null(strstr(cu, "__shared__ __align__(16) float A_shared"));
   free(cu);
   for (int i = 0; i < 2; i++) {
-    ts_kernel *k = ts_compile(s, i ? "sm_80" : "sm_90");
+    ts_kernel *k = ts_compile_sched(s, i ? "sm_80" : "sm_90");
     if (ts_kernel_status(k) != TS_OK)
       fail_msg("%s", ts_kernel_errmsg(k));
     assert_int_equal(ts_kernel_ptxas(k).shared_bytes, 0); /* none static */
     ts_kernel_free(k);
   }
-  ts_kernel *k = ts_compile(s, "sm_86");
+  ts_kernel *k = ts_compile_sched(s, "sm_86");
   assert_int_equal(ts_kernel_status(k), TS_ERR_RESOURCES);
   assert_string_equal(ts_kernel_errmsg(k),
-                      "ts_compile: the shared caches take 131072 bytes per "
+                      "ts_compile: the shared caches of \"big_shared\" take 131072 bytes per "
                       "block; sm_86 allows at most 101376 (over by 29696)");
   ts_kernel_free(k);
   ts_sched_free(s);

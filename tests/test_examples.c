@@ -77,7 +77,7 @@ static void test_every_example_compiles(void **state) {
       for (int z = 0; z < 3; z++) {
         ts_gemm g = ts_gemm_make(sizes[z][0], sizes[z][1], sizes[z][2]);
         ts_sched *s = ts_builtin_schedule(ts_builtin_at(b)->name, &g);
-        ts_kernel *k = ts_compile(s, archs[a]);
+        ts_kernel *k = ts_compile_sched(s, archs[a]);
         if (ts_kernel_status(k) != TS_OK)
           fail_msg("%s for %s: %s", ts_builtin_at(b)->name, archs[a],
                    ts_kernel_errmsg(k));
@@ -99,12 +99,12 @@ static void test_compile_errors_are_clear(void **state) {
   (void)state;
   ts_gemm g = ts_gemm_make(8, 8, 8);
   ts_sched *s = ts_builtin_schedule("naive", &g);
-  ts_kernel *k = ts_compile(s, "sm_1");
+  ts_kernel *k = ts_compile_sched(s, "sm_1");
   assert_int_equal(ts_kernel_status(k), TS_ERR_BAD_ARCH);
   assert_non_null(strstr(ts_kernel_errmsg(k), "NVRTC does not know "
                                               "architecture sm_1"));
   ts_kernel_free(k);
-  k = ts_compile(s, "ampere");
+  k = ts_compile_sched(s, "ampere");
   assert_int_equal(ts_kernel_status(k), TS_ERR_BAD_ARCH);
   ts_kernel_free(k);
   ts_sched_free(s);

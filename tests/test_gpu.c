@@ -31,8 +31,12 @@ static void check_against_cublas(ts_sched *s, ts_gemm g) {
       C[i] = NAN;
   memcpy(ref, C, nc * 4);
   assert_int_equal(ts_sched_status(s), TS_OK);
-  if (ts_gpu_run(gpu, s, A, B, C) != TS_OK)
+  ts_kernel *k = ts_compile_sched(s, ts_gpu_arch(gpu));
+  if (ts_kernel_status(k) != TS_OK)
+    fail_msg("%s: %s", name, ts_kernel_errmsg(k));
+  if (ts_gpu_run(gpu, k, A, B, C) != TS_OK)
     fail_msg("%s: %s", name, ts_gpu_errmsg(gpu));
+  ts_kernel_free(k);
   if (ts_gpu_cublas(gpu, &g, A, B, ref) != TS_OK)
     fail_msg("cuBLAS: %s", ts_gpu_errmsg(gpu));
   double e = ts_max_rel_err(C, ref, nc);
@@ -66,6 +70,16 @@ static void test_examples_match_cublas(void **state) {
       {37, 53, 29, TS_TT, 1.5f, -0.5f},
       {513, 257, 129, TS_NT, 0.5f, 2.0f},
       {256, 384, 200, TS_TN, 1.0f, 1.0f},
+      /* Schedules written for 4096^3 at shapes smaller than their tiles. */
+      {255, 257, 129, TS_NN, 1.0f, 0.0f},
+      {255, 257, 129, TS_NT, 1.0f, 0.0f},
+      {255, 257, 129, TS_TN, 1.0f, 0.5f},
+      {255, 257, 129, TS_TT, 1.0f, 0.0f},
+      {31, 33, 35, TS_NN, 1.0f, 0.0f},
+      {5, 300, 7, TS_TN, 1.0f, 0.0f},
+      {300, 5, 7, TS_NT, 1.0f, 0.0f},
+      {1, 64, 64, TS_NN, 1.0f, 0.0f},
+      {1, 1, 1, TS_NN, 1.0f, 0.0f},
   };
   for (int b = 0; b < ts_builtin_count(); b++)
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -112,11 +126,15 @@ static void test_large_shape(void **state) {
     for (size_t e = 0; e < nc; e++)
       C[e] = NAN;
     ts_sched *s = ts_builtin_schedule(names[i], &g);
-    char *cu = ts_cuda_source(s);
+    ts_program *p = ts_lower(s);
+    char *cu = ts_program_cuda(p);
     assert_non_null(strstr(cu, "long long")); /* 64-bit offsets */
     free(cu);
-    if (ts_gpu_run(gpu, s, A, B, C) != TS_OK)
+    ts_kernel *k = ts_compile(p, ts_gpu_arch(gpu));
+    ts_program_free(p);
+    if (ts_gpu_run(gpu, k, A, B, C) != TS_OK)
       fail_msg("%s: %s", names[i], ts_gpu_errmsg(gpu));
+    ts_kernel_free(k);
     double err = ts_max_rel_err(C, ref, nc);
     printf("  %-10s 131072x64x16384 NN (A has 2^31 elements)  rel err %.2e\n",
            names[i], err);
@@ -130,22 +148,72 @@ static void test_large_shape(void **state) {
   free(ref);
 }
 
+/* Compiles the built-ins named at g, in parallel. */
+static void compile_builtins(const char *const names[], int n, ts_gemm g,
+                             ts_kernel *k[]) {
+  ts_program *p[8];
+  for (int i = 0; i < n; i++) {
+    ts_sched *s = ts_builtin_schedule(names[i], &g);
+    p[i] = ts_lower(s);
+    ts_sched_free(s);
+  }
+  assert_int_equal(ts_compile_all(p, n, ts_gpu_arch(gpu), 0, k), TS_OK);
+  for (int i = 0; i < n; i++)
+    ts_program_free(p[i]);
+}
+
 static void test_bench_reports_every_variant(void **state) {
   (void)state;
   ts_gemm g = ts_gemm_make(512, 512, 512);
-  ts_sched *s[2] = {ts_builtin_schedule("naive", &g),
-                    ts_builtin_schedule("coalesced", &g)};
+  const char *names[] = {"naive", "coalesced"};
+  ts_kernel *k[2];
+  compile_builtins(names, 2, g, k);
   ts_bench_result r[2], blas;
   ts_bench_opts o = {.warmup = 2, .repeats = 5, .seed = 3};
-  if (ts_bench(gpu, s, 2, &o, r, &blas) != TS_OK)
+  if (ts_bench(gpu, k, 2, &o, r, &blas) != TS_OK)
     fail_msg("ts_bench: %s", ts_gpu_errmsg(gpu));
   assert_true(blas.median_ms > 0);
   for (int i = 0; i < 2; i++) {
+    assert_int_equal(r[i].status, TS_OK);
     assert_true(r[i].median_ms > 0);
     assert_true(r[i].max_rel_err < 1e-5);
     assert_true(r[i].ptxas.valid);
-    ts_sched_free(s[i]);
+    ts_kernel_free(k[i]);
   }
+}
+
+/* A candidate that cannot be lowered and one of another shape are each
+ * reported in their rows; the others are still timed, and the GPU stays
+ * usable. */
+static void test_bench_times_the_rest(void **state) {
+  (void)state;
+  ts_gemm g = ts_gemm_make(256, 256, 256), other = ts_gemm_make(64, 64, 64);
+  ts_kernel *k[4];
+  const char *names[] = {"naive", "warptiled"};
+  compile_builtins(names, 2, g, k);
+  ts_sched *bad = ts_builtin_schedule("warptiled", &g);
+  ts_min_blocks_per_sm(bad, 32); /* 32 blocks of 256 threads: refused */
+  k[2] = ts_compile_sched(bad, ts_gpu_arch(gpu));
+  ts_sched_free(bad);
+  ts_sched *o64 = ts_builtin_schedule("naive", &other);
+  k[3] = ts_compile_sched(o64, ts_gpu_arch(gpu));
+  ts_sched_free(o64);
+  ts_bench_result r[4], blas;
+  ts_bench_opts o = {.warmup = 1, .repeats = 3, .seed = 3};
+  ts_status st = ts_bench(gpu, k, 4, &o, r, &blas);
+  assert_int_equal(blas.status, TS_OK);
+  assert_int_equal(ts_gpu_status(gpu), TS_OK);
+  assert_int_equal(st, TS_ERR_BAD_ARG); /* the first row that failed */
+  for (int i = 0; i < 2; i++)
+    assert_true(r[i].status == TS_OK && r[i].median_ms > 0 &&
+                r[i].max_rel_err < 1e-5);
+  assert_int_equal(r[2].status, TS_ERR_BAD_ARG);
+  assert_non_null(strstr(r[2].message, "ts_min_blocks_per_sm asks for 32"));
+  assert_true(r[2].median_ms == 0);
+  assert_int_equal(r[3].status, TS_ERR_BAD_ARG);
+  assert_non_null(strstr(r[3].message, "another definition"));
+  for (int i = 0; i < 4; i++)
+    ts_kernel_free(k[i]);
 }
 
 /* ---- Hand-written baselines (tessel bench --cu) ------------------------- */
@@ -162,13 +230,15 @@ static char *read_baseline(const char *file) {
 /* Times one kernel beside cuBLAS at g; returns its result. */
 static ts_bench_result bench_kernel(ts_gpu *on, const char *file, ts_gemm g,
                                     ts_status want) {
-  ts_cuda_kernel k = {.name = file, .source = read_baseline(file)};
+  ts_cuda_kernel src = {.name = file, .source = read_baseline(file)};
+  ts_kernel *k = ts_compile_cuda(&src, &g, ts_gpu_arch(on));
   ts_bench_result r, blas;
   ts_bench_opts o = {.warmup = 1, .repeats = 3, .seed = 5};
-  ts_status st = ts_bench_with(on, &g, NULL, 0, &k, 1, &o, &r, &blas);
+  ts_status st = ts_bench(on, &k, 1, &o, &r, &blas);
   if (st != want)
-    fail_msg("%s: %s (wanted %s)", file, ts_gpu_errmsg(on), ts_strerror(want));
-  free((char *)k.source);
+    fail_msg("%s: %s (wanted %s)", file, r.message, ts_strerror(want));
+  free((char *)src.source);
+  ts_kernel_free(k);
   return r;
 }
 
@@ -195,7 +265,7 @@ static void test_baselines_match_cublas(void **state) {
              cases[i].file, (long long)g.m, (long long)g.n, (long long)g.k,
              ts_layout_name(g.layout), (double)g.beta, r.max_rel_err);
       assert_int_equal(r.status, TS_OK);
-      assert_string_equal(r.skipped, "");
+      assert_int_equal(r.skipped, 0);
       assert_true(r.median_ms > 0);
       assert_true(r.max_rel_err < 1e-5);
     }
@@ -208,34 +278,41 @@ static void test_baseline_skipped_at_other_shapes(void **state) {
   (void)state;
   ts_gemm g = ts_gemm_make(100, 75, 37);
   ts_sched *s = ts_builtin_schedule("smem16", &g);
-  ts_cuda_kernel k = {.name = "seed004",
-                      .source = read_baseline("seed004_smem16.cu")};
+  ts_cuda_kernel src = {.name = "seed004",
+                        .source = read_baseline("seed004_smem16.cu")};
+  ts_kernel *k[2] = {ts_compile_sched(s, ts_gpu_arch(gpu)),
+                     ts_compile_cuda(&src, &g, ts_gpu_arch(gpu))};
   ts_bench_result r[2], blas;
   ts_bench_opts o = {.warmup = 1, .repeats = 3, .seed = 5};
-  if (ts_bench_with(gpu, &g, &s, 1, &k, 1, &o, r, &blas) != TS_OK)
-    fail_msg("ts_bench_with: %s", ts_gpu_errmsg(gpu));
+  assert_int_equal(ts_bench(gpu, k, 2, &o, r, &blas), TS_ERR_BAD_SHAPE);
+  assert_int_equal(blas.status, TS_OK);
   assert_int_equal(r[0].status, TS_OK);
   assert_true(r[0].median_ms > 0 && r[0].max_rel_err < 1e-5);
-  assert_int_equal(r[1].status, TS_ERR_BAD_ARG);
-  assert_string_equal(r[1].skipped, "kernel \"seed004\" needs M to be a "
+  assert_int_equal(r[1].status, TS_ERR_BAD_SHAPE);
+  assert_int_equal(r[1].skipped, 1);
+  assert_string_equal(r[1].message, "kernel \"seed004\" needs M to be a "
                       "multiple of 16 (tessel_multiple); M is 100");
   assert_true(r[1].median_ms == 0);
-  free((char *)k.source);
+  free((char *)src.source);
+  ts_kernel_free(k[0]);
+  ts_kernel_free(k[1]);
   ts_sched_free(s);
 }
 
-/* Each refusal on a GPU of its own: a failure is sticky. */
+/* Each refusal is reported in the kernel's row; the GPU stays usable. */
 static void expect_refused(const char *source, ts_status want,
                            const char *says) {
-  ts_gpu *g = ts_gpu_open();
-  assert_int_equal(ts_gpu_status(g), TS_OK);
-  ts_cuda_kernel k = {.name = "bad", .source = source};
+  ts_cuda_kernel src = {.name = "bad", .source = source};
   ts_gemm d = ts_gemm_make(64, 64, 64);
+  ts_kernel *k = ts_compile_cuda(&src, &d, ts_gpu_arch(gpu));
   ts_bench_result r, blas;
-  assert_int_equal(ts_bench_with(g, &d, NULL, 0, &k, 1, NULL, &r, &blas), want);
-  if (!strstr(ts_gpu_errmsg(g), says))
-    fail_msg("wanted \"%s\" in: %s", says, ts_gpu_errmsg(g));
-  ts_gpu_close(g);
+  assert_int_equal(ts_bench(gpu, &k, 1, NULL, &r, &blas), want);
+  assert_int_equal(r.status, want);
+  assert_int_equal(blas.status, TS_OK);
+  assert_int_equal(ts_gpu_status(gpu), TS_OK);
+  if (!strstr(r.message, says))
+    fail_msg("wanted \"%s\" in: %s", says, r.message);
+  ts_kernel_free(k);
 }
 
 static void test_baseline_errors(void **state) {
@@ -284,6 +361,7 @@ int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_examples_match_cublas),
       cmocka_unit_test(test_bench_reports_every_variant),
+      cmocka_unit_test(test_bench_times_the_rest),
       cmocka_unit_test(test_dynamic_shared_memory),
       cmocka_unit_test(test_large_shape),
       cmocka_unit_test(test_baselines_match_cublas),

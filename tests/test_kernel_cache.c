@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "helpers.h"
-#include "runtime/cache.h"
+#include "runtime/kernel_cache.h"
 #include "runtime/kernel.h"
 
 static char dir[256];
@@ -21,7 +21,7 @@ static char dir[256];
 static ts_kernel *compile_named(const char *schedule) {
   ts_gemm g = ts_gemm_make(64, 48, 40);
   ts_sched *s = ts_builtin_schedule(schedule, &g);
-  ts_kernel *k = ts_compile(s, "sm_80");
+  ts_kernel *k = ts_compile_sched(s, "sm_80");
   ts_sched_free(s);
   if (ts_kernel_status(k) != TS_OK)
     fail_msg("ts_compile %s: %s", schedule, ts_kernel_errmsg(k));
@@ -101,7 +101,7 @@ static void test_miss_then_hit(void **state) {
   /* Another architecture is another entry. */
   ts_gemm g = ts_gemm_make(64, 48, 40);
   ts_sched *s = ts_builtin_schedule("smem32", &g);
-  ts_kernel *k90 = ts_compile(s, "sm_90");
+  ts_kernel *k90 = ts_compile_sched(s, "sm_90");
   assert_false(ts_kernel_from_cache(k90));
   ts_sched_free(s);
   ts_kernel_free(k90);
@@ -247,7 +247,7 @@ static void test_concurrent_writers(void **state) {
         _exit(3);
       ts_gemm g = ts_gemm_make(64, 48, 40);
       ts_sched *s = ts_builtin_schedule("coalesced", &g);
-      ts_kernel *k = ts_compile(s, "sm_80");
+      ts_kernel *k = ts_compile_sched(s, "sm_80");
       int ok = ts_kernel_status(k) == TS_OK &&
                k->cubin_size == want->cubin_size &&
                memcmp(k->cubin, want->cubin, k->cubin_size) == 0;

@@ -463,11 +463,15 @@ static void test_min_blocks_per_sm(void **state) {
   s = thread_tiles(32, 32, false);
   ts_min_blocks_per_sm(s, 3);
   assert_null(ts_print_ir(s));
-  assert_int_equal(ts_sched_status(s), TS_ERR_BAD_ARG);
-  assert_string_equal(ts_sched_errmsg(s),
+  ts_program *p = ts_lower(s);
+  assert_int_equal(ts_program_status(p), TS_ERR_BAD_ARG);
+  assert_string_equal(ts_program_errmsg(p),
                       "ts_lower: ts_min_blocks_per_sm asks for 3 blocks of "
                       "1024 threads on one multiprocessor, 3072 threads; it "
                       "holds at most 2048");
+  /* Lowering's refusal is the program's; the schedule stays as it was. */
+  assert_int_equal(ts_sched_status(s), TS_OK);
+  ts_program_free(p);
   ts_sched_free(s);
 }
 

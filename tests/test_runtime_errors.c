@@ -19,12 +19,14 @@ static void assert_contains(const char *text, const char *part) {
 static void assert_unusable(ts_gpu *g, ts_status want) {
   ts_gemm def = ts_gemm_make(8, 8, 8);
   ts_sched *s = ts_builtin_schedule("naive", &def);
+  ts_kernel *k = ts_compile_sched(s, "sm_90");
   float A[64] = {0}, B[64] = {0}, C[64] = {0};
-  assert_int_equal(ts_gpu_run(g, s, A, B, C), want);
+  assert_int_equal(ts_gpu_run(g, k, A, B, C), want);
   assert_int_equal(ts_gpu_cublas(g, &def, A, B, C), want);
   ts_bench_result r, blas;
   ts_bench_opts o = {.warmup = 1, .repeats = 1, .seed = 1};
-  assert_int_equal(ts_bench(g, &s, 1, &o, &r, &blas), want);
+  assert_int_equal(ts_bench(g, &k, 1, &o, &r, &blas), want);
+  ts_kernel_free(k);
   ts_sched_free(s);
 }
 
@@ -81,7 +83,7 @@ static void test_unknown_architecture(void **state) {
       {"sm_90x", "is not of the form sm_XX"},
   };
   for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-    ts_kernel *k = ts_compile(s, cases[i].arch);
+    ts_kernel *k = ts_compile_sched(s, cases[i].arch);
     assert_int_equal(ts_kernel_status(k), TS_ERR_BAD_ARCH);
     assert_contains(ts_kernel_errmsg(k), cases[i].says);
     ts_kernel_free(k);
@@ -100,15 +102,16 @@ static void test_nvrtc_error_carries_its_log(void **state) {
   assert_contains(ts_kernel_errmsg(k), ts_kernel_log(k));
   ts_kernel_free(k);
   /* A NULL schedule and a schedule in error are refused before NVRTC. */
-  k = ts_compile(NULL, "sm_90");
+  k = ts_compile_sched(NULL, "sm_90");
   assert_int_equal(ts_kernel_status(k), TS_ERR_NULL_ARG);
   ts_kernel_free(k);
   ts_gemm def = ts_gemm_make(8, 8, 8);
   ts_sched *s = ts_matmul(&def);
   ts_split(s, ts_get_loop(s, "i"), 0, NULL, NULL);
-  k = ts_compile(s, "sm_90");
+  k = ts_compile_sched(s, "sm_90");
   assert_int_equal(ts_kernel_status(k), TS_ERR_BAD_FACTOR);
-  assert_contains(ts_kernel_errmsg(k), "ts_compile: ts_split:");
+  assert_contains(ts_kernel_errmsg(k),
+                  "ts_lower: the schedule is in error: ts_split:");
   ts_kernel_free(k);
   ts_sched_free(s);
 }

@@ -182,15 +182,8 @@ static int cmd_list(int argc, char **argv) {
 
 /* ---- show --------------------------------------------------------------------- */
 
-static int print_cuda(ts_sched *s, const char *arch) {
-  char *src = ts_cuda_source(s);
-  if (!src) {
-    fprintf(stderr, "tessel: %s\n", ts_sched_errmsg(s));
-    return EXIT_FAIL;
-  }
-  ts_kernel *k = ts_compile(s, arch);
-  int rc = 0;
-  if (ts_kernel_status(k) == TS_OK && !ts_kernel_ptxas(k).valid) {
+static void print_ptxas(const ts_kernel *k, const char *arch) {
+  if (!ts_kernel_ptxas(k).valid) {
     printf("// ptxas (%s): no resource report in NVRTC's log, which reads:\n",
            arch);
     for (const char *l = ts_kernel_log(k); *l;) {
@@ -199,12 +192,25 @@ static int print_cuda(ts_sched *s, const char *arch) {
       printf("//   %.*s\n", len, l);
       l += len + (end != NULL);
     }
-  } else if (ts_kernel_status(k) == TS_OK) {
-    ts_ptxas_info p = ts_kernel_ptxas(k);
-    printf("// ptxas (%s): %d registers, %d bytes shared, %d bytes stack, "
-           "%d bytes spill stores, %d bytes spill loads\n",
-           arch, p.registers, p.shared_bytes, p.stack_bytes,
-           p.spill_store_bytes, p.spill_load_bytes);
+    return;
+  }
+  ts_ptxas_info p = ts_kernel_ptxas(k);
+  printf("// ptxas (%s): %d registers, %d bytes shared, %d bytes stack, "
+         "%d bytes spill stores, %d bytes spill loads\n",
+         arch, p.registers, p.shared_bytes, p.stack_bytes,
+         p.spill_store_bytes, p.spill_load_bytes);
+}
+
+static int print_cuda(const ts_program *p, const char *arch) {
+  char *src = ts_program_cuda(p);
+  if (!src) {
+    fprintf(stderr, "tessel: out of memory\n");
+    return EXIT_FAIL;
+  }
+  ts_kernel *k = ts_compile(p, arch);
+  int rc = 0;
+  if (ts_kernel_status(k) == TS_OK) {
+    print_ptxas(k, arch);
   } else {
     fprintf(stderr, "tessel: %s\n", ts_kernel_errmsg(k));
     rc = EXIT_FAIL;
@@ -226,18 +232,36 @@ static int cmd_show(int argc, char **argv) {
   }
   cli_finish_shapes(&o, 1024, 1024, 1024);
   ts_sched *s = ts_builtin_schedule(o.names[0], &o.shapes[0]);
+  rc = 0;
+  if (o.show == SHOW_TRACE) {
+    char *text = ts_print_trace(s);
+    if (text)
+      fputs(text, stdout);
+    else {
+      fprintf(stderr, "tessel: %s\n", ts_sched_errmsg(s));
+      rc = EXIT_FAIL;
+    }
+    free(text);
+    ts_sched_free(s);
+    return rc;
+  }
+  ts_program *p = ts_lower(s);
+  ts_sched_free(s); /* the program stands alone */
   char *text = NULL;
-  if (o.show == SHOW_CUDA)
-    rc = print_cuda(s, o.arch);
-  else if ((text = o.show == SHOW_IR ? ts_print_ir(s) : ts_print_trace(s)))
+  if (ts_program_status(p) != TS_OK) {
+    fprintf(stderr, "tessel: %s\n", ts_program_errmsg(p));
+    rc = EXIT_FAIL;
+  } else if (o.show == SHOW_CUDA) {
+    rc = print_cuda(p, o.arch);
+  } else if ((text = ts_program_ir(p))) {
     fputs(text, stdout);
-  else {
-    fprintf(stderr, "tessel: %s\n", ts_sched_errmsg(s));
+  } else {
+    fprintf(stderr, "tessel: out of memory\n");
     rc = EXIT_FAIL;
   }
   free(text);
-  ts_sched_free(s);
-  return rc < 0 ? 0 : rc;
+  ts_program_free(p);
+  return rc;
 }
 
 /* ---- check --------------------------------------------------------------------- */
@@ -298,29 +322,66 @@ static void print_row(FILE *csv, const char *gpu, const char *name,
                            : -1);
 }
 
-static int bench_shape(ts_gpu *gpu, const cli_opts *o,
-                       const ts_cuda_kernel *kernels, const ts_gemm *g,
-                       FILE *csv) {
-  enum { MAX_ROWS = MAX_SHAPES * 8 };
-  ts_sched *s[MAX_ROWS] = {0};
-  ts_bench_result r[MAX_ROWS + MAX_SHAPES], blas;
-  int n = o->nnames < MAX_ROWS ? o->nnames : MAX_ROWS;
+/* Every candidate of one shape: the schedules lowered and compiled in
+ * parallel, the hand-written kernels compiled, all before any timing. */
+static ts_kernel **compile_candidates(const cli_opts *o, const char *arch,
+                                      const ts_cuda_kernel *cu,
+                                      const ts_gemm *g) {
+  int n = o->nnames, total = n + o->ncu;
+  ts_program **progs = calloc((size_t)(n ? n : 1), sizeof(*progs));
+  ts_kernel **k = calloc((size_t)(total ? total : 1), sizeof(*k));
+  if (!progs || !k) {
+    free(progs);
+    free(k);
+    return NULL;
+  }
+  for (int i = 0; i < n; i++) {
+    ts_sched *s = ts_builtin_schedule(o->names[i], g);
+    progs[i] = ts_lower(s);
+    ts_sched_free(s);
+  }
+  ts_compile_all(progs, n, arch, 0, k);
   for (int i = 0; i < n; i++)
-    s[i] = ts_builtin_schedule(o->names[i], g);
+    ts_program_free(progs[i]);
+  free(progs);
+  for (int j = 0; j < o->ncu; j++)
+    k[n + j] = ts_compile_cuda(&cu[j], g, arch);
+  return k;
+}
+
+static int bench_shape(ts_gpu *gpu, const cli_opts *o,
+                       const ts_cuda_kernel *cu, const ts_gemm *g,
+                       FILE *csv) {
+  int total = o->nnames + o->ncu;
+  ts_kernel **k = compile_candidates(o, ts_gpu_arch(gpu), cu, g);
+  ts_bench_result *r = calloc((size_t)(total ? total : 1), sizeof(*r));
+  ts_bench_result blas;
+  if (!k || !r) {
+    fprintf(stderr, "tessel: out of memory\n");
+    free(k);
+    free(r);
+    return EXIT_FAIL;
+  }
   ts_bench_opts bo = {.warmup = o->warmup, .repeats = o->repeats,
                       .seed = o->seed};
   int rc = 0;
-  if (ts_bench_with(gpu, g, s, n, kernels, o->ncu, &bo, r, &blas) != TS_OK) {
-    fprintf(stderr, "tessel: %s\n", ts_gpu_errmsg(gpu));
+  ts_status st = ts_bench(gpu, k, total, &bo, r, &blas);
+  if (blas.status != TS_OK || ts_gpu_status(gpu) != TS_OK) {
+    fprintf(stderr, "tessel: %s\n", st != TS_OK && blas.message[0]
+                                        ? blas.message : ts_gpu_errmsg(gpu));
     rc = EXIT_FAIL;
   } else {
     print_row(csv, ts_gpu_name(gpu), "cuBLAS", g, &blas);
-    for (int i = 0; i < n + o->ncu; i++) {
-      const char *name = i < n ? o->names[i] : kernels[i - n].name;
-      if (r[i].skipped[0]) {
-        printf("%-16s skipped: %s\n", name, r[i].skipped);
-        continue;
-      }
+  }
+  for (int i = 0; i < total && blas.status == TS_OK; i++) {
+    const char *name = ts_kernel_name(k[i]);
+    if (r[i].skipped) {
+      printf("%-16s skipped: %s\n", name, r[i].message);
+    } else if (r[i].status != TS_OK) {
+      printf("%-16s FAIL: %s\n", name, ts_strerror(r[i].status));
+      fprintf(stderr, "tessel: %s: %s\n", name, r[i].message);
+      rc = EXIT_FAIL;
+    } else {
       print_row(csv, ts_gpu_name(gpu), name, g, &r[i]);
       if (!(r[i].max_rel_err < 1e-5)) {
         fprintf(stderr, "tessel: %s differs from cuBLAS (max relative error "
@@ -329,8 +390,10 @@ static int bench_shape(ts_gpu *gpu, const cli_opts *o,
       }
     }
   }
-  for (int i = 0; i < n; i++)
-    ts_sched_free(s[i]);
+  for (int i = 0; i < total; i++)
+    ts_kernel_free(k[i]);
+  free(k);
+  free(r);
   return rc;
 }
 

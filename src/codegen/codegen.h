@@ -1,12 +1,10 @@
 /*
- * CUDA C code generation from a lowered kernel.
+ * CUDA C code generation from a lowered kernel (ts_program_cuda in
+ * tessel.h): the code generator reads the program and nothing else.
  */
 #ifndef TS_CODEGEN_H
 #define TS_CODEGEN_H
 
-#include "../schedule/sched.h"
-
-/* The kernel's entry point name: "tessel_" and the schedule's name. */
-void codegen_kernel_name(ts_buf *b, const ts_sched *s);
+#include "../ir/program.h"
 
 #endif

@@ -76,3 +76,10 @@ char *ts_arena_printf(ts_arena *a, const char *fmt, ...) {
   va_end(ap);
   return p;
 }
+
+size_t ts_arena_used(const ts_arena *a) {
+  size_t n = 0;
+  for (const ts_arena_block *b = a->head; b; b = b->next)
+    n += b->used;
+  return n;
+}

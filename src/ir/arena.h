@@ -20,6 +20,8 @@ void ts_arena_release(ts_arena *a);
 /* Zeroed memory, or NULL (and a->failed set) when out of memory. */
 void *ts_arena_alloc(ts_arena *a, size_t size);
 char *ts_arena_strdup(ts_arena *a, const char *s);
+/* Bytes handed out so far (tests use it to see that nothing allocated). */
+size_t ts_arena_used(const ts_arena *a);
 char *ts_arena_printf(ts_arena *a, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 

@@ -74,3 +74,10 @@ char *ts_buf_take(ts_buf *b) {
   ts_buf_init(b);
   return p;
 }
+
+void ts_buf_c_name(ts_buf *b, const char *name) {
+  for (const char *p = name; *p; p++) {
+    char c[2] = {*p == '.' ? '_' : *p, 0};
+    ts_buf_puts(b, c);
+  }
+}

@@ -20,6 +20,8 @@ void ts_buf_puts(ts_buf *b, const char *s);
 void ts_buf_printf(ts_buf *b, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 void ts_buf_indent(ts_buf *b, int depth); /* two spaces a level */
+/* A loop or buffer name as a C identifier: "i.outer" -> "i_outer". */
+void ts_buf_c_name(ts_buf *b, const char *name);
 /* The text (malloc'd, caller frees), or NULL if anything failed. */
 char *ts_buf_take(ts_buf *b);
 

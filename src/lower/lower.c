@@ -11,11 +11,16 @@
  *               and aligned
  *   launch      read grid and block dimensions off the bound loops
  *   verify      check the result is well formed
+ *   adopt       copy the kernel into the program's own arena
  *
- * TESSEL_DUMP=after-<pass> prints the IR after that pass to stderr.
+ * The passes read the schedule and build in a scratch arena; the program
+ * that comes out shares nothing with the schedule, which lowering never
+ * changes.  TESSEL_DUMP=after-<pass> prints the IR after that pass to
+ * stderr.
  */
 #include "lower.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,7 +30,8 @@
 
 static void dump(const char *pass, const ir_stmt *s) {
   const char *want = getenv("TESSEL_DUMP");
-  if (!want || strncmp(want, "after-", 6) != 0 || strcmp(want + 6, pass) != 0)
+  if (!s || !want || strncmp(want, "after-", 6) != 0 ||
+      strcmp(want + 6, pass) != 0)
     return;
   ts_buf b;
   ts_buf_init(&b);
@@ -35,85 +41,185 @@ static void dump(const char *pass, const ir_stmt *s) {
   free(text);
 }
 
-ir_kernel *ts_lower(ts_sched *s) {
-  if (!s || s->status != TS_OK)
-    return NULL;
-  if (s->lowered)
-    return s->lowered;
-  ts_arena *a = &s->arena;
-  ir_kernel *k = ts_arena_alloc(a, sizeof(*k));
-  if (!k) {
-    sched_fail(s, TS_ERR_NO_MEMORY, NULL, "ts_lower: out of memory");
-    return NULL;
+bool lower_fail(lower_ctx *cx, ts_status code, const char *fmt, ...) {
+  if (cx->status == TS_OK) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(cx->errmsg, sizeof(cx->errmsg), fmt, ap);
+    va_end(ap);
+    cx->status = code;
   }
-  ir_stmt *body = lower_reduction(s, s->root);
-  if (!body)
-    return NULL; /* the pass recorded why */
+  return false;
+}
+
+ts_loop *lower_new_loop(lower_ctx *cx, const char *name, int64_t extent,
+                        ts_loop_kind kind) {
+  ts_loop *l = ir_new_loop(cx->arena, cx->next_var++, name, extent, false, cx);
+  if (l) {
+    l->kind = kind;
+    l->live = false;
+  }
+  return l;
+}
+
+/* The entry point: "tessel_" and the schedule's name, as a C identifier. */
+static const char *entry_name(ts_arena *a, const char *name) {
+  char *e = ts_arena_printf(a, "tessel_%s", name);
+  for (char *p = e ? e + 7 : NULL; p && *p; p++) {
+    char c = *p;
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+              (c >= '0' && c <= '9') || c == '_';
+    *p = ok ? c : '_';
+  }
+  return e;
+}
+
+/* The passes, in a scratch arena; the kernel, or NULL with cx's error. */
+static bool run_passes(lower_ctx *cx, ir_kernel *k) {
+  ts_arena *a = cx->arena;
+  const ts_sched *s = cx->s;
+  ir_stmt *body = lower_reduction(cx, s->root);
   dump("reduction", body);
-  body = lower_stages(s, body);
-  if (!body)
-    return NULL; /* the pass recorded why */
+  body = body ? lower_stages(cx, body) : NULL;
   dump("stages", body);
+  if (!body)
+    return false; /* the pass recorded why */
   body = ir_simplify_stmt(a, body);
-  if (body)
-    dump("simplify", body);
+  dump("simplify", body);
   body = body ? lower_guards(a, body) : NULL;
-  if (body)
-    dump("guards", body);
+  dump("guards", body);
   body = body ? lower_vectors(a, body) : NULL;
-  if (!body || a->failed) {
-    sched_fail(s, TS_ERR_NO_MEMORY, NULL, "ts_lower: out of memory");
-    return NULL;
-  }
   dump("vectors", body);
-  k->body = body;
-  k->A = s->A;
-  k->B = s->B;
-  k->C = s->C;
+  if (!body || a->failed)
+    return lower_fail(cx, TS_ERR_NO_MEMORY, "ts_lower: out of memory");
+  *k = (ir_kernel){.body = body, .A = s->A, .B = s->B, .C = s->C,
+                   .min_blocks = s->min_blocks};
   lower_launch_dims(body, k);
-  k->nvars = s->next_var;
-  k->min_blocks = s->min_blocks;
+  k->nvars = cx->next_var;
   int64_t threads = k->block[0] * k->block[1] * k->block[2];
-  if (k->min_blocks * threads > SCHED_MAX_THREADS_PER_SM) {
-    sched_fail(s, TS_ERR_BAD_ARG, NULL,
-               "ts_lower: ts_min_blocks_per_sm asks for %d blocks of %lld "
-               "threads on one multiprocessor, %lld threads; it holds at "
-               "most %d", k->min_blocks, (long long)threads,
-               (long long)(k->min_blocks * threads), SCHED_MAX_THREADS_PER_SM);
-    return NULL;
-  }
+  if (k->min_blocks * threads > SCHED_MAX_THREADS_PER_SM)
+    return lower_fail(cx, TS_ERR_BAD_ARG,
+                      "ts_lower: ts_min_blocks_per_sm asks for %d blocks of "
+                      "%lld threads on one multiprocessor, %lld threads; it "
+                      "holds at most %d", k->min_blocks, (long long)threads,
+                      (long long)(k->min_blocks * threads),
+                      SCHED_MAX_THREADS_PER_SM);
   const char *bad = lower_verify(a, k);
-  if (bad) {
-    sched_fail(s, TS_ERR_BAD_ARG, NULL, "ts_lower: malformed kernel: %s", bad);
-    return NULL;
+  if (bad)
+    return lower_fail(cx, TS_ERR_BAD_ARG, "ts_lower: malformed kernel: %s",
+                      bad);
+  return true;
+}
+
+static ts_program nomem_program = {
+    .status = TS_ERR_NO_MEMORY, .errmsg = (char *)"ts_lower: out of memory",
+    .name = "", .entry = ""};
+
+static ts_program *program_fail(ts_program *p, ts_status code,
+                                const char *msg) {
+  free(p->errmsg);
+  p->errmsg = strdup(msg);
+  p->status = code;
+  if (!p->errmsg) {
+    ts_program_free(p);
+    return &nomem_program;
   }
-  s->lowered = k;
-  return k;
+  return p;
+}
+
+ts_program *ts_lower(const ts_sched *s) {
+  ts_program *p = calloc(1, sizeof(*p));
+  if (!p)
+    return &nomem_program;
+  ts_arena_init(&p->arena);
+  p->name = p->entry = "";
+  if (!s)
+    return program_fail(p, TS_ERR_NULL_ARG,
+                        "ts_lower: argument 1 's' is NULL");
+  if (s->status != TS_OK) {
+    char msg[1200];
+    snprintf(msg, sizeof(msg), "ts_lower: the schedule is in error: %s",
+             s->errmsg ? s->errmsg : "");
+    return program_fail(p, s->status, msg);
+  }
+  p->def = s->def;
+  p->name = ts_arena_strdup(&p->arena, s->name);
+  p->entry = p->name ? entry_name(&p->arena, s->name) : NULL;
+  ts_arena scratch;
+  ts_arena_init(&scratch);
+  lower_ctx cx = {.s = s, .arena = &scratch, .next_var = s->nloops};
+  ir_kernel k;
+  if (run_passes(&cx, &k) && (!p->entry || !lower_adopt(p, &k)))
+    lower_fail(&cx, TS_ERR_NO_MEMORY, "ts_lower: out of memory");
+  ts_arena_release(&scratch);
+  if (cx.status != TS_OK)
+    return program_fail(p, cx.status, cx.errmsg);
+  p->dynamic_shared =
+      p->k.shared_bytes > SCHED_STATIC_SHARED ? p->k.shared_bytes : 0;
+  return program_fail(p, TS_OK, "");
+}
+
+void ts_program_free(ts_program *p) {
+  if (!p || p == &nomem_program)
+    return;
+  ts_arena_release(&p->arena);
+  free(p->errmsg);
+  free(p);
+}
+
+ts_status ts_program_status(const ts_program *p) {
+  return p ? p->status : TS_ERR_NULL_ARG;
+}
+
+const char *ts_program_errmsg(const ts_program *p) {
+  return p ? p->errmsg : "program is NULL";
+}
+
+const ts_gemm *ts_program_gemm(const ts_program *p) { return p ? &p->def : NULL; }
+const char *ts_program_name(const ts_program *p) { return p ? p->name : ""; }
+const char *ts_program_entry(const ts_program *p) { return p ? p->entry : ""; }
+int ts_program_min_blocks(const ts_program *p) { return p ? p->k.min_blocks : 0; }
+
+ts_status ts_program_launch(const ts_program *p, ts_launch *out) {
+  if (!p || !out)
+    return TS_ERR_NULL_ARG;
+  if (p->status != TS_OK)
+    return p->status;
+  for (int d = 0; d < 3; d++) {
+    out->grid[d] = p->k.grid[d];
+    out->block[d] = p->k.block[d];
+  }
+  out->dynamic_shared = p->dynamic_shared;
+  return TS_OK;
 }
 
 /* ---- Reading the lowered kernel --------------------------------------------- */
 
-char *ts_print_ir(ts_sched *s) {
-  ir_kernel *k = ts_lower(s);
-  if (!k)
-    return NULL;
-  const ts_gemm *g = &s->def;
-  ts_buf b;
-  ts_buf_init(&b);
-  ts_buf_printf(&b, "// schedule \"%s\": C[%lld, %lld] = ", s->name,
+static void print_definition(ts_buf *b, const ts_program *p) {
+  const ts_gemm *g = &p->def;
+  ts_buf_printf(b, "// schedule \"%s\": C[%lld, %lld] = ", p->name,
                 (long long)g->m, (long long)g->n);
   if (g->alpha != 1.0f) {
-    ir_print_float(&b, g->alpha, false);
-    ts_buf_puts(&b, " * ");
+    ir_print_float(b, g->alpha, false);
+    ts_buf_puts(b, " * ");
   }
-  ts_buf_printf(&b, "A[%lld, %lld] * B[%lld, %lld]", (long long)g->m,
+  ts_buf_printf(b, "A[%lld, %lld] * B[%lld, %lld]", (long long)g->m,
                 (long long)g->k, (long long)g->k, (long long)g->n);
   if (g->beta != 0.0f) {
-    ts_buf_puts(&b, " + ");
-    ir_print_float(&b, g->beta, false);
-    ts_buf_puts(&b, " * C");
+    ts_buf_puts(b, " + ");
+    ir_print_float(b, g->beta, false);
+    ts_buf_puts(b, " * C");
   }
-  ts_buf_printf(&b, ", layout %s\n", ts_layout_name(g->layout));
+  ts_buf_printf(b, ", layout %s\n", ts_layout_name(g->layout));
+}
+
+char *ts_program_ir(const ts_program *p) {
+  if (!p || p->status != TS_OK)
+    return NULL;
+  const ir_kernel *k = &p->k;
+  ts_buf b;
+  ts_buf_init(&b);
+  print_definition(&b, p);
   ts_buf_printf(&b, "// grid (%lld, %lld, %lld), block (%lld, %lld, %lld)\n",
                 (long long)k->grid[0], (long long)k->grid[1],
                 (long long)k->grid[2], (long long)k->block[0],
@@ -122,17 +228,27 @@ char *ts_print_ir(ts_sched *s) {
   return ts_buf_take(&b);
 }
 
-ts_status ts_launch_dims(ts_sched *s, ts_launch *out) {
+/* ---- From a schedule, for convenience --------------------------------------- */
+
+char *ts_print_ir(const ts_sched *s) {
+  ts_program *p = ts_lower(s);
+  char *text = ts_program_ir(p);
+  ts_program_free(p);
+  return text;
+}
+
+char *ts_cuda_source(const ts_sched *s) {
+  ts_program *p = ts_lower(s);
+  char *text = ts_program_cuda(p);
+  ts_program_free(p);
+  return text;
+}
+
+ts_status ts_launch_dims(const ts_sched *s, ts_launch *out) {
   if (!s || !out)
     return TS_ERR_NULL_ARG;
-  ir_kernel *k = ts_lower(s);
-  if (!k)
-    return s->status;
-  for (int d = 0; d < 3; d++) {
-    out->grid[d] = k->grid[d];
-    out->block[d] = k->block[d];
-  }
-  out->dynamic_shared =
-      k->shared_bytes > SCHED_STATIC_SHARED ? k->shared_bytes : 0;
-  return TS_OK;
+  ts_program *p = ts_lower(s);
+  ts_status st = ts_program_launch(p, out);
+  ts_program_free(p);
+  return st;
 }

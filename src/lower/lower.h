@@ -1,24 +1,49 @@
 /*
- * Lowering: the schedule's loop tree becomes a kernel that codegen and the
- * reference executor consume.  lower.c runs the passes in order; each pass
- * is one file exposing one function.
+ * Lowering: the schedule's loop tree becomes a kernel that codegen, the
+ * reference executor and the runtime consume.  lower.c runs the passes in
+ * order; each pass is one file exposing one function.  Lowering reads the
+ * schedule and never writes to it: the passes build in a scratch arena of
+ * their own, and the finished kernel is copied into the program's arena
+ * (adopt.c), so the program outlives the schedule and shares nothing with
+ * it.
  */
 #ifndef TS_LOWER_H
 #define TS_LOWER_H
 
+#include "../ir/program.h"
 #include "../schedule/sched.h"
 
-/* The lowered kernel of a schedule, cached on it until the next primitive;
- * NULL with the schedule's error set when lowering fails. */
-ir_kernel *ts_lower(ts_sched *s);
+/* What the passes share: the schedule they read, the arena they build in,
+ * the next variable id, and the first error. */
+typedef struct lower_ctx {
+  const ts_sched *s;
+  ts_arena *arena;
+  int next_var; /* ids of variables lowering makes start at the schedule's */
+  ts_status status;
+  char errmsg[1024];
+} lower_ctx;
+
+/* Records the first error of lowering ("ts_lower: ..."); returns false. */
+bool lower_fail(lower_ctx *cx, ts_status code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* A loop lowering makes (not one of the schedule's): fresh variable id, the
+ * given kind, never live for primitives. */
+ts_loop *lower_new_loop(lower_ctx *cx, const char *name, int64_t extent,
+                        ts_loop_kind kind);
 
 /* Passes. */
-ir_stmt *lower_reduction(ts_sched *s, ir_stmt *root); /* reduction.c */
-ir_stmt *lower_stages(ts_sched *s, ir_stmt *root);    /* stages.c */
-ir_stmt *lower_guards(ts_arena *a, ir_stmt *root);    /* guards.c */
-ir_stmt *lower_vectors(ts_arena *a, ir_stmt *root);   /* vectors.c */
+ir_stmt *lower_reduction(lower_ctx *cx, ir_stmt *root); /* reduction.c */
+ir_stmt *lower_stages(lower_ctx *cx, ir_stmt *root);    /* stages.c */
+ir_stmt *lower_guards(ts_arena *a, ir_stmt *root);      /* guards.c */
+ir_stmt *lower_vectors(ts_arena *a, ir_stmt *root);     /* vectors.c */
 void lower_launch_dims(const ir_stmt *root, ir_kernel *k); /* launch.c */
 /* verify.c: a message describing the first malformed node, or NULL. */
 const char *lower_verify(ts_arena *a, const ir_kernel *k);
+
+/* adopt.c: the kernel k (built in a scratch arena, referring to the
+ * schedule's loops and buffers) copied into p's arena with loops, variables
+ * and buffers of its own, variables numbered 0..nvars-1.  False when out of
+ * memory. */
+bool lower_adopt(ts_program *p, const ir_kernel *k);
 
 #endif

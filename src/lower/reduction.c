@@ -21,7 +21,7 @@
 enum { MAX_ACC_ELEMS = 1 << 17 }; /* 512 KiB of local memory per thread */
 
 typedef struct {
-  ts_sched *s;
+  lower_ctx *cx;
   nest_path path; /* root to the compute statement */
   int wrap;       /* path index of the node the accumulator wraps */
   const char *acc_name;
@@ -34,7 +34,8 @@ static const ts_loop *loop_at(const nest *ns, int d) {
 
 /* Where the accumulator goes: around the body of cache_write's loop, or
  * around the outermost k loop. */
-static bool place(ts_sched *s, nest *ns) {
+static bool place(lower_ctx *cx, nest *ns) {
+  const ts_sched *s = cx->s;
   const ts_stage *cw = NULL;
   for (int i = 0; i < s->nstages; i++)
     if (s->stages[i]->write)
@@ -52,8 +53,7 @@ static bool place(ts_sched *s, nest *ns) {
   for (int d = 0; d < ns->path.depth; d++)
     if (loop_at(ns, d) == cw->at) {
       if (d > first_k) {
-        sched_fail(s, TS_ERR_BAD_ATTACH, NULL,
-                   "ts_lower: \"%s\" is attached at loop \"%s\", which now "
+        lower_fail(cx, TS_ERR_BAD_ATTACH, "ts_lower: \"%s\" is attached at loop \"%s\", which now "
                    "lies inside reduction loop \"%s\"; the accumulators must "
                    "live across the whole reduction", cw->name, cw->at->name,
                    loop_at(ns, first_k)->name);
@@ -70,8 +70,7 @@ static bool place(ts_sched *s, nest *ns) {
       ns->acc_name = cw->name;
       return true;
     }
-  sched_fail(s, TS_ERR_BAD_ATTACH, NULL,
-             "ts_lower: \"%s\" is attached at loop \"%s\", which no longer "
+  lower_fail(cx, TS_ERR_BAD_ATTACH, "ts_lower: \"%s\" is attached at loop \"%s\", which no longer "
              "encloses the computation", cw->name, cw->at->name);
   return false;
 }
@@ -131,16 +130,16 @@ static bool cache_reads_inside(ts_arena *a, const ir_stmt *cs) {
  * cache (see cache_reads_inside), and no copy skipped by the same test (a
  * loop split after a cache was made guards its copy too, which then
  * leaves the cache stale, not zero). */
-static bool bound_the_caches_cover(ts_sched *s, const ir_stmt *root,
+static bool bound_the_caches_cover(lower_ctx *cx, const ir_stmt *root,
                                    const ir_stmt *cs, ir_expr *e) {
   /* Callers check cache_reads_inside(cs) once for all conjuncts. */
-  ts_arena *a = &s->arena;
+  ts_arena *a = cx->arena;
   if (e->kind != E_LT || e->op.b->kind != E_INT)
     return false;
   int64_t n = e->op.b->ival;
   ir_expr *x = ir_simplify_expr(a, e->op.a);
   bool a_cached = cs->compute.src[0], b_cached = cs->compute.src[1];
-  const ts_gemm *g = &s->def;
+  const ts_gemm *g = &cx->s->def;
   bool bound =
       (a_cached && n == g->m &&
        ir_expr_equal(x, ir_simplify_expr(a, cs->compute.i))) ||
@@ -151,20 +150,20 @@ static bool bound_the_caches_cover(ts_sched *s, const ir_stmt *root,
   return bound && !nest_copy_guarded_by(a, root, NULL, e);
 }
 
-static ir_expr *without_covered(ts_sched *s, const ir_stmt *root,
+static ir_expr *without_covered(lower_ctx *cx, const ir_stmt *root,
                                 const ir_stmt *cs, ir_expr *pred) {
   if (!pred)
     return NULL;
   if (pred->kind == E_AND)
-    return ir_and(&s->arena, without_covered(s, root, cs, pred->op.a),
-                  without_covered(s, root, cs, pred->op.b));
-  return bound_the_caches_cover(s, root, cs, pred) ? NULL : pred;
+    return ir_and(cx->arena, without_covered(cx, root, cs, pred->op.a),
+                  without_covered(cx, root, cs, pred->op.b));
+  return bound_the_caches_cover(cx, root, cs, pred) ? NULL : pred;
 }
 
 /* The predicate less the bounds the caches cover: the update's guard. */
-static ir_expr *update_part(ts_sched *s, const ir_stmt *root, const ir_stmt *cs,
+static ir_expr *update_part(lower_ctx *cx, const ir_stmt *root, const ir_stmt *cs,
                             ir_expr *pred) {
-  return cache_reads_inside(&s->arena, cs) ? without_covered(s, root, cs, pred)
+  return cache_reads_inside(cx->arena, cs) ? without_covered(cx, root, cs, pred)
                                            : pred;
 }
 
@@ -173,17 +172,15 @@ static ir_stmt *guarded(ts_arena *a, ir_expr *cond, ir_stmt *body) {
 }
 
 /* body wrapped in fresh copies of the tile's loops, variables renamed. */
-static ir_stmt *replay_tile_loops(ts_sched *s, const nest *ns, ir_stmt *body) {
-  ts_arena *a = &s->arena;
+static ir_stmt *replay_tile_loops(lower_ctx *cx, const nest *ns, ir_stmt *body) {
+  ts_arena *a = cx->arena;
   for (int d = ns->path.depth - 1; d >= ns->wrap && body; d--) {
     const ts_loop *l = loop_at(ns, d);
     if (!l || !in_tile(l->var, (void *)ns))
       continue;
-    ts_loop *copy = ir_new_loop(a, s->next_var++, l->name, l->extent, false, s);
+    ts_loop *copy = lower_new_loop(cx, l->name, l->extent, l->kind);
     if (!copy)
       return NULL;
-    copy->kind = l->kind;
-    copy->live = false;
     body = ir_subst_stmt(a, body, l->var, ir_varref(a, copy->var));
     body = ir_new_for(a, copy, body);
   }
@@ -203,14 +200,14 @@ static ir_expr *epilogue_value(ts_arena *a, const ts_gemm *g, ir_expr *acc,
 }
 
 /* Operand w as the compute reads it: the input, or a cache at its origin. */
-static ir_expr *operand_load(ts_sched *s, const ir_stmt *cs, int w) {
-  ts_arena *a = &s->arena;
+static ir_expr *operand_load(lower_ctx *cx, const ir_stmt *cs, int w) {
+  ts_arena *a = cx->arena;
   ir_expr *x = ir_compute_coord(cs, w, 0);
   ir_expr *y = ir_compute_coord(cs, w, 1);
   ir_buffer *buf = cs->compute.src[w];
   if (!buf) {
     ir_expr *idx[2] = {x, y};
-    return ir_load(a, w == 0 ? s->A : s->B, idx);
+    return ir_load(a, w == 0 ? cx->s->A : cx->s->B, idx);
   }
   ir_expr *idx[2] = {
       ir_simplify_expr(a, ir_sub(a, x, cs->compute.origin[w][0])),
@@ -218,15 +215,15 @@ static ir_expr *operand_load(ts_sched *s, const ir_stmt *cs, int w) {
   return ir_load(a, buf, idx);
 }
 
-ir_stmt *lower_reduction(ts_sched *s, ir_stmt *root) {
-  ts_arena *a = &s->arena;
-  nest ns = {.s = s};
-  s->next_var = s->nloops;
+ir_stmt *lower_reduction(lower_ctx *cx, ir_stmt *root) {
+  ts_arena *a = cx->arena;
+  const ts_sched *s = cx->s;
+  nest ns = {.cx = cx};
   if (!nest_find_compute(root, &ns.path)) {
-    sched_fail(s, TS_ERR_BAD_ARG, NULL, "ts_lower: the nest has no computation");
+    lower_fail(cx, TS_ERR_BAD_ARG, "ts_lower: the nest has no computation");
     return NULL;
   }
-  if (!place(s, &ns))
+  if (!place(cx, &ns))
     return NULL;
 
   /* Step 1. The tile of C the accumulator holds. */
@@ -235,14 +232,12 @@ ir_stmt *lower_reduction(ts_sched *s, ir_stmt *root) {
   int64_t ext_i, ext_j;
   if (!ir_region(a, cs->compute.i, in_tile, &ns, &base_i, &ext_i) ||
       !ir_region(a, cs->compute.j, in_tile, &ns, &base_j, &ext_j)) {
-    sched_fail(s, TS_ERR_BAD_ARG, NULL,
-               "ts_lower: cannot size the accumulator for C[%s, %s]",
+    lower_fail(cx, TS_ERR_BAD_ARG, "ts_lower: cannot size the accumulator for C[%s, %s]",
                "i", "j");
     return NULL;
   }
   if (ext_i * ext_j > MAX_ACC_ELEMS) {
-    sched_fail(s, TS_ERR_BAD_ARG, NULL,
-               "ts_lower: the accumulator would hold %lld x %lld elements of "
+    lower_fail(cx, TS_ERR_BAD_ARG, "ts_lower: the accumulator would hold %lld x %lld elements of "
                "C per thread (at most %d); move spatial loops outside the "
                "outermost k loop", (long long)ext_i, (long long)ext_j,
                MAX_ACC_ELEMS);
@@ -259,9 +254,9 @@ ir_stmt *lower_reduction(ts_sched *s, ir_stmt *root) {
 
   /* Step 2. The update, guarded by the predicate less what the caches
    * cover, in place of the compute statement. */
-  ir_expr *upred = update_part(s, root, cs, cs->compute.pred);
-  ir_expr *product = ir_binary(a, E_MUL, operand_load(s, cs, 0),
-                               operand_load(s, cs, 1));
+  ir_expr *upred = update_part(cx, root, cs, cs->compute.pred);
+  ir_expr *product = ir_binary(a, E_MUL, operand_load(cx, cs, 0),
+                               operand_load(cx, cs, 1));
   ir_stmt *update = ir_new_store(
       a, acc, acc_idx,
       ir_binary(a, E_ADD, ir_load(a, acc, acc_idx), product));
@@ -277,12 +272,12 @@ ir_stmt *lower_reduction(ts_sched *s, ir_stmt *root) {
    * stored). */
   ir_expr *sguard = spatial_part(a, cs->compute.pred, &ns);
   ir_stmt *init = replay_tile_loops(
-      s, &ns, guarded(a, spatial_part(a, upred, &ns),
+      cx, &ns, guarded(a, spatial_part(a, upred, &ns),
                       ir_new_store(a, acc, acc_idx, ir_float(a, 0))));
   ir_expr *value = epilogue_value(a, &s->def, ir_load(a, acc, acc_idx),
                                   ir_load(a, s->C, c_idx));
   ir_stmt *epilogue = replay_tile_loops(
-      s, &ns, guarded(a, sguard, ir_new_store(a, s->C, c_idx, value)));
+      cx, &ns, guarded(a, sguard, ir_new_store(a, s->C, c_idx, value)));
 
   /* Step 4. The accumulator around init, update and epilogue. */
   ir_stmt *parts[3] = {init, loop_part, epilogue};
@@ -294,6 +289,6 @@ ir_stmt *lower_reduction(ts_sched *s, ir_stmt *root) {
     goto oom;
   return body;
 oom:
-  sched_fail(s, TS_ERR_NO_MEMORY, NULL, "ts_lower: out of memory");
+  lower_fail(cx, TS_ERR_NO_MEMORY, "ts_lower: out of memory");
   return NULL;
 }

@@ -35,7 +35,7 @@
 enum { MAX_ITEMS = 16, MAX_UNROLLED_ROUNDS = 32 };
 
 typedef struct {
-  ts_sched *s;
+  lower_ctx *cx;
   const ts_loop *threads[3]; /* the enclosing loops bound to threadIdx.x/y/z */
   bool repeats;              /* an enclosing serial loop runs more than once */
   bool failed;
@@ -47,16 +47,6 @@ static int thread_axis(ts_loop_kind k) {
   return k == TS_THREAD_X ? 0 : k == TS_THREAD_Y ? 1 : 2;
 }
 
-static ts_loop *fresh_loop(ts_sched *s, const char *name, int64_t extent,
-                           ts_loop_kind kind) {
-  ts_loop *l = ir_new_loop(&s->arena, s->next_var++, name, extent, false, s);
-  if (l) {
-    l->kind = kind;
-    l->live = false;
-  }
-  return l;
-}
-
 __attribute__((format(printf, 2, 3))) static void fail(walker *w,
                                                         const char *fmt, ...) {
   if (!w->failed) {
@@ -65,7 +55,7 @@ __attribute__((format(printf, 2, 3))) static void fail(walker *w,
     va_start(ap, fmt);
     vsnprintf(text, sizeof(text), fmt, ap);
     va_end(ap);
-    sched_fail(w->s, TS_ERR_BAD_ATTACH, NULL, "%s", text);
+    lower_fail(w->cx, TS_ERR_BAD_ATTACH, "%s", text);
   }
   w->failed = true;
 }
@@ -90,7 +80,7 @@ static void get_chain(ir_stmt *st, chain *c) {
 /* threadIdx.x + bx * (threadIdx.y + by * threadIdx.z), from the enclosing
  * thread loops; *count gets the block's size. */
 static ir_expr *thread_id(walker *w, int64_t *count) {
-  ts_arena *a = &w->s->arena;
+  ts_arena *a = w->cx->arena;
   ir_expr *tid = ir_int(a, 0);
   *count = 1;
   for (int d = 2; d >= 0; d--) {
@@ -105,7 +95,7 @@ static ir_expr *thread_id(walker *w, int64_t *count) {
 
 /* A shared copy spread over the block's threads (see the top of the file). */
 static ir_stmt *distribute(walker *w, ir_stmt *copy, const ts_stage *st) {
-  ts_arena *a = &w->s->arena;
+  ts_arena *a = w->cx->arena;
   chain c;
   get_chain(copy, &c);
   int64_t nthreads;
@@ -119,8 +109,8 @@ static ir_stmt *distribute(walker *w, ir_stmt *copy, const ts_stage *st) {
   for (int q = 0; q < m; q++)
     total *= c.loops[q]->extent;
   int64_t rounds = (total + nthreads - 1) / nthreads;
-  ts_loop *round = fresh_loop(
-      w->s, ts_arena_printf(a, "%s.round", st->name), rounds,
+  ts_loop *round = lower_new_loop(
+      w->cx, ts_arena_printf(a, "%s.round", st->name), rounds,
       rounds > 1 && rounds <= MAX_UNROLLED_ROUNDS ? TS_UNROLLED : TS_SERIAL);
   if (!round)
     return NULL;
@@ -160,7 +150,7 @@ static bool has_bound_loop(const ir_stmt *st) {
 /* The copy nest with each bound loop replaced by the block's thread index
  * along its axis, guarded where the loop is shorter than the block. */
 static ir_stmt *bind_loops(walker *w, ir_stmt *st, bool used[3]) {
-  ts_arena *a = &w->s->arena;
+  ts_arena *a = w->cx->arena;
   if (st->kind == S_IF) {
     ir_stmt *t = bind_loops(w, st->if_.then_, used);
     ir_stmt *e = st->if_.else_ ? bind_loops(w, st->if_.else_, used) : NULL;
@@ -189,7 +179,7 @@ static ir_stmt *bind_loops(walker *w, ir_stmt *st, bool used[3]) {
  * along an index no copy loop takes make the copy once, at index 0, so no
  * two threads write one element. */
 static ir_stmt *bound_copy(walker *w, ir_stmt *copy) {
-  ts_arena *a = &w->s->arena;
+  ts_arena *a = w->cx->arena;
   bool used[3] = {false, false, false};
   ir_stmt *out = bind_loops(w, copy, used);
   ir_expr *once = NULL;
@@ -207,13 +197,13 @@ static ir_stmt *unroll_copy(walker *w, ir_stmt *copy) {
   ir_stmt *body = unroll_copy(w, copy->for_.body);
   ts_loop *l = copy->for_.loop;
   if (l->kind != TS_SERIAL || !body)
-    return body ? ir_new_for(&w->s->arena, l, body) : NULL;
-  ts_loop *u = fresh_loop(w->s, l->name, l->extent, TS_UNROLLED);
+    return body ? ir_new_for(w->cx->arena, l, body) : NULL;
+  ts_loop *u = lower_new_loop(w->cx, l->name, l->extent, TS_UNROLLED);
   if (!u)
     return NULL;
   u->stage = l->stage;
-  body = ir_subst_stmt(&w->s->arena, body, l->var, ir_varref(&w->s->arena, u->var));
-  return ir_new_for(&w->s->arena, u, body);
+  body = ir_subst_stmt(w->cx->arena, body, l->var, ir_varref(w->cx->arena, u->var));
+  return ir_new_for(w->cx->arena, u, body);
 }
 
 /* ---- Double buffering -------------------------------------------------------- */
@@ -336,7 +326,7 @@ static ir_stmt *rebuild_half(ts_arena *a, ir_stmt *st, const half *h) {
  * has one dimension per loop of the copy. */
 static bool split_copy(walker *w, ir_stmt *copy, const ts_stage *st,
                        ir_buffer **reg, ir_stmt **load, ir_stmt **store) {
-  ts_arena *a = &w->s->arena;
+  ts_arena *a = w->cx->arena;
   half h = {.to_reg = true};
   int64_t shape[IR_MAX_DIMS] = {1};
   int n = 0;
@@ -377,7 +367,7 @@ static ir_stmt *seq_of(ts_arena *a, ir_stmt *const *items, int n) {
 }
 
 static ir_stmt *pipeline(walker *w, ts_loop *f, attach *at) {
-  ts_arena *a = &w->s->arena;
+  ts_arena *a = w->cx->arena;
   if (ir_kind_is_launch(f->kind)) {
     fail(w, "ts_lower: a double-buffered cache is attached at loop \"%s\", "
          "which is bound; attach it at a serial k loop", f->name);
@@ -452,7 +442,7 @@ static ir_stmt *pipeline(walker *w, ts_loop *f, attach *at) {
 /* ---- Attach points ----------------------------------------------------------- */
 
 static ir_stmt *plain(walker *w, ts_loop *f, attach *at, bool repeats) {
-  ts_arena *a = &w->s->arena;
+  ts_arena *a = w->cx->arena;
   ir_stmt *items[MAX_ITEMS + 3];
   int n = 0;
   /* Shared copies, one barrier, then register copies, which may read the
@@ -476,7 +466,7 @@ static ir_stmt *plain(walker *w, ts_loop *f, attach *at, bool repeats) {
 }
 
 static ir_stmt *lower_attach(walker *w, ir_stmt *for_f, bool repeats) {
-  ts_arena *a = &w->s->arena;
+  ts_arena *a = w->cx->arena;
   ir_stmt *body = for_f->for_.body;
   attach at = {.n = 0};
   int n = body->seq.n;
@@ -517,7 +507,7 @@ static ir_stmt *walk_for(walker *w, ir_stmt *st) {
     out = lower_attach(w, st, w->repeats);
   else {
     ir_stmt *b = walk(w, body);
-    out = b ? ir_new_for(&w->s->arena, st->for_.loop, b) : NULL;
+    out = b ? ir_new_for(w->cx->arena, st->for_.loop, b) : NULL;
   }
   if (thread)
     w->threads[thread_axis(l->kind)] = saved;
@@ -526,7 +516,7 @@ static ir_stmt *walk_for(walker *w, ir_stmt *st) {
 }
 
 static ir_stmt *walk(walker *w, ir_stmt *st) {
-  ts_arena *a = &w->s->arena;
+  ts_arena *a = w->cx->arena;
   if (!st || w->failed)
     return NULL;
   switch (st->kind) {
@@ -555,12 +545,12 @@ static ir_stmt *walk(walker *w, ir_stmt *st) {
   }
 }
 
-ir_stmt *lower_stages(ts_sched *s, ir_stmt *root) {
-  if (s->nstages == 0)
+ir_stmt *lower_stages(lower_ctx *cx, ir_stmt *root) {
+  if (cx->s->nstages == 0)
     return root;
-  walker w = {.s = s};
+  walker w = {.cx = cx};
   ir_stmt *out = walk(&w, root);
   if (!out && !w.failed)
-    sched_fail(s, TS_ERR_NO_MEMORY, NULL, "ts_lower: out of memory");
+    lower_fail(cx, TS_ERR_NO_MEMORY, "ts_lower: out of memory");
   return out;
 }

@@ -6,7 +6,7 @@
  *
  * where checksum is FNV-1a over everything after the header.
  */
-#include "cache.h"
+#include "kernel_cache.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -165,7 +165,6 @@ bool kcache_load(ts_kernel *k, const char *key) {
       k->log = log;
       k->cubin = cubin;
       k->cubin_size = len[3];
-      k->ptxas = ts_parse_ptxas(log);
     } else {
       free(log);
       free(cubin);

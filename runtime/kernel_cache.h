@@ -11,14 +11,15 @@
  * The directory is $TESSEL_CACHE_DIR, else $XDG_CACHE_HOME/tessel, else
  * ~/.cache/tessel; TESSEL_NO_CACHE=1 turns the cache off.
  */
-#ifndef TS_CACHE_H
-#define TS_CACHE_H
+#ifndef TS_KERNEL_CACHE_H
+#define TS_KERNEL_CACHE_H
 
 #include <stdbool.h>
 
 #include "kernel.h"
 
-/* Fills k's name, log, cubin and ptxas from a valid entry for this key. */
+/* Fills k's log and cubin from a valid entry for this key and k's entry
+ * point name. */
 bool kcache_load(ts_kernel *k, const char *key);
 
 /* Stores k (compiled from key); silently does nothing on any failure. */

@@ -1,0 +1,196 @@
+/*
+ * The last step of lowering: the finished kernel, built in a scratch arena
+ * out of the schedule's loops and buffers and lowering's own, is copied
+ * into the program's arena.  Every loop, variable and buffer gets a copy of
+ * its own, so the program shares no pointer with the schedule (which may be
+ * changed or freed afterwards) and carries none of lowering's garbage.
+ * Variables are numbered 0..nvars-1 in the order they are met, which is the
+ * executor's slot numbering.
+ */
+#include "lower.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+  ts_program *p;
+  ts_arena *a;
+  int nold;          /* variable ids of the scratch kernel are below this */
+  ir_var **vars;     /* by old id: the copy, or NULL */
+  ts_loop **loops;   /* by old id */
+  int nvars;         /* copies made: the next new id */
+  const ir_buffer **from;
+  ir_buffer **to;
+  int nbufs, bufs_cap;
+  bool failed;
+} adopter;
+
+static ir_var *adopt_var(adopter *ad, const ir_var *v) {
+  if (!v)
+    return NULL;
+  if (v->id < 0 || v->id >= ad->nold) {
+    ad->failed = true;
+    return NULL;
+  }
+  if (!ad->vars[v->id]) {
+    ir_var *c = ts_arena_alloc(ad->a, sizeof(*c));
+    if (!c)
+      return NULL;
+    *c = *v;
+    c->id = ad->nvars++;
+    c->name = ts_arena_strdup(ad->a, v->name);
+    ad->vars[v->id] = c;
+  }
+  return ad->vars[v->id];
+}
+
+static ts_loop *adopt_loop(adopter *ad, const ts_loop *l) {
+  if (l->var->id < 0 || l->var->id >= ad->nold) {
+    ad->failed = true;
+    return NULL;
+  }
+  ts_loop **slot = &ad->loops[l->var->id];
+  if (!*slot) {
+    ts_loop *c = ts_arena_alloc(ad->a, sizeof(*c));
+    if (!c)
+      return NULL;
+    *c = *l;
+    c->var = adopt_var(ad, l->var);
+    c->id = c->var ? c->var->id : -1;
+    c->name = c->var ? c->var->name : NULL;
+    c->birth = c->name;
+    c->live = false;
+    c->owner = ad->p;
+    c->stage = NULL;
+    *slot = c;
+  }
+  return *slot;
+}
+
+static ir_buffer *adopt_buffer(adopter *ad, const ir_buffer *b) {
+  for (int i = 0; i < ad->nbufs; i++)
+    if (ad->from[i] == b)
+      return ad->to[i];
+  if (ad->nbufs == ad->bufs_cap) {
+    int cap = ad->bufs_cap ? 2 * ad->bufs_cap : 16;
+    const ir_buffer **from = realloc(ad->from, sizeof(*from) * (size_t)cap);
+    if (from)
+      ad->from = from;
+    ir_buffer **to = realloc(ad->to, sizeof(*to) * (size_t)cap);
+    if (to)
+      ad->to = to;
+    if (!from || !to) {
+      ad->failed = true;
+      return NULL;
+    }
+    ad->bufs_cap = cap;
+  }
+  ir_buffer *c = ts_arena_alloc(ad->a, sizeof(*c));
+  if (!c)
+    return NULL;
+  *c = *b;
+  c->name = ts_arena_strdup(ad->a, b->name);
+  ad->from[ad->nbufs] = b;
+  ad->to[ad->nbufs++] = c;
+  return c;
+}
+
+static ir_expr *adopt_expr(adopter *ad, const ir_expr *e);
+
+static ir_expr **adopt_exprs(adopter *ad, ir_expr *const *xs, int n) {
+  ir_expr **c = ts_arena_alloc(ad->a, sizeof(*c) * (size_t)(n ? n : 1));
+  for (int i = 0; c && i < n; i++)
+    c[i] = adopt_expr(ad, xs[i]);
+  return c;
+}
+
+static ir_expr *adopt_expr(adopter *ad, const ir_expr *e) {
+  if (!e)
+    return NULL;
+  ir_expr *c = ts_arena_alloc(ad->a, sizeof(*c));
+  if (!c)
+    return NULL;
+  *c = *e;
+  switch (e->kind) {
+  case E_INT:
+  case E_FLOAT:
+    break;
+  case E_VAR:
+    c->var = adopt_var(ad, e->var);
+    break;
+  case E_LOAD:
+    c->load.buf = adopt_buffer(ad, e->load.buf);
+    c->load.idx = adopt_exprs(ad, e->load.idx, e->load.buf->ndim);
+    c->load.lane_var = adopt_var(ad, e->load.lane_var);
+    break;
+  default: /* operators: a, b and c, where present */
+    c->op.a = adopt_expr(ad, e->op.a);
+    c->op.b = adopt_expr(ad, e->op.b);
+    c->op.c = adopt_expr(ad, e->op.c);
+    break;
+  }
+  return c;
+}
+
+static ir_stmt *adopt_stmt(adopter *ad, const ir_stmt *s) {
+  if (!s)
+    return NULL;
+  ir_stmt *c = ts_arena_alloc(ad->a, sizeof(*c));
+  if (!c)
+    return NULL;
+  *c = *s;
+  switch (s->kind) {
+  case S_FOR:
+    c->for_.loop = adopt_loop(ad, s->for_.loop);
+    c->for_.body = adopt_stmt(ad, s->for_.body);
+    break;
+  case S_SEQ:
+    c->seq.items = ts_arena_alloc(ad->a, sizeof(ir_stmt *) *
+                                             (size_t)(s->seq.n ? s->seq.n : 1));
+    for (int i = 0; c->seq.items && i < s->seq.n; i++)
+      c->seq.items[i] = adopt_stmt(ad, s->seq.items[i]);
+    break;
+  case S_STORE:
+    c->store.buf = adopt_buffer(ad, s->store.buf);
+    c->store.idx = adopt_exprs(ad, s->store.idx, s->store.buf->ndim);
+    c->store.value = adopt_expr(ad, s->store.value);
+    c->store.lane_var = adopt_var(ad, s->store.lane_var);
+    break;
+  case S_IF:
+    c->if_.cond = adopt_expr(ad, s->if_.cond);
+    c->if_.then_ = adopt_stmt(ad, s->if_.then_);
+    c->if_.else_ = adopt_stmt(ad, s->if_.else_);
+    break;
+  case S_ALLOC:
+    c->alloc.buf = adopt_buffer(ad, s->alloc.buf);
+    c->alloc.body = adopt_stmt(ad, s->alloc.body);
+    break;
+  case S_BARRIER:
+    break;
+  case S_COMPUTE: /* the verifier refuses it in a lowered kernel */
+    ad->failed = true;
+    break;
+  }
+  return c;
+}
+
+bool lower_adopt(ts_program *p, const ir_kernel *k) {
+  adopter ad = {.p = p, .a = &p->arena, .nold = k->nvars};
+  ad.vars = calloc((size_t)(k->nvars ? k->nvars : 1), sizeof(*ad.vars));
+  ad.loops = calloc((size_t)(k->nvars ? k->nvars : 1), sizeof(*ad.loops));
+  bool ok = ad.vars && ad.loops;
+  if (ok) {
+    p->k = *k;
+    p->k.A = adopt_buffer(&ad, k->A);
+    p->k.B = adopt_buffer(&ad, k->B);
+    p->k.C = adopt_buffer(&ad, k->C);
+    p->k.body = adopt_stmt(&ad, k->body);
+    p->k.nvars = ad.nvars;
+    ok = !ad.failed && !p->arena.failed;
+  }
+  free(ad.vars);
+  free(ad.loops);
+  free(ad.from);
+  free(ad.to);
+  return ok;
+}
