@@ -114,6 +114,14 @@ typedef struct ts_gemm {
 ts_gemm ts_gemm_make(int64_t m, int64_t n, int64_t k);
 
 const char *ts_layout_name(ts_layout layout);
+/* "f32", "f16", "bf16"; ts_dtype_parse returns -1 for anything else. */
+const char *ts_dtype_name(ts_dtype t);
+int ts_dtype_parse(const char *text);
+int ts_dtype_size(ts_dtype t); /* bytes: 4, 2, 2 */
+/* How far a correct kernel's C may be from a reference's, as the largest
+ * difference over the largest |C| (rounding of the sum in the accumulator's
+ * type and of the store to C's): 1e-5 for fp32 up to K = 4096. */
+double ts_gemm_tolerance(const ts_gemm *def);
 /* Parses "NN", "NT", "TN", "TT"; returns -1 otherwise. */
 int ts_layout_parse(const char *text);
 

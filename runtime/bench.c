@@ -27,24 +27,34 @@ typedef struct {
 
 static bool same_gemm(const ts_gemm *x, const ts_gemm *y) {
   return x->m == y->m && x->n == y->n && x->k == y->k &&
-         x->layout == y->layout && x->alpha == y->alpha && x->beta == y->beta;
+         x->layout == y->layout && x->alpha == y->alpha &&
+         x->beta == y->beta && x->a_type == y->a_type &&
+         x->b_type == y->b_type && x->c_type == y->c_type &&
+         x->acc_type == y->acc_type;
 }
 
+/* The inputs in the definition's types: set 0 from the host, the others
+ * copies of it on the device. */
 static bool make_inputs(ts_gpu *g, const ts_gemm *d, const float *hA,
                         const float *hB, const float *hC, inputs *in) {
-  in->na = (size_t)(d->m * d->k) * 4;
-  in->nb = (size_t)(d->k * d->n) * 4;
-  in->nc = (size_t)(d->m * d->n) * 4;
+  in->na = mat_bytes(d->a_type, (size_t)(d->m * d->k));
+  in->nb = mat_bytes(d->b_type, (size_t)(d->k * d->n));
+  in->nc = mat_bytes(d->c_type, (size_t)(d->m * d->n));
   size_t set = in->na + in->nb + in->nc;
   in->nsets = (int)((2 * (size_t)g->l2_bytes + set - 1) / set);
   in->nsets = in->nsets < 1 ? 1 : in->nsets > MAX_SETS ? MAX_SETS : in->nsets;
   for (int i = 0; i < in->nsets; i++) {
     if (!GPU_CALL(g, cuMemAlloc(&in->A[i], in->na)) ||
         !GPU_CALL(g, cuMemAlloc(&in->B[i], in->nb)) ||
-        !GPU_CALL(g, cuMemAlloc(&in->C[i], in->nc)) ||
-        !GPU_CALL(g, cuMemcpyHtoD(in->A[i], hA, in->na)) ||
-        !GPU_CALL(g, cuMemcpyHtoD(in->B[i], hB, in->nb)) ||
-        !GPU_CALL(g, cuMemcpyHtoD(in->C[i], hC, in->nc)))
+        !GPU_CALL(g, cuMemAlloc(&in->C[i], in->nc)))
+      return false;
+    bool ok = i == 0 ? mat_upload(g, in->A[0], hA, (size_t)(d->m * d->k), d->a_type) &&
+                       mat_upload(g, in->B[0], hB, (size_t)(d->k * d->n), d->b_type) &&
+                       mat_upload(g, in->C[0], hC, (size_t)(d->m * d->n), d->c_type)
+                     : GPU_CALL(g, cuMemcpyDtoD(in->A[i], in->A[0], in->na)) &&
+                       GPU_CALL(g, cuMemcpyDtoD(in->B[i], in->B[0], in->nb)) &&
+                       GPU_CALL(g, cuMemcpyDtoD(in->C[i], in->C[0], in->nc));
+    if (!ok)
       return false;
   }
   return true;
@@ -69,9 +79,10 @@ static bool launch(ts_gpu *g, const ts_gemm *d, const gpu_module *mods, int v,
 /* Runs variant v once on set 0 from C = hC and reads the result back. */
 static bool run_checked(ts_gpu *g, const ts_gemm *d, const gpu_module *mods,
                         int v, const inputs *in, const float *hC, float *out) {
-  return GPU_CALL(g, cuMemcpyHtoD(in->C[0], hC, in->nc)) &&
+  size_t nc = (size_t)(d->m * d->n);
+  return mat_upload(g, in->C[0], hC, nc, d->c_type) &&
          launch(g, d, mods, v, in, 0) && GPU_CALL(g, cuCtxSynchronize(g->ctx)) &&
-         GPU_CALL(g, cuMemcpyDtoH(out, in->C[0], in->nc));
+         mat_download(g, out, in->C[0], nc, d->c_type);
 }
 
 static int cmp_double(const void *a, const void *b) {

@@ -6,6 +6,8 @@
  */
 #include "gpu.h"
 
+#include "../src/ir/dtype.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -192,6 +194,14 @@ bool gpu_load(ts_gpu *g, const ts_kernel *k, gpu_module *m, char *skipped,
   m->launch = k->launch;
   m->def = k->def;
   m->hand_written = k->hand_written;
+  const ts_gemm *d = &k->def;
+  if (k->hand_written && (d->a_type != TS_F32 || d->b_type != TS_F32 ||
+                          d->c_type != TS_F32)) {
+    snprintf(skipped, len, "kernel \"%s\" takes fp32 matrices; A, B and C "
+             "are %s, %s and %s", k->label, ts_dtype_name(d->a_type),
+             ts_dtype_name(d->b_type), ts_dtype_name(d->c_type));
+    return true;
+  }
   bool ok = load_module(g, k, m) &&
             (!k->hand_written || gpu_read_geometry(g, k, m, skipped, len)) &&
             (skipped[0] || fit_launch(g, k->label, m));
@@ -225,20 +235,26 @@ bool gpu_launch(ts_gpu *g, const gpu_module *m, CUdeviceptr A, CUdeviceptr B,
 
 /* Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: cuBLAS
  * gets B first, and a matrix stored untransposed is already the transpose
- * it needs. */
+ * it needs.  cublasGemmEx takes each matrix's type, and computes in fp32
+ * (CUBLAS_COMPUTE_32F: no TF32 rounding of fp32 inputs). */
 bool gpu_cublas_launch(ts_gpu *g, const ts_gemm *d, CUdeviceptr A,
                        CUdeviceptr B, CUdeviceptr C) {
   if (!g->have_blas)
     return gpu_fail(g, TS_ERR_CUBLAS, "cuBLAS is not available");
   bool ta = d->layout == TS_TN || d->layout == TS_TT;
   bool tb = d->layout == TS_NT || d->layout == TS_TT;
-  cublasStatus_t r = g->blas.cublasSgemm_v2(
+  cublasStatus_t r = g->blas.cublasGemmEx(
       g->handle, tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N,
-      (int)d->n, (int)d->m, (int)d->k, &d->alpha, (const float *)B,
-      (int)(tb ? d->k : d->n), (const float *)A, (int)(ta ? d->m : d->k),
-      &d->beta, (float *)C, (int)d->n);
+      (int)d->n, (int)d->m, (int)d->k, &d->alpha, (const void *)B,
+      dtype_info_of(d->b_type)->cublas, (int)(tb ? d->k : d->n),
+      (const void *)A, dtype_info_of(d->a_type)->cublas,
+      (int)(ta ? d->m : d->k), &d->beta, (void *)C,
+      dtype_info_of(d->c_type)->cublas, (int)d->n, CUBLAS_COMPUTE_32F,
+      CUBLAS_GEMM_DEFAULT);
   if (r != CUBLAS_STATUS_SUCCESS)
-    return gpu_fail(g, TS_ERR_CUBLAS, "cublasSgemm: status %d", (int)r);
+    return gpu_fail(g, TS_ERR_CUBLAS, "cublasGemmEx (A %s, B %s, C %s): "
+                    "status %d", ts_dtype_name(d->a_type),
+                    ts_dtype_name(d->b_type), ts_dtype_name(d->c_type), (int)r);
   return true;
 }
 
@@ -250,15 +266,15 @@ typedef struct {
 
 static bool upload(ts_gpu *g, const ts_gemm *d, const float *A, const float *B,
                    const float *C, device_mats *x) {
-  size_t na = (size_t)(d->m * d->k) * 4, nb = (size_t)(d->k * d->n) * 4,
-         nc = (size_t)(d->m * d->n) * 4;
+  size_t na = (size_t)(d->m * d->k), nb = (size_t)(d->k * d->n),
+         nc = (size_t)(d->m * d->n);
   memset(x, 0, sizeof(*x));
-  return GPU_CALL(g, cuMemAlloc(&x->A, na)) &&
-         GPU_CALL(g, cuMemAlloc(&x->B, nb)) &&
-         GPU_CALL(g, cuMemAlloc(&x->C, nc)) &&
-         GPU_CALL(g, cuMemcpyHtoD(x->A, A, na)) &&
-         GPU_CALL(g, cuMemcpyHtoD(x->B, B, nb)) &&
-         GPU_CALL(g, cuMemcpyHtoD(x->C, C, nc));
+  return GPU_CALL(g, cuMemAlloc(&x->A, mat_bytes(d->a_type, na))) &&
+         GPU_CALL(g, cuMemAlloc(&x->B, mat_bytes(d->b_type, nb))) &&
+         GPU_CALL(g, cuMemAlloc(&x->C, mat_bytes(d->c_type, nc))) &&
+         mat_upload(g, x->A, A, na, d->a_type) &&
+         mat_upload(g, x->B, B, nb, d->b_type) &&
+         mat_upload(g, x->C, C, nc, d->c_type);
 }
 
 static void release(ts_gpu *g, device_mats *x) {
@@ -270,7 +286,7 @@ static void release(ts_gpu *g, device_mats *x) {
 static ts_status finish(ts_gpu *g, const ts_gemm *d, device_mats *x, bool ok,
                         float *C) {
   ok = ok && GPU_CALL(g, cuCtxSynchronize(g->ctx)) &&
-       GPU_CALL(g, cuMemcpyDtoH(C, x->C, (size_t)(d->m * d->n) * 4));
+       mat_download(g, C, x->C, (size_t)(d->m * d->n), d->c_type);
   release(g, x);
   return ok ? TS_OK : g->status;
 }

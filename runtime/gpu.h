@@ -50,6 +50,12 @@ void gpu_unload(ts_gpu *g, gpu_module *m);
 /* handwritten.c: the launch geometry of a hand-written kernel's module. */
 bool gpu_read_geometry(ts_gpu *g, const ts_kernel *k, gpu_module *m,
                        char *why, size_t len);
+/* matrices.c: n host floats to and from device elements of type t. */
+size_t mat_bytes(ts_dtype t, size_t n);
+bool mat_upload(ts_gpu *g, CUdeviceptr dst, const float *src, size_t n,
+                ts_dtype t);
+bool mat_download(ts_gpu *g, float *dst, CUdeviceptr src, size_t n,
+                  ts_dtype t);
 /* Records a failure with its code and message; returns false. */
 bool gpu_fail(ts_gpu *g, ts_status code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

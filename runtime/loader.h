@@ -52,7 +52,7 @@ typedef struct ts_nvrtc_api {
 } ts_nvrtc_api;
 
 #define TS_CUBLAS_FUNCS(X)                                                    \
-  X(cublasCreate_v2) X(cublasDestroy_v2) X(cublasSgemm_v2)                    \
+  X(cublasCreate_v2) X(cublasDestroy_v2) X(cublasGemmEx)                    \
   X(cublasSetMathMode)
 
 typedef struct ts_cublas_api {

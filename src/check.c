@@ -10,6 +10,7 @@
 #include <stdlib.h>
 
 #include "ir/exec.h"
+#include "ir/dtype.h"
 #include "ir/program.h"
 #include "random.h"
 
@@ -110,6 +111,10 @@ ts_status ts_program_check(const ts_program *p, uint64_t seed, char *msg,
   free(C0);
   free(C);
   return st;
+}
+
+double ts_gemm_tolerance(const ts_gemm *def) {
+  return def ? dtype_gemm_tolerance(def->c_type, def->acc_type, def->k) : 0;
 }
 
 /* ---- From a schedule, for convenience ----------------------------------- */

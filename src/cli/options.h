@@ -13,6 +13,7 @@ typedef struct cli_opts {
   ts_gemm shapes[MAX_SHAPES];
   int nshapes;
   ts_layout layout;
+  ts_dtype ab_type, c_type; /* --dtype, --c-dtype */
   float alpha, beta;
   const char *arch;
   const char *csv;
