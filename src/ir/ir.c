@@ -9,13 +9,13 @@
 #include <string.h>
 
 static const char *const expr_names[] = {
-#define IR_NAME(k, s) s,
+#define IR_NAME(k, s, form) s,
     IR_EXPR_KINDS(IR_NAME)
 #undef IR_NAME
 };
 
 static const char *const stmt_names[] = {
-#define IR_NAME(k, s) s,
+#define IR_NAME(k, s, form) s,
     IR_STMT_KINDS(IR_NAME)
 #undef IR_NAME
 };
