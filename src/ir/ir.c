@@ -8,14 +8,16 @@
 
 #include <string.h>
 
+#include "visit.h"
+
 static const char *const expr_names[] = {
-#define IR_NAME(k, s) s,
+#define IR_NAME(k, s, form) s,
     IR_EXPR_KINDS(IR_NAME)
 #undef IR_NAME
 };
 
 static const char *const stmt_names[] = {
-#define IR_NAME(k, s) s,
+#define IR_NAME(k, s, form) s,
     IR_STMT_KINDS(IR_NAME)
 #undef IR_NAME
 };
@@ -371,60 +373,34 @@ ir_stmt *ir_compute_with_src(ts_arena *a, const ir_stmt *s, int which,
   return c;
 }
 
+typedef struct {
+  ir_expr_fn fn;
+  void *ctx;
+} map_ctx;
+
+static ir_expr *map_whole(ir_mutator *m, ir_expr *e) {
+  const map_ctx *c = m->ctx;
+  return c->fn(m->a, e, c->ctx);
+}
+
 ir_stmt *ir_compute_map(ts_arena *a, ir_stmt *s, ir_expr_fn fn, void *ctx) {
-  ir_expr *x[7] = {s->compute.i, s->compute.j, s->compute.k, s->compute.pred,
-                   NULL, NULL, NULL};
-  ir_expr *y[7];
-  bool changed = false;
-  for (int w = 0; w < 2; w++)
-    for (int d = 0; d < 2; d++)
-      if (s->compute.origin[w][d]) {
-        ir_expr *o = fn(a, s->compute.origin[w][d], ctx);
-        if (!o)
-          return NULL;
-        changed |= o != s->compute.origin[w][d];
-      }
-  for (int n = 0; n < 4; n++) {
-    y[n] = x[n] ? fn(a, x[n], ctx) : NULL;
-    if (x[n] && !y[n])
-      return NULL;
-    changed |= y[n] != x[n];
-  }
-  if (!changed)
-    return s;
-  ir_stmt *c = copy_compute(a, s);
-  if (!c)
-    return NULL;
-  c->compute.i = y[0];
-  c->compute.j = y[1];
-  c->compute.k = y[2];
-  c->compute.pred = y[3];
-  for (int w = 0; w < 2; w++)
-    for (int d = 0; d < 2; d++)
-      if (s->compute.origin[w][d])
-        c->compute.origin[w][d] = fn(a, s->compute.origin[w][d], ctx);
-  return c;
+  map_ctx c = {fn, ctx};
+  ir_mutator m = {.a = a, .expr = map_whole, .ctx = &c};
+  return ir_mutate_stmt_children(&m, s);
 }
 
 /* ---- Queries --------------------------------------------------------------- */
 
-bool ir_expr_uses_var(const ir_expr *e, const ir_var *v) {
-  if (!e)
-    return false;
-  switch (e->kind) {
-  case E_INT: case E_FLOAT:
-    return false;
-  case E_VAR:
-    return e->var == v;
-  case E_LOAD:
-    for (int d = 0; d < e->load.buf->ndim; d++)
-      if (ir_expr_uses_var(e->load.idx[d], v))
-        return true;
-    return false;
-  default:
-    return ir_expr_uses_var(e->op.a, v) || ir_expr_uses_var(e->op.b, v) ||
-           ir_expr_uses_var(e->op.c, v);
-  }
+static bool find_var(ir_visitor *v, const ir_expr *e) {
+  if (e->kind == E_VAR && e->var == v->ctx)
+    v->stop = true;
+  return true;
+}
+
+bool ir_expr_uses_var(const ir_expr *e, const ir_var *var) {
+  ir_visitor v = {.expr = find_var, .ctx = (void *)var};
+  ir_visit_expr(&v, e);
+  return v.stop;
 }
 
 bool ir_expr_equal(const ir_expr *x, const ir_expr *y) {
@@ -451,117 +427,28 @@ bool ir_expr_equal(const ir_expr *x, const ir_expr *y) {
 
 /* ---- Substitution ------------------------------------------------------------ */
 
-static ir_expr **subst_indices(ts_arena *a, ir_expr **idx, int n,
-                               const ir_var *v, ir_expr *with, bool *changed) {
-  ir_expr *out[IR_MAX_DIMS];
-  *changed = false;
-  for (int d = 0; d < n; d++) {
-    out[d] = ir_subst_expr(a, idx[d], v, with);
-    if (out[d] != idx[d])
-      *changed = true;
-  }
-  if (!*changed)
-    return idx;
-  ir_expr **copy = ts_arena_alloc(a, sizeof(*copy) * (size_t)n);
-  if (copy)
-    memcpy(copy, out, sizeof(*copy) * (size_t)n);
-  return copy;
-}
-
-ir_expr *ir_subst_expr(ts_arena *a, ir_expr *e, const ir_var *v,
-                       ir_expr *with) {
-  if (!e)
-    return NULL;
-  switch (e->kind) {
-  case E_INT: case E_FLOAT:
-    return e;
-  case E_VAR:
-    return e->var == v ? with : e;
-  case E_LOAD: {
-    bool changed;
-    ir_expr **idx =
-        subst_indices(a, e->load.idx, e->load.buf->ndim, v, with, &changed);
-    return changed ? ir_load(a, e->load.buf, idx) : e;
-  }
-  case E_NOT: {
-    ir_expr *x = ir_subst_expr(a, e->op.a, v, with);
-    return x == e->op.a ? e : ir_not(a, x);
-  }
-  case E_SELECT: {
-    ir_expr *x = ir_subst_expr(a, e->op.a, v, with);
-    ir_expr *y = ir_subst_expr(a, e->op.b, v, with);
-    ir_expr *c = ir_subst_expr(a, e->op.c, v, with);
-    if (x == e->op.a && y == e->op.b && c == e->op.c)
-      return e;
-    return ir_select(a, c, x, y);
-  }
-  default: {
-    ir_expr *x = ir_subst_expr(a, e->op.a, v, with);
-    ir_expr *y = ir_subst_expr(a, e->op.b, v, with);
-    if (x == e->op.a && y == e->op.b)
-      return e;
-    return ir_binary(a, e->kind, x, y);
-  }
-  }
-}
-
 typedef struct {
   const ir_var *v;
   ir_expr *with;
 } subst_ctx;
 
-static ir_expr *subst_fn(ts_arena *a, ir_expr *e, void *ctx) {
-  const subst_ctx *c = ctx;
-  return ir_subst_expr(a, e, c->v, c->with);
+static ir_expr *subst_var(ir_mutator *m, ir_expr *e) {
+  const subst_ctx *c = m->ctx;
+  if (e->kind == E_VAR)
+    return e->var == c->v ? c->with : e;
+  return ir_mutate_expr_children(m, e);
+}
+
+ir_expr *ir_subst_expr(ts_arena *a, ir_expr *e, const ir_var *v,
+                       ir_expr *with) {
+  subst_ctx c = {v, with};
+  ir_mutator m = {.a = a, .expr = subst_var, .ctx = &c};
+  return ir_mutate_expr(&m, e);
 }
 
 ir_stmt *ir_subst_stmt(ts_arena *a, ir_stmt *s, const ir_var *v,
                        ir_expr *with) {
-  if (!s)
-    return NULL;
-  switch (s->kind) {
-  case S_FOR: {
-    ir_stmt *body = ir_subst_stmt(a, s->for_.body, v, with);
-    return body == s->for_.body ? s : ir_new_for(a, s->for_.loop, body);
-  }
-  case S_SEQ: {
-    ir_stmt **items = ts_arena_alloc(a, sizeof(*items) * (size_t)s->seq.n);
-    if (!items)
-      return NULL;
-    bool changed = false;
-    for (int i = 0; i < s->seq.n; i++) {
-      items[i] = ir_subst_stmt(a, s->seq.items[i], v, with);
-      changed |= items[i] != s->seq.items[i];
-    }
-    return changed ? ir_new_seq(a, items, s->seq.n) : s;
-  }
-  case S_STORE: {
-    bool changed;
-    ir_expr **idx = subst_indices(a, s->store.idx, s->store.buf->ndim, v, with,
-                                  &changed);
-    ir_expr *value = ir_subst_expr(a, s->store.value, v, with);
-    if (!changed && value == s->store.value)
-      return s;
-    return idx ? ir_new_store(a, s->store.buf, idx, value) : NULL;
-  }
-  case S_IF: {
-    ir_expr *c = ir_subst_expr(a, s->if_.cond, v, with);
-    ir_stmt *t = ir_subst_stmt(a, s->if_.then_, v, with);
-    ir_stmt *e = ir_subst_stmt(a, s->if_.else_, v, with);
-    if (c == s->if_.cond && t == s->if_.then_ && e == s->if_.else_)
-      return s;
-    return ir_new_if(a, c, t, e);
-  }
-  case S_ALLOC: {
-    ir_stmt *body = ir_subst_stmt(a, s->alloc.body, v, with);
-    return body == s->alloc.body ? s : ir_new_alloc(a, s->alloc.buf, body);
-  }
-  case S_BARRIER:
-    return s;
-  case S_COMPUTE: {
-    subst_ctx c = {v, with};
-    return ir_compute_map(a, s, subst_fn, &c);
-  }
-  }
-  return s;
+  subst_ctx c = {v, with};
+  ir_mutator m = {.a = a, .expr = subst_var, .ctx = &c};
+  return ir_mutate_stmt(&m, s);
 }

@@ -23,44 +23,61 @@ typedef enum {
   TY_BOOL,  /* conditions */
 } ir_type;
 
+/* Where a node kind keeps its children (the kind lists' third column); the
+ * traversal in visit.h visits them in the order given here. */
+typedef enum {
+  FORM_LEAF,    /* none */
+  FORM_UNARY,   /* op.a */
+  FORM_BINARY,  /* op.a, op.b */
+  FORM_SELECT,  /* op.c, op.a, op.b */
+  FORM_LOAD,    /* load.idx[0 .. buf->ndim) */
+  FORM_FOR,     /* for_.body */
+  FORM_SEQ,     /* seq.items[0 .. n) */
+  FORM_STORE,   /* store.idx[0 .. buf->ndim), store.value */
+  FORM_IF,      /* if_.cond, if_.then_, if_.else_ (may be NULL) */
+  FORM_ALLOC,   /* alloc.body */
+  FORM_COMPUTE, /* i, j, k, pred, origin[0][0..1], origin[1][0..1]; pred and
+                 * the origins may be NULL */
+} ir_form;
+
 #define IR_EXPR_KINDS(X)                                                      \
-  X(E_INT, "int")       /* integer immediate */                               \
-  X(E_FLOAT, "float")   /* fp32 immediate */                                  \
-  X(E_VAR, "var")       /* loop or launch variable */                         \
-  X(E_ADD, "+")                                                               \
-  X(E_SUB, "-")                                                               \
-  X(E_MUL, "*")                                                               \
-  X(E_DIV, "/")         /* floor division */                                  \
-  X(E_MOD, "%")         /* floor modulo */                                    \
-  X(E_MIN, "min")                                                             \
-  X(E_MAX, "max")                                                             \
-  X(E_LT, "<")                                                                \
-  X(E_LE, "<=")                                                               \
-  X(E_EQ, "==")                                                               \
-  X(E_NE, "!=")                                                               \
-  X(E_AND, "&&")                                                              \
-  X(E_OR, "||")                                                               \
-  X(E_NOT, "!")                                                               \
-  X(E_SELECT, "select") /* c ? a : b */                                       \
-  X(E_LOAD, "load")     /* buffer[indices] */
+  X(E_INT, "int", FORM_LEAF)         /* integer immediate */                  \
+  X(E_FLOAT, "float", FORM_LEAF)     /* fp32 immediate */                     \
+  X(E_VAR, "var", FORM_LEAF)         /* loop or launch variable */            \
+  X(E_ADD, "+", FORM_BINARY)                                                  \
+  X(E_SUB, "-", FORM_BINARY)                                                  \
+  X(E_MUL, "*", FORM_BINARY)                                                  \
+  X(E_DIV, "/", FORM_BINARY)         /* floor division */                     \
+  X(E_MOD, "%", FORM_BINARY)         /* floor modulo */                       \
+  X(E_MIN, "min", FORM_BINARY)                                                \
+  X(E_MAX, "max", FORM_BINARY)                                                \
+  X(E_LT, "<", FORM_BINARY)                                                   \
+  X(E_LE, "<=", FORM_BINARY)                                                  \
+  X(E_EQ, "==", FORM_BINARY)                                                  \
+  X(E_NE, "!=", FORM_BINARY)                                                  \
+  X(E_AND, "&&", FORM_BINARY)                                                 \
+  X(E_OR, "||", FORM_BINARY)                                                  \
+  X(E_NOT, "!", FORM_UNARY)                                                   \
+  X(E_SELECT, "select", FORM_SELECT) /* c ? a : b */                          \
+  X(E_LOAD, "load", FORM_LOAD)       /* buffer[indices] */
 
 typedef enum {
-#define IR_ENUM(k, s) k,
+#define IR_ENUM(k, s, form) k,
   IR_EXPR_KINDS(IR_ENUM)
 #undef IR_ENUM
 } ir_expr_kind;
 
 #define IR_STMT_KINDS(X)                                                      \
-  X(S_FOR, "for")         /* loop over 0..extent of a ts_loop */              \
-  X(S_SEQ, "seq")         /* statements in order */                           \
-  X(S_STORE, "store")     /* buffer[indices] = value */                       \
-  X(S_IF, "if")           /* guarded statement */                             \
-  X(S_ALLOC, "allocate")  /* a shared or local buffer live in its body */     \
-  X(S_BARRIER, "barrier") /* __syncthreads() */                               \
-  X(S_COMPUTE, "compute") /* the GEMM update before lowering */
+  X(S_FOR, "for", FORM_FOR)             /* loop over a ts_loop's 0..extent */ \
+  X(S_SEQ, "seq", FORM_SEQ)             /* statements in order */             \
+  X(S_STORE, "store", FORM_STORE)       /* buffer[indices] = value */         \
+  X(S_IF, "if", FORM_IF)                /* guarded statement */               \
+  X(S_ALLOC, "allocate", FORM_ALLOC)    /* a buffer live in its body */       \
+  X(S_BARRIER, "barrier", FORM_LEAF)    /* __syncthreads() */                 \
+  X(S_COMPUTE, "compute", FORM_COMPUTE) /* the GEMM update before lowering */
 
 typedef enum {
-#define IR_ENUM(k, s) k,
+#define IR_ENUM(k, s, form) k,
   IR_STMT_KINDS(IR_ENUM)
 #undef IR_ENUM
 } ir_stmt_kind;

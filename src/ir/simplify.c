@@ -10,6 +10,8 @@
 
 #include <string.h>
 
+#include "visit.h"
+
 enum { MAX_TERMS = 32 };
 
 typedef struct {
@@ -240,20 +242,21 @@ static ir_expr *fold_minmax(ts_arena *a, ir_expr *e, ir_expr *x, ir_expr *y) {
   return ir_binary(a, e->kind, x, y);
 }
 
+/* The children of an expression (or of a statement) are simplified whole:
+ * ir_simplify_expr walks them itself. */
+static ir_expr *simplify_whole(ir_mutator *m, ir_expr *e) {
+  return ir_simplify_expr(m->a, e);
+}
+
+/* e with each child simplified; e itself when none changed. */
+static ir_expr *simplify_children(ts_arena *a, ir_expr *e) {
+  ir_mutator m = {.a = a, .expr = simplify_whole};
+  return ir_mutate_expr_children(&m, e);
+}
+
 /* Simplifies an expression that is not itself a sum or product. */
 static ir_expr *simplify_atom(ts_arena *a, ir_expr *e) {
   switch (e->kind) {
-  case E_INT: case E_FLOAT: case E_VAR:
-    return e;
-  case E_LOAD: {
-    ir_expr *idx[IR_MAX_DIMS];
-    bool changed = false;
-    for (int d = 0; d < e->load.buf->ndim; d++) {
-      idx[d] = ir_simplify_expr(a, e->load.idx[d]);
-      changed |= idx[d] != e->load.idx[d];
-    }
-    return changed ? ir_load(a, e->load.buf, idx) : e;
-  }
   case E_NOT: {
     ir_expr *x = ir_simplify_expr(a, e->op.a);
     if (ir_is_true(x)) return ir_bool(a, false);
@@ -272,6 +275,8 @@ static ir_expr *simplify_atom(ts_arena *a, ir_expr *e) {
   default:
     break;
   }
+  if (ir_expr_form(e->kind) != FORM_BINARY) /* leaves and loads */
+    return simplify_children(a, e);
   ir_expr *x = ir_simplify_expr(a, e->op.a);
   ir_expr *y = ir_simplify_expr(a, e->op.b);
   if (!x || !y)
@@ -308,12 +313,8 @@ ir_expr *ir_simplify_expr(ts_arena *a, ir_expr *e) {
   if (e->type == TY_INT &&
       (e->kind == E_ADD || e->kind == E_SUB || e->kind == E_MUL))
     return simplify_linear(a, e);
-  if (e->type == TY_FLOAT && e->kind != E_LOAD && e->kind != E_FLOAT &&
-      e->kind != E_SELECT) {
-    ir_expr *x = ir_simplify_expr(a, e->op.a);
-    ir_expr *y = ir_simplify_expr(a, e->op.b);
-    return (x == e->op.a && y == e->op.b) ? e : ir_binary(a, e->kind, x, y);
-  }
+  if (e->type == TY_FLOAT && e->kind != E_SELECT) /* nothing to fold */
+    return simplify_children(a, e);
   return simplify_atom(a, e);
 }
 
@@ -325,106 +326,76 @@ static bool is_empty(const ir_stmt *s) {
   return s && s->kind == S_SEQ && s->seq.n == 0;
 }
 
-static ir_stmt *simplify_seq(ts_arena *a, ir_stmt *s) {
-  ir_stmt **done = ts_arena_alloc(a, sizeof(*done) * (size_t)(s->seq.n + 1));
-  if (!done)
-    return NULL;
-  bool changed = false;
+/* A sequence whose items were simplified (and changed): nested sequences
+ * flattened, one item left standing alone. */
+static ir_stmt *flatten(ts_arena *a, ir_stmt *s) {
   int total = 0;
-  for (int i = 0; i < s->seq.n; i++) {
-    done[i] = ir_simplify_stmt(a, s->seq.items[i]);
-    if (!done[i])
-      return NULL;
-    changed |= done[i] != s->seq.items[i];
-    total += done[i]->kind == S_SEQ ? done[i]->seq.n : 1;
-  }
-  if (!changed)
-    return s;
+  for (int i = 0; i < s->seq.n; i++)
+    total += s->seq.items[i]->kind == S_SEQ ? s->seq.items[i]->seq.n : 1;
   ir_stmt **items = ts_arena_alloc(a, sizeof(*items) * (size_t)(total + 1));
   if (!items)
     return NULL;
   int n = 0;
   for (int i = 0; i < s->seq.n; i++) {
-    if (done[i]->kind == S_SEQ) /* flatten */
-      for (int j = 0; j < done[i]->seq.n; j++)
-        items[n++] = done[i]->seq.items[j];
+    ir_stmt *x = s->seq.items[i];
+    if (x->kind == S_SEQ)
+      for (int j = 0; j < x->seq.n; j++)
+        items[n++] = x->seq.items[j];
     else
-      items[n++] = done[i];
+      items[n++] = x;
   }
   return n == 1 ? items[0] : ir_new_seq(a, items, n);
 }
 
-static ir_stmt *simplify_indices_store(ts_arena *a, ir_stmt *s) {
-  ir_expr *idx[IR_MAX_DIMS];
-  bool changed = false;
-  for (int d = 0; d < s->store.buf->ndim; d++) {
-    idx[d] = ir_simplify_expr(a, s->store.idx[d]);
-    changed |= idx[d] != s->store.idx[d];
-  }
-  ir_expr *v = ir_simplify_expr(a, s->store.value);
-  if (!changed && v == s->store.value)
-    return s;
-  return ir_new_store(a, s->store.buf, idx, v);
-}
-
-static ir_expr *simplify_fn(ts_arena *a, ir_expr *e, void *ctx) {
-  (void)ctx;
-  return ir_simplify_expr(a, e);
-}
-
-ir_stmt *ir_simplify_stmt(ts_arena *a, ir_stmt *s) {
-  if (!s)
+/* A compute whose guard is proven false goes; one proven true loses it. */
+static ir_stmt *simplify_compute(ir_mutator *m, ir_stmt *s) {
+  ir_stmt *c = ir_mutate_stmt_children(m, s);
+  if (!c)
     return NULL;
+  ir_expr *p = c->compute.pred;
+  if (ir_is_false(p))
+    return empty(m->a);
+  if (!ir_is_true(p))
+    return c;
+  ir_stmt *d = ir_compute_with_src(m->a, c, 0, c->compute.src[0],
+                                   c->compute.origin[0][0],
+                                   c->compute.origin[0][1]);
+  if (d)
+    d->compute.pred = NULL;
+  return d;
+}
+
+static ir_stmt *simplify_stmt(ir_mutator *m, ir_stmt *s) {
+  ts_arena *a = m->a;
   switch (s->kind) {
   case S_FOR: {
     ts_loop *l = s->for_.loop;
-    if (l->extent == 1 && !ir_kind_is_launch(l->kind)) {
-      ir_stmt *body = ir_subst_stmt(a, s->for_.body, l->var, ir_int(a, 0));
-      return ir_simplify_stmt(a, body);
-    }
-    ir_stmt *body = ir_simplify_stmt(a, s->for_.body);
-    if (is_empty(body))
-      return body;
-    return body == s->for_.body ? s : ir_new_for(a, l, body);
+    if (l->extent == 1 && !ir_kind_is_launch(l->kind))
+      return ir_mutate_stmt(m, ir_subst_stmt(a, s->for_.body, l->var,
+                                             ir_int(a, 0)));
+    ir_stmt *r = ir_mutate_stmt_children(m, s);
+    return r && is_empty(r->for_.body) ? r->for_.body : r;
   }
-  case S_SEQ:
-    return simplify_seq(a, s);
-  case S_STORE:
-    return simplify_indices_store(a, s);
+  case S_SEQ: {
+    ir_stmt *r = ir_mutate_stmt_children(m, s);
+    return r && r != s ? flatten(a, r) : r;
+  }
   case S_IF: {
-    ir_expr *c = ir_simplify_expr(a, s->if_.cond);
-    ir_stmt *t = ir_simplify_stmt(a, s->if_.then_);
-    ir_stmt *e = ir_simplify_stmt(a, s->if_.else_);
-    if (ir_is_true(c))
-      return t;
-    if (ir_is_false(c))
-      return e ? e : empty(a);
-    if (c == s->if_.cond && t == s->if_.then_ && e == s->if_.else_)
-      return s;
-    return ir_new_if(a, c, t, e);
+    ir_stmt *r = ir_mutate_stmt_children(m, s);
+    if (r && ir_is_true(r->if_.cond))
+      return r->if_.then_;
+    if (r && ir_is_false(r->if_.cond))
+      return r->if_.else_ ? r->if_.else_ : empty(a);
+    return r;
   }
-  case S_ALLOC: {
-    ir_stmt *body = ir_simplify_stmt(a, s->alloc.body);
-    return body == s->alloc.body ? s : ir_new_alloc(a, s->alloc.buf, body);
+  case S_COMPUTE:
+    return simplify_compute(m, s);
+  default:
+    return ir_mutate_stmt_children(m, s);
   }
-  case S_BARRIER:
-    return s;
-  case S_COMPUTE: {
-    ir_stmt *c = ir_compute_map(a, s, simplify_fn, NULL);
-    if (!c)
-      return NULL;
-    ir_expr *p = c->compute.pred;
-    if (ir_is_false(p))
-      return empty(a);
-    if (!ir_is_true(p))
-      return c;
-    ir_stmt *d = ir_compute_with_src(a, c, 0, c->compute.src[0],
-                                     c->compute.origin[0][0],
-                                     c->compute.origin[0][1]);
-    if (d)
-      d->compute.pred = NULL;
-    return d;
-  }
-  }
-  return s;
+}
+
+ir_stmt *ir_simplify_stmt(ts_arena *a, ir_stmt *s) {
+  ir_mutator m = {.a = a, .expr = simplify_whole, .stmt = simplify_stmt};
+  return ir_mutate_stmt(&m, s);
 }

@@ -7,7 +7,7 @@
  */
 #include "lower.h"
 
-static ir_stmt *hoist(ts_arena *a, ir_stmt *s);
+#include "../ir/visit.h"
 
 /* if (x && y) s  ->  if (x) if (y) s */
 static ir_stmt *split_conjuncts(ts_arena *a, ir_expr *cond, ir_stmt *body) {
@@ -84,70 +84,46 @@ static ir_stmt *lift_common_guard(ts_arena *a, ir_stmt *seq) {
   return ir_new_if(a, c, ir_new_seq(a, inner, seq->seq.n), NULL);
 }
 
-static ir_stmt *hoist(ts_arena *a, ir_stmt *s) {
+/* Bottom up: a node's children are hoisted before the node. */
+static ir_stmt *hoist(ir_mutator *m, ir_stmt *s) {
+  ts_arena *a = m->a;
+  s = ir_mutate_stmt_children(m, s);
   if (!s)
     return NULL;
   switch (s->kind) {
   case S_FOR:
-    return hoist_out_of_loop(a, s->for_.loop, hoist(a, s->for_.body));
+    return hoist_out_of_loop(a, s->for_.loop, s->for_.body);
   case S_SEQ: {
-    ir_stmt **items = ts_arena_alloc(a, sizeof(*items) * (size_t)(s->seq.n + 1));
-    if (!items)
-      return NULL;
-    for (int i = 0; i < s->seq.n; i++)
-      items[i] = hoist(a, s->seq.items[i]);
-    ir_stmt *m = merge_seq(a, items, s->seq.n);
-    return m ? lift_common_guard(a, m) : NULL;
+    ir_stmt *merged = merge_seq(a, s->seq.items, s->seq.n);
+    return merged ? lift_common_guard(a, merged) : NULL;
   }
-  case S_IF: {
-    ir_stmt *t = hoist(a, s->if_.then_);
-    if (s->if_.else_)
-      return ir_new_if(a, s->if_.cond, t, hoist(a, s->if_.else_));
-    return split_conjuncts(a, s->if_.cond, t);
-  }
+  case S_IF:
+    return s->if_.else_ ? s : split_conjuncts(a, s->if_.cond, s->if_.then_);
   case S_ALLOC: {
     /* Guards never read the buffer, so they may leave its scope. */
-    ir_stmt *body = hoist(a, s->alloc.body);
-    if (is_plain_if(body))
-      return ir_new_if(a, body->if_.cond,
-                       hoist(a, ir_new_alloc(a, s->alloc.buf, body->if_.then_)),
-                       NULL);
-    return ir_new_alloc(a, s->alloc.buf, body);
+    ir_stmt *body = s->alloc.body;
+    if (!is_plain_if(body))
+      return s;
+    ir_stmt *inner = ir_new_alloc(a, s->alloc.buf, body->if_.then_);
+    return ir_new_if(a, body->if_.cond, ir_mutate_stmt(m, inner), NULL);
   }
   default:
     return s;
   }
 }
 
-/* if (x) if (y) s  ->  if (x && y) s */
-static ir_stmt *join(ts_arena *a, ir_stmt *s) {
-  if (!s)
-    return NULL;
-  switch (s->kind) {
-  case S_FOR:
-    return ir_new_for(a, s->for_.loop, join(a, s->for_.body));
-  case S_SEQ: {
-    ir_stmt **items = ts_arena_alloc(a, sizeof(*items) * (size_t)(s->seq.n + 1));
-    if (!items)
-      return NULL;
-    for (int i = 0; i < s->seq.n; i++)
-      items[i] = join(a, s->seq.items[i]);
-    return ir_new_seq(a, items, s->seq.n);
-  }
-  case S_IF: {
-    ir_stmt *t = join(a, s->if_.then_);
-    if (!s->if_.else_ && is_plain_if(t))
-      return ir_new_if(a, ir_binary(a, E_AND, s->if_.cond, t->if_.cond),
-                       t->if_.then_, NULL);
-    return ir_new_if(a, s->if_.cond, t, join(a, s->if_.else_));
-  }
-  case S_ALLOC:
-    return ir_new_alloc(a, s->alloc.buf, join(a, s->alloc.body));
-  default:
+/* if (x) if (y) s  ->  if (x && y) s, bottom up. */
+static ir_stmt *join(ir_mutator *m, ir_stmt *s) {
+  s = ir_mutate_stmt_children(m, s);
+  if (!s || s->kind != S_IF || s->if_.else_ || !is_plain_if(s->if_.then_))
     return s;
-  }
+  ir_stmt *t = s->if_.then_;
+  return ir_new_if(m->a, ir_binary(m->a, E_AND, s->if_.cond, t->if_.cond),
+                   t->if_.then_, NULL);
 }
 
 ir_stmt *lower_guards(ts_arena *a, ir_stmt *root) {
-  return join(a, hoist(a, root));
+  ir_mutator hoister = {.a = a, .stmt = hoist};
+  ir_mutator joiner = {.a = a, .stmt = join};
+  return ir_mutate_stmt(&joiner, ir_mutate_stmt(&hoister, root));
 }

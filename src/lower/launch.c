@@ -6,9 +6,11 @@
  */
 #include "lower.h"
 
-static void walk(const ir_stmt *s, ir_kernel *k) {
-  switch (s->kind) {
-  case S_FOR: {
+#include "../ir/visit.h"
+
+static bool dims(ir_visitor *v, const ir_stmt *s) {
+  ir_kernel *k = v->ctx;
+  if (s->kind == S_FOR) {
     const ts_loop *l = s->for_.loop;
     switch (l->kind) {
     case TS_BLOCK_X: k->grid[0] = l->extent; break;
@@ -19,31 +21,16 @@ static void walk(const ir_stmt *s, ir_kernel *k) {
     case TS_THREAD_Z: k->block[2] = l->extent; break;
     default: break;
     }
-    walk(s->for_.body, k);
-    return;
+  } else if (s->kind == S_ALLOC && s->alloc.buf->scope == SCOPE_SHARED) {
+    k->shared_bytes += ir_shared_slot_bytes(s->alloc.buf);
   }
-  case S_SEQ:
-    for (int i = 0; i < s->seq.n; i++)
-      walk(s->seq.items[i], k);
-    return;
-  case S_IF:
-    walk(s->if_.then_, k);
-    if (s->if_.else_)
-      walk(s->if_.else_, k);
-    return;
-  case S_ALLOC:
-    if (s->alloc.buf->scope == SCOPE_SHARED)
-      k->shared_bytes += ir_shared_slot_bytes(s->alloc.buf);
-    walk(s->alloc.body, k);
-    return;
-  default:
-    return;
-  }
+  return true;
 }
 
 void lower_launch_dims(const ir_stmt *root, ir_kernel *k) {
   for (int d = 0; d < 3; d++)
     k->grid[d] = k->block[d] = 1;
   k->shared_bytes = 0;
-  walk(root, k);
+  ir_visitor v = {.stmt = dims, .ctx = k};
+  ir_visit_stmt(&v, root);
 }

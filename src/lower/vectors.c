@@ -11,6 +11,7 @@
 #include "lower.h"
 
 #include "../ir/analysis.h"
+#include "../ir/visit.h"
 
 /* The coefficient of v in e, when e is linear in v. */
 static bool coefficient(const ir_expr *e, const ir_var *v, int64_t *c) {
@@ -58,34 +59,29 @@ static bool is_vector(ts_arena *a, const ir_buffer *buf, ir_expr *const *idx,
   return rest && ir_divisor(rest) % l->extent == 0;
 }
 
-static ir_expr *mark_loads(ts_arena *a, ir_expr *e, const ts_loop *l) {
-  switch (e->kind) {
-  case E_INT: case E_FLOAT: case E_VAR:
+/* The value's loads, made vector loads where they are.  Only floats are
+ * entered: indices and conditions stay scalar, as codegen evaluates them
+ * lane by lane. */
+static ir_expr *mark_load(ir_mutator *m, ir_expr *e) {
+  const ts_loop *l = m->ctx;
+  if (e->type != TY_FLOAT)
     return e;
-  case E_LOAD: {
-    if (!is_vector(a, e->load.buf, e->load.idx, l))
-      return e;
-    ir_expr *v = ir_load(a, e->load.buf, e->load.idx);
-    if (v) {
-      v->load.lanes = (int)l->extent;
-      v->load.lane_var = l->var;
-    }
-    return v;
+  if (e->kind != E_LOAD)
+    return ir_mutate_expr_children(m, e);
+  if (!is_vector(m->a, e->load.buf, e->load.idx, l))
+    return e;
+  ir_expr *v = ir_load(m->a, e->load.buf, e->load.idx);
+  if (v) {
+    v->load.lanes = (int)l->extent;
+    v->load.lane_var = l->var;
   }
-  case E_NOT:
-    return ir_not(a, mark_loads(a, e->op.a, l));
-  case E_SELECT:
-    return ir_select(a, e->op.c, mark_loads(a, e->op.a, l),
-                     mark_loads(a, e->op.b, l));
-  default:
-    return ir_binary(a, e->kind, mark_loads(a, e->op.a, l),
-                     mark_loads(a, e->op.b, l));
-  }
+  return v;
 }
 
 static ir_stmt *mark_store(ts_arena *a, ir_stmt *st, const ts_loop *l) {
+  ir_mutator loads = {.a = a, .expr = mark_load, .ctx = (void *)l};
   ir_stmt *out = ir_new_store(a, st->store.buf, st->store.idx,
-                              mark_loads(a, st->store.value, l));
+                              ir_mutate_expr(&loads, st->store.value));
   if (out && is_vector(a, st->store.buf, st->store.idx, l)) {
     out->store.lanes = (int)l->extent;
     out->store.lane_var = l->var;
@@ -93,31 +89,17 @@ static ir_stmt *mark_store(ts_arena *a, ir_stmt *st, const ts_loop *l) {
   return out;
 }
 
-ir_stmt *lower_vectors(ts_arena *a, ir_stmt *s) {
-  if (!s)
-    return NULL;
-  switch (s->kind) {
-  case S_FOR: {
+static ir_stmt *vector_loop(ir_mutator *m, ir_stmt *s) {
+  if (s->kind == S_FOR) {
     const ts_loop *l = s->for_.loop;
     ir_stmt *body = s->for_.body;
     if (l->kind == TS_VECTORIZED && l->extent > 1 && body->kind == S_STORE)
-      return ir_new_for(a, s->for_.loop, mark_store(a, body, l));
-    return ir_new_for(a, s->for_.loop, lower_vectors(a, body));
+      return ir_new_for(m->a, s->for_.loop, mark_store(m->a, body, l));
   }
-  case S_SEQ: {
-    ir_stmt **items = ts_arena_alloc(a, sizeof(*items) * (size_t)s->seq.n);
-    if (!items)
-      return NULL;
-    for (int i = 0; i < s->seq.n; i++)
-      items[i] = lower_vectors(a, s->seq.items[i]);
-    return ir_new_seq(a, items, s->seq.n);
-  }
-  case S_IF:
-    return ir_new_if(a, s->if_.cond, lower_vectors(a, s->if_.then_),
-                     lower_vectors(a, s->if_.else_));
-  case S_ALLOC:
-    return ir_new_alloc(a, s->alloc.buf, lower_vectors(a, s->alloc.body));
-  default:
-    return s;
-  }
+  return ir_mutate_stmt_children(m, s);
+}
+
+ir_stmt *lower_vectors(ts_arena *a, ir_stmt *root) {
+  ir_mutator m = {.a = a, .stmt = vector_loop};
+  return ir_mutate_stmt(&m, root);
 }

@@ -9,6 +9,8 @@
 
 #include <stdio.h>
 
+#include "../ir/visit.h"
+
 enum { MAX_SCOPE = 256 };
 
 typedef struct {
@@ -37,88 +39,68 @@ static bool buffer_visible(const verifier *v, const ir_buffer *b) {
   return false;
 }
 
-static void fail(verifier *v, const char *what, const char *name) {
-  if (!v->error)
-    v->error = ts_arena_printf(v->a, "%s \"%s\"", what, name);
+/* Records the first error and ends the walk. */
+static bool fail(ir_visitor *v, const char *what, const char *name) {
+  verifier *vf = v->ctx;
+  vf->error = ts_arena_printf(vf->a, "%s \"%s\"", what, name);
+  v->stop = true;
+  return false;
 }
 
-static void check_expr(verifier *v, const ir_expr *e) {
-  if (!e || v->error)
-    return;
-  switch (e->kind) {
-  case E_INT: case E_FLOAT:
-    return;
-  case E_VAR:
-    if (!var_defined(v, e->var))
-      fail(v, "variable used outside its loop:", e->var->name);
-    return;
-  case E_LOAD:
-    if (!buffer_visible(v, e->load.buf))
-      fail(v, "load from a buffer outside its allocation:", e->load.buf->name);
-    for (int d = 0; d < e->load.buf->ndim; d++)
-      check_expr(v, e->load.idx[d]);
-    return;
-  default:
-    check_expr(v, e->op.a);
-    check_expr(v, e->op.b);
-    check_expr(v, e->op.c);
-    return;
-  }
+static bool check_expr(ir_visitor *v, const ir_expr *e) {
+  const verifier *vf = v->ctx;
+  if (e->kind == E_VAR && !var_defined(vf, e->var))
+    return fail(v, "variable used outside its loop:", e->var->name);
+  if (e->kind == E_LOAD && !buffer_visible(vf, e->load.buf))
+    return fail(v, "load from a buffer outside its allocation:",
+                e->load.buf->name);
+  return true;
 }
 
-static void check_stmt(verifier *v, const ir_stmt *s) {
-  if (v->error)
-    return;
+/* Before a statement's children: its own checks, and the loop variable or
+ * buffer it brings into scope. */
+static bool enter(ir_visitor *v, const ir_stmt *s) {
+  verifier *vf = v->ctx;
   switch (s->kind) {
   case S_FOR:
-    if (v->nvars == MAX_SCOPE) {
-      fail(v, "loops nested too deep at", s->for_.loop->name);
-      return;
-    }
+    if (vf->nvars == MAX_SCOPE)
+      return fail(v, "loops nested too deep at", s->for_.loop->name);
     if (s->for_.loop->extent < 1)
-      fail(v, "loop with no iterations:", s->for_.loop->name);
-    v->vars[v->nvars++] = s->for_.loop->var;
-    check_stmt(v, s->for_.body);
-    v->nvars--;
-    return;
-  case S_SEQ:
-    for (int i = 0; i < s->seq.n; i++)
-      check_stmt(v, s->seq.items[i]);
-    return;
+      return fail(v, "loop with no iterations:", s->for_.loop->name);
+    vf->vars[vf->nvars++] = s->for_.loop->var;
+    return true;
   case S_STORE:
-    if (s->store.buf == v->k->A || s->store.buf == v->k->B)
-      fail(v, "store to input buffer", s->store.buf->name);
-    if (!buffer_visible(v, s->store.buf))
-      fail(v, "store to a buffer outside its allocation:", s->store.buf->name);
-    for (int d = 0; d < s->store.buf->ndim; d++)
-      check_expr(v, s->store.idx[d]);
-    check_expr(v, s->store.value);
-    return;
-  case S_IF:
-    check_expr(v, s->if_.cond);
-    check_stmt(v, s->if_.then_);
-    if (s->if_.else_)
-      check_stmt(v, s->if_.else_);
-    return;
+    if (s->store.buf == vf->k->A || s->store.buf == vf->k->B)
+      return fail(v, "store to input buffer", s->store.buf->name);
+    if (!buffer_visible(vf, s->store.buf))
+      return fail(v, "store to a buffer outside its allocation:",
+                  s->store.buf->name);
+    return true;
   case S_ALLOC:
-    if (v->nbufs == MAX_SCOPE) {
-      fail(v, "allocations nested too deep at", s->alloc.buf->name);
-      return;
-    }
-    v->bufs[v->nbufs++] = s->alloc.buf;
-    check_stmt(v, s->alloc.body);
-    v->nbufs--;
-    return;
-  case S_BARRIER:
-    return;
+    if (vf->nbufs == MAX_SCOPE)
+      return fail(v, "allocations nested too deep at", s->alloc.buf->name);
+    vf->bufs[vf->nbufs++] = s->alloc.buf;
+    return true;
   case S_COMPUTE:
-    fail(v, "compute statement left after lowering", "C");
-    return;
+    return fail(v, "compute statement left after lowering", "C");
+  default:
+    return true;
   }
+}
+
+/* After its children: the statement's scope ends. */
+static void leave(ir_visitor *v, const ir_stmt *s) {
+  verifier *vf = v->ctx;
+  if (s->kind == S_FOR)
+    vf->nvars--;
+  else if (s->kind == S_ALLOC)
+    vf->nbufs--;
 }
 
 const char *lower_verify(ts_arena *a, const ir_kernel *k) {
-  verifier v = {.a = a, .k = k};
-  check_stmt(&v, k->body);
-  return v.error;
+  verifier vf = {.a = a, .k = k};
+  ir_visitor v = {.expr = check_expr, .stmt = enter, .stmt_post = leave,
+                  .ctx = &vf};
+  ir_visit_stmt(&v, k->body);
+  return vf.error;
 }
