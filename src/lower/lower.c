@@ -143,6 +143,10 @@ ts_program *ts_lower(const ts_sched *s) {
     return program_fail(p, s->status, msg);
   }
   p->def = s->def;
+  p->name = ts_arena_strdup(&p->arena, s->name);
+  p->entry = p->name ? entry_name(&p->arena, s->name) : NULL;
+  if (!p->name || !p->entry)
+    return program_fail(p, TS_ERR_NO_MEMORY, "ts_lower: out of memory");
   const ts_gemm *g = &s->def;
   if (g->a_type != TS_F32 || g->b_type != TS_F32 || g->c_type != TS_F32 ||
       g->acc_type != TS_F32) {
@@ -155,13 +159,11 @@ ts_program *ts_lower(const ts_sched *s) {
              ts_dtype_name(g->acc_type));
     return program_fail(p, TS_ERR_BAD_ARG, msg);
   }
-  p->name = ts_arena_strdup(&p->arena, s->name);
-  p->entry = p->name ? entry_name(&p->arena, s->name) : NULL;
   ts_arena scratch;
   ts_arena_init(&scratch);
   lower_ctx cx = {.s = s, .arena = &scratch, .next_var = s->nloops};
   ir_kernel k;
-  if (run_passes(&cx, &k) && (!p->entry || !lower_adopt(p, &k)))
+  if (run_passes(&cx, &k) && !lower_adopt(p, &k))
     lower_fail(&cx, TS_ERR_NO_MEMORY, "ts_lower: out of memory");
   ts_arena_release(&scratch);
   if (cx.status != TS_OK)
@@ -188,8 +190,12 @@ const char *ts_program_errmsg(const ts_program *p) {
 }
 
 const ts_gemm *ts_program_gemm(const ts_program *p) { return p ? &p->def : NULL; }
-const char *ts_program_name(const ts_program *p) { return p ? p->name : ""; }
-const char *ts_program_entry(const ts_program *p) { return p ? p->entry : ""; }
+const char *ts_program_name(const ts_program *p) {
+  return p && p->name ? p->name : "";
+}
+const char *ts_program_entry(const ts_program *p) {
+  return p && p->entry ? p->entry : "";
+}
 int ts_program_min_blocks(const ts_program *p) { return p ? p->k.min_blocks : 0; }
 
 ts_status ts_program_launch(const ts_program *p, ts_launch *out) {
