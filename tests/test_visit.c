@@ -26,15 +26,18 @@ typedef struct {
 #define I(n) ir_int(&f->a, n)
 #define BIN(k, x, y) ir_binary(&f->a, k, x, y)
 
-/* Every binary operator once, and the other kinds around them. */
+/* Every arithmetic operator once. */
 static ir_expr *arith(fixture *f) {
   ir_expr *e = BIN(E_ADD, V(), I(1));
-  e = BIN(E_MAX, BIN(E_MIN, BIN(E_MOD, BIN(E_DIV, BIN(E_MUL, BIN(E_SUB, e, I(2)),
-                                                     I(3)), I(4)), I(5)), I(6)),
-          I(7));
-  return e;
+  e = BIN(E_SUB, e, I(2));
+  e = BIN(E_MUL, e, I(3));
+  e = BIN(E_DIV, e, I(4));
+  e = BIN(E_MOD, e, I(5));
+  e = BIN(E_MIN, e, I(6));
+  return BIN(E_MAX, e, I(7));
 }
 
+/* Every comparison and logical operator once. */
 static ir_expr *cond(fixture *f) {
   return BIN(E_OR, BIN(E_AND, BIN(E_LT, V(), I(8)), BIN(E_LE, V(), I(9))),
              ir_not(&f->a, BIN(E_NE, BIN(E_EQ, V(), I(0)), I(1))));
@@ -153,20 +156,17 @@ static void test_visitor_skips_and_stops(void **state) {
   assert_int_equal(t.pre_stmt[S_COMPUTE], 1);
   assert_int_equal(t.pre_expr[E_LOAD], 0);
 
-  tally all = {.skip_kind = -1};
-  walk(f->root, &all);
+  /* A hook ends the walk: no hook runs again, post hooks included. */
   tally some = {.skip_kind = -1, .stop_after = 5};
   walk(f->root, &some);
   assert_int_equal(some.seen, 5);
   assert_int_equal(some.post_stmt[S_SEQ], 0);
-  assert_true(all.seen > 5);
 
   /* Without expression hooks the walk stays among statements. */
-  ir_visitor stmts_only = {.stmt = pre_stmt, .ctx = &some};
-  memset(&some, 0, sizeof(some));
-  some.skip_kind = -1;
+  tally stmts = {.skip_kind = -1};
+  ir_visitor stmts_only = {.stmt = pre_stmt, .ctx = &stmts};
   ir_visit_stmt(&stmts_only, f->root);
-  assert_int_equal(some.seen, NSTMT);
+  assert_int_equal(stmts.seen, NSTMT);
 }
 
 /* ---- Mutator ------------------------------------------------------------- */
