@@ -4,9 +4,8 @@
  * precision), and the bit-exact conversions the reference executor uses to
  * round fp32 values to fp16 and bf16 the way the GPU does.
  *
- * ts_dtype_name, ts_dtype_parse and ts_dtype_size are meant for tessel.h;
- * they are declared here until they are exported from there.  The rest is
- * internal (dtype_ prefix).
+ * ts_dtype_name, ts_dtype_parse and ts_dtype_size are public (tessel.h);
+ * the rest is internal (dtype_ prefix).
  */
 #ifndef TS_DTYPE_H
 #define TS_DTYPE_H
@@ -46,12 +45,7 @@ typedef struct dtype_info {
 /* The table's entry for t, or NULL when t is not a ts_dtype. */
 const dtype_info *dtype_info_of(ts_dtype t);
 
-/* "f32", "f16", "bf16"; "??" for a value that is not a ts_dtype. */
-const char *ts_dtype_name(ts_dtype t);
-/* Parses "f32", "f16", "bf16"; returns -1 otherwise (NULL included). */
-int ts_dtype_parse(const char *text);
-/* Bytes per element: 4, 2, 2; 0 for a value that is not a ts_dtype. */
-int ts_dtype_size(ts_dtype t);
+/* ts_dtype_name, ts_dtype_parse and ts_dtype_size are in tessel.h. */
 
 /* IEEE binary16 bits from a float, rounding to nearest even: subnormal
  * results are rounded, magnitudes from 65520 up become infinity, and a NaN
