@@ -13,6 +13,10 @@
 
 /* ---- split ---------------------------------------------------------------- */
 
+/* The most iterations a split makes: the kernel computes a loop's index,
+ * outer * factor + inner, in int. */
+enum { MAX_INDEX = 0x7fffffff };
+
 ts_status ts_split(ts_sched *s, ts_loop *loop, int64_t factor, ts_loop **outer,
                    ts_loop **inner) {
   CHECK_SCHED(s);
@@ -20,14 +24,23 @@ ts_status ts_split(ts_sched *s, ts_loop *loop, int64_t factor, ts_loop **outer,
     *outer = NULL;
   if (inner)
     *inner = NULL;
-  /* Check: a live serial loop of this schedule, a positive factor, places
-   * for both results. */
+  /* Check: a live serial loop of this schedule, a positive factor whose
+   * iterations an int holds, places for both results. */
   if (!sched_check_loop(s, "ts_split", 2, "loop", loop))
     return s->status;
   if (factor < 1)
     return sched_fail(s, TS_ERR_BAD_FACTOR, loop,
                       "ts_split: argument 3 'factor' must be >= 1 (got %lld) "
                       "for loop \"%s\"", (long long)factor, loop->name);
+  int64_t e = loop->extent;
+  int64_t nouter = e / factor + (e % factor != 0);
+  if (nouter > MAX_INDEX / factor)
+    return sched_fail(s, TS_ERR_BAD_FACTOR, loop,
+                      "ts_split: argument 3 'factor' %lld makes loop \"%s\" "
+                      "of %lld iterations %lld x %lld, past the %d a kernel's "
+                      "int index holds", (long long)factor, loop->name,
+                      (long long)e, (long long)nouter, (long long)factor,
+                      MAX_INDEX);
   if (!outer || !inner)
     return sched_fail(s, TS_ERR_NULL_ARG, NULL,
                       "ts_split: argument %d '%s' is NULL", outer ? 5 : 4,
@@ -40,28 +53,27 @@ ts_status ts_split(ts_sched *s, ts_loop *loop, int64_t factor, ts_loop **outer,
                       "ts_split: loop \"%s\" is not in the nest", loop->name);
 
   ts_arena *a = &s->arena;
-  int64_t e = loop->extent;
-  int64_t nouter = e / factor + (e % factor != 0);
-  /* A factor past the extent leaves one outer iteration over the extent. */
-  int64_t ninner = factor < e ? factor : e;
-  /* Step 1. The two loops: loop = outer * factor + inner. */
+  /* Step 1. The two loops: loop = outer * factor + inner.  As TVM's, the
+   * inner loop keeps the factor at every extent, so a schedule keeps its
+   * block shape at every size; a factor past the extent leaves one outer
+   * iteration, guarded. */
   ts_loop *made[2] = {
       sched_new_loop(s, ts_arena_printf(a, "%s.outer", loop->name), nouter,
                      loop->reduce, 0),
-      sched_new_loop(s, ts_arena_printf(a, "%s.inner", loop->name), ninner,
+      sched_new_loop(s, ts_arena_printf(a, "%s.inner", loop->name), factor,
                      loop->reduce, 1),
   };
   if (!made[0] || !made[1])
     return sched_oom(s, "ts_split");
   made[0]->stage = made[1]->stage = loop->stage;
   ir_expr *value = ir_add(a, ir_mul(a, ir_varref(a, made[0]->var),
-                                    ir_int(a, ninner)),
+                                    ir_int(a, factor)),
                           ir_varref(a, made[1]->var));
   /* Step 2. Substitute into the body; guard where the factor does not
    * divide the extent (the simplifier drops guards it can prove). */
   ir_stmt *body = ir_subst_stmt(a, path.node[path.depth - 1]->for_.body,
                                 loop->var, value);
-  if (nouter * ninner != e)
+  if (nouter * factor != e)
     body = nest_add_guard(a, body, ir_binary(a, E_LT, value, ir_int(a, e)));
   /* Step 3. Nest the new loops where the old one was. */
   ir_stmt *nest = ir_new_for(a, made[0], ir_new_for(a, made[1], body));
