@@ -324,7 +324,17 @@ static void test_layout_vector_and_buffer_errors(void **state) {
   s = sched_of(8, 8, 8);
   EXPECT_FAIL(ts_vectorize(s, ts_get_loop(s, "i")), TS_ERR_BAD_VECTOR,
               "ts_vectorize: loop \"i\" has 8 iterations; a vector is 1, 2 or "
-              "4 wide");
+              "4 wide: split the loop by 4 (or 2) and vectorize the inner "
+              "loop");
+  ts_sched_free(s);
+  /* A loop split by 4 already: the lanes are in the inner loop. */
+  s = sched_of(8, 12, 8);
+  ts_split(s, ts_get_loop(s, "j"), 4, &x, &v);
+  ts_reorder(s, 3, (ts_loop *[]){v, ts_get_loop(s, "k"), x});
+  EXPECT_FAIL(ts_vectorize(s, x), TS_ERR_BAD_VECTOR,
+              "ts_vectorize: loop \"j.outer\" has 3 iterations; it is the "
+              "outer loop of a split by 4, whose inner loop \"j.inner\" "
+              "holds the lanes: vectorize that one");
   ts_sched_free(s);
   s = sched_of(4, 8, 8);
   EXPECT_FAIL(ts_vectorize(s, ts_get_loop(s, "i")), TS_ERR_NOT_INNERMOST,
