@@ -392,6 +392,17 @@ static void test_cache_scope_errors(void **state) {
               "ts_bind: loop \"i.inner\" lies inside loop \"i.outer\", where "
               "cache \"C.local\" is attached");
   ts_sched_free(s);
+  /* So would a reorder that moves a bound loop inside one (fuzzer case
+   * 0xd98e4c6a776d4933: lowering built a malformed kernel). */
+  s = sched_of(8, 8, 8);
+  ts_split(s, ts_get_loop(s, "i"), 4, &io, &ii);
+  ts_cache_write(s, "C", TS_LOCAL, io, &st);
+  ts_reorder(s, 2, (ts_loop *[]){ii, io});
+  ts_bind(s, ii, TS_BLOCK_X);
+  EXPECT_FAIL(ts_reorder(s, 2, (ts_loop *[]){io, ii}), TS_ERR_CACHE_REGION,
+              "ts_reorder: bound loop \"i.inner\" would lie inside loop "
+              "\"i.outer\", where cache \"C.local\" is attached");
+  ts_sched_free(s);
 }
 
 /* Found by the schedule fuzzer: caches attached at one loop in any order

@@ -155,6 +155,40 @@ ts_status ts_fuse(ts_sched *s, ts_loop *outer, ts_loop *inner,
 
 /* ---- reorder --------------------------------------------------------------- */
 
+/* A cache attached at a loop that encloses `loop` in `root`, or NULL. */
+static const ts_stage *stage_attached_outside(const ts_sched *s, ir_stmt *root,
+                                              const ts_loop *loop) {
+  nest_path p;
+  if (!nest_find(root, loop, &p))
+    return NULL;
+  for (int i = 0; i < s->nstages; i++)
+    if (s->stages[i]->at != loop && nest_path_has(&p, s->stages[i]->at))
+      return s->stages[i];
+  return NULL;
+}
+
+/* Caches live inside the launch loops (a register cache belongs to one
+ * thread, a shared one to one block): a bound loop of `chain` that the
+ * reorder puts inside an attach loop is refused, as ts_bind refuses to
+ * bind one there. */
+static bool check_caches_inside_launch(ts_sched *s, ir_stmt *root,
+                                       ts_loop *const *chain, int n) {
+  for (int d = 0; d < n; d++) {
+    const ts_loop *l = chain[d];
+    const ts_stage *holder = ir_kind_is_launch(l->kind)
+                                 ? stage_attached_outside(s, root, l) : NULL;
+    if (holder) {
+      sched_fail(s, TS_ERR_CACHE_REGION, l,
+                 "ts_reorder: bound loop \"%s\" would lie inside loop \"%s\", "
+                 "where cache \"%s\" is attached; caches live inside the "
+                 "loops bound to blockIdx and threadIdx", l->name,
+                 holder->at->name, holder->name);
+      return false;
+    }
+  }
+  return true;
+}
+
 static int find_in(const nest_path *p, const ts_loop *loop) {
   for (int d = 0; d < p->depth; d++)
     if (p->node[d]->kind == S_FOR && p->node[d]->for_.loop == loop)
@@ -241,12 +275,15 @@ ts_status ts_reorder(ts_sched *s, int n, ts_loop *const loops[]) {
   nest_path at = path;
   at.depth = top + 1;
   ir_stmt *root = nest_replace(a, &at, nest);
-  /* Step 3. Bound loops must still nest block outside thread. */
+  /* Step 3. Bound loops must still nest block outside thread, outside k
+   * loops and outside caches. */
   const ts_loop *lo, *li;
   ts_status bad = root ? nest_check_binding(root, NULL, TS_SERIAL, &lo, &li)
                        : TS_OK;
   if (bad != TS_OK)
     return nest_binding_error(s, "ts_reorder", bad, lo, li);
+  if (root && !check_caches_inside_launch(s, root, chain, len))
+    return s->status;
   trace_rec rec = {.op = TR_REORDER, .nloops = n};
   for (int i = 0; i < n; i++)
     rec.loops[i] = loops[i]->id;
@@ -324,17 +361,6 @@ static ts_status bind_copy_loop(ts_sched *s, ts_loop *loop, ts_loop_kind tag) {
   return status;
 }
 
-/* A cache attached at a loop that encloses `loop`, or NULL. */
-static const ts_stage *stage_attached_outside(ts_sched *s, const ts_loop *loop) {
-  nest_path p;
-  if (!nest_find(s->root, loop, &p))
-    return NULL;
-  for (int i = 0; i < s->nstages; i++)
-    if (s->stages[i]->at != loop && nest_path_has(&p, s->stages[i]->at))
-      return s->stages[i];
-  return NULL;
-}
-
 ts_status ts_bind(ts_sched *s, ts_loop *loop, ts_loop_kind tag) {
   CHECK_SCHED(s);
   /* Check: a launch index not yet taken, a serial spatial loop, extents
@@ -363,7 +389,7 @@ ts_status ts_bind(ts_sched *s, ts_loop *loop, ts_loop_kind tag) {
                           "block's threads share; bind thread loops before "
                           "cache_read", loop->name, ir_loop_kind_name(tag),
                           s->stages[i]->name);
-  const ts_stage *holder = stage_attached_outside(s, loop);
+  const ts_stage *holder = stage_attached_outside(s, s->root, loop);
   if (holder)
     return sched_fail(s, TS_ERR_CACHE_REGION, loop,
                       "ts_bind: loop \"%s\" lies inside loop \"%s\", where "
