@@ -19,11 +19,11 @@ enum { MAX_INDEX = 0x7fffffff };
 
 ts_status ts_split(ts_sched *s, ts_loop *loop, int64_t factor, ts_loop **outer,
                    ts_loop **inner) {
-  CHECK_SCHED(s);
   if (outer)
     *outer = NULL;
   if (inner)
     *inner = NULL;
+  CHECK_SCHED(s);
   /* Check: a live serial loop of this schedule, a positive factor whose
    * iterations an int holds, places for both results. */
   if (!sched_check_loop(s, "ts_split", 2, "loop", loop))
@@ -93,9 +93,9 @@ ts_status ts_split(ts_sched *s, ts_loop *loop, int64_t factor, ts_loop **outer,
 
 ts_status ts_fuse(ts_sched *s, ts_loop *outer, ts_loop *inner,
                   ts_loop **fused) {
-  CHECK_SCHED(s);
   if (fused)
     *fused = NULL;
+  CHECK_SCHED(s);
   /* Check: two live serial loops of one kind of axis, the inner being the
    * whole body of the outer. */
   if (!sched_check_loop(s, "ts_fuse", 2, "outer", outer) ||

@@ -106,7 +106,8 @@ ts_status sched_oom(ts_sched *s, const char *fn);
 /* Fails unless l is a plain serial loop. */
 bool sched_require_serial(ts_sched *s, const char *fn, const ts_loop *l);
 
-/* Every primitive starts here. */
+/* Every primitive starts here, after setting its output pointers to NULL:
+ * a call on a schedule in error gives NULL loops and stages too. */
 #define CHECK_SCHED(s)                                                        \
   do {                                                                        \
     if (!(s))                                                                 \
