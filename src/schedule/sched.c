@@ -238,6 +238,18 @@ bool sched_check_stage(ts_sched *s, const char *fn, int pos,
   return true;
 }
 
+bool sched_check_read_stage(ts_sched *s, const char *fn, ts_stage *stage) {
+  if (!sched_check_stage(s, fn, 2, stage))
+    return false;
+  if (stage->write) {
+    sched_fail(s, TS_ERR_BAD_ARG, NULL,
+               "%s: \"%s\" holds C's accumulators in registers; only a "
+               "cache_read stage has a storage layout", fn, stage->name);
+    return false;
+  }
+  return true;
+}
+
 int64_t sched_shared_bytes(const ts_sched *s) {
   int64_t bytes = 0;
   for (int i = 0; i < s->nstages; i++) {

@@ -121,6 +121,8 @@ ts_stage *sched_find_stage(const ts_sched *s, const char *name);
 /* Checks argument `pos` of `fn` is a stage of this schedule. */
 bool sched_check_stage(ts_sched *s, const char *fn, int pos,
                        const ts_stage *stage);
+/* Checks argument 2 of `fn` is a cache_read stage of this schedule. */
+bool sched_check_read_stage(ts_sched *s, const char *fn, ts_stage *stage);
 /* The bytes of shared memory the schedule's caches take. */
 int64_t sched_shared_bytes(const ts_sched *s);
 
