@@ -1,5 +1,5 @@
 /*
- * Loop primitives: split, fuse, reorder, bind and unroll.
+ * Loop primitives: split, fuse, reorder, bind, unroll and rename.
  *
  * Each reads as its checks, then numbered steps.  Every check runs before
  * the one rewrite, which builds a new tree beside the old one; the schedule
@@ -445,4 +445,50 @@ ts_status ts_unroll(ts_sched *s, ts_loop *loop) {
   if (st == TS_OK)
     loop->kind = TS_UNROLLED;
   return st;
+}
+
+/* ---- rename ---------------------------------------------------------------- */
+
+static bool valid_name(const char *name) {
+  if (!name[0] || !(name[0] == '_' || (name[0] >= 'a' && name[0] <= 'z') ||
+                    (name[0] >= 'A' && name[0] <= 'Z')))
+    return false;
+  for (const char *p = name; *p; p++) {
+    char c = *p;
+    if (!(c == '_' || c == '.' || (c >= 'a' && c <= 'z') ||
+          (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')))
+      return false;
+  }
+  return strlen(name) < 64;
+}
+
+ts_status ts_rename(ts_sched *s, ts_loop *loop, const char *name) {
+  CHECK_SCHED(s);
+  /* Check: the loop, a well-formed name, and no clash in generated code. */
+  if (!sched_check_loop(s, "ts_rename", 2, "loop", loop))
+    return s->status;
+  if (!name)
+    return sched_fail(s, TS_ERR_NULL_ARG, NULL,
+                      "ts_rename: argument 3 'name' is NULL");
+  if (!valid_name(name))
+    return sched_fail(s, TS_ERR_BAD_NAME, loop,
+                      "ts_rename: argument 3 'name' must be a letter or '_' "
+                      "then letters, digits, '_' or '.', under 64 characters "
+                      "(got \"%s\")", name);
+  if (sched_name_taken(s, name))
+    return sched_fail(s, TS_ERR_NAME_TAKEN, loop,
+                      "ts_rename: name \"%s\" is reserved or taken by "
+                      "another loop", name);
+  /* Step 1. Rename the loop and its variable. */
+  const char *copy = ts_arena_strdup(&s->arena, name);
+  if (!copy)
+    return sched_fail(s, TS_ERR_NO_MEMORY, NULL, "ts_rename: out of memory");
+  trace_rec rec = {.op = TR_RENAME, .loops = {loop->id}, .nloops = 1,
+                   .name = copy};
+  if (!sched_trace(s, &rec))
+    return sched_fail(s, TS_ERR_NO_MEMORY, NULL, "ts_rename: out of memory");
+  loop->name = copy;
+  loop->var->name = copy;
+  sched_invalidate(s);
+  return TS_OK;
 }
