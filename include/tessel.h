@@ -163,6 +163,9 @@ const char *ts_loop_name(const ts_loop *loop);
 int64_t ts_loop_extent(const ts_loop *loop);
 
 /* Primitives.  Each returns the schedule's status after the call. */
+/* loop = outer * factor + inner: ceil(extent / factor) and `factor`
+ * iterations at every extent (TVM's split), guarded where the factor does
+ * not divide the extent. */
 ts_status ts_split(ts_sched *s, ts_loop *loop, int64_t factor, ts_loop **outer,
                    ts_loop **inner);
 ts_status ts_fuse(ts_sched *s, ts_loop *outer, ts_loop *inner,
@@ -207,7 +210,8 @@ const char *ts_stage_name(const ts_stage *stage);
 ts_status ts_storage_transpose(ts_sched *s, ts_stage *stage);
 ts_status ts_storage_pad(ts_sched *s, ts_stage *stage, int64_t pad);
 /* The innermost loop's iterations become one 2- or 4-wide access wherever
- * the addresses are contiguous and aligned (scalar lanes elsewhere). */
+ * the addresses are contiguous and aligned (scalar lanes elsewhere).  Split
+ * a loop by 4 (or 2) and vectorize the inner loop. */
 ts_status ts_vectorize(ts_sched *s, ts_loop *loop);
 /* Two copies of a shared cache: the next tile is loaded from global memory
  * into registers while the current one is used, then stored to the other

@@ -324,7 +324,17 @@ static void test_layout_vector_and_buffer_errors(void **state) {
   s = sched_of(8, 8, 8);
   EXPECT_FAIL(ts_vectorize(s, ts_get_loop(s, "i")), TS_ERR_BAD_VECTOR,
               "ts_vectorize: loop \"i\" has 8 iterations; a vector is 1, 2 or "
-              "4 wide");
+              "4 wide: split the loop by 4 (or 2) and vectorize the inner "
+              "loop");
+  ts_sched_free(s);
+  /* A loop split by 4 already: the lanes are in the inner loop. */
+  s = sched_of(8, 12, 8);
+  ts_split(s, ts_get_loop(s, "j"), 4, &x, &v);
+  ts_reorder(s, 3, (ts_loop *[]){v, ts_get_loop(s, "k"), x});
+  EXPECT_FAIL(ts_vectorize(s, x), TS_ERR_BAD_VECTOR,
+              "ts_vectorize: loop \"j.outer\" has 3 iterations; it is the "
+              "outer loop of a split by 4, whose inner loop \"j.inner\" "
+              "holds the lanes: vectorize that one");
   ts_sched_free(s);
   s = sched_of(4, 8, 8);
   EXPECT_FAIL(ts_vectorize(s, ts_get_loop(s, "i")), TS_ERR_NOT_INNERMOST,
@@ -381,6 +391,17 @@ static void test_cache_scope_errors(void **state) {
   EXPECT_FAIL(ts_bind(s, ii, TS_THREAD_X), TS_ERR_CACHE_REGION,
               "ts_bind: loop \"i.inner\" lies inside loop \"i.outer\", where "
               "cache \"C.local\" is attached");
+  ts_sched_free(s);
+  /* So would a reorder that moves a bound loop inside one (fuzzer case
+   * 0xd98e4c6a776d4933: lowering built a malformed kernel). */
+  s = sched_of(8, 8, 8);
+  ts_split(s, ts_get_loop(s, "i"), 4, &io, &ii);
+  ts_cache_write(s, "C", TS_LOCAL, io, &st);
+  ts_reorder(s, 2, (ts_loop *[]){ii, io});
+  ts_bind(s, ii, TS_BLOCK_X);
+  EXPECT_FAIL(ts_reorder(s, 2, (ts_loop *[]){io, ii}), TS_ERR_CACHE_REGION,
+              "ts_reorder: bound loop \"i.inner\" would lie inside loop "
+              "\"i.outer\", where cache \"C.local\" is attached");
   ts_sched_free(s);
 }
 

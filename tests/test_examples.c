@@ -1,14 +1,18 @@
 /*
  * Every built-in schedule through the reference executor against a plain C
- * GEMM at small odd shapes, in all four layouts and with alpha/beta, and
- * its CUDA C compiled by NVRTC for sm_80 and sm_90.
+ * GEMM at shapes from 1x1x1 to past its tiles, in all four layouts and with
+ * alpha/beta, and its CUDA C compiled by NVRTC for sm_80 and sm_90.
  */
 #include "helpers.h"
 
 #include <stdio.h>
 
-static const int64_t shapes[][3] = {
-    {1, 1, 1}, {37, 53, 29}, {64, 33, 100}, {33, 65, 17}, {32, 32, 32},
+/* A schedule written for 4096^3 runs at every shape: dimensions of 1, far
+ * below a tile, a tile exactly, and odd sizes past several tiles. */
+static const int64_t small_shapes[][3] = {
+    {1, 1, 1},    {2, 3, 4},    {5, 300, 7},   {300, 5, 7},
+    {1, 64, 64},  {64, 1, 64},  {64, 64, 1},   {31, 33, 35},
+    {37, 53, 29}, {33, 65, 17}, {32, 32, 32},
 };
 
 static void check_one(const char *name, ts_gemm g) {
@@ -23,15 +27,30 @@ static void check_one(const char *name, ts_gemm g) {
   ts_sched_free(s);
 }
 
-static void test_every_example_is_correct(void **state) {
+static void test_every_example_at_small_shapes(void **state) {
   (void)state;
   for (int b = 0; b < ts_builtin_count(); b++)
-    for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++)
+    for (size_t i = 0; i < sizeof(small_shapes) / sizeof(small_shapes[0]); i++)
       for (int l = TS_NN; l <= TS_TT; l++) {
-        ts_gemm g = ts_gemm_make(shapes[i][0], shapes[i][1], shapes[i][2]);
+        ts_gemm g = ts_gemm_make(small_shapes[i][0], small_shapes[i][1],
+                                 small_shapes[i][2]);
         g.layout = (ts_layout)l;
         check_one(ts_builtin_at(b)->name, g);
       }
+}
+
+/* Past two 128-wide block tiles in i and j and many k steps, with a partial
+ * tile at every edge.  The executor takes about a second per schedule here
+ * (minutes under ASan for the whole cross product), so each built-in runs
+ * in one layout, the layouts rotating over the built-ins; the small shapes
+ * above cover every layout of every built-in. */
+static void test_every_example_past_its_tiles(void **state) {
+  (void)state;
+  for (int b = 0; b < ts_builtin_count(); b++) {
+    ts_gemm g = ts_gemm_make(255, 257, 129);
+    g.layout = (ts_layout)(b % 4);
+    check_one(ts_builtin_at(b)->name, g);
+  }
 }
 
 static void test_every_example_with_alpha_beta(void **state) {
@@ -115,7 +134,8 @@ static void test_compile_errors_are_clear(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_every_example_is_correct),
+      cmocka_unit_test(test_every_example_at_small_shapes),
+      cmocka_unit_test(test_every_example_past_its_tiles),
       cmocka_unit_test(test_every_example_with_alpha_beta),
       cmocka_unit_test(test_codegen_is_deterministic),
       cmocka_unit_test(test_every_example_compiles),

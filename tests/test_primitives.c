@@ -61,7 +61,16 @@ static void test_split_factor_past_extent(void **state) {
   ts_loop *o, *i;
   assert_int_equal(ts_split(s, ts_get_loop(s, "j"), 64, &o, &i), TS_OK);
   assert_int_equal(ts_loop_extent(o), 1);
-  assert_int_equal(ts_loop_extent(i), 3);
+  assert_int_equal(ts_loop_extent(i), 64);
+  assert_ir(s,
+            "for i in 0..5:\n"
+            "  for j.inner in 0..64:\n"
+            "    if j.inner < 3:\n"
+            "      local float acc[1][1]\n"
+            "      acc[0, 0] = 0.0\n"
+            "      for k in 0..2:\n"
+            "        acc[0, 0] = acc[0, 0] + A[i, k] * B[k, j.inner]\n"
+            "      C[i, j.inner] = acc[0, 0]\n");
   assert_correct(s);
   ts_sched_free(s);
 }
@@ -167,6 +176,18 @@ static void test_split_errors(void **state) {
   EXPECT_FAIL(ts_split(s, ts_get_loop(s, "i"), 0, &o, &i), TS_ERR_BAD_FACTOR,
               "ts_split: argument 3 'factor' must be >= 1 (got 0) for loop \"i\"");
   assert_non_null(strstr(ts_sched_errmsg(s), "for i in 0..8:   <-- here"));
+  ts_sched_free(s);
+
+  /* The split's iterations, outer * factor + inner, are an int's. */
+  s = sched_of(8, 8, 8);
+  EXPECT_FAIL(ts_split(s, ts_get_loop(s, "i"), INT64_MAX, &o, &i),
+              TS_ERR_BAD_FACTOR, "ts_split: argument 3 'factor' "
+              "9223372036854775807 makes loop \"i\" of 8 iterations 1 x "
+              "9223372036854775807, past the 2147483647 a kernel's int index "
+              "holds");
+  ts_sched_free(s);
+  s = sched_of(8, 8, 8);
+  assert_int_equal(ts_split(s, ts_get_loop(s, "i"), 0x7fffffff, &o, &i), TS_OK);
   ts_sched_free(s);
 
   s = sched_of(8, 8, 8);

@@ -9,18 +9,6 @@
 
 enum { MAX_PAD = 32 };
 
-static bool check_read_stage(ts_sched *s, const char *fn, ts_stage *st) {
-  if (!sched_check_stage(s, fn, 2, st))
-    return false;
-  if (st->write) {
-    sched_fail(s, TS_ERR_BAD_ARG, NULL,
-               "%s: \"%s\" holds C's accumulators in registers; only a "
-               "cache_read stage has a storage layout", fn, st->name);
-    return false;
-  }
-  return true;
-}
-
 static ts_status relayout(ts_sched *s, const char *fn, ts_stage *st,
                           bool transposed, int64_t pad, trace_rec *rec) {
   int order[2] = {transposed ? 1 : 0, transposed ? 0 : 1};
@@ -47,7 +35,7 @@ static ts_status relayout(ts_sched *s, const char *fn, ts_stage *st,
 ts_status ts_storage_transpose(ts_sched *s, ts_stage *stage) {
   CHECK_SCHED(s);
   /* Check: a cache_read stage, not transposed yet. */
-  if (!check_read_stage(s, "ts_storage_transpose", stage))
+  if (!sched_check_read_stage(s, "ts_storage_transpose", stage))
     return s->status;
   if (stage->transposed)
     return sched_fail(s, TS_ERR_STAGE_USED, NULL,
@@ -62,7 +50,7 @@ ts_status ts_storage_transpose(ts_sched *s, ts_stage *stage) {
 ts_status ts_storage_pad(ts_sched *s, ts_stage *stage, int64_t pad) {
   CHECK_SCHED(s);
   /* Check: a cache_read stage and a pad of 0..MAX_PAD elements. */
-  if (!check_read_stage(s, "ts_storage_pad", stage))
+  if (!sched_check_read_stage(s, "ts_storage_pad", stage))
     return s->status;
   if (pad < 0 || pad > MAX_PAD)
     return sched_fail(s, TS_ERR_BAD_PAD, NULL,
@@ -72,33 +60,4 @@ ts_status ts_storage_pad(ts_sched *s, ts_stage *stage, int64_t pad) {
   /* Step 1. Lengthen each stored row. */
   trace_rec rec = {.op = TR_PAD, .stage = stage->id, .factor = pad};
   return relayout(s, "ts_storage_pad", stage, stage->transposed, pad, &rec);
-}
-
-ts_status ts_double_buffer(ts_sched *s, ts_stage *stage) {
-  CHECK_SCHED(s);
-  const char *fn = "ts_double_buffer";
-  /* Check: a shared cache_read stage, not doubled yet, whose two copies
-   * fit. */
-  if (!check_read_stage(s, fn, stage))
-    return s->status;
-  if (stage->buf->scope != SCOPE_SHARED)
-    return sched_fail(s, TS_ERR_NOT_SHARED, NULL,
-                      "%s: \"%s\" is in registers; double buffering overlaps "
-                      "a shared copy's global loads with the computation",
-                      fn, stage->name);
-  if (stage->double_buffered)
-    return sched_fail(s, TS_ERR_STAGE_USED, NULL,
-                      "%s: \"%s\" is already double-buffered", fn, stage->name);
-  int64_t bytes = sched_shared_bytes(s) + ir_buffer_size(stage->buf) * 4;
-  if (bytes > SCHED_SHARED_LIMIT)
-    return sched_fail(s, TS_ERR_SHARED_LIMIT, NULL,
-                      "%s: two copies of \"%s\" bring the shared caches to "
-                      "%lld bytes, over the limit of %d", fn, stage->name,
-                      (long long)bytes, SCHED_SHARED_LIMIT);
-  /* Step 1. Mark it; lowering builds the pipeline (src/lower/stages.c). */
-  trace_rec rec = {.op = TR_DOUBLE_BUFFER, .stage = stage->id};
-  ts_status status = sched_commit(s, fn, s->root, NULL, 0, &rec);
-  if (status == TS_OK)
-    stage->double_buffered = true;
-  return status;
 }

@@ -1,5 +1,5 @@
 /*
- * Loop primitives: split, fuse, reorder, bind and unroll.
+ * Loop primitives: split, fuse, reorder, bind, unroll and rename.
  *
  * Each reads as its checks, then numbered steps.  Every check runs before
  * the one rewrite, which builds a new tree beside the old one; the schedule
@@ -13,21 +13,34 @@
 
 /* ---- split ---------------------------------------------------------------- */
 
+/* The most iterations a split makes: the kernel computes a loop's index,
+ * outer * factor + inner, in int. */
+enum { MAX_INDEX = 0x7fffffff };
+
 ts_status ts_split(ts_sched *s, ts_loop *loop, int64_t factor, ts_loop **outer,
                    ts_loop **inner) {
-  CHECK_SCHED(s);
   if (outer)
     *outer = NULL;
   if (inner)
     *inner = NULL;
-  /* Check: a live serial loop of this schedule, a positive factor, places
-   * for both results. */
+  CHECK_SCHED(s);
+  /* Check: a live serial loop of this schedule, a positive factor whose
+   * iterations an int holds, places for both results. */
   if (!sched_check_loop(s, "ts_split", 2, "loop", loop))
     return s->status;
   if (factor < 1)
     return sched_fail(s, TS_ERR_BAD_FACTOR, loop,
                       "ts_split: argument 3 'factor' must be >= 1 (got %lld) "
                       "for loop \"%s\"", (long long)factor, loop->name);
+  int64_t e = loop->extent;
+  int64_t nouter = e / factor + (e % factor != 0);
+  if (nouter > MAX_INDEX / factor)
+    return sched_fail(s, TS_ERR_BAD_FACTOR, loop,
+                      "ts_split: argument 3 'factor' %lld makes loop \"%s\" "
+                      "of %lld iterations %lld x %lld, past the %d a kernel's "
+                      "int index holds", (long long)factor, loop->name,
+                      (long long)e, (long long)nouter, (long long)factor,
+                      MAX_INDEX);
   if (!outer || !inner)
     return sched_fail(s, TS_ERR_NULL_ARG, NULL,
                       "ts_split: argument %d '%s' is NULL", outer ? 5 : 4,
@@ -40,28 +53,27 @@ ts_status ts_split(ts_sched *s, ts_loop *loop, int64_t factor, ts_loop **outer,
                       "ts_split: loop \"%s\" is not in the nest", loop->name);
 
   ts_arena *a = &s->arena;
-  int64_t e = loop->extent;
-  int64_t nouter = e / factor + (e % factor != 0);
-  /* A factor past the extent leaves one outer iteration over the extent. */
-  int64_t ninner = factor < e ? factor : e;
-  /* Step 1. The two loops: loop = outer * factor + inner. */
+  /* Step 1. The two loops: loop = outer * factor + inner.  As TVM's, the
+   * inner loop keeps the factor at every extent, so a schedule keeps its
+   * block shape at every size; a factor past the extent leaves one outer
+   * iteration, guarded. */
   ts_loop *made[2] = {
       sched_new_loop(s, ts_arena_printf(a, "%s.outer", loop->name), nouter,
                      loop->reduce, 0),
-      sched_new_loop(s, ts_arena_printf(a, "%s.inner", loop->name), ninner,
+      sched_new_loop(s, ts_arena_printf(a, "%s.inner", loop->name), factor,
                      loop->reduce, 1),
   };
   if (!made[0] || !made[1])
     return sched_oom(s, "ts_split");
   made[0]->stage = made[1]->stage = loop->stage;
   ir_expr *value = ir_add(a, ir_mul(a, ir_varref(a, made[0]->var),
-                                    ir_int(a, ninner)),
+                                    ir_int(a, factor)),
                           ir_varref(a, made[1]->var));
   /* Step 2. Substitute into the body; guard where the factor does not
    * divide the extent (the simplifier drops guards it can prove). */
   ir_stmt *body = ir_subst_stmt(a, path.node[path.depth - 1]->for_.body,
                                 loop->var, value);
-  if (nouter * ninner != e)
+  if (nouter * factor != e)
     body = nest_add_guard(a, body, ir_binary(a, E_LT, value, ir_int(a, e)));
   /* Step 3. Nest the new loops where the old one was. */
   ir_stmt *nest = ir_new_for(a, made[0], ir_new_for(a, made[1], body));
@@ -81,9 +93,9 @@ ts_status ts_split(ts_sched *s, ts_loop *loop, int64_t factor, ts_loop **outer,
 
 ts_status ts_fuse(ts_sched *s, ts_loop *outer, ts_loop *inner,
                   ts_loop **fused) {
-  CHECK_SCHED(s);
   if (fused)
     *fused = NULL;
+  CHECK_SCHED(s);
   /* Check: two live serial loops of one kind of axis, the inner being the
    * whole body of the outer. */
   if (!sched_check_loop(s, "ts_fuse", 2, "outer", outer) ||
@@ -142,6 +154,40 @@ ts_status ts_fuse(ts_sched *s, ts_loop *outer, ts_loop *inner,
 }
 
 /* ---- reorder --------------------------------------------------------------- */
+
+/* A cache attached at a loop that encloses `loop` in `root`, or NULL. */
+static const ts_stage *stage_attached_outside(const ts_sched *s, ir_stmt *root,
+                                              const ts_loop *loop) {
+  nest_path p;
+  if (!nest_find(root, loop, &p))
+    return NULL;
+  for (int i = 0; i < s->nstages; i++)
+    if (s->stages[i]->at != loop && nest_path_has(&p, s->stages[i]->at))
+      return s->stages[i];
+  return NULL;
+}
+
+/* Caches live inside the launch loops (a register cache belongs to one
+ * thread, a shared one to one block): a bound loop of `chain` that the
+ * reorder puts inside an attach loop is refused, as ts_bind refuses to
+ * bind one there. */
+static bool check_caches_inside_launch(ts_sched *s, ir_stmt *root,
+                                       ts_loop *const *chain, int n) {
+  for (int d = 0; d < n; d++) {
+    const ts_loop *l = chain[d];
+    const ts_stage *holder = ir_kind_is_launch(l->kind)
+                                 ? stage_attached_outside(s, root, l) : NULL;
+    if (holder) {
+      sched_fail(s, TS_ERR_CACHE_REGION, l,
+                 "ts_reorder: bound loop \"%s\" would lie inside loop \"%s\", "
+                 "where cache \"%s\" is attached; caches live inside the "
+                 "loops bound to blockIdx and threadIdx", l->name,
+                 holder->at->name, holder->name);
+      return false;
+    }
+  }
+  return true;
+}
 
 static int find_in(const nest_path *p, const ts_loop *loop) {
   for (int d = 0; d < p->depth; d++)
@@ -229,12 +275,15 @@ ts_status ts_reorder(ts_sched *s, int n, ts_loop *const loops[]) {
   nest_path at = path;
   at.depth = top + 1;
   ir_stmt *root = nest_replace(a, &at, nest);
-  /* Step 3. Bound loops must still nest block outside thread. */
+  /* Step 3. Bound loops must still nest block outside thread, outside k
+   * loops and outside caches. */
   const ts_loop *lo, *li;
   ts_status bad = root ? nest_check_binding(root, NULL, TS_SERIAL, &lo, &li)
                        : TS_OK;
   if (bad != TS_OK)
     return nest_binding_error(s, "ts_reorder", bad, lo, li);
+  if (root && !check_caches_inside_launch(s, root, chain, len))
+    return s->status;
   trace_rec rec = {.op = TR_REORDER, .nloops = n};
   for (int i = 0; i < n; i++)
     rec.loops[i] = loops[i]->id;
@@ -312,17 +361,6 @@ static ts_status bind_copy_loop(ts_sched *s, ts_loop *loop, ts_loop_kind tag) {
   return status;
 }
 
-/* A cache attached at a loop that encloses `loop`, or NULL. */
-static const ts_stage *stage_attached_outside(ts_sched *s, const ts_loop *loop) {
-  nest_path p;
-  if (!nest_find(s->root, loop, &p))
-    return NULL;
-  for (int i = 0; i < s->nstages; i++)
-    if (s->stages[i]->at != loop && nest_path_has(&p, s->stages[i]->at))
-      return s->stages[i];
-  return NULL;
-}
-
 ts_status ts_bind(ts_sched *s, ts_loop *loop, ts_loop_kind tag) {
   CHECK_SCHED(s);
   /* Check: a launch index not yet taken, a serial spatial loop, extents
@@ -351,7 +389,7 @@ ts_status ts_bind(ts_sched *s, ts_loop *loop, ts_loop_kind tag) {
                           "block's threads share; bind thread loops before "
                           "cache_read", loop->name, ir_loop_kind_name(tag),
                           s->stages[i]->name);
-  const ts_stage *holder = stage_attached_outside(s, loop);
+  const ts_stage *holder = stage_attached_outside(s, s->root, loop);
   if (holder)
     return sched_fail(s, TS_ERR_CACHE_REGION, loop,
                       "ts_bind: loop \"%s\" lies inside loop \"%s\", where "
@@ -407,4 +445,50 @@ ts_status ts_unroll(ts_sched *s, ts_loop *loop) {
   if (st == TS_OK)
     loop->kind = TS_UNROLLED;
   return st;
+}
+
+/* ---- rename ---------------------------------------------------------------- */
+
+static bool valid_name(const char *name) {
+  if (!name[0] || !(name[0] == '_' || (name[0] >= 'a' && name[0] <= 'z') ||
+                    (name[0] >= 'A' && name[0] <= 'Z')))
+    return false;
+  for (const char *p = name; *p; p++) {
+    char c = *p;
+    if (!(c == '_' || c == '.' || (c >= 'a' && c <= 'z') ||
+          (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')))
+      return false;
+  }
+  return strlen(name) < 64;
+}
+
+ts_status ts_rename(ts_sched *s, ts_loop *loop, const char *name) {
+  CHECK_SCHED(s);
+  /* Check: the loop, a well-formed name, and no clash in generated code. */
+  if (!sched_check_loop(s, "ts_rename", 2, "loop", loop))
+    return s->status;
+  if (!name)
+    return sched_fail(s, TS_ERR_NULL_ARG, NULL,
+                      "ts_rename: argument 3 'name' is NULL");
+  if (!valid_name(name))
+    return sched_fail(s, TS_ERR_BAD_NAME, loop,
+                      "ts_rename: argument 3 'name' must be a letter or '_' "
+                      "then letters, digits, '_' or '.', under 64 characters "
+                      "(got \"%s\")", name);
+  if (sched_name_taken(s, name))
+    return sched_fail(s, TS_ERR_NAME_TAKEN, loop,
+                      "ts_rename: name \"%s\" is reserved or taken by "
+                      "another loop", name);
+  /* Step 1. Rename the loop and its variable. */
+  const char *copy = ts_arena_strdup(&s->arena, name);
+  if (!copy)
+    return sched_fail(s, TS_ERR_NO_MEMORY, NULL, "ts_rename: out of memory");
+  trace_rec rec = {.op = TR_RENAME, .loops = {loop->id}, .nloops = 1,
+                   .name = copy};
+  if (!sched_trace(s, &rec))
+    return sched_fail(s, TS_ERR_NO_MEMORY, NULL, "ts_rename: out of memory");
+  loop->name = copy;
+  loop->var->name = copy;
+  sched_invalidate(s);
+  return TS_OK;
 }

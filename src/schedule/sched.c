@@ -1,8 +1,9 @@
 /*
  * The schedule object: the GEMM definition as a naive i/j/k loop nest, loop
- * handles and their names, and the sticky error status every primitive
- * checks first (cairo's model: the first error stays, later calls do
- * nothing, and every error passes through sched_fail).
+ * handles and the rules for their names (which ts_rename, in loops.c,
+ * applies too), stages, and the sticky error status every primitive checks
+ * first (cairo's model: the first error stays, later calls do nothing, and
+ * every error passes through sched_fail).
  */
 #include "sched.h"
 
@@ -238,6 +239,18 @@ bool sched_check_stage(ts_sched *s, const char *fn, int pos,
   return true;
 }
 
+bool sched_check_read_stage(ts_sched *s, const char *fn, ts_stage *stage) {
+  if (!sched_check_stage(s, fn, 2, stage))
+    return false;
+  if (stage->write) {
+    sched_fail(s, TS_ERR_BAD_ARG, NULL,
+               "%s: \"%s\" holds C's accumulators in registers; only a "
+               "cache_read stage has a storage layout", fn, stage->name);
+    return false;
+  }
+  return true;
+}
+
 int64_t sched_shared_bytes(const ts_sched *s) {
   int64_t bytes = 0;
   for (int i = 0; i < s->nstages; i++) {
@@ -401,50 +414,3 @@ ts_loop *ts_get_loop(ts_sched *s, const char *name) {
 const char *ts_loop_name(const ts_loop *loop) { return loop ? loop->name : ""; }
 
 int64_t ts_loop_extent(const ts_loop *loop) { return loop ? loop->extent : 0; }
-
-static bool valid_name(const char *name) {
-  if (!name[0] || !(name[0] == '_' || (name[0] >= 'a' && name[0] <= 'z') ||
-                    (name[0] >= 'A' && name[0] <= 'Z')))
-    return false;
-  for (const char *p = name; *p; p++) {
-    char c = *p;
-    if (!(c == '_' || c == '.' || (c >= 'a' && c <= 'z') ||
-          (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')))
-      return false;
-  }
-  return strlen(name) < 64;
-}
-
-ts_status ts_rename(ts_sched *s, ts_loop *loop, const char *name) {
-  if (!s)
-    return TS_ERR_NULL_ARG;
-  if (s->status != TS_OK)
-    return s->status;
-  /* Check: the loop, a well-formed name, and no clash in generated code. */
-  if (!sched_check_loop(s, "ts_rename", 2, "loop", loop))
-    return s->status;
-  if (!name)
-    return sched_fail(s, TS_ERR_NULL_ARG, NULL,
-                      "ts_rename: argument 3 'name' is NULL");
-  if (!valid_name(name))
-    return sched_fail(s, TS_ERR_BAD_NAME, loop,
-                      "ts_rename: argument 3 'name' must be a letter or '_' "
-                      "then letters, digits, '_' or '.', under 64 characters "
-                      "(got \"%s\")", name);
-  if (sched_name_taken(s, name))
-    return sched_fail(s, TS_ERR_NAME_TAKEN, loop,
-                      "ts_rename: name \"%s\" is reserved or taken by "
-                      "another loop", name);
-  /* Step 1. Rename the loop and its variable. */
-  const char *copy = ts_arena_strdup(&s->arena, name);
-  if (!copy)
-    return sched_fail(s, TS_ERR_NO_MEMORY, NULL, "ts_rename: out of memory");
-  trace_rec rec = {.op = TR_RENAME, .loops = {loop->id}, .nloops = 1,
-                   .name = copy};
-  if (!sched_trace(s, &rec))
-    return sched_fail(s, TS_ERR_NO_MEMORY, NULL, "ts_rename: out of memory");
-  loop->name = copy;
-  loop->var->name = copy;
-  sched_invalidate(s);
-  return TS_OK;
-}

@@ -106,7 +106,8 @@ ts_status sched_oom(ts_sched *s, const char *fn);
 /* Fails unless l is a plain serial loop. */
 bool sched_require_serial(ts_sched *s, const char *fn, const ts_loop *l);
 
-/* Every primitive starts here. */
+/* Every primitive starts here, after setting its output pointers to NULL:
+ * a call on a schedule in error gives NULL loops and stages too. */
 #define CHECK_SCHED(s)                                                        \
   do {                                                                        \
     if (!(s))                                                                 \
@@ -120,6 +121,8 @@ ts_stage *sched_find_stage(const ts_sched *s, const char *name);
 /* Checks argument `pos` of `fn` is a stage of this schedule. */
 bool sched_check_stage(ts_sched *s, const char *fn, int pos,
                        const ts_stage *stage);
+/* Checks argument 2 of `fn` is a cache_read stage of this schedule. */
+bool sched_check_read_stage(ts_sched *s, const char *fn, ts_stage *stage);
 /* The bytes of shared memory the schedule's caches take. */
 int64_t sched_shared_bytes(const ts_sched *s);
 

@@ -1,7 +1,7 @@
 /*
  * vectorize: an innermost loop of 2 or 4 iterations becomes one access of
  * that width.  The primitive only marks the loop; lowering decides access
- * by access which are contiguous and aligned (src/lower/vectorize.c), and
+ * by access which are contiguous and aligned (src/lower/vectors.c), and
  * the others stay scalar lanes.
  */
 #include "sched.h"
@@ -21,6 +21,43 @@ static bool has_loop(const ir_stmt *s) {
   }
 }
 
+/* The split that made `loop`, or NULL; *is_outer says which of its two
+ * loops it is. */
+static const trace_rec *split_making(const ts_sched *s, const ts_loop *loop,
+                                     bool *is_outer) {
+  for (int t = 0; t < s->ntrace; t++) {
+    const trace_rec *r = &s->trace[t];
+    if (r->op == TR_SPLIT && r->nresults == 2 &&
+        (r->results[0] == loop->id || r->results[1] == loop->id)) {
+      *is_outer = r->results[0] == loop->id;
+      return r;
+    }
+  }
+  return NULL;
+}
+
+static bool is_width(int64_t n) { return n == 1 || n == 2 || n == 4; }
+
+/* TS_ERR_BAD_VECTOR, saying where the lanes are: in the inner loop, when
+ * `loop` is the outer loop of a split by a width, or else in the inner
+ * loop of a split by 4 or 2 the user is still to make. */
+static ts_status bad_width(ts_sched *s, const ts_loop *loop) {
+  bool is_outer = false;
+  const trace_rec *r = split_making(s, loop, &is_outer);
+  if (r && is_outer && is_width(r->factor))
+    return sched_fail(s, TS_ERR_BAD_VECTOR, loop,
+                      "ts_vectorize: loop \"%s\" has %lld iterations; it is "
+                      "the outer loop of a split by %lld, whose inner loop "
+                      "\"%s\" holds the lanes: vectorize that one",
+                      loop->name, (long long)loop->extent,
+                      (long long)r->factor, s->loops[r->results[1]]->name);
+  return sched_fail(s, TS_ERR_BAD_VECTOR, loop,
+                    "ts_vectorize: loop \"%s\" has %lld iterations; a vector "
+                    "is 1, 2 or 4 wide: split the loop by 4 (or 2) and "
+                    "vectorize the inner loop", loop->name,
+                    (long long)loop->extent);
+}
+
 ts_status ts_vectorize(ts_sched *s, ts_loop *loop) {
   CHECK_SCHED(s);
   const char *fn = "ts_vectorize";
@@ -28,11 +65,8 @@ ts_status ts_vectorize(ts_sched *s, ts_loop *loop) {
   if (!sched_check_loop(s, fn, 2, "loop", loop) ||
       !sched_require_serial(s, fn, loop))
     return s->status;
-  if (loop->extent != 1 && loop->extent != 2 && loop->extent != 4)
-    return sched_fail(s, TS_ERR_BAD_VECTOR, loop,
-                      "%s: loop \"%s\" has %lld iterations; a vector is 1, 2 "
-                      "or 4 wide, so split it by 4 or 2 first", fn,
-                      loop->name, (long long)loop->extent);
+  if (!is_width(loop->extent))
+    return bad_width(s, loop);
   if (loop->reduce)
     return sched_fail(s, TS_ERR_BAD_ARG, loop,
                       "%s: loop \"%s\" iterates the reduction axis k; its "

@@ -15,6 +15,12 @@
 
 enum { MAX_LOOPS = 64, MAX_STAGES = 16, MAX_OPS = 14 };
 
+/* The most iterations a case's nest may reach, so that the executor checks
+ * it in well under a second: a split past a loop's extent keeps its factor,
+ * and splits of the one outer iteration it leaves would multiply the
+ * iterations without end. */
+#define MAX_WORK (4.0 * 1024 * 1024)
+
 typedef struct fz_case {
   fz_source *src;
   uint64_t seed;
@@ -25,6 +31,7 @@ typedef struct fz_case {
   bool gone[MAX_LOOPS];  /* replaced, or bound, unrolled or vectorized */
   int nloops;
   bool hostile; /* wrong arguments on purpose; otherwise only plausible ones */
+  double work;  /* iterations of the nest, m * n * k grown by the splits */
   ts_stage *stages[MAX_STAGES];
   int nstages;
   ts_buf prog;      /* the calls so far, as C */
@@ -193,8 +200,20 @@ static void op_get_loop_random(fz_case *c) {
   op_get_loop(c, base[pick(c->src, 5)]);
 }
 
+/* How many times a split of `loop` by `factor` multiplies the iterations
+ * (1 for a split that fails). */
+static double split_growth(const ts_loop *loop, int64_t factor) {
+  int64_t e = ts_loop_extent(loop);
+  if (e < 1 || factor < 1 || factor > INT32_MAX)
+    return 1.0;
+  return (double)((e + factor - 1) / factor * factor) / (double)e;
+}
+
 static void op_split(fz_case *c, ts_loop *loop, const char *text, int index,
                      int64_t factor) {
+  if (c->work * split_growth(loop, factor) > MAX_WORK)
+    factor = 1;
+  double growth = split_growth(loop, factor);
   bool no_outer = c->hostile && chance(c, 3);
   int o = no_outer ? -1 : new_loop_slot(c);
   int i = new_loop_slot(c);
@@ -206,6 +225,8 @@ static void op_split(fz_case *c, ts_loop *loop, const char *text, int index,
   ts_buf_printf(&c->prog, "  ts_split(s, %s, %lld, %s, &L[%d]);\n", text,
                 (long long)factor, out, i);
   after_call(c, st, "ts_split");
+  if (st == TS_OK)
+    c->work *= growth;
   if (st == TS_OK && index >= 0)
     c->gone[index] = true;
 }
@@ -491,12 +512,22 @@ static void end_program(fz_case *c) {
                 (unsigned long long)c->seed);
 }
 
+/* A definition at a small odd shape; in a third of the cases every
+ * dimension, and in a fifth one of them, is tiny (1..4), far below any
+ * tile the schedule's splits make. */
 static void random_definition(fz_case *c) {
   static const float alphas[] = {1.0f, -0.5f, 2.0f};
   static const float betas[] = {0.0f, 0.5f, 1.0f};
   int64_t small = 1 + pick(c->src, 40);
   c->def = ts_gemm_make(1 + pick(c->src, 48), 1 + pick(c->src, 48),
                         chance(c, 30) ? small / 4 + 1 : 1 + pick(c->src, 40));
+  uint32_t tiny = pick(c->src, 100);
+  int64_t *dims[3] = {&c->def.m, &c->def.n, &c->def.k};
+  int one = (int)pick(c->src, 3);
+  for (int d = 0; d < 3; d++)
+    if (tiny < 33 || (tiny < 53 && d == one))
+      *dims[d] = 1 + pick(c->src, 4);
+  c->work = (double)(c->def.m * c->def.n * c->def.k);
   c->def.layout = (ts_layout)pick(c->src, 4);
   c->def.alpha = alphas[pick(c->src, 3)];
   c->def.beta = betas[pick(c->src, 3)];

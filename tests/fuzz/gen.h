@@ -1,6 +1,6 @@
 /*
- * The schedule fuzzer's case: a random definition (small odd shape, any
- * layout, alpha and beta), then a random sequence of every primitive with
+ * The schedule fuzzer's case: a random definition (small odd shape, often
+ * with dimensions of 1 to 4; any layout, alpha and beta), then a random sequence of every primitive with
  * random arguments (live loops, replaced loops, NULL, a loop of another
  * schedule, bad factors, names, tags, scopes, widths).  The case passes when
  * every failing call gives a status and a message naming the call and the

@@ -95,8 +95,6 @@ static const ts_loop *copy_attach(ts_sched *s, const ts_stage *st) {
 
 static bool check_common(ts_sched *s, const char *fn, const char *buffer,
                          ts_scope scope, ts_loop *at, ts_stage **stage) {
-  if (stage)
-    *stage = NULL;
   if (!buffer) {
     sched_fail(s, TS_ERR_NULL_ARG, NULL, "%s: argument 2 'buffer' is NULL", fn);
     return false;
@@ -318,6 +316,8 @@ static ir_stmt *insert_copy(ts_arena *a, ir_stmt *for_at, ir_stmt *copy) {
 
 ts_status ts_cache_read(ts_sched *s, const char *buffer, ts_scope scope,
                         ts_loop *at, ts_stage **stage) {
+  if (stage)
+    *stage = NULL;
   CHECK_SCHED(s);
   const char *fn = "ts_cache_read";
   /* Check: a buffer the computation reads, a loop enclosing it where the
@@ -412,6 +412,8 @@ ts_status ts_cache_read(ts_sched *s, const char *buffer, ts_scope scope,
 
 ts_status ts_cache_write(ts_sched *s, const char *buffer, ts_scope scope,
                          ts_loop *at, ts_stage **stage) {
+  if (stage)
+    *stage = NULL;
   CHECK_SCHED(s);
   const char *fn = "ts_cache_write";
   /* Check: C, registers, one write cache, a loop enclosing every k loop. */
