@@ -239,8 +239,10 @@ ts_status ts_bench(ts_gpu *g, ts_kernel *const kernels[], int n,
     return TS_ERR_NULL_ARG;
   if (g->status != TS_OK)
     return g->status;
-  if (n < 0)
-    return gpu_fail(g, TS_ERR_BAD_ARG, "ts_bench: %d kernels", n), g->status;
+  if (n < 0) {
+    gpu_fail(g, TS_ERR_BAD_ARG, "ts_bench: %d kernels", n);
+    return g->status;
+  }
   ts_bench_opts o = {.warmup = 5, .repeats = 50, .seed = 1};
   if (opts) {
     o = *opts;
@@ -263,8 +265,8 @@ ts_status ts_bench(ts_gpu *g, ts_kernel *const kernels[], int n,
   int *where = calloc((size_t)n, sizeof(*where));
   if (!mods || !packed || !where) {
     free(mods); free(packed); free(where);
-    return gpu_fail(g, TS_ERR_NO_MEMORY, "ts_bench: out of host memory"),
-           g->status;
+    gpu_fail(g, TS_ERR_NO_MEMORY, "ts_bench: out of host memory");
+    return g->status;
   }
   int active = 0;
   for (int v = 0; v < n; v++)

@@ -302,8 +302,10 @@ ts_status ts_gpu_run(ts_gpu *g, const ts_kernel *k, const float *A,
   char skipped[512];
   if (!gpu_load(g, k, &m, skipped, sizeof(skipped)))
     return g->status;
-  if (skipped[0])
-    return gpu_fail(g, TS_ERR_BAD_SHAPE, "%s", skipped) ? TS_OK : g->status;
+  if (skipped[0]) {
+    gpu_fail(g, TS_ERR_BAD_SHAPE, "%s", skipped);
+    return g->status;
+  }
   const ts_gemm *d = &k->def;
   bool ok = upload(g, d, A, B, C, &x) && gpu_launch(g, &m, x.A, x.B, x.C);
   ts_status st = finish(g, d, &x, ok, C);

@@ -1,0 +1,100 @@
+/*
+ * Reading a program: its status, name, entry point, definition and launch,
+ * its loop nest as text; and the conveniences that lower a schedule, use
+ * the program once and free it (ts_print_ir, ts_cuda_source,
+ * ts_launch_dims).  ts_lower itself, the pipeline, is in lower.c.
+ */
+#include <stdlib.h>
+
+#include "../ir/printer.h"
+#include "../ir/program.h"
+
+ts_status ts_program_status(const ts_program *p) {
+  return p ? p->status : TS_ERR_NULL_ARG;
+}
+
+const char *ts_program_errmsg(const ts_program *p) {
+  return p ? p->errmsg : "program is NULL";
+}
+
+const ts_gemm *ts_program_gemm(const ts_program *p) { return p ? &p->def : NULL; }
+const char *ts_program_name(const ts_program *p) {
+  return p && p->name ? p->name : "";
+}
+const char *ts_program_entry(const ts_program *p) {
+  return p && p->entry ? p->entry : "";
+}
+int ts_program_min_blocks(const ts_program *p) { return p ? p->k.min_blocks : 0; }
+
+ts_status ts_program_launch(const ts_program *p, ts_launch *out) {
+  if (!p || !out)
+    return TS_ERR_NULL_ARG;
+  if (p->status != TS_OK)
+    return p->status;
+  for (int d = 0; d < 3; d++) {
+    out->grid[d] = p->k.grid[d];
+    out->block[d] = p->k.block[d];
+  }
+  out->dynamic_shared = p->dynamic_shared;
+  return TS_OK;
+}
+
+/* ---- Reading the lowered kernel --------------------------------------------- */
+
+static void print_definition(ts_buf *b, const ts_program *p) {
+  const ts_gemm *g = &p->def;
+  ts_buf_printf(b, "// schedule \"%s\": C[%lld, %lld] = ", p->name,
+                (long long)g->m, (long long)g->n);
+  if (g->alpha != 1.0f) {
+    ir_print_float(b, g->alpha, false);
+    ts_buf_puts(b, " * ");
+  }
+  ts_buf_printf(b, "A[%lld, %lld] * B[%lld, %lld]", (long long)g->m,
+                (long long)g->k, (long long)g->k, (long long)g->n);
+  if (g->beta != 0.0f) {
+    ts_buf_puts(b, " + ");
+    ir_print_float(b, g->beta, false);
+    ts_buf_puts(b, " * C");
+  }
+  ts_buf_printf(b, ", layout %s\n", ts_layout_name(g->layout));
+}
+
+char *ts_program_ir(const ts_program *p) {
+  if (!p || p->status != TS_OK)
+    return NULL;
+  const ir_kernel *k = &p->k;
+  ts_buf b;
+  ts_buf_init(&b);
+  print_definition(&b, p);
+  ts_buf_printf(&b, "// grid (%lld, %lld, %lld), block (%lld, %lld, %lld)\n",
+                (long long)k->grid[0], (long long)k->grid[1],
+                (long long)k->grid[2], (long long)k->block[0],
+                (long long)k->block[1], (long long)k->block[2]);
+  ir_print_stmt(&b, k->body, 0, NULL);
+  return ts_buf_take(&b);
+}
+
+/* ---- From a schedule, for convenience --------------------------------------- */
+
+char *ts_print_ir(const ts_sched *s) {
+  ts_program *p = ts_lower(s);
+  char *text = ts_program_ir(p);
+  ts_program_free(p);
+  return text;
+}
+
+char *ts_cuda_source(const ts_sched *s) {
+  ts_program *p = ts_lower(s);
+  char *text = ts_program_cuda(p);
+  ts_program_free(p);
+  return text;
+}
+
+ts_status ts_launch_dims(const ts_sched *s, ts_launch *out) {
+  if (!s || !out)
+    return TS_ERR_NULL_ARG;
+  ts_program *p = ts_lower(s);
+  ts_status st = ts_program_launch(p, out);
+  ts_program_free(p);
+  return st;
+}
