@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static void *open_first(const char *const *names, char *tried, size_t len) {
   tried[0] = 0;
@@ -106,6 +107,53 @@ bool ts_load_driver(ts_driver_api *api, char *err, size_t errlen) {
     memcpy(&api->f, &p, sizeof(p));                                           \
   }
 
+static bool has_fp16_header(const char *dir) {
+  char path[4096];
+  int n = snprintf(path, sizeof(path), "%s/cuda_fp16.h", dir);
+  return n > 0 && (size_t)n < sizeof(path) && access(path, R_OK) == 0;
+}
+
+/* api->include_dir = dir (its real path) when dir holds the headers. */
+static bool try_include_dir(ts_nvrtc_api *api, const char *fmt,
+                            const char *base) {
+  char dir[4096];
+  int n = snprintf(dir, sizeof(dir), fmt, base);
+  if (!base || n <= 0 || (size_t)n >= sizeof(dir) || !has_fp16_header(dir))
+    return false;
+  char *real = realpath(dir, NULL);
+  n = snprintf(api->include_dir, sizeof(api->include_dir), "%s",
+               real ? real : dir);
+  free(real);
+  if (n > 0 && (size_t)n < sizeof(api->include_dir))
+    return true;
+  api->include_dir[0] = 0;
+  return false;
+}
+
+/* The include directory of the toolkit NVRTC came from: beside the
+ * library's directory (lib64/../include, or targets/<arch>/lib/../include),
+ * else under CUDA_HOME or /usr/local/cuda. */
+static void find_include_dir(ts_nvrtc_api *api) {
+  char lib_dir[4096] = "";
+  Dl_info info;
+  void *sym;
+  memcpy(&sym, &api->nvrtcVersion, sizeof(sym));
+  if (dladdr(sym, &info) && info.dli_fname) {
+    int n = snprintf(lib_dir, sizeof(lib_dir), "%s", info.dli_fname);
+    char *slash = strrchr(lib_dir, '/');
+    if (n > 0 && (size_t)n < sizeof(lib_dir) && slash)
+      *slash = 0;
+    else
+      lib_dir[0] = 0;
+  }
+  const char *lib = lib_dir[0] ? lib_dir : NULL;
+  if (try_include_dir(api, "%s/../include", lib) ||
+      try_include_dir(api, "%s/../../include", lib) ||
+      try_include_dir(api, "%s/include", getenv("CUDA_HOME")) ||
+      try_include_dir(api, "%s/include", "/usr/local/cuda"))
+    return;
+}
+
 static bool load_nvrtc(ts_nvrtc_api *api, char *err, size_t errlen) {
   static const char *const names[] = {"libnvrtc.so.13", "libnvrtc.so", NULL};
   const char *what = "libnvrtc";
@@ -118,6 +166,7 @@ static bool load_nvrtc(ts_nvrtc_api *api, char *err, size_t errlen) {
     return false;
   }
   TS_NVRTC_FUNCS(TS_DLSYM)
+  find_include_dir(api);
   return true;
 }
 

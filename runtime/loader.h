@@ -49,6 +49,9 @@ typedef struct ts_nvrtc_api {
 #define TS_PTR(f) __typeof__(&f) f;
   TS_NVRTC_FUNCS(TS_PTR)
 #undef TS_PTR
+  /* The toolkit's include directory (the one holding cuda_fp16.h), which
+   * NVRTC does not search by itself; "" when none was found. */
+  char include_dir[512];
 } ts_nvrtc_api;
 
 #define TS_CUBLAS_FUNCS(X)                                                    \

@@ -114,13 +114,27 @@ static const char *const options[] = {"--std=c++17", "--ptxas-options=-v",
                                       "-lineinfo"};
 enum { NOPTIONS = sizeof(options) / sizeof(options[0]) };
 
+/* The toolkit's headers (cuda_fp16.h, cuda_bf16.h) for a kernel that
+ * includes them; "" when the loader found none (the compile then says
+ * which header is missing). */
+static void include_option(const ts_nvrtc_api *api, char *opt, size_t len) {
+  if (api->include_dir[0])
+    snprintf(opt, len, "--include-path=%s", api->include_dir);
+  else
+    opt[0] = 0;
+}
+
 /* Everything the cubin depends on: the kernel cache's key. */
-static char *cache_key(const char *arch, const char *src) {
+static char *cache_key(const ts_nvrtc_api *api, const char *arch,
+                       const char *src) {
   ts_buf b;
   ts_buf_init(&b);
   ts_buf_printf(&b, "tessel %s\n%s\n", TESSEL_VERSION, arch);
   for (int i = 0; i < NOPTIONS; i++)
     ts_buf_printf(&b, "%s\n", options[i]);
+  char inc[600];
+  include_option(api, inc, sizeof(inc));
+  ts_buf_printf(&b, "%s\n", inc);
   ts_buf_puts(&b, src);
   return ts_buf_take(&b);
 }
@@ -135,10 +149,15 @@ static void run_nvrtc(ts_kernel *k, const ts_nvrtc_api *api, const char *src) {
   }
   char archopt[48];
   snprintf(archopt, sizeof(archopt), "--gpu-architecture=%s", k->arch);
-  const char *opts[1 + NOPTIONS] = {archopt};
+  char inc[600];
+  include_option(api, inc, sizeof(inc));
+  const char *opts[2 + NOPTIONS] = {archopt};
+  int nopts = 1;
   for (int i = 0; i < NOPTIONS; i++)
-    opts[1 + i] = options[i];
-  r = api->nvrtcCompileProgram(prog, 1 + NOPTIONS, opts);
+    opts[nopts++] = options[i];
+  if (inc[0])
+    opts[nopts++] = inc;
+  r = api->nvrtcCompileProgram(prog, nopts, opts);
   k->log = program_log(api, prog);
   if (r != NVRTC_SUCCESS) {
     kernel_fail(k, TS_ERR_NVRTC, "nvrtcCompileProgram for %s: %s\n%s",
@@ -156,7 +175,7 @@ static void run_nvrtc(ts_kernel *k, const ts_nvrtc_api *api, const char *src) {
 /* From the kernel cache, else NVRTC (and the result into the cache). */
 static void compile_cached(ts_kernel *k, const ts_nvrtc_api *api,
                            const char *src) {
-  char *key = cache_key(k->arch, src);
+  char *key = cache_key(api, k->arch, src);
   if (key && kcache_load(k, key)) {
     k->from_cache = true;
     k->ptxas = ts_parse_ptxas(k->log);
