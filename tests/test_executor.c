@@ -20,11 +20,11 @@ static int setup(void **state) {
   fixture *f = calloc(1, sizeof(*f));
   ts_arena_init(&f->a);
   int64_t row[2] = {1, 8}, one[1] = {1}, four[1] = {4};
-  f->k.A = ir_new_buffer(&f->a, "A", SCOPE_GLOBAL, 2, row, NULL);
-  f->k.B = ir_new_buffer(&f->a, "B", SCOPE_GLOBAL, 2, row, NULL);
-  f->k.C = ir_new_buffer(&f->a, "C", SCOPE_GLOBAL, 2, row, NULL);
-  f->shared = ir_new_buffer(&f->a, "S", SCOPE_SHARED, 1, four, NULL);
-  f->local = ir_new_buffer(&f->a, "L", SCOPE_LOCAL, 1, one, NULL);
+  f->k.A = ir_new_buffer(&f->a, "A", SCOPE_GLOBAL, TS_F32, 2, row, NULL);
+  f->k.B = ir_new_buffer(&f->a, "B", SCOPE_GLOBAL, TS_F32, 2, row, NULL);
+  f->k.C = ir_new_buffer(&f->a, "C", SCOPE_GLOBAL, TS_F32, 2, row, NULL);
+  f->shared = ir_new_buffer(&f->a, "S", SCOPE_SHARED, TS_F32, 1, four, NULL);
+  f->local = ir_new_buffer(&f->a, "L", SCOPE_LOCAL, TS_F32, 1, one, NULL);
   f->tx = ir_new_loop(&f->a, 0, "tx", 4, false, NULL);
   f->tx->kind = TS_THREAD_X;
   f->bx = ir_new_loop(&f->a, 1, "bx", 2, false, NULL);

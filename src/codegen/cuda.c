@@ -13,6 +13,7 @@
 #include <stdlib.h>
 
 #include "../ir/analysis.h"
+#include "../ir/dtype.h"
 #include "../ir/printer.h"
 
 enum { MAX_LANE_NAMES = 64 };
@@ -28,7 +29,15 @@ typedef struct {
   int nlanes;
   bool dynamic_shared;    /* shared buffers are slots of one extern array */
   int64_t shared_offset;  /* bytes of it given out so far */
+  bool uses[TS_DTYPE_COUNT]; /* element types declared: their headers */
+  /* Vector types of narrow elements used, a bit per width (1 << lanes). */
+  unsigned vectors[TS_DTYPE_COUNT];
 } emitter;
+
+static const char *cuda_type(emitter *em, ts_dtype t) {
+  em->uses[t] = true;
+  return dtype_info_of(t)->cuda_type;
+}
 
 static void c_var(ts_buf *b, const ir_var *v, const ir_expr_style *st) {
   (void)st;
@@ -174,11 +183,12 @@ static void array_dims(ts_buf *b, const ir_buffer *buf) {
  * a reference to its slot of the one extern array, indexed as before. */
 static void emit_dynamic_shared(emitter *em, const ir_buffer *buf) {
   ts_buf *b = em->b;
-  ts_buf_puts(b, "float (&");
+  const char *type = cuda_type(em, buf->dtype);
+  ts_buf_printf(b, "%s (&", type);
   ts_buf_c_name(b, buf->name);
   ts_buf_puts(b, ")");
   array_dims(b, buf);
-  ts_buf_puts(b, " = *reinterpret_cast<float (*)");
+  ts_buf_printf(b, " = *reinterpret_cast<%s (*)", type);
   array_dims(b, buf);
   ts_buf_printf(b, ">(tessel_shared + %lld);\n",
                 (long long)(em->shared_offset / 4));
@@ -194,7 +204,7 @@ static void emit_alloc(emitter *em, const ir_stmt *s, int depth) {
   } else {
     if (buf->scope == SCOPE_SHARED)
       ts_buf_puts(b, "__shared__ __align__(16) ");
-    ts_buf_puts(b, "float ");
+    ts_buf_printf(b, "%s ", cuda_type(em, buf->dtype));
     ts_buf_c_name(b, buf->name);
     if (!is_scalar(buf) || buf->scope == SCOPE_SHARED)
       array_dims(b, buf);
@@ -204,6 +214,50 @@ static void emit_alloc(emitter *em, const ir_stmt *s, int depth) {
 }
 
 /* ---- Vectorized loops ------------------------------------------------------ */
+
+/* The type of a `lanes`-wide access to t elements: CUDA's float2 and
+ * float4, or for fp16 and bf16 a struct of the elements aligned to its size
+ * (so the access is one 4-, 8- or 16-byte load or store), defined at the
+ * top of the file. */
+static const char *vector_type(emitter *em, ts_dtype t, int lanes) {
+  if (t == TS_F32)
+    return ts_arena_printf(em->a, "float%d", lanes);
+  em->uses[t] = true;
+  em->vectors[t] |= 1u << lanes;
+  return ts_arena_printf(em->a, "tessel_%sx%d", ts_dtype_name(t), lanes);
+}
+
+/* Lane `lane` of a vector temporary: "t.z", or "t.v[2]" for the structs. */
+static const char *lane_name(emitter *em, const char *temp, ts_dtype t,
+                             int lane) {
+  static const char comp[] = "xyzw";
+  if (t == TS_F32)
+    return ts_arena_printf(em->a, "%s.%c", temp, comp[lane]);
+  return ts_arena_printf(em->a, "%s.v[%d]", temp, lane);
+}
+
+/* A vector value of the lanes' expressions: the opening, then the end. */
+static void vector_make(emitter *em, ts_dtype t, int lanes) {
+  if (t == TS_F32)
+    ts_buf_printf(em->b, "make_float%d(", lanes);
+  else
+    ts_buf_printf(em->b, "%s{{", vector_type(em, t, lanes));
+}
+
+static void vector_make_end(emitter *em, ts_dtype t) {
+  ts_buf_puts(em->b, t == TS_F32 ? ")" : "}}");
+}
+
+static void vector_struct_definitions(ts_buf *b, const emitter *em) {
+  for (int t = 0; t < TS_DTYPE_COUNT; t++)
+    for (int lanes = 2; lanes <= 8; lanes *= 2)
+      if (em->vectors[t] & (1u << lanes)) {
+        const dtype_info *info = dtype_info_of((ts_dtype)t);
+        ts_buf_printf(b, "struct __align__(%d) tessel_%sx%d { %s v[%d]; };\n",
+                      lanes * info->size, info->name, lanes, info->cuda_type,
+                      lanes);
+      }
+}
 
 typedef struct {
   const ir_expr *load; /* a vector load of the body */
@@ -250,13 +304,13 @@ static ir_expr **indices_at(emitter *em, ir_expr *const *idx, int n,
 /* e for one lane: vector loads become that lane of their temporary. */
 static ir_expr *lane_value(emitter *em, ir_expr *e, const vec_temp *t, int n,
                            const ir_var *v, int lane) {
-  static const char comp[] = "xyzw";
   for (int i = 0; i < n; i++)
     if (t[i].load == e && em->nlanes < MAX_LANE_NAMES) {
       int64_t one = 1;
+      ts_dtype type = e->load.buf->dtype;
       ir_buffer *lb = ir_new_buffer(
-          em->a, ts_arena_printf(em->a, "%s.%c", t[i].name, comp[lane]),
-          SCOPE_LOCAL, 1, &one, NULL);
+          em->a, lane_name(em, t[i].name, type, lane), SCOPE_LOCAL, type, 1,
+          &one, NULL);
       em->lane_bufs[em->nlanes++] = lb;
       ir_expr *zero = ir_int(em->a, 0);
       return ir_load(em->a, lb, &zero);
@@ -269,6 +323,8 @@ static ir_expr *lane_value(emitter *em, ir_expr *e, const vec_temp *t, int n,
                    indices_at(em, e->load.idx, e->load.buf->ndim, v, lane));
   case E_NOT:
     return ir_not(em->a, lane_value(em, e->op.a, t, n, v, lane));
+  case E_CAST:
+    return ir_cast(em->a, e->dtype, lane_value(em, e->op.a, t, n, v, lane));
   case E_SELECT:
     return ir_select(em->a, at_lane(em, e->op.c, v, lane),
                      lane_value(em, e->op.a, t, n, v, lane),
@@ -282,13 +338,13 @@ static ir_expr *lane_value(emitter *em, ir_expr *e, const vec_temp *t, int n,
 static void vector_address(emitter *em, const ir_buffer *buf,
                            ir_expr *const *idx, const ir_var *v, int width,
                            bool is_const) {
-  ts_buf_printf(em->b, "*reinterpret_cast<%sfloat%d *>(&", is_const ? "const " : "",
-                width);
+  ts_buf_printf(em->b, "*reinterpret_cast<%s%s *>(&", is_const ? "const " : "",
+                vector_type(em, buf->dtype, width));
   c_access(em->b, buf, indices_at(em, idx, buf->ndim, v, 0), &em->style);
   ts_buf_puts(em->b, ")");
 }
 
-/* A vectorized loop: vector loads into float4 (float2) temporaries, then
+/* A vectorized loop: vector loads into float4 (float2, ...) temporaries, then
  * one vector store or a scalar store per lane.  A body that is not one
  * store is emitted once per lane. */
 static void emit_vector_loop(emitter *em, const ir_stmt *s, int depth) {
@@ -313,7 +369,9 @@ static void emit_vector_loop(emitter *em, const ir_stmt *s, int depth) {
   }
   for (int i = 0; i < n; i++) {
     ts_buf_indent(b, depth);
-    ts_buf_printf(b, "const float%d %s = ", width, t[i].name);
+    ts_buf_printf(b, "const %s %s = ",
+                  vector_type(em, t[i].load->load.buf->dtype, width),
+                  t[i].name);
     vector_address(em, t[i].load->load.buf, t[i].load->load.idx, l->var, width,
                    true);
     ts_buf_puts(b, ";\n");
@@ -321,13 +379,15 @@ static void emit_vector_loop(emitter *em, const ir_stmt *s, int depth) {
   if (body->store.lanes > 1) {
     ts_buf_indent(b, depth);
     vector_address(em, body->store.buf, body->store.idx, l->var, width, false);
-    ts_buf_printf(b, " = make_float%d(", width);
+    ts_buf_puts(b, " = ");
+    vector_make(em, body->store.buf->dtype, width);
     for (int lane = 0; lane < width; lane++) {
       if (lane)
         ts_buf_puts(b, ", ");
       expr(em, lane_value(em, body->store.value, t, n, l->var, lane));
     }
-    ts_buf_puts(b, ");\n");
+    vector_make_end(em, body->store.buf->dtype);
+    ts_buf_puts(b, ";\n");
   } else {
     for (int lane = 0; lane < width; lane++) {
       ir_stmt *one = ir_new_store(
@@ -385,6 +445,21 @@ static void stmt(emitter *em, const ir_stmt *s, int depth) {
   }
 }
 
+/* The headers of the element types used, and the vector structs. */
+static void type_definitions(ts_buf *b, const emitter *em) {
+  bool any = false;
+  for (int t = 0; t < TS_DTYPE_COUNT; t++) {
+    const dtype_info *info = dtype_info_of((ts_dtype)t);
+    if (em->uses[t] && info->cuda_header) {
+      ts_buf_printf(b, "#include <%s>\n", info->cuda_header);
+      any = true;
+    }
+  }
+  vector_struct_definitions(b, em);
+  if (any)
+    ts_buf_puts(b, "\n");
+}
+
 static bool needs_wide_index(const ts_gemm *g) {
   const int64_t limit = (int64_t)1 << 31;
   return g->m * g->k >= limit || g->k * g->n >= limit || g->m * g->n >= limit;
@@ -416,6 +491,11 @@ static void header(ts_buf *b, const ts_program *p) {
                 (long long)(ta ? g->k : g->m), (long long)(ta ? g->m : g->k),
                 tb ? "stored transposed" : "op(B)",
                 (long long)(tb ? g->n : g->k), (long long)(tb ? g->k : g->n));
+  if (g->a_type != TS_F32 || g->b_type != TS_F32 || g->c_type != TS_F32 ||
+      g->acc_type != TS_F32)
+    ts_buf_printf(b, "// Elements: A %s, B %s, C %s; the products summed in "
+                  "%s.\n", ts_dtype_name(g->a_type), ts_dtype_name(g->b_type),
+                  ts_dtype_name(g->c_type), ts_dtype_name(g->acc_type));
   ts_buf_printf(b, "// Launch: grid (%lld, %lld, %lld), block (%lld, %lld, "
                 "%lld).\n\n", (long long)k->grid[0], (long long)k->grid[1],
                 (long long)k->grid[2], (long long)k->block[0],
@@ -441,9 +521,13 @@ char *ts_program_cuda(const ts_program *p) {
   em.style = (ir_expr_style){c_var, c_access, true, &em, floor_call};
   stmt(&em, k->body, 1);
 
+  const char *param_type[3] = {cuda_type(&em, k->A->dtype),
+                               cuda_type(&em, k->B->dtype),
+                               cuda_type(&em, k->C->dtype)};
   ts_buf out;
   ts_buf_init(&out);
   header(&out, p);
+  type_definitions(&out, &em);
   if (em.needs_floordiv)
     ts_buf_printf(&out,
                   "// Floor division and modulo, for numerators that may be "
@@ -461,8 +545,9 @@ char *ts_program_cuda(const ts_program *p) {
     ts_buf_printf(&out, ", %d", k->min_blocks);
   ts_buf_puts(&out, ")\n");
   ts_buf_puts(&out, p->entry);
-  ts_buf_puts(&out, "(const float *__restrict__ A, const float *__restrict__ "
-                    "B,\n    float *__restrict__ C)\n{\n");
+  ts_buf_printf(&out, "(const %s *__restrict__ A, const %s *__restrict__ "
+                "B,\n    %s *__restrict__ C)\n{\n", param_type[0],
+                param_type[1], param_type[2]);
   char *text = ts_buf_take(&body);
   if (text)
     ts_buf_puts(&out, text);

@@ -18,6 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dtype.h"
+
 enum { NONE = -1, MANY = -2, MAX_LIVE = 64 };
 
 typedef struct {
@@ -251,6 +253,7 @@ static float eval_float(exec *x, const ir_expr *e, int t) {
   case E_FLOAT: return e->fval;
   case E_INT: return (float)e->ival;
   case E_LOAD: return load(x, e, t);
+  case E_CAST: return ts_round_to(e->dtype, eval_float(x, e->op.a, t));
   case E_SELECT:
     return eval_int(x, e->op.c, t) ? eval_float(x, e->op.a, t)
                                    : eval_float(x, e->op.b, t);
@@ -349,7 +352,8 @@ static void run_store(exec *x, const ir_stmt *s, const bool *active) {
       m->writer[at] = me;
       m->wepoch[at] = x->epoch;
     }
-    m->data[at] = val[t];
+    /* Memory holds the buffer's type: what a store rounds to. */
+    m->data[at] = ts_round_to(b->dtype, val[t]);
     m->defined[at] = 1;
   }
   free(off);

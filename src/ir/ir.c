@@ -84,13 +84,14 @@ ts_loop *ir_new_loop(ts_arena *a, int id, const char *name, int64_t extent,
 }
 
 ir_buffer *ir_new_buffer(ts_arena *a, const char *name, ir_scope scope,
-                         int ndim, const int64_t *shape,
+                         ts_dtype dtype, int ndim, const int64_t *shape,
                          const int64_t *strides) {
   ir_buffer *b = ts_arena_alloc(a, sizeof(*b));
   if (!b)
     return NULL;
   b->name = ts_arena_strdup(a, name);
   b->scope = scope;
+  b->dtype = dtype;
   b->ndim = ndim;
   int64_t stride = 1;
   for (int d = ndim - 1; d >= 0; d--) {
@@ -120,8 +121,12 @@ int64_t ir_buffer_size(const ir_buffer *b) {
   return n + (b->ndim ? b->pad : 0);
 }
 
+int64_t ir_buffer_bytes(const ir_buffer *b) {
+  return ir_buffer_size(b) * ts_dtype_size(b->dtype);
+}
+
 int64_t ir_shared_slot_bytes(const ir_buffer *b) {
-  int64_t n = 4;
+  int64_t n = ts_dtype_size(b->dtype);
   for (int d = 0; d < b->ndim; d++)
     n *= b->shape[b->order[d]] + (d == b->ndim - 1 ? b->pad : 0);
   return (n + 15) / 16 * 16;
@@ -147,9 +152,27 @@ ir_expr *ir_int(ts_arena *a, int64_t v) {
 
 ir_expr *ir_float(ts_arena *a, float v) {
   ir_expr *e = new_expr(a, E_FLOAT, TY_FLOAT);
-  if (e)
+  if (e) {
     e->fval = v;
+    e->dtype = TS_F32;
+  }
   return e;
+}
+
+ir_expr *ir_cast(ts_arena *a, ts_dtype to, ir_expr *x) {
+  if (!x || x->type != TY_FLOAT || x->dtype == to)
+    return x;
+  ir_expr *e = new_expr(a, E_CAST, TY_FLOAT);
+  if (e) {
+    e->dtype = to;
+    e->op.a = x;
+  }
+  return e;
+}
+
+/* Data operands of arithmetic, widened to fp32. */
+static ir_expr *widened(ts_arena *a, ir_expr *x) {
+  return x->type == TY_FLOAT ? ir_cast(a, TS_F32, x) : x;
 }
 
 ir_expr *ir_varref(ts_arena *a, ir_var *v) {
@@ -169,6 +192,10 @@ static ir_type binary_type(ir_expr_kind kind, const ir_expr *x) {
 }
 
 ir_expr *ir_binary(ts_arena *a, ir_expr_kind kind, ir_expr *x, ir_expr *y) {
+  if (!x || !y)
+    return NULL;
+  x = widened(a, x);
+  y = widened(a, y);
   if (!x || !y)
     return NULL;
   ir_expr *e = new_expr(a, kind, binary_type(kind, x));
@@ -191,8 +218,15 @@ ir_expr *ir_not(ts_arena *a, ir_expr *x) {
 ir_expr *ir_select(ts_arena *a, ir_expr *c, ir_expr *x, ir_expr *y) {
   if (!c || !x || !y)
     return NULL;
+  if (x->type == TY_FLOAT && x->dtype != y->dtype) {
+    x = widened(a, x);
+    y = widened(a, y);
+    if (!x || !y)
+      return NULL;
+  }
   ir_expr *e = new_expr(a, E_SELECT, x->type);
   if (e) {
+    e->dtype = x->dtype;
     e->op.a = x;
     e->op.b = y;
     e->op.c = c;
@@ -212,6 +246,7 @@ ir_expr *ir_load(ts_arena *a, ir_buffer *buf, ir_expr *const *idx) {
   }
   e->load.buf = buf;
   e->load.idx = copy;
+  e->dtype = buf->dtype;
   return e;
 }
 
@@ -305,8 +340,8 @@ ir_stmt *ir_new_store(ts_arena *a, ir_buffer *buf, ir_expr *const *idx,
   }
   s->store.buf = buf;
   s->store.idx = copy;
-  s->store.value = value;
-  return s;
+  s->store.value = ir_cast(a, buf->dtype, value);
+  return s->store.value ? s : NULL;
 }
 
 ir_stmt *ir_new_if(ts_arena *a, ir_expr *cond, ir_stmt *then_,
@@ -412,6 +447,7 @@ bool ir_expr_equal(const ir_expr *x, const ir_expr *y) {
   case E_INT: return x->ival == y->ival;
   case E_FLOAT: return memcmp(&x->fval, &y->fval, sizeof(float)) == 0;
   case E_VAR: return x->var == y->var;
+  case E_CAST: return x->dtype == y->dtype && ir_expr_equal(x->op.a, y->op.a);
   case E_LOAD:
     if (x->load.buf != y->load.buf)
       return false;

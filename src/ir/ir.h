@@ -19,7 +19,7 @@
 
 typedef enum {
   TY_INT,   /* index arithmetic (64-bit in the IR) */
-  TY_FLOAT, /* fp32 data */
+  TY_FLOAT, /* data: an element of the expression's dtype */
   TY_BOOL,  /* conditions */
 } ir_type;
 
@@ -58,6 +58,7 @@ typedef enum {
   X(E_AND, "&&", FORM_BINARY)                                                 \
   X(E_OR, "||", FORM_BINARY)                                                  \
   X(E_NOT, "!", FORM_UNARY)                                                   \
+  X(E_CAST, "cast", FORM_UNARY)      /* op.a converted to the node's dtype */ \
   X(E_SELECT, "select", FORM_SELECT) /* c ? a : b */                          \
   X(E_LOAD, "load", FORM_LOAD)       /* buffer[indices] */
 
@@ -102,6 +103,7 @@ enum { IR_MAX_DIMS = 4 };
 typedef struct ir_buffer {
   const char *name;
   ir_scope scope;
+  ts_dtype dtype; /* the element type it stores */
   int ndim;
   int64_t shape[IR_MAX_DIMS];
   int64_t strides[IR_MAX_DIMS]; /* in elements */
@@ -115,6 +117,10 @@ typedef struct ir_expr ir_expr;
 struct ir_expr {
   ir_expr_kind kind;
   ir_type type;
+  /* TY_FLOAT: the element type of the value.  Arithmetic is fp32 (the
+   * constructors widen narrower operands, as C's arithmetic conversions
+   * do); fp16 and bf16 values are loads, and casts for a store. */
+  ts_dtype dtype;
   union {
     int64_t ival;
     float fval;
@@ -209,7 +215,7 @@ ir_var *ir_new_var(ts_arena *a, int id, const char *name, ir_var_kind kind,
 ts_loop *ir_new_loop(ts_arena *a, int id, const char *name, int64_t extent,
                      bool reduce, const void *owner);
 ir_buffer *ir_new_buffer(ts_arena *a, const char *name, ir_scope scope,
-                         int ndim, const int64_t *shape,
+                         ts_dtype dtype, int ndim, const int64_t *shape,
                          const int64_t *strides);
 
 /* Sets the storage order (outermost dimension first) and the padding of
@@ -217,6 +223,8 @@ ir_buffer *ir_new_buffer(ts_arena *a, const char *name, ir_scope scope,
 void ir_buffer_set_layout(ir_buffer *b, const int *order, int64_t pad);
 /* Elements a buffer spans in memory, padding included. */
 int64_t ir_buffer_size(const ir_buffer *b);
+/* Bytes of that span. */
+int64_t ir_buffer_bytes(const ir_buffer *b);
 /* Bytes of the buffer's C declaration (each stored dimension, the innermost
  * padded), rounded up to 16 so that the next buffer stays aligned. */
 int64_t ir_shared_slot_bytes(const ir_buffer *b);
@@ -228,6 +236,9 @@ ir_expr *ir_binary(ts_arena *a, ir_expr_kind kind, ir_expr *x, ir_expr *y);
 ir_expr *ir_not(ts_arena *a, ir_expr *x);
 ir_expr *ir_select(ts_arena *a, ir_expr *c, ir_expr *x, ir_expr *y);
 ir_expr *ir_load(ts_arena *a, ir_buffer *buf, ir_expr *const *idx);
+/* x converted to `to` (rounding to nearest even when narrowing); x itself
+ * when it already is of that type. */
+ir_expr *ir_cast(ts_arena *a, ts_dtype to, ir_expr *x);
 /* Folding helpers: like ir_binary, but fold constants and identities
  * (x + 0, x * 1, x * 0, true && x) so built expressions stay small. */
 ir_expr *ir_add(ts_arena *a, ir_expr *x, ir_expr *y);
@@ -237,6 +248,8 @@ ir_expr *ir_and(ts_arena *a, ir_expr *x, ir_expr *y); /* NULL means true */
 
 ir_stmt *ir_new_for(ts_arena *a, ts_loop *loop, ir_stmt *body);
 ir_stmt *ir_new_seq(ts_arena *a, ir_stmt *const *items, int n);
+/* The value is converted to the buffer's dtype, as a C assignment
+ * converts it. */
 ir_stmt *ir_new_store(ts_arena *a, ir_buffer *buf, ir_expr *const *idx,
                       ir_expr *value);
 ir_stmt *ir_new_if(ts_arena *a, ir_expr *cond, ir_stmt *then_, ir_stmt *else_);

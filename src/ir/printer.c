@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "dtype.h"
+
 static int precedence(ir_expr_kind k) {
   switch (k) {
   case E_SELECT: return 0;
@@ -38,6 +40,32 @@ void ir_print_float(ts_buf *b, float v, bool cuda) {
   ts_buf_puts(b, text);
   if (cuda)
     ts_buf_puts(b, "f");
+}
+
+const char *ir_dtype_word(ts_dtype t) {
+  return t == TS_F32 ? "float" : ts_dtype_name(t);
+}
+
+/* A conversion: "f16(x)" in the IR; in CUDA the headers' functions, through
+ * float between the two narrow types. */
+static void print_cast(ts_buf *b, const ir_expr *e, const ir_expr_style *st) {
+  const dtype_info *to = dtype_info_of(e->dtype);
+  const dtype_info *from = dtype_info_of(e->op.a->dtype);
+  if (!st->cuda) {
+    ts_buf_printf(b, "%s(", ir_dtype_word(e->dtype));
+    ir_print_expr(b, e->op.a, st);
+    ts_buf_puts(b, ")");
+    return;
+  }
+  if (to->cuda_from_float)
+    ts_buf_printf(b, "%s(", to->cuda_from_float);
+  if (from->cuda_to_float)
+    ts_buf_printf(b, "%s(", from->cuda_to_float);
+  ir_print_expr(b, e->op.a, st);
+  if (from->cuda_to_float)
+    ts_buf_puts(b, ")");
+  if (to->cuda_from_float)
+    ts_buf_puts(b, ")");
 }
 
 static void print_operand(ts_buf *b, const ir_expr *child, int parent_prec,
@@ -97,6 +125,9 @@ void ir_print_expr(ts_buf *b, const ir_expr *e, const ir_expr_style *st) {
   case E_NOT:
     ts_buf_puts(b, "!");
     print_operand(b, e->op.a, precedence(E_NOT), false, E_NOT, st);
+    return;
+  case E_CAST:
+    print_cast(b, e, st);
     return;
   case E_SELECT:
     print_operand(b, e->op.c, 1, false, E_SELECT, st);
@@ -255,7 +286,8 @@ void ir_print_stmt(ts_buf *b, const ir_stmt *s, int depth,
   case S_ALLOC: {
     const ir_buffer *buf = s->alloc.buf;
     ts_buf_indent(b, depth);
-    ts_buf_printf(b, "%s float %s", scope_name(buf->scope), buf->name);
+    ts_buf_printf(b, "%s %s %s", scope_name(buf->scope),
+                  ir_dtype_word(buf->dtype), buf->name);
     for (int d = 0; d < buf->ndim; d++)
       ts_buf_printf(b, "[%lld]", (long long)buf->shape[d]);
     print_layout(b, buf);

@@ -26,6 +26,8 @@ extern const ir_expr_style ir_pseudo_style;
 
 void ir_print_expr(ts_buf *b, const ir_expr *e, const ir_expr_style *st);
 void ir_print_float(ts_buf *b, float v, bool cuda);
+/* A type as the IR text declares it: "float", "f16", "bf16". */
+const char *ir_dtype_word(ts_dtype t);
 
 /* Loop-nest pseudo-code, one statement a line, `depth` levels indented.
  * The loop `mark` (may be NULL) gets a "<-- here" marker. */

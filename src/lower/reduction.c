@@ -244,7 +244,8 @@ ir_stmt *lower_reduction(lower_ctx *cx, ir_stmt *root) {
     return NULL;
   }
   int64_t shape[2] = {ext_i, ext_j};
-  ir_buffer *acc = ir_new_buffer(a, ns.acc_name, SCOPE_LOCAL, 2, shape, NULL);
+  ir_buffer *acc = ir_new_buffer(a, ns.acc_name, SCOPE_LOCAL, s->def.acc_type,
+                                 2, shape, NULL);
   ir_expr *ai = ir_simplify_expr(a, ir_sub(a, cs->compute.i, base_i));
   ir_expr *aj = ir_simplify_expr(a, ir_sub(a, cs->compute.j, base_j));
   ir_expr *acc_idx[2] = {ai, aj};

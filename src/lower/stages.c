@@ -31,6 +31,7 @@
 #include <string.h>
 
 #include "../ir/analysis.h"
+#include "../ir/visit.h"
 
 enum { MAX_ITEMS = 16, MAX_UNROLLED_ROUNDS = 32 };
 
@@ -225,58 +226,27 @@ static ir_expr **lead_indices(ts_arena *a, const retarget *r, ir_expr *const *id
   return out;
 }
 
-static ir_expr *retarget_expr(ts_arena *a, ir_expr *e, const retarget *r) {
-  if (!e)
-    return NULL;
-  switch (e->kind) {
-  case E_INT: case E_FLOAT: case E_VAR:
-    return e;
-  case E_LOAD:
-    if (e->load.buf != r->from)
-      return e;
-    return ir_load(a, r->to, lead_indices(a, r, e->load.idx, r->from->ndim));
-  case E_NOT:
-    return ir_not(a, retarget_expr(a, e->op.a, r));
-  case E_SELECT:
-    return ir_select(a, retarget_expr(a, e->op.c, r),
-                     retarget_expr(a, e->op.a, r), retarget_expr(a, e->op.b, r));
-  default:
-    return ir_binary(a, e->kind, retarget_expr(a, e->op.a, r),
-                     retarget_expr(a, e->op.b, r));
-  }
+static ir_expr *retarget_load(ir_mutator *m, ir_expr *e) {
+  const retarget *r = m->ctx;
+  if (e->kind != E_LOAD || e->load.buf != r->from)
+    return ir_mutate_expr_children(m, e);
+  return ir_load(m->a, r->to, lead_indices(m->a, r, e->load.idx, r->from->ndim));
+}
+
+static ir_stmt *retarget_store(ir_mutator *m, ir_stmt *st) {
+  const retarget *r = m->ctx;
+  if (st->kind != S_STORE || st->store.buf != r->from)
+    return ir_mutate_stmt_children(m, st);
+  return ir_new_store(m->a, r->to,
+                      lead_indices(m->a, r, st->store.idx, r->from->ndim),
+                      ir_mutate_expr(m, st->store.value));
 }
 
 /* Every access to r->from in st made an access to one copy of r->to. */
 static ir_stmt *retarget_stmt(ts_arena *a, ir_stmt *st, const retarget *r) {
-  if (!st)
-    return NULL;
-  switch (st->kind) {
-  case S_FOR:
-    return ir_new_for(a, st->for_.loop, retarget_stmt(a, st->for_.body, r));
-  case S_SEQ: {
-    ir_stmt **items = ts_arena_alloc(a, sizeof(*items) * (size_t)st->seq.n);
-    if (!items)
-      return NULL;
-    for (int i = 0; i < st->seq.n; i++)
-      items[i] = retarget_stmt(a, st->seq.items[i], r);
-    return ir_new_seq(a, items, st->seq.n);
-  }
-  case S_STORE: {
-    ir_expr *value = retarget_expr(a, st->store.value, r);
-    if (st->store.buf != r->from)
-      return ir_new_store(a, st->store.buf, st->store.idx, value);
-    return ir_new_store(a, r->to, lead_indices(a, r, st->store.idx,
-                                               r->from->ndim), value);
-  }
-  case S_IF:
-    return ir_new_if(a, retarget_expr(a, st->if_.cond, r),
-                     retarget_stmt(a, st->if_.then_, r),
-                     st->if_.else_ ? retarget_stmt(a, st->if_.else_, r) : NULL);
-  case S_ALLOC:
-    return ir_new_alloc(a, st->alloc.buf, retarget_stmt(a, st->alloc.body, r));
-  default:
-    return st;
-  }
+  ir_mutator m = {.a = a, .expr = retarget_load, .stmt = retarget_store,
+                  .ctx = (void *)r};
+  return ir_mutate_stmt(&m, st);
 }
 
 /* Two copies of a shared buffer, the copy index outermost. */
@@ -287,7 +257,8 @@ static ir_buffer *doubled(ts_arena *a, const ir_buffer *b) {
     shape[d + 1] = b->shape[d];
     order[d + 1] = b->order[d] + 1;
   }
-  ir_buffer *x = ir_new_buffer(a, b->name, b->scope, b->ndim + 1, shape, NULL);
+  ir_buffer *x = ir_new_buffer(a, b->name, b->scope, b->dtype, b->ndim + 1,
+                               shape, NULL);
   if (x)
     ir_buffer_set_layout(x, order, b->pad);
   return x;
@@ -345,8 +316,10 @@ static bool split_copy(walker *w, ir_stmt *copy, const ts_stage *st,
     shape[n] = x->for_.loop->extent;
     h.ridx[n++] = ir_varref(a, x->for_.loop->var);
   }
+  /* The registers pass the elements through: the shared copy's type. */
   h.reg = *reg = ir_new_buffer(a, ts_arena_printf(a, "%s.reg", st->name),
-                               SCOPE_LOCAL, n ? n : 1, shape, NULL);
+                               SCOPE_LOCAL, st->buf->dtype, n ? n : 1, shape,
+                               NULL);
   if (!h.reg)
     return false;
   *load = rebuild_half(a, copy, &h);

@@ -1,8 +1,9 @@
 /*
  * The verifier of lowered kernels: every variable is defined by an
  * enclosing loop, every buffer is accessed inside its allocation with as
- * many indices as it has dimensions, the inputs are never stored to, and no
- * schedule-level node survived lowering.  A failure is a bug in tessel, not
+ * many indices as it has dimensions, the inputs are never stored to, loads
+ * and stores have their buffer's element type, arithmetic is on fp32, and
+ * no schedule-level node survived lowering.  A failure is a bug in tessel, not
  * in the user's schedule, and the message says which node.
  */
 #include "lower.h"
@@ -54,6 +55,12 @@ static bool check_expr(ir_visitor *v, const ir_expr *e) {
   if (e->kind == E_LOAD && !buffer_visible(vf, e->load.buf))
     return fail(v, "load from a buffer outside its allocation:",
                 e->load.buf->name);
+  if (e->kind == E_LOAD && e->dtype != e->load.buf->dtype)
+    return fail(v, "load of another element type than its buffer's:",
+                e->load.buf->name);
+  if (ir_expr_form(e->kind) == FORM_BINARY && e->op.a->type == TY_FLOAT &&
+      (e->op.a->dtype != TS_F32 || e->op.b->dtype != TS_F32))
+    return fail(v, "arithmetic on a narrow type:", ir_expr_kind_name(e->kind));
   return true;
 }
 
@@ -74,6 +81,9 @@ static bool enter(ir_visitor *v, const ir_stmt *s) {
       return fail(v, "store to input buffer", s->store.buf->name);
     if (!buffer_visible(vf, s->store.buf))
       return fail(v, "store to a buffer outside its allocation:",
+                  s->store.buf->name);
+    if (s->store.value->dtype != s->store.buf->dtype)
+      return fail(v, "store of another element type than its buffer's:",
                   s->store.buf->name);
     return true;
   case S_ALLOC:

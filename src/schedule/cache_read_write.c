@@ -314,6 +314,15 @@ static ir_stmt *insert_copy(ts_arena *a, ir_stmt *for_at, ir_stmt *copy) {
   return ir_new_for(a, for_at->for_.loop, ir_new_seq(a, items, n + 1));
 }
 
+/* A shared copy keeps its source's elements (fp16 stays fp16: half the
+ * bytes to move and to hold); a register copy holds them widened to the
+ * accumulator's type, so each is converted once, when it is copied, not at
+ * every multiply-add that reads it. */
+static ts_dtype cache_type(const ts_sched *s, const ir_buffer *src,
+                           ts_scope scope) {
+  return scope == TS_SHARED ? src->dtype : s->def.acc_type;
+}
+
 ts_status ts_cache_read(ts_sched *s, const char *buffer, ts_scope scope,
                         ts_loop *at, ts_stage **stage) {
   if (stage)
@@ -343,7 +352,10 @@ ts_status ts_cache_read(ts_sched *s, const char *buffer, ts_scope scope,
                         "inside loop \"%s\"", buffer, at->name);
     base[d] = ir_simplify_expr(a, base[d]);
   }
-  int64_t bytes = ext[0] * ext[1] * 4;
+  ir_buffer *src = compute->compute.src[w] ? compute->compute.src[w]
+                                            : (w == 0 ? s->A : s->B);
+  ts_dtype type = cache_type(s, src, scope);
+  int64_t bytes = ext[0] * ext[1] * ts_dtype_size(type);
   if (scope == TS_SHARED && sched_shared_bytes(s) + bytes > SCHED_SHARED_LIMIT)
     return sched_fail(s, TS_ERR_SHARED_LIMIT, at,
                       "ts_cache_read: a %lld x %lld shared copy of %s at loop "
@@ -366,12 +378,11 @@ ts_status ts_cache_read(ts_sched *s, const char *buffer, ts_scope scope,
     return sched_oom(s, fn);
   *st = (ts_stage){.id = s->nstages, .name = stage_name(s, buffer, scope),
                    .operand = w, .at = at, .owner = s};
-  st->src = compute->compute.src[w] ? compute->compute.src[w]
-                                    : (w == 0 ? s->A : s->B);
+  st->src = src;
   st->inner = contiguous_dim(s, st->src, w);
   st->buf = ir_new_buffer(a, st->name, scope == TS_SHARED ? SCOPE_SHARED
                                                           : SCOPE_LOCAL,
-                          2, ext, NULL);
+                          type, 2, ext, NULL);
   ts_loop *made[2];
   for (int d = 0; d < 2; d++) {
     made[d] = sched_new_loop(s, ts_arena_printf(a, "%s.ax%d", st->name, d),

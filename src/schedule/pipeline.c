@@ -28,7 +28,7 @@ ts_status ts_double_buffer(ts_sched *s, ts_stage *stage) {
   if (stage->double_buffered)
     return sched_fail(s, TS_ERR_STAGE_USED, NULL,
                       "%s: \"%s\" is already double-buffered", fn, stage->name);
-  int64_t bytes = sched_shared_bytes(s) + ir_buffer_size(stage->buf) * 4;
+  int64_t bytes = sched_shared_bytes(s) + ir_buffer_bytes(stage->buf);
   if (bytes > SCHED_SHARED_LIMIT)
     return sched_fail(s, TS_ERR_SHARED_LIMIT, NULL,
                       "%s: two copies of \"%s\" bring the shared caches to "

@@ -256,7 +256,7 @@ int64_t sched_shared_bytes(const ts_sched *s) {
   for (int i = 0; i < s->nstages; i++) {
     const ts_stage *st = s->stages[i];
     if (!st->write && st->buf->scope == SCOPE_SHARED) /* C.local has no buf */
-      bytes += ir_buffer_size(st->buf) * 4 * (st->double_buffered ? 2 : 1);
+      bytes += ir_buffer_bytes(st->buf) * (st->double_buffered ? 2 : 1);
   }
   return bytes;
 }
@@ -314,9 +314,12 @@ static void make_buffers(ts_sched *s) {
   int64_t a_shape[2] = {g->m, g->k}, a_str[2] = {ta ? 1 : g->k, ta ? g->m : 1};
   int64_t b_shape[2] = {g->k, g->n}, b_str[2] = {tb ? 1 : g->n, tb ? g->k : 1};
   int64_t c_shape[2] = {g->m, g->n};
-  s->A = ir_new_buffer(&s->arena, "A", SCOPE_GLOBAL, 2, a_shape, a_str);
-  s->B = ir_new_buffer(&s->arena, "B", SCOPE_GLOBAL, 2, b_shape, b_str);
-  s->C = ir_new_buffer(&s->arena, "C", SCOPE_GLOBAL, 2, c_shape, NULL);
+  s->A = ir_new_buffer(&s->arena, "A", SCOPE_GLOBAL, g->a_type, 2, a_shape,
+                       a_str);
+  s->B = ir_new_buffer(&s->arena, "B", SCOPE_GLOBAL, g->b_type, 2, b_shape,
+                       b_str);
+  s->C = ir_new_buffer(&s->arena, "C", SCOPE_GLOBAL, g->c_type, 2, c_shape,
+                       NULL);
 }
 
 static void make_nest(ts_sched *s) {
