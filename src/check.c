@@ -2,9 +2,10 @@
  * Checking a schedule on the CPU: the reference executor runs its lowered
  * kernel on random data, and a plain C GEMM with double accumulation says
  * what the answer should be.  C starts poisoned with NaN when beta is 0, so
- * an element the kernel never wrote cannot pass.
+ * an element the kernel never wrote cannot pass.  Data of fp16 and bf16
+ * matrices is rounded to the type first, as it would be in memory, and the
+ * reference sums the rounded values exactly.
  */
-#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,23 @@
 #include "ir/dtype.h"
 #include "ir/program.h"
 #include "random.h"
+
+/* x rounded to t where t is narrower than float, in a copy (NULL when out
+ * of memory) or, for the output, in place. */
+static float *rounded_copy(ts_dtype t, const float *x, size_t n, bool *copied) {
+  *copied = t != TS_F32;
+  if (!*copied)
+    return (float *)x;
+  float *c = malloc(n * sizeof(float));
+  for (size_t i = 0; c && i < n; i++)
+    c[i] = ts_round_to(t, x[i]);
+  return c;
+}
+
+static void round_in_place(ts_dtype t, float *x, size_t n) {
+  for (size_t i = 0; t != TS_F32 && i < n; i++)
+    x[i] = ts_round_to(t, x[i]);
+}
 
 ts_status ts_program_execute(const ts_program *p, const float *A,
                              const float *B, float *C, char *msg,
@@ -26,9 +44,26 @@ ts_status ts_program_execute(const ts_program *p, const float *A,
       snprintf(msg, msglen, "%s", p->errmsg);
     return p->status;
   }
-  if (!ir_execute(&p->k, A, B, C, p->def.beta != 0.0f, msg, msglen))
-    return TS_ERR_EXEC_FAULT;
-  return TS_OK;
+  const ts_gemm *g = &p->def;
+  /* The matrices hold their types' values, as they would in memory. */
+  bool copied_a, copied_b;
+  float *a = rounded_copy(g->a_type, A, (size_t)(g->m * g->k), &copied_a);
+  float *b = rounded_copy(g->b_type, B, (size_t)(g->k * g->n), &copied_b);
+  round_in_place(g->c_type, C, (size_t)(g->m * g->n));
+  ts_status st = TS_OK;
+  if (!a || !b) {
+    st = TS_ERR_NO_MEMORY;
+    if (msglen)
+      snprintf(msg, msglen, "ts_execute: out of memory rounding A and B to "
+               "%s and %s", ts_dtype_name(g->a_type), ts_dtype_name(g->b_type));
+  } else if (!ir_execute(&p->k, a, b, C, g->beta != 0.0f, msg, msglen)) {
+    st = TS_ERR_EXEC_FAULT;
+  }
+  if (copied_a)
+    free(a);
+  if (copied_b)
+    free(b);
+  return st;
 }
 
 /* Element (i, j) of op(A) and op(B) in their storage layouts. */
@@ -42,8 +77,20 @@ static float at_b(const ts_gemm *g, const float *B, int64_t k, int64_t j) {
   return t ? B[j * g->k + k] : B[k * g->n + j];
 }
 
-/* Compares out with the GEMM of A, B and C0 element by element, against the
- * rounding bound of a K-term fp32 sum. */
+/* How far a kernel's C[i, j] may be from `want`, the exact result for the
+ * same (rounded) inputs: the worst case of a K-term sum in the accumulator
+ * (each addition and the alpha and beta terms rounding by one unit of it,
+ * relative to the magnitudes summed, `scale`), then the store's rounding
+ * to C's type (relative, or half its smallest subnormal near zero). */
+static double element_tolerance(const ts_gemm *g, double want, double scale) {
+  const dtype_info *acc = dtype_info_of(g->acc_type);
+  const dtype_info *c = dtype_info_of(g->c_type);
+  double sum = (double)(g->k + 4) * acc->epsilon * scale;
+  return sum * (1 + c->unit_roundoff) + c->unit_roundoff * fabs(want) +
+         c->min_subnormal / 2 + 1e-30;
+}
+
+/* Compares out with the GEMM of A, B and C0 element by element. */
 static ts_status compare(const ts_gemm *g, const float *A, const float *B,
                          const float *C0, const float *out, char *msg,
                          size_t msglen) {
@@ -58,7 +105,7 @@ static ts_status compare(const ts_gemm *g, const float *A, const float *B,
       double c0 = g->beta != 0.0f ? (double)C0[i * g->n + j] : 0.0;
       double want = g->alpha * sum + g->beta * c0;
       double scale = fabs(g->alpha) * mag + fabs(g->beta * c0);
-      double tol = (double)(g->k + 4) * FLT_EPSILON * scale + 1e-30;
+      double tol = element_tolerance(g, want, scale);
       double got = out[i * g->n + j];
       if (!(fabs(got - want) <= tol)) {
         snprintf(msg, msglen, "C[%lld, %lld] is %.9g, expected %.9g "
@@ -69,6 +116,12 @@ static ts_status compare(const ts_gemm *g, const float *A, const float *B,
     }
   }
   return TS_OK;
+}
+
+/* Uniform random data in [-1, 1), rounded to t. */
+static void fill(float *x, size_t n, ts_dtype t, uint64_t *rng) {
+  ts_fill_random(x, n, rng);
+  round_in_place(t, x, n);
 }
 
 ts_status ts_program_check(const ts_program *p, uint64_t seed, char *msg,
@@ -90,10 +143,10 @@ ts_status ts_program_check(const ts_program *p, uint64_t seed, char *msg,
   ts_status st = TS_ERR_NO_MEMORY;
   if (A && B && C0 && C) {
     uint64_t rng = seed;
-    ts_fill_random(A, na, &rng);
-    ts_fill_random(B, nb, &rng);
+    fill(A, na, g->a_type, &rng);
+    fill(B, nb, g->b_type, &rng);
     if (g->beta != 0.0f)
-      ts_fill_random(C0, nc, &rng);
+      fill(C0, nc, g->c_type, &rng);
     else
       for (size_t i = 0; i < nc; i++)
         C0[i] = NAN;

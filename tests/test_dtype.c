@@ -135,7 +135,6 @@ static void test_table(void **state) {
   for (int t = 0; t < TS_DTYPE_COUNT; t++) {
     const dtype_info *d = dtype_info_of((ts_dtype)t);
     assert_int_equal(d->cublas, cublas[t]);
-    assert_int_equal(d->vec16_lanes * d->size, 16);
     assert_true(d->epsilon == ldexp(1, 1 - d->precision));
     assert_true(d->unit_roundoff == d->epsilon / 2);
     /* Either a 16-bit type with its header and conversions, or float. */
@@ -143,8 +142,14 @@ static void test_table(void **state) {
     assert_int_equal(d->cuda_header != NULL, narrow);
     assert_int_equal(d->cuda_from_float != NULL, narrow);
     assert_int_equal(d->cuda_to_float != NULL, narrow);
-    assert_int_equal(d->cuda_pair_from_float != NULL, narrow);
-    assert_int_equal(d->cuda_pair_to_float != NULL, narrow);
+    /* The smallest subnormal: 2^(1 - precision) below the smallest normal,
+     * and what rounding half of it upward gives. */
+    assert_true(d->min_subnormal > 0);
+    assert_true(ts_round_to((ts_dtype)t, (float)d->min_subnormal) ==
+                (float)d->min_subnormal);
+    assert_true(ts_round_to((ts_dtype)t, (float)(d->min_subnormal * 0.75)) ==
+                (float)d->min_subnormal);
+    assert_true(ts_round_to((ts_dtype)t, (float)(d->min_subnormal * 0.25)) == 0);
   }
   assert_true(dtype_info_of(TS_F32)->epsilon == FLT_EPSILON);
   assert_string_equal(dtype_info_of(TS_BF16)->cuda_type, "__nv_bfloat16");

@@ -27,19 +27,12 @@ typedef struct dtype_info {
    * float, which needs none. */
   const char *cuda_from_float; /* "__float2half_rn" (round to nearest even) */
   const char *cuda_to_float;   /* "__half2float" (exact) */
-  /* Two elements: the type, and its conversions from and to float2
-   * (NULL for float, whose pair is float2 itself). */
-  const char *cuda_pair;            /* "float2", "__half2", "__nv_bfloat162" */
-  const char *cuda_pair_from_float; /* "__float22half2_rn" */
-  const char *cuda_pair_to_float;   /* "__half22float2" */
-  /* A 16-byte access: the type it goes through (a fp16 or bf16 access
-   * reinterprets it as four pairs) and the elements it carries. */
-  const char *cuda_vec16; /* "float4" for float, "uint4" otherwise */
-  int vec16_lanes;        /* 16 / size */
   cudaDataType cublas;    /* CUDA_R_32F, CUDA_R_16F, CUDA_R_16BF */
   int precision;          /* significand bits, the implicit one included */
   double epsilon;         /* 2^(1 - precision): 1.0's distance to the next */
   double unit_roundoff;   /* 2^-precision: the relative error of rounding */
+  double min_subnormal;   /* the smallest positive value; half of it bounds
+                           * the absolute error of rounding near zero */
 } dtype_info;
 
 /* The table's entry for t, or NULL when t is not a ts_dtype. */

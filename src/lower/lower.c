@@ -147,18 +147,6 @@ ts_program *ts_lower(const ts_sched *s) {
   p->entry = p->name ? entry_name(&p->arena, s->name) : NULL;
   if (!p->name || !p->entry)
     return program_fail(p, TS_ERR_NO_MEMORY, "ts_lower: out of memory");
-  const ts_gemm *g = &s->def;
-  if (g->a_type != TS_F32 || g->b_type != TS_F32 || g->c_type != TS_F32 ||
-      g->acc_type != TS_F32) {
-    /* The runtime and cuBLAS take fp16 and bf16 already; the IR's buffers,
-     * the code generator and the executor do not yet. */
-    char msg[256];
-    snprintf(msg, sizeof(msg), "ts_lower: A %s, B %s, C %s, accumulator %s: "
-             "this version lowers fp32 only", ts_dtype_name(g->a_type),
-             ts_dtype_name(g->b_type), ts_dtype_name(g->c_type),
-             ts_dtype_name(g->acc_type));
-    return program_fail(p, TS_ERR_BAD_ARG, msg);
-  }
   ts_arena scratch;
   ts_arena_init(&scratch);
   lower_ctx cx = {.s = s, .arena = &scratch, .next_var = s->nloops};

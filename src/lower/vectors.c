@@ -5,13 +5,16 @@
  * the other variables: contiguous lanes, aligned start (global buffers and
  * shared arrays are 16-byte aligned).  The proof is on the canonical
  * linear form: the coefficient of v is 1 and every other term and the
- * constant are multiples of W.  Anything else stays scalar lanes, as do
- * register arrays, which have no memory to load from.
+ * constant are multiples of W.  An access is at most 16 bytes (4 floats,
+ * 8 halves).  Anything else stays scalar lanes, as do register arrays,
+ * which have no memory to load from.
  */
 #include "lower.h"
 
 #include "../ir/analysis.h"
 #include "../ir/visit.h"
+
+enum { MAX_VECTOR_BYTES = 16 }; /* the widest load or store there is */
 
 /* The coefficient of v in e, when e is linear in v. */
 static bool coefficient(const ir_expr *e, const ir_var *v, int64_t *c) {
@@ -46,7 +49,8 @@ static bool coefficient(const ir_expr *e, const ir_var *v, int64_t *c) {
 
 static bool is_vector(ts_arena *a, const ir_buffer *buf, ir_expr *const *idx,
                       const ts_loop *l) {
-  if (buf->scope == SCOPE_LOCAL)
+  if (buf->scope == SCOPE_LOCAL ||
+      l->extent * ts_dtype_size(buf->dtype) > MAX_VECTOR_BYTES)
     return false;
   ir_expr *off = ir_int(a, 0);
   for (int d = 0; d < buf->ndim; d++)

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../ir/dtype.h"
 #include "../ir/printer.h"
 
 static const struct {
@@ -296,6 +297,20 @@ static bool check_gemm(ts_sched *s, const ts_gemm *def) {
     sched_fail(s, TS_ERR_BAD_LAYOUT,
                NULL, "ts_matmul: def->layout must be TS_NN, TS_NT, TS_TN or "
                "TS_TT (got %d)", (int)def->layout);
+    return false;
+  }
+  const ts_dtype types[3] = {def->a_type, def->b_type, def->c_type};
+  static const char *const type_names[3] = {"a_type", "b_type", "c_type"};
+  for (int t = 0; t < 3; t++)
+    if (!dtype_info_of(types[t])) {
+      sched_fail(s, TS_ERR_BAD_ARG, NULL, "ts_matmul: def->%s must be TS_F32, "
+                 "TS_F16 or TS_BF16 (got %d)", type_names[t], (int)types[t]);
+      return false;
+    }
+  if (def->acc_type != TS_F32) {
+    sched_fail(s, TS_ERR_BAD_ARG, NULL, "ts_matmul: def->acc_type must be "
+               "TS_F32: products are summed in fp32 (got %d)",
+               (int)def->acc_type);
     return false;
   }
   if (!isfinite(def->alpha) || !isfinite(def->beta)) {

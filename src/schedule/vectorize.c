@@ -1,6 +1,6 @@
 /*
- * vectorize: an innermost loop of 2 or 4 iterations becomes one access of
- * that width.  The primitive only marks the loop; lowering decides access
+ * vectorize: an innermost loop of 2 or 4 iterations (or 8, for 16-byte
+ * accesses to fp16 or bf16 elements) becomes one access of that width.  The primitive only marks the loop; lowering decides access
  * by access which are contiguous and aligned (src/lower/vectors.c), and
  * the others stay scalar lanes.
  */
@@ -36,7 +36,15 @@ static const trace_rec *split_making(const ts_sched *s, const ts_loop *loop,
   return NULL;
 }
 
-static bool is_width(int64_t n) { return n == 1 || n == 2 || n == 4; }
+/* 8 lanes of 2-byte elements are a 16-byte access, as 4 floats are. */
+static bool has_narrow_type(const ts_sched *s) {
+  return ts_dtype_size(s->def.a_type) == 2 ||
+         ts_dtype_size(s->def.b_type) == 2 || ts_dtype_size(s->def.c_type) == 2;
+}
+
+static bool is_width(const ts_sched *s, int64_t n) {
+  return n == 1 || n == 2 || n == 4 || (n == 8 && has_narrow_type(s));
+}
 
 /* TS_ERR_BAD_VECTOR, saying where the lanes are: in the inner loop, when
  * `loop` is the outer loop of a split by a width, or else in the inner
@@ -44,7 +52,7 @@ static bool is_width(int64_t n) { return n == 1 || n == 2 || n == 4; }
 static ts_status bad_width(ts_sched *s, const ts_loop *loop) {
   bool is_outer = false;
   const trace_rec *r = split_making(s, loop, &is_outer);
-  if (r && is_outer && is_width(r->factor))
+  if (r && is_outer && is_width(s, r->factor))
     return sched_fail(s, TS_ERR_BAD_VECTOR, loop,
                       "ts_vectorize: loop \"%s\" has %lld iterations; it is "
                       "the outer loop of a split by %lld, whose inner loop "
@@ -53,9 +61,11 @@ static ts_status bad_width(ts_sched *s, const ts_loop *loop) {
                       (long long)r->factor, s->loops[r->results[1]]->name);
   return sched_fail(s, TS_ERR_BAD_VECTOR, loop,
                     "ts_vectorize: loop \"%s\" has %lld iterations; a vector "
-                    "is 1, 2 or 4 wide: split the loop by 4 (or 2) and "
+                    "is 1, 2 or 4 wide%s: split the loop by %s and "
                     "vectorize the inner loop", loop->name,
-                    (long long)loop->extent);
+                    (long long)loop->extent,
+                    has_narrow_type(s) ? " (8 for fp16 and bf16)" : "",
+                    has_narrow_type(s) ? "8 (or 4, 2)" : "4 (or 2)");
 }
 
 ts_status ts_vectorize(ts_sched *s, ts_loop *loop) {
@@ -65,7 +75,7 @@ ts_status ts_vectorize(ts_sched *s, ts_loop *loop) {
   if (!sched_check_loop(s, fn, 2, "loop", loop) ||
       !sched_require_serial(s, fn, loop))
     return s->status;
-  if (!is_width(loop->extent))
+  if (!is_width(s, loop->extent))
     return bad_width(s, loop);
   if (loop->reduce)
     return sched_fail(s, TS_ERR_BAD_ARG, loop,
