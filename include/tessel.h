@@ -70,7 +70,7 @@ extern "C" {
   X(TS_ERR_BAD_ATTACH, "the cache cannot be attached at that loop")           \
   X(TS_ERR_CACHE_REGION, "the change would alter a cache's region")           \
   X(TS_ERR_SHARED_LIMIT, "shared memory over the limit")                      \
-  X(TS_ERR_BAD_VECTOR, "vector width must be 1, 2 or 4")                      \
+  X(TS_ERR_BAD_VECTOR, "vector width must be 1, 2 or 4 (8 for 2-byte types)")  \
   X(TS_ERR_NOT_INNERMOST, "a vectorized loop must be innermost")              \
   X(TS_ERR_NOT_SHARED, "double buffering needs a shared cache")               \
   X(TS_ERR_BAD_PAD, "padding must be in 0..32")                               \
@@ -270,15 +270,19 @@ char *ts_program_cuda(const ts_program *p);
 
 /* Runs the program on the CPU with CUDA's semantics, on the given host
  * matrices (A and B in the definition's layouts, C row-major m x n,
- * updated in place).  Faults (out of bounds, races, a barrier in divergent
+ * updated in place).  The matrices are floats whatever the definition's
+ * types: values of an fp16 or bf16 matrix are first rounded to it (A and B
+ * in copies, C in place), and every store rounds to its buffer's type as
+ * the GPU does.  Faults (out of bounds, races, a barrier in divergent
  * code, a read of memory nothing wrote) return TS_ERR_EXEC_FAULT with the
  * description in msg. */
 ts_status ts_program_execute(const ts_program *p, const float *A,
                              const float *B, float *C, char *msg,
                              size_t msglen);
-/* Runs the program on random data against a plain C GEMM (double
- * accumulation).  TS_ERR_MISMATCH or TS_ERR_EXEC_FAULT with details in
- * msg; a program in error gives its status and message. */
+/* Runs the program on random data (rounded to the definition's types)
+ * against a plain C GEMM (double accumulation of the rounded values).
+ * TS_ERR_MISMATCH or TS_ERR_EXEC_FAULT with details in msg; a program in
+ * error gives its status and message. */
 ts_status ts_program_check(const ts_program *p, uint64_t seed, char *msg,
                            size_t msglen);
 

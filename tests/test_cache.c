@@ -8,19 +8,25 @@
 
 #include "schedule/sched.h"
 
-/* 8x8xK in 4x4 tiles: blocks on i/j tiles, 4x4 threads, k in steps of 4. */
-static ts_sched *tiled_k(int64_t k, ts_loop **ko, ts_loop **ki) {
-  ts_sched *s = sched_of(8, 8, k);
+/* Blocks on ti x tj tiles of C, a thread per element, k in steps of tk. */
+static void block_tiled(ts_sched *s, int64_t ti, int64_t tj, int64_t tk,
+                        ts_loop **ko, ts_loop **ki) {
   ts_loop *io, *ii, *jo, *ji;
-  ts_split(s, ts_get_loop(s, "i"), 4, &io, &ii);
-  ts_split(s, ts_get_loop(s, "j"), 4, &jo, &ji);
-  ts_split(s, ts_get_loop(s, "k"), 4, ko, ki);
+  ts_split(s, ts_get_loop(s, "i"), ti, &io, &ii);
+  ts_split(s, ts_get_loop(s, "j"), tj, &jo, &ji);
+  ts_split(s, ts_get_loop(s, "k"), tk, ko, ki);
   ts_reorder(s, 6, (ts_loop *[]){io, jo, ii, ji, *ko, *ki});
   ts_bind(s, io, TS_BLOCK_Y);
   ts_bind(s, jo, TS_BLOCK_X);
   ts_bind(s, ii, TS_THREAD_Y);
   ts_bind(s, ji, TS_THREAD_X);
   assert_int_equal(ts_sched_status(s), TS_OK);
+}
+
+/* 8x8xK in 4x4 tiles: blocks on i/j tiles, 4x4 threads, k in steps of 4. */
+static ts_sched *tiled_k(int64_t k, ts_loop **ko, ts_loop **ki) {
+  ts_sched *s = sched_of(8, 8, k);
+  block_tiled(s, 4, 4, 4, ko, ki);
   return s;
 }
 
@@ -169,6 +175,50 @@ static void test_layout_vectorize_double_buffer(void **state) {
   ts_sched_free(s);
 }
 
+/* 16x16x16 in fp16 with an fp16 C: 8x8 block tiles, one thread per element,
+ * k in steps of 8; shared copies of A and B whose rows of 8 halves are one
+ * 16-byte access, and a register copy of A that holds fp32. */
+static void test_fp16_caches_and_vectors(void **state) {
+  (void)state;
+  ts_gemm g = ts_gemm_make(16, 16, 16);
+  g.a_type = g.b_type = g.c_type = TS_F16;
+  g.beta = 0.5f;
+  ts_sched *s = ts_matmul(&g);
+  ts_loop *ko, *ki;
+  block_tiled(s, 8, 8, 8, &ko, &ki);
+  ts_stage *as, *bs, *al;
+  ts_cache_read(s, "A", TS_SHARED, ko, &as);
+  ts_cache_read(s, "B", TS_SHARED, ko, &bs);
+  ts_cache_read(s, "A.shared", TS_LOCAL, ki, &al);
+  assert_int_equal(ts_vectorize(s, ts_stage_axis(as, ts_stage_contiguous(as))),
+                   TS_OK);
+  assert_int_equal(ts_vectorize(s, ts_stage_axis(bs, ts_stage_contiguous(bs))),
+                   TS_OK);
+  assert_int_equal(ts_sched_status(s), TS_OK);
+  char *ir = ts_print_ir(s);
+  assert_non_null(strstr(ir, "shared f16 A.shared[8][8]\n"));
+  assert_non_null(strstr(ir, "local float A.shared.local[1][1]\n"));
+  assert_non_null(strstr(ir, "vec8(B[k.outer*8 + "));
+  assert_non_null(strstr(ir, "= float(A.shared["));
+  assert_non_null(strstr(ir, "] = f16(acc[0, 0] + 0.5 * float(C[i.outer*8 + "
+                             "i.inner, j.outer*8 + j.inner]))"));
+  free(ir);
+  char *cu = ts_cuda_source(s);
+  assert_non_null(strstr(cu, "#include <cuda_fp16.h>\n"));
+  assert_non_null(strstr(cu, "struct __align__(16) tessel_f16x8 { __half v[8]; };"));
+  assert_non_null(strstr(cu, "(const __half *__restrict__ A, const __half "
+                             "*__restrict__ B,\n    __half *__restrict__ C)"));
+  assert_non_null(strstr(cu, "__shared__ __align__(16) __half B_shared[8][8];"));
+  assert_non_null(strstr(cu, "*reinterpret_cast<const tessel_f16x8 *>(&B["));
+  assert_non_null(strstr(cu, "= tessel_f16x8{{B_v0.v[0], B_v0.v[1], "));
+  assert_non_null(strstr(cu, "float A_shared_local;"));
+  assert_non_null(strstr(cu, "A_shared_local = __half2float(A_shared["));
+  assert_non_null(strstr(cu, "= __float2half_rn(acc + 0.5f * __half2float(C["));
+  free(cu);
+  assert_correct(s);
+  ts_sched_free(s);
+}
+
 /* ---- Errors ---------------------------------------------------------------- */
 
 static void expect(ts_sched *s, ts_status got, ts_status code, const char *prefix,
@@ -185,6 +235,38 @@ static void expect(ts_sched *s, ts_status got, ts_status code, const char *prefi
     const ir_stmt *root_ = s->root;                                           \
     expect(s, (call), code, prefix, root_);                                   \
   } while (0)
+
+/* 8 lanes are 16 bytes of fp16 or bf16; of floats they are not a vector. */
+static void test_vector_width_follows_the_element_size(void **state) {
+  (void)state;
+  ts_gemm g = ts_gemm_make(16, 16, 16);
+  ts_sched *s = ts_matmul(&g);
+  ts_loop *jo, *ji;
+  ts_split(s, ts_get_loop(s, "j"), 8, &jo, &ji);
+  EXPECT_FAIL(ts_vectorize(s, ji), TS_ERR_BAD_VECTOR,
+              "ts_vectorize: loop \"j.inner\" has 8 iterations; a vector is "
+              "1, 2 or 4 wide: split the loop by 4 (or 2)");
+  ts_sched_free(s);
+  g.a_type = g.b_type = TS_BF16;
+  s = ts_matmul(&g);
+  ts_split(s, ts_get_loop(s, "j"), 8, &jo, &ji);
+  ts_reorder(s, 2, (ts_loop *[]){ts_get_loop(s, "k"), ji});
+  assert_int_equal(ts_vectorize(s, ji), TS_OK);
+  char *ir = ts_print_ir(s);
+  /* B's 8 bf16 lanes are one access; C's 8 floats stay scalar. */
+  assert_non_null(strstr(ir, "float(vec8(B[k, j.outer*8 + j.inner]))"));
+  assert_null(strstr(ir, "vec8(C["));
+  free(ir);
+  assert_correct(s);
+  ts_sched_free(s);
+  s = ts_matmul(&g);
+  ts_split(s, ts_get_loop(s, "j"), 3, &jo, &ji);
+  EXPECT_FAIL(ts_vectorize(s, ji), TS_ERR_BAD_VECTOR,
+              "ts_vectorize: loop \"j.inner\" has 3 iterations; a vector is "
+              "1, 2 or 4 wide (8 for fp16 and bf16): split the loop by 8 "
+              "(or 4, 2)");
+  ts_sched_free(s);
+}
 
 static void test_cache_read_errors(void **state) {
   (void)state;
@@ -569,15 +651,8 @@ static void test_bind_copy_loops(void **state) {
  * shorter than the block (guarded). */
 static ts_sched *bound_copies(const ts_gemm *def, bool double_buffer) {
   ts_sched *s = ts_matmul(def);
-  ts_loop *io, *ii, *jo, *ji, *ko, *ki, *x, *v, *f, *fo, *fi;
-  ts_split(s, ts_get_loop(s, "i"), 4, &io, &ii);
-  ts_split(s, ts_get_loop(s, "j"), 8, &jo, &ji);
-  ts_split(s, ts_get_loop(s, "k"), 8, &ko, &ki);
-  ts_reorder(s, 6, (ts_loop *[]){io, jo, ii, ji, ko, ki});
-  ts_bind(s, io, TS_BLOCK_Y);
-  ts_bind(s, jo, TS_BLOCK_X);
-  ts_bind(s, ii, TS_THREAD_Y);
-  ts_bind(s, ji, TS_THREAD_X);
+  ts_loop *ko, *ki, *x, *v, *f, *fo, *fi;
+  block_tiled(s, 4, 8, 8, &ko, &ki);
   ts_stage *as, *bs;
   ts_cache_read(s, "A", TS_SHARED, ko, &as);
   ts_cache_read(s, "B", TS_SHARED, ko, &bs);
@@ -723,6 +798,8 @@ int main(void) {
       cmocka_unit_test(test_no_trailing_barrier_without_refill),
       cmocka_unit_test(test_register_cache_and_cache_write),
       cmocka_unit_test(test_layout_vectorize_double_buffer),
+      cmocka_unit_test(test_fp16_caches_and_vectors),
+      cmocka_unit_test(test_vector_width_follows_the_element_size),
       cmocka_unit_test(test_cache_read_errors),
       cmocka_unit_test(test_cache_write_errors),
       cmocka_unit_test(test_layout_vector_and_buffer_errors),

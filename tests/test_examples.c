@@ -1,7 +1,8 @@
 /*
  * Every built-in schedule through the reference executor against a plain C
  * GEMM at shapes from 1x1x1 to past its tiles, in all four layouts and with
- * alpha/beta, and its CUDA C compiled by NVRTC for sm_80 and sm_90.
+ * alpha/beta, in fp16 and bf16, and its CUDA C compiled by NVRTC for sm_80
+ * and sm_90.
  */
 #include "helpers.h"
 
@@ -67,6 +68,33 @@ static void test_every_example_with_alpha_beta(void **state) {
   }
 }
 
+/* fp16 and bf16 inputs with a C of their own type or fp32, over the small
+ * shapes (the layouts and the type pairs rotating) and past the tiles. */
+static void test_every_example_in_fp16_and_bf16(void **state) {
+  (void)state;
+  const ts_dtype pairs[][2] = {{TS_F16, TS_F16}, {TS_BF16, TS_BF16},
+                               {TS_F16, TS_F32}, {TS_BF16, TS_F32}};
+  const int npairs = sizeof(pairs) / sizeof(pairs[0]);
+  const int nsmall = sizeof(small_shapes) / sizeof(small_shapes[0]);
+  for (int b = 0; b < ts_builtin_count(); b++) {
+    for (int i = 0; i < nsmall; i++)
+      for (int p = 0; p < npairs; p++) {
+        ts_gemm g = ts_gemm_make(small_shapes[i][0], small_shapes[i][1],
+                                 small_shapes[i][2]);
+        g.a_type = g.b_type = pairs[p][0];
+        g.c_type = pairs[p][1];
+        g.layout = (ts_layout)((i + p) % 4);
+        g.beta = p % 2 ? 0.5f : 0.0f;
+        check_one(ts_builtin_at(b)->name, g);
+      }
+    ts_gemm g = ts_gemm_make(255, 257, 129);
+    g.a_type = g.b_type = pairs[b % npairs][0];
+    g.c_type = pairs[b % npairs][1];
+    g.layout = (ts_layout)(b % 4);
+    check_one(ts_builtin_at(b)->name, g);
+  }
+}
+
 static void test_codegen_is_deterministic(void **state) {
   (void)state;
   ts_gemm g = ts_gemm_make(37, 53, 29);
@@ -114,6 +142,33 @@ static void test_every_example_compiles(void **state) {
       }
 }
 
+/* With fp16 and bf16 elements too: the headers found, the conversions and
+ * vector structs compiled, and no spills at the benchmark shapes. */
+static void test_every_example_compiles_in_fp16_and_bf16(void **state) {
+  (void)state;
+  for (int b = 0; b < ts_builtin_count(); b++)
+    for (int t = 0; t < 2; t++) {
+      ts_gemm g = t ? ts_gemm_make(1000, 1500, 777)
+                    : ts_gemm_make(4096, 4096, 4096);
+      g.a_type = g.b_type = t ? TS_BF16 : TS_F16;
+      g.c_type = t ? TS_F32 : TS_F16;
+      g.beta = 0.5f;
+      ts_sched *s = ts_builtin_schedule(ts_builtin_at(b)->name, &g);
+      ts_kernel *k = ts_compile_sched(s, "sm_90");
+      if (ts_kernel_status(k) != TS_OK)
+        fail_msg("%s in %s: %s", ts_builtin_at(b)->name,
+                 ts_dtype_name(g.a_type), ts_kernel_errmsg(k));
+      ts_ptxas_info p = ts_kernel_ptxas(k);
+      assert_true(p.valid);
+      if (p.spill_store_bytes + p.spill_load_bytes != 0)
+        fail_msg("%s in %s spills %d bytes", ts_builtin_at(b)->name,
+                 ts_dtype_name(g.a_type),
+                 p.spill_store_bytes + p.spill_load_bytes);
+      ts_kernel_free(k);
+      ts_sched_free(s);
+    }
+}
+
 static void test_compile_errors_are_clear(void **state) {
   (void)state;
   ts_gemm g = ts_gemm_make(8, 8, 8);
@@ -137,8 +192,10 @@ int main(void) {
       cmocka_unit_test(test_every_example_at_small_shapes),
       cmocka_unit_test(test_every_example_past_its_tiles),
       cmocka_unit_test(test_every_example_with_alpha_beta),
+      cmocka_unit_test(test_every_example_in_fp16_and_bf16),
       cmocka_unit_test(test_codegen_is_deterministic),
       cmocka_unit_test(test_every_example_compiles),
+      cmocka_unit_test(test_every_example_compiles_in_fp16_and_bf16),
       cmocka_unit_test(test_compile_errors_are_clear),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -5,6 +5,8 @@
  */
 #include "helpers.h"
 
+#include <math.h>
+
 #include "ir/exec.h"
 
 typedef struct {
@@ -161,6 +163,46 @@ static void test_blocks_writing_one_element_race(void **state) {
   assert_non_null(strstr(f->msg, "of block (1, 0, 0)"));
 }
 
+/* C in fp16: a store rounds to nearest even, as __float2half_rn does.
+ * Thread t stores A[t] + its offset: 1 + 2^-11 is a tie between 1 and
+ * 1 + 2^-10 and goes to the even 1; 1 + 3 * 2^-11 goes up to 1 + 2^-9;
+ * just past the tie rounds up; 65520 overflows to infinity. */
+static void test_store_to_fp16_rounds_to_nearest_even(void **state) {
+  fixture *f = *state;
+  f->k.C->dtype = TS_F16;
+  const float in[4] = {1 + 0x1p-11f, 1 + 3 * 0x1p-11f, 1 + 0x1p-11f + 0x1p-20f,
+                       65520.0f};
+  const float want[4] = {1.0f, 1 + 0x1p-9f, 1 + 0x1p-10f, INFINITY};
+  for (int i = 0; i < 4; i++)
+    f->A[i] = in[i];
+  assert_true(run(f, put(f, f->k.C, TX, at(f, f->k.A, TX)), false));
+  for (int i = 0; i < 4; i++)
+    assert_true(f->C[i] == want[i]);
+}
+
+/* A cast to bf16 and back in fp32 arithmetic: the value is rounded where
+ * the cast is, not only at the store. */
+static void test_cast_rounds_within_an_expression(void **state) {
+  fixture *f = *state;
+  f->A[0] = 1 + 0x1p-8f;     /* a tie: to 1 */
+  f->A[1] = 1 + 3 * 0x1p-8f; /* a tie: up to 1 + 2^-6 */
+  f->A[2] = 0x1.8p-133f; /* between bf16 subnormals 2^-133 and 2^-132: even */
+  f->A[3] = 1 + 0x1p-9f;     /* below the tie: to 1 */
+  ir_expr *x = at(f, f->k.A, TX);
+  ir_expr *narrowed = ir_cast(&f->a, TS_BF16, x);
+  assert_int_equal(narrowed->kind, E_CAST);
+  assert_ptr_equal(ir_cast(&f->a, TS_BF16, narrowed), narrowed);
+  /* narrowed + 0 in fp32: the constructor widens the bf16 operand. */
+  ir_expr *sum = ir_binary(&f->a, E_ADD, narrowed, ir_float(&f->a, 0));
+  assert_int_equal(sum->op.a->kind, E_CAST);
+  assert_int_equal(sum->op.a->dtype, TS_F32);
+  assert_true(run(f, put(f, f->k.C, TX, sum), false));
+  assert_true(f->C[0] == 1.0f);
+  assert_true(f->C[1] == 1 + 0x1p-6f);
+  assert_true(f->C[2] == 0x1p-132f);
+  assert_true(f->C[3] == 1.0f);
+}
+
 int main(void) {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
   const struct CMUnitTest tests[] = {
@@ -174,6 +216,8 @@ int main(void) {
       T(test_read_of_unwritten_local),
       T(test_read_of_c_when_beta_is_zero),
       T(test_blocks_writing_one_element_race),
+      T(test_store_to_fp16_rounds_to_nearest_even),
+      T(test_cast_rounds_within_an_expression),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -346,23 +346,34 @@ static void test_rename_errors(void **state) {
   ts_sched_free(s);
 }
 
+/* ts_matmul of g refuses it with `code` and exactly `msg`. */
+static void expect_bad_definition(ts_gemm g, ts_status code, const char *msg) {
+  ts_sched *s = ts_matmul(&g);
+  assert_int_equal(ts_sched_status(s), code);
+  assert_string_equal(ts_sched_errmsg(s), msg);
+  ts_sched_free(s);
+}
+
 static void test_definition_errors(void **state) {
   (void)state;
-  ts_gemm g = ts_gemm_make(0, 5, 5);
-  ts_sched *s = ts_matmul(&g);
-  assert_int_equal(ts_sched_status(s), TS_ERR_BAD_SHAPE);
-  assert_string_equal(ts_sched_errmsg(s),
-                      "ts_matmul: def->m must be in 1..2147483647 (got 0)");
-  ts_sched_free(s);
-  g = ts_gemm_make(5, 5, 5);
+  expect_bad_definition(ts_gemm_make(0, 5, 5), TS_ERR_BAD_SHAPE,
+                        "ts_matmul: def->m must be in 1..2147483647 (got 0)");
+  ts_gemm g = ts_gemm_make(5, 5, 5);
   g.layout = (ts_layout)7;
-  s = ts_matmul(&g);
-  assert_int_equal(ts_sched_status(s), TS_ERR_BAD_LAYOUT);
-  ts_sched_free(s);
-  s = ts_matmul(NULL);
+  expect_bad_definition(g, TS_ERR_BAD_LAYOUT, "ts_matmul: def->layout must "
+                        "be TS_NN, TS_NT, TS_TN or TS_TT (got 7)");
+  ts_sched *s = ts_matmul(NULL);
   assert_int_equal(ts_sched_status(s), TS_ERR_NULL_ARG);
   ts_sched_free(s);
   ts_sched_free(NULL);
+  g = ts_gemm_make(5, 5, 5);
+  g.acc_type = TS_F16;
+  expect_bad_definition(g, TS_ERR_BAD_ARG, "ts_matmul: def->acc_type must be "
+                        "TS_F32: products are summed in fp32 (got 1)");
+  g = ts_gemm_make(5, 5, 5);
+  g.b_type = (ts_dtype)3;
+  expect_bad_definition(g, TS_ERR_BAD_ARG, "ts_matmul: def->b_type must be "
+                        "TS_F32, TS_F16 or TS_BF16 (got 3)");
 }
 
 static void test_errors_are_sticky(void **state) {

@@ -71,7 +71,7 @@ static ts_status bad_width(ts_sched *s, const ts_loop *loop) {
 ts_status ts_vectorize(ts_sched *s, ts_loop *loop) {
   CHECK_SCHED(s);
   const char *fn = "ts_vectorize";
-  /* Check: a live serial spatial loop of width 1, 2 or 4, innermost. */
+  /* Check: a live serial spatial loop of a vector width, innermost. */
   if (!sched_check_loop(s, fn, 2, "loop", loop) ||
       !sched_require_serial(s, fn, loop))
     return s->status;

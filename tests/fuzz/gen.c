@@ -485,6 +485,10 @@ static void gpu_skeleton(fz_case *c) {
 
 /* ---- The case ------------------------------------------------------------- */
 
+static const char *type_constant(ts_dtype t) {
+  return t == TS_F16 ? "TS_F16" : t == TS_BF16 ? "TS_BF16" : "TS_F32";
+}
+
 static void begin_program(fz_case *c) {
   ts_buf_printf(&c->prog,
                 "/* tessel schedule fuzzer case, seed 0x%016llx */\n"
@@ -492,13 +496,16 @@ static void begin_program(fz_case *c) {
                 "int main(void) {\n"
                 "  ts_gemm def = ts_gemm_make(%lld, %lld, %lld);\n"
                 "  def.layout = TS_%s;\n  def.alpha = %#.6gf;\n  def.beta = %#.6gf;\n"
+                "  def.a_type = %s;\n  def.b_type = %s;\n  def.c_type = %s;\n"
                 "  ts_sched *s = ts_matmul(&def), *other = ts_matmul(&def);\n"
                 "  ts_loop *F = ts_get_loop(other, \"i\");\n"
                 "  ts_loop *L[%d] = {0};\n  ts_stage *S[%d] = {0};\n",
                 (unsigned long long)c->seed, (long long)c->def.m,
                 (long long)c->def.n, (long long)c->def.k,
                 ts_layout_name(c->def.layout), (double)c->def.alpha,
-                (double)c->def.beta, MAX_LOOPS, MAX_STAGES);
+                (double)c->def.beta, type_constant(c->def.a_type),
+                type_constant(c->def.b_type), type_constant(c->def.c_type),
+                MAX_LOOPS, MAX_STAGES);
 }
 
 static void end_program(fz_case *c) {
@@ -510,6 +517,18 @@ static void end_program(fz_case *c) {
                 "  ts_sched_free(other);\n  ts_sched_free(s);\n"
                 "  return st != TS_OK;\n}\n",
                 (unsigned long long)c->seed);
+}
+
+/* Element types: fp32 in half the cases, else fp16 or bf16 A and B (in
+ * one case of ten of two different types) with a C of theirs or fp32. */
+static void random_types(fz_case *c) {
+  static const ts_dtype narrow[] = {TS_F16, TS_BF16};
+  if (chance(c, 50))
+    return;
+  c->def.a_type = c->def.b_type = narrow[pick(c->src, 2)];
+  if (chance(c, 10))
+    c->def.b_type = narrow[pick(c->src, 2)];
+  c->def.c_type = chance(c, 50) ? c->def.a_type : TS_F32;
 }
 
 /* A definition at a small odd shape; in a third of the cases every
@@ -531,6 +550,7 @@ static void random_definition(fz_case *c) {
   c->def.layout = (ts_layout)pick(c->src, 4);
   c->def.alpha = alphas[pick(c->src, 3)];
   c->def.beta = betas[pick(c->src, 3)];
+  random_types(c);
 }
 
 static bool same_ir_after_replay(fz_case *c) {
