@@ -1,11 +1,11 @@
 /*
- * CUDA's own conversions between float and fp16 / bf16, for a GPU test that
- * compares them with the host's (src/ir/dtype.c): every fp16 pattern
- * widened and narrowed back, and floats narrowed, one element at a time
- * (__float2half_rn, __float2bfloat16_rn and back) and two at a time (the
- * pair conversions the code generator uses).  Bits travel as unsigned
- * short so the host needs no CUDA types.  Compiled with NVRTC; every loop
- * strides over the grid, so any launch covers all n elements.
+ * CUDA's own conversions between float and fp16 / bf16, for the GPU test
+ * (tests/test_gpu_dtype.c) that compares them with the host's
+ * (src/ir/dtype.c): 16-bit patterns widened and floats narrowed, one
+ * element at a time (__float2half_rn, __float2bfloat16_rn and back) and two
+ * at a time (the pair conversions the code generator uses).  Bits travel
+ * as unsigned short so the host needs no CUDA types.  Compiled with NVRTC;
+ * every loop strides over the grid, so any launch covers all n elements.
  *
  * CUDA's NaN results are canonical (0x7fff) where the host keeps the
  * payload: compare NaNs as NaNs, not as bits.
