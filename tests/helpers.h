@@ -52,6 +52,36 @@ static inline ts_sched *big_shared_schedule(const ts_gemm *def) {
   return s;
 }
 
+/* A float's bits, and the float of given bits. */
+static inline uint32_t bits_of(float x) {
+  uint32_t u;
+  memcpy(&u, &x, sizeof(u));
+  return u;
+}
+
+static inline float float_of(uint32_t u) {
+  float x;
+  memcpy(&x, &u, sizeof(x));
+  return x;
+}
+
+/* The start of a gpu suite program: an argument runs only the tests whose
+ * names match it (cmocka's filter, with * as wildcard: for
+ * compute-sanitizer runs of one test).  Says which GPU it runs on; without
+ * one the program exits 77 (skipped), saying why. */
+static inline ts_gpu *open_gpu_or_skip(int argc, char **argv) {
+  if (argc > 1)
+    cmocka_set_test_filter(argv[1]);
+  ts_gpu *gpu = ts_gpu_open();
+  if (ts_gpu_status(gpu) != TS_OK) {
+    printf("gpu suite skipped: %s\n", ts_gpu_errmsg(gpu));
+    ts_gpu_close(gpu);
+    exit(77);
+  }
+  printf("gpu suite on %s (%s)\n", ts_gpu_name(gpu), ts_gpu_arch(gpu));
+  return gpu;
+}
+
 /* A whole text file, malloc'd; fails the test where it cannot be read. */
 static inline char *read_text(const char *path) {
   FILE *f = fopen(path, "rb");

@@ -69,18 +69,6 @@ static uint16_t ladder_round(const ladder *l, float x) {
 
 /* ---- Samples ------------------------------------------------------------ */
 
-static float float_of(uint32_t u) {
-  float x;
-  memcpy(&x, &u, sizeof(x));
-  return x;
-}
-
-static uint32_t bits_of(float x) {
-  uint32_t u;
-  memcpy(&u, &x, sizeof(u));
-  return u;
-}
-
 typedef void check_fn(const ladder *l, uint32_t u);
 
 /* Calls check on the samples described at the top of the file. */

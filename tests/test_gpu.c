@@ -346,18 +346,8 @@ static void test_baseline_errors(void **state) {
   expect_refused("this is not CUDA", TS_ERR_NVRTC, "kernel \"bad\": ");
 }
 
-/* An argument runs only the tests whose names match it (cmocka's filter,
- * with * as wildcard): for compute-sanitizer runs of one test. */
 int main(int argc, char **argv) {
-  if (argc > 1)
-    cmocka_set_test_filter(argv[1]);
-  gpu = ts_gpu_open();
-  if (ts_gpu_status(gpu) != TS_OK) {
-    printf("gpu suite skipped: %s\n", ts_gpu_errmsg(gpu));
-    ts_gpu_close(gpu);
-    return 77;
-  }
-  printf("gpu suite on %s (%s)\n", ts_gpu_name(gpu), ts_gpu_arch(gpu));
+  gpu = open_gpu_or_skip(argc, argv);
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_examples_match_cublas),
       cmocka_unit_test(test_bench_reports_every_variant),
