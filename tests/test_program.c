@@ -113,7 +113,9 @@ static void test_errors_are_the_programs(void **state) {
   assert_null(ts_program_ir(p));
   assert_null(ts_program_cuda(p));
   ts_launch l;
+  memset(&l, 0x5a, sizeof(l));
   assert_int_equal(ts_program_launch(p, &l), TS_ERR_BAD_FACTOR);
+  assert_int_equal(l.grid[0] | l.block[2] | l.dynamic_shared, 0);
   ts_kernel *k = ts_compile(p, "sm_90");
   assert_int_equal(ts_kernel_status(k), TS_ERR_BAD_FACTOR);
   ts_kernel_free(k);

@@ -27,6 +27,8 @@ const char *ts_program_entry(const ts_program *p) {
 int ts_program_min_blocks(const ts_program *p) { return p ? p->k.min_blocks : 0; }
 
 ts_status ts_program_launch(const ts_program *p, ts_launch *out) {
+  if (out)
+    *out = (ts_launch){0}; /* zeros, not stale values, after a failure */
   if (!p || !out)
     return TS_ERR_NULL_ARG;
   if (p->status != TS_OK)
@@ -91,8 +93,11 @@ char *ts_cuda_source(const ts_sched *s) {
 }
 
 ts_status ts_launch_dims(const ts_sched *s, ts_launch *out) {
-  if (!s || !out)
+  if (!s || !out) {
+    if (out)
+      *out = (ts_launch){0};
     return TS_ERR_NULL_ARG;
+  }
   ts_program *p = ts_lower(s);
   ts_status st = ts_program_launch(p, out);
   ts_program_free(p);
