@@ -19,6 +19,9 @@ ts_status example_bankfree(ts_sched *s);
 ts_status example_double_buffered(ts_sched *s);
 ts_status example_warptiled(ts_sched *s);
 
+/* The tuning spaces (examples/registry.c lists them). */
+ts_status space_seed003(ts_sched *s, ts_config *c);
+
 /* Splits off the innermost 4 iterations of loop and vectorizes them. */
 void vectorize4(ts_sched *s, ts_loop *loop);
 /* The same for a cache's copy along its source's contiguous dimension. */

@@ -1,6 +1,6 @@
 /*
- * The table of built-in schedules that `tessel list` prints and that
- * ts_builtin_schedule applies by name.
+ * The tables of built-in schedules that `tessel list` prints and that
+ * ts_builtin_schedule applies by name, and of the tuning spaces.
  */
 #include <string.h>
 
@@ -57,4 +57,26 @@ ts_sched *ts_builtin_schedule(const char *name, const ts_gemm *def) {
                "ts_builtin_schedule: no built-in schedule named \"%s\" "
                "(tessel list shows them)", name ? name : "(null)");
   return s;
+}
+
+/* ---- Spaces ----------------------------------------------------------------- */
+
+static const ts_space spaces[] = {
+    {"seed003", "seed 003's sweep of its TVM schedule: 5 block tiles x 5 "
+     "thread tiles x 3 loop orders", space_seed003},
+};
+
+enum { NSPACES = sizeof(spaces) / sizeof(spaces[0]) };
+
+int ts_space_count(void) { return NSPACES; }
+
+const ts_space *ts_space_at(int index) {
+  return index >= 0 && index < NSPACES ? &spaces[index] : NULL;
+}
+
+const ts_space *ts_space_find(const char *name) {
+  for (int i = 0; name && i < NSPACES; i++)
+    if (strcmp(spaces[i].name, name) == 0)
+      return &spaces[i];
+  return NULL;
 }

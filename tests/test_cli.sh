@@ -33,10 +33,20 @@ contains() {
 expect 0 "list" -- "$tessel" list
 contains "coalesced"
 expect 0 "--help" -- "$tessel" --help
-for cmd in list show check bench; do
+for cmd in list show check bench tune; do
   expect 0 "$cmd --help" -- "$tessel" $cmd --help
 done
 expect 2 "no command" -- "$tessel"
+expect 0 "tune --list" -- "$tessel" tune --list
+contains "seed003"
+expect 2 "unknown space" -- "$tessel" tune nosuch
+one_line; contains "unknown space 'nosuch'"
+expect 2 "tune without a space" -- "$tessel" tune --shape 64x64x64
+one_line; contains "name a space"
+expect 2 "--jobs outside tune" -- "$tessel" bench naive --jobs 2
+one_line; contains "--jobs is an option of tune"
+expect 2 "--cu outside bench" -- "$tessel" tune seed003 --cu x.cu
+one_line; contains "--cu is an option of bench"
 expect 2 "unknown command" -- "$tessel" frobnicate
 one_line
 expect 2 "unknown schedule" -- "$tessel" show nosuch

@@ -10,8 +10,6 @@
 
 #include "options.h"
 
-enum { EXIT_FAIL = 1, EXIT_USAGE = 2 };
-
 static const char *usage_text =
     "usage: tessel <command> [options]\n"
     "\n"
@@ -24,6 +22,8 @@ static const char *usage_text =
     "  bench SCHEDULE... [--cu FILE]... [--shape MxNxK]... [--layout L]\n"
     "        [--csv FILE]           GPU timings beside cuBLAS and\n"
     "                               hand-written kernels\n"
+    "  tune SPACE [--shape MxNxK]... [--jobs J] [--top N] [--csv FILE]\n"
+    "                               every configuration of a space timed\n"
     "\n"
     "common options: --alpha X --beta Y (default 1 and 0); layouts NN, NT,\n"
     "TN, TT (op(A) op(B), T: stored transposed); --dtype f32|f16|bf16 (A and\n"
@@ -69,7 +69,7 @@ static const char *bench_help =
 
 enum { OPT_IR = 256, OPT_CUDA, OPT_TRACE, OPT_ALPHA, OPT_BETA, OPT_ARCH,
        OPT_CSV, OPT_REPEATS, OPT_WARMUP, OPT_SEED, OPT_CU, OPT_DTYPE,
-       OPT_C_DTYPE };
+       OPT_C_DTYPE, OPT_JOBS, OPT_TOP, OPT_LIMIT };
 
 static const struct option long_opts[] = {
     {"help", no_argument, NULL, 'h'},
@@ -88,18 +88,39 @@ static const struct option long_opts[] = {
     {"cu", required_argument, NULL, OPT_CU},
     {"dtype", required_argument, NULL, OPT_DTYPE},
     {"c-dtype", required_argument, NULL, OPT_C_DTYPE},
+    {"jobs", required_argument, NULL, OPT_JOBS},
+    {"top", required_argument, NULL, OPT_TOP},
+    {"limit", required_argument, NULL, OPT_LIMIT},
     {NULL, 0, NULL, 0},
 };
 
-/* Parses argv after the subcommand.  Returns -1 to go on, else an exit
- * status (0 after --help). */
-static int parse(int argc, char **argv, const char *help, cli_opts *o) {
+/* An option only some commands take: --cu (bench), --jobs, --top and
+ * --limit (tune). */
+static bool option_allowed(int c, unsigned flags, const char *opt) {
+  unsigned need = c == OPT_CU ? CLI_CU
+                  : c == OPT_JOBS || c == OPT_TOP || c == OPT_LIMIT
+                      ? CLI_TUNE
+                      : 0;
+  if ((flags & need) == need)
+    return true;
+  fprintf(stderr, "tessel: --%s is an option of %s\n", opt,
+          need == CLI_CU ? "bench" : "tune");
+  return false;
+}
+
+int cli_parse(int argc, char **argv, const char *help, unsigned flags,
+              cli_opts *o) {
   *o = (cli_opts){.layout = TS_NN, .alpha = 1.0f, .arch = "sm_90",
-                  .repeats = 50, .warmup = 5, .seed = 1};
+                  .repeats = 50, .warmup = 5, .seed = 1, .top = 10,
+                  .limit = 100000};
   int c, v;
   optind = 1;
   opterr = 0;
-  while ((c = getopt_long(argc, argv, "hs:l:", long_opts, NULL)) != -1) {
+  int li = -1;
+  while ((c = getopt_long(argc, argv, "hs:l:", long_opts, &li)) != -1) {
+    if (!option_allowed(c, flags, li >= 0 ? long_opts[li].name : "?"))
+      return EXIT_USAGE;
+    li = -1;
     switch (c) {
     case 'h': fputs(help, stdout); return 0;
     case 's':
@@ -151,11 +172,19 @@ static int parse(int argc, char **argv, const char *help, cli_opts *o) {
         return EXIT_USAGE;
       o->seed = (uint64_t)v;
       break;
-    case OPT_CU:
-      if (help != bench_help) { /* the help text names the command */
-        fputs("tessel: --cu is an option of bench\n", stderr);
+    case OPT_JOBS:
+      if (!cli_parse_int("--jobs", optarg, 1, 1024, &o->jobs))
         return EXIT_USAGE;
-      }
+      break;
+    case OPT_TOP:
+      if (!cli_parse_int("--top", optarg, 1, 100000, &o->top))
+        return EXIT_USAGE;
+      break;
+    case OPT_LIMIT:
+      if (!cli_parse_int("--limit", optarg, 1, 100000, &o->limit))
+        return EXIT_USAGE;
+      break;
+    case OPT_CU:
       if (o->ncu == MAX_SHAPES) {
         fprintf(stderr, "tessel: at most %d --cu options\n", MAX_SHAPES);
         return EXIT_USAGE;
@@ -171,10 +200,12 @@ static int parse(int argc, char **argv, const char *help, cli_opts *o) {
   o->names = argv + optind;
   o->nnames = argc - optind;
   if (o->nnames == 0 && o->ncu == 0) {
-    fprintf(stderr, "tessel: name a schedule (tessel list shows them)\n");
+    fprintf(stderr, "tessel: name a %s\n", flags & CLI_TUNE
+                        ? "space (tessel tune --list shows them)"
+                        : "schedule (tessel list shows them)");
     return EXIT_USAGE;
   }
-  return cli_check_names(o) ? -1 : EXIT_USAGE;
+  return cli_check_names(o, flags & CLI_TUNE) ? -1 : EXIT_USAGE;
 }
 
 /* ---- list ------------------------------------------------------------------- */
@@ -236,7 +267,7 @@ static int print_cuda(const ts_program *p, const char *arch) {
 
 static int cmd_show(int argc, char **argv) {
   cli_opts o;
-  int rc = parse(argc, argv, show_help, &o);
+  int rc = cli_parse(argc, argv, show_help, 0, &o);
   if (rc >= 0)
     return rc;
   if (o.nnames != 1 || o.nshapes > 1) {
@@ -281,7 +312,7 @@ static int cmd_show(int argc, char **argv) {
 
 static int cmd_check(int argc, char **argv) {
   cli_opts o;
-  int rc = parse(argc, argv, check_help, &o);
+  int rc = cli_parse(argc, argv, check_help, 0, &o);
   if (rc >= 0)
     return rc;
   cli_finish_shapes(&o, 37, 53, 29);
@@ -446,7 +477,7 @@ static FILE *open_csv(const char *path) {
 static int cmd_bench(int argc, char **argv) {
   cli_opts o;
   ts_cuda_kernel kernels[MAX_SHAPES];
-  int rc = parse(argc, argv, bench_help, &o);
+  int rc = cli_parse(argc, argv, bench_help, CLI_CU, &o);
   if (rc >= 0)
     return rc;
   if (!read_kernels(&o, kernels))
@@ -491,6 +522,7 @@ int main(int argc, char **argv) {
   if (strcmp(cmd, "show") == 0) return cmd_show(argc - 1, argv + 1);
   if (strcmp(cmd, "check") == 0) return cmd_check(argc - 1, argv + 1);
   if (strcmp(cmd, "bench") == 0) return cmd_bench(argc - 1, argv + 1);
+  if (strcmp(cmd, "tune") == 0) return cli_tune(argc - 1, argv + 1);
   fprintf(stderr, "tessel: unknown command '%s' (see tessel --help)\n", cmd);
   return EXIT_USAGE;
 }

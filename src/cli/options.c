@@ -116,11 +116,12 @@ bool cli_read_cu(const char *path, char **source, char **label) {
   return true;
 }
 
-bool cli_check_names(const cli_opts *o) {
+bool cli_check_names(const cli_opts *o, bool spaces) {
   for (int i = 0; i < o->nnames; i++) {
-    if (!ts_builtin_find(o->names[i])) {
-      fprintf(stderr, "tessel: unknown schedule '%s' (tessel list shows "
-              "them)\n", o->names[i]);
+    if (spaces ? !ts_space_find(o->names[i]) : !ts_builtin_find(o->names[i])) {
+      fprintf(stderr, "tessel: unknown %s '%s' (%s shows them)\n",
+              spaces ? "space" : "schedule", o->names[i],
+              spaces ? "tessel tune --list" : "tessel list");
       return false;
     }
   }

@@ -8,6 +8,9 @@
 #include "tessel.h"
 
 enum { MAX_SHAPES = 16 };
+enum { EXIT_FAIL = 1, EXIT_USAGE = 2 };
+/* What a command takes beyond the common options. */
+enum { CLI_CU = 1, CLI_TUNE = 2 };
 
 typedef struct cli_opts {
   ts_gemm shapes[MAX_SHAPES];
@@ -24,7 +27,18 @@ typedef struct cli_opts {
   int nnames;
   const char *cu_files[MAX_SHAPES]; /* bench --cu: hand-written kernels */
   int ncu;
+  int jobs;  /* tune: compile threads; 0: one per core */
+  int top;   /* tune: configurations listed per shape */
+  int limit; /* tune: at most this many configurations */
 } cli_opts;
+
+/* Parses argv after the subcommand (help is its --help text, flags what it
+ * takes beyond the common options).  Returns -1 to go on, else an exit
+ * status (0 after --help). */
+int cli_parse(int argc, char **argv, const char *help, unsigned flags,
+              cli_opts *o);
+/* tessel tune (src/cli/tune.c). */
+int cli_tune(int argc, char **argv);
 
 /* Parses "MxNxK"; false with a message on stderr. */
 bool cli_parse_shape(const char *text, ts_gemm *out);
@@ -35,7 +49,7 @@ bool cli_parse_int(const char *opt, const char *text, int lo, int hi, int *out);
 /* Reads a hand-written kernel's file (malloc'd text) and labels it with
  * its base name less ".cu"; false with a message on stderr. */
 bool cli_read_cu(const char *path, char **source, char **label);
-/* Every named schedule exists; false with a message on stderr. */
-bool cli_check_names(const cli_opts *o);
+/* Every named schedule (or space) exists; false with a message on stderr. */
+bool cli_check_names(const cli_opts *o, bool spaces);
 
 #endif

@@ -1,0 +1,188 @@
+/*
+ * Tuning spaces: knobs, the enumeration (dependent knobs, constraints,
+ * refusals by primitives), configurations as text and back, and the seed003
+ * space: its count, its first configuration being tvm_step2, and every
+ * configuration correct at an odd shape on the reference executor.
+ */
+#include "helpers.h"
+
+#include <stdbool.h>
+
+/* A toy space over 8x8x8: knob a in {1, 2, 3}; b in {10, 20} only when a is
+ * 2; c in {a, 2a}, pruned where c is 4; i split by c, j by a. */
+static ts_status toy_apply(ts_sched *s, ts_config *c) {
+  int64_t a = ts_knob(c, "a", 3, (int64_t[]){1, 2, 3});
+  if (a == 2)
+    ts_knob(c, "b", 2, (int64_t[]){10, 20});
+  int64_t x = ts_knob(c, "c", 2, (int64_t[]){a, 2 * a});
+  ts_knob_require(c, x != 4, "c is %lld", (long long)x);
+  ts_loop *o, *i;
+  ts_split(s, ts_get_loop(s, "i"), x, &o, &i);
+  ts_split(s, ts_get_loop(s, "j"), a, &o, &i);
+  return ts_sched_status(s);
+}
+
+static const ts_space toy = {"toy", "a test space", toy_apply};
+
+/* A space whose knob reaches a primitive's refusal: a split by 0. */
+static ts_status refusing_apply(ts_sched *s, ts_config *c) {
+  int64_t f = ts_knob(c, "f", 2, (int64_t[]){4, 0});
+  ts_loop *o, *i;
+  ts_split(s, ts_get_loop(s, "i"), f, &o, &i);
+  return ts_sched_status(s);
+}
+
+static const ts_space refusing = {"refusing", "a split by 0", refusing_apply};
+
+static char *text_of(const ts_config *c) {
+  char *t = ts_config_text(c);
+  assert_non_null(t);
+  return t;
+}
+
+static void test_enumeration_follows_dependent_knobs(void **state) {
+  (void)state;
+  ts_gemm g = ts_gemm_make(8, 8, 8);
+  ts_config **cs;
+  int n = ts_space_enumerate(&toy, &g, 0, &cs);
+  const char *want[] = {"a=1,c=1",      "a=1,c=2",      "a=2,b=10,c=2",
+                        "a=2,b=10,c=4", "a=2,b=20,c=2", "a=2,b=20,c=4",
+                        "a=3,c=3",      "a=3,c=6"};
+  assert_int_equal(n, 8);
+  for (int i = 0; i < n; i++) {
+    char *t = text_of(cs[i]);
+    assert_string_equal(t, want[i]);
+    free(t);
+    bool c4 = strstr(want[i], "c=4") != NULL;
+    if (c4)
+      assert_string_equal(ts_config_pruned(cs[i]), "c is 4");
+    else
+      assert_null(ts_config_pruned(cs[i]));
+  }
+  assert_int_equal(ts_config_knob_count(cs[2]), 3);
+  assert_string_equal(ts_config_knob_name(cs[2], 1), "b");
+  assert_string_equal(ts_config_knob_value(cs[2], 1), "10");
+  assert_null(ts_config_knob_name(cs[2], 3));
+  /* A pruned configuration's schedule is in error, naming the reason. */
+  ts_sched *s = ts_space_schedule(&toy, &g, cs[3]);
+  assert_int_equal(ts_sched_status(s), TS_ERR_PRUNED);
+  assert_string_equal(ts_sched_errmsg(s), "ts_space_schedule: toy: c is 4");
+  ts_sched_free(s);
+  ts_space_free_configs(cs, n);
+  /* Past the limit, nothing. */
+  assert_int_equal(ts_space_enumerate(&toy, &g, 7, &cs), -1);
+  assert_null(cs);
+}
+
+static void test_a_primitive_refusal_prunes(void **state) {
+  (void)state;
+  ts_gemm g = ts_gemm_make(8, 8, 8);
+  ts_config **cs;
+  int n = ts_space_enumerate(&refusing, &g, 0, &cs);
+  assert_int_equal(n, 2);
+  assert_null(ts_config_pruned(cs[0]));
+  assert_non_null(strstr(ts_config_pruned(cs[1]), "ts_split: argument 3 "
+                                                  "'factor'"));
+  ts_space_free_configs(cs, n);
+}
+
+static void test_configurations_as_text(void **state) {
+  (void)state;
+  ts_gemm g = ts_gemm_make(8, 8, 8);
+  char err[256];
+  ts_config *c = ts_config_parse("a=2,c=4,b=20", err, sizeof(err));
+  assert_non_null(c);
+  ts_sched *s = ts_space_schedule(&toy, &g, c);
+  assert_int_equal(ts_sched_status(s), TS_ERR_PRUNED);
+  char *t = text_of(c); /* in the order the space declares them */
+  assert_string_equal(t, "a=2,b=20,c=4");
+  free(t);
+  ts_sched_free(s);
+  ts_config_free(c);
+
+  c = ts_config_parse("a=3,c=6", err, sizeof(err));
+  s = ts_space_schedule(&toy, &g, c);
+  assert_int_equal(ts_sched_status(s), TS_OK);
+  ts_sched_free(s);
+  ts_config_free(c);
+
+  c = ts_config_parse("a=5", err, sizeof(err));
+  s = ts_space_schedule(&toy, &g, c);
+  assert_string_equal(ts_sched_errmsg(s), "ts_space_schedule: toy: a=5 is "
+                      "not one of its values (1, 2, 3)");
+  ts_sched_free(s);
+  ts_config_free(c);
+
+  c = ts_config_parse("a=1,d=2", err, sizeof(err));
+  s = ts_space_schedule(&toy, &g, c);
+  assert_string_equal(ts_sched_errmsg(s), "ts_space_schedule: toy: the "
+                      "space has no knob \"d\"");
+  ts_sched_free(s);
+  ts_config_free(c);
+
+  const char *bad[][2] = {
+      {"a", "ts_config_parse: \"a\" is not name=value"},
+      {"a=1,,c=2", "ts_config_parse: \"\" is not name=value"},
+      {"=1", "ts_config_parse: \"=1\" is not name=value"},
+      {"a=", "ts_config_parse: \"a=\" is not name=value"},
+      {"a=1,a=2", "ts_config_parse: knob \"a\" given twice"},
+  };
+  for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+    assert_null(ts_config_parse(bad[i][0], err, sizeof(err)));
+    assert_string_equal(err, bad[i][1]);
+  }
+  c = ts_config_parse("", err, sizeof(err)); /* every knob's first value */
+  assert_non_null(c);
+  ts_config_free(c);
+  /* Without a configuration, knobs take their first value. */
+  assert_int_equal(ts_knob(NULL, "x", 2, (int64_t[]){7, 8}), 7);
+  assert_int_equal(ts_knob_choice(NULL, "y", 2, (const char *[]){"p", "q"}), 0);
+  assert_true(ts_knob_require(NULL, 0, "ignored") == 0);
+}
+
+static void test_seed003_space(void **state) {
+  (void)state;
+  const ts_space *sp = ts_space_find("seed003");
+  assert_non_null(sp);
+  assert_ptr_equal(ts_space_at(0), sp);
+  assert_null(ts_space_find("nope"));
+  assert_null(ts_space_at(ts_space_count()));
+  ts_gemm g = ts_gemm_make(33, 65, 17);
+  ts_config **cs;
+  int n = ts_space_enumerate(sp, &g, 0, &cs);
+  assert_int_equal(n, 75); /* 5 block tiles x 5 thread tiles x 3 orders */
+  char *t = text_of(cs[0]);
+  assert_string_equal(t, "block=32x32x32,thread=8x4,order=k_innermost");
+  free(t);
+  /* The first configuration is tvm_step2, call for call. */
+  ts_sched *s = ts_space_schedule(sp, &g, cs[0]);
+  ts_sched *b = ts_builtin_schedule("tvm_step2", &g);
+  char *ts = ts_print_trace(s), *tb = ts_print_trace(b);
+  assert_string_equal(strstr(ts, "ts_loop *i ="), strstr(tb, "ts_loop *i ="));
+  free(ts);
+  free(tb);
+  ts_sched_free(b);
+  ts_sched_free(s);
+  /* Every configuration is valid and correct at an odd shape. */
+  for (int i = 0; i < n; i++) {
+    assert_null(ts_config_pruned(cs[i]));
+    s = ts_space_schedule(sp, &g, cs[i]);
+    char msg[512];
+    if (ts_check(s, 5, msg, sizeof(msg)) != TS_OK) {
+      char *text = ts_config_text(cs[i]);
+      fail_msg("seed003 %s: %s", text, msg);
+    }
+    ts_sched_free(s);
+  }
+  ts_space_free_configs(cs, n);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_enumeration_follows_dependent_knobs),
+      cmocka_unit_test(test_a_primitive_refusal_prunes),
+      cmocka_unit_test(test_configurations_as_text),
+      cmocka_unit_test(test_seed003_space),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
