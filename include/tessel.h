@@ -437,6 +437,8 @@ void ts_gpu_close(ts_gpu *g);
 ts_status ts_gpu_status(const ts_gpu *g);
 const char *ts_gpu_errmsg(const ts_gpu *g);
 const char *ts_gpu_name(const ts_gpu *g);
+/* The driver's CUDA version, as cuDriverGetVersion gives it (13000). */
+int ts_gpu_driver_version(const ts_gpu *g);
 const char *ts_gpu_arch(const ts_gpu *g); /* "sm_90" */
 
 /* Runs the compiled kernel once on host data (C updated in place). */
@@ -506,6 +508,24 @@ ts_kernel *ts_compile_cuda(const ts_cuda_kernel *src, const ts_gemm *def,
 ts_status ts_bench(ts_gpu *g, ts_kernel *const kernels[], int n,
                    const ts_bench_opts *opts, ts_bench_result results[],
                    ts_bench_result *cublas);
+
+/* ---- Tuning records -----------------------------------------------------
+ *
+ * tessel tune keeps the best configuration of each space and definition in
+ * the cache directory (beside the kernel cache), keyed by the GPU's name and
+ * driver version, tessel's version, the space and the whole definition
+ * (shape, layout, alpha, beta, element types). */
+
+/* Records config (ts_config_text's form) with its speed; TS_ERR_NULL_ARG,
+ * or TS_ERR_BAD_ARG when the cache is off (TESSEL_NO_CACHE) or cannot be
+ * written. */
+ts_status ts_tune_record_save(const ts_gpu *g, const char *space,
+                              const ts_gemm *def, const char *config,
+                              double tflops);
+/* The recorded configuration (malloc'd) and its speed, or NULL when there
+ * is none for this GPU, space and definition. */
+char *ts_tune_record_load(const ts_gpu *g, const char *space,
+                          const ts_gemm *def, double *tflops);
 
 #ifdef __cplusplus
 }

@@ -76,7 +76,8 @@ static bool open_device(ts_gpu *g) {
     return false;
   if (count == 0)
     return gpu_fail(g, TS_ERR_NO_GPU, "no GPU: the CUDA driver sees no device");
-  return GPU_CALL(g, cuDeviceGet(&g->dev, 0)) &&
+  return GPU_CALL(g, cuDriverGetVersion(&g->driver_version)) &&
+         GPU_CALL(g, cuDeviceGet(&g->dev, 0)) &&
          GPU_CALL(g, cuDeviceGetName(g->name, sizeof(g->name), g->dev)) &&
          GPU_CALL(g, cuDeviceGetAttribute(
                          &major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
@@ -132,6 +133,7 @@ void ts_gpu_close(ts_gpu *g) {
 ts_status ts_gpu_status(const ts_gpu *g) { return g ? g->status : TS_ERR_NULL_ARG; }
 const char *ts_gpu_errmsg(const ts_gpu *g) { return g ? g->errmsg : "gpu is NULL"; }
 const char *ts_gpu_name(const ts_gpu *g) { return g ? g->name : ""; }
+int ts_gpu_driver_version(const ts_gpu *g) { return g ? g->driver_version : 0; }
 const char *ts_gpu_arch(const ts_gpu *g) { return g ? g->arch : ""; }
 
 /* ---- Modules and launches ------------------------------------------------- */

@@ -21,6 +21,7 @@ struct ts_gpu {
   char arch[16];
   int sm_count;
   int l2_bytes;
+  int driver_version; /* cuDriverGetVersion's: 13000 for CUDA 13.0 */
   gpu_limits limits;
 };
 

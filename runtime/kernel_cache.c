@@ -21,19 +21,18 @@ static const char magic[8] = {'T', 'S', 'K', 'C', '0', '0', '0', '1'};
 enum { NFIELDS = 5, HEADER = 8 + NFIELDS * 8 };
 static const uint64_t max_entry = (uint64_t)256 << 20;
 
-static uint64_t fnv1a(uint64_t h, const void *data, size_t n) {
+uint64_t kcache_fnv1a(uint64_t h, const void *data, size_t n) {
   const unsigned char *p = data;
   for (size_t i = 0; i < n; i++)
     h = (h ^ p[i]) * 0x100000001b3ull;
   return h;
 }
 
-static const uint64_t fnv_seed = 0xcbf29ce484222325ull;
 
 /* ---- Where ------------------------------------------------------------------ */
 
 /* The cache directory, or false when the cache is off or has no home. */
-static bool kcache_dir(char *out, size_t len) {
+bool kcache_dir(char *out, size_t len) {
   const char *off = getenv("TESSEL_NO_CACHE");
   if (off && *off && strcmp(off, "0") != 0)
     return false;
@@ -55,12 +54,13 @@ static bool kcache_dir(char *out, size_t len) {
 /* The file of key's entry in dir. */
 static bool entry_path(const char *dir, const char *key, char *out, size_t len) {
   int n = snprintf(out, len, "%s/%016llx.cubin", dir,
-                   (unsigned long long)fnv1a(fnv_seed, key, strlen(key)));
+                   (unsigned long long)kcache_fnv1a(KCACHE_FNV_SEED, key,
+                                                    strlen(key)));
   return n > 0 && (size_t)n < len;
 }
 
 /* mkdir -p, private to the user. */
-static bool make_dirs(const char *path) {
+bool kcache_make_dirs(const char *path) {
   char buf[4096];
   int n = snprintf(buf, sizeof(buf), "%s", path);
   if (n <= 0 || (size_t)n >= sizeof(buf))
@@ -139,7 +139,7 @@ static bool parse_entry(const unsigned char *data, size_t size, const char *key,
     total += len[i];
   }
   return total == size && len[3] > 0 &&
-         fnv1a(fnv_seed, data + HEADER, size - HEADER) == len[4] &&
+         kcache_fnv1a(KCACHE_FNV_SEED, data + HEADER, size - HEADER) == len[4] &&
          len[0] == strlen(key) && memcmp(data + HEADER, key, len[0]) == 0;
 }
 
@@ -192,15 +192,15 @@ static bool write_all(int fd, const void *p, size_t n) {
 void kcache_store(const ts_kernel *k, const char *key) {
   char dir[3072], path[4096], tmp[4096];
   if (!k->cubin || !k->name || !kcache_dir(dir, sizeof(dir)) ||
-      !entry_path(dir, key, path, sizeof(path)) || !make_dirs(dir) ||
+      !entry_path(dir, key, path, sizeof(path)) || !kcache_make_dirs(dir) ||
       snprintf(tmp, sizeof(tmp), "%s.tmp.XXXXXX", path) >= (int)sizeof(tmp))
     return;
   const char *log = k->log ? k->log : "";
   const void *part[4] = {key, k->name, log, k->cubin};
   uint64_t len[NFIELDS] = {strlen(key), strlen(k->name), strlen(log),
-                           k->cubin_size, fnv_seed};
+                           k->cubin_size, KCACHE_FNV_SEED};
   for (int i = 0; i < 4; i++)
-    len[4] = fnv1a(len[4], part[i], len[i]);
+    len[4] = kcache_fnv1a(len[4], part[i], len[i]);
   unsigned char header[HEADER];
   memcpy(header, magic, 8);
   for (int i = 0; i < NFIELDS; i++)

@@ -15,8 +15,18 @@
 #define TS_KERNEL_CACHE_H
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
 #include "kernel.h"
+
+/* The cache directory, or false when the cache is off or has no home. */
+bool kcache_dir(char *out, size_t len);
+/* mkdir -p, private to the user. */
+bool kcache_make_dirs(const char *path);
+/* FNV-1a of n bytes, continuing from h (start from KCACHE_FNV_SEED). */
+#define KCACHE_FNV_SEED 0xcbf29ce484222325ull
+uint64_t kcache_fnv1a(uint64_t h, const void *data, size_t n);
 
 /* Fills k's log and cubin from a valid entry for this key and k's entry
  * point name. */

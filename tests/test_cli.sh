@@ -47,6 +47,18 @@ expect 2 "--jobs outside tune" -- "$tessel" bench naive --jobs 2
 one_line; contains "--jobs is an option of tune"
 expect 2 "--cu outside bench" -- "$tessel" tune seed003 --cu x.cu
 one_line; contains "--cu is an option of bench"
+expect 2 "--tuned in tune" -- "$tessel" tune seed003 --tuned
+one_line; contains "--tuned is an option of show, check and bench"
+expect 0 "a space's configuration" -- "$tessel" show --trace \
+  seed003:block=64x64x32,thread=8x8,order=standard --shape 128x128x64
+contains "ts_split(s, j_inner, 8, &j_inner_outer, &j_inner_inner);"
+expect 0 "a space's first configuration" -- "$tessel" check seed003 --shape 33x65x17
+expect 2 "a configuration that does not parse" -- "$tessel" show seed003:blk
+one_line; contains "seed003:blk: ts_config_parse: \"blk\" is not name=value"
+expect 1 "a value the knob does not have" -- "$tessel" show seed003:block=1
+one_line; contains "block=1 is not one of its values"
+expect 0 "--tuned without a record" -- "$tessel" check seed003 --tuned --shape 9x9x9
+contains "no tuning record of seed003 at 9x9x9 NN"
 expect 2 "unknown command" -- "$tessel" frobnicate
 one_line
 expect 2 "unknown schedule" -- "$tessel" show nosuch

@@ -14,6 +14,7 @@
 
 #include "helpers.h"
 #include "runtime/kernel_cache.h"
+#include "runtime/gpu.h"
 #include "runtime/kernel.h"
 
 static char dir[256];
@@ -270,6 +271,51 @@ static void test_concurrent_writers(void **state) {
   ts_kernel_free(want);
 }
 
+/* Tuning records live beside the kernels, one per GPU (name and driver),
+ * space and definition; anything else is no record. */
+static void test_tuning_records(void **state) {
+  (void)state;
+  ts_gpu *g = calloc(1, sizeof(*g)); /* a GPU as ts_gpu_open describes it */
+  assert_non_null(g);
+  snprintf(g->name, sizeof(g->name), "NVIDIA H200");
+  g->driver_version = 13000;
+  ts_gemm def = ts_gemm_make(1024, 1024, 1024);
+  double tflops;
+  assert_null(ts_tune_record_load(g, "seed003", &def, &tflops));
+  assert_int_equal(ts_tune_record_save(g, "seed003", &def, "block=32x64x32",
+                                       12.5), TS_OK);
+  char *c = ts_tune_record_load(g, "seed003", &def, &tflops);
+  assert_string_equal(c, "block=32x64x32");
+  assert_true(tflops == 12.5);
+  free(c);
+  /* A better one replaces it. */
+  assert_int_equal(ts_tune_record_save(g, "seed003", &def, "block=64x64x32",
+                                       13.0), TS_OK);
+  c = ts_tune_record_load(g, "seed003", &def, NULL);
+  assert_string_equal(c, "block=64x64x32");
+  free(c);
+  /* Another definition, space, driver or GPU has none. */
+  ts_gemm other = def;
+  other.c_type = TS_F16;
+  assert_null(ts_tune_record_load(g, "seed003", &other, NULL));
+  other = def;
+  other.beta = 1.0f;
+  assert_null(ts_tune_record_load(g, "seed003", &other, NULL));
+  assert_null(ts_tune_record_load(g, "other", &def, NULL));
+  g->driver_version = 12080;
+  assert_null(ts_tune_record_load(g, "seed003", &def, NULL));
+  g->driver_version = 13000;
+  snprintf(g->name, sizeof(g->name), "NVIDIA H100 80GB HBM3");
+  assert_null(ts_tune_record_load(g, "seed003", &def, NULL));
+  assert_int_equal(ts_tune_record_save(g, "seed003", &def, "a\nb", 1),
+                   TS_ERR_NULL_ARG);
+  setenv("TESSEL_NO_CACHE", "1", 1);
+  assert_int_equal(ts_tune_record_save(g, "seed003", &def, "x=1", 1),
+                   TS_ERR_BAD_ARG);
+  unsetenv("TESSEL_NO_CACHE");
+  free(g);
+}
+
 int main(void) {
 #define T(f) cmocka_unit_test_setup_teardown(f, fresh_dir, remove_dir)
   const struct CMUnitTest tests[] = {
@@ -282,6 +328,7 @@ int main(void) {
       T(test_unwritable_directory),
       T(test_missing_directory_is_made),
       T(test_concurrent_writers),
+      T(test_tuning_records),
   };
 #undef T
   return cmocka_run_group_tests(tests, NULL, NULL);

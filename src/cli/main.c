@@ -25,6 +25,9 @@ static const char *usage_text =
     "  tune SPACE [--shape MxNxK]... [--jobs J] [--top N] [--csv FILE]\n"
     "                               every configuration of a space timed\n"
     "\n"
+    "A SCHEDULE is a built-in (tessel list) or a tuning space (tessel tune\n"
+    "--list) as SPACE (its first values; with --tuned, its tuning record for\n"
+    "this GPU and definition) or SPACE:name=value,...\n"
     "common options: --alpha X --beta Y (default 1 and 0); layouts NN, NT,\n"
     "TN, TT (op(A) op(B), T: stored transposed); --dtype f32|f16|bf16 (A and\n"
     "B, default f32) and --c-dtype f32|f16|bf16 (C, default f32), summed in\n"
@@ -69,7 +72,7 @@ static const char *bench_help =
 
 enum { OPT_IR = 256, OPT_CUDA, OPT_TRACE, OPT_ALPHA, OPT_BETA, OPT_ARCH,
        OPT_CSV, OPT_REPEATS, OPT_WARMUP, OPT_SEED, OPT_CU, OPT_DTYPE,
-       OPT_C_DTYPE, OPT_JOBS, OPT_TOP, OPT_LIMIT };
+       OPT_C_DTYPE, OPT_JOBS, OPT_TOP, OPT_LIMIT, OPT_TUNED };
 
 static const struct option long_opts[] = {
     {"help", no_argument, NULL, 'h'},
@@ -91,20 +94,23 @@ static const struct option long_opts[] = {
     {"jobs", required_argument, NULL, OPT_JOBS},
     {"top", required_argument, NULL, OPT_TOP},
     {"limit", required_argument, NULL, OPT_LIMIT},
+    {"tuned", no_argument, NULL, OPT_TUNED},
     {NULL, 0, NULL, 0},
 };
 
 /* An option only some commands take: --cu (bench), --jobs, --top and
- * --limit (tune). */
+ * --limit (tune), --tuned (show, check, bench). */
 static bool option_allowed(int c, unsigned flags, const char *opt) {
   unsigned need = c == OPT_CU ? CLI_CU
                   : c == OPT_JOBS || c == OPT_TOP || c == OPT_LIMIT
                       ? CLI_TUNE
-                      : 0;
+                  : c == OPT_TUNED ? CLI_SCHEDULES
+                                   : 0;
   if ((flags & need) == need)
     return true;
   fprintf(stderr, "tessel: --%s is an option of %s\n", opt,
-          need == CLI_CU ? "bench" : "tune");
+          need == CLI_CU ? "bench" : need == CLI_TUNE ? "tune"
+                                                      : "show, check and bench");
   return false;
 }
 
@@ -172,6 +178,7 @@ int cli_parse(int argc, char **argv, const char *help, unsigned flags,
         return EXIT_USAGE;
       o->seed = (uint64_t)v;
       break;
+    case OPT_TUNED: o->tuned = true; break;
     case OPT_JOBS:
       if (!cli_parse_int("--jobs", optarg, 1, 1024, &o->jobs))
         return EXIT_USAGE;
@@ -265,9 +272,22 @@ static int print_cuda(const ts_program *p, const char *arch) {
   return rc;
 }
 
+/* The GPU whose tuning records --tuned reads, or NULL (without --tuned, or
+ * without a GPU: the spaces' first configurations are used, with a
+ * message). */
+static ts_gpu *gpu_for_records(const cli_opts *o) {
+  if (!o->tuned)
+    return NULL;
+  ts_gpu *g = ts_gpu_open();
+  if (ts_gpu_status(g) == TS_OK)
+    return g;
+  ts_gpu_close(g);
+  return NULL;
+}
+
 static int cmd_show(int argc, char **argv) {
   cli_opts o;
-  int rc = cli_parse(argc, argv, show_help, 0, &o);
+  int rc = cli_parse(argc, argv, show_help, CLI_SCHEDULES, &o);
   if (rc >= 0)
     return rc;
   if (o.nnames != 1 || o.nshapes > 1) {
@@ -275,7 +295,9 @@ static int cmd_show(int argc, char **argv) {
     return EXIT_USAGE;
   }
   cli_finish_shapes(&o, 1024, 1024, 1024);
-  ts_sched *s = ts_builtin_schedule(o.names[0], &o.shapes[0]);
+  ts_gpu *gpu = gpu_for_records(&o);
+  ts_sched *s = cli_schedule(&o, o.names[0], &o.shapes[0], gpu);
+  ts_gpu_close(gpu);
   rc = 0;
   if (o.show == SHOW_TRACE) {
     char *text = ts_print_trace(s);
@@ -312,16 +334,17 @@ static int cmd_show(int argc, char **argv) {
 
 static int cmd_check(int argc, char **argv) {
   cli_opts o;
-  int rc = cli_parse(argc, argv, check_help, 0, &o);
+  int rc = cli_parse(argc, argv, check_help, CLI_SCHEDULES, &o);
   if (rc >= 0)
     return rc;
   cli_finish_shapes(&o, 37, 53, 29);
+  ts_gpu *gpu = gpu_for_records(&o);
   rc = 0;
   printf("%-16s %-16s %-6s %s\n", "schedule", "shape", "layout", "result");
   for (int i = 0; i < o.nnames; i++) {
     for (int j = 0; j < o.nshapes; j++) {
       const ts_gemm *g = &o.shapes[j];
-      ts_sched *s = ts_builtin_schedule(o.names[i], g);
+      ts_sched *s = cli_schedule(&o, o.names[i], g, gpu);
       char msg[1024], shape[64];
       ts_status st = ts_check(s, o.seed, msg, sizeof(msg));
       snprintf(shape, sizeof(shape), "%lldx%lldx%lld", (long long)g->m,
@@ -336,6 +359,7 @@ static int cmd_check(int argc, char **argv) {
       ts_sched_free(s);
     }
   }
+  ts_gpu_close(gpu);
   return rc;
 }
 
@@ -368,9 +392,10 @@ static void print_row(FILE *csv, const char *gpu, const char *name,
 
 /* Every candidate of one shape: the schedules lowered and compiled in
  * parallel, the hand-written kernels compiled, all before any timing. */
-static ts_kernel **compile_candidates(const cli_opts *o, const char *arch,
+static ts_kernel **compile_candidates(const cli_opts *o, ts_gpu *gpu,
                                       const ts_cuda_kernel *cu,
                                       const ts_gemm *g) {
+  const char *arch = ts_gpu_arch(gpu);
   int n = o->nnames, total = n + o->ncu;
   ts_program **progs = calloc((size_t)(n ? n : 1), sizeof(*progs));
   ts_kernel **k = calloc((size_t)(total ? total : 1), sizeof(*k));
@@ -380,7 +405,7 @@ static ts_kernel **compile_candidates(const cli_opts *o, const char *arch,
     return NULL;
   }
   for (int i = 0; i < n; i++) {
-    ts_sched *s = ts_builtin_schedule(o->names[i], g);
+    ts_sched *s = cli_schedule(o, o->names[i], g, gpu);
     progs[i] = ts_lower(s);
     ts_sched_free(s);
   }
@@ -397,7 +422,7 @@ static int bench_shape(ts_gpu *gpu, const cli_opts *o,
                        const ts_cuda_kernel *cu, const ts_gemm *g,
                        FILE *csv) {
   int total = o->nnames + o->ncu;
-  ts_kernel **k = compile_candidates(o, ts_gpu_arch(gpu), cu, g);
+  ts_kernel **k = compile_candidates(o, gpu, cu, g);
   ts_bench_result *r = calloc((size_t)(total ? total : 1), sizeof(*r));
   ts_bench_result blas;
   if (!k || !r) {
@@ -477,7 +502,7 @@ static FILE *open_csv(const char *path) {
 static int cmd_bench(int argc, char **argv) {
   cli_opts o;
   ts_cuda_kernel kernels[MAX_SHAPES];
-  int rc = cli_parse(argc, argv, bench_help, CLI_CU, &o);
+  int rc = cli_parse(argc, argv, bench_help, CLI_CU | CLI_SCHEDULES, &o);
   if (rc >= 0)
     return rc;
   if (!read_kernels(&o, kernels))

@@ -116,14 +116,84 @@ bool cli_read_cu(const char *path, char **source, char **label) {
   return true;
 }
 
+/* The space a command-line name ("SPACE" or "SPACE:CONFIG") names, with
+ * its configuration text (NULL without one); NULL for anything else. */
+static const ts_space *space_named(const char *name, char *base, size_t len,
+                                   const char **config) {
+  const char *colon = strchr(name, ':');
+  size_t n = colon ? (size_t)(colon - name) : strlen(name);
+  if (n >= len)
+    return NULL;
+  memcpy(base, name, n);
+  base[n] = 0;
+  *config = colon ? colon + 1 : NULL;
+  return ts_space_find(base);
+}
+
+/* A schedule's name: a built-in, or a space with a configuration that
+ * parses; false with a message on stderr. */
+static bool check_schedule_name(const char *name) {
+  char base[128], err[256];
+  const char *config;
+  if (ts_builtin_find(name))
+    return true;
+  if (!space_named(name, base, sizeof(base), &config)) {
+    fprintf(stderr, "tessel: unknown schedule '%s' (tessel list shows the "
+            "schedules, tessel tune --list the spaces)\n", name);
+    return false;
+  }
+  ts_config *c = config ? ts_config_parse(config, err, sizeof(err)) : NULL;
+  if (config && !c) {
+    fprintf(stderr, "tessel: %s: %s\n", name, err);
+    return false;
+  }
+  ts_config_free(c);
+  return true;
+}
+
 bool cli_check_names(const cli_opts *o, bool spaces) {
   for (int i = 0; i < o->nnames; i++) {
-    if (spaces ? !ts_space_find(o->names[i]) : !ts_builtin_find(o->names[i])) {
-      fprintf(stderr, "tessel: unknown %s '%s' (%s shows them)\n",
-              spaces ? "space" : "schedule", o->names[i],
-              spaces ? "tessel tune --list" : "tessel list");
+    if (!spaces && !check_schedule_name(o->names[i]))
+      return false;
+    if (spaces && !ts_space_find(o->names[i])) {
+      fprintf(stderr, "tessel: unknown space '%s' (tessel tune --list shows "
+              "them)\n", o->names[i]);
       return false;
     }
   }
   return true;
+}
+
+/* The configuration --tuned asks for: the record of this GPU, space and
+ * definition, else NULL (the space's first values) with a message. */
+static ts_config *tuned_config(const ts_space *sp, const ts_gemm *g,
+                               const ts_gpu *gpu) {
+  char *text = gpu ? ts_tune_record_load(gpu, sp->name, g, NULL) : NULL;
+  char err[256];
+  ts_config *c = text ? ts_config_parse(text, err, sizeof(err)) : NULL;
+  if (!c)
+    fprintf(stderr, "tessel: no tuning record of %s at %lldx%lldx%lld %s%s%s; "
+            "using its first configuration (tessel tune %s makes one)\n",
+            sp->name, (long long)g->m, (long long)g->n, (long long)g->k,
+            ts_layout_name(g->layout), gpu ? " on " : " (no GPU to ask)",
+            gpu ? ts_gpu_name(gpu) : "", sp->name);
+  free(text);
+  return c;
+}
+
+ts_sched *cli_schedule(const cli_opts *o, const char *name, const ts_gemm *g,
+                       const ts_gpu *gpu) {
+  char base[128], err[256];
+  const char *config;
+  const ts_space *sp = ts_builtin_find(name)
+                           ? NULL
+                           : space_named(name, base, sizeof(base), &config);
+  if (!sp)
+    return ts_builtin_schedule(name, g);
+  ts_config *c = config ? ts_config_parse(config, err, sizeof(err))
+                 : o->tuned ? tuned_config(sp, g, gpu)
+                            : NULL;
+  ts_sched *s = ts_space_schedule(sp, g, c);
+  ts_config_free(c);
+  return s;
 }

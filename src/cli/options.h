@@ -10,7 +10,7 @@
 enum { MAX_SHAPES = 16 };
 enum { EXIT_FAIL = 1, EXIT_USAGE = 2 };
 /* What a command takes beyond the common options. */
-enum { CLI_CU = 1, CLI_TUNE = 2 };
+enum { CLI_CU = 1, CLI_TUNE = 2, CLI_SCHEDULES = 4 };
 
 typedef struct cli_opts {
   ts_gemm shapes[MAX_SHAPES];
@@ -30,6 +30,7 @@ typedef struct cli_opts {
   int jobs;  /* tune: compile threads; 0: one per core */
   int top;   /* tune: configurations listed per shape */
   int limit; /* tune: at most this many configurations */
+  bool tuned; /* spaces at their recorded configuration */
 } cli_opts;
 
 /* Parses argv after the subcommand (help is its --help text, flags what it
@@ -49,7 +50,13 @@ bool cli_parse_int(const char *opt, const char *text, int lo, int hi, int *out);
 /* Reads a hand-written kernel's file (malloc'd text) and labels it with
  * its base name less ".cu"; false with a message on stderr. */
 bool cli_read_cu(const char *path, char **source, char **label);
-/* Every named schedule (or space) exists; false with a message on stderr. */
+/* Every named schedule (or space) exists; false with a message on stderr.
+ * A schedule is a built-in, or a space as "SPACE" (its first values, or
+ * with --tuned its tuning record) or "SPACE:name=value,...". */
 bool cli_check_names(const cli_opts *o, bool spaces);
+/* The schedule a command-line name gives for g (gpu: whose tuning record
+ * --tuned reads; may be NULL); never NULL. */
+ts_sched *cli_schedule(const cli_opts *o, const char *name, const ts_gemm *g,
+                       const ts_gpu *gpu);
 
 #endif

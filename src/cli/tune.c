@@ -25,8 +25,10 @@ static const char *tune_help =
     "--repeats (default 50).  Prints the best configurations, the mean and\n"
     "best TFLOP/s by each knob's value over all shapes (first-pass times),\n"
     "and the best configuration of each shape as `name=value` text and as\n"
-    "the C calls that make it.  --csv writes every timed row.  --shape may\n"
-    "repeat; default 1024x1024x1024.  Needs a GPU.\n";
+    "the C calls that make it, and records it in the cache directory for\n"
+    "this GPU, space and definition (show, check and bench use it with\n"
+    "--tuned).  --csv writes every timed row.  --shape may repeat; default\n"
+    "1024x1024x1024.  Needs a GPU.\n";
 
 enum { QUICK_REPEATS = 3, QUICK_WARMUP = 1 };
 
@@ -336,6 +338,25 @@ static void print_knob_tables(const shape_run *runs, int nruns) {
   }
 }
 
+/* The best configuration becomes the tuning record of this GPU, space and
+ * definition, unless it ran wrong. */
+static void record_best(ts_gpu *gpu, const ts_space *sp, const shape_run *r) {
+  int *order = ranking(r);
+  const candidate *best = order && r->n ? &r->c[order[0]] : NULL;
+  free(order);
+  if (!best || !timed(best) ||
+      !(best_result(best)->max_rel_err < ts_gemm_tolerance(&r->def)))
+    return;
+  char shape[64];
+  shape_text(&r->def, shape, sizeof(shape));
+  if (ts_tune_record_save(gpu, sp->name, &r->def, best->text,
+                          best_result(best)->tflops) == TS_OK)
+    printf("# recorded for this GPU: `tessel bench %s --tuned --shape %s` "
+           "uses it\n", sp->name, shape);
+  else
+    printf("# not recorded: the cache directory is off or not writable\n");
+}
+
 static void print_reproduction(const ts_space *sp, const shape_run *r) {
   int *order = ranking(r);
   if (order && r->n && timed(&r->c[order[0]])) {
@@ -385,6 +406,7 @@ static int tune_shape(ts_gpu *gpu, const ts_space *sp, const cli_opts *o,
          "of %d\n", seconds_since(&t0), QUICK_REPEATS, o->top, o->repeats);
   print_best(o, r, csv, ts_gpu_name(gpu));
   int failed = print_failures(r);
+  record_best(gpu, sp, r);
   print_reproduction(sp, r);
   return failed ? EXIT_FAIL : 0;
 }

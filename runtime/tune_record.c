@@ -1,0 +1,132 @@
+/*
+ * Tuning records: a text file per GPU, space and definition under the cache
+ * directory's tune/ folder, named by a hash of its key and holding the key
+ * itself (so a hash collision reads as no record), then the configuration
+ * and its speed:
+ *
+ *   tessel tuning record
+ *   gpu NVIDIA H200, driver 13000
+ *   tessel 0.1.0
+ *   space seed003
+ *   def 1024x1024x1024 NN alpha 1 beta 0 f32 f32 f32 f32
+ *   config block=32x32x32,thread=8x4,order=k_innermost
+ *   tflops 12.79
+ *
+ * Written to a temporary file and renamed, as kernel cache entries are.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../src/ir/strbuf.h"
+#include "gpu.h"
+#include "kernel_cache.h"
+
+enum { MAX_RECORD = 1 << 16 };
+
+/* Everything a record is for, as its first lines; NULL when out of memory. */
+static char *record_key(const ts_gpu *g, const char *space,
+                        const ts_gemm *d) {
+  ts_buf b;
+  ts_buf_init(&b);
+  ts_buf_printf(&b, "tessel tuning record\ngpu %s, driver %d\ntessel %s\n"
+                "space %s\ndef %lldx%lldx%lld %s alpha %.9g beta %.9g %s %s "
+                "%s %s\n", g->name, g->driver_version, TESSEL_VERSION, space,
+                (long long)d->m, (long long)d->n, (long long)d->k,
+                ts_layout_name(d->layout), (double)d->alpha, (double)d->beta,
+                ts_dtype_name(d->a_type), ts_dtype_name(d->b_type),
+                ts_dtype_name(d->c_type), ts_dtype_name(d->acc_type));
+  return ts_buf_take(&b);
+}
+
+/* The record's directory (made when `make`) and file for key. */
+static bool record_path(const char *key, bool make, char *dir, size_t dirlen,
+                        char *path, size_t len) {
+  char base[3072];
+  if (!kcache_dir(base, sizeof(base)))
+    return false;
+  int n = snprintf(dir, dirlen, "%s/tune", base);
+  if (n <= 0 || (size_t)n >= dirlen || (make && !kcache_make_dirs(dir)))
+    return false;
+  n = snprintf(path, len, "%s/%016llx.txt", dir,
+               (unsigned long long)kcache_fnv1a(KCACHE_FNV_SEED, key,
+                                                strlen(key)));
+  return n > 0 && (size_t)n < len;
+}
+
+ts_status ts_tune_record_save(const ts_gpu *g, const char *space,
+                              const ts_gemm *def, const char *config,
+                              double tflops) {
+  if (!g || !space || !def || !config || strchr(config, '\n'))
+    return TS_ERR_NULL_ARG;
+  char *key = record_key(g, space, def);
+  char dir[3200], path[4096], tmp[4200];
+  ts_status st = TS_ERR_BAD_ARG;
+  if (key && record_path(key, true, dir, sizeof(dir), path, sizeof(path)) &&
+      snprintf(tmp, sizeof(tmp), "%s.tmp.XXXXXX", path) < (int)sizeof(tmp)) {
+    int fd = mkstemp(tmp);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (f) {
+      bool ok = fprintf(f, "%sconfig %s\ntflops %.4f\n", key, config,
+                        tflops) > 0;
+      ok = fclose(f) == 0 && ok;
+      if (ok && rename(tmp, path) == 0)
+        st = TS_OK;
+      else
+        unlink(tmp);
+    } else if (fd >= 0) {
+      close(fd);
+      unlink(tmp);
+    }
+  }
+  free(key);
+  return st;
+}
+
+static char *read_small_file(const char *path) {
+  FILE *f = fopen(path, "r");
+  if (!f)
+    return NULL;
+  char *text = malloc(MAX_RECORD + 1);
+  size_t n = text ? fread(text, 1, MAX_RECORD, f) : 0;
+  fclose(f);
+  if (text)
+    text[n] = 0;
+  return text;
+}
+
+/* The value of the line "name value" in text, malloc'd, or NULL. */
+static char *line_value(const char *text, const char *name) {
+  size_t len = strlen(name);
+  for (const char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : p)
+    if (strncmp(p, name, len) == 0 && p[len] == ' ')
+      return strndup(p + len + 1, strcspn(p + len + 1, "\n"));
+  return NULL;
+}
+
+char *ts_tune_record_load(const ts_gpu *g, const char *space,
+                          const ts_gemm *def, double *tflops) {
+  if (tflops)
+    *tflops = 0;
+  if (!g || !space || !def)
+    return NULL;
+  char *key = record_key(g, space, def);
+  char dir[3200], path[4096];
+  char *text = key && record_path(key, false, dir, sizeof(dir), path,
+                                  sizeof(path))
+                   ? read_small_file(path)
+                   : NULL;
+  char *config = NULL;
+  if (text && strncmp(text, key, strlen(key)) == 0) {
+    const char *rest = text + strlen(key);
+    config = line_value(rest, "config");
+    char *speed = line_value(rest, "tflops");
+    if (speed && tflops)
+      *tflops = atof(speed);
+    free(speed);
+  }
+  free(text);
+  free(key);
+  return config;
+}
