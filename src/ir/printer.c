@@ -97,13 +97,13 @@ void ir_print_expr(ts_buf *b, const ir_expr *e, const ir_expr_style *st) {
     st->var(b, e->var, st);
     return;
   case E_LOAD:
-    if (e->load.lanes > 1 && !st->cuda) {
-      ts_buf_printf(b, "vec%d(", e->load.lanes);
+    if (e->load.lanes > 1)
+      st->vector(b, e, st);
+    else
       st->access(b, e->load.buf, e->load.idx, st);
-      ts_buf_puts(b, ")");
-      return;
-    }
-    st->access(b, e->load.buf, e->load.idx, st);
+    return;
+  case E_VECTOR:
+    st->vector(b, e, st);
     return;
   case E_DIV: case E_MOD:
     if (st->floor_call && st->floor_call(e, st)) {
@@ -169,8 +169,26 @@ static void pseudo_access(ts_buf *b, const ir_buffer *buf, ir_expr *const *idx,
   ts_buf_puts(b, "]");
 }
 
-const ir_expr_style ir_pseudo_style = {pseudo_var, pseudo_access, false, NULL,
-                                       NULL};
+/* "vec4(A[i, j])", a vector load; "vec4(x, y, z, w)", a vector of lanes. */
+static void pseudo_vector(ts_buf *b, const ir_expr *e,
+                          const ir_expr_style *st) {
+  if (e->kind == E_LOAD) {
+    ts_buf_printf(b, "vec%d(", e->load.lanes);
+    st->access(b, e->load.buf, e->load.idx, st);
+  } else {
+    ts_buf_printf(b, "vec%d(", e->vector.n);
+    for (int i = 0; i < e->vector.n; i++) {
+      if (i)
+        ts_buf_puts(b, ", ");
+      ir_print_expr(b, e->vector.lane[i], st);
+    }
+  }
+  ts_buf_puts(b, ")");
+}
+
+const ir_expr_style ir_pseudo_style = {.var = pseudo_var,
+                                       .access = pseudo_access,
+                                       .vector = pseudo_vector};
 
 /* ---- Statements --------------------------------------------------------------- */
 
@@ -241,24 +259,46 @@ static void print_compute(ts_buf *b, const ir_stmt *s, int depth) {
   ts_buf_puts(b, "\n");
 }
 
-void ir_print_stmt(ts_buf *b, const ir_stmt *s, int depth,
-                   const ts_loop *mark) {
+typedef struct {
+  const ts_loop *mark; /* gets "<-- here" */
+  bool lanes;          /* vectorized loops' lanes as they run */
+} pseudo_opts;
+
+static void print_stmt(ts_buf *b, const ir_stmt *s, int depth,
+                       const pseudo_opts *o);
+
+static void print_loop_header(ts_buf *b, const ts_loop *l, int depth,
+                              const pseudo_opts *o) {
+  ts_buf_indent(b, depth);
+  ts_buf_printf(b, "for %s in 0..%lld", l->name, (long long)l->extent);
+  if (ir_kind_is_launch(l->kind))
+    ts_buf_printf(b, " bound to %s", ir_loop_kind_name(l->kind));
+  else if (l->kind != TS_SERIAL)
+    ts_buf_printf(b, " %s", ir_loop_kind_name(l->kind));
+  ts_buf_puts(b, l == o->mark ? ":   <-- here\n" : ":\n");
+}
+
+static void print_stmt(ts_buf *b, const ir_stmt *s, int depth,
+                       const pseudo_opts *o) {
   switch (s->kind) {
-  case S_FOR: {
-    const ts_loop *l = s->for_.loop;
-    ts_buf_indent(b, depth);
-    ts_buf_printf(b, "for %s in 0..%lld", l->name, (long long)l->extent);
-    if (ir_kind_is_launch(l->kind))
-      ts_buf_printf(b, " bound to %s", ir_loop_kind_name(l->kind));
-    else if (l->kind != TS_SERIAL)
-      ts_buf_printf(b, " %s", ir_loop_kind_name(l->kind));
-    ts_buf_puts(b, l == mark ? ":   <-- here\n" : ":\n");
-    ir_print_stmt(b, s->for_.body, depth + 1, mark);
+  case S_FOR:
+    print_loop_header(b, s->for_.loop, depth, o);
+    print_stmt(b, s->for_.body, depth + 1, o);
     return;
-  }
+  case S_LANES:
+    if (o->lanes) {
+      ts_buf_indent(b, depth);
+      ts_buf_printf(b, "lanes of %s in 0..%lld:\n", s->lanes.loop->name,
+                    (long long)s->lanes.loop->extent);
+      print_stmt(b, s->lanes.expanded, depth + 1, o);
+    } else {
+      print_loop_header(b, s->lanes.loop, depth, o);
+      print_stmt(b, s->lanes.body, depth + 1, o);
+    }
+    return;
   case S_SEQ:
     for (int i = 0; i < s->seq.n; i++)
-      ir_print_stmt(b, s->seq.items[i], depth, mark);
+      print_stmt(b, s->seq.items[i], depth, o);
     return;
   case S_STORE:
     ts_buf_indent(b, depth);
@@ -276,11 +316,11 @@ void ir_print_stmt(ts_buf *b, const ir_stmt *s, int depth,
     ts_buf_puts(b, "if ");
     print_expr_line(b, s->if_.cond);
     ts_buf_puts(b, ":\n");
-    ir_print_stmt(b, s->if_.then_, depth + 1, mark);
+    print_stmt(b, s->if_.then_, depth + 1, o);
     if (s->if_.else_) {
       ts_buf_indent(b, depth);
       ts_buf_puts(b, "else:\n");
-      ir_print_stmt(b, s->if_.else_, depth + 1, mark);
+      print_stmt(b, s->if_.else_, depth + 1, o);
     }
     return;
   case S_ALLOC: {
@@ -291,8 +331,12 @@ void ir_print_stmt(ts_buf *b, const ir_stmt *s, int depth,
     for (int d = 0; d < buf->ndim; d++)
       ts_buf_printf(b, "[%lld]", (long long)buf->shape[d]);
     print_layout(b, buf);
+    if (s->alloc.init) {
+      ts_buf_puts(b, " = ");
+      print_expr_line(b, s->alloc.init);
+    }
     ts_buf_puts(b, "\n");
-    ir_print_stmt(b, s->alloc.body, depth, mark);
+    print_stmt(b, s->alloc.body, depth, o);
     return;
   }
   case S_BARRIER:
@@ -303,4 +347,13 @@ void ir_print_stmt(ts_buf *b, const ir_stmt *s, int depth,
     print_compute(b, s, depth);
     return;
   }
+}
+
+void ir_print_stmt(ts_buf *b, const ir_stmt *s, int depth,
+                   const ts_loop *mark) {
+  print_stmt(b, s, depth, &(pseudo_opts){.mark = mark});
+}
+
+void ir_print_stmt_lanes(ts_buf *b, const ir_stmt *s, int depth) {
+  print_stmt(b, s, depth, &(pseudo_opts){.lanes = true});
 }

@@ -15,6 +15,8 @@ struct ir_expr_style {
   void (*var)(ts_buf *b, const ir_var *v, const ir_expr_style *st);
   void (*access)(ts_buf *b, const ir_buffer *buf, ir_expr *const *idx,
                  const ir_expr_style *st);
+  /* A vector load (lanes > 1) or a vector of lanes (E_VECTOR). */
+  void (*vector)(ts_buf *b, const ir_expr *e, const ir_expr_style *st);
   bool cuda; /* C syntax: float suffixes, min()/max() calls */
   void *ctx;
   /* When set and true for a division or modulo, it prints as a call to
@@ -33,5 +35,8 @@ const char *ir_dtype_word(ts_dtype t);
  * The loop `mark` (may be NULL) gets a "<-- here" marker. */
 void ir_print_stmt(ts_buf *b, const ir_stmt *s, int depth,
                    const ts_loop *mark);
+/* The same with each vectorized loop's lanes as they run, as lowering
+ * expanded them, rather than the loop as scheduled (TESSEL_DUMP). */
+void ir_print_stmt_lanes(ts_buf *b, const ir_stmt *s, int depth);
 
 #endif
