@@ -110,36 +110,6 @@ static const char *index_type(const emitter *em) {
 
 static const char *launch_source(ts_loop_kind k) { return ir_loop_kind_name(k); }
 
-static void stmt(emitter *em, const ir_stmt *s, int depth);
-
-static void emit_for(emitter *em, const ir_stmt *s, int depth) {
-  ts_buf *b = em->b;
-  const ts_loop *l = s->for_.loop;
-  ts_buf_indent(b, depth);
-  if (ir_kind_is_launch(l->kind)) {
-    ts_buf_printf(b, "const %s ", index_type(em));
-    ts_buf_c_name(b, l->name);
-    ts_buf_printf(b, " = %s;  // 0..%lld\n", launch_source(l->kind),
-                  (long long)l->extent - 1);
-    stmt(em, s->for_.body, depth);
-    return;
-  }
-  if (l->kind == TS_UNROLLED) {
-    ts_buf_puts(b, "#pragma unroll\n");
-    ts_buf_indent(b, depth);
-  }
-  ts_buf_printf(b, "for (%s ", index_type(em));
-  ts_buf_c_name(b, l->name);
-  ts_buf_puts(b, " = 0; ");
-  ts_buf_c_name(b, l->name);
-  ts_buf_printf(b, " < %lld; ++", (long long)l->extent);
-  ts_buf_c_name(b, l->name);
-  ts_buf_puts(b, ") {\n");
-  stmt(em, s->for_.body, depth + 1);
-  ts_buf_indent(b, depth);
-  ts_buf_puts(b, "}\n");
-}
-
 /* ---- Vectors --------------------------------------------------------------- */
 
 /* The type of a `lanes`-wide access to t elements: CUDA's float2 and
@@ -194,7 +164,58 @@ static void emit_vector_temp(emitter *em, const ir_stmt *s) {
   ts_buf_puts(em->b, ";\n");
 }
 
+/* The lanes of a vectorized loop, as lowering expanded them; its vector
+ * temporaries get a block of their own. */
+static int c_lanes(ts_buf *b, const ir_stmt *s, int depth,
+                   const ir_stmt_style *st) {
+  (void)st;
+  const ir_stmt *lanes = s->lanes.expanded;
+  if (lanes->kind != S_ALLOC || !lanes->alloc.init)
+    return depth;
+  ts_buf_indent(b, depth);
+  ts_buf_puts(b, "{\n");
+  return depth + 1;
+}
+
+static void vector_struct_definitions(ts_buf *b, const emitter *em) {
+  for (int t = 0; t < TS_DTYPE_COUNT; t++)
+    for (int lanes = 2; lanes <= 8; lanes *= 2)
+      if (em->vectors[t] & (1u << lanes)) {
+        const dtype_info *info = dtype_info_of((ts_dtype)t);
+        ts_buf_printf(b, "struct __align__(%d) tessel_%sx%d { %s v[%d]; };\n",
+                      lanes * info->size, info->name, lanes, info->cuda_type,
+                      lanes);
+      }
+}
+
 /* ---- Statements ------------------------------------------------------------ */
+
+/* A launch loop is its index, `const int x = threadIdx.x;`, and its body
+ * follows at the same depth; other loops are C for loops. */
+static int c_loop(ts_buf *b, const ts_loop *l, int depth,
+                  const ir_stmt_style *st) {
+  const emitter *em = st->ctx;
+  ts_buf_indent(b, depth);
+  if (ir_kind_is_launch(l->kind)) {
+    ts_buf_printf(b, "const %s ", index_type(em));
+    ts_buf_c_name(b, l->name);
+    ts_buf_printf(b, " = %s;  // 0..%lld\n", launch_source(l->kind),
+                  (long long)l->extent - 1);
+    return depth;
+  }
+  if (l->kind == TS_UNROLLED) {
+    ts_buf_puts(b, "#pragma unroll\n");
+    ts_buf_indent(b, depth);
+  }
+  ts_buf_printf(b, "for (%s ", index_type(em));
+  ts_buf_c_name(b, l->name);
+  ts_buf_puts(b, " = 0; ");
+  ts_buf_c_name(b, l->name);
+  ts_buf_printf(b, " < %lld; ++", (long long)l->extent);
+  ts_buf_c_name(b, l->name);
+  ts_buf_puts(b, ") {\n");
+  return depth + 1;
+}
 
 /* x = x + y prints as x += y. */
 static bool is_accumulate(const ir_stmt *s) {
@@ -207,8 +228,9 @@ static bool is_accumulate(const ir_stmt *s) {
   return true;
 }
 
-static void emit_store(emitter *em, const ir_stmt *s, int depth) {
-  ts_buf *b = em->b;
+static void c_store(ts_buf *b, const ir_stmt *s, int depth,
+                    const ir_stmt_style *st) {
+  emitter *em = st->ctx;
   ts_buf_indent(b, depth);
   if (s->store.lanes > 1)
     vector_access(em, s->store.buf, s->store.idx, s->store.lanes, false);
@@ -248,8 +270,9 @@ static void emit_dynamic_shared(emitter *em, const ir_buffer *buf) {
   em->shared_offset += ir_shared_slot_bytes(buf);
 }
 
-static void emit_alloc(emitter *em, const ir_stmt *s, int depth) {
-  ts_buf *b = em->b;
+static void c_alloc(ts_buf *b, const ir_stmt *s, int depth,
+                    const ir_stmt_style *st) {
+  emitter *em = st->ctx;
   const ir_buffer *buf = s->alloc.buf;
   ts_buf_indent(b, depth);
   if (s->alloc.init) {
@@ -265,79 +288,22 @@ static void emit_alloc(emitter *em, const ir_stmt *s, int depth) {
       array_dims(b, buf);
     ts_buf_puts(b, ";\n");
   }
-  stmt(em, s->alloc.body, depth);
 }
 
-static void vector_struct_definitions(ts_buf *b, const emitter *em) {
-  for (int t = 0; t < TS_DTYPE_COUNT; t++)
-    for (int lanes = 2; lanes <= 8; lanes *= 2)
-      if (em->vectors[t] & (1u << lanes)) {
-        const dtype_info *info = dtype_info_of((ts_dtype)t);
-        ts_buf_printf(b, "struct __align__(%d) tessel_%sx%d { %s v[%d]; };\n",
-                      lanes * info->size, info->name, lanes, info->cuda_type,
-                      lanes);
-      }
+static void c_compute(ts_buf *b, const ir_stmt *s, int depth,
+                      const ir_stmt_style *st) {
+  (void)s;
+  (void)st;
+  ts_buf_indent(b, depth);
+  ts_buf_puts(b, "/* unlowered compute */\n");
 }
 
-/* The lanes of a vectorized loop, as lowering expanded them; its vector
- * temporaries get a block of their own. */
-static void emit_lanes(emitter *em, const ir_stmt *s, int depth) {
-  const ir_stmt *lanes = s->lanes.expanded;
-  bool temps = lanes->kind == S_ALLOC && lanes->alloc.init;
-  if (!temps) {
-    stmt(em, lanes, depth);
-    return;
-  }
-  ts_buf_indent(em->b, depth);
-  ts_buf_puts(em->b, "{\n");
-  stmt(em, lanes, depth + 1);
-  ts_buf_indent(em->b, depth);
-  ts_buf_puts(em->b, "}\n");
-}
-
-static void stmt(emitter *em, const ir_stmt *s, int depth) {
-  ts_buf *b = em->b;
-  switch (s->kind) {
-  case S_FOR:
-    emit_for(em, s, depth);
-    return;
-  case S_SEQ:
-    for (int i = 0; i < s->seq.n; i++)
-      stmt(em, s->seq.items[i], depth);
-    return;
-  case S_STORE:
-    emit_store(em, s, depth);
-    return;
-  case S_IF:
-    ts_buf_indent(b, depth);
-    ts_buf_puts(b, "if (");
-    expr(em, s->if_.cond);
-    ts_buf_puts(b, ") {\n");
-    stmt(em, s->if_.then_, depth + 1);
-    ts_buf_indent(b, depth);
-    if (s->if_.else_) {
-      ts_buf_puts(b, "} else {\n");
-      stmt(em, s->if_.else_, depth + 1);
-      ts_buf_indent(b, depth);
-    }
-    ts_buf_puts(b, "}\n");
-    return;
-  case S_ALLOC:
-    emit_alloc(em, s, depth);
-    return;
-  case S_BARRIER:
-    ts_buf_indent(b, depth);
-    ts_buf_puts(b, "__syncthreads();\n");
-    return;
-  case S_COMPUTE:
-    ts_buf_indent(b, depth);
-    ts_buf_puts(b, "/* unlowered compute */\n");
-    return;
-  case S_LANES:
-    emit_lanes(em, s, depth);
-    return;
-  }
-}
+/* The statements: the printer's walk, in C. */
+static const ir_stmt_style c_stmt_style = {
+    .if_open = "if (", .if_then = ") {\n", .else_line = "} else {\n",
+    .close = "}\n", .barrier = "__syncthreads();\n", .loop = c_loop,
+    .lanes = c_lanes, .alloc = c_alloc, .store = c_store,
+    .compute = c_compute};
 
 /* The headers of the element types used, and the vector structs. */
 static void type_definitions(ts_buf *b, const emitter *em) {
@@ -415,7 +381,10 @@ char *ts_program_cuda(const ts_program *p) {
   em.style = (ir_expr_style){.var = c_var, .access = c_access,
                              .vector = c_vector, .cuda = true, .ctx = &em,
                              .floor_call = floor_call};
-  stmt(&em, k->body, 1);
+  ir_stmt_style stmts = c_stmt_style;
+  stmts.expr = &em.style;
+  stmts.ctx = &em;
+  ir_print_stmt_with(&body, k->body, 1, &stmts);
 
   const char *param_type[3] = {cuda_type(&em, k->A->dtype),
                                cuda_type(&em, k->B->dtype),
