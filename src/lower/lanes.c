@@ -25,7 +25,9 @@
 #include "../ir/analysis.h"
 #include "../ir/visit.h"
 
-enum { MAX_TEMPS = 8 }; /* vector loads of one store given temporaries */
+/* Vector loads of one store that get a temporary; any more are read lane by
+ * lane. */
+enum { MAX_TEMPS = 8 };
 
 typedef struct {
   ts_arena *a;
