@@ -15,6 +15,15 @@
 
 #include "tessel.h"
 #include "examples/examples.h"
+#include "ir/arena.h"
+
+/* The teardown of a fixture that setup calloc'd with the arena its nodes
+ * live in as its first member. */
+static inline int free_arena_fixture(void **state) {
+  ts_arena_release(*state);
+  free(*state);
+  return 0;
+}
 
 static inline ts_sched *sched_of(int64_t m, int64_t n, int64_t k) {
   ts_gemm g = ts_gemm_make(m, n, k);

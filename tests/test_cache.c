@@ -6,6 +6,8 @@
  */
 #include "helpers.h"
 
+#include "ir/printer.h"
+#include "ir/program.h"
 #include "schedule/sched.h"
 
 /* Blocks on ti x tj tiles of C, a thread per element, k in steps of tk. */
@@ -235,6 +237,78 @@ static void expect(ts_sched *s, ts_status got, ts_status code, const char *prefi
     const ir_stmt *root_ = s->root;                                           \
     expect(s, (call), code, prefix, root_);                                   \
   } while (0)
+
+/* Lowering expands a vectorized loop into its lanes: the update's vector
+ * load of B fills a temporary that four scalar stores read lane by lane;
+ * the epilogue's load of C another, and one vector store writes the four
+ * lane values.  The IR text shows the loops as scheduled. */
+static void test_vector_lanes_expanded(void **state) {
+  (void)state;
+  ts_gemm g = ts_gemm_make(2, 8, 2);
+  g.beta = 0.5f;
+  ts_sched *s = ts_matmul(&g);
+  ts_loop *jo, *ji;
+  ts_split(s, ts_get_loop(s, "j"), 4, &jo, &ji);
+  ts_reorder(s, 2, (ts_loop *[]){ts_get_loop(s, "k"), ji});
+  assert_int_equal(ts_vectorize(s, ji), TS_OK);
+  assert_ir(s,
+            "for i in 0..2:\n"
+            "  for j.outer in 0..2:\n"
+            "    local float acc[1][4]\n"
+            "    for j.inner in 0..4 vectorized:\n"
+            "      acc[0, j.inner] = 0.0\n"
+            "    for k in 0..2:\n"
+            "      for j.inner in 0..4 vectorized:\n"
+            "        acc[0, j.inner] = acc[0, j.inner] + A[i, k] * "
+            "vec4(B[k, j.outer*4 + j.inner])\n"
+            "    for j.inner in 0..4 vectorized:\n"
+            "      vec4(C[i, j.outer*4 + j.inner]) = acc[0, j.inner] + 0.5 * "
+            "vec4(C[i, j.outer*4 + j.inner])\n");
+  ts_program *p = ts_lower(s);
+  assert_int_equal(p->status, TS_OK);
+  ts_buf b;
+  ts_buf_init(&b);
+  ir_print_stmt_lanes(&b, p->k.body, 0);
+  char *lanes = ts_buf_take(&b);
+  assert_string_equal(
+      lanes,
+      "for i in 0..2:\n"
+      "  for j.outer in 0..2:\n"
+      "    local float acc[1][4]\n"
+      "    lanes of j.inner in 0..4:\n"
+      "      acc[0, 0] = 0.0\n"
+      "      acc[0, 1] = 0.0\n"
+      "      acc[0, 2] = 0.0\n"
+      "      acc[0, 3] = 0.0\n"
+      "    for k in 0..2:\n"
+      "      lanes of j.inner in 0..4:\n"
+      "        local float B.v0[4] = vec4(B[k, j.outer*4])\n"
+      "        acc[0, 0] = acc[0, 0] + A[i, k] * B.v0[0]\n"
+      "        acc[0, 1] = acc[0, 1] + A[i, k] * B.v0[1]\n"
+      "        acc[0, 2] = acc[0, 2] + A[i, k] * B.v0[2]\n"
+      "        acc[0, 3] = acc[0, 3] + A[i, k] * B.v0[3]\n"
+      "    lanes of j.inner in 0..4:\n"
+      "      local float C.v0[4] = vec4(C[i, j.outer*4])\n"
+      "      vec4(C[i, j.outer*4]) = vec4(acc[0, 0] + 0.5 * C.v0[0], "
+      "acc[0, 1] + 0.5 * C.v0[1], acc[0, 2] + 0.5 * C.v0[2], "
+      "acc[0, 3] + 0.5 * C.v0[3])\n");
+  free(lanes);
+  /* Codegen prints the lanes one to one. */
+  char *cu = ts_program_cuda(p);
+  assert_non_null(strstr(
+      cu, "        {\n"
+          "          const float4 B_v0 = *reinterpret_cast<const float4 "
+          "*>(&B[k*8 + j_outer*4]);\n"
+          "          acc[0][0] += A[i*2 + k] * B_v0.x;\n"));
+  assert_non_null(strstr(
+      cu, "*reinterpret_cast<float4 *>(&C[i*8 + j_outer*4]) = "
+          "make_float4(acc[0][0] + 0.5f * C_v0.x, acc[0][1] + 0.5f * "
+          "C_v0.y, acc[0][2] + 0.5f * C_v0.z, acc[0][3] + 0.5f * C_v0.w);\n"));
+  free(cu);
+  ts_program_free(p);
+  assert_correct(s);
+  ts_sched_free(s);
+}
 
 /* 8 lanes are 16 bytes of fp16 or bf16; of floats they are not a vector. */
 static void test_vector_width_follows_the_element_size(void **state) {
@@ -799,6 +873,7 @@ int main(void) {
       cmocka_unit_test(test_register_cache_and_cache_write),
       cmocka_unit_test(test_layout_vectorize_double_buffer),
       cmocka_unit_test(test_fp16_caches_and_vectors),
+      cmocka_unit_test(test_vector_lanes_expanded),
       cmocka_unit_test(test_vector_width_follows_the_element_size),
       cmocka_unit_test(test_cache_read_errors),
       cmocka_unit_test(test_cache_write_errors),

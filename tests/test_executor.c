@@ -1,7 +1,8 @@
 /*
  * The reference executor on hand-built kernels: a correct one runs clean,
  * and each planted fault (out of bounds, races in shared and global memory,
- * a barrier in divergent code, reads of unwritten memory) is caught.
+ * a barrier in divergent code, reads of unwritten memory, misaligned
+ * vector accesses) is caught.
  */
 #include "helpers.h"
 
@@ -38,13 +39,6 @@ static int setup(void **state) {
   for (int i = 0; i < 8; i++)
     f->A[i] = (float)i + 1;
   *state = f;
-  return 0;
-}
-
-static int teardown(void **state) {
-  fixture *f = *state;
-  ts_arena_release(&f->a);
-  free(f);
   return 0;
 }
 
@@ -203,8 +197,73 @@ static void test_cast_rounds_within_an_expression(void **state) {
   assert_true(f->C[3] == 1.0f);
 }
 
+/* ---- Vector accesses, as the lanes pass makes them ------------------------ */
+
+/* vec4(buf[.., idx]): the 4 elements from there on. */
+static ir_expr *vec4_at(fixture *f, ir_buffer *b, ir_expr *idx) {
+  ir_expr *e = at(f, b, idx);
+  e->load.lanes = 4;
+  return e;
+}
+
+/* A vector temporary T filled by `from`, and vec4(C[0, to]) = vec4(2 * T[0],
+ * ..., 2 * T[3]). */
+static ir_stmt *vector_copy(fixture *f, ir_expr *from, ir_expr *to) {
+  int64_t four = 4;
+  ir_buffer *t = ir_new_buffer(&f->a, "T", SCOPE_LOCAL, TS_F32, 1, &four,
+                               NULL);
+  t->vector = true;
+  ir_expr *lanes[4];
+  for (int l = 0; l < 4; l++)
+    lanes[l] = ir_binary(&f->a, E_MUL, ir_float(&f->a, 2), at(f, t, I(l)));
+  ir_stmt *store = put(f, f->k.C, to, ir_vector(&f->a, lanes, 4));
+  store->store.lanes = 4;
+  ir_stmt *alloc = ir_new_alloc(&f->a, t, store);
+  alloc->alloc.init = from;
+  return alloc;
+}
+
+/* Two threads, four lanes each: all of A and C. */
+static bool run_two(fixture *f, ir_stmt *per_thread) {
+  f->tx->extent = 2;
+  f->k.block[0] = 2;
+  return run(f, per_thread, false);
+}
+
+static void test_vector_copy_runs_clean(void **state) {
+  fixture *f = *state;
+  ir_expr *four_tx = ir_binary(&f->a, E_MUL, TX, I(4));
+  assert_true(run_two(f, vector_copy(f, vec4_at(f, f->k.A, four_tx), four_tx)));
+  for (int i = 0; i < 8; i++)
+    assert_true(f->C[i] == 2 * f->A[i]);
+}
+
+/* A vector load from A, then a vector store to C, starting off the width. */
+static void test_misaligned_vector_accesses(void **state) {
+  fixture *f = *state;
+  ir_expr *four_tx = ir_binary(&f->a, E_MUL, TX, I(4));
+  ir_expr *off = ir_binary(&f->a, E_ADD, four_tx, I(1));
+  assert_false(run_two(f, vector_copy(f, vec4_at(f, f->k.A, off), four_tx)));
+  assert_non_null(strstr(f->msg, "misaligned 4-wide vector access to global "
+                                 "A at element 1, by thread (0, 0, 0)"));
+  assert_false(run_two(f, vector_copy(f, vec4_at(f, f->k.A, four_tx), off)));
+  assert_non_null(strstr(f->msg, "misaligned 4-wide vector access to global "
+                                 "C at element 1, by thread (0, 0, 0)"));
+}
+
+static void test_vector_access_past_the_end(void **state) {
+  fixture *f = *state;
+  int64_t six = 6;
+  ir_buffer *s6 = ir_new_buffer(&f->a, "S", SCOPE_SHARED, TS_F32, 1, &six,
+                                NULL);
+  ir_stmt *copy = vector_copy(f, vec4_at(f, s6, I(4)), TX);
+  assert_false(run_two(f, ir_new_alloc(&f->a, s6, copy)));
+  assert_non_null(strstr(f->msg, "4-wide vector access to shared S at "
+                                 "element 4 passes its end, element 6"));
+}
+
 int main(void) {
-#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, free_arena_fixture)
   const struct CMUnitTest tests[] = {
       T(test_correct_copy_runs_clean),
       T(test_out_of_bounds_store),
@@ -218,6 +277,9 @@ int main(void) {
       T(test_blocks_writing_one_element_race),
       T(test_store_to_fp16_rounds_to_nearest_even),
       T(test_cast_rounds_within_an_expression),
+      T(test_vector_copy_runs_clean),
+      T(test_misaligned_vector_accesses),
+      T(test_vector_access_past_the_end),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -22,13 +22,6 @@ static int setup(void **state) {
   return 0;
 }
 
-static int teardown(void **state) {
-  fixture *f = *state;
-  ts_arena_release(&f->a);
-  free(f);
-  return 0;
-}
-
 static void assert_prints(const ir_expr *e, const char *want) {
   ts_buf b;
   ts_buf_init(&b);
@@ -123,14 +116,15 @@ static void test_substitution_keeps_unchanged_nodes(void **state) {
 }
 
 int main(void) {
+#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, free_arena_fixture)
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test_setup_teardown(test_linear_terms_cancel, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_div_mod_split_divisible_terms, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_conditions_proven_by_bounds, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_bounds, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_region_of_split_index, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_printer_parentheses, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_substitution_keeps_unchanged_nodes, setup, teardown),
+      T(test_linear_terms_cancel),
+      T(test_div_mod_split_divisible_terms),
+      T(test_conditions_proven_by_bounds),
+      T(test_bounds),
+      T(test_region_of_split_index),
+      T(test_printer_parentheses),
+      T(test_substitution_keeps_unchanged_nodes),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

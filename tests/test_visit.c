@@ -57,21 +57,19 @@ static int setup(void **state) {
                              ir_cast(&f->a, TS_F16, ir_float(&f->a, 1.5f)));
   ir_stmt *store = ir_new_store(&f->a, f->shared, to, value);
   ir_stmt *guarded = ir_new_if(&f->a, cond(f), store, ir_new_barrier(&f->a));
-  ir_stmt *loop = ir_new_for(&f->a, f->l, ir_new_alloc(&f->a, f->shared, guarded));
+  ir_stmt *alloc = ir_new_alloc(&f->a, f->shared, guarded);
+  ir_expr *lane = ir_float(&f->a, 2.5f);
+  alloc->alloc.init = ir_vector(&f->a, &lane, 1);
+  ir_stmt *loop = ir_new_for(&f->a, f->l, alloc);
   ir_stmt *compute = ir_new_compute(&f->a, V(), V(), V(), cond(f));
   compute = ir_compute_with_src(&f->a, compute, 0, f->shared, V(), I(0));
-  ir_stmt *items[2] = {loop, compute};
-  f->root = ir_new_seq(&f->a, items, 2);
+  ir_stmt *lanes = ir_new_lanes(&f->a, f->l, ir_new_barrier(&f->a),
+                                ir_new_barrier(&f->a));
+  ir_stmt *items[3] = {loop, compute, lanes};
+  f->root = ir_new_seq(&f->a, items, 3);
   assert_non_null(f->root);
   assert_false(f->a.failed);
   *state = f;
-  return 0;
-}
-
-static int teardown(void **state) {
-  fixture *f = *state;
-  ts_arena_release(&f->a);
-  free(f);
   return 0;
 }
 
@@ -133,8 +131,8 @@ static void test_visitor_reaches_every_kind(void **state) {
     assert_int_equal(t.pre_expr[k], t.post_expr[k]);
   }
   for (int k = 0; k < NSTMT; k++) {
-    assert_int_equal(t.pre_stmt[k], 1);
-    assert_int_equal(t.post_stmt[k], 1);
+    assert_true(t.pre_stmt[k] > 0);
+    assert_int_equal(t.pre_stmt[k], t.post_stmt[k]);
   }
   /* Parents before children, children in their form's order. */
   assert_ptr_equal(t.node[0], f->root);
@@ -145,6 +143,15 @@ static void test_visitor_reaches_every_kind(void **state) {
   while (t.node[at] != sel)
     at++;
   assert_ptr_equal(t.node[at + 1], sel->op.c);
+  /* An allocation's initializer before its body; lanes: the body as
+   * scheduled, then the expansion. */
+  const ir_stmt *alloc = f->root->seq.items[0]->for_.body;
+  assert_ptr_equal(t.node[3], alloc->alloc.init);
+  const ir_stmt *lanes = f->root->seq.items[2];
+  while (t.node[at] != lanes)
+    at++;
+  assert_ptr_equal(t.node[at + 1], lanes->lanes.body);
+  assert_ptr_equal(t.node[at + 2], lanes->lanes.expanded);
 }
 
 static void test_visitor_skips_and_stops(void **state) {
@@ -164,10 +171,14 @@ static void test_visitor_skips_and_stops(void **state) {
   assert_int_equal(some.post_stmt[S_SEQ], 0);
 
   /* Without expression hooks the walk stays among statements. */
-  tally stmts = {.skip_kind = -1};
+  tally all = {.skip_kind = -1}, stmts = {.skip_kind = -1};
+  walk(f->root, &all);
   ir_visitor stmts_only = {.stmt = pre_stmt, .ctx = &stmts};
   ir_visit_stmt(&stmts_only, f->root);
-  assert_int_equal(stmts.seen, NSTMT);
+  int nstmts = 0;
+  for (int k = 0; k < NSTMT; k++)
+    nstmts += all.pre_stmt[k];
+  assert_int_equal(stmts.seen, nstmts);
 }
 
 /* ---- Mutator ------------------------------------------------------------- */
@@ -303,12 +314,13 @@ static void test_mutator_reports_out_of_memory(void **state) {
 }
 
 int main(void) {
+#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, free_arena_fixture)
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test_setup_teardown(test_visitor_reaches_every_kind, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_visitor_skips_and_stops, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_mutator_keeps_unchanged_nodes, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_mutator_rebuilds_only_the_path, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_mutator_reports_out_of_memory, setup, teardown),
+      T(test_visitor_reaches_every_kind),
+      T(test_visitor_skips_and_stops),
+      T(test_mutator_keeps_unchanged_nodes),
+      T(test_mutator_rebuilds_only_the_path),
+      T(test_mutator_reports_out_of_memory),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -5,7 +5,9 @@
  * `const int x = threadIdx.x;`, unrolled loops get `#pragma unroll`,
  * register tiles are arrays (a 1x1 tile a scalar), and global accesses are
  * flattened with the buffer's strides.  Index arithmetic is int, or long
- * long when a matrix has 2^31 elements or more.
+ * long when a matrix has 2^31 elements or more.  Vectorized loops arrive
+ * expanded into their lanes (src/lower/lanes.c): vector temporaries are
+ * `const float4` registers, vector accesses reinterpret_casts.
  */
 #include "codegen.h"
 
@@ -16,17 +18,12 @@
 #include "../ir/dtype.h"
 #include "../ir/printer.h"
 
-enum { MAX_LANE_NAMES = 64 };
-
 typedef struct {
   ts_arena *a;
   ts_buf *b;
   bool wide;          /* 64-bit index arithmetic */
   bool needs_floordiv; /* a division the code must floor itself */
   ir_expr_style style;
-  /* Stand-in buffers for the lanes of vector temporaries ("A_v.x"). */
-  const ir_buffer *lane_bufs[MAX_LANE_NAMES];
-  int nlanes;
   bool dynamic_shared;    /* shared buffers are slots of one extern array */
   int64_t shared_offset;  /* bytes of it given out so far */
   bool uses[TS_DTYPE_COUNT]; /* element types declared: their headers */
@@ -51,21 +48,23 @@ static bool is_scalar(const ir_buffer *buf) {
   return true;
 }
 
-static bool is_lane(const emitter *em, const ir_buffer *buf) {
-  for (int i = 0; i < em->nlanes; i++)
-    if (em->lane_bufs[i] == buf)
-      return true;
-  return false;
+/* Lane `lane` of a vector temporary: "t.z", or "t.v[2]" for the structs
+ * of narrow elements. */
+static void lane_suffix(ts_buf *b, const ir_buffer *buf, int64_t lane) {
+  if (buf->dtype == TS_F32)
+    ts_buf_printf(b, ".%c", "xyzw"[lane]);
+  else
+    ts_buf_printf(b, ".v[%lld]", (long long)lane);
 }
 
 static void c_access(ts_buf *b, const ir_buffer *buf, ir_expr *const *idx,
                      const ir_expr_style *st) {
   emitter *em = st->ctx;
-  if (is_lane(em, buf)) {
-    ts_buf_puts(b, buf->name);
+  ts_buf_c_name(b, buf->name);
+  if (buf->vector) { /* the verifier keeps its lanes constant */
+    lane_suffix(b, buf, idx[0]->ival);
     return;
   }
-  ts_buf_c_name(b, buf->name);
   if (buf->scope != SCOPE_GLOBAL) {
     if (is_scalar(buf))
       return;
@@ -111,24 +110,98 @@ static const char *index_type(const emitter *em) {
 
 static const char *launch_source(ts_loop_kind k) { return ir_loop_kind_name(k); }
 
-static void stmt(emitter *em, const ir_stmt *s, int depth);
-static void emit_vector_loop(emitter *em, const ir_stmt *s, int depth);
+/* ---- Vectors --------------------------------------------------------------- */
 
-static void emit_for(emitter *em, const ir_stmt *s, int depth) {
-  ts_buf *b = em->b;
-  const ts_loop *l = s->for_.loop;
-  if (l->kind == TS_VECTORIZED) {
-    emit_vector_loop(em, s, depth);
+/* The type of a `lanes`-wide access to t elements: CUDA's float2 and
+ * float4, or for fp16 and bf16 a struct of the elements aligned to its size
+ * (so the access is one 4-, 8- or 16-byte load or store), defined at the
+ * top of the file. */
+static const char *vector_type(emitter *em, ts_dtype t, int lanes) {
+  if (t == TS_F32)
+    return ts_arena_printf(em->a, "float%d", lanes);
+  em->uses[t] = true;
+  em->vectors[t] |= 1u << lanes;
+  return ts_arena_printf(em->a, "tessel_%sx%d", ts_dtype_name(t), lanes);
+}
+
+/* The `lanes` elements from buf[idx] on, as one access. */
+static void vector_access(emitter *em, const ir_buffer *buf,
+                          ir_expr *const *idx, int lanes, bool is_const) {
+  ts_buf_printf(em->b, "*reinterpret_cast<%s%s *>(&", is_const ? "const " : "",
+                vector_type(em, buf->dtype, lanes));
+  c_access(em->b, buf, idx, &em->style);
+  ts_buf_puts(em->b, ")");
+}
+
+/* A vector load, or a vector made of its lanes' values. */
+static void c_vector(ts_buf *b, const ir_expr *e, const ir_expr_style *st) {
+  emitter *em = st->ctx;
+  if (e->kind == E_LOAD) {
+    vector_access(em, e->load.buf, e->load.idx, e->load.lanes, true);
     return;
   }
+  bool f32 = e->dtype == TS_F32;
+  if (f32)
+    ts_buf_printf(b, "make_float%d(", e->vector.n);
+  else
+    ts_buf_printf(b, "%s{{", vector_type(em, e->dtype, e->vector.n));
+  for (int i = 0; i < e->vector.n; i++) {
+    if (i)
+      ts_buf_puts(b, ", ");
+    ir_print_expr(b, e->vector.lane[i], st);
+  }
+  ts_buf_puts(b, f32 ? ")" : "}}");
+}
+
+/* A vector temporary: one register holding a vector load's lanes. */
+static void emit_vector_temp(emitter *em, const ir_stmt *s) {
+  const ir_buffer *buf = s->alloc.buf;
+  ts_buf_printf(em->b, "const %s ",
+                vector_type(em, buf->dtype, (int)buf->shape[0]));
+  ts_buf_c_name(em->b, buf->name);
+  ts_buf_puts(em->b, " = ");
+  expr(em, s->alloc.init);
+  ts_buf_puts(em->b, ";\n");
+}
+
+/* The lanes of a vectorized loop, as lowering expanded them; its vector
+ * temporaries get a block of their own. */
+static int c_lanes(ts_buf *b, const ir_stmt *s, int depth,
+                   const ir_stmt_style *st) {
+  (void)st;
+  const ir_stmt *lanes = s->lanes.expanded;
+  if (lanes->kind != S_ALLOC || !lanes->alloc.init)
+    return depth;
+  ts_buf_indent(b, depth);
+  ts_buf_puts(b, "{\n");
+  return depth + 1;
+}
+
+static void vector_struct_definitions(ts_buf *b, const emitter *em) {
+  for (int t = 0; t < TS_DTYPE_COUNT; t++)
+    for (int lanes = 2; lanes <= 8; lanes *= 2)
+      if (em->vectors[t] & (1u << lanes)) {
+        const dtype_info *info = dtype_info_of((ts_dtype)t);
+        ts_buf_printf(b, "struct __align__(%d) tessel_%sx%d { %s v[%d]; };\n",
+                      lanes * info->size, info->name, lanes, info->cuda_type,
+                      lanes);
+      }
+}
+
+/* ---- Statements ------------------------------------------------------------ */
+
+/* A launch loop is its index, `const int x = threadIdx.x;`, and its body
+ * follows at the same depth; other loops are C for loops. */
+static int c_loop(ts_buf *b, const ts_loop *l, int depth,
+                  const ir_stmt_style *st) {
+  const emitter *em = st->ctx;
   ts_buf_indent(b, depth);
   if (ir_kind_is_launch(l->kind)) {
     ts_buf_printf(b, "const %s ", index_type(em));
     ts_buf_c_name(b, l->name);
     ts_buf_printf(b, " = %s;  // 0..%lld\n", launch_source(l->kind),
                   (long long)l->extent - 1);
-    stmt(em, s->for_.body, depth);
-    return;
+    return depth;
   }
   if (l->kind == TS_UNROLLED) {
     ts_buf_puts(b, "#pragma unroll\n");
@@ -141,9 +214,7 @@ static void emit_for(emitter *em, const ir_stmt *s, int depth) {
   ts_buf_printf(b, " < %lld; ++", (long long)l->extent);
   ts_buf_c_name(b, l->name);
   ts_buf_puts(b, ") {\n");
-  stmt(em, s->for_.body, depth + 1);
-  ts_buf_indent(b, depth);
-  ts_buf_puts(b, "}\n");
+  return depth + 1;
 }
 
 /* x = x + y prints as x += y. */
@@ -157,10 +228,14 @@ static bool is_accumulate(const ir_stmt *s) {
   return true;
 }
 
-static void emit_store(emitter *em, const ir_stmt *s, int depth) {
-  ts_buf *b = em->b;
+static void c_store(ts_buf *b, const ir_stmt *s, int depth,
+                    const ir_stmt_style *st) {
+  emitter *em = st->ctx;
   ts_buf_indent(b, depth);
-  c_access(b, s->store.buf, s->store.idx, &em->style);
+  if (s->store.lanes > 1)
+    vector_access(em, s->store.buf, s->store.idx, s->store.lanes, false);
+  else
+    c_access(b, s->store.buf, s->store.idx, &em->style);
   if (is_accumulate(s)) {
     ts_buf_puts(b, " += ");
     expr(em, s->store.value->op.b);
@@ -195,11 +270,14 @@ static void emit_dynamic_shared(emitter *em, const ir_buffer *buf) {
   em->shared_offset += ir_shared_slot_bytes(buf);
 }
 
-static void emit_alloc(emitter *em, const ir_stmt *s, int depth) {
-  ts_buf *b = em->b;
+static void c_alloc(ts_buf *b, const ir_stmt *s, int depth,
+                    const ir_stmt_style *st) {
+  emitter *em = st->ctx;
   const ir_buffer *buf = s->alloc.buf;
   ts_buf_indent(b, depth);
-  if (buf->scope == SCOPE_SHARED && em->dynamic_shared) {
+  if (s->alloc.init) {
+    emit_vector_temp(em, s);
+  } else if (buf->scope == SCOPE_SHARED && em->dynamic_shared) {
     emit_dynamic_shared(em, buf);
   } else {
     if (buf->scope == SCOPE_SHARED)
@@ -210,240 +288,22 @@ static void emit_alloc(emitter *em, const ir_stmt *s, int depth) {
       array_dims(b, buf);
     ts_buf_puts(b, ";\n");
   }
-  stmt(em, s->alloc.body, depth);
 }
 
-/* ---- Vectorized loops ------------------------------------------------------ */
-
-/* The type of a `lanes`-wide access to t elements: CUDA's float2 and
- * float4, or for fp16 and bf16 a struct of the elements aligned to its size
- * (so the access is one 4-, 8- or 16-byte load or store), defined at the
- * top of the file. */
-static const char *vector_type(emitter *em, ts_dtype t, int lanes) {
-  if (t == TS_F32)
-    return ts_arena_printf(em->a, "float%d", lanes);
-  em->uses[t] = true;
-  em->vectors[t] |= 1u << lanes;
-  return ts_arena_printf(em->a, "tessel_%sx%d", ts_dtype_name(t), lanes);
+static void c_compute(ts_buf *b, const ir_stmt *s, int depth,
+                      const ir_stmt_style *st) {
+  (void)s;
+  (void)st;
+  ts_buf_indent(b, depth);
+  ts_buf_puts(b, "/* unlowered compute */\n");
 }
 
-/* Lane `lane` of a vector temporary: "t.z", or "t.v[2]" for the structs. */
-static const char *lane_name(emitter *em, const char *temp, ts_dtype t,
-                             int lane) {
-  static const char comp[] = "xyzw";
-  if (t == TS_F32)
-    return ts_arena_printf(em->a, "%s.%c", temp, comp[lane]);
-  return ts_arena_printf(em->a, "%s.v[%d]", temp, lane);
-}
-
-/* A vector value of the lanes' expressions: the opening, then the end. */
-static void vector_make(emitter *em, ts_dtype t, int lanes) {
-  if (t == TS_F32)
-    ts_buf_printf(em->b, "make_float%d(", lanes);
-  else
-    ts_buf_printf(em->b, "%s{{", vector_type(em, t, lanes));
-}
-
-static void vector_make_end(emitter *em, ts_dtype t) {
-  ts_buf_puts(em->b, t == TS_F32 ? ")" : "}}");
-}
-
-static void vector_struct_definitions(ts_buf *b, const emitter *em) {
-  for (int t = 0; t < TS_DTYPE_COUNT; t++)
-    for (int lanes = 2; lanes <= 8; lanes *= 2)
-      if (em->vectors[t] & (1u << lanes)) {
-        const dtype_info *info = dtype_info_of((ts_dtype)t);
-        ts_buf_printf(b, "struct __align__(%d) tessel_%sx%d { %s v[%d]; };\n",
-                      lanes * info->size, info->name, lanes, info->cuda_type,
-                      lanes);
-      }
-}
-
-typedef struct {
-  const ir_expr *load; /* a vector load of the body */
-  char name[64];       /* its temporary */
-} vec_temp;
-
-enum { MAX_VEC_TEMPS = 8 };
-
-static void find_vector_loads(emitter *em, const ir_expr *e, vec_temp *t,
-                              int *n) {
-  if (!e)
-    return;
-  if (e->kind == E_LOAD) {
-    if (e->load.lanes > 1 && *n < MAX_VEC_TEMPS) {
-      ts_buf nb;
-      ts_buf_init(&nb);
-      ts_buf_c_name(&nb, e->load.buf->name);
-      char *base = ts_buf_take(&nb);
-      snprintf(t[*n].name, sizeof(t[*n].name), "%s_v%d", base ? base : "t", *n);
-      free(base);
-      t[(*n)++].load = e;
-    }
-    return;
-  }
-  if (e->kind == E_INT || e->kind == E_FLOAT || e->kind == E_VAR)
-    return;
-  find_vector_loads(em, e->op.a, t, n);
-  find_vector_loads(em, e->op.b, t, n);
-  find_vector_loads(em, e->op.c, t, n);
-}
-
-static ir_expr *at_lane(emitter *em, ir_expr *e, const ir_var *v, int lane) {
-  return ir_simplify_expr(em->a, ir_subst_expr(em->a, e, v, ir_int(em->a, lane)));
-}
-
-static ir_expr **indices_at(emitter *em, ir_expr *const *idx, int n,
-                            const ir_var *v, int lane) {
-  ir_expr **out = ts_arena_alloc(em->a, sizeof(*out) * (size_t)n);
-  for (int d = 0; out && d < n; d++)
-    out[d] = at_lane(em, idx[d], v, lane);
-  return out;
-}
-
-/* e for one lane: vector loads become that lane of their temporary. */
-static ir_expr *lane_value(emitter *em, ir_expr *e, const vec_temp *t, int n,
-                           const ir_var *v, int lane) {
-  for (int i = 0; i < n; i++)
-    if (t[i].load == e && em->nlanes < MAX_LANE_NAMES) {
-      int64_t one = 1;
-      ts_dtype type = e->load.buf->dtype;
-      ir_buffer *lb = ir_new_buffer(
-          em->a, lane_name(em, t[i].name, type, lane), SCOPE_LOCAL, type, 1,
-          &one, NULL);
-      em->lane_bufs[em->nlanes++] = lb;
-      ir_expr *zero = ir_int(em->a, 0);
-      return ir_load(em->a, lb, &zero);
-    }
-  switch (e->kind) {
-  case E_INT: case E_FLOAT: case E_VAR:
-    return at_lane(em, e, v, lane);
-  case E_LOAD:
-    return ir_load(em->a, e->load.buf,
-                   indices_at(em, e->load.idx, e->load.buf->ndim, v, lane));
-  case E_NOT:
-    return ir_not(em->a, lane_value(em, e->op.a, t, n, v, lane));
-  case E_CAST:
-    return ir_cast(em->a, e->dtype, lane_value(em, e->op.a, t, n, v, lane));
-  case E_SELECT:
-    return ir_select(em->a, at_lane(em, e->op.c, v, lane),
-                     lane_value(em, e->op.a, t, n, v, lane),
-                     lane_value(em, e->op.b, t, n, v, lane));
-  default:
-    return ir_binary(em->a, e->kind, lane_value(em, e->op.a, t, n, v, lane),
-                     lane_value(em, e->op.b, t, n, v, lane));
-  }
-}
-
-static void vector_address(emitter *em, const ir_buffer *buf,
-                           ir_expr *const *idx, const ir_var *v, int width,
-                           bool is_const) {
-  ts_buf_printf(em->b, "*reinterpret_cast<%s%s *>(&", is_const ? "const " : "",
-                vector_type(em, buf->dtype, width));
-  c_access(em->b, buf, indices_at(em, idx, buf->ndim, v, 0), &em->style);
-  ts_buf_puts(em->b, ")");
-}
-
-/* A vectorized loop: vector loads into float4 (float2, ...) temporaries, then
- * one vector store or a scalar store per lane.  A body that is not one
- * store is emitted once per lane. */
-static void emit_vector_loop(emitter *em, const ir_stmt *s, int depth) {
-  ts_buf *b = em->b;
-  const ts_loop *l = s->for_.loop;
-  const ir_stmt *body = s->for_.body;
-  int width = (int)l->extent;
-  if (body->kind != S_STORE) {
-    for (int lane = 0; lane < width; lane++)
-      stmt(em, ir_simplify_stmt(em->a, ir_subst_stmt(em->a, (ir_stmt *)body,
-                                                     l->var, ir_int(em->a, lane))),
-           depth);
-    return;
-  }
-  vec_temp t[MAX_VEC_TEMPS];
-  int n = 0;
-  find_vector_loads(em, body->store.value, t, &n);
-  if (n) {
-    ts_buf_indent(b, depth);
-    ts_buf_puts(b, "{\n");
-    depth++;
-  }
-  for (int i = 0; i < n; i++) {
-    ts_buf_indent(b, depth);
-    ts_buf_printf(b, "const %s %s = ",
-                  vector_type(em, t[i].load->load.buf->dtype, width),
-                  t[i].name);
-    vector_address(em, t[i].load->load.buf, t[i].load->load.idx, l->var, width,
-                   true);
-    ts_buf_puts(b, ";\n");
-  }
-  if (body->store.lanes > 1) {
-    ts_buf_indent(b, depth);
-    vector_address(em, body->store.buf, body->store.idx, l->var, width, false);
-    ts_buf_puts(b, " = ");
-    vector_make(em, body->store.buf->dtype, width);
-    for (int lane = 0; lane < width; lane++) {
-      if (lane)
-        ts_buf_puts(b, ", ");
-      expr(em, lane_value(em, body->store.value, t, n, l->var, lane));
-    }
-    vector_make_end(em, body->store.buf->dtype);
-    ts_buf_puts(b, ";\n");
-  } else {
-    for (int lane = 0; lane < width; lane++) {
-      ir_stmt *one = ir_new_store(
-          em->a, body->store.buf,
-          indices_at(em, body->store.idx, body->store.buf->ndim, l->var, lane),
-          lane_value(em, body->store.value, t, n, l->var, lane));
-      if (one)
-        emit_store(em, one, depth);
-    }
-  }
-  if (n) {
-    ts_buf_indent(b, depth - 1);
-    ts_buf_puts(b, "}\n");
-  }
-}
-
-static void stmt(emitter *em, const ir_stmt *s, int depth) {
-  ts_buf *b = em->b;
-  switch (s->kind) {
-  case S_FOR:
-    emit_for(em, s, depth);
-    return;
-  case S_SEQ:
-    for (int i = 0; i < s->seq.n; i++)
-      stmt(em, s->seq.items[i], depth);
-    return;
-  case S_STORE:
-    emit_store(em, s, depth);
-    return;
-  case S_IF:
-    ts_buf_indent(b, depth);
-    ts_buf_puts(b, "if (");
-    expr(em, s->if_.cond);
-    ts_buf_puts(b, ") {\n");
-    stmt(em, s->if_.then_, depth + 1);
-    ts_buf_indent(b, depth);
-    if (s->if_.else_) {
-      ts_buf_puts(b, "} else {\n");
-      stmt(em, s->if_.else_, depth + 1);
-      ts_buf_indent(b, depth);
-    }
-    ts_buf_puts(b, "}\n");
-    return;
-  case S_ALLOC:
-    emit_alloc(em, s, depth);
-    return;
-  case S_BARRIER:
-    ts_buf_indent(b, depth);
-    ts_buf_puts(b, "__syncthreads();\n");
-    return;
-  case S_COMPUTE:
-    ts_buf_indent(b, depth);
-    ts_buf_puts(b, "/* unlowered compute */\n");
-    return;
-  }
-}
+/* The statements: the printer's walk, in C. */
+static const ir_stmt_style c_stmt_style = {
+    .if_open = "if (", .if_then = ") {\n", .else_line = "} else {\n",
+    .close = "}\n", .barrier = "__syncthreads();\n", .loop = c_loop,
+    .lanes = c_lanes, .alloc = c_alloc, .store = c_store,
+    .compute = c_compute};
 
 /* The headers of the element types used, and the vector structs. */
 static void type_definitions(ts_buf *b, const emitter *em) {
@@ -518,8 +378,13 @@ char *ts_program_cuda(const ts_program *p) {
                   "(cuFuncSetAttribute) at launch.\n  extern __shared__ "
                   "__align__(16) float tessel_shared[];\n",
                   (long long)k->shared_bytes);
-  em.style = (ir_expr_style){c_var, c_access, true, &em, floor_call};
-  stmt(&em, k->body, 1);
+  em.style = (ir_expr_style){.var = c_var, .access = c_access,
+                             .vector = c_vector, .cuda = true, .ctx = &em,
+                             .floor_call = floor_call};
+  ir_stmt_style stmts = c_stmt_style;
+  stmts.expr = &em.style;
+  stmts.ctx = &em;
+  ir_print_stmt_with(&body, k->body, 1, &stmts);
 
   const char *param_type[3] = {cuda_type(&em, k->A->dtype),
                                cuda_type(&em, k->B->dtype),

@@ -10,6 +10,10 @@
  * access.  Two threads touching one element between barriers, at least one
  * of them writing, is a race; threads of different blocks never
  * synchronize, so there any such pair is a race.
+ *
+ * Vectorized loops run as the lanes lowering expanded them into: a vector
+ * access touches the contiguous elements from its lane 0's on, and one that
+ * is not aligned to its width faults, as it does on the GPU.
  */
 #include "exec.h"
 
@@ -166,27 +170,37 @@ static bool conflicts(const exec *x, int32_t who, uint64_t epoch, int32_t me) {
   return !same_block(x, who, me) || epoch == x->epoch;
 }
 
-/* A vector access's lanes start at a multiple of the width: the GPU
- * faults on a misaligned float4. */
-static bool aligned(exec *x, const ir_buffer *b, int64_t off, int lanes,
-                    const ir_var *lane_var, int t) {
-  if (lanes <= 1)
-    return true;
-  int64_t lane = x->env[(size_t)t * (size_t)x->nvars + (size_t)lane_var->id];
-  if ((off - lane) % lanes == 0)
-    return true;
-  fault(x, t, "misaligned %d-wide vector access to %s %s at element %lld",
-        lanes, scope_word(b->scope), b->name, (long long)(off - lane));
-  return false;
+/* Where thread t's element `off` of m is held. */
+static size_t slot(const mem *m, int64_t off, int t) {
+  return (size_t)off + (m->per_thread ? (size_t)t * m->size : 0);
 }
 
-static float load(exec *x, const ir_expr *e, int t) {
-  const ir_buffer *b = e->load.buf;
-  mem *m = find_mem(x, b);
-  int64_t off = element(x, b, e->load.idx, t, "load");
-  if (!m || off < 0 || !aligned(x, b, off, e->load.lanes, e->load.lane_var, t))
-    return 0.0f;
-  size_t at = (size_t)off + (m->per_thread ? (size_t)t * m->size : 0);
+/* A vector access of `lanes` elements from element `off` on: aligned to
+ * its width, as the GPU requires (it faults on a misaligned float4), and
+ * inside the buffer.  Its lanes are contiguous in memory, so lane l is
+ * element off + l. */
+static bool vector_fits(exec *x, const mem *m, int64_t off, int lanes,
+                        int t) {
+  const ir_buffer *b = m->buf;
+  if (off % lanes != 0) {
+    fault(x, t, "misaligned %d-wide vector access to %s %s at element %lld",
+          lanes, scope_word(b->scope), b->name, (long long)off);
+    return false;
+  }
+  if (off + lanes > (int64_t)m->size) {
+    fault(x, t, "%d-wide vector access to %s %s at element %lld passes its "
+          "end, element %lld", lanes, scope_word(b->scope), b->name,
+          (long long)off, (long long)m->size);
+    return false;
+  }
+  return true;
+}
+
+/* Element `off` of m as thread t reads it: written before (unless an
+ * input), and no race with another thread's write. */
+static float read_at(exec *x, mem *m, int64_t off, int t) {
+  const ir_buffer *b = m->buf;
+  size_t at = slot(m, off, t);
   if (!m->read_only && !m->defined[at]) {
     fault(x, t, "read of %s %s at element %lld, which nothing wrote",
           scope_word(b->scope), b->name, (long long)off);
@@ -207,6 +221,27 @@ static float load(exec *x, const ir_expr *e, int t) {
     m->repoch[at] = x->epoch;
   }
   return m->data[at];
+}
+
+static float load(exec *x, const ir_expr *e, int t) {
+  if (e->load.lanes > 1) {
+    fault(x, t, "vector load of %s used as a scalar", e->load.buf->name);
+    return 0.0f;
+  }
+  mem *m = find_mem(x, e->load.buf);
+  int64_t off = element(x, e->load.buf, e->load.idx, t, "load");
+  return m && off >= 0 ? read_at(x, m, off, t) : 0.0f;
+}
+
+/* A vector load's lanes into out[0 .. lanes); false after a fault. */
+static bool load_vector(exec *x, const ir_expr *e, int t, float *out) {
+  mem *m = find_mem(x, e->load.buf);
+  int64_t off = element(x, e->load.buf, e->load.idx, t, "load");
+  if (!m || off < 0 || !vector_fits(x, m, off, e->load.lanes, t))
+    return false;
+  for (int l = 0; l < e->load.lanes && !x->fault; l++)
+    out[l] = read_at(x, m, off + l, t);
+  return !x->fault;
 }
 
 static int64_t eval_int(exec *x, const ir_expr *e, int t) {
@@ -253,6 +288,9 @@ static float eval_float(exec *x, const ir_expr *e, int t) {
   case E_FLOAT: return e->fval;
   case E_INT: return (float)e->ival;
   case E_LOAD: return load(x, e, t);
+  case E_VECTOR:
+    fault(x, t, "vector of %d lanes used as a scalar", e->vector.n);
+    return 0.0f;
   case E_CAST: return ts_round_to(e->dtype, eval_float(x, e->op.a, t));
   case E_SELECT:
     return eval_int(x, e->op.c, t) ? eval_float(x, e->op.a, t)
@@ -307,6 +345,52 @@ static void run_for(exec *x, const ir_stmt *s, const bool *active) {
   }
 }
 
+/* Element `off` of m written by thread t, unless that races with another
+ * thread's access; false after a fault. */
+static bool write_at(exec *x, mem *m, int64_t off, int t, float value) {
+  const ir_buffer *b = m->buf;
+  size_t at = slot(m, off, t);
+  if (m->tracked) {
+    int32_t me = gid(x, t);
+    if (conflicts(x, m->writer[at], m->wepoch[at], me)) {
+      fault(x, t, "race: two threads write %s %s at element %lld without "
+            "a barrier between", scope_word(b->scope), b->name,
+            (long long)off);
+      return false;
+    }
+    if (conflicts(x, m->reader[at], m->repoch[at], me)) {
+      fault(x, t, "race: write of %s %s at element %lld that another "
+            "thread read without a barrier between", scope_word(b->scope),
+            b->name, (long long)off);
+      return false;
+    }
+    m->writer[at] = me;
+    m->wepoch[at] = x->epoch;
+  }
+  /* Memory holds the buffer's type: what a store rounds to. */
+  m->data[at] = ts_round_to(b->dtype, value);
+  m->defined[at] = 1;
+  return true;
+}
+
+/* A store's lanes for thread t (one, or a vector store's) into val, and the
+ * element of lane 0 into *off (-1 after a fault). */
+static void store_lanes(exec *x, const ir_stmt *s, mem *m, int t, float *val,
+                        int64_t *off) {
+  const ir_expr *v = s->store.value;
+  int lanes = s->store.lanes > 1 ? s->store.lanes : 1;
+  if (lanes > 1 && (v->kind != E_VECTOR || v->vector.n != lanes)) {
+    fault(x, t, "vector store to %s of no vector of %d lanes", m->buf->name,
+          lanes);
+    return;
+  }
+  for (int l = 0; l < lanes; l++)
+    val[l] = eval_float(x, lanes > 1 ? v->vector.lane[l] : v, t);
+  *off = element(x, m->buf, s->store.idx, t, "store");
+  if (*off >= 0 && lanes > 1 && !vector_fits(x, m, *off, lanes, t))
+    *off = -1;
+}
+
 static void run_store(exec *x, const ir_stmt *s, const bool *active) {
   const ir_buffer *b = s->store.buf;
   mem *m = find_mem(x, b);
@@ -315,47 +399,22 @@ static void run_store(exec *x, const ir_stmt *s, const bool *active) {
     return;
   }
   /* Phase 1: every active thread evaluates; phase 2: every one writes. */
+  int lanes = s->store.lanes > 1 ? s->store.lanes : 1;
   int64_t *off = malloc(sizeof(int64_t) * (size_t)x->nthreads);
-  float *val = malloc(sizeof(float) * (size_t)x->nthreads);
+  float *val = malloc(sizeof(float) * (size_t)x->nthreads * (size_t)lanes);
   if (!off || !val) {
     fault(x, 0, "the executor ran out of memory");
     free(off);
     free(val);
     return;
   }
-  for (int t = 0; t < x->nthreads && !x->fault; t++) {
-    if (!active[t])
-      continue;
-    val[t] = eval_float(x, s->store.value, t);
-    off[t] = element(x, b, s->store.idx, t, "store");
-    if (off[t] >= 0)
-      aligned(x, b, off[t], s->store.lanes, s->store.lane_var, t);
-  }
-  for (int t = 0; t < x->nthreads && !x->fault; t++) {
-    if (!active[t])
-      continue;
-    size_t at = (size_t)off[t] + (m->per_thread ? (size_t)t * m->size : 0);
-    if (m->tracked) {
-      int32_t me = gid(x, t);
-      if (conflicts(x, m->writer[at], m->wepoch[at], me)) {
-        fault(x, t, "race: two threads write %s %s at element %lld without "
-              "a barrier between", scope_word(b->scope), b->name,
-              (long long)off[t]);
+  for (int t = 0; t < x->nthreads && !x->fault; t++)
+    if (active[t])
+      store_lanes(x, s, m, t, val + (size_t)t * (size_t)lanes, &off[t]);
+  for (int t = 0; t < x->nthreads && !x->fault; t++)
+    for (int l = 0; l < lanes && active[t]; l++)
+      if (!write_at(x, m, off[t] + l, t, val[(size_t)t * (size_t)lanes + l]))
         break;
-      }
-      if (conflicts(x, m->reader[at], m->repoch[at], me)) {
-        fault(x, t, "race: write of %s %s at element %lld that another "
-              "thread read without a barrier between", scope_word(b->scope),
-              b->name, (long long)off[t]);
-        break;
-      }
-      m->writer[at] = me;
-      m->wepoch[at] = x->epoch;
-    }
-    /* Memory holds the buffer's type: what a store rounds to. */
-    m->data[at] = ts_round_to(b->dtype, val[t]);
-    m->defined[at] = 1;
-  }
   free(off);
   free(val);
 }
@@ -383,6 +442,20 @@ static void run_if(exec *x, const ir_stmt *s, const bool *active) {
   free(else_mask);
 }
 
+/* A vector temporary's lanes, each thread's read by one vector load. */
+static void fill_vector_temp(exec *x, mem *m, const ir_expr *init,
+                             const bool *active) {
+  if (init->kind != E_LOAD || init->load.lanes != (int)m->size) {
+    fault(x, 0, "vector temporary %s filled by no vector load of its size",
+          m->buf->name);
+    return;
+  }
+  for (int t = 0; t < x->nthreads && !x->fault; t++) {
+    if (active[t] && load_vector(x, init, t, m->data + slot(m, 0, t)))
+      memset(m->defined + slot(m, 0, t), 1, m->size);
+  }
+}
+
 static void run_alloc(exec *x, const ir_stmt *s, const bool *active) {
   const ir_buffer *b = s->alloc.buf;
   if (x->nlive == MAX_LIVE) {
@@ -397,6 +470,8 @@ static void run_alloc(exec *x, const ir_stmt *s, const bool *active) {
     return;
   }
   x->nlive++;
+  if (s->alloc.init)
+    fill_vector_temp(x, m, s->alloc.init, active);
   run(x, s->alloc.body, active);
   x->nlive--;
   mem_free(m, true);
@@ -426,6 +501,7 @@ static void run(exec *x, const ir_stmt *s, const bool *active) {
   case S_IF: run_if(x, s, active); return;
   case S_ALLOC: run_alloc(x, s, active); return;
   case S_BARRIER: run_barrier(x, active); return;
+  case S_LANES: run(x, s->lanes.expanded, active); return;
   case S_COMPUTE:
     fault(x, 0, "compute statement in a lowered kernel");
     return;

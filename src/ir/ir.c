@@ -234,19 +234,35 @@ ir_expr *ir_select(ts_arena *a, ir_expr *c, ir_expr *x, ir_expr *y) {
   return e;
 }
 
+/* The n expressions copied into the arena; NULL when one is missing (a
+ * constructor that ran out of memory) or the arena is out of memory. */
+static ir_expr **copy_exprs(ts_arena *a, ir_expr *const *xs, int n) {
+  ir_expr **copy = ts_arena_alloc(a, sizeof(*copy) * (size_t)(n ? n : 1));
+  for (int i = 0; copy && i < n; i++)
+    if (!(copy[i] = xs[i]))
+      return NULL;
+  return copy;
+}
+
 ir_expr *ir_load(ts_arena *a, ir_buffer *buf, ir_expr *const *idx) {
   ir_expr *e = new_expr(a, E_LOAD, TY_FLOAT);
-  ir_expr **copy = ts_arena_alloc(a, sizeof(*copy) * (size_t)buf->ndim);
+  ir_expr **copy = copy_exprs(a, idx, buf->ndim);
   if (!e || !copy)
     return NULL;
-  for (int d = 0; d < buf->ndim; d++) {
-    if (!idx[d])
-      return NULL;
-    copy[d] = idx[d];
-  }
   e->load.buf = buf;
   e->load.idx = copy;
   e->dtype = buf->dtype;
+  return e;
+}
+
+ir_expr *ir_vector(ts_arena *a, ir_expr *const *lanes, int n) {
+  ir_expr *e = new_expr(a, E_VECTOR, TY_FLOAT);
+  ir_expr **copy = n > 0 ? copy_exprs(a, lanes, n) : NULL;
+  if (!e || !copy)
+    return NULL;
+  e->vector.lane = copy;
+  e->vector.n = n;
+  e->dtype = lanes[0]->dtype;
   return e;
 }
 
@@ -330,14 +346,9 @@ ir_stmt *ir_new_seq(ts_arena *a, ir_stmt *const *items, int n) {
 ir_stmt *ir_new_store(ts_arena *a, ir_buffer *buf, ir_expr *const *idx,
                       ir_expr *value) {
   ir_stmt *s = new_stmt(a, S_STORE);
-  ir_expr **copy = ts_arena_alloc(a, sizeof(*copy) * (size_t)buf->ndim);
+  ir_expr **copy = copy_exprs(a, idx, buf->ndim);
   if (!s || !copy || !value)
     return NULL;
-  for (int d = 0; d < buf->ndim; d++) {
-    if (!idx[d])
-      return NULL;
-    copy[d] = idx[d];
-  }
   s->store.buf = buf;
   s->store.idx = copy;
   s->store.value = ir_cast(a, buf->dtype, value);
@@ -369,6 +380,19 @@ ir_stmt *ir_new_alloc(ts_arena *a, ir_buffer *buf, ir_stmt *body) {
 }
 
 ir_stmt *ir_new_barrier(ts_arena *a) { return new_stmt(a, S_BARRIER); }
+
+ir_stmt *ir_new_lanes(ts_arena *a, ts_loop *loop, ir_stmt *body,
+                      ir_stmt *expanded) {
+  if (!loop || !body || !expanded)
+    return NULL;
+  ir_stmt *s = new_stmt(a, S_LANES);
+  if (s) {
+    s->lanes.loop = loop;
+    s->lanes.body = body;
+    s->lanes.expanded = expanded;
+  }
+  return s;
+}
 
 ir_stmt *ir_new_compute(ts_arena *a, ir_expr *i, ir_expr *j, ir_expr *k,
                         ir_expr *pred) {
@@ -453,6 +477,13 @@ bool ir_expr_equal(const ir_expr *x, const ir_expr *y) {
       return false;
     for (int d = 0; d < x->load.buf->ndim; d++)
       if (!ir_expr_equal(x->load.idx[d], y->load.idx[d]))
+        return false;
+    return true;
+  case E_VECTOR:
+    if (x->vector.n != y->vector.n)
+      return false;
+    for (int i = 0; i < x->vector.n; i++)
+      if (!ir_expr_equal(x->vector.lane[i], y->vector.lane[i]))
         return false;
     return true;
   default:

@@ -31,11 +31,13 @@ typedef enum {
   FORM_BINARY,  /* op.a, op.b */
   FORM_SELECT,  /* op.c, op.a, op.b */
   FORM_LOAD,    /* load.idx[0 .. buf->ndim) */
+  FORM_VECTOR,  /* vector.lane[0 .. n) */
   FORM_FOR,     /* for_.body */
   FORM_SEQ,     /* seq.items[0 .. n) */
   FORM_STORE,   /* store.idx[0 .. buf->ndim), store.value */
   FORM_IF,      /* if_.cond, if_.then_, if_.else_ (may be NULL) */
-  FORM_ALLOC,   /* alloc.body */
+  FORM_ALLOC,   /* alloc.init (may be NULL), alloc.body */
+  FORM_LANES,   /* lanes.body, lanes.expanded */
   FORM_COMPUTE, /* i, j, k, pred, origin[0][0..1], origin[1][0..1]; pred and
                  * the origins may be NULL */
 } ir_form;
@@ -60,7 +62,8 @@ typedef enum {
   X(E_NOT, "!", FORM_UNARY)                                                   \
   X(E_CAST, "cast", FORM_UNARY)      /* op.a converted to the node's dtype */ \
   X(E_SELECT, "select", FORM_SELECT) /* c ? a : b */                          \
-  X(E_LOAD, "load", FORM_LOAD)       /* buffer[indices] */
+  X(E_LOAD, "load", FORM_LOAD)       /* buffer[indices] */                  \
+  X(E_VECTOR, "vector", FORM_VECTOR) /* lanes side by side: a vector value */
 
 typedef enum {
 #define IR_ENUM(k, s, form) k,
@@ -75,7 +78,8 @@ typedef enum {
   X(S_IF, "if", FORM_IF)                /* guarded statement */               \
   X(S_ALLOC, "allocate", FORM_ALLOC)    /* a buffer live in its body */       \
   X(S_BARRIER, "barrier", FORM_LEAF)    /* __syncthreads() */                 \
-  X(S_COMPUTE, "compute", FORM_COMPUTE) /* the GEMM update before lowering */
+  X(S_COMPUTE, "compute", FORM_COMPUTE) /* the GEMM update before lowering */ \
+  X(S_LANES, "lanes", FORM_LANES)       /* a vectorized loop, lanes expanded */
 
 typedef enum {
 #define IR_ENUM(k, s, form) k,
@@ -111,6 +115,10 @@ typedef struct ir_buffer {
    * first, and padding added to the innermost one.  Strides follow. */
   int order[IR_MAX_DIMS];
   int64_t pad;
+  /* A vector temporary (lowering's lane expansion): a local buffer of
+   * shape[0] elements held as one vector register, which an allocation
+   * fills whole with a vector load and nothing stores to. */
+  bool vector;
 } ir_buffer;
 
 typedef struct ir_expr ir_expr;
@@ -130,10 +138,17 @@ struct ir_expr {
     } op;
     struct {
       ir_buffer *buf;
-      ir_expr **idx;         /* buf->ndim logical indices */
-      int lanes;             /* > 1: the first of `lanes` contiguous... */
-      const ir_var *lane_var; /* ...elements, one per value of this var */
+      ir_expr **idx; /* buf->ndim logical indices */
+      /* > 1: one access of `lanes` elements, contiguous in memory.  In a
+       * vectorized loop's body (S_LANES's body, and before the lanes pass)
+       * the mark on an access over the loop's variable; in the expanded
+       * lanes, a vector load whose lane 0 is at idx. */
+      int lanes;
     } load;
+    struct {
+      ir_expr **lane; /* n values of one dtype, lane 0 first */
+      int n;
+    } vector;
   };
 };
 
@@ -166,9 +181,8 @@ struct ir_stmt {
     struct {
       ir_buffer *buf;
       ir_expr **idx;
-      ir_expr *value;
-      int lanes; /* as a load's */
-      const ir_var *lane_var;
+      ir_expr *value; /* with lanes > 1 expanded: an E_VECTOR of lanes */
+      int lanes;      /* as a load's */
     } store;
     struct {
       ir_expr *cond;
@@ -176,8 +190,19 @@ struct ir_stmt {
     } if_;
     struct {
       ir_buffer *buf;
+      ir_expr *init; /* NULL, or a vector temporary's vector load */
       ir_stmt *body;
     } alloc;
+    struct {
+      /* A vectorized loop after the lanes pass.  The loop and its body as
+       * scheduled, vector accesses marked, are what the IR text shows;
+       * `expanded` is what runs, and what codegen prints: per-lane
+       * statements, vector temporaries and vector stores, the loop's
+       * variable substituted away. */
+      ts_loop *loop;
+      ir_stmt *body;
+      ir_stmt *expanded;
+    } lanes;
     struct {
       /* C[i, j] += A[i, k] * B[k, j] for the iteration (i, j, k) that these
        * expressions of the loop variables give, where pred holds. */
@@ -236,6 +261,8 @@ ir_expr *ir_binary(ts_arena *a, ir_expr_kind kind, ir_expr *x, ir_expr *y);
 ir_expr *ir_not(ts_arena *a, ir_expr *x);
 ir_expr *ir_select(ts_arena *a, ir_expr *c, ir_expr *x, ir_expr *y);
 ir_expr *ir_load(ts_arena *a, ir_buffer *buf, ir_expr *const *idx);
+/* The n values (of one dtype) as the lanes of a vector. */
+ir_expr *ir_vector(ts_arena *a, ir_expr *const *lanes, int n);
 /* x converted to `to` (rounding to nearest even when narrowing); x itself
  * when it already is of that type. */
 ir_expr *ir_cast(ts_arena *a, ts_dtype to, ir_expr *x);
@@ -255,6 +282,8 @@ ir_stmt *ir_new_store(ts_arena *a, ir_buffer *buf, ir_expr *const *idx,
 ir_stmt *ir_new_if(ts_arena *a, ir_expr *cond, ir_stmt *then_, ir_stmt *else_);
 ir_stmt *ir_new_alloc(ts_arena *a, ir_buffer *buf, ir_stmt *body);
 ir_stmt *ir_new_barrier(ts_arena *a);
+ir_stmt *ir_new_lanes(ts_arena *a, ts_loop *loop, ir_stmt *body,
+                      ir_stmt *expanded);
 ir_stmt *ir_new_compute(ts_arena *a, ir_expr *i, ir_expr *j, ir_expr *k,
                         ir_expr *pred);
 

@@ -5,6 +5,11 @@
  *   for i.outer in 0..2 bound to blockIdx.y:
  *     if i.outer*32 + i.inner < 37:
  *       C[i, j] += A[i, k] * B[k, j]
+ *
+ * Both walks take a style, and the code generator prints CUDA through them
+ * with a style of its own: the walks hold the structure (precedence and
+ * parentheses; sequences, if/else, nesting, indentation), the styles the
+ * words.
  */
 #include "printer.h"
 
@@ -97,13 +102,13 @@ void ir_print_expr(ts_buf *b, const ir_expr *e, const ir_expr_style *st) {
     st->var(b, e->var, st);
     return;
   case E_LOAD:
-    if (e->load.lanes > 1 && !st->cuda) {
-      ts_buf_printf(b, "vec%d(", e->load.lanes);
+    if (e->load.lanes > 1)
+      st->vector(b, e, st);
+    else
       st->access(b, e->load.buf, e->load.idx, st);
-      ts_buf_puts(b, ")");
-      return;
-    }
-    st->access(b, e->load.buf, e->load.idx, st);
+    return;
+  case E_VECTOR:
+    st->vector(b, e, st);
     return;
   case E_DIV: case E_MOD:
     if (st->floor_call && st->floor_call(e, st)) {
@@ -151,6 +156,85 @@ void ir_print_expr(ts_buf *b, const ir_expr *e, const ir_expr_style *st) {
   }
 }
 
+/* ---- Statements: the walk ------------------------------------------------------ */
+
+/* A block's end, where the style closes blocks. */
+static void close_block(ts_buf *b, int depth, const ir_stmt_style *st) {
+  if (st->close) {
+    ts_buf_indent(b, depth);
+    ts_buf_puts(b, st->close);
+  }
+}
+
+/* A loop, an expanded vectorized loop or an allocation: the hook has
+ * written its opening; its body follows at `inner`, closed when deeper. */
+static void print_block(ts_buf *b, const ir_stmt *body, int depth, int inner,
+                        const ir_stmt_style *st) {
+  ir_print_stmt_with(b, body, inner, st);
+  if (inner > depth)
+    close_block(b, depth, st);
+}
+
+static void print_if(ts_buf *b, const ir_stmt *s, int depth,
+                     const ir_stmt_style *st) {
+  ts_buf_indent(b, depth);
+  ts_buf_puts(b, st->if_open);
+  ir_print_expr(b, s->if_.cond, st->expr);
+  ts_buf_puts(b, st->if_then);
+  ir_print_stmt_with(b, s->if_.then_, depth + 1, st);
+  if (s->if_.else_) {
+    ts_buf_indent(b, depth);
+    ts_buf_puts(b, st->else_line);
+    ir_print_stmt_with(b, s->if_.else_, depth + 1, st);
+  }
+  close_block(b, depth, st);
+}
+
+/* A vectorized loop after lowering: as the style asks, the lanes that run
+ * or the loop as scheduled. */
+static void print_lanes(ts_buf *b, const ir_stmt *s, int depth,
+                        const ir_stmt_style *st) {
+  if (st->lanes)
+    print_block(b, s->lanes.expanded, depth, st->lanes(b, s, depth, st), st);
+  else
+    print_block(b, s->lanes.body, depth, st->loop(b, s->lanes.loop, depth, st),
+                st);
+}
+
+void ir_print_stmt_with(ts_buf *b, const ir_stmt *s, int depth,
+                        const ir_stmt_style *st) {
+  switch (s->kind) {
+  case S_FOR:
+    print_block(b, s->for_.body, depth,
+                st->loop(b, s->for_.loop, depth, st), st);
+    return;
+  case S_LANES:
+    print_lanes(b, s, depth, st);
+    return;
+  case S_SEQ:
+    for (int i = 0; i < s->seq.n; i++)
+      ir_print_stmt_with(b, s->seq.items[i], depth, st);
+    return;
+  case S_STORE:
+    st->store(b, s, depth, st);
+    return;
+  case S_IF:
+    print_if(b, s, depth, st);
+    return;
+  case S_ALLOC:
+    st->alloc(b, s, depth, st);
+    ir_print_stmt_with(b, s->alloc.body, depth, st);
+    return;
+  case S_BARRIER:
+    ts_buf_indent(b, depth);
+    ts_buf_puts(b, st->barrier);
+    return;
+  case S_COMPUTE:
+    st->compute(b, s, depth, st);
+    return;
+  }
+}
+
 /* ---- The pseudo-code style ------------------------------------------------- */
 
 static void pseudo_var(ts_buf *b, const ir_var *v, const ir_expr_style *st) {
@@ -169,10 +253,26 @@ static void pseudo_access(ts_buf *b, const ir_buffer *buf, ir_expr *const *idx,
   ts_buf_puts(b, "]");
 }
 
-const ir_expr_style ir_pseudo_style = {pseudo_var, pseudo_access, false, NULL,
-                                       NULL};
+/* "vec4(A[i, j])", a vector load; "vec4(x, y, z, w)", a vector of lanes. */
+static void pseudo_vector(ts_buf *b, const ir_expr *e,
+                          const ir_expr_style *st) {
+  if (e->kind == E_LOAD) {
+    ts_buf_printf(b, "vec%d(", e->load.lanes);
+    st->access(b, e->load.buf, e->load.idx, st);
+  } else {
+    ts_buf_printf(b, "vec%d(", e->vector.n);
+    for (int i = 0; i < e->vector.n; i++) {
+      if (i)
+        ts_buf_puts(b, ", ");
+      ir_print_expr(b, e->vector.lane[i], st);
+    }
+  }
+  ts_buf_puts(b, ")");
+}
 
-/* ---- Statements --------------------------------------------------------------- */
+const ir_expr_style ir_pseudo_style = {.var = pseudo_var,
+                                       .access = pseudo_access,
+                                       .vector = pseudo_vector};
 
 static const char *scope_name(ir_scope s) {
   return s == SCOPE_GLOBAL ? "global" : s == SCOPE_SHARED ? "shared" : "local";
@@ -220,7 +320,9 @@ static void print_operand_access(ts_buf *b, const ir_stmt *s, int w,
   ts_buf_puts(b, "]");
 }
 
-static void print_compute(ts_buf *b, const ir_stmt *s, int depth) {
+static void pseudo_compute(ts_buf *b, const ir_stmt *s, int depth,
+                           const ir_stmt_style *st) {
+  (void)st;
   const ir_expr *i = s->compute.i, *j = s->compute.j, *k = s->compute.k;
   if (s->compute.pred) {
     ts_buf_indent(b, depth);
@@ -241,66 +343,74 @@ static void print_compute(ts_buf *b, const ir_stmt *s, int depth) {
   ts_buf_puts(b, "\n");
 }
 
+/* "for i.outer in 0..2 bound to blockIdx.y:", the style's ctx the loop to
+ * mark "<-- here". */
+static int pseudo_loop(ts_buf *b, const ts_loop *l, int depth,
+                       const ir_stmt_style *st) {
+  ts_buf_indent(b, depth);
+  ts_buf_printf(b, "for %s in 0..%lld", l->name, (long long)l->extent);
+  if (ir_kind_is_launch(l->kind))
+    ts_buf_printf(b, " bound to %s", ir_loop_kind_name(l->kind));
+  else if (l->kind != TS_SERIAL)
+    ts_buf_printf(b, " %s", ir_loop_kind_name(l->kind));
+  ts_buf_puts(b, l == st->ctx ? ":   <-- here\n" : ":\n");
+  return depth + 1;
+}
+
+static int pseudo_lanes(ts_buf *b, const ir_stmt *s, int depth,
+                        const ir_stmt_style *st) {
+  (void)st;
+  ts_buf_indent(b, depth);
+  ts_buf_printf(b, "lanes of %s in 0..%lld:\n", s->lanes.loop->name,
+                (long long)s->lanes.loop->extent);
+  return depth + 1;
+}
+
+static void pseudo_alloc(ts_buf *b, const ir_stmt *s, int depth,
+                         const ir_stmt_style *st) {
+  (void)st;
+  const ir_buffer *buf = s->alloc.buf;
+  ts_buf_indent(b, depth);
+  ts_buf_printf(b, "%s %s %s", scope_name(buf->scope),
+                ir_dtype_word(buf->dtype), buf->name);
+  for (int d = 0; d < buf->ndim; d++)
+    ts_buf_printf(b, "[%lld]", (long long)buf->shape[d]);
+  print_layout(b, buf);
+  if (s->alloc.init) {
+    ts_buf_puts(b, " = ");
+    print_expr_line(b, s->alloc.init);
+  }
+  ts_buf_puts(b, "\n");
+}
+
+static void pseudo_store(ts_buf *b, const ir_stmt *s, int depth,
+                         const ir_stmt_style *st) {
+  (void)st;
+  ts_buf_indent(b, depth);
+  if (s->store.lanes > 1)
+    ts_buf_printf(b, "vec%d(", s->store.lanes);
+  pseudo_access(b, s->store.buf, s->store.idx, &ir_pseudo_style);
+  if (s->store.lanes > 1)
+    ts_buf_puts(b, ")");
+  ts_buf_puts(b, " = ");
+  print_expr_line(b, s->store.value);
+  ts_buf_puts(b, "\n");
+}
+
+static const ir_stmt_style pseudo_stmt_style = {
+    .expr = &ir_pseudo_style, .if_open = "if ", .if_then = ":\n",
+    .else_line = "else:\n", .barrier = "barrier\n", .loop = pseudo_loop,
+    .alloc = pseudo_alloc, .store = pseudo_store, .compute = pseudo_compute};
+
 void ir_print_stmt(ts_buf *b, const ir_stmt *s, int depth,
                    const ts_loop *mark) {
-  switch (s->kind) {
-  case S_FOR: {
-    const ts_loop *l = s->for_.loop;
-    ts_buf_indent(b, depth);
-    ts_buf_printf(b, "for %s in 0..%lld", l->name, (long long)l->extent);
-    if (ir_kind_is_launch(l->kind))
-      ts_buf_printf(b, " bound to %s", ir_loop_kind_name(l->kind));
-    else if (l->kind != TS_SERIAL)
-      ts_buf_printf(b, " %s", ir_loop_kind_name(l->kind));
-    ts_buf_puts(b, l == mark ? ":   <-- here\n" : ":\n");
-    ir_print_stmt(b, s->for_.body, depth + 1, mark);
-    return;
-  }
-  case S_SEQ:
-    for (int i = 0; i < s->seq.n; i++)
-      ir_print_stmt(b, s->seq.items[i], depth, mark);
-    return;
-  case S_STORE:
-    ts_buf_indent(b, depth);
-    if (s->store.lanes > 1)
-      ts_buf_printf(b, "vec%d(", s->store.lanes);
-    pseudo_access(b, s->store.buf, s->store.idx, &ir_pseudo_style);
-    if (s->store.lanes > 1)
-      ts_buf_puts(b, ")");
-    ts_buf_puts(b, " = ");
-    print_expr_line(b, s->store.value);
-    ts_buf_puts(b, "\n");
-    return;
-  case S_IF:
-    ts_buf_indent(b, depth);
-    ts_buf_puts(b, "if ");
-    print_expr_line(b, s->if_.cond);
-    ts_buf_puts(b, ":\n");
-    ir_print_stmt(b, s->if_.then_, depth + 1, mark);
-    if (s->if_.else_) {
-      ts_buf_indent(b, depth);
-      ts_buf_puts(b, "else:\n");
-      ir_print_stmt(b, s->if_.else_, depth + 1, mark);
-    }
-    return;
-  case S_ALLOC: {
-    const ir_buffer *buf = s->alloc.buf;
-    ts_buf_indent(b, depth);
-    ts_buf_printf(b, "%s %s %s", scope_name(buf->scope),
-                  ir_dtype_word(buf->dtype), buf->name);
-    for (int d = 0; d < buf->ndim; d++)
-      ts_buf_printf(b, "[%lld]", (long long)buf->shape[d]);
-    print_layout(b, buf);
-    ts_buf_puts(b, "\n");
-    ir_print_stmt(b, s->alloc.body, depth, mark);
-    return;
-  }
-  case S_BARRIER:
-    ts_buf_indent(b, depth);
-    ts_buf_puts(b, "barrier\n");
-    return;
-  case S_COMPUTE:
-    print_compute(b, s, depth);
-    return;
-  }
+  ir_stmt_style st = pseudo_stmt_style;
+  st.ctx = (void *)mark;
+  ir_print_stmt_with(b, s, depth, &st);
+}
+
+void ir_print_stmt_lanes(ts_buf *b, const ir_stmt *s, int depth) {
+  ir_stmt_style st = pseudo_stmt_style;
+  st.lanes = pseudo_lanes;
+  ir_print_stmt_with(b, s, depth, &st);
 }

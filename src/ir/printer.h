@@ -1,8 +1,9 @@
 /*
- * Printing IR as text.  Expressions print through a style, so the IR printer
- * (loop names as the user wrote them, logical indices) and the CUDA code
- * generator (C identifiers, flattened global offsets) share one printer with
- * one table of precedences.
+ * Printing IR as text.  Expressions and statements print through styles, so
+ * the IR printer (loop names as the user wrote them, logical indices,
+ * indentation for blocks) and the CUDA code generator (C identifiers,
+ * flattened global offsets, braces) share one printer: one table of
+ * precedences, one walk of the statements.
  */
 #ifndef TS_PRINTER_H
 #define TS_PRINTER_H
@@ -15,6 +16,8 @@ struct ir_expr_style {
   void (*var)(ts_buf *b, const ir_var *v, const ir_expr_style *st);
   void (*access)(ts_buf *b, const ir_buffer *buf, ir_expr *const *idx,
                  const ir_expr_style *st);
+  /* A vector load (lanes > 1) or a vector of lanes (E_VECTOR). */
+  void (*vector)(ts_buf *b, const ir_expr *e, const ir_expr_style *st);
   bool cuda; /* C syntax: float suffixes, min()/max() calls */
   void *ctx;
   /* When set and true for a division or modulo, it prints as a call to
@@ -29,9 +32,43 @@ void ir_print_float(ts_buf *b, float v, bool cuda);
 /* A type as the IR text declares it: "float", "f16", "bf16". */
 const char *ir_dtype_word(ts_dtype t);
 
+/* How statements print.  One walk (ir_print_stmt_with) writes what every
+ * style shares: sequences, if/else, the nesting of bodies and their
+ * indentation; a style's hooks write the lines that differ, each indented
+ * to `depth` by the hook and ended with a newline. */
+typedef struct ir_stmt_style ir_stmt_style;
+struct ir_stmt_style {
+  const ir_expr_style *expr; /* conditions */
+  /* An if's opening (around its condition) and the line between its
+   * branches. */
+  const char *if_open, *if_then, *else_line;
+  const char *close;   /* the line ending a deeper body; NULL: none */
+  const char *barrier; /* a barrier's line */
+  /* A loop's opening; returns the depth of its body. */
+  int (*loop)(ts_buf *b, const ts_loop *l, int depth, const ir_stmt_style *st);
+  /* A vectorized loop's expanded lanes (S_LANES): their opening and their
+   * depth.  NULL: the loop and its body as scheduled print instead. */
+  int (*lanes)(ts_buf *b, const ir_stmt *s, int depth,
+               const ir_stmt_style *st);
+  /* An allocation's declaration; its body follows at the same depth. */
+  void (*alloc)(ts_buf *b, const ir_stmt *s, int depth,
+                const ir_stmt_style *st);
+  void (*store)(ts_buf *b, const ir_stmt *s, int depth,
+                const ir_stmt_style *st);
+  void (*compute)(ts_buf *b, const ir_stmt *s, int depth,
+                  const ir_stmt_style *st);
+  void *ctx;
+};
+
+void ir_print_stmt_with(ts_buf *b, const ir_stmt *s, int depth,
+                        const ir_stmt_style *st);
+
 /* Loop-nest pseudo-code, one statement a line, `depth` levels indented.
  * The loop `mark` (may be NULL) gets a "<-- here" marker. */
 void ir_print_stmt(ts_buf *b, const ir_stmt *s, int depth,
                    const ts_loop *mark);
+/* The same with each vectorized loop's lanes as they run, as lowering
+ * expanded them, rather than the loop as scheduled (TESSEL_DUMP). */
+void ir_print_stmt_lanes(ts_buf *b, const ir_stmt *s, int depth);
 
 #endif

@@ -47,6 +47,10 @@ void ir_visit_expr(ir_visitor *v, const ir_expr *e) {
     for (int d = 0; d < e->load.buf->ndim; d++)
       ir_visit_expr(v, e->load.idx[d]);
     break;
+  case FORM_VECTOR:
+    for (int i = 0; i < e->vector.n; i++)
+      ir_visit_expr(v, e->vector.lane[i]);
+    break;
   default: /* a leaf */
     break;
   }
@@ -78,7 +82,12 @@ void ir_visit_stmt(ir_visitor *v, const ir_stmt *s) {
     ir_visit_stmt(v, s->if_.else_);
     break;
   case FORM_ALLOC:
+    ir_visit_expr(v, s->alloc.init);
     ir_visit_stmt(v, s->alloc.body);
+    break;
+  case FORM_LANES:
+    ir_visit_stmt(v, s->lanes.body);
+    ir_visit_stmt(v, s->lanes.expanded);
     break;
   case FORM_COMPUTE:
     ir_visit_expr(v, s->compute.i);
@@ -127,47 +136,31 @@ CHILD_AT(expr_at, ir_expr, ir_mutate_expr)
 CHILD_AT(stmt_at, ir_stmt, ir_mutate_stmt)
 #undef CHILD_AT
 
-/* A buffer access's indices: *idx is replaced by a new array when one of
- * them changed. */
-static bool indices_at(ir_mutator *m, ir_expr ***idx, int n, bool *changed) {
-  ir_expr *out[IR_MAX_DIMS];
-  bool any = false;
-  for (int d = 0; d < n; d++) {
-    out[d] = (*idx)[d];
-    if (!expr_at(m, &out[d], &any))
-      return false;
+/* exprs_at and items_at: an array of n children rewritten, copied at the
+ * first child that changed; false when out of memory. */
+#define ARRAY_AT(name, type, mutate)                                          \
+  static bool name(ir_mutator *m, type ***xs, int n, bool *changed) {         \
+    type **in = *xs, **out = in;                                              \
+    for (int i = 0; i < n; i++) {                                             \
+      type *y = mutate(m, in[i]);                                             \
+      if (!y)                                                                 \
+        return false;                                                         \
+      if (y != in[i] && out == in) {                                          \
+        out = ts_arena_alloc(m->a, sizeof(*out) * (size_t)n);                 \
+        if (!out)                                                             \
+          return false;                                                       \
+        memcpy(out, in, sizeof(*out) * (size_t)i);                            \
+      }                                                                       \
+      if (out != in)                                                          \
+        out[i] = y;                                                           \
+    }                                                                         \
+    *changed |= out != in;                                                    \
+    *xs = out;                                                                \
+    return true;                                                              \
   }
-  if (!any)
-    return true;
-  ir_expr **copy = ts_arena_alloc(m->a, sizeof(*copy) * (size_t)n);
-  if (!copy)
-    return false;
-  memcpy(copy, out, sizeof(*copy) * (size_t)n);
-  *idx = copy;
-  *changed = true;
-  return true;
-}
-
-/* A sequence's items: the array is copied at the first item that changed. */
-static bool items_at(ir_mutator *m, ir_stmt ***items, int n, bool *changed) {
-  ir_stmt **in = *items, **out = in;
-  for (int i = 0; i < n; i++) {
-    ir_stmt *y = ir_mutate_stmt(m, in[i]);
-    if (!y)
-      return false;
-    if (y != in[i] && out == in) {
-      out = ts_arena_alloc(m->a, sizeof(*out) * (size_t)n);
-      if (!out)
-        return false;
-      memcpy(out, in, sizeof(*out) * (size_t)i);
-    }
-    if (out != in)
-      out[i] = y;
-  }
-  *changed |= out != in;
-  *items = out;
-  return true;
-}
+ARRAY_AT(exprs_at, ir_expr, ir_mutate_expr)
+ARRAY_AT(items_at, ir_stmt, ir_mutate_stmt)
+#undef ARRAY_AT
 
 /* The rewrite of `node`, whose children were rewritten into `n` (size
  * bytes): NULL when that ran out of memory, the node itself when no child
@@ -199,7 +192,10 @@ ir_expr *ir_mutate_expr_children(ir_mutator *m, ir_expr *e) {
          expr_at(m, &n.op.b, &changed);
     break;
   case FORM_LOAD:
-    ok = indices_at(m, &n.load.idx, e->load.buf->ndim, &changed);
+    ok = exprs_at(m, &n.load.idx, e->load.buf->ndim, &changed);
+    break;
+  case FORM_VECTOR:
+    ok = exprs_at(m, &n.vector.lane, e->vector.n, &changed);
     break;
   default: /* a leaf */
     break;
@@ -218,7 +214,7 @@ ir_stmt *ir_mutate_stmt_children(ir_mutator *m, ir_stmt *s) {
     ok = items_at(m, &n.seq.items, n.seq.n, &changed);
     break;
   case FORM_STORE:
-    ok = indices_at(m, &n.store.idx, s->store.buf->ndim, &changed) &&
+    ok = exprs_at(m, &n.store.idx, s->store.buf->ndim, &changed) &&
          expr_at(m, &n.store.value, &changed);
     break;
   case FORM_IF:
@@ -227,7 +223,12 @@ ir_stmt *ir_mutate_stmt_children(ir_mutator *m, ir_stmt *s) {
          stmt_at(m, &n.if_.else_, &changed);
     break;
   case FORM_ALLOC:
-    ok = stmt_at(m, &n.alloc.body, &changed);
+    ok = expr_at(m, &n.alloc.init, &changed) &&
+         stmt_at(m, &n.alloc.body, &changed);
+    break;
+  case FORM_LANES:
+    ok = stmt_at(m, &n.lanes.body, &changed) &&
+         stmt_at(m, &n.lanes.expanded, &changed);
     break;
   case FORM_COMPUTE:
     ok = expr_at(m, &n.compute.i, &changed) &&

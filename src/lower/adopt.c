@@ -121,7 +121,9 @@ static ir_expr *adopt_expr(adopter *ad, const ir_expr *e) {
   case E_LOAD:
     c->load.buf = adopt_buffer(ad, e->load.buf);
     c->load.idx = adopt_exprs(ad, e->load.idx, e->load.buf->ndim);
-    c->load.lane_var = adopt_var(ad, e->load.lane_var);
+    break;
+  case E_VECTOR:
+    c->vector.lane = adopt_exprs(ad, e->vector.lane, e->vector.n);
     break;
   default: /* operators: a, b and c, where present */
     c->op.a = adopt_expr(ad, e->op.a);
@@ -154,7 +156,6 @@ static ir_stmt *adopt_stmt(adopter *ad, const ir_stmt *s) {
     c->store.buf = adopt_buffer(ad, s->store.buf);
     c->store.idx = adopt_exprs(ad, s->store.idx, s->store.buf->ndim);
     c->store.value = adopt_expr(ad, s->store.value);
-    c->store.lane_var = adopt_var(ad, s->store.lane_var);
     break;
   case S_IF:
     c->if_.cond = adopt_expr(ad, s->if_.cond);
@@ -163,7 +164,13 @@ static ir_stmt *adopt_stmt(adopter *ad, const ir_stmt *s) {
     break;
   case S_ALLOC:
     c->alloc.buf = adopt_buffer(ad, s->alloc.buf);
+    c->alloc.init = adopt_expr(ad, s->alloc.init);
     c->alloc.body = adopt_stmt(ad, s->alloc.body);
+    break;
+  case S_LANES:
+    c->lanes.loop = adopt_loop(ad, s->lanes.loop);
+    c->lanes.body = adopt_stmt(ad, s->lanes.body);
+    c->lanes.expanded = adopt_stmt(ad, s->lanes.expanded);
     break;
   case S_BARRIER:
     break;

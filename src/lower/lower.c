@@ -9,6 +9,8 @@
  *   guards      hoist each guard out of the loops it does not depend on
  *   vectors     mark the accesses of vectorized loops that are contiguous
  *               and aligned
+ *   lanes       expand each vectorized loop into its lanes: vector
+ *               temporaries, per-lane statements, vector stores
  *   launch      read grid and block dimensions off the bound loops
  *   verify      check the result is well formed
  *   adopt       copy the kernel into the program's own arena
@@ -16,7 +18,7 @@
  * The passes read the schedule and build in a scratch arena; the program
  * that comes out shares nothing with the schedule, which lowering never
  * changes.  TESSEL_DUMP=after-<pass> prints the IR after that pass to
- * stderr.
+ * stderr, vectorized loops as the lanes that run.
  */
 #include "lower.h"
 
@@ -35,7 +37,7 @@ static void dump(const char *pass, const ir_stmt *s) {
     return;
   ts_buf b;
   ts_buf_init(&b);
-  ir_print_stmt(&b, s, 0, NULL);
+  ir_print_stmt_lanes(&b, s, 0);
   char *text = ts_buf_take(&b);
   fprintf(stderr, "// after %s\n%s", pass, text ? text : "(out of memory)\n");
   free(text);
@@ -90,6 +92,8 @@ static bool run_passes(lower_ctx *cx, ir_kernel *k) {
   dump("guards", body);
   body = body ? lower_vectors(a, body) : NULL;
   dump("vectors", body);
+  body = body ? lower_lanes(a, body) : NULL;
+  dump("lanes", body);
   if (!body || a->failed)
     return lower_fail(cx, TS_ERR_NO_MEMORY, "ts_lower: out of memory");
   *k = (ir_kernel){.body = body, .A = s->A, .B = s->B, .C = s->C,

@@ -22,7 +22,10 @@
  *         if ko + 1 < n: store R into S[(ko + 1) % 2]
  *         barrier
  *
- * Each cache's allocation wraps the loop it is attached at.
+ * Each cache's allocation wraps the loop it is attached at.  The walks are
+ * the traversal's (src/ir/visit.h): a mutator finds the attach loops,
+ * keeping the enclosing thread loops as it goes, and others bind, unroll,
+ * split and retarget the copy nests.
  */
 #include "lower.h"
 
@@ -37,6 +40,7 @@ enum { MAX_ITEMS = 16, MAX_UNROLLED_ROUNDS = 32 };
 
 typedef struct {
   lower_ctx *cx;
+  ir_mutator m;              /* the walk: this walker is its ctx */
   const ts_loop *threads[3]; /* the enclosing loops bound to threadIdx.x/y/z */
   bool repeats;              /* an enclosing serial loop runs more than once */
   bool failed;
@@ -69,6 +73,8 @@ typedef struct {
   ir_stmt *body; /* below the loops: guards and the store */
 } chain;
 
+/* The copy's leading loops, outermost first: a path down one chain of
+ * loops that stops at the first other node, not a walk of the tree. */
 static void get_chain(ir_stmt *st, chain *c) {
   c->n = 0;
   while (st->kind == S_FOR && c->n < NEST_MAX_DEPTH) {
@@ -134,38 +140,37 @@ static ir_stmt *distribute(walker *w, ir_stmt *copy, const ts_stage *st) {
   return ir_new_for(a, round, body);
 }
 
-/* Whether a copy nest has a loop the user bound to a thread index. */
-static bool has_bound_loop(const ir_stmt *st) {
-  switch (st->kind) {
-  case S_FOR:
-    return ir_kind_is_thread(st->for_.loop->kind) ||
-           has_bound_loop(st->for_.body);
-  case S_IF:
-    return has_bound_loop(st->if_.then_) ||
-           (st->if_.else_ && has_bound_loop(st->if_.else_));
-  default:
-    return false;
-  }
+static bool stop_at_bound_loop(ir_visitor *v, const ir_stmt *st) {
+  v->stop |= st->kind == S_FOR && ir_kind_is_thread(st->for_.loop->kind);
+  return true;
 }
 
-/* The copy nest with each bound loop replaced by the block's thread index
- * along its axis, guarded where the loop is shorter than the block. */
-static ir_stmt *bind_loops(walker *w, ir_stmt *st, bool used[3]) {
-  ts_arena *a = w->cx->arena;
-  if (st->kind == S_IF) {
-    ir_stmt *t = bind_loops(w, st->if_.then_, used);
-    ir_stmt *e = st->if_.else_ ? bind_loops(w, st->if_.else_, used) : NULL;
-    return t ? ir_new_if(a, st->if_.cond, t, e) : NULL;
-  }
-  if (st->kind != S_FOR)
-    return st;
+/* Whether a copy nest has a loop the user bound to a thread index. */
+static bool has_bound_loop(const ir_stmt *st) {
+  ir_visitor v = {.stmt = stop_at_bound_loop};
+  ir_visit_stmt(&v, st);
+  return v.stop;
+}
+
+typedef struct {
+  walker *w;
+  bool used[3]; /* the thread indices some bound loop takes */
+} binding;
+
+/* A bound loop replaced by the block's thread index along its axis,
+ * guarded where the loop is shorter than the block. */
+static ir_stmt *bind_loop(ir_mutator *m, ir_stmt *st) {
+  binding *bd = m->ctx;
+  if (st->kind != S_FOR || !ir_kind_is_thread(st->for_.loop->kind))
+    return ir_mutate_stmt_children(m, st);
+  ts_arena *a = m->a;
   const ts_loop *l = st->for_.loop;
-  ir_stmt *body = bind_loops(w, st->for_.body, used);
-  if (!body || !ir_kind_is_thread(l->kind))
-    return body ? ir_new_for(a, st->for_.loop, body) : NULL;
+  ir_stmt *body = ir_mutate_stmt(m, st->for_.body);
+  if (!body)
+    return NULL;
   int d = thread_axis(l->kind);
-  const ts_loop *t = w->threads[d];
-  used[d] = true;
+  const ts_loop *t = bd->w->threads[d];
+  bd->used[d] = true;
   /* ts_bind keeps the extent within the block's: 1 where no loop of the
    * computation takes the index. */
   ir_expr *tid = t ? ir_varref(a, t->var) : ir_int(a, 0);
@@ -181,30 +186,37 @@ static ir_stmt *bind_loops(walker *w, ir_stmt *st, bool used[3]) {
  * two threads write one element. */
 static ir_stmt *bound_copy(walker *w, ir_stmt *copy) {
   ts_arena *a = w->cx->arena;
-  bool used[3] = {false, false, false};
-  ir_stmt *out = bind_loops(w, copy, used);
+  binding bd = {.w = w};
+  ir_mutator m = {.a = a, .stmt = bind_loop, .ctx = &bd};
+  ir_stmt *out = ir_mutate_stmt(&m, copy);
   ir_expr *once = NULL;
   for (int d = 0; d < 3; d++)
-    if (w->threads[d] && !used[d] && w->threads[d]->extent > 1)
+    if (w->threads[d] && !bd.used[d] && w->threads[d]->extent > 1)
       once = ir_and(a, once, ir_binary(a, E_EQ, ir_varref(a, w->threads[d]->var),
                                        ir_int(a, 0)));
   return out && once ? ir_new_if(a, once, out, NULL) : out;
 }
 
-/* A register copy with its serial loops unrolled. */
-static ir_stmt *unroll_copy(walker *w, ir_stmt *copy) {
-  if (copy->kind != S_FOR)
-    return copy;
-  ir_stmt *body = unroll_copy(w, copy->for_.body);
-  ts_loop *l = copy->for_.loop;
-  if (l->kind != TS_SERIAL || !body)
-    return body ? ir_new_for(w->cx->arena, l, body) : NULL;
-  ts_loop *u = lower_new_loop(w->cx, l->name, l->extent, TS_UNROLLED);
+/* A serial loop of a register copy made an unrolled one. */
+static ir_stmt *unroll_loop(ir_mutator *m, ir_stmt *st) {
+  walker *w = m->ctx;
+  if (st->kind != S_FOR || st->for_.loop->kind != TS_SERIAL)
+    return ir_mutate_stmt_children(m, st);
+  ts_loop *l = st->for_.loop;
+  ir_stmt *body = ir_mutate_stmt(m, st->for_.body);
+  ts_loop *u = body ? lower_new_loop(w->cx, l->name, l->extent, TS_UNROLLED)
+                    : NULL;
   if (!u)
     return NULL;
   u->stage = l->stage;
-  body = ir_subst_stmt(w->cx->arena, body, l->var, ir_varref(w->cx->arena, u->var));
-  return ir_new_for(w->cx->arena, u, body);
+  body = ir_subst_stmt(m->a, body, l->var, ir_varref(m->a, u->var));
+  return ir_new_for(m->a, u, body);
+}
+
+/* A register copy with its serial loops unrolled. */
+static ir_stmt *unroll_copy(walker *w, ir_stmt *copy) {
+  ir_mutator m = {.a = w->cx->arena, .stmt = unroll_loop, .ctx = w};
+  return ir_mutate_stmt(&m, copy);
 }
 
 /* ---- Double buffering -------------------------------------------------------- */
@@ -264,33 +276,50 @@ static ir_buffer *doubled(ts_arena *a, const ir_buffer *b) {
   return x;
 }
 
-/* The copy's nest rebuilt around `leaf`'s replacement: its loops and
- * guards kept, the store replaced by make(). */
+/* One half of a double-buffered copy: its nest with loops and guards kept
+ * and the store replaced. */
 typedef struct {
+  ts_arena *a;
   ir_buffer *reg;
   ir_expr *ridx[IR_MAX_DIMS];
+  int64_t shape[IR_MAX_DIMS];
+  int n;       /* the copy's loops: R's dimensions */
   bool to_reg; /* the global -> registers half, else registers -> shared */
+  bool deep;   /* more loops than R can have dimensions */
+  bool other;  /* a guard's else that is not the zero-fill's store */
 } half;
 
-static ir_stmt *rebuild_half(ts_arena *a, ir_stmt *st, const half *h) {
+static ir_stmt *rebuild_half(ir_mutator *m, ir_stmt *st) {
+  const half *h = m->ctx;
   switch (st->kind) {
-  case S_FOR:
-    return ir_new_for(a, st->for_.loop, rebuild_half(a, st->for_.body, h));
   case S_IF:
     /* The zero-fill's else: the registers get the 0, and then both ways
      * store the registers. */
     if (st->if_.else_ && !h->to_reg)
-      return rebuild_half(a, st->if_.then_, h);
-    return ir_new_if(a, st->if_.cond, rebuild_half(a, st->if_.then_, h),
-                     st->if_.else_ ? rebuild_half(a, st->if_.else_, h) : NULL);
+      return ir_mutate_stmt(m, st->if_.then_);
+    return ir_mutate_stmt_children(m, st);
   case S_STORE:
     if (h->to_reg)
-      return ir_new_store(a, h->reg, h->ridx, st->store.value);
-    return ir_new_store(a, st->store.buf, st->store.idx,
-                        ir_load(a, h->reg, h->ridx));
+      return ir_new_store(m->a, h->reg, h->ridx, st->store.value);
+    return ir_new_store(m->a, st->store.buf, st->store.idx,
+                        ir_load(m->a, h->reg, h->ridx));
   default:
-    return NULL;
+    return ir_mutate_stmt_children(m, st);
   }
+}
+
+/* The copy's loops, outermost first, as R's dimensions. */
+static bool copy_loop(ir_visitor *v, const ir_stmt *x) {
+  half *h = v->ctx;
+  h->other |= x->kind == S_IF && x->if_.else_ && x->if_.else_->kind != S_STORE;
+  if (x->kind == S_FOR && h->n == IR_MAX_DIMS)
+    h->deep = true;
+  else if (x->kind == S_FOR) {
+    h->shape[h->n] = x->for_.loop->extent;
+    h->ridx[h->n++] = ir_varref(h->a, x->for_.loop->var);
+  }
+  v->stop = h->other || h->deep;
+  return true;
 }
 
 /* A distributed copy split in two: global -> registers R, R -> shared.  R
@@ -298,33 +327,27 @@ static ir_stmt *rebuild_half(ts_arena *a, ir_stmt *st, const half *h) {
 static bool split_copy(walker *w, ir_stmt *copy, const ts_stage *st,
                        ir_buffer **reg, ir_stmt **load, ir_stmt **store) {
   ts_arena *a = w->cx->arena;
-  half h = {.to_reg = true};
-  int64_t shape[IR_MAX_DIMS] = {1};
-  int n = 0;
-  h.ridx[0] = ir_int(a, 0);
-  for (ir_stmt *x = copy; x->kind == S_FOR || x->kind == S_IF;
-       x = x->kind == S_FOR ? x->for_.body : x->if_.then_) {
-    if (x->kind == S_IF && x->if_.else_ && x->if_.else_->kind != S_STORE)
-      return false;
-    if (x->kind != S_FOR)
-      continue;
-    if (n == IR_MAX_DIMS) {
-      fail(w, "ts_lower: the copy of \"%s\" has more than 4 loops; fuse "
-           "some before double buffering it", st->name);
-      return false;
-    }
-    shape[n] = x->for_.loop->extent;
-    h.ridx[n++] = ir_varref(a, x->for_.loop->var);
+  half h = {.a = a, .to_reg = true, .shape = {1}};
+  ir_visitor loops = {.stmt = copy_loop, .ctx = &h};
+  ir_visit_stmt(&loops, copy);
+  if (h.other)
+    return false;
+  if (h.deep) {
+    fail(w, "ts_lower: the copy of \"%s\" has more than 4 loops; fuse "
+         "some before double buffering it", st->name);
+    return false;
   }
+  h.ridx[0] = h.n ? h.ridx[0] : ir_int(a, 0);
   /* The registers pass the elements through: the shared copy's type. */
   h.reg = *reg = ir_new_buffer(a, ts_arena_printf(a, "%s.reg", st->name),
-                               SCOPE_LOCAL, st->buf->dtype, n ? n : 1, shape,
-                               NULL);
+                               SCOPE_LOCAL, st->buf->dtype, h.n ? h.n : 1,
+                               h.shape, NULL);
   if (!h.reg)
     return false;
-  *load = rebuild_half(a, copy, &h);
+  ir_mutator halves = {.a = a, .stmt = rebuild_half, .ctx = &h};
+  *load = ir_mutate_stmt(&halves, copy);
   h.to_reg = false;
-  *store = rebuild_half(a, copy, &h);
+  *store = ir_mutate_stmt(&halves, copy);
   return *load && *store;
 }
 
@@ -466,7 +489,18 @@ static ir_stmt *lower_attach(walker *w, ir_stmt *for_f, bool repeats) {
             : plain(w, for_f->for_.loop, &at, repeats);
 }
 
-static ir_stmt *walk_for(walker *w, ir_stmt *st) {
+static ir_stmt *walk(walker *w, ir_stmt *st) {
+  return w->failed ? NULL : ir_mutate_stmt(&w->m, st);
+}
+
+/* A loop, with what its body sees: the thread loops around it, whether it
+ * repeats, and the caches attached at it. */
+static ir_stmt *lower_loop(ir_mutator *m, ir_stmt *st) {
+  walker *w = m->ctx;
+  if (w->failed)
+    return NULL;
+  if (st->kind != S_FOR)
+    return ir_mutate_stmt_children(m, st);
   const ts_loop *l = st->for_.loop;
   bool thread = ir_kind_is_thread(l->kind);
   const ts_loop *saved = thread ? w->threads[thread_axis(l->kind)] : NULL;
@@ -478,50 +512,19 @@ static ir_stmt *walk_for(walker *w, ir_stmt *st) {
   ir_stmt *out;
   if (body->kind == S_SEQ && body->seq.n > 0 && nest_copy_stage(body->seq.items[0]))
     out = lower_attach(w, st, w->repeats);
-  else {
-    ir_stmt *b = walk(w, body);
-    out = b ? ir_new_for(w->cx->arena, st->for_.loop, b) : NULL;
-  }
+  else
+    out = ir_mutate_stmt_children(m, st);
   if (thread)
     w->threads[thread_axis(l->kind)] = saved;
   w->repeats = saved_repeats;
   return out;
 }
 
-static ir_stmt *walk(walker *w, ir_stmt *st) {
-  ts_arena *a = w->cx->arena;
-  if (!st || w->failed)
-    return NULL;
-  switch (st->kind) {
-  case S_FOR:
-    return walk_for(w, st);
-  case S_SEQ: {
-    ir_stmt **items = ts_arena_alloc(a, sizeof(*items) * (size_t)st->seq.n);
-    if (!items)
-      return NULL;
-    for (int i = 0; i < st->seq.n; i++)
-      if (!(items[i] = walk(w, st->seq.items[i])))
-        return NULL;
-    return ir_new_seq(a, items, st->seq.n);
-  }
-  case S_IF: {
-    ir_stmt *t = walk(w, st->if_.then_);
-    ir_stmt *e = st->if_.else_ ? walk(w, st->if_.else_) : NULL;
-    return t ? ir_new_if(a, st->if_.cond, t, e) : NULL;
-  }
-  case S_ALLOC: {
-    ir_stmt *b = walk(w, st->alloc.body);
-    return b ? ir_new_alloc(a, st->alloc.buf, b) : NULL;
-  }
-  default:
-    return st;
-  }
-}
-
 ir_stmt *lower_stages(lower_ctx *cx, ir_stmt *root) {
   if (cx->s->nstages == 0)
     return root;
   walker w = {.cx = cx};
+  w.m = (ir_mutator){.a = cx->arena, .stmt = lower_loop, .ctx = &w};
   ir_stmt *out = walk(&w, root);
   if (!out && !w.failed)
     lower_fail(cx, TS_ERR_NO_MEMORY, "ts_lower: out of memory");

@@ -7,7 +7,8 @@
  * linear form: the coefficient of v is 1 and every other term and the
  * constant are multiples of W.  An access is at most 16 bytes (4 floats,
  * 8 halves).  Anything else stays scalar lanes, as do register arrays,
- * which have no memory to load from.
+ * which have no memory to load from.  The lanes pass (lanes.c) then
+ * expands the loop.
  */
 #include "lower.h"
 
@@ -64,8 +65,8 @@ static bool is_vector(ts_arena *a, const ir_buffer *buf, ir_expr *const *idx,
 }
 
 /* The value's loads, made vector loads where they are.  Only floats are
- * entered: indices and conditions stay scalar, as codegen evaluates them
- * lane by lane. */
+ * entered: indices and conditions stay scalar, as the lanes pass
+ * (lanes.c) evaluates them lane by lane. */
 static ir_expr *mark_load(ir_mutator *m, ir_expr *e) {
   const ts_loop *l = m->ctx;
   if (e->type != TY_FLOAT)
@@ -75,10 +76,8 @@ static ir_expr *mark_load(ir_mutator *m, ir_expr *e) {
   if (!is_vector(m->a, e->load.buf, e->load.idx, l))
     return e;
   ir_expr *v = ir_load(m->a, e->load.buf, e->load.idx);
-  if (v) {
+  if (v)
     v->load.lanes = (int)l->extent;
-    v->load.lane_var = l->var;
-  }
   return v;
 }
 
@@ -86,10 +85,8 @@ static ir_stmt *mark_store(ts_arena *a, ir_stmt *st, const ts_loop *l) {
   ir_mutator loads = {.a = a, .expr = mark_load, .ctx = (void *)l};
   ir_stmt *out = ir_new_store(a, st->store.buf, st->store.idx,
                               ir_mutate_expr(&loads, st->store.value));
-  if (out && is_vector(a, st->store.buf, st->store.idx, l)) {
+  if (out && is_vector(a, st->store.buf, st->store.idx, l))
     out->store.lanes = (int)l->extent;
-    out->store.lane_var = l->var;
-  }
   return out;
 }
 

@@ -3,8 +3,12 @@
  * enclosing loop, every buffer is accessed inside its allocation with as
  * many indices as it has dimensions, the inputs are never stored to, loads
  * and stores have their buffer's element type, arithmetic is on fp32, and
- * no schedule-level node survived lowering.  A failure is a bug in tessel, not
- * in the user's schedule, and the message says which node.
+ * no schedule-level node survived lowering.  Vectorized loops are expanded
+ * into lanes that no longer use the loop's variable; there a vector is
+ * only a vector temporary's initializer or a vector store's value, and a
+ * temporary is read lane by lane at constant lanes and never stored to.
+ * A failure is a bug in tessel, not in the user's schedule, and the
+ * message says which node.
  */
 #include "lower.h"
 
@@ -21,6 +25,10 @@ typedef struct {
   int nvars;
   const ir_buffer *bufs[MAX_SCOPE];
   int nbufs;
+  /* In a vectorized loop's body as scheduled, where vector accesses are
+   * marks on scalar ones, any of them may be a vector. */
+  bool marks;
+  const ir_expr *vector_slot; /* the one vector the statement may hold */
   const char *error;
 } verifier;
 
@@ -48,8 +56,24 @@ static bool fail(ir_visitor *v, const char *what, const char *name) {
   return false;
 }
 
+static bool is_vector(const ir_expr *e) {
+  return e->kind == E_VECTOR || (e->kind == E_LOAD && e->load.lanes > 1);
+}
+
+/* A vector temporary's element: a constant lane. */
+static bool lane_in_range(const ir_expr *e) {
+  const ir_expr *lane = e->load.idx[0];
+  return lane->kind == E_INT && lane->ival >= 0 &&
+         lane->ival < e->load.buf->shape[0];
+}
+
 static bool check_expr(ir_visitor *v, const ir_expr *e) {
   const verifier *vf = v->ctx;
+  if (is_vector(e) && !vf->marks && e != vf->vector_slot)
+    return fail(v, "vector used as a scalar:", ir_expr_kind_name(e->kind));
+  if (e->kind == E_LOAD && e->load.buf->vector && !lane_in_range(e))
+    return fail(v, "vector temporary read at no constant lane:",
+                e->load.buf->name);
   if (e->kind == E_VAR && !var_defined(vf, e->var))
     return fail(v, "variable used outside its loop:", e->var->name);
   if (e->kind == E_LOAD && !buffer_visible(vf, e->load.buf))
@@ -64,33 +88,85 @@ static bool check_expr(ir_visitor *v, const ir_expr *e) {
   return true;
 }
 
+static bool enter_loop(ir_visitor *v, const ts_loop *l) {
+  verifier *vf = v->ctx;
+  if (vf->nvars == MAX_SCOPE)
+    return fail(v, "loops nested too deep at", l->name);
+  if (l->extent < 1)
+    return fail(v, "loop with no iterations:", l->name);
+  vf->vars[vf->nvars++] = l->var;
+  return true;
+}
+
+static bool check_store(ir_visitor *v, const ir_stmt *s) {
+  verifier *vf = v->ctx;
+  const ir_buffer *buf = s->store.buf;
+  const ir_expr *value = s->store.value;
+  if (buf == vf->k->A || buf == vf->k->B)
+    return fail(v, "store to input buffer", buf->name);
+  if (!buffer_visible(vf, buf))
+    return fail(v, "store to a buffer outside its allocation:", buf->name);
+  if (buf->vector)
+    return fail(v, "store to a vector temporary:", buf->name);
+  if (value->dtype != buf->dtype)
+    return fail(v, "store of another element type than its buffer's:",
+                buf->name);
+  if (!vf->marks && s->store.lanes > 1 &&
+      (value->kind != E_VECTOR || value->vector.n != s->store.lanes))
+    return fail(v, "vector store of another number of lanes:", buf->name);
+  vf->vector_slot = s->store.lanes > 1 ? value : NULL;
+  return true;
+}
+
+/* A buffer comes into scope; a vector temporary's is filled whole by one
+ * vector load of its type. */
+static bool check_alloc(ir_visitor *v, const ir_stmt *s) {
+  verifier *vf = v->ctx;
+  const ir_buffer *buf = s->alloc.buf;
+  const ir_expr *init = s->alloc.init;
+  if (vf->nbufs == MAX_SCOPE)
+    return fail(v, "allocations nested too deep at", buf->name);
+  if (buf->vector != (init != NULL) ||
+      (init && (init->kind != E_LOAD || init->load.lanes != buf->shape[0] ||
+                buf->ndim != 1 || init->dtype != buf->dtype)))
+    return fail(v, "vector temporary not filled by one vector load of its "
+                "type:", buf->name);
+  vf->bufs[vf->nbufs++] = buf;
+  vf->vector_slot = init;
+  return true;
+}
+
+/* The loop's body as scheduled, with its variable, and then the lanes,
+ * which must not use it. */
+static bool check_lanes(ir_visitor *v, const ir_stmt *s) {
+  verifier *vf = v->ctx;
+  if (!enter_loop(v, s->lanes.loop))
+    return false;
+  vf->marks = true;
+  ir_visit_stmt(v, s->lanes.body);
+  vf->marks = false;
+  vf->nvars--;
+  ir_visit_stmt(v, s->lanes.expanded);
+  return false; /* the children are checked */
+}
+
 /* Before a statement's children: its own checks, and the loop variable or
  * buffer it brings into scope. */
 static bool enter(ir_visitor *v, const ir_stmt *s) {
   verifier *vf = v->ctx;
+  vf->vector_slot = NULL;
   switch (s->kind) {
   case S_FOR:
-    if (vf->nvars == MAX_SCOPE)
-      return fail(v, "loops nested too deep at", s->for_.loop->name);
-    if (s->for_.loop->extent < 1)
-      return fail(v, "loop with no iterations:", s->for_.loop->name);
-    vf->vars[vf->nvars++] = s->for_.loop->var;
-    return true;
+    if (s->for_.loop->kind == TS_VECTORIZED)
+      return fail(v, "vectorized loop not expanded into lanes:",
+                  s->for_.loop->name);
+    return enter_loop(v, s->for_.loop);
   case S_STORE:
-    if (s->store.buf == vf->k->A || s->store.buf == vf->k->B)
-      return fail(v, "store to input buffer", s->store.buf->name);
-    if (!buffer_visible(vf, s->store.buf))
-      return fail(v, "store to a buffer outside its allocation:",
-                  s->store.buf->name);
-    if (s->store.value->dtype != s->store.buf->dtype)
-      return fail(v, "store of another element type than its buffer's:",
-                  s->store.buf->name);
-    return true;
+    return check_store(v, s);
   case S_ALLOC:
-    if (vf->nbufs == MAX_SCOPE)
-      return fail(v, "allocations nested too deep at", s->alloc.buf->name);
-    vf->bufs[vf->nbufs++] = s->alloc.buf;
-    return true;
+    return check_alloc(v, s);
+  case S_LANES:
+    return check_lanes(v, s);
   case S_COMPUTE:
     return fail(v, "compute statement left after lowering", "C");
   default:

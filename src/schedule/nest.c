@@ -2,51 +2,48 @@
  * Navigating the schedule's loop tree: finding the path to a loop,
  * rebuilding the ancestors of a replaced node, adding guards to the compute
  * statement, and the nesting rule that block loops lie outside thread loops.
+ * The searches are visitors and adding a guard is a mutator
+ * (src/ir/visit.h); rebuilding along a path is not (see nest_replace).
  */
 #include "../ir/analysis.h"
+#include "../ir/visit.h"
 #include "sched.h"
 
-static bool find(ir_stmt *s, const ts_loop *loop, nest_path *path) {
-  if (path->depth == NEST_MAX_DEPTH)
+typedef struct {
+  const ts_loop *loop; /* the loop sought; NULL: the compute statement */
+  nest_path *path;     /* the nodes entered and not yet left */
+} finder;
+
+/* Each node goes on the path when entered and off when left, unless the
+ * walk ends at it: then the path leads to it. */
+static bool enter_path(ir_visitor *v, const ir_stmt *s) {
+  finder *f = v->ctx;
+  if (f->path->depth == NEST_MAX_DEPTH)
     return false;
-  path->node[path->depth++] = s;
-  switch (s->kind) {
-  case S_COMPUTE:
-    if (!loop)
-      return true;
-    break;
-  case S_FOR:
-    if (s->for_.loop == loop || find(s->for_.body, loop, path))
-      return true;
-    break;
-  case S_SEQ:
-    for (int i = 0; i < s->seq.n; i++)
-      if (find(s->seq.items[i], loop, path))
-        return true;
-    break;
-  case S_IF:
-    if (find(s->if_.then_, loop, path) ||
-        (s->if_.else_ && find(s->if_.else_, loop, path)))
-      return true;
-    break;
-  case S_ALLOC:
-    if (find(s->alloc.body, loop, path))
-      return true;
-    break;
-  default:
-    break;
-  }
-  path->depth--;
-  return false;
+  f->path->node[f->path->depth++] = (ir_stmt *)s;
+  v->stop = f->loop ? s->kind == S_FOR && s->for_.loop == f->loop
+                    : s->kind == S_COMPUTE;
+  return true;
+}
+
+static void leave_path(ir_visitor *v, const ir_stmt *s) {
+  (void)s;
+  ((finder *)v->ctx)->path->depth--;
+}
+
+static bool find(ir_stmt *root, const ts_loop *loop, nest_path *path) {
+  finder f = {loop, path};
+  ir_visitor v = {.stmt = enter_path, .stmt_post = leave_path, .ctx = &f};
+  path->depth = 0;
+  ir_visit_stmt(&v, root);
+  return v.stop;
 }
 
 bool nest_find(ir_stmt *root, const ts_loop *loop, nest_path *path) {
-  path->depth = 0;
   return find(root, loop, path);
 }
 
 bool nest_find_compute(ir_stmt *root, nest_path *path) {
-  path->depth = 0;
   return find(root, NULL, path);
 }
 
@@ -67,37 +64,42 @@ static bool has_conjunct(ts_arena *a, const ir_expr *cond, const ir_expr *want) 
   return ir_expr_equal(ir_simplify_expr(a, (ir_expr *)cond), want);
 }
 
-/* In a copy nest (`in_copy`), any guard with the conjunct. */
-static bool guarded_by(ts_arena *a, const ir_stmt *s, const ts_stage *stage,
-                       bool in_copy, const ir_expr *want) {
-  switch (s->kind) {
-  case S_FOR: {
+typedef struct {
+  ts_arena *a;
+  const ts_stage *stage; /* whose copy nests count; NULL: every cache's */
+  const ir_expr *want;   /* the conjunct, simplified */
+  const ir_stmt *copy;   /* the copy loop the walk is inside, or NULL */
+} guard_search;
+
+/* Inside a copy nest, a guard with the conjunct ends the walk. */
+static bool enter_guard(ir_visitor *v, const ir_stmt *s) {
+  guard_search *g = v->ctx;
+  if (s->kind == S_FOR && !g->copy) {
     const ts_stage *st = s->for_.loop->stage;
-    in_copy |= st && (!stage || st == stage);
-    return guarded_by(a, s->for_.body, stage, in_copy, want);
+    if (st && (!g->stage || st == g->stage))
+      g->copy = s;
   }
-  case S_SEQ:
-    for (int i = 0; i < s->seq.n; i++)
-      if (guarded_by(a, s->seq.items[i], stage, in_copy, want))
-        return true;
-    return false;
-  case S_IF:
-    return (in_copy && has_conjunct(a, s->if_.cond, want)) ||
-           guarded_by(a, s->if_.then_, stage, in_copy, want) ||
-           (s->if_.else_ && guarded_by(a, s->if_.else_, stage, in_copy, want));
-  case S_ALLOC:
-    return guarded_by(a, s->alloc.body, stage, in_copy, want);
-  default:
-    return false;
-  }
+  v->stop = s->kind == S_IF && g->copy && has_conjunct(g->a, s->if_.cond,
+                                                        g->want);
+  return true;
+}
+
+static void leave_guard(ir_visitor *v, const ir_stmt *s) {
+  guard_search *g = v->ctx;
+  if (s == g->copy)
+    g->copy = NULL;
 }
 
 bool nest_copy_guarded_by(ts_arena *a, const ir_stmt *root,
                           const ts_stage *stage, const ir_expr *conjunct) {
-  ir_expr *want = ir_simplify_expr(a, (ir_expr *)conjunct);
-  return want && guarded_by(a, root, stage, false, want);
+  guard_search g = {a, stage, ir_simplify_expr(a, (ir_expr *)conjunct), NULL};
+  ir_visitor v = {.stmt = enter_guard, .stmt_post = leave_guard, .ctx = &g};
+  if (g.want)
+    ir_visit_stmt(&v, root);
+  return v.stop;
 }
 
+/* parent rebuilt with `with` in place of its child `old`. */
 static ir_stmt *replace_child(ts_arena *a, ir_stmt *parent, ir_stmt *old,
                               ir_stmt *with) {
   switch (parent->kind) {
@@ -122,39 +124,38 @@ static ir_stmt *replace_child(ts_arena *a, ir_stmt *parent, ir_stmt *old,
   }
 }
 
+/* Not a mutator: the path names one occurrence of a node, where a subtree
+ * may be shared by several places of the tree, and only the ancestors on
+ * the path are rebuilt, not every node the mutator would walk to find it. */
 ir_stmt *nest_replace(ts_arena *a, const nest_path *path, ir_stmt *with) {
   for (int d = path->depth - 2; d >= 0 && with; d--)
     with = replace_child(a, path->node[d], path->node[d + 1], with);
   return with;
 }
 
-ir_stmt *nest_add_guard(ts_arena *a, ir_stmt *s, ir_expr *cond) {
+/* The compute statement gets the condition in its predicate; a cache's
+ * copy (a store, or a store already guarded) a guard around it. */
+static ir_stmt *add_guard(ir_mutator *m, ir_stmt *s) {
+  ir_expr *cond = m->ctx;
   switch (s->kind) {
   case S_COMPUTE: {
-    ir_stmt *c = ir_compute_with_src(a, s, 0, s->compute.src[0],
+    ir_stmt *c = ir_compute_with_src(m->a, s, 0, s->compute.src[0],
                                      s->compute.origin[0][0],
                                      s->compute.origin[0][1]);
     if (c)
-      c->compute.pred = ir_and(a, s->compute.pred, cond);
+      c->compute.pred = ir_and(m->a, s->compute.pred, cond);
     return c;
   }
-  case S_FOR:
-    return ir_new_for(a, s->for_.loop, nest_add_guard(a, s->for_.body, cond));
-  case S_SEQ: {
-    ir_stmt **items = ts_arena_alloc(a, sizeof(*items) * (size_t)s->seq.n);
-    if (!items)
-      return NULL;
-    for (int i = 0; i < s->seq.n; i++)
-      items[i] = nest_add_guard(a, s->seq.items[i], cond);
-    return ir_new_seq(a, items, s->seq.n);
-  }
-  case S_ALLOC:
-    return ir_new_alloc(a, s->alloc.buf, nest_add_guard(a, s->alloc.body, cond));
-  case S_STORE: case S_IF: /* a cache's copy */
-    return ir_new_if(a, cond, s, NULL);
+  case S_STORE: case S_IF:
+    return ir_new_if(m->a, cond, s, NULL);
   default:
-    return s;
+    return ir_mutate_stmt_children(m, s);
   }
+}
+
+ir_stmt *nest_add_guard(ts_arena *a, ir_stmt *s, ir_expr *cond) {
+  ir_mutator m = {.a = a, .stmt = add_guard, .ctx = cond};
+  return ir_mutate_stmt(&m, s);
 }
 
 static ts_loop_kind kind_of(const ts_loop *l, const ts_loop *over,
@@ -163,62 +164,73 @@ static ts_loop_kind kind_of(const ts_loop *l, const ts_loop *over,
 }
 
 typedef struct {
-  const ts_loop *over;
+  const ts_loop *over; /* taken as bound to `kind` */
   ts_loop_kind kind;
-  const ts_loop *outer, *inner;
+  /* The outermost thread loop and reduction loop around the walk, and the
+   * nodes that brought them, whose leaving ends them. */
+  const ts_loop *thread, *reduce;
+  const ir_stmt *thread_at, *reduce_at;
+  ts_status status;
+  const ts_loop *outer, *inner; /* the pair that breaks the rule */
 } binding_check;
 
-static ts_status check_binding(const ir_stmt *s, binding_check *c,
-                               const ts_loop *thread, const ts_loop *reduce) {
-  ts_status st = TS_OK;
-  switch (s->kind) {
-  case S_FOR: {
-    const ts_loop *l = s->for_.loop;
-    /* A copy loop bound to a thread index shares the block's (ts_bind
-     * checks it); the copy nest holds no loop of the computation. */
-    if (l->stage)
-      return TS_OK;
-    ts_loop_kind k = kind_of(l, c->over, c->kind);
-    if (ir_kind_is_block(k) && thread) {
-      c->outer = thread;
-      c->inner = l;
-      return TS_ERR_THREAD_OUTSIDE_BLOCK;
-    }
-    if (ir_kind_is_launch(k) && reduce) {
-      c->outer = reduce;
-      c->inner = l;
-      return TS_ERR_BOUND_INSIDE_REDUCTION;
-    }
-    if (ir_kind_is_thread(k) && !thread)
-      thread = l;
-    if (l->reduce && !reduce)
-      reduce = l;
-    return check_binding(s->for_.body, c, thread, reduce);
+static bool broken(ir_visitor *v, ts_status status, const ts_loop *outer,
+                   const ts_loop *inner) {
+  binding_check *c = v->ctx;
+  c->status = status;
+  c->outer = outer;
+  c->inner = inner;
+  v->stop = true;
+  return false;
+}
+
+static bool enter_binding(ir_visitor *v, const ir_stmt *s) {
+  binding_check *c = v->ctx;
+  if (s->kind != S_FOR)
+    return true;
+  const ts_loop *l = s->for_.loop;
+  /* A copy loop bound to a thread index shares the block's (ts_bind
+   * checks it); the copy nest holds no loop of the computation. */
+  if (l->stage)
+    return false;
+  ts_loop_kind k = kind_of(l, c->over, c->kind);
+  if (ir_kind_is_block(k) && c->thread)
+    return broken(v, TS_ERR_THREAD_OUTSIDE_BLOCK, c->thread, l);
+  if (ir_kind_is_launch(k) && c->reduce)
+    return broken(v, TS_ERR_BOUND_INSIDE_REDUCTION, c->reduce, l);
+  if (ir_kind_is_thread(k) && !c->thread) {
+    c->thread = l;
+    c->thread_at = s;
   }
-  case S_SEQ:
-    for (int i = 0; i < s->seq.n && st == TS_OK; i++)
-      st = check_binding(s->seq.items[i], c, thread, reduce);
-    return st;
-  case S_IF:
-    st = check_binding(s->if_.then_, c, thread, reduce);
-    if (st == TS_OK && s->if_.else_)
-      st = check_binding(s->if_.else_, c, thread, reduce);
-    return st;
-  case S_ALLOC:
-    return check_binding(s->alloc.body, c, thread, reduce);
-  default:
-    return TS_OK;
+  if (l->reduce && !c->reduce) {
+    c->reduce = l;
+    c->reduce_at = s;
+  }
+  return true;
+}
+
+static void leave_binding(ir_visitor *v, const ir_stmt *s) {
+  binding_check *c = v->ctx;
+  if (s == c->thread_at) {
+    c->thread = NULL;
+    c->thread_at = NULL;
+  }
+  if (s == c->reduce_at) {
+    c->reduce = NULL;
+    c->reduce_at = NULL;
   }
 }
 
 ts_status nest_check_binding(const ir_stmt *root, const ts_loop *loop,
                              ts_loop_kind kind, const ts_loop **outer,
                              const ts_loop **inner) {
-  binding_check c = {.over = loop, .kind = kind};
-  ts_status st = check_binding(root, &c, NULL, NULL);
+  binding_check c = {.over = loop, .kind = kind, .status = TS_OK};
+  ir_visitor v = {.stmt = enter_binding, .stmt_post = leave_binding,
+                  .ctx = &c};
+  ir_visit_stmt(&v, root);
   *outer = c.outer;
   *inner = c.inner;
-  return st;
+  return c.status;
 }
 
 ts_status nest_binding_error(ts_sched *s, const char *fn, ts_status code,

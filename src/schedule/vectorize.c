@@ -4,21 +4,18 @@
  * by access which are contiguous and aligned (src/lower/vectors.c), and
  * the others stay scalar lanes.
  */
+#include "../ir/visit.h"
 #include "sched.h"
 
+static bool stop_at_loop(ir_visitor *v, const ir_stmt *s) {
+  v->stop = s->kind == S_FOR;
+  return true;
+}
+
 static bool has_loop(const ir_stmt *s) {
-  switch (s->kind) {
-  case S_FOR: return true;
-  case S_SEQ:
-    for (int i = 0; i < s->seq.n; i++)
-      if (has_loop(s->seq.items[i]))
-        return true;
-    return false;
-  case S_IF:
-    return has_loop(s->if_.then_) || (s->if_.else_ && has_loop(s->if_.else_));
-  case S_ALLOC: return has_loop(s->alloc.body);
-  default: return false;
-  }
+  ir_visitor v = {.stmt = stop_at_loop};
+  ir_visit_stmt(&v, s);
+  return v.stop;
 }
 
 /* The split that made `loop`, or NULL; *is_outer says which of its two
