@@ -1,0 +1,66 @@
+/*
+ * Hand-made schedules and assertions the cache tests share: block-tiled
+ * GEMMs to attach caches to, the reference executor's verdict, and a
+ * primitive's expected refusal (code, message prefix, schedule unchanged).
+ */
+#ifndef TS_TEST_TILES_H
+#define TS_TEST_TILES_H
+
+#include "helpers.h"
+
+#include "schedule/sched.h"
+
+/* Blocks on ti x tj tiles of C, a thread per element, k in steps of tk. */
+static inline void block_tiled(ts_sched *s, int64_t ti, int64_t tj, int64_t tk,
+                        ts_loop **ko, ts_loop **ki) {
+  ts_loop *io, *ii, *jo, *ji;
+  ts_split(s, ts_get_loop(s, "i"), ti, &io, &ii);
+  ts_split(s, ts_get_loop(s, "j"), tj, &jo, &ji);
+  ts_split(s, ts_get_loop(s, "k"), tk, ko, ki);
+  ts_reorder(s, 6, (ts_loop *[]){io, jo, ii, ji, *ko, *ki});
+  ts_bind(s, io, TS_BLOCK_Y);
+  ts_bind(s, jo, TS_BLOCK_X);
+  ts_bind(s, ii, TS_THREAD_Y);
+  ts_bind(s, ji, TS_THREAD_X);
+  assert_int_equal(ts_sched_status(s), TS_OK);
+}
+
+/* 8x8xK in 4x4 tiles: blocks on i/j tiles, 4x4 threads, k in steps of 4. */
+static inline ts_sched *tiled_k(int64_t k, ts_loop **ko, ts_loop **ki) {
+  ts_sched *s = sched_of(8, 8, k);
+  block_tiled(s, 4, 4, 4, ko, ki);
+  return s;
+}
+
+static inline ts_sched *tiled(ts_loop **ko, ts_loop **ki) { return tiled_k(8, ko, ki); }
+
+static inline void assert_correct(ts_sched *s) {
+  char msg[512];
+  ts_status st = ts_check(s, 7, msg, sizeof(msg));
+  if (st != TS_OK)
+    fail_msg("ts_check: %s", msg);
+}
+
+static inline int count(const char *text, const char *what) {
+  int n = 0;
+  for (const char *p = strstr(text, what); p; p = strstr(p + 1, what))
+    n++;
+  return n;
+}
+
+static inline void expect(ts_sched *s, ts_status got, ts_status code, const char *prefix,
+                   const ir_stmt *root) {
+  assert_int_equal(got, code);
+  const char *msg = ts_sched_errmsg(s);
+  if (strncmp(msg, prefix, strlen(prefix)) != 0)
+    fail_msg("message \"%s\" does not start with \"%s\"", msg, prefix);
+  assert_ptr_equal(s->root, root);
+}
+
+#define EXPECT_FAIL(call, code, prefix)                                       \
+  do {                                                                        \
+    const ir_stmt *root_ = s->root;                                           \
+    expect(s, (call), code, prefix, root_);                                   \
+  } while (0)
+
+#endif
