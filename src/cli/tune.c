@@ -235,11 +235,8 @@ static void shape_text(const ts_gemm *g, char *out, size_t len) {
            (long long)g->k);
 }
 
-static void print_best(const cli_opts *o, const shape_run *r, FILE *csv,
-                       const char *gpu) {
-  int *order = ranking(r);
-  if (!order)
-    return;
+static void print_best(const cli_opts *o, const shape_run *r,
+                       const int *order, FILE *csv, const char *gpu) {
   char shape[64];
   shape_text(&r->def, shape, sizeof(shape));
   printf("  %-4s %9s %9s %8s %9s  %s\n", "rank", "ms", "TFLOP/s", "cuBLAS",
@@ -262,7 +259,6 @@ static void print_best(const cli_opts *o, const shape_run *r, FILE *csv,
               best_result(c)->tflops, best_result(c)->ratio_to_cublas,
               c->has_full ? "full" : "quick");
   }
-  free(order);
 }
 
 /* Rows that failed to compile or run, or ran wrong: each with its reason;
@@ -292,58 +288,65 @@ static int print_failures(const shape_run *r) {
   return failed;
 }
 
+/* Whether value v of knob k appears before candidate i of run s. */
+static bool seen_before(const shape_run *runs, int s, int i, int k,
+                        const char *v) {
+  for (int t = 0; t <= s; t++)
+    for (int j = 0; j < (t == s ? i : runs[t].n); j++) {
+      const char *w = ts_config_knob_value(runs[t].c[j].config, k);
+      if (w && strcmp(w, v) == 0)
+        return true;
+    }
+  return false;
+}
+
+/* One row of a knob's table: the first-pass TFLOP/s of every timed
+ * candidate whose knob k has value v. */
+static void print_knob_value(const shape_run *runs, int nruns, int k,
+                             const char *v) {
+  int count = 0;
+  double sum = 0, best = 0;
+  for (int t = 0; t < nruns; t++)
+    for (int j = 0; j < runs[t].n; j++) {
+      const candidate *c = &runs[t].c[j];
+      const char *w = ts_config_knob_value(c->config, k);
+      if (!w || strcmp(w, v) != 0 || !c->kernel ||
+          c->quick.status != TS_OK || c->quick.skipped)
+        continue;
+      count++;
+      sum += c->quick.tflops;
+      best = c->quick.tflops > best ? c->quick.tflops : best;
+    }
+  printf("  %-20s %6d %10.2f %10.2f\n", v, count, count ? sum / count : 0.0,
+         best);
+}
+
 /* Seed 003's tables: for each knob, each value's mean and best TFLOP/s over
  * every timed configuration of every shape (first-pass times, which every
- * candidate has). */
+ * candidate has), the values in the order they first appear. */
 static void print_knob_tables(const shape_run *runs, int nruns) {
   const candidate *first = NULL;
   for (int s = 0; s < nruns && !first; s++)
     for (int i = 0; i < runs[s].n && !first; i++)
       if (runs[s].c[i].kernel)
         first = &runs[s].c[i];
-  if (!first)
-    return;
-  for (int k = 0; k < ts_config_knob_count(first->config); k++) {
-    const char *knob = ts_config_knob_name(first->config, k);
-    printf("\n  %-20s %6s %10s %10s\n", knob, "count", "mean", "best");
-    /* Each value once, in the order of first appearance. */
+  for (int k = 0; first && k < ts_config_knob_count(first->config); k++) {
+    printf("\n  %-20s %6s %10s %10s\n", ts_config_knob_name(first->config, k),
+           "count", "mean", "best");
     for (int s = 0; s < nruns; s++)
       for (int i = 0; i < runs[s].n; i++) {
         const char *v = ts_config_knob_value(runs[s].c[i].config, k);
-        bool seen = false;
-        for (int t = 0; t <= s && !seen && v; t++)
-          for (int j = 0; j < (t == s ? i : runs[t].n) && !seen; j++) {
-            const char *w = ts_config_knob_value(runs[t].c[j].config, k);
-            seen = w && strcmp(w, v) == 0;
-          }
-        if (!v || seen)
-          continue;
-        int count = 0;
-        double sum = 0, best = 0;
-        for (int t = 0; t < nruns; t++)
-          for (int j = 0; j < runs[t].n; j++) {
-            const candidate *c = &runs[t].c[j];
-            const char *w = ts_config_knob_value(c->config, k);
-            if (!w || strcmp(w, v) != 0 || !c->kernel ||
-                c->quick.status != TS_OK || c->quick.skipped)
-              continue;
-            count++;
-            sum += c->quick.tflops;
-            if (c->quick.tflops > best)
-              best = c->quick.tflops;
-          }
-        printf("  %-20s %6d %10.2f %10.2f\n", v, count,
-               count ? sum / count : 0.0, best);
+        if (v && !seen_before(runs, s, i, k, v))
+          print_knob_value(runs, nruns, k, v);
       }
   }
 }
 
 /* The best configuration becomes the tuning record of this GPU, space and
  * definition, unless it ran wrong. */
-static void record_best(ts_gpu *gpu, const ts_space *sp, const shape_run *r) {
-  int *order = ranking(r);
-  const candidate *best = order && r->n ? &r->c[order[0]] : NULL;
-  free(order);
+static void record_best(ts_gpu *gpu, const ts_space *sp, const shape_run *r,
+                        const int *order) {
+  const candidate *best = r->n ? &r->c[order[0]] : NULL;
   if (!best || !timed(best) ||
       !(best_result(best)->max_rel_err < ts_gemm_tolerance(&r->def)))
     return;
@@ -357,9 +360,9 @@ static void record_best(ts_gpu *gpu, const ts_space *sp, const shape_run *r) {
     printf("# not recorded: the cache directory is off or not writable\n");
 }
 
-static void print_reproduction(const ts_space *sp, const shape_run *r) {
-  int *order = ranking(r);
-  if (order && r->n && timed(&r->c[order[0]])) {
+static void print_reproduction(const ts_space *sp, const shape_run *r,
+                               const int *order) {
+  if (r->n && timed(&r->c[order[0]])) {
     ts_sched *s = ts_space_schedule(sp, &r->def, r->c[order[0]].config);
     char *trace = ts_print_trace(s);
     printf("\n# the best at this shape, %s, as C:\n%s", r->c[order[0]].text,
@@ -367,7 +370,6 @@ static void print_reproduction(const ts_space *sp, const shape_run *r) {
     free(trace);
     ts_sched_free(s);
   }
-  free(order);
 }
 
 /* ---- The command ------------------------------------------------------------- */
@@ -404,10 +406,16 @@ static int tune_shape(ts_gpu *gpu, const ts_space *sp, const cli_opts *o,
   }
   printf("# timed in %.1f s: %d runs each, then the best %d with the median "
          "of %d\n", seconds_since(&t0), QUICK_REPEATS, o->top, o->repeats);
-  print_best(o, r, csv, ts_gpu_name(gpu));
+  int *order = ranking(r);
+  if (!order) {
+    fprintf(stderr, "tessel: out of memory\n");
+    return EXIT_FAIL;
+  }
+  print_best(o, r, order, csv, ts_gpu_name(gpu));
   int failed = print_failures(r);
-  record_best(gpu, sp, r);
-  print_reproduction(sp, r);
+  record_best(gpu, sp, r, order);
+  print_reproduction(sp, r, order);
+  free(order);
   return failed ? EXIT_FAIL : 0;
 }
 
