@@ -227,6 +227,16 @@ ts_status ts_double_buffer(ts_sched *s, ts_stage *stage);
  * threads per multiprocessor. */
 ts_status ts_min_blocks_per_sm(ts_sched *s, int blocks);
 
+/* ---- Block order --------------------------------------------------------- */
+
+/* The blocks visit C's tiles in groups of `group` block rows, down each
+ * column of a group before the next column (Triton's GROUP_M), so that the
+ * blocks running at once share tiles of A and B in L2.  `rows` and `cols`
+ * are the loops bound to the blockIdx of the tile's row and column; the
+ * last group has the rows that are left. */
+ts_status ts_swizzle(ts_sched *s, ts_loop *rows, ts_loop *cols,
+                     int64_t group);
+
 /* C that replays the schedule: a malloc'd string the caller frees, or NULL
  * when out of memory or the schedule is in error. */
 char *ts_print_trace(ts_sched *s);

@@ -38,7 +38,10 @@ static const char *cuda_type(emitter *em, ts_dtype t) {
 
 static void c_var(ts_buf *b, const ir_var *v, const ir_expr_style *st) {
   (void)st;
-  ts_buf_c_name(b, v->name);
+  if (v->kind == VAR_LAUNCH)
+    ts_buf_puts(b, ir_loop_kind_name(v->tag)); /* blockIdx.x */
+  else
+    ts_buf_c_name(b, v->name);
 }
 
 static bool is_scalar(const ir_buffer *buf) {
@@ -192,15 +195,20 @@ static void vector_struct_definitions(ts_buf *b, const emitter *em) {
 
 /* A launch loop is its index, `const int x = threadIdx.x;`, and its body
  * follows at the same depth; other loops are C for loops. */
-static int c_loop(ts_buf *b, const ts_loop *l, int depth,
-                  const ir_stmt_style *st) {
+static int c_loop(ts_buf *b, const ts_loop *l, const ir_expr *index,
+                  int depth, const ir_stmt_style *st) {
   const emitter *em = st->ctx;
   ts_buf_indent(b, depth);
   if (ir_kind_is_launch(l->kind)) {
     ts_buf_printf(b, "const %s ", index_type(em));
     ts_buf_c_name(b, l->name);
-    ts_buf_printf(b, " = %s;  // 0..%lld\n", launch_source(l->kind),
-                  (long long)l->extent - 1);
+    ts_buf_puts(b, " = ");
+    if (index)
+      ir_print_expr(b, index, &em->style);
+    else
+      ts_buf_puts(b, launch_source(l->kind));
+    ts_buf_printf(b, ";  // 0..%lld%s\n", (long long)l->extent - 1,
+                  index ? ", blocks swizzled" : "");
     return depth;
   }
   if (l->kind == TS_UNROLLED) {

@@ -244,10 +244,26 @@ static bool load_vector(exec *x, const ir_expr *e, int t, float *out) {
   return !x->fault;
 }
 
+static int64_t launch_index(const exec *x, ts_loop_kind kind, int t) {
+  int64_t bx = x->k->block[0], by = x->k->block[1];
+  switch (kind) {
+  case TS_BLOCK_X: return x->block_idx[0];
+  case TS_BLOCK_Y: return x->block_idx[1];
+  case TS_BLOCK_Z: return x->block_idx[2];
+  case TS_THREAD_X: return t % bx;
+  case TS_THREAD_Y: return t / bx % by;
+  case TS_THREAD_Z: return t / (bx * by);
+  default: return 0;
+  }
+}
+
 static int64_t eval_int(exec *x, const ir_expr *e, int t) {
   switch (e->kind) {
   case E_INT: return e->ival;
-  case E_VAR: return x->env[(size_t)t * (size_t)x->nvars + (size_t)e->var->id];
+  case E_VAR:
+    if (e->var->kind == VAR_LAUNCH)
+      return launch_index(x, e->var->tag, t);
+    return x->env[(size_t)t * (size_t)x->nvars + (size_t)e->var->id];
   case E_NOT: return !eval_int(x, e->op.a, t);
   case E_SELECT:
     return eval_int(x, e->op.c, t) ? eval_int(x, e->op.a, t)
@@ -317,24 +333,13 @@ static void set_var(exec *x, const ir_var *v, int t, int64_t value) {
   x->env[(size_t)t * (size_t)x->nvars + (size_t)v->id] = value;
 }
 
-static int64_t launch_index(const exec *x, ts_loop_kind kind, int t) {
-  int64_t bx = x->k->block[0], by = x->k->block[1];
-  switch (kind) {
-  case TS_BLOCK_X: return x->block_idx[0];
-  case TS_BLOCK_Y: return x->block_idx[1];
-  case TS_BLOCK_Z: return x->block_idx[2];
-  case TS_THREAD_X: return t % bx;
-  case TS_THREAD_Y: return t / bx % by;
-  case TS_THREAD_Z: return t / (bx * by);
-  default: return 0;
-  }
-}
-
 static void run_for(exec *x, const ir_stmt *s, const bool *active) {
   const ts_loop *l = s->for_.loop;
   if (ir_kind_is_launch(l->kind)) {
+    const ir_expr *index = s->for_.index;
     for (int t = 0; t < x->nthreads; t++)
-      set_var(x, l->var, t, launch_index(x, l->kind, t));
+      set_var(x, l->var, t,
+              index ? eval_int(x, index, t) : launch_index(x, l->kind, t));
     run(x, s->for_.body, active);
     return;
   }

@@ -32,7 +32,7 @@ typedef enum {
   FORM_SELECT,  /* op.c, op.a, op.b */
   FORM_LOAD,    /* load.idx[0 .. buf->ndim) */
   FORM_VECTOR,  /* vector.lane[0 .. n) */
-  FORM_FOR,     /* for_.body */
+  FORM_FOR,     /* for_.index (may be NULL), for_.body */
   FORM_SEQ,     /* seq.items[0 .. n) */
   FORM_STORE,   /* store.idx[0 .. buf->ndim), store.value */
   FORM_IF,      /* if_.cond, if_.then_, if_.else_ (may be NULL) */
@@ -91,7 +91,8 @@ typedef enum { SCOPE_GLOBAL, SCOPE_SHARED, SCOPE_LOCAL } ir_scope;
 
 typedef enum {
   VAR_LOOP,   /* a serial or unrolled loop's variable */
-  VAR_LAUNCH, /* blockIdx.* / threadIdx.* after lowering */
+  VAR_LAUNCH, /* blockIdx.* / threadIdx.* itself, named by tag (a launch
+               * loop's index expression reads them) */
 } ir_var_kind;
 
 typedef struct ir_var {
@@ -173,6 +174,10 @@ struct ir_stmt {
     struct {
       ts_loop *loop;
       ir_stmt *body;
+      /* A launch loop's value as an expression of the launch indices
+       * (VAR_LAUNCH variables), where ts_swizzle remaps the blocks; NULL:
+       * the launch index its kind names. */
+      ir_expr *index;
     } for_;
     struct {
       ir_stmt **items;

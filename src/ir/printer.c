@@ -197,8 +197,8 @@ static void print_lanes(ts_buf *b, const ir_stmt *s, int depth,
   if (st->lanes)
     print_block(b, s->lanes.expanded, depth, st->lanes(b, s, depth, st), st);
   else
-    print_block(b, s->lanes.body, depth, st->loop(b, s->lanes.loop, depth, st),
-                st);
+    print_block(b, s->lanes.body, depth,
+                st->loop(b, s->lanes.loop, NULL, depth, st), st);
 }
 
 void ir_print_stmt_with(ts_buf *b, const ir_stmt *s, int depth,
@@ -206,7 +206,7 @@ void ir_print_stmt_with(ts_buf *b, const ir_stmt *s, int depth,
   switch (s->kind) {
   case S_FOR:
     print_block(b, s->for_.body, depth,
-                st->loop(b, s->for_.loop, depth, st), st);
+                st->loop(b, s->for_.loop, s->for_.index, depth, st), st);
     return;
   case S_LANES:
     print_lanes(b, s, depth, st);
@@ -345,11 +345,15 @@ static void pseudo_compute(ts_buf *b, const ir_stmt *s, int depth,
 
 /* "for i.outer in 0..2 bound to blockIdx.y:", the style's ctx the loop to
  * mark "<-- here". */
-static int pseudo_loop(ts_buf *b, const ts_loop *l, int depth,
-                       const ir_stmt_style *st) {
+static int pseudo_loop(ts_buf *b, const ts_loop *l, const ir_expr *index,
+                       int depth, const ir_stmt_style *st) {
   ts_buf_indent(b, depth);
   ts_buf_printf(b, "for %s in 0..%lld", l->name, (long long)l->extent);
-  if (ir_kind_is_launch(l->kind))
+  if (index) {
+    ts_buf_puts(b, " bound to swizzle(");
+    print_expr_line(b, index);
+    ts_buf_puts(b, ")");
+  } else if (ir_kind_is_launch(l->kind))
     ts_buf_printf(b, " bound to %s", ir_loop_kind_name(l->kind));
   else if (l->kind != TS_SERIAL)
     ts_buf_printf(b, " %s", ir_loop_kind_name(l->kind));

@@ -44,8 +44,10 @@ struct ir_stmt_style {
   const char *if_open, *if_then, *else_line;
   const char *close;   /* the line ending a deeper body; NULL: none */
   const char *barrier; /* a barrier's line */
-  /* A loop's opening; returns the depth of its body. */
-  int (*loop)(ts_buf *b, const ts_loop *l, int depth, const ir_stmt_style *st);
+  /* A loop's opening, with a swizzled launch loop's index expression (else
+   * NULL); returns the depth of its body. */
+  int (*loop)(ts_buf *b, const ts_loop *l, const ir_expr *index, int depth,
+              const ir_stmt_style *st);
   /* A vectorized loop's expanded lanes (S_LANES): their opening and their
    * depth.  NULL: the loop and its body as scheduled print instead. */
   int (*lanes)(ts_buf *b, const ir_stmt *s, int depth,

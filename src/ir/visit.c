@@ -65,6 +65,7 @@ void ir_visit_stmt(ir_visitor *v, const ir_stmt *s) {
     return;
   switch (ir_stmt_form(s->kind)) {
   case FORM_FOR:
+    ir_visit_expr(v, s->for_.index);
     ir_visit_stmt(v, s->for_.body);
     break;
   case FORM_SEQ:
@@ -208,7 +209,8 @@ ir_stmt *ir_mutate_stmt_children(ir_mutator *m, ir_stmt *s) {
   bool changed = false, ok = true;
   switch (ir_stmt_form(s->kind)) {
   case FORM_FOR:
-    ok = stmt_at(m, &n.for_.body, &changed);
+    ok = expr_at(m, &n.for_.index, &changed) &&
+         stmt_at(m, &n.for_.body, &changed);
     break;
   case FORM_SEQ:
     ok = items_at(m, &n.seq.items, n.seq.n, &changed);

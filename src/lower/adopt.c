@@ -144,6 +144,7 @@ static ir_stmt *adopt_stmt(adopter *ad, const ir_stmt *s) {
   switch (s->kind) {
   case S_FOR:
     c->for_.loop = adopt_loop(ad, s->for_.loop);
+    c->for_.index = adopt_expr(ad, s->for_.index);
     c->for_.body = adopt_stmt(ad, s->for_.body);
     break;
   case S_SEQ:

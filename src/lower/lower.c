@@ -11,6 +11,7 @@
  *               and aligned
  *   lanes       expand each vectorized loop into its lanes: vector
  *               temporaries, per-lane statements, vector stores
+ *   swizzle     give swizzled block loops their index expressions
  *   launch      read grid and block dimensions off the bound loops
  *   verify      check the result is well formed
  *   adopt       copy the kernel into the program's own arena
@@ -96,6 +97,10 @@ static bool run_passes(lower_ctx *cx, ir_kernel *k) {
   dump("lanes", body);
   if (!body || a->failed)
     return lower_fail(cx, TS_ERR_NO_MEMORY, "ts_lower: out of memory");
+  body = lower_swizzle(cx, body);
+  dump("swizzle", body);
+  if (!body)
+    return false; /* the pass recorded why */
   *k = (ir_kernel){.body = body, .A = s->A, .B = s->B, .C = s->C,
                    .min_blocks = s->min_blocks};
   lower_launch_dims(body, k);

@@ -37,6 +37,7 @@ ir_stmt *lower_stages(lower_ctx *cx, ir_stmt *root);    /* stages.c */
 ir_stmt *lower_guards(ts_arena *a, ir_stmt *root);      /* guards.c */
 ir_stmt *lower_vectors(ts_arena *a, ir_stmt *root);     /* vectors.c */
 ir_stmt *lower_lanes(ts_arena *a, ir_stmt *root);       /* lanes.c */
+ir_stmt *lower_swizzle(lower_ctx *cx, ir_stmt *root);   /* swizzle.c */
 void lower_launch_dims(const ir_stmt *root, ir_kernel *k); /* launch.c */
 /* verify.c: a message describing the first malformed node, or NULL. */
 const char *lower_verify(ts_arena *a, const ir_kernel *k);

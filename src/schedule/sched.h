@@ -26,6 +26,7 @@ typedef enum {
   TR_VECTORIZE,
   TR_DOUBLE_BUFFER,
   TR_MIN_BLOCKS,
+  TR_SWIZZLE,
 } trace_op;
 
 enum { TRACE_MAX_LOOPS = 16 };
@@ -60,6 +61,13 @@ struct ts_stage {
   const void *owner;
 };
 
+/* ts_swizzle's record: the loops of the block rows and columns and the
+ * rows per group; group 0 when the blocks are not swizzled. */
+typedef struct sched_swizzle {
+  ts_loop *rows, *cols;
+  int64_t group;
+} sched_swizzle;
+
 struct ts_sched {
   ts_arena arena;
   ts_gemm def;
@@ -74,6 +82,7 @@ struct ts_sched {
   trace_rec *trace; /* malloc'd */
   int ntrace, trace_cap;
   int min_blocks;     /* ts_min_blocks_per_sm; 0: unset */
+  sched_swizzle swizzle;
   ir_kernel *lowered; /* cached; dropped by every primitive */
   ts_status status;
   char *errmsg; /* malloc'd */

@@ -91,6 +91,13 @@ static void print_record(ts_buf *b, const ts_sched *s, const trace_rec *r) {
   case TR_MIN_BLOCKS:
     ts_buf_printf(b, "ts_min_blocks_per_sm(s, %lld);\n", (long long)r->factor);
     return;
+  case TR_SWIZZLE:
+    ts_buf_puts(b, "ts_swizzle(s, ");
+    loop_ref(b, s, r->loops[0]);
+    ts_buf_puts(b, ", ");
+    loop_ref(b, s, r->loops[1]);
+    ts_buf_printf(b, ", %lld);\n", (long long)r->factor);
+    return;
   case TR_VECTORIZE:
     ts_buf_puts(b, "ts_vectorize(s, ");
     loop_ref(b, s, r->loops[0]);
@@ -198,6 +205,7 @@ static ts_status replay_record(ts_sched *onto, const trace_rec *r) {
   case TR_UNROLL: return ts_unroll(onto, l[0]);
   case TR_RENAME: return ts_rename(onto, l[0], r->name);
   case TR_MIN_BLOCKS: return ts_min_blocks_per_sm(onto, (int)r->factor);
+  case TR_SWIZZLE: return ts_swizzle(onto, l[0], l[1], r->factor);
   }
   return TS_ERR_BAD_ARG;
 }

@@ -30,6 +30,8 @@ typedef struct fz_case {
   ts_loop *loops[MAX_LOOPS];
   bool gone[MAX_LOOPS];  /* replaced, or bound, unrolled or vectorized */
   int nloops;
+  int block[3]; /* the indices of the loops bound to blockIdx, in order */
+  int nblock;
   bool hostile; /* wrong arguments on purpose; otherwise only plausible ones */
   double work;  /* iterations of the nest, m * n * k grown by the splits */
   ts_stage *stages[MAX_STAGES];
@@ -289,6 +291,9 @@ static void op_bind_to(fz_case *c, ts_loop *loop, const char *text, int index,
   ts_status st = ts_bind(c->s, loop, kind);
   if (st == TS_OK && index >= 0 && kind != TS_SERIAL)
     c->gone[index] = true;
+  if (st == TS_OK && index >= 0 && kind >= TS_BLOCK_X && kind <= TS_BLOCK_Z &&
+      c->nblock < 3)
+    c->block[c->nblock++] = index;
   if ((unsigned)kind <= TS_VECTORIZED)
     ts_buf_printf(&c->prog, "  ts_bind(s, %s, %s);\n", text, kind_names[kind]);
   else
@@ -442,6 +447,31 @@ static void op_min_blocks(fz_case *c) {
   after_call(c, st, "ts_min_blocks_per_sm");
 }
 
+/* Two of the loops bound to blockIdx in either order, or in a hostile
+ * case any loops and groups below 1. */
+static void op_swizzle(fz_case *c) {
+  static const int64_t groups[] = {1, 2, 3, 4, 8, 64, 0, -3};
+  char rows[32], cols[32];
+  ts_loop *r, *k;
+  if (c->nblock >= 2 && !(c->hostile && chance(c, 30))) {
+    int a = (int)pick(c->src, (uint32_t)c->nblock), b = (int)pick(c->src, 2);
+    int ra = c->block[a], rb = c->block[(a + 1 + b) % c->nblock];
+    r = c->loops[ra];
+    k = c->loops[rb];
+    snprintf(rows, sizeof(rows), "L[%d]", ra);
+    snprintf(cols, sizeof(cols), "L[%d]", rb);
+  } else {
+    r = loop_arg(c, rows, sizeof(rows));
+    k = loop_arg(c, cols, sizeof(cols));
+  }
+  int64_t g = groups[c->hostile && chance(c, 20) ? 6 + pick(c->src, 2)
+                                                 : pick(c->src, 6)];
+  ts_status st = ts_swizzle(c->s, r, k, g);
+  ts_buf_printf(&c->prog, "  ts_swizzle(s, %s, %s, %lld);\n", rows, cols,
+                (long long)g);
+  after_call(c, st, "ts_swizzle");
+}
+
 static void random_op(fz_case *c) {
   uint32_t r = pick(c->src, 100);
   if (r < 20) op_split_random(c);
@@ -458,6 +488,7 @@ static void random_op(fz_case *c) {
   else if (r < 90) op_layout(c);
   else if (r < 94) op_mark(c, true);
   else if (r < 95) op_min_blocks(c);
+  else if (r < 97) op_swizzle(c);
   else op_get_loop_random(c);
 }
 
