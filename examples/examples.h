@@ -21,6 +21,7 @@ ts_status example_warptiled(ts_sched *s);
 
 /* The tuning spaces (examples/registry.c lists them). */
 ts_status space_seed003(ts_sched *s, ts_config *c);
+ts_status space_warptiled(ts_sched *s, ts_config *c);
 
 /* Splits off the innermost 4 iterations of loop and vectorizes them. */
 void vectorize4(ts_sched *s, ts_loop *loop);

@@ -64,6 +64,8 @@ ts_sched *ts_builtin_schedule(const char *name, const ts_gemm *def) {
 static const ts_space spaces[] = {
     {"seed003", "seed 003's sweep of its TVM schedule: 5 block tiles x 5 "
      "thread tiles x 3 loop orders", space_seed003},
+    {"warptiled", "warptiled's block, warp and k tiles and double buffering, "
+     "for small, skinny and odd shapes", space_warptiled},
 };
 
 enum { NSPACES = sizeof(spaces) / sizeof(spaces[0]) };

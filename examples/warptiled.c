@@ -1,30 +1,74 @@
 /*
- * warptiled: seed 002's block / warp / thread tiling with outer products.
- * A block of 4 warps computes a 128 x 128 tile of C; the warps split it
- * 2 x 2 into 64 x 64 warp tiles; the 32 threads of a warp split that 8 x 4
- * into 8 x 16 thread tiles.  Per step of k, a thread copies its 8 values of
- * A and 16 of B from shared memory (float4) and accumulates their outer
- * product in 128 registers; the threads of a warp read neighbouring
- * shared addresses.  Tiles of k are 16 deep, loaded as float4, A stored
- * transposed and padded, both double-buffered.
+ * warptiled: seed 002's block / warp / thread tiling with outer products,
+ * and the space of its tile sizes.
+ *
+ * A block computes a bm x bn tile of C with (bm / wm) x (bn / wn) warps,
+ * each a wm x wn warp tile; the 32 threads of a warp split that 8 x 4 into
+ * (wm / 8) x (wn / 4) thread tiles.  Per step of k, a thread copies its
+ * values of A and B from shared memory (float4) and accumulates their outer
+ * product in registers; the threads of a warp read neighbouring shared
+ * addresses.  Tiles of k are bk deep, loaded as float4, A stored transposed
+ * and padded, both double-buffered unless `buffers` says 1.  Where the grid
+ * has 16 block rows or more, `swizzle` may group them by 8 (ts_swizzle) so
+ * that the blocks running at once share their tiles of A and B in L2.
+ *
+ * The built-in is the space's first configuration, chosen for 4096^3: 128 x
+ * 128 block tiles of 4 warps of 64 x 64, 8 x 16 per thread, k in 16s.  The
+ * other tiles are for the shapes where 64 tiles of 128 x 128 leave most of
+ * a large GPU idle: small, skinny and odd ones.
  */
 #include "examples.h"
 
-ts_status example_warptiled(ts_sched *s) {
-  ts_loop *io, *ir, *wy, *r, *ly, *tm, *jo, *jr, *wx, *c, *lx, *tn, *tno,
-      *tni, *ko, *ki, *warp, *lane;
-  /* i = block * 128 + warp row * 64 + lane row * 8 + tm */
-  ts_split(s, ts_get_loop(s, "i"), 128, &io, &ir);
-  ts_split(s, ir, 64, &wy, &r);
-  ts_split(s, r, 8, &ly, &tm);
-  /* j = block * 128 + warp column * 64 + lane column * 16 + tn */
-  ts_split(s, ts_get_loop(s, "j"), 128, &jo, &jr);
-  ts_split(s, jr, 64, &wx, &c);
-  ts_split(s, c, 16, &lx, &tn);
-  ts_split(s, tn, 4, &tno, &tni);
-  ts_split(s, ts_get_loop(s, "k"), 16, &ko, &ki);
-  ts_reorder(s, 11, (ts_loop *[]){io, jo, wy, wx, ly, lx, ko, ki, tm, tno,
-                                   tni});
+static const char *const warps[] = {"64x64", "32x64", "64x32", "32x32"};
+static const int64_t warp_dims[][2] = {{64, 64}, {32, 64}, {64, 32},
+                                       {32, 32}};
+enum { NWARPS = 4, LANE_ROWS = 8, LANE_COLS = 4, MAX_WARPS = 16,
+       SWIZZLE_ROWS = 16 };
+
+/* Registers a thread needs, roughly: its accumulators, one k step of A and
+ * B, and addresses.  Past 255 ptxas spills; past 64K a block cannot run. */
+static int64_t registers_estimate(int64_t tm, int64_t tn) {
+  return tm * tn + tm + tn + 40;
+}
+
+ts_status space_warptiled(ts_sched *s, ts_config *c) {
+  int64_t bm = ts_knob(c, "bm", 4, (int64_t[]){128, 64, 256, 32});
+  int64_t bn = ts_knob(c, "bn", 4, (int64_t[]){128, 64, 256, 32});
+  const int64_t *w = warp_dims[ts_knob_choice(c, "warp", NWARPS, warps)];
+  int64_t bk = ts_knob(c, "bk", 2, (int64_t[]){16, 8});
+  int64_t buffers = ts_knob(c, "buffers", 2, (int64_t[]){2, 1});
+  const ts_gemm *g = ts_sched_gemm(s);
+  int64_t swizzle = (g->m + bm - 1) / bm >= SWIZZLE_ROWS &&
+                            (g->n + bn - 1) / bn >= SWIZZLE_ROWS
+                        ? ts_knob(c, "swizzle", 2, (int64_t[]){0, 8})
+                        : 0;
+  int64_t wm = w[0], wn = w[1], tm = wm / LANE_ROWS, tn = wn / LANE_COLS;
+  int64_t nwarps = (bm / wm) * (bn / wn);
+  if (!ts_knob_require(c, bm % wm == 0 && bn % wn == 0,
+                       "warp tiles of %lldx%lld do not divide the block tile",
+                       (long long)wm, (long long)wn) ||
+      !ts_knob_require(c, nwarps <= MAX_WARPS, "%lld warps in a block",
+                       (long long)nwarps) ||
+      !ts_knob_require(c, registers_estimate(tm, tn) * nwarps * 32 <= 65536,
+                       "about %lld registers a thread for %lld threads",
+                       (long long)registers_estimate(tm, tn),
+                       (long long)nwarps * 32))
+    return ts_sched_status(s);
+
+  ts_loop *io, *ir, *wy, *r, *ly, *ti, *jo, *jr, *wx, *col, *lx, *tj, *tjo,
+      *tji, *ko, *ki, *warp, *lane;
+  /* i = block * bm + warp row * wm + lane row * tm + ti */
+  ts_split(s, ts_get_loop(s, "i"), bm, &io, &ir);
+  ts_split(s, ir, wm, &wy, &r);
+  ts_split(s, r, tm, &ly, &ti);
+  /* j = block * bn + warp column * wn + lane column * tn + tj */
+  ts_split(s, ts_get_loop(s, "j"), bn, &jo, &jr);
+  ts_split(s, jr, wn, &wx, &col);
+  ts_split(s, col, tn, &lx, &tj);
+  ts_split(s, tj, 4, &tjo, &tji);
+  ts_split(s, ts_get_loop(s, "k"), bk, &ko, &ki);
+  ts_reorder(s, 11, (ts_loop *[]){io, jo, wy, wx, ly, lx, ko, ki, ti, tjo,
+                                   tji});
   ts_fuse(s, wy, wx, &warp);
   ts_fuse(s, ly, lx, &lane);
   ts_rename(s, warp, "warp");
@@ -33,6 +77,8 @@ ts_status example_warptiled(ts_sched *s) {
   ts_bind(s, jo, TS_BLOCK_X);
   ts_bind(s, warp, TS_THREAD_Y);
   ts_bind(s, lane, TS_THREAD_X);
+  if (swizzle)
+    ts_swizzle(s, io, jo, swizzle);
   ts_stage *as, *bs;
   ts_cache_read(s, "A", TS_SHARED, ko, &as);
   ts_storage_transpose(s, as);
@@ -40,8 +86,12 @@ ts_status example_warptiled(ts_sched *s) {
   vectorize_copy(s, as);
   ts_cache_read(s, "B", TS_SHARED, ko, &bs);
   vectorize_copy(s, bs);
-  ts_double_buffer(s, as);
-  ts_double_buffer(s, bs);
-  thread_tile_registers(s, ki, tm, tno, tni);
+  if (buffers == 2) {
+    ts_double_buffer(s, as);
+    ts_double_buffer(s, bs);
+  }
+  thread_tile_registers(s, ki, ti, tjo, tji);
   return ts_sched_status(s);
 }
+
+ts_status example_warptiled(ts_sched *s) { return space_warptiled(s, NULL); }

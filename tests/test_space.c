@@ -140,6 +140,42 @@ static void test_configurations_as_text(void **state) {
   assert_true(ts_knob_require(NULL, 0, "ignored") == 0);
 }
 
+/* The space's first configuration makes the built-in of the same
+ * schedule, call for call. */
+static void assert_first_is_builtin(const ts_space *sp, ts_config *first,
+                                    const char *builtin, const ts_gemm *g) {
+  ts_sched *s = ts_space_schedule(sp, g, first);
+  ts_sched *b = ts_builtin_schedule(builtin, g);
+  char *ts = ts_print_trace(s), *tb = ts_print_trace(b);
+  assert_non_null(ts);
+  assert_non_null(tb);
+  assert_string_equal(strstr(ts, "ts_loop *i ="), strstr(tb, "ts_loop *i ="));
+  free(ts);
+  free(tb);
+  ts_sched_free(b);
+  ts_sched_free(s);
+}
+
+/* Every configuration not pruned checks correctly on the executor; returns
+ * how many there were. */
+static int check_unpruned(const ts_space *sp, const ts_gemm *g,
+                          ts_config **cs, int n) {
+  int valid = 0;
+  for (int i = 0; i < n; i++) {
+    if (ts_config_pruned(cs[i]))
+      continue;
+    valid++;
+    ts_sched *s = ts_space_schedule(sp, g, cs[i]);
+    char msg[512];
+    if (ts_check(s, 5, msg, sizeof(msg)) != TS_OK) {
+      char *text = ts_config_text(cs[i]);
+      fail_msg("%s %s: %s", sp->name, text, msg);
+    }
+    ts_sched_free(s);
+  }
+  return valid;
+}
+
 static void test_seed003_space(void **state) {
   (void)state;
   const ts_space *sp = ts_space_find("seed003");
@@ -154,27 +190,90 @@ static void test_seed003_space(void **state) {
   char *t = text_of(cs[0]);
   assert_string_equal(t, "block=32x32x32,thread=8x4,order=k_innermost");
   free(t);
-  /* The first configuration is tvm_step2, call for call. */
-  ts_sched *s = ts_space_schedule(sp, &g, cs[0]);
-  ts_sched *b = ts_builtin_schedule("tvm_step2", &g);
-  char *ts = ts_print_trace(s), *tb = ts_print_trace(b);
-  assert_string_equal(strstr(ts, "ts_loop *i ="), strstr(tb, "ts_loop *i ="));
-  free(ts);
-  free(tb);
-  ts_sched_free(b);
-  ts_sched_free(s);
+  assert_first_is_builtin(sp, cs[0], "tvm_step2", &g);
   /* Every configuration is valid and correct at an odd shape. */
-  for (int i = 0; i < n; i++) {
-    assert_null(ts_config_pruned(cs[i]));
-    s = ts_space_schedule(sp, &g, cs[i]);
-    char msg[512];
-    if (ts_check(s, 5, msg, sizeof(msg)) != TS_OK) {
-      char *text = ts_config_text(cs[i]);
-      fail_msg("seed003 %s: %s", text, msg);
-    }
-    ts_sched_free(s);
-  }
+  assert_int_equal(check_unpruned(sp, &g, cs, n), n);
   ts_space_free_configs(cs, n);
+}
+
+/* The warptiled space: the built-in first, the constraints' counts, and
+ * every tile it keeps correct at a shape that no tile divides. */
+static void test_warptiled_space(void **state) {
+  (void)state;
+  const ts_space *sp = ts_space_find("warptiled");
+  assert_non_null(sp);
+  ts_gemm g = ts_gemm_make(67, 45, 21);
+  g.layout = TS_TN;
+  ts_config **cs;
+  int n = ts_space_enumerate(sp, &g, 0, &cs);
+  /* 4 bm x 4 bn x 4 warp tiles x 2 bk x 2 buffer counts */
+  assert_int_equal(n, 256);
+  char *t = text_of(cs[0]);
+  assert_string_equal(t, "bm=128,bn=128,warp=64x64,bk=16,buffers=2");
+  free(t);
+  assert_first_is_builtin(sp, cs[0], "warptiled", &g);
+  int divides = 0, warps = 0, registers = 0;
+  for (int i = 0; i < n; i++) {
+    const char *why = ts_config_pruned(cs[i]);
+    divides += why && strstr(why, "do not divide") != NULL;
+    warps += why && strstr(why, "warps in a block") != NULL;
+    registers += why && strstr(why, "registers a thread") != NULL;
+  }
+  /* The constraints again, in the order the space applies them; each
+   * pruned tiling counts once per bk and buffer count (4). */
+  int want_divides = 0, want_warps = 0, want_registers = 0;
+  const int64_t tiles[] = {128, 64, 256, 32}, wt[][2] = {
+      {64, 64}, {32, 64}, {64, 32}, {32, 32}};
+  for (int a = 0; a < 4; a++)
+    for (int b = 0; b < 4; b++)
+      for (int w = 0; w < 4; w++) {
+        int64_t bm = tiles[a], bn = tiles[b], wm = wt[w][0], wn = wt[w][1];
+        int64_t nw = (bm / wm) * (bn / wn);
+        int64_t regs = (wm / 8) * (wn / 4) + wm / 8 + wn / 4 + 40;
+        if (bm % wm || bn % wn)
+          want_divides += 4;
+        else if (nw > 16)
+          want_warps += 4;
+        else if (regs * nw * 32 > 65536)
+          want_registers += 4;
+      }
+  assert_int_equal(divides, want_divides);
+  assert_int_equal(warps, want_warps);
+  assert_int_equal(registers, want_registers);
+  int valid = check_unpruned(sp, &g, cs, n);
+  assert_int_equal(valid, n - divides - warps - registers);
+  ts_space_free_configs(cs, n);
+}
+
+/* With 16 block rows and columns or more, the space may swizzle them; a
+ * grid of 17 x 17 small tiles, the last group of one row. */
+static void test_warptiled_space_swizzles(void **state) {
+  (void)state;
+  const ts_space *sp = ts_space_find("warptiled");
+  ts_gemm g = ts_gemm_make(520, 515, 9);
+  char err[256];
+  ts_config *c = ts_config_parse("bm=32,bn=32,warp=32x32,bk=8,buffers=2,"
+                                 "swizzle=8", err, sizeof(err));
+  assert_non_null(c);
+  ts_sched *s = ts_space_schedule(sp, &g, c);
+  assert_int_equal(ts_sched_status(s), TS_OK);
+  char *trace = ts_print_trace(s);
+  assert_non_null(strstr(trace, "ts_swizzle(s, i_outer, j_outer, 8);"));
+  free(trace);
+  char msg[512];
+  if (ts_check(s, 3, msg, sizeof(msg)) != TS_OK)
+    fail_msg("%s", msg);
+  ts_sched_free(s);
+  ts_config_free(c);
+  /* Where the grid is smaller, the knob does not exist. */
+  g = ts_gemm_make(100, 515, 9);
+  c = ts_config_parse("bm=32,bn=32,warp=32x32,bk=8,buffers=2,swizzle=8", err,
+                      sizeof(err));
+  s = ts_space_schedule(sp, &g, c);
+  assert_int_equal(ts_sched_status(s), TS_ERR_PRUNED);
+  assert_non_null(strstr(ts_sched_errmsg(s), "swizzle"));
+  ts_sched_free(s);
+  ts_config_free(c);
 }
 
 int main(void) {
@@ -183,6 +282,8 @@ int main(void) {
       cmocka_unit_test(test_a_primitive_refusal_prunes),
       cmocka_unit_test(test_configurations_as_text),
       cmocka_unit_test(test_seed003_space),
+      cmocka_unit_test(test_warptiled_space),
+      cmocka_unit_test(test_warptiled_space_swizzles),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

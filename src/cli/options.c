@@ -185,10 +185,10 @@ ts_sched *cli_schedule(const cli_opts *o, const char *name, const ts_gemm *g,
                        const ts_gpu *gpu) {
   char base[128], err[256];
   const char *config;
-  const ts_space *sp = ts_builtin_find(name)
-                           ? NULL
-                           : space_named(name, base, sizeof(base), &config);
-  if (!sp)
+  const ts_space *sp = space_named(name, base, sizeof(base), &config);
+  /* A built-in that is also a space (warptiled) is the space's first
+   * configuration unless a configuration or --tuned asks for another. */
+  if (!sp || (ts_builtin_find(name) && !config && !o->tuned))
     return ts_builtin_schedule(name, g);
   ts_config *c = config ? ts_config_parse(config, err, sizeof(err))
                  : o->tuned ? tuned_config(sp, g, gpu)
