@@ -537,6 +537,18 @@ ts_status ts_tune_record_save(const ts_gpu *g, const char *space,
 char *ts_tune_record_load(const ts_gpu *g, const char *space,
                           const ts_gemm *def, double *tflops);
 
+/* The journal of a tuning run in progress for this GPU, space and
+ * definition: lines appended as configurations are timed (one line, no
+ * newline in it; TS_ERR_IO when the cache is off or not writable), read
+ * back by a later run to resume (the lines, malloc'd, or NULL when there
+ * is no journal), and removed when the run is finished. */
+ts_status ts_tune_journal_add(const ts_gpu *g, const char *space,
+                              const ts_gemm *def, const char *line);
+char *ts_tune_journal_load(const ts_gpu *g, const char *space,
+                           const ts_gemm *def);
+void ts_tune_journal_remove(const ts_gpu *g, const char *space,
+                            const ts_gemm *def);
+
 #ifdef __cplusplus
 }
 #endif

@@ -13,7 +13,12 @@
  *   tflops 12.79
  *
  * Written to a temporary file and renamed, as kernel cache entries are.
+ *
+ * Beside it, while `tessel tune` works on the definition, a journal (the
+ * same key, then one line per configuration timed, appended as each is
+ * done), so that an interrupted run resumes where it stopped.
  */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,7 +28,7 @@
 #include "gpu.h"
 #include "kernel_cache.h"
 
-enum { MAX_RECORD = 1 << 16 };
+enum { MAX_RECORD = 1 << 16, MAX_JOURNAL = 1 << 24 };
 
 /* Everything a record is for, as its first lines; NULL when out of memory. */
 static char *record_key(const ts_gpu *g, const char *space,
@@ -40,18 +45,19 @@ static char *record_key(const ts_gpu *g, const char *space,
   return ts_buf_take(&b);
 }
 
-/* The record's directory (made when `make`) and file for key. */
-static bool record_path(const char *key, bool make, char *dir, size_t dirlen,
-                        char *path, size_t len) {
+/* The record's directory (made when `make`) and its file for key, with
+ * the extension ext ("txt", "journal"). */
+static bool record_path(const char *key, const char *ext, bool make,
+                        char *dir, size_t dirlen, char *path, size_t len) {
   char base[3072];
   if (!kcache_dir(base, sizeof(base)))
     return false;
   int n = snprintf(dir, dirlen, "%s/tune", base);
   if (n <= 0 || (size_t)n >= dirlen || (make && !kcache_make_dirs(dir)))
     return false;
-  n = snprintf(path, len, "%s/%016llx.txt", dir,
+  n = snprintf(path, len, "%s/%016llx.%s", dir,
                (unsigned long long)kcache_fnv1a(KCACHE_FNV_SEED, key,
-                                                strlen(key)));
+                                                strlen(key)), ext);
   return n > 0 && (size_t)n < len;
 }
 
@@ -63,7 +69,8 @@ ts_status ts_tune_record_save(const ts_gpu *g, const char *space,
   char *key = record_key(g, space, def);
   char dir[3200], path[4096], tmp[4200];
   ts_status st = TS_ERR_BAD_ARG;
-  if (key && record_path(key, true, dir, sizeof(dir), path, sizeof(path)) &&
+  if (key &&
+      record_path(key, "txt", true, dir, sizeof(dir), path, sizeof(path)) &&
       snprintf(tmp, sizeof(tmp), "%s.tmp.XXXXXX", path) < (int)sizeof(tmp)) {
     int fd = mkstemp(tmp);
     FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
@@ -84,12 +91,12 @@ ts_status ts_tune_record_save(const ts_gpu *g, const char *space,
   return st;
 }
 
-static char *read_small_file(const char *path) {
+static char *read_small_file(const char *path, size_t max) {
   FILE *f = fopen(path, "r");
   if (!f)
     return NULL;
-  char *text = malloc(MAX_RECORD + 1);
-  size_t n = text ? fread(text, 1, MAX_RECORD, f) : 0;
+  char *text = malloc(max + 1);
+  size_t n = text ? fread(text, 1, max, f) : 0;
   fclose(f);
   if (text)
     text[n] = 0;
@@ -113,9 +120,9 @@ char *ts_tune_record_load(const ts_gpu *g, const char *space,
     return NULL;
   char *key = record_key(g, space, def);
   char dir[3200], path[4096];
-  char *text = key && record_path(key, false, dir, sizeof(dir), path,
+  char *text = key && record_path(key, "txt", false, dir, sizeof(dir), path,
                                   sizeof(path))
-                   ? read_small_file(path)
+                   ? read_small_file(path, MAX_RECORD)
                    : NULL;
   char *config = NULL;
   if (text && strncmp(text, key, strlen(key)) == 0) {
@@ -129,4 +136,79 @@ char *ts_tune_record_load(const ts_gpu *g, const char *space,
   free(text);
   free(key);
   return config;
+}
+
+/* ---- The journal of a run ---------------------------------------------------- */
+
+/* The journal's path for this GPU, space and definition, and its key;
+ * false when out of memory or without a cache directory. */
+static bool journal_path(const ts_gpu *g, const char *space,
+                         const ts_gemm *def, bool make, char **key,
+                         char *path, size_t len) {
+  char dir[3200];
+  *key = g && space && def ? record_key(g, space, def) : NULL;
+  return *key &&
+         record_path(*key, "journal", make, dir, sizeof(dir), path, len);
+}
+
+/* Writes all of text to fd; false on an error. */
+static bool write_all(int fd, const char *text, size_t n) {
+  while (n > 0) {
+    ssize_t w = write(fd, text, n);
+    if (w <= 0)
+      return false;
+    text += w;
+    n -= (size_t)w;
+  }
+  return true;
+}
+
+ts_status ts_tune_journal_add(const ts_gpu *g, const char *space,
+                              const ts_gemm *def, const char *line) {
+  char *key, path[4096];
+  if (!line || strchr(line, '\n'))
+    return TS_ERR_BAD_ARG;
+  if (!journal_path(g, space, def, true, &key, path, sizeof(path))) {
+    free(key);
+    return TS_ERR_IO;
+  }
+  /* The first writer puts the key at the top; each line is one append, so
+   * an interrupted run leaves whole lines (and at worst a torn last one,
+   * which the reader's parser rejects). */
+  int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND, 0644);
+  bool ok = fd < 0 || write_all(fd, key, strlen(key));
+  if (fd < 0)
+    fd = open(path, O_WRONLY | O_APPEND);
+  ts_buf b;
+  ts_buf_init(&b);
+  ts_buf_printf(&b, "%s\n", line);
+  char *text = ts_buf_take(&b);
+  ok = ok && fd >= 0 && text && write_all(fd, text, strlen(text));
+  if (fd >= 0)
+    close(fd);
+  free(text);
+  free(key);
+  return ok ? TS_OK : TS_ERR_IO;
+}
+
+char *ts_tune_journal_load(const ts_gpu *g, const char *space,
+                           const ts_gemm *def) {
+  char *key, path[4096];
+  char *text = journal_path(g, space, def, false, &key, path, sizeof(path))
+                   ? read_small_file(path, MAX_JOURNAL)
+                   : NULL;
+  char *lines = NULL;
+  if (text && strncmp(text, key, strlen(key)) == 0)
+    lines = strdup(text + strlen(key));
+  free(text);
+  free(key);
+  return lines;
+}
+
+void ts_tune_journal_remove(const ts_gpu *g, const char *space,
+                            const ts_gemm *def) {
+  char *key, path[4096];
+  if (journal_path(g, space, def, false, &key, path, sizeof(path)))
+    unlink(path);
+  free(key);
 }

@@ -316,6 +316,36 @@ static void test_tuning_records(void **state) {
   free(g);
 }
 
+/* A tuning run's journal: lines appended and read back in order, kept
+ * per GPU, space and definition, removed at the end. */
+static void test_tuning_journal(void **state) {
+  (void)state;
+  ts_gpu *g = calloc(1, sizeof(*g));
+  assert_non_null(g);
+  snprintf(g->name, sizeof(g->name), "NVIDIA H200");
+  g->driver_version = 13000;
+  ts_gemm def = ts_gemm_make(512, 256, 128), other = ts_gemm_make(512, 256, 64);
+  ts_tune_journal_remove(g, "warptiled", &def);
+  assert_null(ts_tune_journal_load(g, "warptiled", &def));
+  assert_int_equal(ts_tune_journal_add(g, "warptiled", &def,
+                                       "timed\t0.5\t1e-06\tbm=64"), TS_OK);
+  assert_int_equal(ts_tune_journal_add(g, "warptiled", &def,
+                                       "failed\tbm=32\tno"), TS_OK);
+  assert_int_equal(ts_tune_journal_add(g, "warptiled", &def, "a\nb"),
+                   TS_ERR_BAD_ARG);
+  char *lines = ts_tune_journal_load(g, "warptiled", &def);
+  assert_string_equal(lines, "timed\t0.5\t1e-06\tbm=64\nfailed\tbm=32\tno\n");
+  free(lines);
+  assert_null(ts_tune_journal_load(g, "warptiled", &other));
+  assert_null(ts_tune_journal_load(g, "seed003", &def));
+  ts_tune_journal_remove(g, "warptiled", &def);
+  assert_null(ts_tune_journal_load(g, "warptiled", &def));
+  setenv("TESSEL_NO_CACHE", "1", 1);
+  assert_int_equal(ts_tune_journal_add(g, "warptiled", &def, "x"), TS_ERR_IO);
+  unsetenv("TESSEL_NO_CACHE");
+  free(g);
+}
+
 int main(void) {
 #define T(f) cmocka_unit_test_setup_teardown(f, fresh_dir, remove_dir)
   const struct CMUnitTest tests[] = {
@@ -329,6 +359,7 @@ int main(void) {
       T(test_missing_directory_is_made),
       T(test_concurrent_writers),
       T(test_tuning_records),
+      T(test_tuning_journal),
   };
 #undef T
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -72,7 +72,8 @@ static const char *bench_help =
 
 enum { OPT_IR = 256, OPT_CUDA, OPT_TRACE, OPT_ALPHA, OPT_BETA, OPT_ARCH,
        OPT_CSV, OPT_REPEATS, OPT_WARMUP, OPT_SEED, OPT_CU, OPT_DTYPE,
-       OPT_C_DTYPE, OPT_JOBS, OPT_TOP, OPT_LIMIT, OPT_TUNED };
+       OPT_C_DTYPE, OPT_JOBS, OPT_TOP, OPT_LIMIT, OPT_TUNED, OPT_BUDGET,
+       OPT_TIME, OPT_JSON, OPT_RESTART };
 
 static const struct option long_opts[] = {
     {"help", no_argument, NULL, 'h'},
@@ -95,14 +96,21 @@ static const struct option long_opts[] = {
     {"top", required_argument, NULL, OPT_TOP},
     {"limit", required_argument, NULL, OPT_LIMIT},
     {"tuned", no_argument, NULL, OPT_TUNED},
+    {"budget", required_argument, NULL, OPT_BUDGET},
+    {"time", required_argument, NULL, OPT_TIME},
+    {"json", required_argument, NULL, OPT_JSON},
+    {"restart", no_argument, NULL, OPT_RESTART},
     {NULL, 0, NULL, 0},
 };
 
-/* An option only some commands take: --cu (bench), --jobs, --top and
- * --limit (tune), --tuned (show, check, bench). */
+/* An option only some commands take: --cu (bench), --jobs, --top,
+ * --limit, --budget, --time, --json and --restart (tune), --tuned (show,
+ * check, bench). */
 static bool option_allowed(int c, unsigned flags, const char *opt) {
   unsigned need = c == OPT_CU ? CLI_CU
-                  : c == OPT_JOBS || c == OPT_TOP || c == OPT_LIMIT
+                  : c == OPT_JOBS || c == OPT_TOP || c == OPT_LIMIT ||
+                          c == OPT_BUDGET || c == OPT_TIME ||
+                          c == OPT_JSON || c == OPT_RESTART
                       ? CLI_TUNE
                   : c == OPT_TUNED ? CLI_SCHEDULES
                                    : 0;
@@ -191,6 +199,16 @@ int cli_parse(int argc, char **argv, const char *help, unsigned flags,
       if (!cli_parse_int("--limit", optarg, 1, 100000, &o->limit))
         return EXIT_USAGE;
       break;
+    case OPT_BUDGET:
+      if (!cli_parse_int("--budget", optarg, 1, 100000, &o->budget))
+        return EXIT_USAGE;
+      break;
+    case OPT_TIME:
+      if (!cli_parse_int("--time", optarg, 1, 1000000, &o->time_limit))
+        return EXIT_USAGE;
+      break;
+    case OPT_JSON: o->json = optarg; break;
+    case OPT_RESTART: o->restart = true; break;
     case OPT_CU:
       if (o->ncu == MAX_SHAPES) {
         fprintf(stderr, "tessel: at most %d --cu options\n", MAX_SHAPES);

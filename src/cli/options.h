@@ -30,6 +30,10 @@ typedef struct cli_opts {
   int jobs;  /* tune: compile threads; 0: one per core */
   int top;   /* tune: configurations listed per shape */
   int limit; /* tune: at most this many configurations */
+  int budget;     /* tune: configurations timed per shape; 0: all */
+  int time_limit; /* tune: seconds of first-pass timing per shape; 0: none */
+  const char *json; /* tune: the run's record */
+  bool restart;     /* tune: ignore what an interrupted run timed */
   bool tuned; /* spaces at their recorded configuration */
 } cli_opts;
 

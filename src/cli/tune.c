@@ -9,13 +9,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
-#include "options.h"
+#include "../random.h"
+#include "tune.h"
 
 static const char *tune_help =
     "usage: tessel tune SPACE [--shape MxNxK]... [--layout L] [--dtype T]\n"
     "                  [--c-dtype T] [--jobs J] [--top N] [--limit N]\n"
-    "                  [--repeats N] [--warmup N] [--csv FILE]\n"
+    "                  [--budget N] [--time SECONDS] [--restart]\n"
+    "                  [--repeats N] [--warmup N] [--csv FILE] [--json FILE]\n"
     "       tessel tune --list\n"
     "Enumerates every configuration of the space (one value per knob),\n"
     "prunes those a constraint or a primitive refuses (and says why),\n"
@@ -27,25 +30,22 @@ static const char *tune_help =
     "and the best configuration of each shape as `name=value` text and as\n"
     "the C calls that make it, and records it in the cache directory for\n"
     "this GPU, space and definition (show, check and bench use it with\n"
-    "--tuned).  --csv writes every timed row.  --shape may repeat; default\n"
+    "--tuned).\n"
+    "  --budget N    time at most N configurations per shape: the first\n"
+    "                and a random sample of the rest (seeded by --seed)\n"
+    "  --time S      stop the first pass of a shape after S seconds\n"
+    "  --restart     time everything again; by default a run resumes what\n"
+    "                an interrupted run of the same space, shape and GPU\n"
+    "                timed (its journal in the cache directory)\n"
+    "  --csv FILE    every timed row; --json FILE the whole run, with\n"
+    "                every configuration and what became of it\n"
+    "Progress (timed/total, the best so far, the time left) is one line\n"
+    "on a terminal, plain lines otherwise.  --shape may repeat; default\n"
     "1024x1024x1024.  Needs a GPU.\n";
 
-enum { QUICK_REPEATS = 3, QUICK_WARMUP = 1 };
-
-typedef struct {
-  ts_config *config;
-  char *text;       /* "block=32x32x32,..." */
-  ts_kernel *kernel; /* NULL when pruned */
-  ts_bench_result quick, full;
-  bool has_full;
-} candidate;
-
-typedef struct {
-  ts_gemm def;
-  candidate *c;
-  int n;
-  ts_bench_result cublas;
-} shape_run;
+/* The first pass: few runs each, in chunks between which progress is shown
+ * and the journal written. */
+enum { QUICK_REPEATS = 3, QUICK_WARMUP = 1, CHUNK = 16 };
 
 static double seconds_since(const struct timespec *t0) {
   struct timespec t;
@@ -110,38 +110,105 @@ static bool enumerate(const ts_space *sp, const cli_opts *o, shape_run *r) {
   return true;
 }
 
-/* The unpruned configurations lowered and compiled on o->jobs threads. */
-static bool compile(const ts_space *sp, const cli_opts *o, const char *arch,
-                    shape_run *r, int *valid) {
-  ts_program **progs = calloc((size_t)(r->n ? r->n : 1), sizeof(*progs));
-  ts_kernel **k = calloc((size_t)(r->n ? r->n : 1), sizeof(*k));
-  int *at = calloc((size_t)(r->n ? r->n : 1), sizeof(*at));
-  bool ok = progs && k && at;
-  *valid = 0;
-  for (int i = 0; ok && i < r->n; i++) {
-    if (ts_config_pruned(r->c[i].config))
-      continue;
-    ts_sched *s = ts_space_schedule(sp, &r->def, r->c[i].config);
-    progs[*valid] = ts_lower(s);
-    at[(*valid)++] = i;
+/* Whether candidate c still needs a kernel: not pruned, not left out, not
+ * resumed from the journal. */
+static bool wanted(const candidate *c) {
+  return !ts_config_pruned(c->config) && !c->left_out && !c->resumed &&
+         !c->kernel;
+}
+
+/* The candidates listed in `which` lowered and compiled on o->jobs
+ * threads; false when out of memory. */
+static bool compile_some(const ts_space *sp, const cli_opts *o,
+                         const char *arch, shape_run *r, const int *which,
+                         int n) {
+  ts_program **progs = calloc((size_t)(n ? n : 1), sizeof(*progs));
+  ts_kernel **k = calloc((size_t)(n ? n : 1), sizeof(*k));
+  bool ok = progs && k;
+  for (int v = 0; ok && v < n; v++) {
+    ts_sched *s = ts_space_schedule(sp, &r->def, r->c[which[v]].config);
+    progs[v] = ts_lower(s);
     ts_sched_free(s);
   }
   if (ok)
-    ts_compile_all(progs, *valid, arch, o->jobs, k);
-  for (int v = 0; ok && v < *valid; v++)
-    r->c[at[v]].kernel = k[v];
-  for (int v = 0; progs && v < *valid; v++)
+    ts_compile_all(progs, n, arch, o->jobs, k);
+  for (int v = 0; ok && v < n; v++)
+    r->c[which[v]].kernel = k[v];
+  for (int v = 0; progs && v < n; v++)
     ts_program_free(progs[v]);
   free(progs);
   free(k);
-  free(at);
   return ok;
+}
+
+/* --budget: all but n of the candidates still wanted are left out, the
+ * first one kept (a space's first values are its default) and the rest
+ * drawn at random with the run's seed, so that a rerun draws the same. */
+static void apply_budget(const cli_opts *o, shape_run *r, int done) {
+  int *pool = malloc(sizeof(*pool) * (size_t)(r->n ? r->n : 1)), np = 0;
+  if (!pool || o->budget <= 0)
+    goto out;
+  for (int i = 0; i < r->n; i++)
+    if (wanted(&r->c[i]))
+      pool[np++] = i;
+  int keep = o->budget - done;
+  uint64_t rng = o->seed ^ 0x7e55e1b0d6e7ull;
+  for (int i = 1; i < np; i++) { /* shuffle all but the first */
+    int j = 1 + (int)(ts_random_next(&rng) % (uint64_t)i);
+    int x = pool[i];
+    pool[i] = pool[j];
+    pool[j] = x;
+  }
+  for (int i = keep < 0 ? 0 : keep; i < np; i++)
+    r->c[pool[i]].left_out = "--budget";
+out:
+  free(pool);
+}
+
+/* Every wanted candidate compiled; returns how many there were, -1 when
+ * out of memory. */
+static int compile_wanted(const ts_space *sp, const cli_opts *o,
+                          const char *arch, shape_run *r) {
+  int *which = malloc(sizeof(*which) * (size_t)(r->n ? r->n : 1)), n = 0;
+  if (!which)
+    return -1;
+  for (int i = 0; i < r->n; i++)
+    if (wanted(&r->c[i]))
+      which[n++] = i;
+  bool ok = compile_some(sp, o, arch, r, which, n);
+  free(which);
+  return ok ? n : -1;
 }
 
 /* ---- Timing ---------------------------------------------------------------- */
 
+/* What is shown while the first pass runs. */
+typedef struct {
+  struct timespec t0, last;
+  int done, total;
+  bool tty;
+} progress;
+
+static void show_progress(progress *p, const shape_run *r, bool last) {
+  double elapsed = seconds_since(&p->t0);
+  if (!p->tty && !last && seconds_since(&p->last) < 5.0)
+    return;
+  clock_gettime(CLOCK_MONOTONIC, &p->last);
+  const candidate *best = NULL;
+  for (int i = 0; i < r->n; i++)
+    if (tune_timed(&r->c[i]) && r->c[i].quick.status == TS_OK &&
+        (!best || r->c[i].quick.median_ms < best->quick.median_ms))
+      best = &r->c[i];
+  double left = p->done ? elapsed / p->done * (p->total - p->done) : 0;
+  printf("%s# timed %d/%d, %.0f s, about %.0f s left; best %.2f TFLOP/s "
+         "(%.40s)%s", p->tty ? "\r" : "", p->done, p->total, elapsed, left,
+         best ? best->quick.tflops : 0.0, best ? best->text : "-",
+         p->tty && !last ? "   " : "\n");
+  fflush(stdout);
+}
+
 /* Times the candidates listed in `which` (n of them); `full` picks the
- * result they fill. */
+ * result they fill.  The GPU's status: a device error ends the context. */
 static ts_status time_some(ts_gpu *gpu, shape_run *r, const int *which, int n,
                            const ts_bench_opts *bo, bool full) {
   ts_kernel **k = calloc((size_t)(n ? n : 1), sizeof(*k));
@@ -153,43 +220,153 @@ static ts_status time_some(ts_gpu *gpu, shape_run *r, const int *which, int n,
   }
   for (int i = 0; i < n; i++)
     k[i] = r->c[which[i]].kernel;
-  ts_bench(gpu, k, n, bo, res, &r->cublas);
+  ts_bench_result blas;
+  ts_bench(gpu, k, n, bo, res, &blas);
+  if (blas.status == TS_OK)
+    r->cublas = blas;
   for (int i = 0; i < n; i++) {
     candidate *c = &r->c[which[i]];
-    if (full) {
-      c->full = res[i];
-      c->has_full = true;
-    } else {
-      c->quick = res[i];
-    }
+    *(full ? &c->full : &c->quick) = res[i];
+    *(full ? &c->has_full : &c->has_quick) = true;
   }
   free(k);
   free(res);
-  return r->cublas.status;
+  return blas.status == TS_OK ? TS_OK : ts_gpu_status(gpu);
 }
 
-static const ts_bench_result *best_result(const candidate *c) {
+/* A new context where the last one was lost; false with a message when
+ * the GPU cannot be opened again. */
+static bool reopen(ts_gpu **gpu) {
+  if (ts_gpu_status(*gpu) == TS_OK)
+    return true;
+  char why[600];
+  snprintf(why, sizeof(why), "%s", ts_gpu_errmsg(*gpu));
+  ts_gpu_close(*gpu);
+  *gpu = ts_gpu_open();
+  if (ts_gpu_status(*gpu) == TS_OK)
+    return true;
+  fprintf(stderr, "tessel: the GPU context was lost (%s) and cannot be "
+          "opened again: %s\n", why, ts_gpu_errmsg(*gpu));
+  return false;
+}
+
+/* A chunk whose timing lost the GPU context (a kernel that faulted): the
+ * context is rebuilt and the chunk timed one candidate at a time, so that
+ * only the candidate at fault is reported and the run goes on.  False when
+ * the GPU cannot be opened again. */
+static bool recover(ts_gpu **gpu, shape_run *r, const int *which, int n,
+                    const ts_bench_opts *bo) {
+  for (int i = 0; i < n; i++) {
+    if (!reopen(gpu))
+      return false;
+    if (time_some(*gpu, r, &which[i], 1, bo, false) == TS_OK)
+      continue;
+    candidate *c = &r->c[which[i]];
+    c->quick.status = TS_ERR_CUDA;
+    snprintf(c->quick.message, sizeof(c->quick.message), "crashed the GPU "
+             "context: %.900s", ts_gpu_errmsg(*gpu));
+    printf("# %s crashed the GPU context; rebuilt, going on\n", c->text);
+  }
+  return reopen(gpu);
+}
+
+/* The first pass: every compiled candidate, CHUNK at a time, each chunk's
+ * results written to the journal; stops at --time.  Returns TS_OK, or the
+ * error that ended it. */
+static ts_status first_pass(ts_gpu **gpu, const ts_space *sp,
+                            const cli_opts *o, shape_run *r) {
+  int *which = malloc(sizeof(*which) * (size_t)(r->n ? r->n : 1)), n = 0;
+  if (!which)
+    return TS_ERR_NO_MEMORY;
+  for (int i = 0; i < r->n; i++)
+    if (r->c[i].kernel && !r->c[i].has_quick)
+      which[n++] = i;
+  progress p = {.total = n, .tty = isatty(fileno(stdout))};
+  clock_gettime(CLOCK_MONOTONIC, &p.t0);
+  p.last = p.t0;
+  ts_bench_opts quick = {.warmup = QUICK_WARMUP, .repeats = QUICK_REPEATS,
+                         .seed = o->seed};
+  ts_status st = TS_OK;
+  for (int at = 0; at < n && st == TS_OK; at += CHUNK) {
+    if (o->time_limit && seconds_since(&p.t0) > o->time_limit) {
+      for (int i = at; i < n; i++)
+        r->c[which[i]].left_out = "--time";
+      break;
+    }
+    int m = n - at < CHUNK ? n - at : CHUNK;
+    st = time_some(*gpu, r, which + at, m, &quick, false);
+    if (st != TS_OK && st != TS_ERR_NO_MEMORY)
+      st = recover(gpu, r, which + at, m, &quick) ? TS_OK : st;
+    for (int i = at; i < at + m && st == TS_OK; i++)
+      tune_journal_note(*gpu, sp, r, &r->c[which[i]]);
+    p.done = at + m;
+    show_progress(&p, r, at + m >= n);
+  }
+  free(which);
+  return st;
+}
+
+/* The fastest o->top of the first pass timed again with the full count;
+ * those resumed from the journal are compiled first. */
+static ts_status full_pass(ts_gpu *gpu, const ts_space *sp, const cli_opts *o,
+                           shape_run *r) {
+  int *order = tune_ranking(r);
+  int *which = malloc(sizeof(*which) * (size_t)(o->top ? o->top : 1));
+  int *build = malloc(sizeof(*build) * (size_t)(o->top ? o->top : 1));
+  ts_status st = order && which && build ? TS_OK : TS_ERR_NO_MEMORY;
+  int top = 0, nb = 0;
+  for (int i = 0; st == TS_OK && i < r->n && top < o->top; i++) {
+    const candidate *c = &r->c[order[i]];
+    if (!tune_timed(c))
+      break;
+    if (!c->kernel)
+      build[nb++] = order[i];
+    which[top++] = order[i];
+  }
+  if (st == TS_OK && nb && !compile_some(sp, o, ts_gpu_arch(gpu), r, build, nb))
+    st = TS_ERR_NO_MEMORY;
+  ts_bench_opts full = {.warmup = o->warmup, .repeats = o->repeats,
+                        .seed = o->seed};
+  if (st == TS_OK && top)
+    st = time_some(gpu, r, which, top, &full, true);
+  free(order);
+  free(which);
+  free(build);
+  return st;
+}
+
+/* Ratios to the shape's last cuBLAS time, which resumed results lack. */
+static void fill_ratios(shape_run *r) {
+  for (int i = 0; i < r->n; i++)
+    if (r->c[i].has_quick && r->c[i].quick.median_ms > 0)
+      r->c[i].quick.ratio_to_cublas =
+          r->cublas.median_ms / r->c[i].quick.median_ms;
+}
+
+/* ---- Ranking ----------------------------------------------------------------- */
+
+const ts_bench_result *tune_result(const candidate *c) {
   return c->has_full ? &c->full : &c->quick;
 }
 
-static bool timed(const candidate *c) {
-  return c->kernel && best_result(c)->status == TS_OK && !best_result(c)->skipped;
+bool tune_timed(const candidate *c) {
+  return (c->has_quick || c->has_full) && tune_result(c)->status == TS_OK &&
+         !tune_result(c)->skipped;
 }
 
-/* Candidates in order of time, fastest first; untimed ones last. */
 static const shape_run *sort_run;
 static int by_time(const void *a, const void *b) {
   const candidate *x = &sort_run->c[*(const int *)a];
   const candidate *y = &sort_run->c[*(const int *)b];
-  if (timed(x) != timed(y))
-    return timed(x) ? -1 : 1;
-  if (!timed(x))
+  if (tune_timed(x) != tune_timed(y))
+    return tune_timed(x) ? -1 : 1;
+  if (!tune_timed(x))
     return 0;
-  double tx = best_result(x)->median_ms, ty = best_result(y)->median_ms;
+  double tx = tune_result(x)->median_ms, ty = tune_result(y)->median_ms;
   return tx < ty ? -1 : tx > ty;
 }
 
-static int *ranking(const shape_run *r) {
+int *tune_ranking(const shape_run *r) {
   int *order = malloc(sizeof(*order) * (size_t)(r->n ? r->n : 1));
   if (!order)
     return NULL;
@@ -200,176 +377,9 @@ static int *ranking(const shape_run *r) {
   return order;
 }
 
-/* The first pass over every compiled candidate, then the full count for
- * the fastest o->top. */
-static ts_status time_candidates(ts_gpu *gpu, const cli_opts *o,
-                                 shape_run *r) {
-  int *which = malloc(sizeof(*which) * (size_t)(r->n ? r->n : 1));
-  if (!which)
-    return TS_ERR_NO_MEMORY;
-  int n = 0;
-  for (int i = 0; i < r->n; i++)
-    if (r->c[i].kernel)
-      which[n++] = i;
-  ts_bench_opts quick = {.warmup = QUICK_WARMUP, .repeats = QUICK_REPEATS,
-                         .seed = o->seed};
-  ts_status st = time_some(gpu, r, which, n, &quick, false);
-  int *order = st == TS_OK ? ranking(r) : NULL;
-  int top = 0;
-  for (int i = 0; order && i < r->n && top < o->top; i++)
-    if (timed(&r->c[order[i]]))
-      which[top++] = order[i];
-  ts_bench_opts full = {.warmup = o->warmup, .repeats = o->repeats,
-                        .seed = o->seed};
-  if (order && top)
-    st = time_some(gpu, r, which, top, &full, true);
-  free(order);
-  free(which);
-  return st;
-}
-
-/* ---- Reporting ------------------------------------------------------------- */
-
-static void shape_text(const ts_gemm *g, char *out, size_t len) {
+void tune_shape_text(const ts_gemm *g, char *out, size_t len) {
   snprintf(out, len, "%lldx%lldx%lld", (long long)g->m, (long long)g->n,
            (long long)g->k);
-}
-
-static void print_best(const cli_opts *o, const shape_run *r,
-                       const int *order, FILE *csv, const char *gpu) {
-  char shape[64];
-  shape_text(&r->def, shape, sizeof(shape));
-  printf("  %-4s %9s %9s %8s %9s  %s\n", "rank", "ms", "TFLOP/s", "cuBLAS",
-         "max_err", "configuration");
-  printf("  %-4s %9.4f %9.2f %7.1f%%\n", "-", r->cublas.median_ms,
-         r->cublas.tflops, 100.0);
-  for (int i = 0; i < r->n && i < o->top; i++) {
-    const candidate *c = &r->c[order[i]];
-    if (!timed(c))
-      break;
-    const ts_bench_result *b = best_result(c);
-    printf("  %-4d %9.4f %9.2f %7.1f%% %9.1e  %s\n", i + 1, b->median_ms,
-           b->tflops, 100.0 * b->ratio_to_cublas, b->max_rel_err, c->text);
-  }
-  for (int i = 0; csv && i < r->n; i++) {
-    const candidate *c = &r->c[i];
-    if (timed(c))
-      fprintf(csv, "\"%s\",%s,\"%s\",%s,%.6f,%.4f,%.4f,%s\n", gpu, shape,
-              c->text, ts_layout_name(r->def.layout), best_result(c)->median_ms,
-              best_result(c)->tflops, best_result(c)->ratio_to_cublas,
-              c->has_full ? "full" : "quick");
-  }
-}
-
-/* Rows that failed to compile or run, or ran wrong: each with its reason;
- * returns how many. */
-static int print_failures(const shape_run *r) {
-  int failed = 0;
-  for (int i = 0; i < r->n; i++) {
-    const candidate *c = &r->c[i];
-    const char *why = NULL;
-    char text[160];
-    if (!c->kernel)
-      continue;
-    if (ts_kernel_status(c->kernel) != TS_OK)
-      why = ts_kernel_errmsg(c->kernel);
-    else if (best_result(c)->status != TS_OK)
-      why = best_result(c)->message;
-    else if (!(best_result(c)->max_rel_err < ts_gemm_tolerance(&r->def))) {
-      snprintf(text, sizeof(text), "differs from cuBLAS (max relative error "
-               "%.2e)", best_result(c)->max_rel_err);
-      why = text;
-    }
-    if (why) {
-      printf("  FAIL %s: %.300s\n", c->text, why);
-      failed++;
-    }
-  }
-  return failed;
-}
-
-/* Whether value v of knob k appears before candidate i of run s. */
-static bool seen_before(const shape_run *runs, int s, int i, int k,
-                        const char *v) {
-  for (int t = 0; t <= s; t++)
-    for (int j = 0; j < (t == s ? i : runs[t].n); j++) {
-      const char *w = ts_config_knob_value(runs[t].c[j].config, k);
-      if (w && strcmp(w, v) == 0)
-        return true;
-    }
-  return false;
-}
-
-/* One row of a knob's table: the first-pass TFLOP/s of every timed
- * candidate whose knob k has value v. */
-static void print_knob_value(const shape_run *runs, int nruns, int k,
-                             const char *v) {
-  int count = 0;
-  double sum = 0, best = 0;
-  for (int t = 0; t < nruns; t++)
-    for (int j = 0; j < runs[t].n; j++) {
-      const candidate *c = &runs[t].c[j];
-      const char *w = ts_config_knob_value(c->config, k);
-      if (!w || strcmp(w, v) != 0 || !c->kernel ||
-          c->quick.status != TS_OK || c->quick.skipped)
-        continue;
-      count++;
-      sum += c->quick.tflops;
-      best = c->quick.tflops > best ? c->quick.tflops : best;
-    }
-  printf("  %-20s %6d %10.2f %10.2f\n", v, count, count ? sum / count : 0.0,
-         best);
-}
-
-/* Seed 003's tables: for each knob, each value's mean and best TFLOP/s over
- * every timed configuration of every shape (first-pass times, which every
- * candidate has), the values in the order they first appear. */
-static void print_knob_tables(const shape_run *runs, int nruns) {
-  const candidate *first = NULL;
-  for (int s = 0; s < nruns && !first; s++)
-    for (int i = 0; i < runs[s].n && !first; i++)
-      if (runs[s].c[i].kernel)
-        first = &runs[s].c[i];
-  for (int k = 0; first && k < ts_config_knob_count(first->config); k++) {
-    printf("\n  %-20s %6s %10s %10s\n", ts_config_knob_name(first->config, k),
-           "count", "mean", "best");
-    for (int s = 0; s < nruns; s++)
-      for (int i = 0; i < runs[s].n; i++) {
-        const char *v = ts_config_knob_value(runs[s].c[i].config, k);
-        if (v && !seen_before(runs, s, i, k, v))
-          print_knob_value(runs, nruns, k, v);
-      }
-  }
-}
-
-/* The best configuration becomes the tuning record of this GPU, space and
- * definition, unless it ran wrong. */
-static void record_best(ts_gpu *gpu, const ts_space *sp, const shape_run *r,
-                        const int *order) {
-  const candidate *best = r->n ? &r->c[order[0]] : NULL;
-  if (!best || !timed(best) ||
-      !(best_result(best)->max_rel_err < ts_gemm_tolerance(&r->def)))
-    return;
-  char shape[64];
-  shape_text(&r->def, shape, sizeof(shape));
-  if (ts_tune_record_save(gpu, sp->name, &r->def, best->text,
-                          best_result(best)->tflops) == TS_OK)
-    printf("# recorded for this GPU: `tessel bench %s --tuned --shape %s` "
-           "uses it\n", sp->name, shape);
-  else
-    printf("# not recorded: the cache directory is off or not writable\n");
-}
-
-static void print_reproduction(const ts_space *sp, const shape_run *r,
-                               const int *order) {
-  if (r->n && timed(&r->c[order[0]])) {
-    ts_sched *s = ts_space_schedule(sp, &r->def, r->c[order[0]].config);
-    char *trace = ts_print_trace(s);
-    printf("\n# the best at this shape, %s, as C:\n%s", r->c[order[0]].text,
-           trace ? trace : "(out of memory)\n");
-    free(trace);
-    ts_sched_free(s);
-  }
 }
 
 /* ---- The command ------------------------------------------------------------- */
@@ -380,42 +390,81 @@ static int list_spaces(void) {
   return 0;
 }
 
-static int tune_shape(ts_gpu *gpu, const ts_space *sp, const cli_opts *o,
-                      shape_run *r, FILE *csv) {
-  char shape[64];
-  shape_text(&r->def, shape, sizeof(shape));
+static int count_left_out(const shape_run *r, const char *why) {
+  int n = 0;
+  for (int i = 0; i < r->n; i++)
+    n += r->c[i].left_out && strcmp(r->c[i].left_out, why) == 0;
+  return n;
+}
+
+/* Enumerated, resumed, sampled and compiled; false on an error. */
+static bool prepare(ts_gpu *gpu, const ts_space *sp, const cli_opts *o,
+                    shape_run *r, const char *shape) {
   struct timespec t0;
   clock_gettime(CLOCK_MONOTONIC, &t0);
   if (!enumerate(sp, o, r))
-    return EXIT_FAIL;
-  int valid;
-  if (!compile(sp, o, ts_gpu_arch(gpu), r, &valid)) {
+    return false;
+  if (o->restart)
+    ts_tune_journal_remove(gpu, sp->name, &r->def);
+  int resumed = o->restart ? 0 : tune_resume(gpu, sp, r);
+  apply_budget(o, r, resumed);
+  int compiled = compile_wanted(sp, o, ts_gpu_arch(gpu), r);
+  if (compiled < 0) {
     fprintf(stderr, "tessel: out of memory\n");
-    return EXIT_FAIL;
+    return false;
   }
+  int pruned = 0;
+  for (int i = 0; i < r->n; i++)
+    pruned += ts_config_pruned(r->c[i].config) != NULL;
   printf("\n# %s %s: %d configurations, %d pruned, %d compiled in %.1f s\n",
-         sp->name, shape, r->n, r->n - valid, valid, seconds_since(&t0));
+         sp->name, shape, r->n, pruned, compiled, seconds_since(&t0));
+  if (resumed)
+    printf("#   %5d timed by an interrupted run, taken from its journal "
+           "(--restart times them again)\n", resumed);
+  if (count_left_out(r, "--budget"))
+    printf("#   %5d left out by --budget %d\n", count_left_out(r, "--budget"),
+           o->budget);
   print_pruned(r);
+  return true;
+}
+
+static int tune_shape(ts_gpu **gpu, const ts_space *sp, const cli_opts *o,
+                      shape_run *r, FILE *csv) {
+  char shape[64];
+  tune_shape_text(&r->def, shape, sizeof(shape));
+  if (!prepare(*gpu, sp, o, r, shape))
+    return EXIT_FAIL;
+  struct timespec t0;
   clock_gettime(CLOCK_MONOTONIC, &t0);
-  ts_status st = time_candidates(gpu, o, r);
+  ts_status st = first_pass(gpu, sp, o, r);
+  if (st == TS_OK)
+    st = full_pass(*gpu, sp, o, r);
   if (st != TS_OK) {
-    fprintf(stderr, "tessel: %s: %s\n", shape, r->cublas.message[0]
-                                                   ? r->cublas.message
-                                                   : ts_gpu_errmsg(gpu));
+    fprintf(stderr, "tessel: %s: %s (what was timed is in the journal; run "
+            "again to resume)\n", shape, ts_gpu_errmsg(*gpu)[0]
+                                               ? ts_gpu_errmsg(*gpu)
+                                               : ts_strerror(st));
     return EXIT_FAIL;
   }
+  fill_ratios(r);
+  int stopped = count_left_out(r, "--time");
   printf("# timed in %.1f s: %d runs each, then the best %d with the median "
          "of %d\n", seconds_since(&t0), QUICK_REPEATS, o->top, o->repeats);
-  int *order = ranking(r);
+  if (stopped)
+    printf("# %d not timed: --time %d s ran out (the journal keeps what was "
+           "timed; run again to go on)\n", stopped, o->time_limit);
+  int *order = tune_ranking(r);
   if (!order) {
     fprintf(stderr, "tessel: out of memory\n");
     return EXIT_FAIL;
   }
-  print_best(o, r, order, csv, ts_gpu_name(gpu));
-  int failed = print_failures(r);
-  record_best(gpu, sp, r, order);
-  print_reproduction(sp, r, order);
+  tune_print_best(o, r, order, csv, ts_gpu_name(*gpu));
+  int failed = tune_print_failures(r);
+  tune_record_best(*gpu, sp, r, order);
+  tune_print_reproduction(sp, r, order);
   free(order);
+  if (!stopped)
+    ts_tune_journal_remove(*gpu, sp->name, &r->def);
   return failed ? EXIT_FAIL : 0;
 }
 
@@ -453,12 +502,17 @@ int cli_tune(int argc, char **argv) {
             "ratio_to_cublas,pass\n", csv);
     for (int j = 0; j < o.nshapes; j++) {
       runs[j].def = o.shapes[j];
-      if (tune_shape(gpu, sp, &o, &runs[j], csv) != 0)
+      if (tune_shape(&gpu, sp, &o, &runs[j], csv) != 0)
         rc = EXIT_FAIL;
     }
     printf("\n# by knob, over every shape (first-pass TFLOP/s):");
-    print_knob_tables(runs, o.nshapes);
+    tune_print_knob_tables(runs, o.nshapes);
     printf("\n# %s: %.1f s in all\n", sp->name, seconds_since(&t0));
+    if (o.json && !tune_write_json(o.json, &o, argc, argv, gpu, sp, runs,
+                                   o.nshapes)) {
+      fprintf(stderr, "tessel: cannot write --json %s\n", o.json);
+      rc = EXIT_FAIL;
+    }
     for (int j = 0; j < o.nshapes; j++)
       free_run(&runs[j]);
   }

@@ -1,0 +1,59 @@
+/*
+ * What `tessel tune` keeps per shape, shared by the run (tune.c) and its
+ * reports (tune_report.c).
+ */
+#ifndef TS_CLI_TUNE_H
+#define TS_CLI_TUNE_H
+
+#include <stdio.h>
+
+#include "options.h"
+
+typedef struct {
+  ts_config *config;
+  char *text;        /* "block=32x32x32,..." */
+  ts_kernel *kernel; /* NULL when pruned, left out or resumed */
+  ts_bench_result quick, full;
+  bool has_quick, has_full;
+  bool resumed;         /* the first pass's result comes from the journal */
+  const char *left_out; /* why it was not timed ("--budget"), or NULL */
+} candidate;
+
+typedef struct {
+  ts_gemm def;
+  candidate *c;
+  int n;
+  ts_bench_result cublas; /* the last cuBLAS timing of the shape */
+} shape_run;
+
+/* The result a candidate is ranked by: the full count's, else the first
+ * pass's. */
+const ts_bench_result *tune_result(const candidate *c);
+/* Whether it was timed (and ran). */
+bool tune_timed(const candidate *c);
+/* Candidate indices fastest first, untimed ones last; malloc'd. */
+int *tune_ranking(const shape_run *r);
+void tune_shape_text(const ts_gemm *g, char *out, size_t len);
+
+/* The journal of an interrupted run (tune_journal.c): the first-pass
+ * results it holds applied to r's candidates (returns how many), and one
+ * candidate's result appended. */
+int tune_resume(const ts_gpu *gpu, const ts_space *sp, shape_run *r);
+void tune_journal_note(const ts_gpu *gpu, const ts_space *sp,
+                       const shape_run *r, const candidate *c);
+
+/* Reports (tune_report.c). */
+void tune_print_best(const cli_opts *o, const shape_run *r, const int *order,
+                     FILE *csv, const char *gpu);
+int tune_print_failures(const shape_run *r);
+void tune_print_knob_tables(const shape_run *runs, int nruns);
+void tune_record_best(ts_gpu *gpu, const ts_space *sp, const shape_run *r,
+                      const int *order);
+void tune_print_reproduction(const ts_space *sp, const shape_run *r,
+                             const int *order);
+/* The --json record of a whole run. */
+bool tune_write_json(const char *path, const cli_opts *o, int argc,
+                     char **argv, const ts_gpu *gpu, const ts_space *sp,
+                     const shape_run *runs, int nruns);
+
+#endif

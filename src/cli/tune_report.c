@@ -1,0 +1,244 @@
+/*
+ * tessel tune's reports: the best configurations of a shape, the failures,
+ * seed 003's tables by knob, the tuning record, the best as C, and the
+ * --json record of the whole run.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tune.h"
+
+/* ---- Reporting ------------------------------------------------------------- */
+
+void tune_print_best(const cli_opts *o, const shape_run *r, const int *order,
+                     FILE *csv, const char *gpu) {
+  char shape[64];
+  tune_shape_text(&r->def, shape, sizeof(shape));
+  printf("  %-4s %9s %9s %8s %9s  %s\n", "rank", "ms", "TFLOP/s", "cuBLAS",
+         "max_err", "configuration");
+  printf("  %-4s %9.4f %9.2f %7.1f%%\n", "-", r->cublas.median_ms,
+         r->cublas.tflops, 100.0);
+  for (int i = 0; i < r->n && i < o->top; i++) {
+    const candidate *c = &r->c[order[i]];
+    if (!tune_timed(c))
+      break;
+    const ts_bench_result *b = tune_result(c);
+    printf("  %-4d %9.4f %9.2f %7.1f%% %9.1e  %s\n", i + 1, b->median_ms,
+           b->tflops, 100.0 * b->ratio_to_cublas, b->max_rel_err, c->text);
+  }
+  for (int i = 0; csv && i < r->n; i++) {
+    const candidate *c = &r->c[i];
+    if (tune_timed(c))
+      fprintf(csv, "\"%s\",%s,\"%s\",%s,%.6f,%.4f,%.4f,%s\n", gpu, shape,
+              c->text, ts_layout_name(r->def.layout), tune_result(c)->median_ms,
+              tune_result(c)->tflops, tune_result(c)->ratio_to_cublas,
+              c->has_full ? "full" : "quick");
+  }
+}
+
+/* Rows that failed to compile or run, or ran wrong: each with its reason;
+ * returns how many. */
+int tune_print_failures(const shape_run *r) {
+  int failed = 0;
+  for (int i = 0; i < r->n; i++) {
+    const candidate *c = &r->c[i];
+    const char *why = NULL;
+    char text[160];
+    if (c->kernel && ts_kernel_status(c->kernel) != TS_OK)
+      why = ts_kernel_errmsg(c->kernel);
+    else if (!c->has_quick && !c->has_full)
+      continue;
+    else if (tune_result(c)->status != TS_OK)
+      why = tune_result(c)->message;
+    else if (!(tune_result(c)->max_rel_err < ts_gemm_tolerance(&r->def))) {
+      snprintf(text, sizeof(text), "differs from cuBLAS (max relative error "
+               "%.2e)", tune_result(c)->max_rel_err);
+      why = text;
+    }
+    if (why) {
+      printf("  FAIL %s: %.300s\n", c->text, why);
+      failed++;
+    }
+  }
+  return failed;
+}
+
+/* Whether value v of knob k appears before candidate i of run s. */
+static bool seen_before(const shape_run *runs, int s, int i, int k,
+                        const char *v) {
+  for (int t = 0; t <= s; t++)
+    for (int j = 0; j < (t == s ? i : runs[t].n); j++) {
+      const char *w = ts_config_knob_value(runs[t].c[j].config, k);
+      if (w && strcmp(w, v) == 0)
+        return true;
+    }
+  return false;
+}
+
+/* One row of a knob's table: the first-pass TFLOP/s of every timed
+ * candidate whose knob k has value v. */
+static void print_knob_value(const shape_run *runs, int nruns, int k,
+                             const char *v) {
+  int count = 0;
+  double sum = 0, best = 0;
+  for (int t = 0; t < nruns; t++)
+    for (int j = 0; j < runs[t].n; j++) {
+      const candidate *c = &runs[t].c[j];
+      const char *w = ts_config_knob_value(c->config, k);
+      if (!w || strcmp(w, v) != 0 || !c->has_quick ||
+          c->quick.status != TS_OK || c->quick.skipped)
+        continue;
+      count++;
+      sum += c->quick.tflops;
+      best = c->quick.tflops > best ? c->quick.tflops : best;
+    }
+  printf("  %-20s %6d %10.2f %10.2f\n", v, count, count ? sum / count : 0.0,
+         best);
+}
+
+/* Seed 003's tables: for each knob, each value's mean and best TFLOP/s over
+ * every timed configuration of every shape (first-pass times, which every
+ * candidate has), the values in the order they first appear. */
+void tune_print_knob_tables(const shape_run *runs, int nruns) {
+  const candidate *first = NULL;
+  for (int s = 0; s < nruns && !first; s++)
+    for (int i = 0; i < runs[s].n && !first; i++)
+      if (!ts_config_pruned(runs[s].c[i].config))
+        first = &runs[s].c[i];
+  for (int k = 0; first && k < ts_config_knob_count(first->config); k++) {
+    printf("\n  %-20s %6s %10s %10s\n", ts_config_knob_name(first->config, k),
+           "count", "mean", "best");
+    for (int s = 0; s < nruns; s++)
+      for (int i = 0; i < runs[s].n; i++) {
+        const char *v = ts_config_knob_value(runs[s].c[i].config, k);
+        if (v && !seen_before(runs, s, i, k, v))
+          print_knob_value(runs, nruns, k, v);
+      }
+  }
+}
+
+/* The best configuration becomes the tuning record of this GPU, space and
+ * definition, unless it ran wrong. */
+void tune_record_best(ts_gpu *gpu, const ts_space *sp, const shape_run *r,
+                        const int *order) {
+  const candidate *best = r->n ? &r->c[order[0]] : NULL;
+  if (!best || !tune_timed(best) ||
+      !(tune_result(best)->max_rel_err < ts_gemm_tolerance(&r->def)))
+    return;
+  char shape[64];
+  tune_shape_text(&r->def, shape, sizeof(shape));
+  if (ts_tune_record_save(gpu, sp->name, &r->def, best->text,
+                          tune_result(best)->tflops) == TS_OK)
+    printf("# recorded for this GPU: `tessel bench %s --tuned --shape %s` "
+           "uses it\n", sp->name, shape);
+  else
+    printf("# not recorded: the cache directory is off or not writable\n");
+}
+
+void tune_print_reproduction(const ts_space *sp, const shape_run *r,
+                               const int *order) {
+  if (r->n && tune_timed(&r->c[order[0]])) {
+    ts_sched *s = ts_space_schedule(sp, &r->def, r->c[order[0]].config);
+    char *trace = ts_print_trace(s);
+    printf("\n# the best at this shape, %s, as C:\n%s", r->c[order[0]].text,
+           trace ? trace : "(out of memory)\n");
+    free(trace);
+    ts_sched_free(s);
+  }
+}
+
+
+/* ---- The --json record ------------------------------------------------------- */
+
+static void json_string(FILE *f, const char *s) {
+  fputc('"', f);
+  for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++)
+    if (*p == '"' || *p == '\\')
+      fprintf(f, "\\%c", *p);
+    else if (*p < 0x20)
+      fprintf(f, "\\u%04x", *p);
+    else
+      fputc(*p, f);
+  fputc('"', f);
+}
+
+static void json_result(FILE *f, const char *name, const ts_bench_result *b) {
+  fprintf(f, ", \"%s\": {\"median_ms\": %.6f, \"tflops\": %.4f, "
+          "\"ratio_to_cublas\": %.4f, \"max_rel_err\": %.3e}", name,
+          b->median_ms, b->tflops, b->ratio_to_cublas, b->max_rel_err);
+}
+
+/* One configuration: its text, then what became of it. */
+static void json_candidate(FILE *f, const candidate *c) {
+  fputs("      {\"config\": ", f);
+  json_string(f, c->text);
+  const char *pruned = ts_config_pruned(c->config);
+  const char *state = pruned ? "pruned"
+                      : c->left_out ? "left out"
+                      : !c->has_quick && !c->has_full ? "not timed"
+                      : tune_result(c)->status != TS_OK ? "failed"
+                                                        : "timed";
+  fprintf(f, ", \"state\": \"%s\"", state);
+  if (pruned || c->left_out) {
+    fputs(", \"why\": ", f);
+    json_string(f, pruned ? pruned : c->left_out);
+  } else if (c->has_quick || c->has_full) {
+    if (tune_result(c)->status != TS_OK) {
+      fputs(", \"why\": ", f);
+      json_string(f, tune_result(c)->message);
+    } else {
+      if (c->has_quick)
+        json_result(f, "first_pass", &c->quick);
+      if (c->has_full)
+        json_result(f, "full", &c->full);
+    }
+    fprintf(f, ", \"resumed\": %s", c->resumed ? "true" : "false");
+  }
+  fputs("}", f);
+}
+
+static void json_shape(FILE *f, const shape_run *r) {
+  char shape[64];
+  tune_shape_text(&r->def, shape, sizeof(shape));
+  fprintf(f, "    {\"shape\": \"%s\", \"layout\": \"%s\", "
+          "\"cublas\": {\"median_ms\": %.6f, \"tflops\": %.4f},\n"
+          "     \"configurations\": [\n", shape, ts_layout_name(r->def.layout),
+          r->cublas.median_ms, r->cublas.tflops);
+  for (int i = 0; i < r->n; i++) {
+    json_candidate(f, &r->c[i]);
+    fputs(i + 1 < r->n ? ",\n" : "\n", f);
+  }
+  fputs("    ]}", f);
+}
+
+bool tune_write_json(const char *path, const cli_opts *o, int argc,
+                     char **argv, const ts_gpu *gpu, const ts_space *sp,
+                     const shape_run *runs, int nruns) {
+  FILE *f = fopen(path, "w");
+  if (!f)
+    return false;
+  fputs("{\"tessel\": ", f);
+  json_string(f, TESSEL_VERSION);
+  fputs(", \"command\": [", f);
+  for (int i = 0; i < argc; i++) {
+    json_string(f, argv[i]);
+    fputs(i + 1 < argc ? ", " : "", f);
+  }
+  fputs("],\n \"gpu\": ", f);
+  json_string(f, ts_gpu_name(gpu));
+  fprintf(f, ", \"arch\": \"%s\", \"driver\": %d,\n \"space\": ",
+          ts_gpu_arch(gpu), ts_gpu_driver_version(gpu));
+  json_string(f, sp->name);
+  fprintf(f, ", \"a_type\": \"%s\", \"b_type\": \"%s\", \"c_type\": "
+          "\"%s\", \"alpha\": %.9g, \"beta\": %.9g, \"repeats\": %d,\n "
+          "\"shapes\": [\n", ts_dtype_name(o->ab_type), ts_dtype_name(o->ab_type),
+          ts_dtype_name(o->c_type), (double)o->alpha, (double)o->beta,
+          o->repeats);
+  for (int s = 0; s < nruns; s++) {
+    json_shape(f, &runs[s]);
+    fputs(s + 1 < nruns ? ",\n" : "\n", f);
+  }
+  fputs("]}\n", f);
+  return fclose(f) == 0;
+}
