@@ -26,6 +26,7 @@ typedef enum {
   TR_VECTORIZE,
   TR_DOUBLE_BUFFER,
   TR_MIN_BLOCKS,
+  TR_SPLIT_K,
 } trace_op;
 
 enum { TRACE_MAX_LOOPS = 16 };
@@ -41,6 +42,7 @@ typedef struct trace_rec {
   const char *name;           /* rename's new name, a cache's source (arena) */
   ts_scope scope;
   int stage;                  /* the stage made or changed */
+  ts_split_k_mode split_k;    /* ts_split_k's mode */
 } trace_rec;
 
 /* A cache: a copy of an input in shared or local memory (read), or C's
@@ -74,6 +76,7 @@ struct ts_sched {
   trace_rec *trace; /* malloc'd */
   int ntrace, trace_cap;
   int min_blocks;     /* ts_min_blocks_per_sm; 0: unset */
+  ts_split_k_mode split_k; /* how ts_split_k's blocks combine, if called */
   ir_kernel *lowered; /* cached; dropped by every primitive */
   ts_status status;
   char *errmsg; /* malloc'd */
