@@ -18,6 +18,7 @@ ts_status example_vectorized(ts_sched *s);
 ts_status example_bankfree(ts_sched *s);
 ts_status example_double_buffered(ts_sched *s);
 ts_status example_warptiled(ts_sched *s);
+ts_status example_splitk(ts_sched *s);
 
 /* The tuning spaces (examples/registry.c lists them). */
 ts_status space_seed003(ts_sched *s, ts_config *c);
