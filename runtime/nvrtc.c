@@ -67,6 +67,15 @@ ts_ptxas_info ts_parse_ptxas(const char *log) {
   return info;
 }
 
+/* The part of ptxas's report about `entry`: a source of several entry
+ * points (split-K) has a section for each, in no order we choose. */
+static const char *entry_report(const char *log, const char *entry) {
+  char head[300];
+  snprintf(head, sizeof(head), "entry function '%s'", entry ? entry : "");
+  const char *at = log && entry ? strstr(log, head) : NULL;
+  return at ? at : log;
+}
+
 /* "sm_90" or "sm_90a" -> 90; -1 when malformed. */
 static int arch_number(const char *arch) {
   if (strncmp(arch, "sm_", 3) != 0)
@@ -167,7 +176,7 @@ static void run_nvrtc(ts_kernel *k, const ts_nvrtc_api *api, const char *src) {
              api->nvrtcGetCUBIN(prog, k->cubin) != NVRTC_SUCCESS) {
     kernel_fail(k, TS_ERR_NVRTC, "nvrtcGetCUBIN for %s failed", k->arch);
   } else {
-    k->ptxas = ts_parse_ptxas(k->log);
+    k->ptxas = ts_parse_ptxas(entry_report(k->log, k->name));
   }
   api->nvrtcDestroyProgram(&prog);
 }
@@ -178,7 +187,7 @@ static void compile_cached(ts_kernel *k, const ts_nvrtc_api *api,
   char *key = cache_key(api, k->arch, src);
   if (key && kcache_load(k, key)) {
     k->from_cache = true;
-    k->ptxas = ts_parse_ptxas(k->log);
+    k->ptxas = ts_parse_ptxas(entry_report(k->log, k->name));
   } else {
     run_nvrtc(k, api, src);
     if (key && k->status == TS_OK)

@@ -388,6 +388,22 @@ static void test_one_source_compiles_both_entries(void **state) {
   }
 }
 
+/* ptxas reports each entry point; the kernel's report is the schedule's
+ * kernel's (shared memory for its tiles), not the reduction's. */
+static void test_ptxas_report_is_the_schedules_kernel(void **state) {
+  (void)state;
+  ts_gemm g = ts_gemm_make(256, 256, 512);
+  ts_sched *s = ts_builtin_schedule("splitk", &g);
+  ts_kernel *k = ts_compile_sched(s, "sm_90");
+  if (ts_kernel_status(k) != TS_OK)
+    fail_msg("%s", ts_kernel_errmsg(k));
+  assert_non_null(strstr(ts_kernel_log(k), "tessel_splitk_reduce"));
+  assert_true(ts_kernel_ptxas(k).valid);
+  assert_int_equal(ts_kernel_ptxas(k).shared_bytes, 2 * 128 * 8 * 4);
+  ts_kernel_free(k);
+  ts_sched_free(s);
+}
+
 /* ---- The executor's view of the sequence -------------------------------- */
 
 static void check_program(ts_program *p, ts_status want, const char *needle) {
@@ -461,6 +477,7 @@ int main(void) {
       cmocka_unit_test(test_trace_replays),
       cmocka_unit_test(test_program_reads_each_kernel),
       cmocka_unit_test(test_one_source_compiles_both_entries),
+      cmocka_unit_test(test_ptxas_report_is_the_schedules_kernel),
       cmocka_unit_test(test_unwritten_workspace_is_a_fault),
       cmocka_unit_test(test_plain_stores_of_two_blocks_race),
   };
