@@ -126,6 +126,11 @@ static void test_one_part_changes_nothing(void **state) {
   assert_string_equal(got, want);
   free(want);
   free(got);
+  ts_program *p = ts_lower(s);
+  assert_int_equal(ts_program_kernel_count(p), 1);
+  assert_string_equal(ts_program_kernel_entry(p, 0), ts_program_entry(p));
+  assert_int_equal(ts_program_workspace(p), 0);
+  ts_program_free(p);
   char *trace = ts_print_trace(s);
   assert_non_null(strstr(trace, "ts_split_k(s, k, 1, TS_SPLIT_K_WORKSPACE, "
                                 "&(ts_loop *){NULL}, &(ts_loop *){NULL});\n"));
@@ -316,6 +321,31 @@ static void test_tiling_and_caches_inside(void **state) {
   }
 }
 
+/* A vectorized loop around the atomic epilogue adds lane by lane. */
+static void test_vectorized_atomic_adds_each_lane(void **state) {
+  (void)state;
+  ts_gemm g = ts_gemm_make(6, 8, 9);
+  g.beta = 0.5f;
+  ts_sched *s = split_k_of(g, 3, TS_SPLIT_K_ATOMIC);
+  ts_loop *jo, *ji;
+  ts_split(s, ts_get_loop(s, "j"), 4, &jo, &ji);
+  ts_reorder(s, 2, (ts_loop *[]){ts_get_loop(s, "k.inner"), ji});
+  ts_stage *cw;
+  ts_cache_write(s, "C", TS_LOCAL, jo, &cw);
+  ts_vectorize(s, ji);
+  if (ts_sched_status(s) != TS_OK)
+    fail_msg("%s", ts_sched_errmsg(s));
+  assert_correct(s);
+  char *cu = ts_cuda_source(s);
+  int adds = 0;
+  for (const char *p = cu; (p = strstr(p, "atomicAdd(&C[")); p++)
+    adds++;
+  assert_int_equal(adds, 4);
+  assert_null(strstr(cu, "float4 *>(&C"));
+  free(cu);
+  ts_sched_free(s);
+}
+
 /* ---- Trace, program, source -------------------------------------------- */
 
 static void test_trace_replays(void **state) {
@@ -356,6 +386,9 @@ static void test_program_reads_each_kernel(void **state) {
   assert_int_equal(l.grid[0], 1);
   assert_int_equal(l.block[0], 256);
   assert_int_equal(ts_program_kernel_launch(p, 2, &l), TS_ERR_BAD_ARG);
+  assert_int_equal(ts_program_kernel_launch(p, 0, NULL), TS_ERR_NULL_ARG);
+  assert_int_equal(ts_program_kernel_count(NULL), 0);
+  assert_string_equal(ts_program_kernel_entry(NULL, 0), "");
   assert_int_equal(ts_program_launch(p, &l), TS_OK); /* the schedule's */
   assert_int_equal(l.grid[2], 4);
   ts_program_free(p);
@@ -474,6 +507,7 @@ int main(void) {
       cmocka_unit_test(test_the_z_loop_takes_no_other_primitive),
       cmocka_unit_test(test_thread_loop_outside_z_is_refused),
       cmocka_unit_test(test_tiling_and_caches_inside),
+      cmocka_unit_test(test_vectorized_atomic_adds_each_lane),
       cmocka_unit_test(test_trace_replays),
       cmocka_unit_test(test_program_reads_each_kernel),
       cmocka_unit_test(test_one_source_compiles_both_entries),

@@ -58,6 +58,8 @@ const char *ts_program_kernel_entry(const ts_program *p, int i) {
 ts_status ts_program_kernel_launch(const ts_program *p, int i, ts_launch *out) {
   ts_status st = ts_program_launch(p, out);
   const ir_kernel *k = kernel_at(p, i);
+  if (!out)
+    return TS_ERR_NULL_ARG;
   if (st != TS_OK || !k) {
     *out = (ts_launch){0};
     return st != TS_OK ? st : TS_ERR_BAD_ARG;
