@@ -228,6 +228,19 @@ static void test_refuses_twice(void **state) {
   ts_sched_free(s);
 }
 
+static void test_refuses_a_taken_block_z(void **state) {
+  (void)state;
+  ts_sched *s = sched_of(8, 8, 8);
+  ts_bind(s, ts_get_loop(s, "j"), TS_BLOCK_Z);
+  assert_refused(s, ts_get_loop(s, "k"), 2, TS_SPLIT_K_WORKSPACE,
+                 TS_ERR_TAG_BOUND_TWICE, "already bound to loop \"j\"");
+  ts_sched_free(s);
+  s = split_k_of(ts_gemm_make(8, 8, 8), 2, TS_SPLIT_K_WORKSPACE);
+  assert_int_equal(ts_bind(s, ts_get_loop(s, "j"), TS_BLOCK_Z),
+                   TS_ERR_TAG_BOUND_TWICE);
+  ts_sched_free(s);
+}
+
 static void test_refuses_bad_parts(void **state) {
   (void)state;
   ts_sched *s = sched_of(8, 8, 8);
@@ -501,6 +514,7 @@ int main(void) {
       cmocka_unit_test(test_refuses_an_inner_reduction_loop),
       cmocka_unit_test(test_refuses_after_a_cache),
       cmocka_unit_test(test_refuses_twice),
+      cmocka_unit_test(test_refuses_a_taken_block_z),
       cmocka_unit_test(test_refuses_bad_parts),
       cmocka_unit_test(test_refuses_atomic_into_half),
       cmocka_unit_test(test_refuses_null_results),

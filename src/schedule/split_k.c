@@ -70,8 +70,9 @@ static bool check_args(ts_sched *s, const char *fn, ts_loop *k, int64_t parts,
   return true;
 }
 
-/* Check: the schedule can take split-K at all: fp32 C for atomics, no
- * split-K yet, no cache (whose regions were computed over the whole k). */
+/* Check: the schedule can take split-K at all: fp32 C for atomics,
+ * blockIdx.z free, no cache (whose regions were computed over the whole
+ * k). */
 static bool check_schedule(ts_sched *s, const char *fn, const ts_loop *k,
                            ts_split_k_mode mode) {
   if (mode == TS_SPLIT_K_ATOMIC && s->def.c_type != TS_F32) {
@@ -80,12 +81,19 @@ static bool check_schedule(ts_sched *s, const char *fn, const ts_loop *k,
                "fp32 and rounds once", fn, ts_dtype_name(s->def.c_type));
     return false;
   }
-  for (int i = 0; i < s->nloops; i++)
-    if (s->loops[i]->live && ir_loop_is_split_k(s->loops[i])) {
+  for (int i = 0; i < s->nloops; i++) {
+    const ts_loop *l = s->loops[i];
+    if (!l->live || l->kind != TS_BLOCK_Z)
+      continue;
+    if (ir_loop_is_split_k(l))
       sched_fail(s, TS_ERR_TAG_BOUND_TWICE, k, "%s: the reduction is already "
-                 "split across blocks by loop \"%s\"", fn, s->loops[i]->name);
-      return false;
-    }
+                 "split across blocks by loop \"%s\"", fn, l->name);
+    else
+      sched_fail(s, TS_ERR_TAG_BOUND_TWICE, k, "%s: blockIdx.z, which split-K "
+                 "takes, is already bound to loop \"%s\"; bind it to "
+                 "blockIdx.x or .y", fn, l->name);
+    return false;
+  }
   if (s->nstages > 0) {
     sched_fail(s, TS_ERR_CACHE_REGION, k, "%s: cache \"%s\" was made over "
                "the whole reduction; call ts_split_k before ts_cache_read and "
