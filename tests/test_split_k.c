@@ -450,6 +450,27 @@ static void test_ptxas_report_is_the_schedules_kernel(void **state) {
   ts_sched_free(s);
 }
 
+/* parts x M x N past 2^31 elements: 64-bit indices, though C has fewer. */
+static void test_large_workspace_takes_wide_indices(void **state) {
+  (void)state;
+  ts_gemm g = ts_gemm_make(16384, 16384, 64);
+  ts_sched *s = split_k_of(g, 8, TS_SPLIT_K_WORKSPACE);
+  ts_loop *io, *ii;
+  ts_split(s, ts_get_loop(s, "i"), 64, &io, &ii);
+  ts_bind(s, io, TS_BLOCK_X);
+  ts_bind(s, ii, TS_THREAD_X);
+  char *cu = ts_cuda_source(s);
+  assert_non_null(strstr(cu, "const long long k_outer = blockIdx.z;"));
+  free(cu);
+  g = ts_gemm_make(1024, 1024, 64);
+  ts_sched_free(s);
+  s = split_k_of(g, 8, TS_SPLIT_K_WORKSPACE);
+  cu = ts_cuda_source(s);
+  assert_null(strstr(cu, "long long"));
+  free(cu);
+  ts_sched_free(s);
+}
+
 /* ---- The executor's view of the sequence -------------------------------- */
 
 static void check_program(ts_program *p, ts_status want, const char *needle) {
@@ -526,6 +547,7 @@ int main(void) {
       cmocka_unit_test(test_program_reads_each_kernel),
       cmocka_unit_test(test_one_source_compiles_both_entries),
       cmocka_unit_test(test_ptxas_report_is_the_schedules_kernel),
+      cmocka_unit_test(test_large_workspace_takes_wide_indices),
       cmocka_unit_test(test_unwritten_workspace_is_a_fault),
       cmocka_unit_test(test_plain_stores_of_two_blocks_race),
   };

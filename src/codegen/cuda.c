@@ -429,7 +429,9 @@ char *ts_program_cuda(const ts_program *p) {
     return NULL;
   ts_arena scratch;
   ts_arena_init(&scratch);
-  emitter em = {.a = &scratch, .wide = needs_wide_index(&p->def)};
+  /* Split-K's workspace has parts times C's elements to index. */
+  emitter em = {.a = &scratch, .wide = needs_wide_index(&p->def) ||
+                                       p->workspace / 4 >= (int64_t)1 << 31};
   em.style = (ir_expr_style){.var = c_var, .access = c_access,
                              .vector = c_vector, .cuda = true, .ctx = &em,
                              .floor_call = floor_call};
