@@ -9,13 +9,13 @@
  */
 #include "examples.h"
 
-ts_status example_blocktile2d(ts_sched *s) {
+ts_status blocktile2d_over(ts_sched *s, ts_loop *k) {
   ts_loop *io, *ir, *ty, *tm, *jo, *jr, *tx, *tn, *ko, *ki;
   ts_split(s, ts_get_loop(s, "i"), 128, &io, &ir);
   ts_split(s, ir, 8, &ty, &tm);
   ts_split(s, ts_get_loop(s, "j"), 128, &jo, &jr);
   ts_split(s, jr, 8, &tx, &tn);
-  ts_split(s, ts_get_loop(s, "k"), 8, &ko, &ki);
+  ts_split(s, k, 8, &ko, &ki);
   ts_reorder(s, 8, (ts_loop *[]){io, jo, ty, tx, ko, ki, tm, tn});
   ts_bind(s, io, TS_BLOCK_Y);
   ts_bind(s, jo, TS_BLOCK_X);
@@ -30,4 +30,8 @@ ts_status example_blocktile2d(ts_sched *s) {
   ts_unroll(s, tm);
   ts_unroll(s, tn);
   return ts_sched_status(s);
+}
+
+ts_status example_blocktile2d(ts_sched *s) {
+  return blocktile2d_over(s, ts_get_loop(s, "k"));
 }

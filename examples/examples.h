@@ -18,6 +18,11 @@ ts_status example_vectorized(ts_sched *s);
 ts_status example_bankfree(ts_sched *s);
 ts_status example_double_buffered(ts_sched *s);
 ts_status example_warptiled(ts_sched *s);
+ts_status example_splitk(ts_sched *s);
+
+/* blocktile2d with `k` as its reduction loop: k itself, or the part of it
+ * each block sums after ts_split_k. */
+ts_status blocktile2d_over(ts_sched *s, ts_loop *k);
 
 /* The tuning spaces (examples/registry.c lists them). */
 ts_status space_seed003(ts_sched *s, ts_config *c);

@@ -30,6 +30,8 @@ static const ts_builtin builtins[] = {
      "prefetched into registers (seed 000)", example_double_buffered},
     {"warptiled", "block / warp / thread tiles, 8x16 outer products per "
      "thread (seed 002)", example_warptiled},
+    {"splitk", "blocktile2d with k split across 4 blocks (blockIdx.z), "
+     "partial sums reduced by a second kernel", example_splitk},
 };
 
 enum { NBUILTINS = sizeof(builtins) / sizeof(builtins[0]) };

@@ -52,6 +52,7 @@ extern "C" {
   X(TS_ERR_LAUNCH_LIMIT, "extent over the launch dimension's limit")          \
   X(TS_ERR_BIND_REDUCTION, "a reduction loop cannot be bound")                \
   X(TS_ERR_BOUND_INSIDE_REDUCTION, "a bound loop lies inside a reduction loop") \
+  X(TS_ERR_NOT_OUTERMOST_REDUCTION, "split-K needs the outermost reduction loop") \
   X(TS_ERR_BAD_TAG, "unknown launch index")                                   \
   X(TS_ERR_BAD_NAME, "bad loop name")                                         \
   X(TS_ERR_NAME_TAKEN, "loop name already used")                              \
@@ -176,6 +177,30 @@ ts_status ts_bind(ts_sched *s, ts_loop *loop, ts_loop_kind tag);
 ts_status ts_unroll(ts_sched *s, ts_loop *loop);
 ts_status ts_rename(ts_sched *s, ts_loop *loop, const char *name);
 
+/* ---- Split-K --------------------------------------------------------------- */
+
+/* How the blocks of a split reduction combine their partial sums. */
+typedef enum {
+  TS_SPLIT_K_WORKSPACE, /* each block writes its partial sums to a workspace
+                           (fp32, parts x m x n); a second kernel adds them in
+                           a fixed order: C = alpha * sum + beta * C
+                           (deterministic; the default) */
+  TS_SPLIT_K_ATOMIC,    /* a first kernel scales C by beta (none when beta is
+                           1); the blocks then atomicAdd alpha * partial sum
+                           into C (fp32 C only; the order of the adds, and so
+                           the rounding, varies from run to run) */
+} ts_split_k_mode;
+
+/* The reduction split across blocks: k = outer * ceil(extent / parts) +
+ * inner, the outer loop of `parts` iterations bound to blockIdx.z and moved
+ * outermost, so each block sums its share of k; the inner loop is an
+ * ordinary reduction loop (split, reorder, unroll, cache_read at it).  `k`
+ * must be the outermost reduction loop, and split-K comes before any
+ * cache.  parts == 1 changes nothing: *outer is NULL and *inner is k (a
+ * tuning space may draw parts from {1, 2, 4, ...}). */
+ts_status ts_split_k(ts_sched *s, ts_loop *k, int64_t parts,
+                     ts_split_k_mode mode, ts_loop **outer, ts_loop **inner);
+
 /* ---- The memory hierarchy ----------------------------------------------- */
 
 typedef enum { TS_SHARED, TS_LOCAL } ts_scope;
@@ -272,6 +297,16 @@ const ts_gemm *ts_program_gemm(const ts_program *p);
 const char *ts_program_name(const ts_program *p);  /* the schedule's */
 const char *ts_program_entry(const ts_program *p); /* "tessel_<name>" */
 ts_status ts_program_launch(const ts_program *p, ts_launch *out);
+/* The kernels a program launches, in order: 1, or 2 with split-K (the
+ * schedule's kernel then the workspace's reduction, or the scaling of C by
+ * beta then the schedule's kernel).  ts_program_entry and ts_program_launch
+ * are the schedule's kernel; these give kernel i (0 .. count - 1). */
+int ts_program_kernel_count(const ts_program *p);
+const char *ts_program_kernel_entry(const ts_program *p, int i);
+ts_status ts_program_kernel_launch(const ts_program *p, int i, ts_launch *out);
+/* Bytes of the fp32 workspace the kernels share (split-K's partial sums),
+ * passed to each kernel as a fourth parameter; 0: none. */
+int64_t ts_program_workspace(const ts_program *p);
 /* Blocks per multiprocessor asked for (__launch_bounds__); 0: any. */
 int ts_program_min_blocks(const ts_program *p);
 /* Malloc'd text the caller frees, or NULL when out of memory or the program
@@ -435,6 +470,13 @@ const char *ts_kernel_arch(const ts_kernel *k);
  * $TESSEL_CACHE_DIR, else $XDG_CACHE_HOME/tessel, else ~/.cache/tessel;
  * TESSEL_NO_CACHE=1 turns it off) instead of NVRTC. */
 int ts_kernel_from_cache(const ts_kernel *k);
+/* The entry points the cubin holds, launched in order (the program's
+ * kernels: 1, or 2 with split-K), each one's geometry, and the workspace
+ * they share in bytes (0: none). */
+int ts_kernel_count(const ts_kernel *k);
+const char *ts_kernel_entry(const ts_kernel *k, int i);
+ts_status ts_kernel_launch(const ts_kernel *k, int i, ts_launch *out);
+int64_t ts_kernel_workspace(const ts_kernel *k);
 
 /* ---- The GPU: running and timing --------------------------------------- */
 

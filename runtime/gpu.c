@@ -167,6 +167,19 @@ static bool resources_from_driver(ts_gpu *g, gpu_module *m) {
   return true;
 }
 
+/* Split-K's other entry points of the same module, and the workspace. */
+static bool load_split_k(ts_gpu *g, const ts_kernel *k, gpu_module *m) {
+  m->nfns = k->nkernels;
+  for (int i = 0; i < k->nkernels; i++) {
+    m->entries[i] = k->entries[i];
+    m->launches[i] = k->launches[i];
+    if (!GPU_CALL(g, cuModuleGetFunction(&m->fns[i], m->mod, k->entries[i])))
+      return false;
+  }
+  return k->workspace <= 0 ||
+         GPU_CALL(g, cuMemAlloc(&m->W, (size_t)k->workspace));
+}
+
 static bool load_module(ts_gpu *g, const ts_kernel *k, gpu_module *m) {
   if (!GPU_CALL(g, cuModuleLoadData(&m->mod, k->cubin)))
     return false;
@@ -179,7 +192,8 @@ static bool load_module(ts_gpu *g, const ts_kernel *k, gpu_module *m) {
     return false;
   }
   m->ptxas = k->ptxas;
-  return m->ptxas.valid || resources_from_driver(g, m);
+  return (m->ptxas.valid || resources_from_driver(g, m)) &&
+         load_split_k(g, k, m);
 }
 
 static bool fit_launch(ts_gpu *g, const char *kernel, gpu_module *m) {
@@ -187,6 +201,13 @@ static bool fit_launch(ts_gpu *g, const char *kernel, gpu_module *m) {
   if (!resources_fit(&g->limits, g->name, kernel, &m->launch, &m->ptxas, why,
                      sizeof(why)))
     return gpu_fail(g, TS_ERR_RESOURCES, "%s", why);
+  /* Split-K's small kernel: its grid (registers are ptxas's for the
+   * schedule's kernel, far more than its few). */
+  for (int i = 0; i < m->nfns; i++)
+    if (m->fns[i] != m->fn &&
+        !resources_fit(&g->limits, g->name, m->entries[i], &m->launches[i],
+                       &m->ptxas, why, sizeof(why)))
+      return gpu_fail(g, TS_ERR_RESOURCES, "%s", why);
   /* Dynamic shared memory past 48 KiB is opted into per function. */
   return m->launch.dynamic_shared <= 0 ||
          GPU_CALL(g, cuFuncSetAttribute(
@@ -223,13 +244,42 @@ bool gpu_load(ts_gpu *g, const ts_kernel *k, gpu_module *m, char *skipped,
 }
 
 void gpu_unload(ts_gpu *g, gpu_module *m) {
+  if (m->W)
+    g->cu.cuMemFree(m->W);
+  m->W = 0;
   if (m->mod)
     g->cu.cuModuleUnload(m->mod);
   m->mod = NULL;
 }
 
+/* Split-K's entry points in order on (A, B, C, W); a failure names the
+ * kernel. */
+static bool launch_split_k(ts_gpu *g, const gpu_module *m, CUdeviceptr A,
+                           CUdeviceptr B, CUdeviceptr C) {
+  CUdeviceptr W = m->W;
+  void *params[] = {&A, &B, &C, &W};
+  for (int i = 0; i < m->nfns; i++) {
+    const ts_launch *l = &m->launches[i];
+    if (!GPU_CALL(g, cuLaunchKernel(m->fns[i], (unsigned)l->grid[0],
+                                    (unsigned)l->grid[1], (unsigned)l->grid[2],
+                                    (unsigned)l->block[0],
+                                    (unsigned)l->block[1],
+                                    (unsigned)l->block[2],
+                                    (unsigned)l->dynamic_shared, NULL, params,
+                                    NULL))) {
+      char why[sizeof(g->errmsg)];
+      snprintf(why, sizeof(why), "%s", g->errmsg);
+      return gpu_fail(g, g->status, "kernel %d of %d (%s): %.900s", i + 1,
+                      m->nfns, m->entries[i], why);
+    }
+  }
+  return true;
+}
+
 bool gpu_launch(ts_gpu *g, const gpu_module *m, CUdeviceptr A, CUdeviceptr B,
                 CUdeviceptr C) {
+  if (m->nfns > 0)
+    return launch_split_k(g, m, A, B, C);
   /* A schedule's kernel reads the first three; a hand-written one all eight
    * (its int shape was checked to fit when it was loaded). */
   int M = (int)m->def.m, N = (int)m->def.n, K = (int)m->def.k;

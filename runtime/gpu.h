@@ -40,6 +40,14 @@ typedef struct gpu_module {
   CUmodule mod;
   CUfunction fn;
   ts_launch launch;
+  /* Split-K: the entry points launched in order and their launches (fn
+   * and launch are one of them), and the workspace they share, allocated
+   * at load and kept until unload; nfns is 0 for one entry point. */
+  int nfns;
+  CUfunction fns[2];
+  ts_launch launches[2];
+  const char *entries[2]; /* the kernel's */
+  CUdeviceptr W;
   ts_ptxas_info ptxas;
   bool hand_written;
   ts_gemm def;

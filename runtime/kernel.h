@@ -22,6 +22,13 @@ struct ts_kernel {
   size_t cubin_size;
   ts_gemm def;   /* the definition it computes, launched with */
   ts_launch launch;
+  /* Split-K: the entry points launched in order (the one above among
+   * them), each one's launch, and the bytes of the workspace they share;
+   * nkernels is 0 for a kernel of one entry point. */
+  int nkernels;
+  char *entries[2]; /* malloc'd */
+  ts_launch launches[2];
+  int64_t workspace;
   int min_blocks;    /* blocks per multiprocessor it was compiled for */
   bool hand_written; /* a ts_cuda_kernel: (A, B, C, M, N, K, alpha, beta),
                         geometry read from the module when loaded */

@@ -67,6 +67,15 @@ ts_ptxas_info ts_parse_ptxas(const char *log) {
   return info;
 }
 
+/* The part of ptxas's report about `entry`: a source of several entry
+ * points (split-K) has a section for each, in no order we choose. */
+static const char *entry_report(const char *log, const char *entry) {
+  char head[300];
+  snprintf(head, sizeof(head), "entry function '%s'", entry ? entry : "");
+  const char *at = log && entry ? strstr(log, head) : NULL;
+  return at ? at : log;
+}
+
 /* "sm_90" or "sm_90a" -> 90; -1 when malformed. */
 static int arch_number(const char *arch) {
   if (strncmp(arch, "sm_", 3) != 0)
@@ -167,7 +176,7 @@ static void run_nvrtc(ts_kernel *k, const ts_nvrtc_api *api, const char *src) {
              api->nvrtcGetCUBIN(prog, k->cubin) != NVRTC_SUCCESS) {
     kernel_fail(k, TS_ERR_NVRTC, "nvrtcGetCUBIN for %s failed", k->arch);
   } else {
-    k->ptxas = ts_parse_ptxas(k->log);
+    k->ptxas = ts_parse_ptxas(entry_report(k->log, k->name));
   }
   api->nvrtcDestroyProgram(&prog);
 }
@@ -178,7 +187,7 @@ static void compile_cached(ts_kernel *k, const ts_nvrtc_api *api,
   char *key = cache_key(api, k->arch, src);
   if (key && kcache_load(k, key)) {
     k->from_cache = true;
-    k->ptxas = ts_parse_ptxas(k->log);
+    k->ptxas = ts_parse_ptxas(entry_report(k->log, k->name));
   } else {
     run_nvrtc(k, api, src);
     if (key && k->status == TS_OK)
@@ -234,6 +243,21 @@ ts_kernel *kernel_from_source(const char *src, const char *entry,
   return compile_source(k, src);
 }
 
+/* A split-K program's entry points and launches, in launch order. */
+static bool copy_kernels(ts_kernel *k, const ts_program *p) {
+  int n = ts_program_kernel_count(p);
+  if (n < 2)
+    return true;
+  k->nkernels = n;
+  k->workspace = ts_program_workspace(p);
+  for (int i = 0; i < n; i++) {
+    ts_program_kernel_launch(p, i, &k->launches[i]);
+    if (!(k->entries[i] = strdup(ts_program_kernel_entry(p, i))))
+      return false;
+  }
+  return true;
+}
+
 ts_kernel *ts_compile(const ts_program *p, const char *arch) {
   ts_kernel *k = new_kernel(arch);
   if (!k)
@@ -257,6 +281,8 @@ ts_kernel *ts_compile(const ts_program *p, const char *arch) {
                        (long long)k->launch.dynamic_shared, k->arch,
                        (long long)limit,
                        (long long)(k->launch.dynamic_shared - limit));
+  if (!copy_kernels(k, p))
+    return kernel_fail(k, TS_ERR_NO_MEMORY, "ts_compile: out of memory");
   char *src = ts_program_cuda(p);
   if (!src || !(k->name = strdup(ts_program_entry(p)))) {
     free(src);
@@ -361,6 +387,8 @@ void ts_kernel_free(ts_kernel *k) {
   free(k->name);
   free(k->label);
   free(k->cubin);
+  for (int i = 0; i < 2; i++)
+    free(k->entries[i]);
   free(k);
 }
 
@@ -390,3 +418,31 @@ const char *ts_kernel_name(const ts_kernel *k) {
 const ts_gemm *ts_kernel_gemm(const ts_kernel *k) { return k ? &k->def : NULL; }
 
 int ts_kernel_from_cache(const ts_kernel *k) { return k && k->from_cache; }
+
+int ts_kernel_count(const ts_kernel *k) {
+  return !k || k->status != TS_OK ? 0 : k->nkernels ? k->nkernels : 1;
+}
+
+const char *ts_kernel_entry(const ts_kernel *k, int i) {
+  if (i < 0 || i >= ts_kernel_count(k))
+    return "";
+  return k->nkernels ? k->entries[i] : k->name;
+}
+
+ts_status ts_kernel_launch(const ts_kernel *k, int i, ts_launch *out) {
+  if (!out)
+    return TS_ERR_NULL_ARG;
+  *out = (ts_launch){0};
+  if (!k)
+    return TS_ERR_NULL_ARG;
+  if (k->status != TS_OK)
+    return k->status;
+  if (i < 0 || i >= ts_kernel_count(k))
+    return TS_ERR_BAD_ARG;
+  *out = k->nkernels ? k->launches[i] : k->launch;
+  return TS_OK;
+}
+
+int64_t ts_kernel_workspace(const ts_kernel *k) {
+  return k && k->status == TS_OK ? k->workspace : 0;
+}

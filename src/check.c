@@ -56,7 +56,8 @@ ts_status ts_program_execute(const ts_program *p, const float *A,
     if (msglen)
       snprintf(msg, msglen, "ts_execute: out of memory rounding A and B to "
                "%s and %s", ts_dtype_name(g->a_type), ts_dtype_name(g->b_type));
-  } else if (!ir_execute(&p->k, a, b, C, g->beta != 0.0f, msg, msglen)) {
+  } else if (!ir_execute_kernels(p->order, p->nkernels, a, b, C,
+                                 g->beta != 0.0f, msg, msglen)) {
     st = TS_ERR_EXEC_FAULT;
   }
   if (copied_a)

@@ -385,6 +385,42 @@ static void test_context_rebuilt_after_a_fault(void **state) {
   ts_gpu_close(own);
 }
 
+/* Split-K in both modes against cuBLAS (a tall K, and odd shapes with
+ * alpha and beta), and ts_bench timing the sequence as one GEMM. */
+static void test_split_k_modes(void **state) {
+  (void)state;
+  const int64_t shapes[][3] = {{128, 96, 4000}, {37, 53, 29}, {1, 1, 1}};
+  for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++)
+    for (int mode = 0; mode < 2; mode++) {
+      ts_gemm g = ts_gemm_make(shapes[i][0], shapes[i][1], shapes[i][2]);
+      g.alpha = i ? 1.5f : 1.0f;
+      g.beta = i ? -0.5f : 0.0f;
+      ts_sched *s = ts_matmul_named(&g, mode ? "splitk_atomic" : "splitk_ws");
+      ts_loop *kz, *kr, *io, *ii;
+      ts_split_k(s, ts_get_loop(s, "k"), 8, (ts_split_k_mode)mode, &kz, &kr);
+      ts_split(s, ts_get_loop(s, "i"), 32, &io, &ii);
+      ts_bind(s, io, TS_BLOCK_Y);
+      ts_bind(s, ii, TS_THREAD_X);
+      check_against_cublas(s, g);
+      ts_sched_free(s);
+    }
+  ts_gemm g = ts_gemm_make(512, 512, 8192);
+  const char *names[] = {"splitk", "blocktile2d"};
+  ts_kernel *k[2];
+  compile_builtins(names, 2, g, k);
+  ts_bench_result r[2], blas;
+  ts_bench_opts o = {.warmup = 2, .repeats = 5, .seed = 3};
+  if (ts_bench(gpu, k, 2, &o, r, &blas) != TS_OK)
+    fail_msg("ts_bench: %s", ts_gpu_errmsg(gpu));
+  for (int i = 0; i < 2; i++) {
+    printf("  %-12s %.3f ms (cuBLAS %.3f ms)\n", names[i], r[i].median_ms,
+           blas.median_ms);
+    assert_int_equal(r[i].status, TS_OK);
+    assert_true(r[i].max_rel_err < 1e-5);
+    ts_kernel_free(k[i]);
+  }
+}
+
 int main(int argc, char **argv) {
   gpu = open_gpu_or_skip(argc, argv);
   const struct CMUnitTest tests[] = {
@@ -392,6 +428,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_bench_reports_every_variant),
       cmocka_unit_test(test_bench_times_the_rest),
       cmocka_unit_test(test_dynamic_shared_memory),
+      cmocka_unit_test(test_split_k_modes),
       cmocka_unit_test(test_large_shape),
       cmocka_unit_test(test_baselines_match_cublas),
       cmocka_unit_test(test_baseline_skipped_at_other_shapes),

@@ -240,6 +240,14 @@ static void c_store(ts_buf *b, const ir_stmt *s, int depth,
                     const ir_stmt_style *st) {
   emitter *em = st->ctx;
   ts_buf_indent(b, depth);
+  if (s->store.atomic) { /* split-K's partial sums into C */
+    ts_buf_puts(b, "atomicAdd(&");
+    c_access(b, s->store.buf, s->store.idx, &em->style);
+    ts_buf_puts(b, ", ");
+    expr(em, s->store.value);
+    ts_buf_puts(b, ");\n");
+    return;
+  }
   if (s->store.lanes > 1)
     vector_access(em, s->store.buf, s->store.idx, s->store.lanes, false);
   else
@@ -364,39 +372,85 @@ static void header(ts_buf *b, const ts_program *p) {
     ts_buf_printf(b, "// Elements: A %s, B %s, C %s; the products summed in "
                   "%s.\n", ts_dtype_name(g->a_type), ts_dtype_name(g->b_type),
                   ts_dtype_name(g->c_type), ts_dtype_name(g->acc_type));
-  ts_buf_printf(b, "// Launch: grid (%lld, %lld, %lld), block (%lld, %lld, "
-                "%lld).\n\n", (long long)k->grid[0], (long long)k->grid[1],
-                (long long)k->grid[2], (long long)k->block[0],
-                (long long)k->block[1], (long long)k->block[2]);
+  for (int i = 0; i < p->nkernels; i++) {
+    k = p->order[i];
+    if (p->nkernels > 1)
+      ts_buf_printf(b, "// Kernel %d of %d, %s:\n", i + 1, p->nkernels,
+                    k->entry);
+    ts_buf_printf(b, "// Launch: grid (%lld, %lld, %lld), block (%lld, %lld, "
+                  "%lld).\n", (long long)k->grid[0], (long long)k->grid[1],
+                  (long long)k->grid[2], (long long)k->block[0],
+                  (long long)k->block[1], (long long)k->block[2]);
+  }
+  if (p->workspace)
+    ts_buf_printf(b, "// Workspace: W, %lld bytes of fp32 partial sums "
+                  "[%lld][%lld][%lld].\n", (long long)p->workspace,
+                  (long long)p->k.W->shape[0], (long long)g->m,
+                  (long long)g->n);
+  ts_buf_puts(b, "\n");
 }
 
-char *ts_program_cuda(const ts_program *p) {
-  if (!p || p->status != TS_OK)
-    return NULL;
-  const ir_kernel *k = &p->k;
-  ts_arena scratch;
-  ts_arena_init(&scratch);
+/* One kernel's body, printed in C with the emitter's style. */
+static char *kernel_body(emitter *em, const ts_program *p, const ir_kernel *k) {
   ts_buf body;
   ts_buf_init(&body);
-  emitter em = {.a = &scratch, .b = &body, .wide = needs_wide_index(&p->def),
-                .dynamic_shared = p->dynamic_shared > 0};
-  if (em.dynamic_shared)
+  em->b = &body;
+  em->dynamic_shared = k == &p->k && p->dynamic_shared > 0;
+  if (em->dynamic_shared)
     ts_buf_printf(&body, "  // %lld bytes of shared memory: over the 48 KiB a "
                   "kernel may declare, so\n  // dynamic, with the opt-in "
                   "(cuFuncSetAttribute) at launch.\n  extern __shared__ "
                   "__align__(16) float tessel_shared[];\n",
                   (long long)k->shared_bytes);
+  ir_stmt_style stmts = c_stmt_style;
+  stmts.expr = &em->style;
+  stmts.ctx = em;
+  ir_print_stmt_with(&body, k->body, 1, &stmts);
+  return ts_buf_take(&body);
+}
+
+/* The entry point: launch bounds, name, parameters, and the body. */
+static void kernel_definition(ts_buf *out, emitter *em, const ir_kernel *k,
+                              const char *body) {
+  int64_t threads = k->block[0] * k->block[1] * k->block[2];
+  ts_buf_printf(out, "extern \"C\" __global__ void __launch_bounds__(%lld",
+                (long long)threads);
+  if (k->min_blocks > 0)
+    ts_buf_printf(out, ", %d", k->min_blocks);
+  ts_buf_puts(out, ")\n");
+  ts_buf_puts(out, k->entry);
+  ts_buf_printf(out, "(const %s *__restrict__ A, const %s *__restrict__ "
+                "B,\n    %s *__restrict__ C", cuda_type(em, k->A->dtype),
+                cuda_type(em, k->B->dtype), cuda_type(em, k->C->dtype));
+  if (k->W)
+    ts_buf_puts(out, ", float *__restrict__ W");
+  ts_buf_puts(out, ")\n{\n");
+  if (body)
+    ts_buf_puts(out, body);
+  else
+    out->failed = true;
+  ts_buf_puts(out, "}\n");
+}
+
+char *ts_program_cuda(const ts_program *p) {
+  if (!p || p->status != TS_OK)
+    return NULL;
+  ts_arena scratch;
+  ts_arena_init(&scratch);
+  /* Split-K's workspace has parts times C's elements to index. */
+  emitter em = {.a = &scratch, .wide = needs_wide_index(&p->def) ||
+                                       p->workspace / 4 >= (int64_t)1 << 31};
   em.style = (ir_expr_style){.var = c_var, .access = c_access,
                              .vector = c_vector, .cuda = true, .ctx = &em,
                              .floor_call = floor_call};
-  ir_stmt_style stmts = c_stmt_style;
-  stmts.expr = &em.style;
-  stmts.ctx = &em;
-  ir_print_stmt_with(&body, k->body, 1, &stmts);
-
-  const char *param_type[3] = {cuda_type(&em, k->A->dtype),
-                               cuda_type(&em, k->B->dtype),
-                               cuda_type(&em, k->C->dtype)};
+  /* The bodies first: what they use decides the headers and helpers. */
+  char *bodies[2] = {NULL, NULL};
+  for (int i = 0; i < p->nkernels; i++)
+    bodies[i] = kernel_body(&em, p, p->order[i]);
+  for (int i = 0; i < p->nkernels; i++) /* the parameters' types */
+    cuda_type(&em, p->order[i]->C->dtype);
+  cuda_type(&em, p->k.A->dtype);
+  cuda_type(&em, p->k.B->dtype);
   ts_buf out;
   ts_buf_init(&out);
   header(&out, p);
@@ -411,23 +465,12 @@ char *ts_program_cuda(const ts_program *p) {
                   "  return a - floordiv(a, b) * b;\n}\n\n",
                   index_type(&em), index_type(&em), index_type(&em),
                   index_type(&em), index_type(&em), index_type(&em));
-  int64_t threads = k->block[0] * k->block[1] * k->block[2];
-  ts_buf_printf(&out, "extern \"C\" __global__ void __launch_bounds__(%lld",
-                (long long)threads);
-  if (k->min_blocks > 0)
-    ts_buf_printf(&out, ", %d", k->min_blocks);
-  ts_buf_puts(&out, ")\n");
-  ts_buf_puts(&out, p->entry);
-  ts_buf_printf(&out, "(const %s *__restrict__ A, const %s *__restrict__ "
-                "B,\n    %s *__restrict__ C)\n{\n", param_type[0],
-                param_type[1], param_type[2]);
-  char *text = ts_buf_take(&body);
-  if (text)
-    ts_buf_puts(&out, text);
-  else
-    out.failed = true;
-  free(text);
-  ts_buf_puts(&out, "}\n");
+  for (int i = 0; i < p->nkernels; i++) {
+    if (i)
+      ts_buf_puts(&out, "\n");
+    kernel_definition(&out, &em, p->order[i], bodies[i]);
+    free(bodies[i]);
+  }
   ts_arena_release(&scratch);
   return ts_buf_take(&out);
 }

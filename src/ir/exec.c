@@ -34,6 +34,7 @@ typedef struct {
   bool tracked;    /* shadow kept (C and shared buffers) */
   bool read_only;  /* A and B: defined everywhere, never written */
   uint8_t *defined;
+  uint8_t *atomic; /* the last write was an atomic add (split-K) */
   int32_t *writer, *reader;
   uint64_t *wepoch, *repoch;
 } mem;
@@ -88,6 +89,7 @@ static bool mem_init(mem *m, const ir_buffer *b, float *data, size_t copies,
     m->reader = malloc(n * sizeof(int32_t));
     m->wepoch = calloc(n, sizeof(uint64_t));
     m->repoch = calloc(n, sizeof(uint64_t));
+    m->atomic = calloc(n, 1);
     if (m->writer)
       for (size_t i = 0; i < n; i++)
         m->writer[i] = NONE;
@@ -96,13 +98,15 @@ static bool mem_init(mem *m, const ir_buffer *b, float *data, size_t copies,
         m->reader[i] = NONE;
   }
   return m->data && m->defined &&
-         (!tracked || (m->writer && m->reader && m->wepoch && m->repoch));
+         (!tracked ||
+          (m->writer && m->reader && m->wepoch && m->repoch && m->atomic));
 }
 
 static void mem_free(mem *m, bool owns_data) {
   if (owns_data)
     free(m->data);
   free(m->defined);
+  free(m->atomic);
   free(m->writer);
   free(m->reader);
   free(m->wepoch);
@@ -352,12 +356,16 @@ static void run_for(exec *x, const ir_stmt *s, const bool *active) {
 
 /* Element `off` of m written by thread t, unless that races with another
  * thread's access; false after a fault. */
-static bool write_at(exec *x, mem *m, int64_t off, int t, float value) {
+static bool write_at(exec *x, mem *m, int64_t off, int t, float value,
+                     bool atomic) {
   const ir_buffer *b = m->buf;
   size_t at = slot(m, off, t);
   if (m->tracked) {
     int32_t me = gid(x, t);
-    if (conflicts(x, m->writer[at], m->wepoch[at], me)) {
+    /* Atomic adds by any threads to one element are ordered by the
+     * hardware; anything else beside one is a race. */
+    bool both_atomic = atomic && m->atomic[at];
+    if (!both_atomic && conflicts(x, m->writer[at], m->wepoch[at], me)) {
       fault(x, t, "race: two threads write %s %s at element %lld without "
             "a barrier between", scope_word(b->scope), b->name,
             (long long)off);
@@ -371,6 +379,7 @@ static bool write_at(exec *x, mem *m, int64_t off, int t, float value) {
     }
     m->writer[at] = me;
     m->wepoch[at] = x->epoch;
+    m->atomic[at] = atomic;
   }
   /* Memory holds the buffer's type: what a store rounds to. */
   m->data[at] = ts_round_to(b->dtype, value);
@@ -396,6 +405,18 @@ static void store_lanes(exec *x, const ir_stmt *s, mem *m, int t, float *val,
     *off = -1;
 }
 
+/* An atomic add's result: the element, which must hold a value, plus v. */
+static bool atomic_sum(exec *x, mem *m, int64_t off, int t, float *v) {
+  size_t at = slot(m, off, t);
+  if (!m->defined[at]) {
+    fault(x, t, "atomic add to %s %s at element %lld, which nothing wrote",
+          scope_word(m->buf->scope), m->buf->name, (long long)off);
+    return false;
+  }
+  *v += m->data[at];
+  return true;
+}
+
 static void run_store(exec *x, const ir_stmt *s, const bool *active) {
   const ir_buffer *b = s->store.buf;
   mem *m = find_mem(x, b);
@@ -417,9 +438,13 @@ static void run_store(exec *x, const ir_stmt *s, const bool *active) {
     if (active[t])
       store_lanes(x, s, m, t, val + (size_t)t * (size_t)lanes, &off[t]);
   for (int t = 0; t < x->nthreads && !x->fault; t++)
-    for (int l = 0; l < lanes && active[t]; l++)
-      if (!write_at(x, m, off[t] + l, t, val[(size_t)t * (size_t)lanes + l]))
+    for (int l = 0; l < lanes && active[t]; l++) {
+      float v = val[(size_t)t * (size_t)lanes + l];
+      if (s->store.atomic && !atomic_sum(x, m, off[t] + l, t, &v))
         break;
+      if (!write_at(x, m, off[t] + l, t, v, s->store.atomic))
+        break;
+    }
   free(off);
   free(val);
 }
@@ -513,44 +538,100 @@ static void run(exec *x, const ir_stmt *s, const bool *active) {
   }
 }
 
-bool ir_execute(const ir_kernel *k, const float *A, const float *B, float *C,
-                bool c_defined, char *msg, size_t msglen) {
-  char scratch[1];
-  exec x = {.k = k, .msg = msglen ? msg : scratch, .msglen = msglen ? msglen : 1};
-  x.msg[0] = 0;
-  x.nthreads = (int)(k->block[0] * k->block[1] * k->block[2]);
-  if (k->grid[0] * k->grid[1] * k->grid[2] * x.nthreads > INT32_MAX - 2) {
-    snprintf(x.msg, x.msglen, "the executor runs at most 2^31 threads; use "
-             "a smaller shape");
+/* A kernel boundary: every access of the kernel before happened before
+ * any of the next one's, so none of them can race with those. */
+static void forget_accesses(mem *m) {
+  for (size_t i = 0; m->tracked && i < m->size; i++) {
+    m->writer[i] = m->reader[i] = NONE;
+    m->atomic[i] = 0;
+  }
+}
+
+/* The buffers global memory holds, as kernel k names them. */
+static void bind_globals(exec *x, const ir_kernel *k) {
+  const ir_buffer *bufs[4] = {k->A, k->B, k->C, k->W};
+  for (int i = 0; i < x->nlive; i++) {
+    forget_accesses(&x->live[i]);
+    if (bufs[i])
+      x->live[i].buf = bufs[i];
+  }
+}
+
+/* Runs kernel k over its grid: blocks one after another. */
+static bool run_grid(exec *x, const ir_kernel *k) {
+  x->k = k;
+  x->nthreads = (int)(k->block[0] * k->block[1] * k->block[2]);
+  if (k->grid[0] * k->grid[1] * k->grid[2] * x->nthreads > INT32_MAX - 2) {
+    snprintf(x->msg, x->msglen, "the executor runs at most 2^31 threads; "
+             "use a smaller shape");
     return false;
   }
-  x.nvars = k->nvars;
-  x.env = calloc((size_t)x.nthreads * (size_t)(x.nvars ? x.nvars : 1),
-                 sizeof(int64_t));
-  bool *all = malloc((size_t)x.nthreads);
-  bool ok = x.env && all && mem_init(&x.live[0], k->A, (float *)A, 1, false) &&
-            mem_init(&x.live[1], k->B, (float *)B, 1, false) &&
-            mem_init(&x.live[2], k->C, C, 1, true);
-  x.nlive = 3;
+  x->nvars = k->nvars;
+  free(x->env);
+  x->env = calloc((size_t)x->nthreads * (size_t)(x->nvars ? x->nvars : 1),
+                  sizeof(int64_t));
+  bool *all = malloc((size_t)x->nthreads);
+  if (!x->env || !all) {
+    free(all);
+    snprintf(x->msg, x->msglen, "the executor ran out of memory");
+    return false;
+  }
+  bind_globals(x, k);
+  memset(all, 1, (size_t)x->nthreads);
+  for (int64_t bz = 0; bz < k->grid[2] && !x->fault; bz++)
+    for (int64_t by = 0; by < k->grid[1] && !x->fault; by++)
+      for (int64_t bx = 0; bx < k->grid[0] && !x->fault; bx++) {
+        x->block_idx[0] = bx;
+        x->block_idx[1] = by;
+        x->block_idx[2] = bz;
+        x->block_linear = (int)((bz * k->grid[1] + by) * k->grid[0] + bx);
+        run(x, k->body, all);
+      }
+  free(all);
+  return !x->fault;
+}
+
+/* "kernel 2 of 2 (tessel_x_reduce): " before a fault's description. */
+static void name_kernel(exec *x, int i, int n) {
+  char what[1024];
+  snprintf(what, sizeof(what), "%s", x->msg);
+  snprintf(x->msg, x->msglen, "kernel %d of %d (%s): %s", i + 1, n,
+           x->k->entry ? x->k->entry : "?", what);
+}
+
+bool ir_execute_kernels(const ir_kernel *const *ks, int n, const float *A,
+                        const float *B, float *C, bool c_defined, char *msg,
+                        size_t msglen) {
+  char scratch[1];
+  exec x = {.k = ks[0], .msg = msglen ? msg : scratch,
+            .msglen = msglen ? msglen : 1};
+  x.msg[0] = 0;
+  const ir_buffer *w = NULL;
+  for (int i = 0; i < n; i++)
+    w = ks[i]->W ? ks[i]->W : w;
+  bool ok = mem_init(&x.live[0], ks[0]->A, (float *)A, 1, false) &&
+            mem_init(&x.live[1], ks[0]->B, (float *)B, 1, false) &&
+            mem_init(&x.live[2], ks[0]->C, C, 1, true) &&
+            (!w || mem_init(&x.live[3], w, NULL, 1, true));
+  x.nlive = w ? 4 : 3;
   if (!ok) {
     snprintf(x.msg, x.msglen, "the executor ran out of memory");
   } else {
     x.live[0].read_only = x.live[1].read_only = true;
     memset(x.live[2].defined, c_defined, x.live[2].size);
-    memset(all, 1, (size_t)x.nthreads);
-    for (int64_t bz = 0; bz < k->grid[2] && !x.fault; bz++)
-      for (int64_t by = 0; by < k->grid[1] && !x.fault; by++)
-        for (int64_t bx = 0; bx < k->grid[0] && !x.fault; bx++) {
-          x.block_idx[0] = bx;
-          x.block_idx[1] = by;
-          x.block_idx[2] = bz;
-          x.block_linear = (int)((bz * k->grid[1] + by) * k->grid[0] + bx);
-          run(&x, k->body, all);
-        }
+    for (int i = 0; i < n && ok; i++) {
+      ok = run_grid(&x, ks[i]);
+      if (!ok && n > 1)
+        name_kernel(&x, i, n);
+    }
   }
-  for (int i = 0; i < 3; i++)
-    mem_free(&x.live[i], false);
+  for (int i = 0; i < x.nlive; i++)
+    mem_free(&x.live[i], i == 3);
   free(x.env);
-  free(all);
   return ok && !x.fault;
+}
+
+bool ir_execute(const ir_kernel *k, const float *A, const float *B, float *C,
+                bool c_defined, char *msg, size_t msglen) {
+  return ir_execute_kernels(&k, 1, A, B, C, c_defined, msg, msglen);
 }

@@ -17,5 +17,14 @@
  * divergent code, or a read of memory nothing wrote. */
 bool ir_execute(const ir_kernel *k, const float *A, const float *B, float *C,
                 bool c_defined, char *msg, size_t msglen);
+/* Runs n kernels in order, as one stream launches them, on the same
+ * matrices and on one workspace (the kernels' W, fp32, which starts
+ * unwritten: a read before a write is a fault).  A kernel's end orders
+ * its accesses before the next one's.  Atomic adds to an element do not
+ * race with each other, but do with any other access of their kernel.
+ * With several kernels a fault names the kernel. */
+bool ir_execute_kernels(const ir_kernel *const *ks, int n, const float *A,
+                        const float *B, float *C, bool c_defined, char *msg,
+                        size_t msglen);
 
 #endif

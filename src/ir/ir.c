@@ -52,6 +52,10 @@ bool ir_kind_is_launch(ts_loop_kind k) {
   return ir_kind_is_block(k) || ir_kind_is_thread(k);
 }
 
+bool ir_loop_is_split_k(const ts_loop *l) {
+  return l->reduce && l->kind == TS_BLOCK_Z;
+}
+
 /* ---- Variables, loops, buffers ----------------------------------------- */
 
 ir_var *ir_new_var(ts_arena *a, int id, const char *name, ir_var_kind kind,
@@ -353,6 +357,14 @@ ir_stmt *ir_new_store(ts_arena *a, ir_buffer *buf, ir_expr *const *idx,
   s->store.idx = copy;
   s->store.value = ir_cast(a, buf->dtype, value);
   return s->store.value ? s : NULL;
+}
+
+ir_stmt *ir_new_atomic_add(ts_arena *a, ir_buffer *buf, ir_expr *const *idx,
+                           ir_expr *value) {
+  ir_stmt *s = ir_new_store(a, buf, idx, value);
+  if (s)
+    s->store.atomic = true;
+  return s;
 }
 
 ir_stmt *ir_new_if(ts_arena *a, ir_expr *cond, ir_stmt *then_,

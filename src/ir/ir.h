@@ -188,6 +188,7 @@ struct ir_stmt {
       ir_expr **idx;
       ir_expr *value; /* with lanes > 1 expanded: an E_VECTOR of lanes */
       int lanes;      /* as a load's */
+      bool atomic;    /* buf[idx] += value, atomically (split-K into C) */
     } store;
     struct {
       ir_expr *cond;
@@ -227,6 +228,8 @@ typedef struct ir_kernel {
   int64_t grid[3], block[3];
   int64_t shared_bytes; /* every shared buffer, each 16-byte aligned */
   ir_buffer *A, *B, *C; /* the parameters, in this order */
+  ir_buffer *W;         /* split-K's workspace, a fourth parameter; or NULL */
+  const char *entry;    /* the entry point's name */
   int nvars;            /* every variable's id is below this */
   int min_blocks;       /* blocks per multiprocessor asked for; 0: any */
 } ir_kernel;
@@ -237,6 +240,10 @@ const char *ir_loop_kind_name(ts_loop_kind k);
 bool ir_kind_is_block(ts_loop_kind k);
 bool ir_kind_is_thread(ts_loop_kind k);
 bool ir_kind_is_launch(ts_loop_kind k);
+/* A reduction loop bound to blockIdx.z: ts_split_k's outer loop, the one
+ * bound reduction loop (ts_bind refuses the others).  The accumulator lies
+ * inside it: each block sums its part of k. */
+bool ir_loop_is_split_k(const ts_loop *l);
 
 /* ---- Constructors (new_*); NULL only when the arena is out of memory ---- */
 
@@ -284,6 +291,10 @@ ir_stmt *ir_new_seq(ts_arena *a, ir_stmt *const *items, int n);
  * converts it. */
 ir_stmt *ir_new_store(ts_arena *a, ir_buffer *buf, ir_expr *const *idx,
                       ir_expr *value);
+/* buf[idx] += value as one atomic read-modify-write (value converted to
+ * the buffer's dtype). */
+ir_stmt *ir_new_atomic_add(ts_arena *a, ir_buffer *buf, ir_expr *const *idx,
+                           ir_expr *value);
 ir_stmt *ir_new_if(ts_arena *a, ir_expr *cond, ir_stmt *then_, ir_stmt *else_);
 ir_stmt *ir_new_alloc(ts_arena *a, ir_buffer *buf, ir_stmt *body);
 ir_stmt *ir_new_barrier(ts_arena *a);

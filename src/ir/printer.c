@@ -396,7 +396,7 @@ static void pseudo_store(ts_buf *b, const ir_stmt *s, int depth,
   pseudo_access(b, s->store.buf, s->store.idx, &ir_pseudo_style);
   if (s->store.lanes > 1)
     ts_buf_puts(b, ")");
-  ts_buf_puts(b, " = ");
+  ts_buf_puts(b, s->store.atomic ? " atomic+= " : " = ");
   print_expr_line(b, s->store.value);
   ts_buf_puts(b, "\n");
 }

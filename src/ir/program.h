@@ -25,6 +25,13 @@ struct ts_program {
    * 48 KiB a kernel may declare statically (then one extern array holds
    * them and the launch opts in); 0 otherwise. */
   int64_t dynamic_shared;
+  /* Split-K: the kernels in launch order (k alone, or with aux: the
+   * workspace's reduction after k, or C's scaling by beta before it), and
+   * the bytes of the fp32 workspace they share (0: none). */
+  int nkernels;
+  const ir_kernel *order[2];
+  ir_kernel aux;
+  int64_t workspace;
 };
 
 #endif

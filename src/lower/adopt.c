@@ -182,18 +182,19 @@ static ir_stmt *adopt_stmt(adopter *ad, const ir_stmt *s) {
   return c;
 }
 
-bool lower_adopt(ts_program *p, const ir_kernel *k) {
+static bool adopt_kernel(ts_program *p, const ir_kernel *k, ir_kernel *out) {
   adopter ad = {.p = p, .a = &p->arena, .nold = k->nvars};
   ad.vars = calloc((size_t)(k->nvars ? k->nvars : 1), sizeof(*ad.vars));
   ad.loops = calloc((size_t)(k->nvars ? k->nvars : 1), sizeof(*ad.loops));
   bool ok = ad.vars && ad.loops;
   if (ok) {
-    p->k = *k;
-    p->k.A = adopt_buffer(&ad, k->A);
-    p->k.B = adopt_buffer(&ad, k->B);
-    p->k.C = adopt_buffer(&ad, k->C);
-    p->k.body = adopt_stmt(&ad, k->body);
-    p->k.nvars = ad.nvars;
+    *out = *k;
+    out->A = adopt_buffer(&ad, k->A);
+    out->B = adopt_buffer(&ad, k->B);
+    out->C = adopt_buffer(&ad, k->C);
+    out->W = k->W ? adopt_buffer(&ad, k->W) : NULL;
+    out->body = adopt_stmt(&ad, k->body);
+    out->nvars = ad.nvars;
     ok = !ad.failed && !p->arena.failed;
   }
   free(ad.vars);
@@ -201,4 +202,12 @@ bool lower_adopt(ts_program *p, const ir_kernel *k) {
   free(ad.from);
   free(ad.to);
   return ok;
+}
+
+bool lower_adopt(ts_program *p, const ir_kernel *k) {
+  return adopt_kernel(p, k, &p->k);
+}
+
+bool lower_adopt_aux(ts_program *p, const ir_kernel *k) {
+  return adopt_kernel(p, k, &p->aux);
 }

@@ -124,9 +124,12 @@ static ir_stmt *lane_stores(expansion *x, const ir_stmt *st) {
       out->store.lanes = width;
     return out;
   }
-  for (x->lane = 0; x->lane < width; x->lane++)
+  for (x->lane = 0; x->lane < width; x->lane++) {
     store[x->lane] = ir_new_store(
         a, buf, indices_at_lane(x, st->store.idx, buf->ndim), value[x->lane]);
+    if (store[x->lane]) /* split-K's adds stay atomic, lane by lane */
+      store[x->lane]->store.atomic = st->store.atomic;
+  }
   return ir_new_seq(a, store, width);
 }
 

@@ -102,7 +102,7 @@ static bool run_passes(lower_ctx *cx, ir_kernel *k) {
   if (!body)
     return false; /* the pass recorded why */
   *k = (ir_kernel){.body = body, .A = s->A, .B = s->B, .C = s->C,
-                   .min_blocks = s->min_blocks};
+                   .W = cx->W, .min_blocks = s->min_blocks};
   lower_launch_dims(body, k);
   k->nvars = cx->next_var;
   int64_t threads = k->block[0] * k->block[1] * k->block[2];
@@ -118,6 +118,36 @@ static bool run_passes(lower_ctx *cx, ir_kernel *k) {
     return lower_fail(cx, TS_ERR_BAD_ARG, "ts_lower: malformed kernel: %s",
                       bad);
   return true;
+}
+
+/* Split-K's second kernel, beside the schedule's: built, verified, and
+ * named after the entry point with what it does. */
+static bool run_aux(lower_ctx *cx, ts_program *p, ir_kernel *aux) {
+  if (!lower_split_k_aux(cx, aux))
+    return false;
+  const char *bad = lower_verify(cx->arena, aux);
+  if (bad)
+    return lower_fail(cx, TS_ERR_BAD_ARG, "ts_lower: malformed split-K "
+                      "kernel: %s", bad);
+  aux->nvars = cx->next_var;
+  aux->entry = ts_arena_printf(&p->arena, "%s_%s", p->entry,
+                               cx->W ? "reduce" : "scale");
+  return aux->entry || lower_fail(cx, TS_ERR_NO_MEMORY,
+                                  "ts_lower: out of memory");
+}
+
+/* The kernels in launch order, and the workspace's bytes. */
+static void launch_order(ts_program *p, const lower_ctx *cx) {
+  p->k.entry = p->entry;
+  p->nkernels = 1;
+  p->order[0] = &p->k;
+  if (!lower_split_k_has_aux(cx))
+    return;
+  bool first = lower_split_k_aux_first(cx);
+  p->order[first ? 0 : 1] = &p->aux;
+  p->order[first ? 1 : 0] = &p->k;
+  p->nkernels = 2;
+  p->workspace = cx->W ? ir_buffer_bytes(cx->W) : 0;
 }
 
 static ts_program nomem_program = {
@@ -158,10 +188,19 @@ ts_program *ts_lower(const ts_sched *s) {
     return program_fail(p, TS_ERR_NO_MEMORY, "ts_lower: out of memory");
   ts_arena scratch;
   ts_arena_init(&scratch);
-  lower_ctx cx = {.s = s, .arena = &scratch, .next_var = s->nloops};
-  ir_kernel k;
-  if (run_passes(&cx, &k) && !lower_adopt(p, &k))
+  lower_ctx cx = {.s = s, .arena = &scratch, .next_var = s->nloops,
+                  .split_k = lower_split_k_loop(s)};
+  if (cx.split_k && s->split_k == TS_SPLIT_K_WORKSPACE &&
+      !(cx.W = lower_workspace(&cx)))
     lower_fail(&cx, TS_ERR_NO_MEMORY, "ts_lower: out of memory");
+  ir_kernel k, aux;
+  bool has_aux = lower_split_k_has_aux(&cx);
+  if (cx.status == TS_OK && run_passes(&cx, &k) &&
+      (!has_aux || run_aux(&cx, p, &aux))) {
+    if (!lower_adopt(p, &k) || (has_aux && !lower_adopt_aux(p, &aux)))
+      lower_fail(&cx, TS_ERR_NO_MEMORY, "ts_lower: out of memory");
+    launch_order(p, &cx);
+  }
   ts_arena_release(&scratch);
   if (cx.status != TS_OK)
     return program_fail(p, cx.status, cx.errmsg);

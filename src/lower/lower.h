@@ -19,6 +19,8 @@ typedef struct lower_ctx {
   const ts_sched *s;
   ts_arena *arena;
   int next_var; /* ids of variables lowering makes start at the schedule's */
+  const ts_loop *split_k; /* ts_split_k's blockIdx.z loop, or NULL */
+  ir_buffer *W;           /* split-K's workspace (its mode), or NULL */
   ts_status status;
   char errmsg[1024];
 } lower_ctx;
@@ -30,6 +32,19 @@ bool lower_fail(lower_ctx *cx, ts_status code, const char *fmt, ...)
  * given kind, never live for primitives. */
 ts_loop *lower_new_loop(lower_ctx *cx, const char *name, int64_t extent,
                         ts_loop_kind kind);
+
+/* C = alpha * acc + beta * c_old, alpha and beta folded (reduction.c). */
+ir_expr *lower_epilogue_value(ts_arena *a, const ts_gemm *g, ir_expr *acc,
+                              ir_expr *c_old);
+
+/* Split-K (splitk.c): the schedule's blockIdx.z reduction loop or NULL;
+ * the workspace (parts x M x N, fp32); whether the program has a second
+ * kernel and whether it runs first; that kernel. */
+const ts_loop *lower_split_k_loop(const ts_sched *s);
+ir_buffer *lower_workspace(lower_ctx *cx);
+bool lower_split_k_has_aux(const lower_ctx *cx);
+bool lower_split_k_aux_first(const lower_ctx *cx);
+bool lower_split_k_aux(lower_ctx *cx, ir_kernel *k);
 
 /* Passes. */
 ir_stmt *lower_reduction(lower_ctx *cx, ir_stmt *root); /* reduction.c */
@@ -47,5 +62,8 @@ const char *lower_verify(ts_arena *a, const ir_kernel *k);
  * and buffers of its own, variables numbered 0..nvars-1.  False when out of
  * memory. */
 bool lower_adopt(ts_program *p, const ir_kernel *k);
+/* The same for split-K's second kernel (p->aux), with buffers and
+ * variables of its own. */
+bool lower_adopt_aux(ts_program *p, const ir_kernel *k);
 
 #endif

@@ -41,6 +41,41 @@ ts_status ts_program_launch(const ts_program *p, ts_launch *out) {
   return TS_OK;
 }
 
+int ts_program_kernel_count(const ts_program *p) {
+  return p && p->status == TS_OK ? p->nkernels : 0;
+}
+
+/* Kernel i in launch order, or NULL. */
+static const ir_kernel *kernel_at(const ts_program *p, int i) {
+  return i >= 0 && i < ts_program_kernel_count(p) ? p->order[i] : NULL;
+}
+
+const char *ts_program_kernel_entry(const ts_program *p, int i) {
+  const ir_kernel *k = kernel_at(p, i);
+  return k ? k->entry : "";
+}
+
+ts_status ts_program_kernel_launch(const ts_program *p, int i, ts_launch *out) {
+  ts_status st = ts_program_launch(p, out);
+  const ir_kernel *k = kernel_at(p, i);
+  if (!out)
+    return TS_ERR_NULL_ARG;
+  if (st != TS_OK || !k) {
+    *out = (ts_launch){0};
+    return st != TS_OK ? st : TS_ERR_BAD_ARG;
+  }
+  for (int d = 0; d < 3; d++) {
+    out->grid[d] = k->grid[d];
+    out->block[d] = k->block[d];
+  }
+  out->dynamic_shared = k == &p->k ? p->dynamic_shared : 0;
+  return TS_OK;
+}
+
+int64_t ts_program_workspace(const ts_program *p) {
+  return p && p->status == TS_OK ? p->workspace : 0;
+}
+
 /* ---- Reading the lowered kernel --------------------------------------------- */
 
 static void print_definition(ts_buf *b, const ts_program *p) {
@@ -64,15 +99,24 @@ static void print_definition(ts_buf *b, const ts_program *p) {
 char *ts_program_ir(const ts_program *p) {
   if (!p || p->status != TS_OK)
     return NULL;
-  const ir_kernel *k = &p->k;
   ts_buf b;
   ts_buf_init(&b);
   print_definition(&b, p);
-  ts_buf_printf(&b, "// grid (%lld, %lld, %lld), block (%lld, %lld, %lld)\n",
-                (long long)k->grid[0], (long long)k->grid[1],
-                (long long)k->grid[2], (long long)k->block[0],
-                (long long)k->block[1], (long long)k->block[2]);
-  ir_print_stmt(&b, k->body, 0, NULL);
+  if (p->workspace)
+    ts_buf_printf(&b, "// workspace W[%lld, %lld, %lld] (fp32, %lld bytes)\n",
+                  (long long)p->aux.W->shape[0], (long long)p->def.m,
+                  (long long)p->def.n, (long long)p->workspace);
+  for (int i = 0; i < p->nkernels; i++) {
+    const ir_kernel *k = p->order[i];
+    if (p->nkernels > 1)
+      ts_buf_printf(&b, "%s// kernel %d of %d: %s\n", i ? "\n" : "", i + 1,
+                    p->nkernels, k->entry);
+    ts_buf_printf(&b, "// grid (%lld, %lld, %lld), block (%lld, %lld, %lld)\n",
+                  (long long)k->grid[0], (long long)k->grid[1],
+                  (long long)k->grid[2], (long long)k->block[0],
+                  (long long)k->block[1], (long long)k->block[2]);
+    ir_print_stmt(&b, k->body, 0, NULL);
+  }
   return ts_buf_take(&b);
 }
 

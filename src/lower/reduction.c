@@ -42,7 +42,8 @@ static bool place(lower_ctx *cx, nest *ns) {
       cw = s->stages[i];
   int first_k = ns->path.depth - 1;
   for (int d = 0; d < ns->path.depth; d++)
-    if (loop_at(ns, d) && loop_at(ns, d)->reduce) {
+    if (loop_at(ns, d) && loop_at(ns, d)->reduce &&
+        !ir_loop_is_split_k(loop_at(ns, d))) {
       first_k = d;
       break;
     }
@@ -187,8 +188,8 @@ static ir_stmt *replay_tile_loops(lower_ctx *cx, const nest *ns, ir_stmt *body) 
   return body;
 }
 
-static ir_expr *epilogue_value(ts_arena *a, const ts_gemm *g, ir_expr *acc,
-                               ir_expr *c_old) {
+ir_expr *lower_epilogue_value(ts_arena *a, const ts_gemm *g, ir_expr *acc,
+                              ir_expr *c_old) {
   ir_expr *v = g->alpha == 1.0f ? acc
                                 : ir_binary(a, E_MUL, ir_float(a, g->alpha), acc);
   if (g->beta == 0.0f)
@@ -197,6 +198,29 @@ static ir_expr *epilogue_value(ts_arena *a, const ts_gemm *g, ir_expr *acc,
                    ? c_old
                    : ir_binary(a, E_MUL, ir_float(a, g->beta), c_old);
   return ir_binary(a, E_ADD, v, c);
+}
+
+/* The epilogue's store: C through alpha and beta; with split-K, the
+ * block's partial sum into its part of the workspace, or alpha times it
+ * added atomically into C. */
+static ir_stmt *epilogue_store(lower_ctx *cx, ir_buffer *acc,
+                               ir_expr *const acc_idx[2],
+                               ir_expr *const c_idx[2]) {
+  ts_arena *a = cx->arena;
+  const ts_gemm *g = &cx->s->def;
+  ir_expr *sum = ir_load(a, acc, acc_idx);
+  if (!cx->split_k)
+    return ir_new_store(a, cx->s->C, c_idx,
+                        lower_epilogue_value(a, g, sum,
+                                             ir_load(a, cx->s->C, c_idx)));
+  if (!cx->W)
+    return ir_new_atomic_add(a, cx->s->C, c_idx,
+                             g->alpha == 1.0f ? sum
+                                              : ir_binary(a, E_MUL,
+                                                          ir_float(a, g->alpha),
+                                                          sum));
+  ir_expr *w_idx[3] = {ir_varref(a, cx->split_k->var), c_idx[0], c_idx[1]};
+  return ir_new_store(a, cx->W, w_idx, sum);
 }
 
 /* Operand w as the compute reads it: the input, or a cache at its origin. */
@@ -275,10 +299,8 @@ ir_stmt *lower_reduction(lower_ctx *cx, ir_stmt *root) {
   ir_stmt *init = replay_tile_loops(
       cx, &ns, guarded(a, spatial_part(a, upred, &ns),
                       ir_new_store(a, acc, acc_idx, ir_float(a, 0))));
-  ir_expr *value = epilogue_value(a, &s->def, ir_load(a, acc, acc_idx),
-                                  ir_load(a, s->C, c_idx));
   ir_stmt *epilogue = replay_tile_loops(
-      cx, &ns, guarded(a, sguard, ir_new_store(a, s->C, c_idx, value)));
+      cx, &ns, guarded(a, sguard, epilogue_store(cx, acc, acc_idx, c_idx)));
 
   /* Step 4. The accumulator around init, update and epilogue. */
   ir_stmt *parts[3] = {init, loop_part, epilogue};

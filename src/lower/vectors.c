@@ -94,7 +94,9 @@ static ir_stmt *vector_loop(ir_mutator *m, ir_stmt *s) {
   if (s->kind == S_FOR) {
     const ts_loop *l = s->for_.loop;
     ir_stmt *body = s->for_.body;
-    if (l->kind == TS_VECTORIZED && l->extent > 1 && body->kind == S_STORE)
+    /* An atomic add is scalar: each lane adds on its own. */
+    if (l->kind == TS_VECTORIZED && l->extent > 1 && body->kind == S_STORE &&
+        !body->store.atomic)
       return ir_new_for(m->a, s->for_.loop, mark_store(m->a, body, l));
   }
   return ir_mutate_stmt_children(m, s);

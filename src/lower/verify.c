@@ -42,7 +42,7 @@ static bool var_defined(const verifier *v, const ir_var *var) {
 }
 
 static bool buffer_visible(const verifier *v, const ir_buffer *b) {
-  if (b == v->k->A || b == v->k->B || b == v->k->C)
+  if (b == v->k->A || b == v->k->B || b == v->k->C || (b && b == v->k->W))
     return true;
   for (int i = 0; i < v->nbufs; i++)
     if (v->bufs[i] == b)

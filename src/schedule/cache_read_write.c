@@ -449,7 +449,8 @@ ts_status ts_cache_write(ts_sched *s, const char *buffer, ts_scope scope,
   if (!check_inside_launch(s, fn, &path, at_index, TS_LOCAL))
     return s->status;
   for (int d = 0; d <= at_index; d++)
-    if (path.node[d]->kind == S_FOR && path.node[d]->for_.loop->reduce)
+    if (path.node[d]->kind == S_FOR && path.node[d]->for_.loop->reduce &&
+        !ir_loop_is_split_k(path.node[d]->for_.loop))
       return sched_fail(s, TS_ERR_BAD_ATTACH, at,
                         "ts_cache_write: loop \"%s\" lies inside reduction "
                         "loop \"%s\"; the accumulators must live across the "

@@ -202,7 +202,8 @@ static bool enter_binding(ir_visitor *v, const ir_stmt *s) {
     c->thread = l;
     c->thread_at = s;
   }
-  if (l->reduce && !c->reduce) {
+  /* Split-K's loop is the one reduction loop bound loops may lie in. */
+  if (l->reduce && !ir_loop_is_split_k(l) && !c->reduce) {
     c->reduce = l;
     c->reduce_at = s;
   }

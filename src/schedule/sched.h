@@ -27,6 +27,7 @@ typedef enum {
   TR_DOUBLE_BUFFER,
   TR_MIN_BLOCKS,
   TR_SWIZZLE,
+  TR_SPLIT_K,
 } trace_op;
 
 enum { TRACE_MAX_LOOPS = 16 };
@@ -42,6 +43,7 @@ typedef struct trace_rec {
   const char *name;           /* rename's new name, a cache's source (arena) */
   ts_scope scope;
   int stage;                  /* the stage made or changed */
+  ts_split_k_mode split_k;    /* ts_split_k's mode */
 } trace_rec;
 
 /* A cache: a copy of an input in shared or local memory (read), or C's
@@ -83,6 +85,7 @@ struct ts_sched {
   int ntrace, trace_cap;
   int min_blocks;     /* ts_min_blocks_per_sm; 0: unset */
   sched_swizzle swizzle;
+  ts_split_k_mode split_k; /* how ts_split_k's blocks combine, if called */
   ir_kernel *lowered; /* cached; dropped by every primitive */
   ts_status status;
   char *errmsg; /* malloc'd */

@@ -74,8 +74,33 @@ static void print_stage_call(ts_buf *b, const ts_sched *s, const trace_rec *r,
   ts_buf_puts(b, ");\n");
 }
 
+/* ts_split_k's call; one part makes no loops, whose places are
+ * throwaway compound literals. */
+static void print_split_k(ts_buf *b, const ts_sched *s, const trace_rec *r) {
+  if (r->nresults == 2)
+    print_results(b, s, r);
+  ts_buf_puts(b, "ts_split_k(s, ");
+  loop_ref(b, s, r->loops[0]);
+  ts_buf_printf(b, ", %lld, %s, ", (long long)r->factor,
+                r->split_k == TS_SPLIT_K_ATOMIC ? "TS_SPLIT_K_ATOMIC"
+                                                : "TS_SPLIT_K_WORKSPACE");
+  for (int i = 0; i < 2; i++) {
+    ts_buf_puts(b, i ? ", " : "");
+    if (r->nresults == 2) {
+      ts_buf_puts(b, "&");
+      loop_ref(b, s, r->results[i]);
+    } else {
+      ts_buf_puts(b, "&(ts_loop *){NULL}");
+    }
+  }
+  ts_buf_puts(b, ");\n");
+}
+
 static void print_record(ts_buf *b, const ts_sched *s, const trace_rec *r) {
   switch (r->op) {
+  case TR_SPLIT_K:
+    print_split_k(b, s, r);
+    return;
   case TR_CACHE_READ: case TR_CACHE_WRITE:
     print_cache(b, s, r);
     return;
@@ -206,6 +231,8 @@ static ts_status replay_record(ts_sched *onto, const trace_rec *r) {
   case TR_RENAME: return ts_rename(onto, l[0], r->name);
   case TR_MIN_BLOCKS: return ts_min_blocks_per_sm(onto, (int)r->factor);
   case TR_SWIZZLE: return ts_swizzle(onto, l[0], l[1], r->factor);
+  case TR_SPLIT_K:
+    return ts_split_k(onto, l[0], r->factor, r->split_k, &x, &y);
   }
   return TS_ERR_BAD_ARG;
 }

@@ -472,6 +472,52 @@ static void op_swizzle(fz_case *c) {
   after_call(c, st, "ts_swizzle");
 }
 
+/* The outermost reduction loop as most schedules name it, or -1. */
+static int k_loop_index(const fz_case *c) {
+  for (int i = 0; i < c->nloops; i++) {
+    const char *name = ts_loop_name(c->loops[i]);
+    if (!c->gone[i] && (!strcmp(name, "k") || !strcmp(name, "k.outer")))
+      return i;
+  }
+  return -1;
+}
+
+static void op_split_k(fz_case *c) {
+  static const int64_t parts_list[] = {2, 4, 3, 8, 1, 0, 70000};
+  int64_t parts = parts_list[c->hostile && chance(c, 20) ? 5 + pick(c->src, 2)
+                                                         : pick(c->src, 5)];
+  bool atomic = chance(c, 30);
+  char text[32];
+  int index = c->hostile ? -1 : k_loop_index(c);
+  ts_loop *loop;
+  if (index >= 0) {
+    loop = c->loops[index];
+    snprintf(text, sizeof(text), "L[%d]", index);
+  } else {
+    loop = loop_arg_at(c, text, sizeof(text), &index);
+  }
+  double growth = 1.0;
+  int64_t e = ts_loop_extent(loop);
+  if (parts >= 1 && parts <= 65535 && e >= 1)
+    growth = (double)(parts * ((e + parts - 1) / parts)) / (double)e + 1.0;
+  if (c->work * growth > MAX_WORK)
+    parts = 1;
+  int o = new_loop_slot(c), i = new_loop_slot(c);
+  ts_status st = ts_split_k(c->s, loop, parts,
+                            atomic ? TS_SPLIT_K_ATOMIC : TS_SPLIT_K_WORKSPACE,
+                            &c->loops[o], &c->loops[i]);
+  ts_buf_printf(&c->prog, "  ts_split_k(s, %s, %lld, %s, &L[%d], &L[%d]);\n",
+                text, (long long)parts,
+                atomic ? "TS_SPLIT_K_ATOMIC" : "TS_SPLIT_K_WORKSPACE", o, i);
+  after_call(c, st, "ts_split_k");
+  if (st == TS_OK && parts > 1) {
+    c->work *= growth;
+    c->gone[o] = true; /* bound */
+    if (index >= 0)
+      c->gone[index] = true;
+  }
+}
+
 static void random_op(fz_case *c) {
   uint32_t r = pick(c->src, 100);
   if (r < 20) op_split_random(c);
@@ -488,7 +534,8 @@ static void random_op(fz_case *c) {
   else if (r < 90) op_layout(c);
   else if (r < 94) op_mark(c, true);
   else if (r < 95) op_min_blocks(c);
-  else if (r < 97) op_swizzle(c);
+  else if (r < 96) op_swizzle(c);
+  else if (r < 98) op_split_k(c);
   else op_get_loop_random(c);
 }
 
@@ -512,6 +559,8 @@ static void gpu_skeleton(fz_case *c) {
     if (chance(c, 90))
       op_bind_to(c, order[i], text[i], (int[]){3, 5, 4, 6}[i], kinds[i]);
   op_split(c, c->loops[2], "L[2]", 2, factors[pick(c->src, 6)]);
+  if (chance(c, 15))
+    op_split_k(c);
 }
 
 /* ---- The case ------------------------------------------------------------- */
