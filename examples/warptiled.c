@@ -11,6 +11,10 @@
  * and padded, both double-buffered unless `buffers` says 1.  Where the grid
  * has 16 block rows or more, `swizzle` may group them by 8 (ts_swizzle) so
  * that the blocks running at once share their tiles of A and B in L2.
+ * Where the grid has fewer than 256 blocks and K is 1024 or more, `splitk`
+ * may split the reduction across 2 or 4 blocks (ts_split_k, a workspace
+ * summed in order by a second kernel), so that a skinny C still fills the
+ * GPU.
  *
  * The built-in is the space's first configuration, chosen for 4096^3: 128 x
  * 128 block tiles of 4 warps of 64 x 64, 8 x 16 per thread, k in 16s.  The
@@ -23,7 +27,7 @@ static const char *const warps[] = {"64x64", "32x64", "64x32", "32x32"};
 static const int64_t warp_dims[][2] = {{64, 64}, {32, 64}, {64, 32},
                                        {32, 32}};
 enum { NWARPS = 4, LANE_ROWS = 8, LANE_COLS = 4, MAX_WARPS = 16,
-       SWIZZLE_ROWS = 16 };
+       SWIZZLE_ROWS = 16, SPLIT_K_BLOCKS = 256, SPLIT_K_DEPTH = 1024 };
 
 /* Registers a thread needs, roughly: its accumulators, one k step of A and
  * B, and addresses.  Past 255 ptxas spills; past 64K a block cannot run. */
@@ -42,6 +46,10 @@ ts_status space_warptiled(ts_sched *s, ts_config *c) {
                             (g->n + bn - 1) / bn >= SWIZZLE_ROWS
                         ? ts_knob(c, "swizzle", 2, (int64_t[]){0, 8})
                         : 0;
+  int64_t blocks = ((g->m + bm - 1) / bm) * ((g->n + bn - 1) / bn);
+  int64_t parts = blocks < SPLIT_K_BLOCKS && g->k >= SPLIT_K_DEPTH
+                      ? ts_knob(c, "splitk", 3, (int64_t[]){1, 2, 4})
+                      : 1;
   int64_t wm = w[0], wn = w[1], tm = wm / LANE_ROWS, tn = wn / LANE_COLS;
   int64_t nwarps = (bm / wm) * (bn / wn);
   if (!ts_knob_require(c, bm % wm == 0 && bn % wn == 0,
@@ -56,7 +64,11 @@ ts_status space_warptiled(ts_sched *s, ts_config *c) {
     return ts_sched_status(s);
 
   ts_loop *io, *ir, *wy, *r, *ly, *ti, *jo, *jr, *wx, *col, *lx, *tj, *tjo,
-      *tji, *ko, *ki, *warp, *lane;
+      *tji, *kz, *k, *ko, *ki, *warp, *lane;
+  /* Split-K first: it must come before the caches. */
+  k = ts_get_loop(s, "k");
+  if (parts > 1)
+    ts_split_k(s, k, parts, TS_SPLIT_K_WORKSPACE, &kz, &k);
   /* i = block * bm + warp row * wm + lane row * tm + ti */
   ts_split(s, ts_get_loop(s, "i"), bm, &io, &ir);
   ts_split(s, ir, wm, &wy, &r);
@@ -66,7 +78,7 @@ ts_status space_warptiled(ts_sched *s, ts_config *c) {
   ts_split(s, jr, wn, &wx, &col);
   ts_split(s, col, tn, &lx, &tj);
   ts_split(s, tj, 4, &tjo, &tji);
-  ts_split(s, ts_get_loop(s, "k"), bk, &ko, &ki);
+  ts_split(s, k, bk, &ko, &ki);
   ts_reorder(s, 11, (ts_loop *[]){io, jo, wy, wx, ly, lx, ko, ki, ti, tjo,
                                    tji});
   ts_fuse(s, wy, wx, &warp);

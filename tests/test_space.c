@@ -276,6 +276,28 @@ static void test_warptiled_space_swizzles(void **state) {
   ts_config_free(c);
 }
 
+/* With fewer than 256 blocks and K of 1024 or more, the space may split K
+ * across blocks: correct at an odd shape, K not a multiple of the parts. */
+static void test_warptiled_space_splits_k(void **state) {
+  (void)state;
+  const ts_space *sp = ts_space_find("warptiled");
+  ts_gemm g = ts_gemm_make(99, 130, 1101);
+  char err[256];
+  ts_config *c = ts_config_parse("bm=64,bn=128,warp=64x32,bk=16,buffers=2,"
+                                 "splitk=4", err, sizeof(err));
+  assert_non_null(c);
+  ts_sched *s = ts_space_schedule(sp, &g, c);
+  assert_int_equal(ts_sched_status(s), TS_OK);
+  ts_program *p = ts_lower(s);
+  assert_int_equal(ts_program_kernel_count(p), 2);
+  ts_program_free(p);
+  char msg[512];
+  if (ts_check(s, 3, msg, sizeof(msg)) != TS_OK)
+    fail_msg("%s", msg);
+  ts_sched_free(s);
+  ts_config_free(c);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_enumeration_follows_dependent_knobs),
@@ -284,6 +306,7 @@ int main(void) {
       cmocka_unit_test(test_seed003_space),
       cmocka_unit_test(test_warptiled_space),
       cmocka_unit_test(test_warptiled_space_swizzles),
+      cmocka_unit_test(test_warptiled_space_splits_k),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
