@@ -18,6 +18,7 @@ ts_status example_vectorized(ts_sched *s);
 ts_status example_bankfree(ts_sched *s);
 ts_status example_double_buffered(ts_sched *s);
 ts_status example_warptiled(ts_sched *s);
+ts_status example_pipelined(ts_sched *s);
 
 /* The tuning spaces (examples/registry.c lists them). */
 ts_status space_seed003(ts_sched *s, ts_config *c);
@@ -31,6 +32,11 @@ void vectorize_copy(ts_sched *s, ts_stage *stage);
  * memory as float4; ki, tm and tno unrolled, C stored as float4 along tni. */
 void thread_tile_registers(ts_sched *s, ts_loop *ki, ts_loop *tm, ts_loop *tno,
                            ts_loop *tni);
+
+/* warptiled's loops and its shared caches of A (transposed, padded) and B,
+ * their copies vectorized; tile gets ki, tm, tno and tni for
+ * thread_tile_registers, after the caller's choice of pipeline. */
+void warp_tiles(ts_sched *s, ts_stage **as, ts_stage **bs, ts_loop *tile[4]);
 
 /* The vectorized schedule with block x block tiles of C, k in steps of
  * `depth`; the shared caches of A and B come back for further changes. */

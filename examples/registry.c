@@ -30,6 +30,8 @@ static const ts_builtin builtins[] = {
      "prefetched into registers (seed 000)", example_double_buffered},
     {"warptiled", "block / warp / thread tiles, 8x16 outer products per "
      "thread (seed 002)", example_warptiled},
+    {"pipelined", "warptiled with 3 shared copies filled by cp.async "
+     "(sm_80+), no register staging", example_pipelined},
 };
 
 enum { NBUILTINS = sizeof(builtins) / sizeof(builtins[0]) };

@@ -10,7 +10,7 @@
  */
 #include "examples.h"
 
-ts_status example_warptiled(ts_sched *s) {
+void warp_tiles(ts_sched *s, ts_stage **as, ts_stage **bs, ts_loop *tile[4]) {
   ts_loop *io, *ir, *wy, *r, *ly, *tm, *jo, *jr, *wx, *c, *lx, *tn, *tno,
       *tni, *ko, *ki, *warp, *lane;
   /* i = block * 128 + warp row * 64 + lane row * 8 + tm */
@@ -33,15 +33,24 @@ ts_status example_warptiled(ts_sched *s) {
   ts_bind(s, jo, TS_BLOCK_X);
   ts_bind(s, warp, TS_THREAD_Y);
   ts_bind(s, lane, TS_THREAD_X);
+  ts_cache_read(s, "A", TS_SHARED, ko, as);
+  ts_storage_transpose(s, *as);
+  ts_storage_pad(s, *as, 4);
+  vectorize_copy(s, *as);
+  ts_cache_read(s, "B", TS_SHARED, ko, bs);
+  vectorize_copy(s, *bs);
+  tile[0] = ki;
+  tile[1] = tm;
+  tile[2] = tno;
+  tile[3] = tni;
+}
+
+ts_status example_warptiled(ts_sched *s) {
   ts_stage *as, *bs;
-  ts_cache_read(s, "A", TS_SHARED, ko, &as);
-  ts_storage_transpose(s, as);
-  ts_storage_pad(s, as, 4);
-  vectorize_copy(s, as);
-  ts_cache_read(s, "B", TS_SHARED, ko, &bs);
-  vectorize_copy(s, bs);
+  ts_loop *tile[4];
+  warp_tiles(s, &as, &bs, tile);
   ts_double_buffer(s, as);
   ts_double_buffer(s, bs);
-  thread_tile_registers(s, ki, tm, tno, tni);
+  thread_tile_registers(s, tile[0], tile[1], tile[2], tile[3]);
   return ts_sched_status(s);
 }

@@ -94,10 +94,13 @@ static bool run_passes(lower_ctx *cx, ir_kernel *k) {
   dump("vectors", body);
   body = body ? lower_lanes(a, body) : NULL;
   dump("lanes", body);
+  int min_arch = 0;
+  body = body ? lower_async(a, body, &min_arch) : NULL;
+  dump("async", body);
   if (!body || a->failed)
     return lower_fail(cx, TS_ERR_NO_MEMORY, "ts_lower: out of memory");
   *k = (ir_kernel){.body = body, .A = s->A, .B = s->B, .C = s->C,
-                   .min_blocks = s->min_blocks};
+                   .min_blocks = s->min_blocks, .min_arch = min_arch};
   lower_launch_dims(body, k);
   k->nvars = cx->next_var;
   int64_t threads = k->block[0] * k->block[1] * k->block[2];

@@ -1,0 +1,25 @@
+/*
+ * pipelined: warptiled's block / warp / thread tiles with the shared tiles
+ * filled by cp.async in 3 stages: while the block computes on tile ko,
+ * tiles ko + 1 and ko + 2 travel from global memory straight into shared
+ * memory, with no registers holding them on the way (double_buffered and
+ * warptiled stage the next tile in registers).  Needs sm_80.
+ *
+ * B's copy is 16-byte cp.async (float4).  A stays stored transposed, as in
+ * warptiled, so that the inner loop reads 4 values of A with one LDS.128:
+ * its copy then writes scattered 4-byte elements, so each float4 of A
+ * becomes four 4-byte cp.async.  That costs instructions once per tile and
+ * keeps the loads that run 16 times per tile vectorized; storing A
+ * untransposed would make its copy 16-byte and its reads scalar.
+ */
+#include "examples.h"
+
+ts_status example_pipelined(ts_sched *s) {
+  ts_stage *as, *bs;
+  ts_loop *tile[4];
+  warp_tiles(s, &as, &bs, tile);
+  ts_pipeline(s, as, 3);
+  ts_pipeline(s, bs, 3);
+  thread_tile_registers(s, tile[0], tile[1], tile[2], tile[3]);
+  return ts_sched_status(s);
+}
