@@ -344,6 +344,32 @@ static void test_pipeline_run_twice(void **state) {
   ts_sched_free(s);
 }
 
+/* A register cache filled at the pipelined loop reads the current copy,
+ * after the barrier, as the computation does. */
+static void test_register_cache_at_the_pipelined_loop(void **state) {
+  (void)state;
+  ts_loop *ko, *ki;
+  ts_gemm g = ts_gemm_make(9, 7, 29);
+  g.layout = TS_TN;
+  ts_sched *s = ts_matmul(&g);
+  block_tiled(s, 4, 4, 4, &ko, &ki);
+  ts_stage *as, *bs, *ra;
+  ts_cache_read(s, "A", TS_SHARED, ko, &as);
+  ts_cache_read(s, "B", TS_SHARED, ko, &bs);
+  assert_int_equal(ts_cache_read(s, "A.shared", TS_LOCAL, ko, &ra), TS_OK);
+  ts_pipeline(s, as, 3);
+  assert_int_equal(ts_pipeline(s, bs, 3), TS_OK);
+  char *ir = ts_print_ir(s);
+  assert_non_null(strstr(
+      ir, "          cp.async.commit\n"
+          "          for A.shared.local.ax1 in 0..4 unrolled:\n"
+          "            A.shared.local[0, A.shared.local.ax1] = "
+          "A.shared[k.outer % 3, i.inner, A.shared.local.ax1]\n"));
+  free(ir);
+  assert_correct(s);
+  ts_sched_free(s);
+}
+
 /* The lowered pipeline with one wait loosened: the tile a thread computes
  * on has not landed, and the executor says which wait was missing. */
 static bool loosen_wait(ir_visitor *v, const ir_stmt *s) {
@@ -548,6 +574,7 @@ int main(void) {
       cmocka_unit_test(test_pipeline_trace_replays),
       cmocka_unit_test(test_pipelines_compute_the_gemm),
       cmocka_unit_test(test_pipeline_run_twice),
+      cmocka_unit_test(test_register_cache_at_the_pipelined_loop),
       cmocka_unit_test(test_a_wait_too_loose_is_caught),
       cmocka_unit_test_setup_teardown(test_copy_wait_barrier_runs_clean, setup,
                                       free_arena_fixture),
