@@ -538,6 +538,16 @@ static void test_copy_in_flight_at_end_of_scope(void **state) {
                   "before its cp.async landed");
 }
 
+static void test_copy_into_global_memory(void **state) {
+  kfix *f = *state;
+  ir_expr *src[2] = {I(0), TX}, *dst[2] = {I(0), TX};
+  ir_stmt *st = ir_new_store(&f->a, f->k.C, dst, ir_load(&f->a, f->k.A, src));
+  st->store.async = true;
+  assert_false(run_kernel(f, &st, 1));
+  expect_fault(f, "asynchronous copy into global C: cp.async writes only "
+                  "shared memory");
+}
+
 /* ---- Compiling ------------------------------------------------------------- */
 
 static void test_pipeline_compiles_for_sm80_only(void **state) {
@@ -592,6 +602,8 @@ int main(void) {
                                       free_arena_fixture),
       cmocka_unit_test_setup_teardown(test_copy_in_flight_at_end_of_scope,
                                       setup, free_arena_fixture),
+      cmocka_unit_test_setup_teardown(test_copy_into_global_memory, setup,
+                                      free_arena_fixture),
       cmocka_unit_test(test_pipeline_compiles_for_sm80_only),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -45,8 +45,8 @@ typedef struct {
   uint8_t *defined;
   int32_t *writer, *reader;
   uint64_t *wepoch, *repoch;
-  int32_t *pending; /* async_fill buffers: the thread whose copy is in
-                     * flight into the element, or NONE */
+  int32_t *pending; /* shared buffers: the thread whose asynchronous copy
+                     * is in flight into the element, or NONE */
 } mem;
 
 /* A thread's asynchronous copies in flight, oldest first. */
@@ -109,7 +109,7 @@ static bool mem_init(mem *m, const ir_buffer *b, float *data, size_t copies,
   m->tracked = tracked;
   m->data = data ? data : calloc(n, sizeof(float));
   m->defined = calloc(n, 1);
-  if (tracked && b->async_fill) {
+  if (tracked && b->scope == SCOPE_SHARED) {
     m->pending = malloc(n * sizeof(int32_t));
     for (size_t i = 0; m->pending && i < n; i++)
       m->pending[i] = NONE;
@@ -251,7 +251,10 @@ static void in_flight(exec *x, const mem *m, int64_t off, int t,
   const copy_queue *q = &x->queues[who];
   uint64_t group = copy_group(x, m, (size_t)off, who);
   int64_t bx = x->k->block[0], by = x->k->block[1];
-  char missing[160];
+  char missing[160], stage[64] = "";
+  if (b->async_fill) /* a pipelined cache: which of its copies */
+    snprintf(stage, sizeof(stage), " (stage %lld of %lld)",
+             (long long)(off / b->strides[0]), (long long)b->shape[0]);
   if (group >= q->committed)
     snprintf(missing, sizeof(missing), "its group is not committed yet "
              "(cp.async.commit)");
@@ -262,17 +265,20 @@ static void in_flight(exec *x, const mem *m, int64_t off, int t,
     snprintf(missing, sizeof(missing), "its last cp.async.wait left it in "
              "flight: it needs cp.async.wait %llu or less",
              (unsigned long long)(q->waited - group - 1));
-  fault(x, t, "%s of shared %s at element %lld (stage %lld of %lld) before "
-        "its cp.async landed: thread (%lld, %lld, %lld) issued it in its "
-        "copy group %llu, and %s", verb, b->name, (long long)off,
-        (long long)(off / b->strides[0]), (long long)b->shape[0],
-        (long long)(who % bx), (long long)(who / bx % by),
+  fault(x, t, "%s of shared %s at element %lld%s before its cp.async "
+        "landed: thread (%lld, %lld, %lld) issued it in its copy group %llu, "
+        "and %s", verb, b->name, (long long)off, stage, (long long)(who % bx), (long long)(who / bx % by),
         (long long)(who / (bx * by)), (unsigned long long)group, missing);
 }
 
 /* Thread t's copy into m's element `at` is in flight in its open group. */
 static bool issue_copy(exec *x, mem *m, size_t at, int t) {
   copy_queue *q = &x->queues[t];
+  if (!m->pending) {
+    fault(x, t, "asynchronous copy into %s %s: cp.async writes only shared "
+          "memory", scope_word(m->buf->scope), m->buf->name);
+    return false;
+  }
   if (q->n == q->cap) {
     size_t cap = q->cap ? 2 * q->cap : 64;
     copy_rec *r = realloc(q->recs, cap * sizeof(*r));
