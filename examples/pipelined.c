@@ -10,7 +10,9 @@
  * its copy then writes scattered 4-byte elements, so each float4 of A
  * becomes four 4-byte cp.async.  That costs instructions once per tile and
  * keeps the loads that run 16 times per tile vectorized; storing A
- * untransposed would make its copy 16-byte and its reads scalar.
+ * untransposed would make its copy 16-byte and its reads scalar.  In fp16
+ * B's copies are 8 bytes (4 halves) and A's transposed halves, 2 bytes
+ * each, have no cp.async: they are plain stores inside the pipeline.
  */
 #include "examples.h"
 

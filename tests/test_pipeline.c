@@ -156,6 +156,24 @@ static void test_fp16_scalar_copies_fall_back(void **state) {
   ts_sched_free(s);
 }
 
+/* The pipelined built-in in fp16: B's copy of 4 halves is one 8-byte
+ * cp.async; A, stored transposed, is written a half at a time, which has
+ * no cp.async: plain stores from the vector register. */
+static void test_fp16_copies_of_the_builtin(void **state) {
+  (void)state;
+  ts_gemm g = ts_gemm_make(256, 256, 64);
+  g.a_type = g.b_type = TS_F16;
+  ts_sched *s = ts_builtin_schedule("pipelined", &g);
+  char *cu = ts_cuda_source(s);
+  assert_non_null(strstr(cu, "cp.async.ca.shared.global [%0], [%1], 8;"));
+  assert_non_null(strstr(cu, "tessel_cp_async8(&B_shared[0]"));
+  assert_null(strstr(cu, "tessel_cp_async8(&A_shared"));
+  assert_non_null(strstr(cu, "A_shared[0][lane % 4*4][A_shared_round*32 + "
+                             "warp*8 + lane/4] = A_v0.v[0];"));
+  free(cu);
+  ts_sched_free(s);
+}
+
 /* ---- Refusals ------------------------------------------------------------ */
 
 static void test_pipeline_errors(void **state) {
@@ -578,6 +596,7 @@ int main(void) {
       cmocka_unit_test(test_pipeline_cuda),
       cmocka_unit_test(test_vectorized_copies_are_16_bytes),
       cmocka_unit_test(test_fp16_scalar_copies_fall_back),
+      cmocka_unit_test(test_fp16_copies_of_the_builtin),
       cmocka_unit_test(test_pipeline_errors),
       cmocka_unit_test(test_pipeline_shared_limit),
       cmocka_unit_test(test_stages_at_one_loop_pipeline_alike),
