@@ -23,6 +23,7 @@ ts_status example_splitk(ts_sched *s);
 /* blocktile2d with `k` as its reduction loop: k itself, or the part of it
  * each block sums after ts_split_k. */
 ts_status blocktile2d_over(ts_sched *s, ts_loop *k);
+ts_status example_pipelined(ts_sched *s);
 
 /* The tuning spaces (examples/registry.c lists them). */
 ts_status space_seed003(ts_sched *s, ts_config *c);
@@ -37,6 +38,14 @@ void vectorize_copy(ts_sched *s, ts_stage *stage);
  * memory as float4; ki, tm and tno unrolled, C stored as float4 along tni. */
 void thread_tile_registers(ts_sched *s, ts_loop *ki, ts_loop *tm, ts_loop *tno,
                            ts_loop *tni);
+
+/* warptiled's tiling: block tile bm x bn, warp tile wm x wn (8 x 4
+ * threads), k tile bk; buffers 1, 2 (ts_double_buffer) or 3..8
+ * (ts_pipeline); a swizzle group (0: none); split-K parts (1: none). */
+typedef struct warp_tiling {
+  int64_t bm, bn, wm, wn, bk, buffers, swizzle, parts;
+} warp_tiling;
+ts_status warptiled_with(ts_sched *s, const warp_tiling *t);
 
 /* The vectorized schedule with block x block tiles of C, k in steps of
  * `depth`; the shared caches of A and B come back for further changes. */

@@ -32,6 +32,8 @@ static const ts_builtin builtins[] = {
      "thread (seed 002)", example_warptiled},
     {"splitk", "blocktile2d with k split across 4 blocks (blockIdx.z), "
      "partial sums reduced by a second kernel", example_splitk},
+    {"pipelined", "warptiled with 3 shared copies filled by cp.async "
+     "(sm_80+), no register staging", example_pipelined},
 };
 
 enum { NBUILTINS = sizeof(builtins) / sizeof(builtins[0]) };

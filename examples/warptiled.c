@@ -8,13 +8,15 @@
  * values of A and B from shared memory (float4) and accumulates their outer
  * product in registers; the threads of a warp read neighbouring shared
  * addresses.  Tiles of k are bk deep, loaded as float4, A stored transposed
- * and padded, both double-buffered unless `buffers` says 1.  Where the grid
- * has 16 block rows or more, `swizzle` may group them by 8 (ts_swizzle) so
- * that the blocks running at once share their tiles of A and B in L2.
- * Where the grid has fewer than 256 blocks and K is 1024 or more, `splitk`
- * may split the reduction across 2 or 4 blocks (ts_split_k, a workspace
- * summed in order by a second kernel), so that a skinny C still fills the
- * GPU.
+ * and padded.  `buffers` says how the shared tiles are filled: 2 copies,
+ * the next tile staged in registers (ts_double_buffer); 1 copy; or 3 or 4
+ * copies filled by cp.async (ts_pipeline, sm_80 and newer; see
+ * pipelined.c).  Where the grid has 16 block rows and columns or more,
+ * `swizzle` may group them by 8 (ts_swizzle) so that the blocks running at
+ * once share their tiles of A and B in L2.  Where the grid has fewer than
+ * 256 blocks and K is 1024 or more, `splitk` may split the reduction
+ * across 2 or 4 blocks (ts_split_k, a workspace summed in order by a
+ * second kernel), so that a skinny C still fills the GPU.
  *
  * The built-in is the space's first configuration, chosen for 4096^3: 128 x
  * 128 block tiles of 4 warps of 64 x 64, 8 x 16 per thread, k in 16s.  The
@@ -35,50 +37,36 @@ static int64_t registers_estimate(int64_t tm, int64_t tn) {
   return tm * tn + tm + tn + 40;
 }
 
-ts_status space_warptiled(ts_sched *s, ts_config *c) {
-  int64_t bm = ts_knob(c, "bm", 4, (int64_t[]){128, 64, 256, 32});
-  int64_t bn = ts_knob(c, "bn", 4, (int64_t[]){128, 64, 256, 32});
-  const int64_t *w = warp_dims[ts_knob_choice(c, "warp", NWARPS, warps)];
-  int64_t bk = ts_knob(c, "bk", 2, (int64_t[]){16, 8});
-  int64_t buffers = ts_knob(c, "buffers", 2, (int64_t[]){2, 1});
-  const ts_gemm *g = ts_sched_gemm(s);
-  int64_t swizzle = (g->m + bm - 1) / bm >= SWIZZLE_ROWS &&
-                            (g->n + bn - 1) / bn >= SWIZZLE_ROWS
-                        ? ts_knob(c, "swizzle", 2, (int64_t[]){0, 8})
-                        : 0;
-  int64_t blocks = ((g->m + bm - 1) / bm) * ((g->n + bn - 1) / bn);
-  int64_t parts = blocks < SPLIT_K_BLOCKS && g->k >= SPLIT_K_DEPTH
-                      ? ts_knob(c, "splitk", 3, (int64_t[]){1, 2, 4})
-                      : 1;
-  int64_t wm = w[0], wn = w[1], tm = wm / LANE_ROWS, tn = wn / LANE_COLS;
-  int64_t nwarps = (bm / wm) * (bn / wn);
-  if (!ts_knob_require(c, bm % wm == 0 && bn % wn == 0,
-                       "warp tiles of %lldx%lld do not divide the block tile",
-                       (long long)wm, (long long)wn) ||
-      !ts_knob_require(c, nwarps <= MAX_WARPS, "%lld warps in a block",
-                       (long long)nwarps) ||
-      !ts_knob_require(c, registers_estimate(tm, tn) * nwarps * 32 <= 65536,
-                       "about %lld registers a thread for %lld threads",
-                       (long long)registers_estimate(tm, tn),
-                       (long long)nwarps * 32))
-    return ts_sched_status(s);
+/* The shared tiles filled as `buffers` says. */
+static void fill_tiles(ts_sched *s, ts_stage *as, ts_stage *bs,
+                       int64_t buffers) {
+  if (buffers == 2) {
+    ts_double_buffer(s, as);
+    ts_double_buffer(s, bs);
+  } else if (buffers > 2) {
+    ts_pipeline(s, as, (int)buffers);
+    ts_pipeline(s, bs, (int)buffers);
+  }
+}
 
+ts_status warptiled_with(ts_sched *s, const warp_tiling *t) {
+  const int64_t tm = t->wm / LANE_ROWS, tn = t->wn / LANE_COLS;
   ts_loop *io, *ir, *wy, *r, *ly, *ti, *jo, *jr, *wx, *col, *lx, *tj, *tjo,
       *tji, *kz, *k, *ko, *ki, *warp, *lane;
   /* Split-K first: it must come before the caches. */
   k = ts_get_loop(s, "k");
-  if (parts > 1)
-    ts_split_k(s, k, parts, TS_SPLIT_K_WORKSPACE, &kz, &k);
+  if (t->parts > 1)
+    ts_split_k(s, k, t->parts, TS_SPLIT_K_WORKSPACE, &kz, &k);
   /* i = block * bm + warp row * wm + lane row * tm + ti */
-  ts_split(s, ts_get_loop(s, "i"), bm, &io, &ir);
-  ts_split(s, ir, wm, &wy, &r);
+  ts_split(s, ts_get_loop(s, "i"), t->bm, &io, &ir);
+  ts_split(s, ir, t->wm, &wy, &r);
   ts_split(s, r, tm, &ly, &ti);
   /* j = block * bn + warp column * wn + lane column * tn + tj */
-  ts_split(s, ts_get_loop(s, "j"), bn, &jo, &jr);
-  ts_split(s, jr, wn, &wx, &col);
+  ts_split(s, ts_get_loop(s, "j"), t->bn, &jo, &jr);
+  ts_split(s, jr, t->wn, &wx, &col);
   ts_split(s, col, tn, &lx, &tj);
   ts_split(s, tj, 4, &tjo, &tji);
-  ts_split(s, k, bk, &ko, &ki);
+  ts_split(s, k, t->bk, &ko, &ki);
   ts_reorder(s, 11, (ts_loop *[]){io, jo, wy, wx, ly, lx, ko, ki, ti, tjo,
                                    tji});
   ts_fuse(s, wy, wx, &warp);
@@ -89,8 +77,8 @@ ts_status space_warptiled(ts_sched *s, ts_config *c) {
   ts_bind(s, jo, TS_BLOCK_X);
   ts_bind(s, warp, TS_THREAD_Y);
   ts_bind(s, lane, TS_THREAD_X);
-  if (swizzle)
-    ts_swizzle(s, io, jo, swizzle);
+  if (t->swizzle)
+    ts_swizzle(s, io, jo, t->swizzle);
   ts_stage *as, *bs;
   ts_cache_read(s, "A", TS_SHARED, ko, &as);
   ts_storage_transpose(s, as);
@@ -98,12 +86,41 @@ ts_status space_warptiled(ts_sched *s, ts_config *c) {
   vectorize_copy(s, as);
   ts_cache_read(s, "B", TS_SHARED, ko, &bs);
   vectorize_copy(s, bs);
-  if (buffers == 2) {
-    ts_double_buffer(s, as);
-    ts_double_buffer(s, bs);
-  }
+  fill_tiles(s, as, bs, t->buffers);
   thread_tile_registers(s, ki, ti, tjo, tji);
   return ts_sched_status(s);
+}
+
+ts_status space_warptiled(ts_sched *s, ts_config *c) {
+  warp_tiling t = {
+      .bm = ts_knob(c, "bm", 4, (int64_t[]){128, 64, 256, 32}),
+      .bn = ts_knob(c, "bn", 4, (int64_t[]){128, 64, 256, 32})};
+  const int64_t *w = warp_dims[ts_knob_choice(c, "warp", NWARPS, warps)];
+  t.wm = w[0];
+  t.wn = w[1];
+  t.bk = ts_knob(c, "bk", 2, (int64_t[]){16, 8});
+  t.buffers = ts_knob(c, "buffers", 4, (int64_t[]){2, 1, 3, 4});
+  const ts_gemm *g = ts_sched_gemm(s);
+  int64_t rows = (g->m + t.bm - 1) / t.bm, cols = (g->n + t.bn - 1) / t.bn;
+  t.swizzle = rows >= SWIZZLE_ROWS && cols >= SWIZZLE_ROWS
+                  ? ts_knob(c, "swizzle", 2, (int64_t[]){0, 8})
+                  : 0;
+  t.parts = rows * cols < SPLIT_K_BLOCKS && g->k >= SPLIT_K_DEPTH
+                ? ts_knob(c, "splitk", 3, (int64_t[]){1, 2, 4})
+                : 1;
+  int64_t tm = t.wm / LANE_ROWS, tn = t.wn / LANE_COLS;
+  int64_t nwarps = (t.bm / t.wm) * (t.bn / t.wn);
+  if (!ts_knob_require(c, t.bm % t.wm == 0 && t.bn % t.wn == 0,
+                       "warp tiles of %lldx%lld do not divide the block tile",
+                       (long long)t.wm, (long long)t.wn) ||
+      !ts_knob_require(c, nwarps <= MAX_WARPS, "%lld warps in a block",
+                       (long long)nwarps) ||
+      !ts_knob_require(c, registers_estimate(tm, tn) * nwarps * 32 <= 65536,
+                       "about %lld registers a thread for %lld threads",
+                       (long long)registers_estimate(tm, tn),
+                       (long long)nwarps * 32))
+    return ts_sched_status(s);
+  return warptiled_with(s, &t);
 }
 
 ts_status example_warptiled(ts_sched *s) { return space_warptiled(s, NULL); }

@@ -243,6 +243,12 @@ ts_status ts_vectorize(ts_sched *s, ts_loop *loop);
  * into registers while the current one is used, then stored to the other
  * copy; one barrier per iteration. */
 ts_status ts_double_buffer(ts_sched *s, ts_stage *stage);
+/* `stages` (2..8) copies of a shared cache filled by cp.async, global
+ * memory straight to shared memory without registers: tiles ko + 1 ..
+ * ko + stages - 1 are in flight while tile ko is used.  The stages of one
+ * attach loop pipeline together and need the same count; not with
+ * ts_double_buffer.  Kernels using it need sm_80 or newer. */
+ts_status ts_pipeline(ts_sched *s, ts_stage *stage, int stages);
 
 /* ---- Occupancy ----------------------------------------------------------- */
 
@@ -309,6 +315,9 @@ ts_status ts_program_kernel_launch(const ts_program *p, int i, ts_launch *out);
 int64_t ts_program_workspace(const ts_program *p);
 /* Blocks per multiprocessor asked for (__launch_bounds__); 0: any. */
 int ts_program_min_blocks(const ts_program *p);
+/* The oldest compute capability the kernel runs on, as 80 for sm_80 (which
+ * cp.async needs); 0: any. */
+int ts_program_min_arch(const ts_program *p);
 /* Malloc'd text the caller frees, or NULL when out of memory or the program
  * is in error: the loop nest, and the CUDA C (deterministic). */
 char *ts_program_ir(const ts_program *p);

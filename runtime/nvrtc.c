@@ -273,6 +273,13 @@ ts_kernel *ts_compile(const ts_program *p, const char *arch) {
     return kernel_fail(k, ts_program_status(p), "%s", ts_program_errmsg(p));
   ts_program_launch(p, &k->launch);
   k->min_blocks = ts_program_min_blocks(p);
+  int min_arch = ts_program_min_arch(p);
+  if (arch_number(k->arch) > 0 && arch_number(k->arch) < min_arch)
+    return kernel_fail(k, TS_ERR_BAD_ARCH, "ts_compile: \"%s\" needs sm_%d "
+                       "or newer (its asynchronous copies, ts_pipeline); %s "
+                       "is older: compile for sm_%d or later, or double-buffer "
+                       "the caches (ts_double_buffer) instead", k->label,
+                       min_arch, k->arch, min_arch);
   int64_t limit = arch_shared_limit(arch_number(k->arch));
   if (arch_number(k->arch) > 0 && k->launch.dynamic_shared > limit)
     return kernel_fail(k, TS_ERR_RESOURCES, "ts_compile: the shared caches "

@@ -49,6 +49,18 @@ static inline void assert_ir(ts_sched *s, const char *want) {
   free(got);
 }
 
+/* s's trace replayed onto a fresh schedule of its definition and name
+ * gives the same loop nest. */
+static inline void assert_replays(const ts_sched *s) {
+  ts_sched *again = ts_matmul_named(ts_sched_gemm(s), ts_sched_name(s));
+  assert_int_equal(ts_replay(s, again), TS_OK);
+  char *x = ts_print_ir(s), *y = ts_print_ir(again);
+  assert_string_equal(x, y);
+  free(x);
+  free(y);
+  ts_sched_free(again);
+}
+
 /* The vectorized example's 128 x 128 tiles over a k step of 64, A and B
  * double-buffered in shared memory: 128 KiB a block, past the 48 KiB a
  * kernel may declare, so its shared memory is dynamic. */

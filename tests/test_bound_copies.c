@@ -59,8 +59,9 @@ static void test_bind_copy_loops(void **state) {
 
 /* A 4 x 8 block over 8-wide steps of k: A's copy bound along both axes, B's
  * contiguous axis vectorized, the rest fused, split and bound, one part
- * shorter than the block (guarded). */
-static ts_sched *bound_copies(const ts_gemm *def, bool double_buffer) {
+ * shorter than the block (guarded).  Refilled as written (refill 0),
+ * double-buffered (1) or pipelined with `refill` stages. */
+static ts_sched *bound_copies(const ts_gemm *def, int refill) {
   ts_sched *s = ts_matmul(def);
   ts_loop *ko, *ki, *x, *v, *f, *fo, *fi;
   block_tiled(s, 4, 8, 8, &ko, &ki);
@@ -76,9 +77,12 @@ static ts_sched *bound_copies(const ts_gemm *def, bool double_buffer) {
   ts_split(s, f, 4, &fo, &fi);
   ts_bind(s, fo, TS_THREAD_X); /* 4 of the block's 8 */
   ts_bind(s, fi, TS_THREAD_Y);
-  if (double_buffer) {
+  if (refill == 1) {
     ts_double_buffer(s, as);
     ts_double_buffer(s, bs);
+  } else if (refill > 1) {
+    ts_pipeline(s, as, refill);
+    ts_pipeline(s, bs, refill);
   }
   assert_int_equal(ts_sched_status(s), TS_OK);
   return s;
@@ -89,10 +93,10 @@ static void test_bound_copies_at_odd_shapes(void **state) {
   const int64_t shapes[][3] = {{9, 13, 11}, {8, 16, 32}, {17, 9, 30}};
   for (int i = 0; i < 3; i++)
     for (int l = 0; l < 4; l++)
-      for (int db = 0; db < 2; db++) {
+      for (int refill = 0; refill < 4; refill++) {
         ts_gemm def = ts_gemm_make(shapes[i][0], shapes[i][1], shapes[i][2]);
         def.layout = (ts_layout)l;
-        ts_sched *s = bound_copies(&def, db);
+        ts_sched *s = bound_copies(&def, refill);
         assert_correct(s);
         char *ir = ts_print_ir(s);
         assert_non_null(strstr(ir, "if j.inner < 4"));
@@ -101,9 +105,14 @@ static void test_bound_copies_at_odd_shapes(void **state) {
       }
   /* Aligned, B's rows come in as float4. */
   ts_gemm def = ts_gemm_make(8, 16, 32);
-  ts_sched *s = bound_copies(&def, true);
+  ts_sched *s = bound_copies(&def, 1);
   char *ir = ts_print_ir(s);
   assert_non_null(strstr(ir, "vec4(B["));
+  free(ir);
+  ts_sched_free(s);
+  s = bound_copies(&def, 3);
+  ir = ts_print_ir(s);
+  assert_non_null(strstr(ir, "async vec4(B.shared[(k.outer + 2) % 3, "));
   free(ir);
   ts_sched_free(s);
 }
@@ -161,7 +170,7 @@ static void test_bind_copy_loop_errors(void **state) {
 static void test_zero_filled_caches(void **state) {
   (void)state;
   ts_gemm def = ts_gemm_make(9, 13, 11);
-  ts_sched *s = bound_copies(&def, false);
+  ts_sched *s = bound_copies(&def, 0);
   char *ir = ts_print_ir(s);
   assert_non_null(strstr(ir, "else:\n            A.shared[i.inner, j.inner] = 0.0\n"));
   assert_non_null(strstr(ir, "          for k.inner in 0..8:\n"

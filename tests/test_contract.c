@@ -286,6 +286,7 @@ static void test_primitives_take_null_schedule(void **state) {
   assert_int_equal(ts_storage_transpose(NULL, NULL), TS_ERR_NULL_ARG);
   assert_int_equal(ts_storage_pad(NULL, NULL, 4), TS_ERR_NULL_ARG);
   assert_int_equal(ts_double_buffer(NULL, NULL), TS_ERR_NULL_ARG);
+  assert_int_equal(ts_pipeline(NULL, NULL, 3), TS_ERR_NULL_ARG);
   assert_int_equal(ts_min_blocks_per_sm(NULL, 2), TS_ERR_NULL_ARG);
 }
 

@@ -127,6 +127,7 @@ static void test_errors_are_the_programs(void **state) {
   ts_program_free(p);
   ts_program_free(NULL);
   assert_int_equal(ts_program_status(NULL), TS_ERR_NULL_ARG);
+  assert_int_equal(ts_program_min_arch(NULL), 0);
 }
 
 /* Programs compiled on threads give the kernels one thread gives, byte for

@@ -65,8 +65,9 @@ static int setup(void **state) {
   compute = ir_compute_with_src(&f->a, compute, 0, f->shared, V(), I(0));
   ir_stmt *lanes = ir_new_lanes(&f->a, f->l, ir_new_barrier(&f->a),
                                 ir_new_barrier(&f->a));
-  ir_stmt *items[3] = {loop, compute, lanes};
-  f->root = ir_new_seq(&f->a, items, 3);
+  ir_stmt *items[5] = {loop, compute, lanes, ir_new_async_commit(&f->a),
+                       ir_new_async_wait(&f->a, 1)};
+  f->root = ir_new_seq(&f->a, items, 5);
   assert_non_null(f->root);
   assert_false(f->a.failed);
   *state = f;

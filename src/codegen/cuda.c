@@ -29,6 +29,7 @@ typedef struct {
   bool uses[TS_DTYPE_COUNT]; /* element types declared: their headers */
   /* Vector types of narrow elements used, a bit per width (1 << lanes). */
   unsigned vectors[TS_DTYPE_COUNT];
+  unsigned async_copies; /* cp.async sizes used, a bit per byte count */
 } emitter;
 
 static const char *cuda_type(emitter *em, ts_dtype t) {
@@ -236,6 +237,51 @@ static bool is_accumulate(const ir_stmt *s) {
   return true;
 }
 
+/* ---- Asynchronous copies ------------------------------------------------------ */
+
+/* cp.async of 4, 8 or 16 bytes (sm_80): global memory straight into shared
+ * memory.  16 bytes take .cg, which leaves L1 alone (the tile is read once
+ * from global memory); 4 and 8 only exist as .ca.  "memory" keeps the
+ * compiler from moving shared accesses across the copies and waits. */
+static void async_copy_definitions(ts_buf *b, const emitter *em) {
+  if (!em->async_copies)
+    return;
+  ts_buf_puts(b, "// cp.async (sm_80): global -> shared memory without "
+              "registers, in copy groups.\n");
+  for (int bytes = 4; bytes <= 16; bytes *= 2)
+    if (em->async_copies & (1u << bytes))
+      ts_buf_printf(b,
+                    "__device__ __forceinline__ void tessel_cp_async%d(void "
+                    "*dst, const void *src) {\n"
+                    "  asm volatile(\"cp.async.%s.shared.global [%%0], "
+                    "[%%1], %d;\\n\" ::\n"
+                    "               \"r\"((unsigned)__cvta_generic_to_shared"
+                    "(dst)), \"l\"(src) : \"memory\");\n}\n",
+                    bytes, bytes == 16 ? "cg" : "ca", bytes);
+  ts_buf_puts(b, "\n");
+}
+
+/* tessel_cp_async16(&A_shared[..], &A[..]); */
+static void c_async_copy(emitter *em, const ir_stmt *s) {
+  const ir_expr *v = s->store.value;
+  int lanes = s->store.lanes > 1 ? s->store.lanes : 1;
+  int bytes = lanes * ts_dtype_size(s->store.buf->dtype);
+  em->async_copies |= 1u << bytes;
+  ts_buf_printf(em->b, "tessel_cp_async%d(&", bytes);
+  c_access(em->b, s->store.buf, s->store.idx, &em->style);
+  ts_buf_puts(em->b, ", &");
+  c_access(em->b, v->load.buf, v->load.idx, &em->style);
+  ts_buf_puts(em->b, ");\n");
+}
+
+static void c_wait(ts_buf *b, const ir_stmt *s, int depth,
+                   const ir_stmt_style *st) {
+  (void)st;
+  ts_buf_indent(b, depth);
+  ts_buf_printf(b, "asm volatile(\"cp.async.wait_group %d;\\n\" ::: "
+                "\"memory\");\n", s->wait.pending);
+}
+
 static void c_store(ts_buf *b, const ir_stmt *s, int depth,
                     const ir_stmt_style *st) {
   emitter *em = st->ctx;
@@ -246,6 +292,10 @@ static void c_store(ts_buf *b, const ir_stmt *s, int depth,
     ts_buf_puts(b, ", ");
     expr(em, s->store.value);
     ts_buf_puts(b, ");\n");
+    return;
+  }
+  if (s->store.async) {
+    c_async_copy(em, s);
     return;
   }
   if (s->store.lanes > 1)
@@ -317,7 +367,9 @@ static void c_compute(ts_buf *b, const ir_stmt *s, int depth,
 /* The statements: the printer's walk, in C. */
 static const ir_stmt_style c_stmt_style = {
     .if_open = "if (", .if_then = ") {\n", .else_line = "} else {\n",
-    .close = "}\n", .barrier = "__syncthreads();\n", .loop = c_loop,
+    .close = "}\n", .barrier = "__syncthreads();\n",
+    .commit = "asm volatile(\"cp.async.commit_group;\\n\" ::: \"memory\");\n",
+    .wait = c_wait, .loop = c_loop,
     .lanes = c_lanes, .alloc = c_alloc, .store = c_store,
     .compute = c_compute};
 
@@ -455,6 +507,7 @@ char *ts_program_cuda(const ts_program *p) {
   ts_buf_init(&out);
   header(&out, p);
   type_definitions(&out, &em);
+  async_copy_definitions(&out, &em);
   if (em.needs_floordiv)
     ts_buf_printf(&out,
                   "// Floor division and modulo, for numerators that may be "

@@ -14,6 +14,15 @@
  * Vectorized loops run as the lanes lowering expanded them into: a vector
  * access touches the contiguous elements from its lane 0's on, and one that
  * is not aligned to its width faults, as it does on the GPU.
+ *
+ * Asynchronous copies (cp.async) read global memory when issued and land
+ * when a wait of the issuing thread completes their copy group (commit
+ * closes a thread's group; wait N completes all but its N newest); a
+ * barrier completes none.  Until then the elements are in flight: reading
+ * one, or writing one, is a fault naming the copy and the wait it missed,
+ * as is a copy still in flight when its buffer's scope ends.  A landed
+ * copy counts as written at its wait, so other threads need a barrier
+ * after the wait, not only after the issue.
  */
 #include "exec.h"
 
@@ -37,7 +46,23 @@ typedef struct {
   uint8_t *atomic; /* the last write was an atomic add (split-K) */
   int32_t *writer, *reader;
   uint64_t *wepoch, *repoch;
+  int32_t *pending; /* shared buffers: the thread whose asynchronous copy
+                     * is in flight into the element, or NONE */
 } mem;
+
+/* A thread's asynchronous copies in flight, oldest first. */
+typedef struct {
+  mem *m;
+  size_t at;
+  uint64_t group;
+} copy_rec;
+
+typedef struct {
+  copy_rec *recs;
+  size_t head, n, cap;       /* recs[head .. n) are in flight */
+  uint64_t committed, done;  /* groups closed; groups below `done` landed */
+  uint64_t waited;           /* groups closed at the last wait */
+} copy_queue;
 
 typedef struct {
   const ir_kernel *k;
@@ -49,6 +74,8 @@ typedef struct {
   mem live[MAX_LIVE];
   int nlive;
   uint64_t epoch; /* barriers so far, all blocks */
+  copy_queue *queues; /* per thread of the block */
+  int nqueues;
   bool fault;
   char *msg;
   size_t msglen;
@@ -84,6 +111,13 @@ static bool mem_init(mem *m, const ir_buffer *b, float *data, size_t copies,
   m->tracked = tracked;
   m->data = data ? data : calloc(n, sizeof(float));
   m->defined = calloc(n, 1);
+  if (tracked && b->scope == SCOPE_SHARED) {
+    m->pending = malloc(n * sizeof(int32_t));
+    for (size_t i = 0; m->pending && i < n; i++)
+      m->pending[i] = NONE;
+    if (!m->pending)
+      return false;
+  }
   if (tracked) {
     m->writer = malloc(n * sizeof(int32_t));
     m->reader = malloc(n * sizeof(int32_t));
@@ -111,6 +145,7 @@ static void mem_free(mem *m, bool owns_data) {
   free(m->reader);
   free(m->wepoch);
   free(m->repoch);
+  free(m->pending);
 }
 
 static mem *find_mem(exec *x, const ir_buffer *b) {
@@ -200,6 +235,113 @@ static bool vector_fits(exec *x, const mem *m, int64_t off, int lanes,
   return true;
 }
 
+/* ---- Asynchronous copies ----------------------------------------------------- */
+
+/* The group of the copy in flight into m's element `at`, by thread `who`. */
+static uint64_t copy_group(const exec *x, const mem *m, size_t at, int who) {
+  const copy_queue *q = &x->queues[who];
+  for (size_t i = q->head; i < q->n; i++)
+    if (q->recs[i].m == m && q->recs[i].at == at)
+      return q->recs[i].group;
+  return q->committed;
+}
+
+/* A fault for touching an element whose copy has not landed: which copy
+ * of the pipelined buffer it lies in, who issued it, and the wait that
+ * would have completed it. */
+static void in_flight(exec *x, const mem *m, int64_t off, int t,
+                      const char *verb) {
+  const ir_buffer *b = m->buf;
+  int who = m->pending[off] % x->nthreads;
+  const copy_queue *q = &x->queues[who];
+  uint64_t group = copy_group(x, m, (size_t)off, who);
+  int64_t bx = x->k->block[0], by = x->k->block[1];
+  char missing[160], stage[64] = "";
+  if (b->async_fill) /* a pipelined cache: which of its copies */
+    snprintf(stage, sizeof(stage), " (stage %lld of %lld)",
+             (long long)(off / b->strides[0]), (long long)b->shape[0]);
+  if (group >= q->committed)
+    snprintf(missing, sizeof(missing), "its group is not committed yet "
+             "(cp.async.commit)");
+  else if (group >= q->waited)
+    snprintf(missing, sizeof(missing), "no cp.async.wait came after its "
+             "commit");
+  else
+    snprintf(missing, sizeof(missing), "its last cp.async.wait left it in "
+             "flight: it needs cp.async.wait %llu or less",
+             (unsigned long long)(q->waited - group - 1));
+  fault(x, t, "%s of shared %s at element %lld%s before its cp.async "
+        "landed: thread (%lld, %lld, %lld) issued it in its copy group %llu, "
+        "and %s", verb, b->name, (long long)off, stage, (long long)(who % bx), (long long)(who / bx % by),
+        (long long)(who / (bx * by)), (unsigned long long)group, missing);
+}
+
+/* Thread t's copy into m's element `at` is in flight in its open group. */
+static bool issue_copy(exec *x, mem *m, size_t at, int t) {
+  copy_queue *q = &x->queues[t];
+  if (!m->pending) {
+    fault(x, t, "asynchronous copy into %s %s: cp.async writes only shared "
+          "memory", scope_word(m->buf->scope), m->buf->name);
+    return false;
+  }
+  if (q->n == q->cap) {
+    size_t cap = q->cap ? 2 * q->cap : 64;
+    copy_rec *r = realloc(q->recs, cap * sizeof(*r));
+    if (!r) {
+      fault(x, t, "the executor ran out of memory");
+      return false;
+    }
+    q->recs = r;
+    q->cap = cap;
+  }
+  q->recs[q->n++] = (copy_rec){m, at, q->committed};
+  m->pending[at] = gid(x, t);
+  return true;
+}
+
+static void run_commit(exec *x, const bool *active) {
+  for (int t = 0; t < x->nthreads; t++)
+    x->queues[t].committed += active[t];
+}
+
+/* wait N: every group but the N newest lands; its copies count as written
+ * now, so a barrier must follow before other threads read them. */
+static void run_wait(exec *x, const ir_stmt *s, const bool *active) {
+  uint64_t keep = (uint64_t)s->wait.pending;
+  for (int t = 0; t < x->nthreads; t++) {
+    copy_queue *q = &x->queues[t];
+    if (!active[t])
+      continue;
+    q->waited = q->committed;
+    if (q->committed <= keep)
+      continue;
+    if (q->committed - keep > q->done)
+      q->done = q->committed - keep;
+    while (q->head < q->n && q->recs[q->head].group < q->done) {
+      copy_rec *r = &q->recs[q->head++];
+      r->m->pending[r->at] = NONE;
+      r->m->wepoch[r->at] = x->epoch;
+    }
+    if (q->head == q->n)
+      q->head = q->n = 0;
+  }
+}
+
+/* A buffer's scope ends: no copy into it may still be in flight. */
+static void check_landed(exec *x, const mem *m) {
+  for (size_t i = 0; m->pending && i < m->size && !x->fault; i++)
+    if (m->pending[i] != NONE)
+      in_flight(x, m, (int64_t)i, m->pending[i] % x->nthreads, "end of scope");
+}
+
+static void reset_queues(exec *x) {
+  for (int t = 0; t < x->nthreads; t++) {
+    copy_queue *q = &x->queues[t];
+    q->head = q->n = 0;
+    q->committed = q->done = q->waited = 0;
+  }
+}
+
 /* Element `off` of m as thread t reads it: written before (unless an
  * input), and no race with another thread's write. */
 static float read_at(exec *x, mem *m, int64_t off, int t) {
@@ -208,6 +350,10 @@ static float read_at(exec *x, mem *m, int64_t off, int t) {
   if (!m->read_only && !m->defined[at]) {
     fault(x, t, "read of %s %s at element %lld, which nothing wrote",
           scope_word(b->scope), b->name, (long long)off);
+    return 0.0f;
+  }
+  if (m->pending && m->pending[at] != NONE) {
+    in_flight(x, m, off, t, "read");
     return 0.0f;
   }
   if (m->tracked) {
@@ -360,6 +506,10 @@ static bool write_at(exec *x, mem *m, int64_t off, int t, float value,
                      bool atomic) {
   const ir_buffer *b = m->buf;
   size_t at = slot(m, off, t);
+  if (m->pending && m->pending[at] != NONE) {
+    in_flight(x, m, off, t, "write");
+    return false;
+  }
   if (m->tracked) {
     int32_t me = gid(x, t);
     /* Atomic adds by any threads to one element are ordered by the
@@ -393,13 +543,19 @@ static void store_lanes(exec *x, const ir_stmt *s, mem *m, int t, float *val,
                         int64_t *off) {
   const ir_expr *v = s->store.value;
   int lanes = s->store.lanes > 1 ? s->store.lanes : 1;
-  if (lanes > 1 && (v->kind != E_VECTOR || v->vector.n != lanes)) {
+  if (lanes > 1 && !s->store.async &&
+      (v->kind != E_VECTOR || v->vector.n != lanes)) {
     fault(x, t, "vector store to %s of no vector of %d lanes", m->buf->name,
           lanes);
     return;
   }
-  for (int l = 0; l < lanes; l++)
-    val[l] = eval_float(x, lanes > 1 ? v->vector.lane[l] : v, t);
+  if (s->store.async && lanes > 1) {
+    if (!load_vector(x, v, t, val))
+      return;
+  } else {
+    for (int l = 0; l < lanes; l++)
+      val[l] = eval_float(x, lanes > 1 ? v->vector.lane[l] : v, t);
+  }
   *off = element(x, m->buf, s->store.idx, t, "store");
   if (*off >= 0 && lanes > 1 && !vector_fits(x, m, *off, lanes, t))
     *off = -1;
@@ -442,7 +598,8 @@ static void run_store(exec *x, const ir_stmt *s, const bool *active) {
       float v = val[(size_t)t * (size_t)lanes + l];
       if (s->store.atomic && !atomic_sum(x, m, off[t] + l, t, &v))
         break;
-      if (!write_at(x, m, off[t] + l, t, v, s->store.atomic))
+      if (!write_at(x, m, off[t] + l, t, v, s->store.atomic) ||
+          (s->store.async && !issue_copy(x, m, slot(m, off[t] + l, t), t)))
         break;
     }
   free(off);
@@ -503,6 +660,7 @@ static void run_alloc(exec *x, const ir_stmt *s, const bool *active) {
   if (s->alloc.init)
     fill_vector_temp(x, m, s->alloc.init, active);
   run(x, s->alloc.body, active);
+  check_landed(x, m);
   x->nlive--;
   mem_free(m, true);
 }
@@ -531,6 +689,8 @@ static void run(exec *x, const ir_stmt *s, const bool *active) {
   case S_IF: run_if(x, s, active); return;
   case S_ALLOC: run_alloc(x, s, active); return;
   case S_BARRIER: run_barrier(x, active); return;
+  case S_ASYNC_COMMIT: run_commit(x, active); return;
+  case S_ASYNC_WAIT: run_wait(x, s, active); return;
   case S_LANES: run(x, s->lanes.expanded, active); return;
   case S_COMPUTE:
     fault(x, 0, "compute statement in a lowered kernel");
@@ -571,7 +731,12 @@ static bool run_grid(exec *x, const ir_kernel *k) {
   x->env = calloc((size_t)x->nthreads * (size_t)(x->nvars ? x->nvars : 1),
                   sizeof(int64_t));
   bool *all = malloc((size_t)x->nthreads);
-  if (!x->env || !all) {
+  for (int t = 0; x->queues && t < x->nqueues; t++)
+    free(x->queues[t].recs);
+  free(x->queues);
+  x->queues = calloc((size_t)x->nthreads, sizeof(*x->queues));
+  x->nqueues = x->queues ? x->nthreads : 0;
+  if (!x->env || !all || !x->queues) {
     free(all);
     snprintf(x->msg, x->msglen, "the executor ran out of memory");
     return false;
@@ -585,6 +750,7 @@ static bool run_grid(exec *x, const ir_kernel *k) {
         x->block_idx[1] = by;
         x->block_idx[2] = bz;
         x->block_linear = (int)((bz * k->grid[1] + by) * k->grid[0] + bx);
+        reset_queues(x);
         run(x, k->body, all);
       }
   free(all);
@@ -627,6 +793,9 @@ bool ir_execute_kernels(const ir_kernel *const *ks, int n, const float *A,
   }
   for (int i = 0; i < x.nlive; i++)
     mem_free(&x.live[i], i == 3);
+  for (int t = 0; x.queues && t < x.nqueues; t++)
+    free(x.queues[t].recs);
+  free(x.queues);
   free(x.env);
   return ok && !x.fault;
 }

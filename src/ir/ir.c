@@ -393,6 +393,17 @@ ir_stmt *ir_new_alloc(ts_arena *a, ir_buffer *buf, ir_stmt *body) {
 
 ir_stmt *ir_new_barrier(ts_arena *a) { return new_stmt(a, S_BARRIER); }
 
+ir_stmt *ir_new_async_commit(ts_arena *a) {
+  return new_stmt(a, S_ASYNC_COMMIT);
+}
+
+ir_stmt *ir_new_async_wait(ts_arena *a, int pending) {
+  ir_stmt *s = new_stmt(a, S_ASYNC_WAIT);
+  if (s)
+    s->wait.pending = pending;
+  return s;
+}
+
 ir_stmt *ir_new_lanes(ts_arena *a, ts_loop *loop, ir_stmt *body,
                       ir_stmt *expanded) {
   if (!loop || !body || !expanded)

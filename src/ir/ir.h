@@ -79,7 +79,9 @@ typedef enum {
   X(S_ALLOC, "allocate", FORM_ALLOC)    /* a buffer live in its body */       \
   X(S_BARRIER, "barrier", FORM_LEAF)    /* __syncthreads() */                 \
   X(S_COMPUTE, "compute", FORM_COMPUTE) /* the GEMM update before lowering */ \
-  X(S_LANES, "lanes", FORM_LANES)       /* a vectorized loop, lanes expanded */
+  X(S_LANES, "lanes", FORM_LANES)       /* a vectorized loop, lanes expanded */ \
+  X(S_ASYNC_COMMIT, "cp.async.commit", FORM_LEAF) /* closes a copy group */  \
+  X(S_ASYNC_WAIT, "cp.async.wait", FORM_LEAF) /* all but wait.pending done */
 
 typedef enum {
 #define IR_ENUM(k, s, form) k,
@@ -120,6 +122,9 @@ typedef struct ir_buffer {
    * shape[0] elements held as one vector register, which an allocation
    * fills whole with a vector load and nothing stores to. */
   bool vector;
+  /* A pipelined shared cache (ts_pipeline): stores into it from global
+   * memory become asynchronous copies where their size allows. */
+  bool async_fill;
 } ir_buffer;
 
 typedef struct ir_expr ir_expr;
@@ -189,6 +194,9 @@ struct ir_stmt {
       ir_expr *value; /* with lanes > 1 expanded: an E_VECTOR of lanes */
       int lanes;      /* as a load's */
       bool atomic;    /* buf[idx] += value, atomically (split-K into C) */
+      /* cp.async: value is a load of global memory (lanes wide, 4, 8 or 16
+       * bytes) that lands in the thread's current copy group. */
+      bool async;
     } store;
     struct {
       ir_expr *cond;
@@ -209,6 +217,9 @@ struct ir_stmt {
       ir_stmt *body;
       ir_stmt *expanded;
     } lanes;
+    struct {
+      int pending; /* S_ASYNC_WAIT: copy groups that may stay in flight */
+    } wait;
     struct {
       /* C[i, j] += A[i, k] * B[k, j] for the iteration (i, j, k) that these
        * expressions of the loop variables give, where pred holds. */
@@ -232,6 +243,7 @@ typedef struct ir_kernel {
   const char *entry;    /* the entry point's name */
   int nvars;            /* every variable's id is below this */
   int min_blocks;       /* blocks per multiprocessor asked for; 0: any */
+  int min_arch;         /* compute capability it needs (80: cp.async); 0 */
 } ir_kernel;
 
 const char *ir_expr_kind_name(ir_expr_kind k);
@@ -298,6 +310,8 @@ ir_stmt *ir_new_atomic_add(ts_arena *a, ir_buffer *buf, ir_expr *const *idx,
 ir_stmt *ir_new_if(ts_arena *a, ir_expr *cond, ir_stmt *then_, ir_stmt *else_);
 ir_stmt *ir_new_alloc(ts_arena *a, ir_buffer *buf, ir_stmt *body);
 ir_stmt *ir_new_barrier(ts_arena *a);
+ir_stmt *ir_new_async_commit(ts_arena *a);
+ir_stmt *ir_new_async_wait(ts_arena *a, int pending);
 ir_stmt *ir_new_lanes(ts_arena *a, ts_loop *loop, ir_stmt *body,
                       ir_stmt *expanded);
 ir_stmt *ir_new_compute(ts_arena *a, ir_expr *i, ir_expr *j, ir_expr *k,

@@ -232,6 +232,13 @@ void ir_print_stmt_with(ts_buf *b, const ir_stmt *s, int depth,
   case S_COMPUTE:
     st->compute(b, s, depth, st);
     return;
+  case S_ASYNC_COMMIT:
+    ts_buf_indent(b, depth);
+    ts_buf_puts(b, st->commit);
+    return;
+  case S_ASYNC_WAIT:
+    st->wait(b, s, depth, st);
+    return;
   }
 }
 
@@ -391,6 +398,8 @@ static void pseudo_store(ts_buf *b, const ir_stmt *s, int depth,
                          const ir_stmt_style *st) {
   (void)st;
   ts_buf_indent(b, depth);
+  if (s->store.async)
+    ts_buf_puts(b, "async ");
   if (s->store.lanes > 1)
     ts_buf_printf(b, "vec%d(", s->store.lanes);
   pseudo_access(b, s->store.buf, s->store.idx, &ir_pseudo_style);
@@ -401,9 +410,18 @@ static void pseudo_store(ts_buf *b, const ir_stmt *s, int depth,
   ts_buf_puts(b, "\n");
 }
 
+/* "cp.async.wait 1": all but the newest copy group have landed. */
+static void pseudo_wait(ts_buf *b, const ir_stmt *s, int depth,
+                        const ir_stmt_style *st) {
+  (void)st;
+  ts_buf_indent(b, depth);
+  ts_buf_printf(b, "cp.async.wait %d\n", s->wait.pending);
+}
+
 static const ir_stmt_style pseudo_stmt_style = {
     .expr = &ir_pseudo_style, .if_open = "if ", .if_then = ":\n",
-    .else_line = "else:\n", .barrier = "barrier\n", .loop = pseudo_loop,
+    .else_line = "else:\n", .barrier = "barrier\n",
+    .commit = "cp.async.commit\n", .wait = pseudo_wait, .loop = pseudo_loop,
     .alloc = pseudo_alloc, .store = pseudo_store, .compute = pseudo_compute};
 
 void ir_print_stmt(ts_buf *b, const ir_stmt *s, int depth,

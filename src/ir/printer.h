@@ -44,6 +44,9 @@ struct ir_stmt_style {
   const char *if_open, *if_then, *else_line;
   const char *close;   /* the line ending a deeper body; NULL: none */
   const char *barrier; /* a barrier's line */
+  const char *commit;  /* an asynchronous copy group's closing line */
+  /* A wait for asynchronous copies (S_ASYNC_WAIT). */
+  void (*wait)(ts_buf *b, const ir_stmt *s, int depth, const ir_stmt_style *st);
   /* A loop's opening, with a swizzled launch loop's index expression (else
    * NULL); returns the depth of its body. */
   int (*loop)(ts_buf *b, const ts_loop *l, const ir_expr *index, int depth,

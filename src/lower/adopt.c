@@ -174,6 +174,8 @@ static ir_stmt *adopt_stmt(adopter *ad, const ir_stmt *s) {
     c->lanes.expanded = adopt_stmt(ad, s->lanes.expanded);
     break;
   case S_BARRIER:
+  case S_ASYNC_COMMIT:
+  case S_ASYNC_WAIT:
     break;
   case S_COMPUTE: /* the verifier refuses it in a lowered kernel */
     ad->failed = true;

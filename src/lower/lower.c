@@ -11,6 +11,7 @@
  *               and aligned
  *   lanes       expand each vectorized loop into its lanes: vector
  *               temporaries, per-lane statements, vector stores
+ *   async       make the stores into pipelined caches cp.async copies
  *   swizzle     give swizzled block loops their index expressions
  *   launch      read grid and block dimensions off the bound loops
  *   verify      check the result is well formed
@@ -95,6 +96,9 @@ static bool run_passes(lower_ctx *cx, ir_kernel *k) {
   dump("vectors", body);
   body = body ? lower_lanes(a, body) : NULL;
   dump("lanes", body);
+  int min_arch = 0;
+  body = body ? lower_async(a, body, &min_arch) : NULL;
+  dump("async", body);
   if (!body || a->failed)
     return lower_fail(cx, TS_ERR_NO_MEMORY, "ts_lower: out of memory");
   body = lower_swizzle(cx, body);
@@ -102,7 +106,8 @@ static bool run_passes(lower_ctx *cx, ir_kernel *k) {
   if (!body)
     return false; /* the pass recorded why */
   *k = (ir_kernel){.body = body, .A = s->A, .B = s->B, .C = s->C,
-                   .W = cx->W, .min_blocks = s->min_blocks};
+                   .W = cx->W, .min_blocks = s->min_blocks,
+                   .min_arch = min_arch};
   lower_launch_dims(body, k);
   k->nvars = cx->next_var;
   int64_t threads = k->block[0] * k->block[1] * k->block[2];

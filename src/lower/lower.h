@@ -53,6 +53,9 @@ ir_stmt *lower_guards(ts_arena *a, ir_stmt *root);      /* guards.c */
 ir_stmt *lower_vectors(ts_arena *a, ir_stmt *root);     /* vectors.c */
 ir_stmt *lower_lanes(ts_arena *a, ir_stmt *root);       /* lanes.c */
 ir_stmt *lower_swizzle(lower_ctx *cx, ir_stmt *root);   /* swizzle.c */
+/* async.c: stores into pipelined caches made cp.async copies; *min_arch
+ * gets 80 where the kernel has asynchronous copies, else 0. */
+ir_stmt *lower_async(ts_arena *a, ir_stmt *root, int *min_arch);
 void lower_launch_dims(const ir_stmt *root, ir_kernel *k); /* launch.c */
 /* verify.c: a message describing the first malformed node, or NULL. */
 const char *lower_verify(ts_arena *a, const ir_kernel *k);

@@ -25,6 +25,7 @@ const char *ts_program_entry(const ts_program *p) {
   return p && p->entry ? p->entry : "";
 }
 int ts_program_min_blocks(const ts_program *p) { return p ? p->k.min_blocks : 0; }
+int ts_program_min_arch(const ts_program *p) { return p ? p->k.min_arch : 0; }
 
 ts_status ts_program_launch(const ts_program *p, ts_launch *out) {
   if (out)

@@ -13,7 +13,8 @@
  *     and another ends the body when the copy will be refilled while other
  *     threads may still read it; nowhere else;
  *   - a double-buffered copy becomes a pipeline with one barrier per
- *     iteration:
+ *     iteration (and a copy pipelined by ts_pipeline one of cp.async
+ *     copies, async_pipeline below):
  *
  *       copy tile 0 into S[0]; barrier
  *       for ko:
@@ -36,7 +37,7 @@
 #include "../ir/analysis.h"
 #include "../ir/visit.h"
 
-enum { MAX_ITEMS = 16, MAX_UNROLLED_ROUNDS = 32 };
+enum { MAX_ITEMS = 16, MAX_UNROLLED_ROUNDS = 32, MAX_DEPTH = 8 };
 
 typedef struct {
   lower_ctx *cx;
@@ -261,9 +262,9 @@ static ir_stmt *retarget_stmt(ts_arena *a, ir_stmt *st, const retarget *r) {
   return ir_mutate_stmt(&m, st);
 }
 
-/* Two copies of a shared buffer, the copy index outermost. */
-static ir_buffer *doubled(ts_arena *a, const ir_buffer *b) {
-  int64_t shape[IR_MAX_DIMS] = {2};
+/* n copies of a shared buffer, the copy index outermost. */
+static ir_buffer *copies_of(ts_arena *a, const ir_buffer *b, int64_t n) {
+  int64_t shape[IR_MAX_DIMS] = {n};
   int order[IR_MAX_DIMS] = {0};
   for (int d = 0; d < b->ndim; d++) {
     shape[d + 1] = b->shape[d];
@@ -362,6 +363,20 @@ static ir_stmt *seq_of(ts_arena *a, ir_stmt *const *items, int n) {
   return n == 1 ? items[0] : ir_new_seq(a, items, n);
 }
 
+/* Register caches filled at the attach loop (of the shared ones, say):
+ * in a pipeline they read the current copy, like the rest of the body. */
+static int register_copies(const attach *at, ir_stmt **copies,
+                           ir_buffer **bufs) {
+  int n = 0;
+  for (int i = 0; i < at->n; i++) {
+    if (at->stages[i]->buf->scope != SCOPE_SHARED) {
+      bufs[n] = at->stages[i]->buf;
+      copies[n++] = at->copies[i];
+    }
+  }
+  return n;
+}
+
 static ir_stmt *pipeline(walker *w, ts_loop *f, attach *at) {
   ts_arena *a = w->cx->arena;
   if (ir_kind_is_launch(f->kind)) {
@@ -378,16 +393,10 @@ static ir_stmt *pipeline(walker *w, ts_loop *f, attach *at) {
   int np = 0, nl = 0;
   ir_stmt *rest = at->rest;
   const ts_stage *db = at->stages[0];
-  /* Register caches filled here (of the shared ones, say) read the
-   * current copy, like the rest of the body. */
-  for (int i = 0; i < at->n; i++) {
+  for (int i = 0; i < at->n; i++)
     if (at->stages[i]->double_buffered)
       db = at->stages[i];
-    if (at->stages[i]->buf->scope != SCOPE_SHARED) {
-      local_bufs[nl] = at->stages[i]->buf;
-      locals[nl++] = at->copies[i];
-    }
-  }
+  nl = register_copies(at, locals, local_bufs);
   for (int i = 0; i < at->n; i++) {
     const ts_stage *st = at->stages[i];
     if (st->buf->scope != SCOPE_SHARED)
@@ -397,7 +406,7 @@ static ir_stmt *pipeline(walker *w, ts_loop *f, attach *at) {
            "the same loop, is not; double buffer both", db->name, st->name);
       return NULL;
     }
-    ir_buffer *two = doubled(a, st->buf);
+    ir_buffer *two = copies_of(a, st->buf, 2);
     ir_stmt *ld, *sd;
     if (!two || !split_copy(w, at->copies[i], st, &regs[np], &ld, &sd))
       return NULL;
@@ -435,6 +444,138 @@ static ir_stmt *pipeline(walker *w, ts_loop *f, attach *at) {
   return out;
 }
 
+/* ---- cp.async pipelines -------------------------------------------------------- */
+
+/* The shared stages at one loop all pipelined, with one count: their tiles
+ * travel in the same copy groups.  The count, or 0 after failing. */
+static int pipeline_depth(walker *w, const ts_loop *f, const attach *at) {
+  const ts_stage *first = NULL;
+  for (int i = 0; i < at->n; i++)
+    if (at->stages[i]->pipeline && !first)
+      first = at->stages[i];
+  for (int i = 0; i < at->n; i++) {
+    const ts_stage *st = at->stages[i];
+    if (st->buf->scope != SCOPE_SHARED || st->pipeline == first->pipeline)
+      continue;
+    if (st->pipeline)
+      fail(w, "ts_lower: \"%s\" and \"%s\", attached at loop \"%s\", are "
+           "pipelined with %d and %d stages; their tiles share copy groups, "
+           "so give both one count", first->name, st->name, f->name,
+           first->pipeline, st->pipeline);
+    else
+      fail(w, "ts_lower: \"%s\" is pipelined (ts_pipeline) and \"%s\", "
+           "attached at the same loop \"%s\", is %s; pipeline both with "
+           "%d stages", first->name, st->name, f->name,
+           st->double_buffered ? "double-buffered" : "not", first->pipeline);
+    return 0;
+  }
+  return first->pipeline;
+}
+
+/* The copies of tile `tile` (an expression of f's variable) into their
+ * copy `lead` of the staged buffers. */
+static ir_stmt *issue_tile(ts_arena *a, const ts_loop *f, const attach *at,
+                           ir_buffer *const *staged, ir_expr *tile,
+                           ir_expr *lead) {
+  ir_stmt *items[MAX_ITEMS];
+  int n = 0;
+  for (int i = 0; i < at->n; i++) {
+    const ts_stage *st = at->stages[i];
+    if (st->buf->scope != SCOPE_SHARED)
+      continue;
+    retarget r = {st->buf, staged[i], lead};
+    items[n++] = retarget_stmt(a, ir_subst_stmt(a, at->copies[i], f->var,
+                                                tile), &r);
+  }
+  return seq_of(a, items, n);
+}
+
+/* The prologue: tiles 0 .. depth-2 issued, each its own copy group; a tile
+ * past the loop's end is an empty group, so that the waits count alike
+ * at every extent. */
+static int prologue(ts_arena *a, const ts_loop *f, const attach *at,
+                    ir_buffer *const *staged, int depth, ir_stmt **items) {
+  int n = 0;
+  for (int t = 0; t < depth - 1; t++) {
+    if (t < f->extent)
+      items[n++] = issue_tile(a, f, at, staged, ir_int(a, t), ir_int(a, t));
+    items[n++] = ir_new_async_commit(a);
+  }
+  return n;
+}
+
+/* Shared caches in `depth` copies filled by cp.async, no registers between
+ * (see src/schedule/pipeline.c):
+ *
+ *   for t in 0..depth-2: issue tile t into S[t]; commit
+ *   for ko:
+ *     wait depth-2; barrier        tile ko has landed, for every thread
+ *     if ko + depth-1 < n: issue tile ko + depth-1 into S[(ko + depth-1) % depth]
+ *     commit                       a group each iteration, empty or not
+ *     compute on S[ko % depth]
+ *
+ * The copy overwrites the tile used in iteration ko - 1, which every thread
+ * finished before the barrier; it is issued before the computation, so it
+ * has the whole iteration to land.  When an enclosing loop runs the
+ * pipeline again, a barrier after it keeps the next prologue from
+ * overwriting tiles still in use. */
+static ir_stmt *async_pipeline(walker *w, ts_loop *f, attach *at,
+                               bool outer_repeats) {
+  ts_arena *a = w->cx->arena;
+  int depth = pipeline_depth(w, f, at);
+  if (!depth)
+    return NULL;
+  if (ir_kind_is_launch(f->kind)) {
+    fail(w, "ts_lower: a pipelined cache is attached at loop \"%s\", which "
+         "is bound; attach it at a serial k loop", f->name);
+    return NULL;
+  }
+  ir_buffer *staged[MAX_ITEMS] = {NULL}, *local_bufs[MAX_ITEMS];
+  ir_stmt *locals[MAX_ITEMS];
+  int nl = register_copies(at, locals, local_bufs);
+  ir_expr *fv = ir_varref(a, f->var);
+  ir_expr *ahead = ir_add(a, fv, ir_int(a, depth - 1));
+  retarget cur = {NULL, NULL, ir_binary(a, E_MOD, fv, ir_int(a, depth))};
+  ir_stmt *rest = at->rest;
+  for (int i = 0; i < at->n; i++) {
+    if (at->stages[i]->buf->scope != SCOPE_SHARED)
+      continue;
+    if (!(staged[i] = copies_of(a, at->stages[i]->buf, depth)))
+      return NULL;
+    staged[i]->async_fill = true;
+    cur.from = at->stages[i]->buf;
+    cur.to = staged[i];
+    rest = retarget_stmt(a, rest, &cur);
+    for (int j = 0; j < nl; j++)
+      locals[j] = retarget_stmt(a, locals[j], &cur);
+  }
+  ir_stmt *body[MAX_ITEMS + 5];
+  int nb = 0;
+  body[nb++] = ir_new_async_wait(a, depth - 2);
+  body[nb++] = ir_new_barrier(a);
+  body[nb++] = ir_new_if(
+      a, ir_binary(a, E_LT, ahead, ir_int(a, f->extent)),
+      issue_tile(a, f, at, staged, ahead,
+                 ir_binary(a, E_MOD, ahead, ir_int(a, depth))),
+      NULL);
+  body[nb++] = ir_new_async_commit(a);
+  for (int j = 0; j < nl; j++)
+    body[nb++] = locals[j];
+  body[nb++] = rest;
+  ir_stmt *items[2 * MAX_DEPTH + 2]; /* ts_pipeline allows 2..8 stages */
+  int n = prologue(a, f, at, staged, depth, items);
+  items[n++] = ir_new_for(a, f, ir_new_seq(a, body, nb));
+  if (outer_repeats)
+    items[n++] = ir_new_barrier(a);
+  ir_stmt *out = ir_new_seq(a, items, n);
+  for (int i = 0; i < nl; i++)
+    out = ir_new_alloc(a, local_bufs[i], out);
+  for (int i = 0; i < at->n; i++)
+    if (staged[i])
+      out = ir_new_alloc(a, staged[i], out);
+  return out;
+}
+
 /* ---- Attach points ----------------------------------------------------------- */
 
 static ir_stmt *plain(walker *w, ts_loop *f, attach *at, bool repeats) {
@@ -461,7 +602,8 @@ static ir_stmt *plain(walker *w, ts_loop *f, attach *at, bool repeats) {
   return out;
 }
 
-static ir_stmt *lower_attach(walker *w, ir_stmt *for_f, bool repeats) {
+static ir_stmt *lower_attach(walker *w, ir_stmt *for_f, bool repeats,
+                             bool outer_repeats) {
   ts_arena *a = w->cx->arena;
   ir_stmt *body = for_f->for_.body;
   attach at = {.n = 0};
@@ -482,9 +624,13 @@ static ir_stmt *lower_attach(walker *w, ir_stmt *for_f, bool repeats) {
   at.rest = walk(w, seq_of(a, body->seq.items + at.n, n - at.n));
   if (!at.rest)
     return NULL;
-  bool db = false;
-  for (int i = 0; i < at.n; i++)
+  bool db = false, async = false;
+  for (int i = 0; i < at.n; i++) {
     db |= at.stages[i]->double_buffered;
+    async |= at.stages[i]->pipeline > 0;
+  }
+  if (async)
+    return async_pipeline(w, for_f->for_.loop, &at, outer_repeats);
   return db ? pipeline(w, for_f->for_.loop, &at)
             : plain(w, for_f->for_.loop, &at, repeats);
 }
@@ -511,7 +657,7 @@ static ir_stmt *lower_loop(ir_mutator *m, ir_stmt *st) {
   ir_stmt *body = st->for_.body;
   ir_stmt *out;
   if (body->kind == S_SEQ && body->seq.n > 0 && nest_copy_stage(body->seq.items[0]))
-    out = lower_attach(w, st, w->repeats);
+    out = lower_attach(w, st, w->repeats, saved_repeats);
   else
     out = ir_mutate_stmt_children(m, st);
   if (thread)

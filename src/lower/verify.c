@@ -7,6 +7,7 @@
  * into lanes that no longer use the loop's variable; there a vector is
  * only a vector temporary's initializer or a vector store's value, and a
  * temporary is read lane by lane at constant lanes and never stored to.
+ * An asynchronous copy moves 4, 8 or 16 bytes from global to shared memory.
  * A failure is a bug in tessel, not in the user's schedule, and the
  * message says which node.
  */
@@ -100,6 +101,28 @@ static bool enter_loop(ir_visitor *v, const ts_loop *l) {
   return true;
 }
 
+/* cp.async: global memory into a shared cache, one load of the store's
+ * own width (a vectorized loop as scheduled may mark either), 4, 8 or 16
+ * bytes. */
+static bool check_async_copy(ir_visitor *v, const ir_stmt *s) {
+  verifier *vf = v->ctx;
+  const ir_buffer *buf = s->store.buf;
+  const ir_expr *value = s->store.value;
+  int lanes = s->store.lanes > 1 ? s->store.lanes : 1;
+  int64_t bytes = lanes * (int64_t)ts_dtype_size(buf->dtype);
+  if (buf->scope != SCOPE_SHARED || value->kind != E_LOAD ||
+      value->load.buf->scope != SCOPE_GLOBAL)
+    return fail(v, "asynchronous copy not from global to shared memory:",
+                buf->name);
+  if (!vf->marks && (value->load.lanes > 1 ? value->load.lanes : 1) != lanes)
+    return fail(v, "asynchronous copy of another width than its load:",
+                buf->name);
+  if (bytes != 4 && bytes != 8 && bytes != 16)
+    return fail(v, "asynchronous copy of no 4, 8 or 16 bytes:", buf->name);
+  vf->vector_slot = value;
+  return true;
+}
+
 static bool check_store(ir_visitor *v, const ir_stmt *s) {
   verifier *vf = v->ctx;
   const ir_buffer *buf = s->store.buf;
@@ -113,6 +136,8 @@ static bool check_store(ir_visitor *v, const ir_stmt *s) {
   if (value->dtype != buf->dtype)
     return fail(v, "store of another element type than its buffer's:",
                 buf->name);
+  if (s->store.async)
+    return check_async_copy(v, s);
   if (!vf->marks && s->store.lanes > 1 &&
       (value->kind != E_VECTOR || value->vector.n != s->store.lanes))
     return fail(v, "vector store of another number of lanes:", buf->name);

@@ -1,43 +1,99 @@
 /*
- * Software pipelining: ts_double_buffer gives a shared cache two copies, so
+ * Software pipelining.  ts_double_buffer gives a shared cache two copies, so
  * that the global loads of the next tile overlap the computation on the
- * current one (seed 000's prefetching).  The primitive only marks the
- * stage; lowering builds the pipeline (src/lower/stages.c):
+ * current one (seed 000's prefetching); ts_pipeline gives it 2..8 copies
+ * filled by cp.async, global memory straight into shared memory with no
+ * registers between (sm_80's asynchronous copies).  The primitives only
+ * mark the stage; lowering builds the pipelines (src/lower/stages.c):
  *
- *   copy tile 0 into S[0]; barrier
- *   for ko:
- *     if ko + 1 < n: load tile ko + 1 into registers R
- *     compute on S[ko % 2]
- *     if ko + 1 < n: store R into S[(ko + 1) % 2]
+ *   double buffering                      ts_pipeline(S stages)
+ *
+ *   copy tile 0 into S[0]; barrier        for s in 0..S-2: issue tile s; commit
+ *   for ko:                               for ko:
+ *     if ko + 1 < n: load tile ko + 1       wait S-2; barrier
+ *                    into registers R       if ko + S-1 < n: issue tile ko+S-1
+ *     compute on S[ko % 2]                    into S[(ko + S-1) % S]
+ *     if ko + 1 < n: store R into           commit
+ *                    S[(ko + 1) % 2]        compute on S[ko % S]
  *     barrier
  */
 #include "sched.h"
 
+/* Check: a shared cache_read stage whose copies, `copies` in all, fit. */
+static bool check_shared_copies(ts_sched *s, const char *fn, ts_stage *stage,
+                                int copies, const char *what) {
+  if (!sched_check_read_stage(s, fn, stage))
+    return false;
+  if (stage->buf->scope != SCOPE_SHARED) {
+    sched_fail(s, TS_ERR_NOT_SHARED, NULL,
+               "%s: \"%s\" is in registers; %s overlaps a shared copy's "
+               "global loads with the computation", fn, stage->name, what);
+    return false;
+  }
+  int64_t bytes = sched_shared_bytes(s) +
+                  ir_buffer_bytes(stage->buf) *
+                      (copies - sched_stage_copies(stage));
+  if (bytes > SCHED_SHARED_LIMIT) {
+    sched_fail(s, TS_ERR_SHARED_LIMIT, NULL,
+               "%s: %d copies of \"%s\" bring the shared caches to %lld "
+               "bytes, over the limit of %d", fn, copies, stage->name,
+               (long long)bytes, SCHED_SHARED_LIMIT);
+    return false;
+  }
+  return true;
+}
+
 ts_status ts_double_buffer(ts_sched *s, ts_stage *stage) {
   CHECK_SCHED(s);
   const char *fn = "ts_double_buffer";
-  /* Check: a shared cache_read stage, not doubled yet, whose two copies
-   * fit. */
+  /* Check: a shared cache_read stage, not doubled or pipelined yet, whose
+   * two copies fit. */
   if (!sched_check_read_stage(s, fn, stage))
     return s->status;
-  if (stage->buf->scope != SCOPE_SHARED)
-    return sched_fail(s, TS_ERR_NOT_SHARED, NULL,
-                      "%s: \"%s\" is in registers; double buffering overlaps "
-                      "a shared copy's global loads with the computation",
-                      fn, stage->name);
   if (stage->double_buffered)
     return sched_fail(s, TS_ERR_STAGE_USED, NULL,
                       "%s: \"%s\" is already double-buffered", fn, stage->name);
-  int64_t bytes = sched_shared_bytes(s) + ir_buffer_bytes(stage->buf);
-  if (bytes > SCHED_SHARED_LIMIT)
-    return sched_fail(s, TS_ERR_SHARED_LIMIT, NULL,
-                      "%s: two copies of \"%s\" bring the shared caches to "
-                      "%lld bytes, over the limit of %d", fn, stage->name,
-                      (long long)bytes, SCHED_SHARED_LIMIT);
+  if (stage->pipeline)
+    return sched_fail(s, TS_ERR_STAGE_USED, NULL,
+                      "%s: \"%s\" is already pipelined (ts_pipeline, %d "
+                      "stages), which overlaps its loads already; use one "
+                      "or the other", fn, stage->name, stage->pipeline);
+  if (!check_shared_copies(s, fn, stage, 2, "double buffering"))
+    return s->status;
   /* Step 1. Mark it; lowering builds the pipeline. */
   trace_rec rec = {.op = TR_DOUBLE_BUFFER, .stage = stage->id};
   ts_status status = sched_commit(s, fn, s->root, NULL, 0, &rec);
   if (status == TS_OK)
     stage->double_buffered = true;
+  return status;
+}
+
+ts_status ts_pipeline(ts_sched *s, ts_stage *stage, int stages) {
+  CHECK_SCHED(s);
+  const char *fn = "ts_pipeline";
+  /* Check: a shared cache_read stage, neither double-buffered nor
+   * pipelined yet, 2..8 stages that fit in shared memory. */
+  if (!sched_check_read_stage(s, fn, stage))
+    return s->status;
+  if (stages < 2 || stages > 8)
+    return sched_fail(s, TS_ERR_BAD_ARG, NULL,
+                      "%s: argument 3 'stages' must be in 2..8 (got %d): "
+                      "tiles in flight plus the one in use", fn, stages);
+  if (stage->pipeline)
+    return sched_fail(s, TS_ERR_STAGE_USED, NULL,
+                      "%s: \"%s\" is already pipelined with %d stages", fn,
+                      stage->name, stage->pipeline);
+  if (stage->double_buffered)
+    return sched_fail(s, TS_ERR_STAGE_USED, NULL,
+                      "%s: \"%s\" is double-buffered (through registers); "
+                      "ts_pipeline replaces that with cp.async, so call it "
+                      "instead of ts_double_buffer", fn, stage->name);
+  if (!check_shared_copies(s, fn, stage, stages, "pipelining"))
+    return s->status;
+  /* Step 1. Mark it; lowering builds the pipeline. */
+  trace_rec rec = {.op = TR_PIPELINE, .stage = stage->id, .factor = stages};
+  ts_status status = sched_commit(s, fn, s->root, NULL, 0, &rec);
+  if (status == TS_OK)
+    stage->pipeline = stages;
   return status;
 }

@@ -252,12 +252,16 @@ bool sched_check_read_stage(ts_sched *s, const char *fn, ts_stage *stage) {
   return true;
 }
 
+int sched_stage_copies(const ts_stage *st) {
+  return st->pipeline ? st->pipeline : st->double_buffered ? 2 : 1;
+}
+
 int64_t sched_shared_bytes(const ts_sched *s) {
   int64_t bytes = 0;
   for (int i = 0; i < s->nstages; i++) {
     const ts_stage *st = s->stages[i];
     if (!st->write && st->buf->scope == SCOPE_SHARED) /* C.local has no buf */
-      bytes += ir_buffer_bytes(st->buf) * (st->double_buffered ? 2 : 1);
+      bytes += ir_buffer_bytes(st->buf) * sched_stage_copies(st);
   }
   return bytes;
 }

@@ -28,6 +28,7 @@ typedef enum {
   TR_MIN_BLOCKS,
   TR_SWIZZLE,
   TR_SPLIT_K,
+  TR_PIPELINE,
 } trace_op;
 
 enum { TRACE_MAX_LOOPS = 16 };
@@ -60,6 +61,7 @@ struct ts_stage {
   int inner;        /* read: the dimension the copy walks innermost */
   bool transposed;
   bool double_buffered;
+  int pipeline; /* ts_pipeline: copies of the cache, cp.async; 0: none */
   const void *owner;
 };
 
@@ -135,6 +137,8 @@ bool sched_check_stage(ts_sched *s, const char *fn, int pos,
                        const ts_stage *stage);
 /* Checks argument 2 of `fn` is a cache_read stage of this schedule. */
 bool sched_check_read_stage(ts_sched *s, const char *fn, ts_stage *stage);
+/* Copies a cache has: 2 double-buffered, ts_pipeline's count, else 1. */
+int sched_stage_copies(const ts_stage *st);
 /* The bytes of shared memory the schedule's caches take. */
 int64_t sched_shared_bytes(const ts_sched *s);
 

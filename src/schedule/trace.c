@@ -69,7 +69,7 @@ static void print_stage_call(ts_buf *b, const ts_sched *s, const trace_rec *r,
                              const char *fn) {
   ts_buf_printf(b, "%s(s, ", fn);
   stage_ref(b, s, r->stage);
-  if (r->op == TR_PAD)
+  if (r->op == TR_PAD || r->op == TR_PIPELINE)
     ts_buf_printf(b, ", %lld", (long long)r->factor);
   ts_buf_puts(b, ");\n");
 }
@@ -112,6 +112,9 @@ static void print_record(ts_buf *b, const ts_sched *s, const trace_rec *r) {
     return;
   case TR_DOUBLE_BUFFER:
     print_stage_call(b, s, r, "ts_double_buffer");
+    return;
+  case TR_PIPELINE:
+    print_stage_call(b, s, r, "ts_pipeline");
     return;
   case TR_MIN_BLOCKS:
     ts_buf_printf(b, "ts_min_blocks_per_sm(s, %lld);\n", (long long)r->factor);
@@ -209,7 +212,8 @@ static ts_status replay_record(ts_sched *onto, const trace_rec *r) {
                         "schedule does not have", r->loops[i]);
     l[i] = onto->loops[r->loops[i]];
   }
-  if ((r->op == TR_TRANSPOSE || r->op == TR_PAD || r->op == TR_DOUBLE_BUFFER) &&
+  if ((r->op == TR_TRANSPOSE || r->op == TR_PAD || r->op == TR_DOUBLE_BUFFER ||
+       r->op == TR_PIPELINE) &&
       r->stage >= onto->nstages)
     return sched_fail(onto, TS_ERR_BAD_ARG, NULL,
                       "ts_replay: the trace names cache %d, which the "
@@ -222,6 +226,8 @@ static ts_status replay_record(ts_sched *onto, const trace_rec *r) {
   case TR_TRANSPOSE: return ts_storage_transpose(onto, onto->stages[r->stage]);
   case TR_PAD: return ts_storage_pad(onto, onto->stages[r->stage], r->factor);
   case TR_DOUBLE_BUFFER: return ts_double_buffer(onto, onto->stages[r->stage]);
+  case TR_PIPELINE:
+    return ts_pipeline(onto, onto->stages[r->stage], (int)r->factor);
   case TR_VECTORIZE: return ts_vectorize(onto, l[0]);
   case TR_SPLIT: return ts_split(onto, l[0], r->factor, &x, &y);
   case TR_FUSE: return ts_fuse(onto, l[0], l[1], &x);

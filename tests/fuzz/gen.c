@@ -409,13 +409,36 @@ static void op_bind_copy(fz_case *c) {
              (ts_loop_kind)(TS_THREAD_X + pick(c->src, 3)));
 }
 
+/* ts_pipeline on one stage, or (as a user would, since the shared stages
+ * of one loop pipeline together) on every shared stage with one count. */
+static void op_pipeline(fz_case *c, ts_stage *stage, const char *text) {
+  static const int counts[] = {2, 3, 4, 8, 1, 9};
+  int n = counts[c->hostile && chance(c, 10) ? 4 + pick(c->src, 2)
+                                             : pick(c->src, 4)];
+  bool all = stage && chance(c, c->hostile ? 50 : 90);
+  for (int i = 0; i < (all ? c->nstages : 1); i++) {
+    const char *name = all ? ts_stage_name(c->stages[i]) : "";
+    if (all && !strstr(name, ".shared"))
+      continue;
+    ts_status st = ts_pipeline(c->s, all ? c->stages[i] : stage, n);
+    if (all)
+      ts_buf_printf(&c->prog, "  ts_pipeline(s, S[%d], %d);\n", i, n);
+    else
+      ts_buf_printf(&c->prog, "  ts_pipeline(s, %s, %d);\n", text, n);
+    after_call(c, st, "ts_pipeline");
+  }
+}
+
 static void op_layout(fz_case *c) {
   static const int64_t pads[] = {1, 4, 0, 2, 8, 32, -1, 33};
   char text[32];
   ts_stage *stage = stage_arg(c, text, sizeof(text));
   ts_status st;
   const char *fn;
-  switch (pick(c->src, 3)) {
+  switch (pick(c->src, 5)) {
+  case 3: case 4: /* twice the weight: pipelines need more to lower */
+    op_pipeline(c, stage, text);
+    return;
   case 0:
     fn = "ts_storage_transpose";
     st = ts_storage_transpose(c->s, stage);
