@@ -43,10 +43,7 @@ bool gpu_check(ts_gpu *g, CUresult r, const char *call) {
   ts_status code = r == CUDA_ERROR_NO_DEVICE || r == CUDA_ERROR_NOT_INITIALIZED
                        ? TS_ERR_NO_GPU
                        : TS_ERR_CUDA;
-  /* 700..720: the errors a faulting kernel leaves (illegal address, launch
-   * failure, misaligned address, illegal instruction, assert, ...), after
-   * which every call in the context fails. */
-  g->context_lost |= r >= CUDA_ERROR_ILLEGAL_ADDRESS && r <= 720;
+
   return gpu_fail(g, code, "%s: %s: %s", fn, name ? name : "error",
                   text ? text : "unknown");
 }
@@ -133,8 +130,7 @@ void ts_gpu_close(ts_gpu *g) {
     g->blas.cublasDestroy_v2(g->handle);
   if (g->ctx)
     g->cu.cuDevicePrimaryCtxRelease(g->dev);
-  if (g->ctx && g->context_lost)
-    g->cu.cuDevicePrimaryCtxReset(g->dev);
+
   ts_unload(g->blas.lib);
   ts_unload(g->cu.lib);
   free(g);

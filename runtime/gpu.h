@@ -22,10 +22,6 @@ struct ts_gpu {
   int sm_count;
   int l2_bytes;
   int driver_version; /* cuDriverGetVersion's: 13000 for CUDA 13.0 */
-  /* A kernel faulted: the context's errors are sticky and ts_gpu_close
-   * resets the device's primary context, so that the next ts_gpu_open
-   * starts a fresh one. */
-  bool context_lost;
   gpu_limits limits;
 };
 

@@ -20,7 +20,7 @@
 #define TS_DRIVER_FUNCS(X, X_AS)                                                   \
   X(cuInit) X(cuDriverGetVersion) X(cuDeviceGetCount) X(cuDeviceGet)          \
   X(cuDeviceGetName) X(cuDeviceGetAttribute) X(cuDevicePrimaryCtxRetain)      \
-  X(cuDevicePrimaryCtxRelease) X(cuDevicePrimaryCtxReset) X(cuCtxSetCurrent)                             \
+  X(cuDevicePrimaryCtxRelease) X(cuCtxSetCurrent)                             \
   X_AS(cuCtxSynchronize, cuCtxSynchronize_v2)                                 \
   X(cuModuleLoadData) X(cuModuleUnload) X(cuModuleGetFunction)                \
   X(cuModuleGetGlobal)                                                        \

@@ -234,46 +234,10 @@ static ts_status time_some(ts_gpu *gpu, shape_run *r, const int *which, int n,
   return blas.status == TS_OK ? TS_OK : ts_gpu_status(gpu);
 }
 
-/* A new context where the last one was lost; false with a message when
- * the GPU cannot be opened again. */
-static bool reopen(ts_gpu **gpu) {
-  if (ts_gpu_status(*gpu) == TS_OK)
-    return true;
-  char why[600];
-  snprintf(why, sizeof(why), "%s", ts_gpu_errmsg(*gpu));
-  ts_gpu_close(*gpu);
-  *gpu = ts_gpu_open();
-  if (ts_gpu_status(*gpu) == TS_OK)
-    return true;
-  fprintf(stderr, "tessel: the GPU context was lost (%s) and cannot be "
-          "opened again: %s\n", why, ts_gpu_errmsg(*gpu));
-  return false;
-}
-
-/* A chunk whose timing lost the GPU context (a kernel that faulted): the
- * context is rebuilt and the chunk timed one candidate at a time, so that
- * only the candidate at fault is reported and the run goes on.  False when
- * the GPU cannot be opened again. */
-static bool recover(ts_gpu **gpu, shape_run *r, const int *which, int n,
-                    const ts_bench_opts *bo) {
-  for (int i = 0; i < n; i++) {
-    if (!reopen(gpu))
-      return false;
-    if (time_some(*gpu, r, &which[i], 1, bo, false) == TS_OK)
-      continue;
-    candidate *c = &r->c[which[i]];
-    c->quick.status = TS_ERR_CUDA;
-    snprintf(c->quick.message, sizeof(c->quick.message), "crashed the GPU "
-             "context: %.900s", ts_gpu_errmsg(*gpu));
-    printf("# %s crashed the GPU context; rebuilt, going on\n", c->text);
-  }
-  return reopen(gpu);
-}
-
 /* The first pass: every compiled candidate, CHUNK at a time, each chunk's
  * results written to the journal; stops at --time.  Returns TS_OK, or the
  * error that ended it. */
-static ts_status first_pass(ts_gpu **gpu, const ts_space *sp,
+static ts_status first_pass(ts_gpu *gpu, const ts_space *sp,
                             const cli_opts *o, shape_run *r) {
   int *which = malloc(sizeof(*which) * (size_t)(r->n ? r->n : 1)), n = 0;
   if (!which)
@@ -294,11 +258,9 @@ static ts_status first_pass(ts_gpu **gpu, const ts_space *sp,
       break;
     }
     int m = n - at < CHUNK ? n - at : CHUNK;
-    st = time_some(*gpu, r, which + at, m, &quick, false);
-    if (st != TS_OK && st != TS_ERR_NO_MEMORY)
-      st = recover(gpu, r, which + at, m, &quick) ? TS_OK : st;
+    st = time_some(gpu, r, which + at, m, &quick, false);
     for (int i = at; i < at + m && st == TS_OK; i++)
-      tune_journal_note(*gpu, sp, r, &r->c[which[i]]);
+      tune_journal_note(gpu, sp, r, &r->c[which[i]]);
     p.done = at + m;
     show_progress(&p, r, at + m >= n);
   }
@@ -428,21 +390,21 @@ static bool prepare(ts_gpu *gpu, const ts_space *sp, const cli_opts *o,
   return true;
 }
 
-static int tune_shape(ts_gpu **gpu, const ts_space *sp, const cli_opts *o,
+static int tune_shape(ts_gpu *gpu, const ts_space *sp, const cli_opts *o,
                       shape_run *r, FILE *csv) {
   char shape[64];
   tune_shape_text(&r->def, shape, sizeof(shape));
-  if (!prepare(*gpu, sp, o, r, shape))
+  if (!prepare(gpu, sp, o, r, shape))
     return EXIT_FAIL;
   struct timespec t0;
   clock_gettime(CLOCK_MONOTONIC, &t0);
   ts_status st = first_pass(gpu, sp, o, r);
   if (st == TS_OK)
-    st = full_pass(*gpu, sp, o, r);
+    st = full_pass(gpu, sp, o, r);
   if (st != TS_OK) {
     fprintf(stderr, "tessel: %s: %s (what was timed is in the journal; run "
-            "again to resume)\n", shape, ts_gpu_errmsg(*gpu)[0]
-                                               ? ts_gpu_errmsg(*gpu)
+            "again to resume)\n", shape, ts_gpu_errmsg(gpu)[0]
+                                               ? ts_gpu_errmsg(gpu)
                                                : ts_strerror(st));
     return EXIT_FAIL;
   }
@@ -458,13 +420,13 @@ static int tune_shape(ts_gpu **gpu, const ts_space *sp, const cli_opts *o,
     fprintf(stderr, "tessel: out of memory\n");
     return EXIT_FAIL;
   }
-  tune_print_best(o, r, order, csv, ts_gpu_name(*gpu));
+  tune_print_best(o, r, order, csv, ts_gpu_name(gpu));
   int failed = tune_print_failures(r);
-  tune_record_best(*gpu, sp, r, order);
+  tune_record_best(gpu, sp, r, order);
   tune_print_reproduction(sp, r, order);
   free(order);
   if (!stopped)
-    ts_tune_journal_remove(*gpu, sp->name, &r->def);
+    ts_tune_journal_remove(gpu, sp->name, &r->def);
   return failed ? EXIT_FAIL : 0;
 }
 
@@ -502,7 +464,7 @@ int cli_tune(int argc, char **argv) {
             "ratio_to_cublas,pass\n", csv);
     for (int j = 0; j < o.nshapes; j++) {
       runs[j].def = o.shapes[j];
-      if (tune_shape(&gpu, sp, &o, &runs[j], csv) != 0)
+      if (tune_shape(gpu, sp, &o, &runs[j], csv) != 0)
         rc = EXIT_FAIL;
     }
     printf("\n# by knob, over every shape (first-pass TFLOP/s):");
