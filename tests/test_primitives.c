@@ -397,6 +397,19 @@ static void test_errors_are_sticky(void **state) {
 
 /* ---- Trace ------------------------------------------------------------------- */
 
+/* alpha and beta print as C float literals (2.0f, not 2f). */
+static void test_trace_prints_alpha_and_beta_as_c(void **state) {
+  (void)state;
+  ts_gemm g = ts_gemm_make(8, 8, 8);
+  g.alpha = 2.0f;
+  g.beta = -0.5f;
+  ts_sched *s = ts_matmul(&g);
+  char *trace = ts_print_trace(s);
+  assert_non_null(strstr(trace, "def.alpha = 2.0f;\ndef.beta = -0.5f;\n"));
+  free(trace);
+  ts_sched_free(s);
+}
+
 static void test_trace_prints_c_and_replays(void **state) {
   (void)state;
   ts_gemm g = ts_gemm_make(37, 53, 29);
@@ -519,6 +532,7 @@ int main(void) {
       cmocka_unit_test(test_definition_errors),
       cmocka_unit_test(test_errors_are_sticky),
       cmocka_unit_test(test_trace_prints_c_and_replays),
+      cmocka_unit_test(test_trace_prints_alpha_and_beta_as_c),
       cmocka_unit_test(test_min_blocks_per_sm),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

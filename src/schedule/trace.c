@@ -6,6 +6,8 @@
  */
 #include "sched.h"
 
+#include "../ir/printer.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -189,9 +191,14 @@ char *ts_print_trace(ts_sched *s) {
                 (long long)g->m, (long long)g->n, (long long)g->k);
   if (g->layout != TS_NN)
     ts_buf_printf(&b, "def.layout = TS_%s;\n", ts_layout_name(g->layout));
-  if (g->alpha != 1.0f || g->beta != 0.0f)
-    ts_buf_printf(&b, "def.alpha = %.9gf;\ndef.beta = %.9gf;\n",
-                  (double)g->alpha, (double)g->beta);
+  if (g->alpha != 1.0f || g->beta != 0.0f) {
+    /* C float literals: 2.0f, not the 2f that %gf would write. */
+    ts_buf_puts(&b, "def.alpha = ");
+    ir_print_float(&b, g->alpha, true);
+    ts_buf_puts(&b, ";\ndef.beta = ");
+    ir_print_float(&b, g->beta, true);
+    ts_buf_puts(&b, ";\n");
+  }
   ts_buf_printf(&b, "ts_sched *s = ts_matmul_named(&def, \"%s\");\n", s->name);
   for (int id = 0; id < 3; id++) {
     ts_buf_puts(&b, "ts_loop *");
