@@ -145,13 +145,12 @@ static bool compile_some(const ts_space *sp, const cli_opts *o,
  * first one kept (a space's first values are its default) and the rest
  * drawn at random with the run's seed, so that a rerun draws the same. */
 static void apply_budget(const cli_opts *o, shape_run *r, int done) {
+  if (o->budget <= 0)
+    return;
   int *pool = malloc(sizeof(*pool) * (size_t)(r->n ? r->n : 1)), np = 0;
-  if (!pool || o->budget <= 0)
-    goto out;
-  for (int i = 0; i < r->n; i++)
+  for (int i = 0; pool && i < r->n; i++)
     if (wanted(&r->c[i]))
       pool[np++] = i;
-  int keep = o->budget - done;
   uint64_t rng = o->seed ^ 0x7e55e1b0d6e7ull;
   for (int i = 1; i < np; i++) { /* shuffle all but the first */
     int j = 1 + (int)(ts_random_next(&rng) % (uint64_t)i);
@@ -159,9 +158,9 @@ static void apply_budget(const cli_opts *o, shape_run *r, int done) {
     pool[i] = pool[j];
     pool[j] = x;
   }
+  int keep = o->budget - done;
   for (int i = keep < 0 ? 0 : keep; i < np; i++)
     r->c[pool[i]].left_out = "--budget";
-out:
   free(pool);
 }
 
