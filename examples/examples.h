@@ -44,6 +44,7 @@ void thread_tile_registers(ts_sched *s, ts_loop *ki, ts_loop *tm, ts_loop *tno,
  * (ts_pipeline); a swizzle group (0: none); split-K parts (1: none). */
 typedef struct warp_tiling {
   int64_t bm, bn, wm, wn, bk, buffers, swizzle, parts;
+  int64_t partition; /* 1: ts_partition of the k tile loop */
 } warp_tiling;
 ts_status warptiled_with(ts_sched *s, const warp_tiling *t);
 

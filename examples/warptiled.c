@@ -14,9 +14,12 @@
  * pipelined.c).  Where the grid has 16 block rows and columns or more,
  * `swizzle` may group them by 8 (ts_swizzle) so that the blocks running at
  * once share their tiles of A and B in L2.  Where the grid has fewer than
- * 256 blocks and K is 1024 or more, `splitk` may split the reduction
+ * 256 blocks and K is 512 or more, `splitk` may split the reduction
  * across 2 or 4 blocks (ts_split_k, a workspace summed in order by a
- * second kernel), so that a skinny C still fills the GPU.
+ * second kernel), so that a skinny C still fills the GPU.  Where K is not
+ * a multiple of 16, `partition` may split the last, partial k tile off the
+ * k loop (ts_partition), so the loop before it loads without bounds tests
+ * on k.
  *
  * The built-in is the space's first configuration, chosen for 4096^3: 128 x
  * 128 block tiles of 4 warps of 64 x 64, 8 x 16 per thread, k in 16s.  The
@@ -29,7 +32,7 @@ static const char *const warps[] = {"64x64", "32x64", "64x32", "32x32"};
 static const int64_t warp_dims[][2] = {{64, 64}, {32, 64}, {64, 32},
                                        {32, 32}};
 enum { NWARPS = 4, LANE_ROWS = 8, LANE_COLS = 4, MAX_WARPS = 16,
-       SWIZZLE_ROWS = 16, SPLIT_K_BLOCKS = 256, SPLIT_K_DEPTH = 1024 };
+       SWIZZLE_ROWS = 16, SPLIT_K_BLOCKS = 256, SPLIT_K_DEPTH = 512 };
 
 /* Registers a thread needs, roughly: its accumulators, one k step of A and
  * B, and addresses.  Past 255 ptxas spills; past 64K a block cannot run. */
@@ -88,6 +91,8 @@ ts_status warptiled_with(ts_sched *s, const warp_tiling *t) {
   vectorize_copy(s, bs);
   fill_tiles(s, as, bs, t->buffers);
   thread_tile_registers(s, ki, ti, tjo, tji);
+  if (t->partition)
+    ts_partition(s, ko);
   return ts_sched_status(s);
 }
 
@@ -108,6 +113,9 @@ ts_status space_warptiled(ts_sched *s, ts_config *c) {
   t.parts = rows * cols < SPLIT_K_BLOCKS && g->k >= SPLIT_K_DEPTH
                 ? ts_knob(c, "splitk", 3, (int64_t[]){1, 2, 4})
                 : 1;
+  t.partition = g->k % 16 != 0
+                    ? ts_knob(c, "partition", 2, (int64_t[]){1, 0})
+                    : 0;
   int64_t tm = t.wm / LANE_ROWS, tn = t.wn / LANE_COLS;
   int64_t nwarps = (t.bm / t.wm) * (t.bn / t.wn);
   if (!ts_knob_require(c, t.bm % t.wm == 0 && t.bn % t.wn == 0,

@@ -175,6 +175,14 @@ ts_status ts_fuse(ts_sched *s, ts_loop *outer, ts_loop *inner,
 ts_status ts_reorder(ts_sched *s, int n, ts_loop *const loops[]);
 ts_status ts_bind(ts_sched *s, ts_loop *loop, ts_loop_kind tag);
 ts_status ts_unroll(ts_sched *s, ts_loop *loop);
+/* Lowering splits the serial loop in two: a steady part, its first
+ * iterations, where every guard in its body that holds on them is proven
+ * and dropped, and a tail with the iterations left, guards kept.  For a k
+ * loop when K is not a multiple of its tile, or a double-buffered k loop
+ * (whose next-tile load is guarded): the steady loop loads without bounds
+ * tests, in vectors where the rows allow.  Call it after every other
+ * primitive on the loop. */
+ts_status ts_partition(ts_sched *s, ts_loop *loop);
 ts_status ts_rename(ts_sched *s, ts_loop *loop, const char *name);
 
 /* ---- Split-K --------------------------------------------------------------- */

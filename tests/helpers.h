@@ -49,6 +49,26 @@ static inline void assert_ir(ts_sched *s, const char *want) {
   free(got);
 }
 
+/* s is correct against the plain GEMM on the reference executor, with
+ * random data of seed `seed`. */
+static inline void assert_checks(ts_sched *s, uint64_t seed) {
+  char msg[512];
+  ts_status st = ts_check(s, seed, msg, sizeof(msg));
+  if (st != TS_OK)
+    fail_msg("ts_check: %s: %s", ts_strerror(st), msg);
+}
+
+/* A primitive's refusal: its status returned and kept, its message saying
+ * `says`; frees s. */
+static inline void assert_refused_with(ts_sched *s, ts_status got,
+                                       ts_status want, const char *says) {
+  assert_int_equal(got, want);
+  assert_int_equal(ts_sched_status(s), want);
+  if (!strstr(ts_sched_errmsg(s), says))
+    fail_msg("expected \"%s\" in: %s", says, ts_sched_errmsg(s));
+  ts_sched_free(s);
+}
+
 /* s's trace replayed onto a fresh schedule of its definition and name
  * gives the same loop nest. */
 static inline void assert_replays(const ts_sched *s) {

@@ -7,13 +7,6 @@
 
 #include "schedule/sched.h"
 
-static void assert_correct(ts_sched *s) {
-  char msg[512];
-  ts_status st = ts_check(s, 7, msg, sizeof(msg));
-  if (st != TS_OK)
-    fail_msg("ts_check: %s: %s", ts_strerror(st), msg);
-}
-
 static void test_split_divisible_has_no_guard(void **state) {
   (void)state;
   ts_sched *s = sched_of(64, 8, 4);
@@ -31,7 +24,7 @@ static void test_split_divisible_has_no_guard(void **state) {
             "      for k in 0..4:\n"
             "        acc[0, 0] = acc[0, 0] + A[i.outer*16 + i.inner, k] * B[k, j]\n"
             "      C[i.outer*16 + i.inner, j] = acc[0, 0]\n");
-  assert_correct(s);
+  assert_checks(s, 7);
   ts_sched_free(s);
 }
 
@@ -51,7 +44,7 @@ static void test_split_remainder_is_guarded(void **state) {
             "        for k in 0..3:\n"
             "          acc[0, 0] = acc[0, 0] + A[i.outer*8 + i.inner, k] * B[k, j]\n"
             "        C[i.outer*8 + i.inner, j] = acc[0, 0]\n");
-  assert_correct(s);
+  assert_checks(s, 7);
   ts_sched_free(s);
 }
 
@@ -71,7 +64,7 @@ static void test_split_factor_past_extent(void **state) {
             "      for k in 0..2:\n"
             "        acc[0, 0] = acc[0, 0] + A[i, k] * B[k, j.inner]\n"
             "      C[i, j.inner] = acc[0, 0]\n");
-  assert_correct(s);
+  assert_checks(s, 7);
   ts_sched_free(s);
 }
 
@@ -89,7 +82,7 @@ static void test_fuse_divides_and_wraps(void **state) {
             "  for k in 0..3:\n"
             "    acc[0, 0] = acc[0, 0] + A[i.j.fused/5, k] * B[k, i.j.fused % 5]\n"
             "  C[i.j.fused/5, i.j.fused % 5] = acc[0, 0]\n");
-  assert_correct(s);
+  assert_checks(s, 7);
   ts_sched_free(s);
 }
 
@@ -110,7 +103,7 @@ static void test_reorder_moves_k_out_and_tiles_acc(void **state) {
             "for j in 0..4:\n"
             "  for i in 0..3:\n"
             "    C[i, j] = acc[i, j]\n");
-  assert_correct(s);
+  assert_checks(s, 7);
   ts_sched_free(s);
 }
 
@@ -133,7 +126,7 @@ static void test_bind_and_unroll_mark_loops(void **state) {
   assert_int_equal(l.grid[0], 4);
   assert_int_equal(l.block[0], 2);
   assert_int_equal(l.block[1], 1);
-  assert_correct(s);
+  assert_checks(s, 7);
   ts_sched_free(s);
 }
 
@@ -495,7 +488,7 @@ static void test_min_blocks_per_sm(void **state) {
   free(again);
   free(t);
   free(cu);
-  assert_correct(s);
+  assert_checks(s, 7);
   ts_sched_free(r);
   ts_sched_free(s);
   /* 3 blocks of 1024 threads do not fit: refused when lowered. */

@@ -11,13 +11,6 @@
 #include "ir/program.h"
 #include "schedule/sched.h"
 
-static void assert_correct(ts_sched *s) {
-  char msg[512];
-  ts_status st = ts_check(s, 7, msg, sizeof(msg));
-  if (st != TS_OK)
-    fail_msg("ts_check: %s: %s", ts_strerror(st), msg);
-}
-
 static ts_sched *split_k_of(ts_gemm g, int64_t parts, ts_split_k_mode mode) {
   ts_sched *s = ts_matmul_named(&g, "sk");
   ts_loop *o, *i;
@@ -68,7 +61,7 @@ static void test_workspace_nest_and_reduction(void **state) {
       "        sum[0, 0] = sum[0, 0] + W[z, (e.block*256 + e.thread)/5, (e.block*256 + e.thread) % 5]\n"
       "      C[(e.block*256 + e.thread)/5, (e.block*256 + e.thread) % 5] = sum[0, 0]\n");
   free(ir);
-  assert_correct(s);
+  assert_checks(s, 7);
   ts_sched_free(s);
 }
 
@@ -97,7 +90,7 @@ static void test_atomic_scales_c_first(void **state) {
       "        if k.outer*3 + k.inner < 5:\n"
       "          acc[0, 0] = acc[0, 0] + A[i, k.outer*3 + k.inner] * B[k.outer*3 + k.inner, j]\n"
       "      C[i, j] atomic+= 2.0 * acc[0, 0]\n");
-  assert_correct(s);
+  assert_checks(s, 7);
   ts_sched_free(s);
 }
 
@@ -110,7 +103,7 @@ static void test_atomic_with_beta_one_is_one_kernel(void **state) {
   assert_int_equal(ts_program_kernel_count(p), 1);
   assert_int_equal(ts_program_workspace(p), 0);
   ts_program_free(p);
-  assert_correct(s);
+  assert_checks(s, 7);
   ts_sched_free(s);
 }
 
@@ -154,7 +147,7 @@ static void test_both_modes_at_odd_shapes(void **state) {
         g.layout = (ts_layout)(n % 4);
         ts_sched *s = split_k_of(g, parts[n], (ts_split_k_mode)mode);
         rows_on_threads(s);
-        assert_correct(s);
+        assert_checks(s, 7);
         ts_sched_free(s);
       }
 }
@@ -166,7 +159,7 @@ static void test_workspace_with_2_byte_c(void **state) {
     g.c_type = g.a_type = t;
     g.beta = 0.5f;
     ts_sched *s = split_k_of(g, 4, TS_SPLIT_K_WORKSPACE);
-    assert_correct(s);
+    assert_checks(s, 7);
     ts_sched_free(s);
   }
 }
@@ -329,7 +322,7 @@ static void test_tiling_and_caches_inside(void **state) {
     ts_unroll(s, ki);
     if (ts_sched_status(s) != TS_OK)
       fail_msg("%s", ts_sched_errmsg(s));
-    assert_correct(s);
+    assert_checks(s, 7);
     ts_sched_free(s);
   }
 }
@@ -348,7 +341,7 @@ static void test_vectorized_atomic_adds_each_lane(void **state) {
   ts_vectorize(s, ji);
   if (ts_sched_status(s) != TS_OK)
     fail_msg("%s", ts_sched_errmsg(s));
-  assert_correct(s);
+  assert_checks(s, 7);
   char *cu = ts_cuda_source(s);
   int adds = 0;
   for (const char *p = cu; (p = strstr(p, "atomicAdd(&C[")); p++)

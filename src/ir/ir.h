@@ -168,6 +168,7 @@ struct ts_loop {
   ts_loop_kind kind;
   bool reduce;       /* iterates the reduction axis k */
   bool live;         /* false once split or fused away */
+  bool partitioned;  /* ts_partition: lowering splits off its tail */
   const void *owner; /* the schedule that made it */
   struct ts_stage *stage; /* the cache stage whose copy it walks, or NULL */
 };

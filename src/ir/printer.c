@@ -364,6 +364,8 @@ static int pseudo_loop(ts_buf *b, const ts_loop *l, const ir_expr *index,
     ts_buf_printf(b, " bound to %s", ir_loop_kind_name(l->kind));
   else if (l->kind != TS_SERIAL)
     ts_buf_printf(b, " %s", ir_loop_kind_name(l->kind));
+  if (l->partitioned)
+    ts_buf_puts(b, " partitioned");
   ts_buf_puts(b, l == st->ctx ? ":   <-- here\n" : ":\n");
   return depth + 1;
 }

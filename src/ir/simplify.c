@@ -8,6 +8,7 @@
  */
 #include "analysis.h"
 
+#include <stdint.h>
 #include <string.h>
 
 #include "visit.h"
@@ -191,6 +192,59 @@ static ir_expr *simplify_divmod(ts_arena *a, ir_expr_kind kind, ir_expr *x,
   return ir_add(a, q, ir_binary(a, E_DIV, r, ir_int(a, c)));
 }
 
+/* Tries d < 0 as q * u + r < 0 for one modulus q: u the terms whose
+ * coefficients q divides and the constant rounded down to a multiple of q,
+ * r the other terms and what is left of the constant.  Where r lies in
+ * [0, q), d < 0 exactly when q * u < 0, and r's variables leave the
+ * comparison.  NULL where r is not in range or has no variable. */
+static ir_expr *compare_without_remainder(ts_arena *a, const linear *d,
+                                          int64_t q) {
+  linear keep = {0}, rest = {0};
+  for (int i = 0; i < d->n; i++) {
+    if (d->coef[i] % q == 0)
+      add_term(&keep, d->atom[i], d->coef[i]);
+    else
+      add_term(&rest, d->atom[i], d->coef[i]);
+  }
+  if (rest.n == 0 || keep.n == 0)
+    return NULL;
+  int64_t bound = -floordiv(d->constant, q) * q;
+  rest.constant = d->constant + bound;
+  ir_expr *r = rebuild(a, &rest);
+  int64_t lo, hi;
+  if (!r || !ir_bounds(r, &lo, &hi) || lo < 0 || hi >= q)
+    return NULL;
+  return ir_binary(a, E_LT, rebuild(a, &keep), ir_int(a, bound));
+}
+
+/* x < y without the terms that cannot change its truth, trying each
+ * coefficient of x - y as the modulus, largest first.  A vector lane's
+ * guard, j*128 + lane*4 + v < N with v in 0..4 and N a multiple of 4,
+ * becomes j*128 + lane*4 < N: one guard for all lanes, which can leave the
+ * vectorized loop and let the access stay a vector.  NULL: no such terms. */
+static ir_expr *drop_remainder(ts_arena *a, ir_expr *d) {
+  linear l = {0};
+  linearize(a, d, 1, &l);
+  if (l.overflow)
+    return NULL;
+  drop_zero_terms(&l);
+  int64_t tried = INT64_MAX;
+  for (;;) {
+    int64_t q = 1; /* the largest coefficient below those tried */
+    for (int i = 0; i < l.n; i++) {
+      int64_t c = l.coef[i] < 0 ? -l.coef[i] : l.coef[i];
+      if (c > q && c < tried)
+        q = c;
+    }
+    if (q == 1)
+      return NULL;
+    ir_expr *r = compare_without_remainder(a, &l, q);
+    if (r)
+      return r;
+    tried = q;
+  }
+}
+
 static ir_expr *fold_compare(ts_arena *a, ir_expr *e, ir_expr *x, ir_expr *y) {
   ir_expr *d = simplify_linear(a, ir_binary(a, E_SUB, x, y));
   int64_t lo, hi;
@@ -216,6 +270,9 @@ static ir_expr *fold_compare(ts_arena *a, ir_expr *e, ir_expr *x, ir_expr *y) {
       break;
     }
   }
+  ir_expr *fewer = d && e->kind == E_LT ? drop_remainder(a, d) : NULL;
+  if (fewer)
+    return fewer;
   if (x == e->op.a && y == e->op.b)
     return e;
   return ir_binary(a, e->kind, x, y);

@@ -1,7 +1,9 @@
 /*
  * Guard hoisting.  A guard is split into its conjuncts, each conjunct moves
  * out of every loop whose variable it does not use, neighbouring guards with
- * the same condition merge, and nested guards join again with &&.  So
+ * the same condition merge, and nested guards join again with &&; a guard
+ * with an else branch that is the same for every lane of a vectorized loop
+ * moves out of it, each branch taking a copy of the loop.  So
  * "if i < 37 && j < 53" ends above the k loop instead of being tested on
  * every iteration of it.
  */
@@ -43,6 +45,18 @@ static ir_stmt *hoist_out_of_loop(ts_arena *a, ts_loop *loop, ir_stmt *body) {
   for (int i = nout - 1; i >= 0; i--)
     s = ir_new_if(a, out[i], s, NULL);
   return s;
+}
+
+/* for v: if (c) s else t  ->  if (c) for v: s else for v: t, for a
+ * vectorized loop v and a condition c the same for every lane: each loop's
+ * body is then one store, which the vector pass can make one access (a
+ * tile's copy with zeros past the edge). */
+static ir_stmt *unswitch_lanes(ts_arena *a, ts_loop *loop, ir_stmt *body) {
+  if (loop->kind != TS_VECTORIZED || body->kind != S_IF || !body->if_.else_ ||
+      ir_expr_uses_var(body->if_.cond, loop->var))
+    return NULL;
+  return ir_new_if(a, body->if_.cond, ir_new_for(a, loop, body->if_.then_),
+                   ir_new_for(a, loop, body->if_.else_));
 }
 
 /* Neighbours guarded by the same condition share one guard. */
@@ -91,8 +105,10 @@ static ir_stmt *hoist(ir_mutator *m, ir_stmt *s) {
   if (!s)
     return NULL;
   switch (s->kind) {
-  case S_FOR:
-    return hoist_out_of_loop(a, s->for_.loop, s->for_.body);
+  case S_FOR: {
+    ir_stmt *split = unswitch_lanes(a, s->for_.loop, s->for_.body);
+    return split ? split : hoist_out_of_loop(a, s->for_.loop, s->for_.body);
+  }
   case S_SEQ: {
     ir_stmt *merged = merge_seq(a, s->seq.items, s->seq.n);
     return merged ? lift_common_guard(a, merged) : NULL;

@@ -7,6 +7,8 @@
  *               build double-buffered pipelines, allocate caches
  *   simplify    fold constants and cancel terms, drop guards proven true
  *   guards      hoist each guard out of the loops it does not depend on
+ *   partition   split each partitioned loop into a steady part, where its
+ *               guards are proven, and a tail
  *   vectors     mark the accesses of vectorized loops that are contiguous
  *               and aligned
  *   lanes       expand each vectorized loop into its lanes: vector
@@ -92,6 +94,8 @@ static bool run_passes(lower_ctx *cx, ir_kernel *k) {
   dump("simplify", body);
   body = body ? lower_guards(a, body) : NULL;
   dump("guards", body);
+  body = body ? lower_partition(cx, body) : NULL;
+  dump("partition", body);
   body = body ? lower_vectors(a, body) : NULL;
   dump("vectors", body);
   body = body ? lower_lanes(a, body) : NULL;

@@ -50,6 +50,7 @@ bool lower_split_k_aux(lower_ctx *cx, ir_kernel *k);
 ir_stmt *lower_reduction(lower_ctx *cx, ir_stmt *root); /* reduction.c */
 ir_stmt *lower_stages(lower_ctx *cx, ir_stmt *root);    /* stages.c */
 ir_stmt *lower_guards(ts_arena *a, ir_stmt *root);      /* guards.c */
+ir_stmt *lower_partition(lower_ctx *cx, ir_stmt *root); /* partition.c */
 ir_stmt *lower_vectors(ts_arena *a, ir_stmt *root);     /* vectors.c */
 ir_stmt *lower_lanes(ts_arena *a, ir_stmt *root);       /* lanes.c */
 ir_stmt *lower_swizzle(lower_ctx *cx, ir_stmt *root);   /* swizzle.c */

@@ -205,8 +205,14 @@ ts_status sched_commit(ts_sched *s, const char *fn, ir_stmt *root,
 }
 
 bool sched_require_serial(ts_sched *s, const char *fn, const ts_loop *l) {
-  if (l->kind == TS_SERIAL)
+  if (l->kind == TS_SERIAL && !l->partitioned)
     return true;
+  if (l->kind == TS_SERIAL) {
+    sched_fail(s, TS_ERR_ALREADY_BOUND, l,
+               "%s: loop \"%s\" is partitioned; call ts_partition after "
+               "every other primitive on the loop", fn, l->name);
+    return false;
+  }
   sched_fail(s, TS_ERR_ALREADY_BOUND, l,
              "%s: loop \"%s\" is already %s%s; apply it before bind, unroll "
              "or vectorize", fn, l->name,

@@ -29,6 +29,7 @@ typedef enum {
   TR_SWIZZLE,
   TR_SPLIT_K,
   TR_PIPELINE,
+  TR_PARTITION,
 } trace_op;
 
 enum { TRACE_MAX_LOOPS = 16 };

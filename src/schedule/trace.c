@@ -167,6 +167,11 @@ static void print_record(ts_buf *b, const ts_sched *s, const trace_rec *r) {
     loop_ref(b, s, r->loops[0]);
     ts_buf_printf(b, ", %s);\n", tag_enum(r->tag));
     return;
+  case TR_PARTITION:
+    ts_buf_puts(b, "ts_partition(s, ");
+    loop_ref(b, s, r->loops[0]);
+    ts_buf_puts(b, ");\n");
+    return;
   case TR_UNROLL:
     ts_buf_puts(b, "ts_unroll(s, ");
     loop_ref(b, s, r->loops[0]);
@@ -241,6 +246,7 @@ static ts_status replay_record(ts_sched *onto, const trace_rec *r) {
   case TR_REORDER: return ts_reorder(onto, r->nloops, l);
   case TR_BIND: return ts_bind(onto, l[0], r->tag);
   case TR_UNROLL: return ts_unroll(onto, l[0]);
+  case TR_PARTITION: return ts_partition(onto, l[0]);
   case TR_RENAME: return ts_rename(onto, l[0], r->name);
   case TR_MIN_BLOCKS: return ts_min_blocks_per_sm(onto, (int)r->factor);
   case TR_SWIZZLE: return ts_swizzle(onto, l[0], l[1], r->factor);
