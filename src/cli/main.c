@@ -461,7 +461,9 @@ static int bench_shape(ts_gpu *gpu, const cli_opts *o,
     print_row(csv, ts_gpu_name(gpu), "cuBLAS", g, &blas);
   }
   for (int i = 0; i < total && blas.status == TS_OK; i++) {
-    const char *name = ts_kernel_name(k[i]);
+    /* A schedule's row is named as the command line names it, so that
+     * configurations of one space stay apart. */
+    const char *name = i < o->nnames ? o->names[i] : ts_kernel_name(k[i]);
     if (r[i].skipped) {
       printf("%-16s skipped: %s\n", name, r[i].message);
     } else if (r[i].status != TS_OK) {
