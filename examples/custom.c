@@ -7,12 +7,16 @@
  *
  *   cc custom.c $(pkg-config --cflags --libs tessel) -o custom
  *   ./custom [M N K]
+ *
+ * The schedule is written with TS_SCHEDULE, so the command line takes the
+ * file too: `tessel bench examples/custom.c:custom16 naive --shape
+ * 2048x2048x2048`.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <tessel.h>
 
-static ts_status my_schedule(ts_sched *s) {
+TS_SCHEDULE(custom16, "16x16 thread blocks, k unrolled by 4") {
   ts_loop *io, *ii, *jo, *ji, *ko, *ki;
   ts_split(s, ts_get_loop(s, "i"), 16, &io, &ii);
   ts_split(s, ts_get_loop(s, "j"), 16, &jo, &ji);
@@ -42,7 +46,7 @@ int main(int argc, char **argv) {
   /* Check the schedule on the CPU at a small odd shape first. */
   ts_gemm small = ts_gemm_make(37, 53, 29);
   ts_sched *s = ts_matmul_named(&small, "custom");
-  if (my_schedule(s) != TS_OK)
+  if (custom16(s) != TS_OK)
     return fail("schedule", ts_sched_errmsg(s));
   char msg[512];
   if (ts_check(s, 42, msg, sizeof(msg)) != TS_OK)
@@ -53,7 +57,7 @@ int main(int argc, char **argv) {
   ts_gemm def = ts_gemm_make(m, n, k);
   s = ts_matmul_named(&def, "custom");
   ts_sched *naive = ts_builtin_schedule("naive", &def);
-  if (my_schedule(s) != TS_OK)
+  if (custom16(s) != TS_OK)
     return fail("schedule", ts_sched_errmsg(s));
   /* Lowering gives the program: the one artifact the code generator, the
    * compiler and the GPU take.  The schedules can go once it is made. */

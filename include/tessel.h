@@ -373,6 +373,47 @@ const ts_builtin *ts_builtin_find(const char *name);
 /* ts_matmul_named(def, name) with the built-in applied; never NULL. */
 ts_sched *ts_builtin_schedule(const char *name, const ts_gemm *def);
 
+/* ---- Schedule files ------------------------------------------------------
+ *
+ * A C file of schedules that the command line takes as FILE.c[:NAME]:
+ *
+ *   #include <tessel.h>
+ *   TS_SCHEDULE(my64, "64x64 tiles, 4x4 per thread") {
+ *     ts_loop *io, *ii;
+ *     ts_split(s, ts_get_loop(s, "i"), 64, &io, &ii);
+ *     ...
+ *     return ts_sched_status(s);
+ *   }
+ *
+ * Each TS_SCHEDULE defines a function ts_status NAME(ts_sched *s) that
+ * applies the schedule's primitives to s (a fresh ts_matmul named NAME),
+ * and registers it when tessel loads the file.  Linked into a program of
+ * your own, the function is an ordinary one to call. */
+void ts_schedule_file_add(const ts_builtin *def); /* TS_SCHEDULE's */
+#define TS_SCHEDULE(NAME, SUMMARY)                                           \
+  ts_status NAME(ts_sched *s);                                               \
+  static const ts_builtin ts_schedule_def_##NAME = {#NAME, SUMMARY, NAME};   \
+  __attribute__((constructor)) static void ts_schedule_add_##NAME(void) {    \
+    ts_schedule_file_add(&ts_schedule_def_##NAME);                           \
+  }                                                                          \
+  ts_status NAME(ts_sched *s)
+
+/* Compiles the file with the system C compiler ($CC, else cc) against this
+ * header into a shared object, cached by the file's content in the cache
+ * directory, and loads it.  Never NULL but when out of memory; check the
+ * status: a file that does not compile gives the compiler's diagnostics in
+ * the message, one that defines no schedule says so. */
+typedef struct ts_schedule_file ts_schedule_file;
+ts_schedule_file *ts_schedule_file_open(const char *path);
+ts_status ts_schedule_file_status(const ts_schedule_file *f);
+const char *ts_schedule_file_errmsg(const ts_schedule_file *f);
+int ts_schedule_file_count(const ts_schedule_file *f);
+const ts_builtin *ts_schedule_file_at(const ts_schedule_file *f, int index);
+const ts_builtin *ts_schedule_file_find(const ts_schedule_file *f,
+                                        const char *name);
+/* Unloads it: its schedules' functions go with it. */
+void ts_schedule_file_close(ts_schedule_file *f);
+
 /* ---- Tuning spaces -------------------------------------------------------
  *
  * A space is a schedule with knobs: where it would write a number (a tile, a

@@ -117,4 +117,37 @@ contains "no CUDA driver: /nonexistent/libcuda.so.1 could not be loaded"
 expect 1 "show --cuda, not an architecture" -- "$tessel" show naive --cuda --arch compute_90
 contains "is not of the form sm_XX"
 
+# Schedule files: compiled with the system compiler, mixed with built-ins.
+work=$(mktemp -d)
+cat > "$work/mine.c" <<'EOF'
+#include <tessel.h>
+TS_SCHEDULE(rows, "a thread a row") {
+  ts_loop *io, *ii;
+  ts_split(s, ts_get_loop(s, "i"), 32, &io, &ii);
+  ts_bind(s, io, TS_BLOCK_X);
+  ts_bind(s, ii, TS_THREAD_X);
+  return ts_sched_status(s);
+}
+TS_SCHEDULE(serial, "no binding at all") { return ts_sched_status(s); }
+EOF
+printf '#include <tessel.h>\nTS_SCHEDULE(oops, "x") { ts_split(s); }\n' > "$work/bad.c"
+printf '#include <tessel.h>\n' > "$work/none.c"
+expect 0 "check FILE.c, every schedule of it, beside a built-in" -- \
+  "$tessel" check "$work/mine.c" naive --shape 37x53x29
+contains "mine.c:rows"; contains "mine.c:serial"; contains "naive"
+expect 0 "check FILE.c:NAME at 1x1x1" -- "$tessel" check "$work/mine.c:rows" --shape 1x1x1
+expect 0 "show FILE.c:NAME" -- "$tessel" show "$work/mine.c:rows" --trace
+contains 'ts_sched *s = ts_matmul_named(&def, "rows");'
+expect 2 "show FILE.c of two schedules" -- "$tessel" show "$work/mine.c"
+one_line; contains "as FILE.c:NAME names one of a file's"
+expect 2 "FILE.c:NAME, no such schedule" -- "$tessel" check "$work/mine.c:cols"
+one_line; contains "mine.c defines no schedule 'cols'; it defines rows, serial"
+expect 1 "FILE.c that does not compile" -- "$tessel" check "$work/bad.c"
+contains "bad.c did not compile"; contains "bad.c:2"
+expect 1 "FILE.c without schedules" -- "$tessel" check "$work/none.c"
+one_line; contains "none.c defines no schedule"
+expect 1 "FILE.c that is not there" -- "$tessel" check "$work/gone.c"
+one_line; contains "cannot read"
+rm -rf "$work"
+
 [ $fails = 0 ] || { echo "$fails failures"; exit 1; }

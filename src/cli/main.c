@@ -25,9 +25,11 @@ static const char *usage_text =
     "  tune SPACE [--shape MxNxK]... [--jobs J] [--top N] [--csv FILE]\n"
     "                               every configuration of a space timed\n"
     "\n"
-    "A SCHEDULE is a built-in (tessel list) or a tuning space (tessel tune\n"
+    "A SCHEDULE is a built-in (tessel list), a tuning space (tessel tune\n"
     "--list) as SPACE (its first values; with --tuned, its tuning record for\n"
-    "this GPU and definition) or SPACE:name=value,...\n"
+    "this GPU and definition) or SPACE:name=value,..., or a C file of\n"
+    "TS_SCHEDULE definitions as FILE.c (each of them) or FILE.c:NAME,\n"
+    "compiled with $CC (else cc) and cached.\n"
     "common options: --alpha X --beta Y (default 1 and 0); layouts NN, NT,\n"
     "TN, TT (op(A) op(B), T: stored transposed); --dtype f32|f16|bf16 (A and\n"
     "B, default f32) and --c-dtype f32|f16|bf16 (C, default f32), summed in\n"
@@ -230,7 +232,7 @@ int cli_parse(int argc, char **argv, const char *help, unsigned flags,
                         : "schedule (tessel list shows them)");
     return EXIT_USAGE;
   }
-  return cli_check_names(o, flags & CLI_TUNE) ? -1 : EXIT_USAGE;
+  return cli_check_names(o, flags & CLI_TUNE);
 }
 
 /* ---- list ------------------------------------------------------------------- */
@@ -309,7 +311,10 @@ static int cmd_show(int argc, char **argv) {
   if (rc >= 0)
     return rc;
   if (o.nnames != 1 || o.nshapes > 1) {
-    fprintf(stderr, "tessel: show takes one schedule and one --shape\n");
+    fprintf(stderr, "tessel: show takes one schedule and one --shape (got "
+            "%d schedules%s and %d shapes)\n", o.nnames,
+            o.nnames > 1 ? ", as FILE.c:NAME names one of a file's" : "",
+            o.nshapes);
     return EXIT_USAGE;
   }
   cli_finish_shapes(&o, 1024, 1024, 1024);

@@ -54,10 +54,12 @@ bool cli_parse_int(const char *opt, const char *text, int lo, int hi, int *out);
 /* Reads a hand-written kernel's file (malloc'd text) and labels it with
  * its base name less ".cu"; false with a message on stderr. */
 bool cli_read_cu(const char *path, char **source, char **label);
-/* Every named schedule (or space) exists; false with a message on stderr.
- * A schedule is a built-in, or a space as "SPACE" (its first values, or
- * with --tuned its tuning record) or "SPACE:name=value,...". */
-bool cli_check_names(const cli_opts *o, bool spaces);
+/* Every named schedule (or space) exists: -1, else an exit status with a
+ * message on stderr.  A schedule is a built-in, a space as "SPACE" (its
+ * first values, or with --tuned its tuning record) or
+ * "SPACE:name=value,...", or a schedule file as "FILE.c:NAME" or "FILE.c"
+ * (each of its schedules: o->names is rewritten with them). */
+int cli_check_names(cli_opts *o, bool spaces);
 /* The schedule a command-line name gives for g (gpu: whose tuning record
  * --tuned reads; may be NULL); never NULL. */
 ts_sched *cli_schedule(const cli_opts *o, const char *name, const ts_gemm *g,

@@ -1,0 +1,184 @@
+/*
+ * Schedule files: a C file of TS_SCHEDULE definitions compiled with the
+ * system compiler, loaded, its schedules correct on the reference
+ * executor; the object cached by content (a second open runs no
+ * compiler), a compile error with the compiler's diagnostics, a file with
+ * no schedule, a missing file.
+ */
+#include "helpers.h"
+
+#include <dirent.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static char dir[64];
+
+static const char *two_schedules =
+    "#include <tessel.h>\n"
+    "TS_SCHEDULE(rows, \"a thread a row\") {\n"
+    "  ts_loop *io, *ii;\n"
+    "  ts_split(s, ts_get_loop(s, \"i\"), 32, &io, &ii);\n"
+    "  ts_bind(s, io, TS_BLOCK_X);\n"
+    "  ts_bind(s, ii, TS_THREAD_X);\n"
+    "  return ts_sched_status(s);\n"
+    "}\n"
+    "TS_SCHEDULE(tiles, \"8x8 blocks\") {\n"
+    "  ts_loop *io, *ii, *jo, *ji;\n"
+    "  ts_split(s, ts_get_loop(s, \"i\"), 8, &io, &ii);\n"
+    "  ts_split(s, ts_get_loop(s, \"j\"), 8, &jo, &ji);\n"
+    "  ts_reorder(s, 4, (ts_loop *[]){io, jo, ii, ji});\n"
+    "  ts_bind(s, io, TS_BLOCK_Y);\n"
+    "  ts_bind(s, jo, TS_BLOCK_X);\n"
+    "  ts_bind(s, ii, TS_THREAD_Y);\n"
+    "  ts_bind(s, ji, TS_THREAD_X);\n"
+    "  return ts_sched_status(s);\n"
+    "}\n";
+
+static int setup(void **state) {
+  (void)state;
+  snprintf(dir, sizeof(dir), "/tmp/tessel-test-XXXXXX");
+  if (!mkdtemp(dir))
+    return -1;
+  char cache[128];
+  snprintf(cache, sizeof(cache), "%s/cache", dir);
+  setenv("TESSEL_CACHE_DIR", cache, 1);
+  return 0;
+}
+
+static int teardown(void **state) {
+  (void)state;
+  char cmd[128];
+  snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+  return system(cmd) == 0 ? 0 : -1;
+}
+
+/* dir/name with the text; its path in a static buffer. */
+static const char *write_file(const char *name, const char *text) {
+  static char path[128];
+  snprintf(path, sizeof(path), "%s/%s", dir, name);
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  fputs(text, f);
+  fclose(f);
+  return path;
+}
+
+static void assert_schedule_runs(const ts_builtin *def, int64_t m, int64_t n,
+                                 int64_t k) {
+  assert_non_null(def);
+  ts_gemm g = ts_gemm_make(m, n, k);
+  ts_sched *s = ts_matmul_named(&g, def->name);
+  assert_int_equal(def->apply(s), TS_OK);
+  assert_checks(s, 5);
+  ts_sched_free(s);
+}
+
+static void test_schedules_of_a_file(void **state) {
+  (void)state;
+  const char *path = write_file("two.c", two_schedules);
+  ts_schedule_file *f = ts_schedule_file_open(path);
+  if (ts_schedule_file_status(f) != TS_OK)
+    fail_msg("%s", ts_schedule_file_errmsg(f));
+  assert_int_equal(ts_schedule_file_count(f), 2);
+  assert_string_equal(ts_schedule_file_at(f, 0)->name, "rows");
+  assert_string_equal(ts_schedule_file_at(f, 1)->summary, "8x8 blocks");
+  assert_null(ts_schedule_file_find(f, "cols"));
+  assert_schedule_runs(ts_schedule_file_find(f, "rows"), 37, 53, 29);
+  assert_schedule_runs(ts_schedule_file_find(f, "tiles"), 1, 1, 1);
+  assert_schedule_runs(ts_schedule_file_find(f, "tiles"), 17, 9, 3);
+  ts_schedule_file_close(f);
+}
+
+/* The inode of the one object in the cache (0 for none, -1 for more). */
+static long cached_object(void) {
+  char path[160];
+  snprintf(path, sizeof(path), "%s/cache/schedules", dir);
+  DIR *d = opendir(path);
+  assert_non_null(d);
+  long ino = 0;
+  for (struct dirent *e; (e = readdir(d));)
+    if (strstr(e->d_name, ".so"))
+      ino = ino ? -1 : (long)e->d_ino;
+  closedir(d);
+  return ino;
+}
+
+/* The second open loads the object the first compiled (the same file, no
+ * compile: a compile renames a new file into place); the compiler is part
+ * of the key. */
+static void test_object_cached_by_content(void **state) {
+  (void)state;
+  char cmd[160];
+  snprintf(cmd, sizeof(cmd), "rm -rf %s/cache", dir);
+  assert_int_equal(system(cmd), 0);
+  const char *path = write_file("cached.c", two_schedules);
+  ts_schedule_file *f = ts_schedule_file_open(path);
+  assert_int_equal(ts_schedule_file_status(f), TS_OK);
+  ts_schedule_file_close(f);
+  long first = cached_object();
+  assert_true(first > 0);
+  f = ts_schedule_file_open(path);
+  assert_int_equal(ts_schedule_file_status(f), TS_OK);
+  assert_int_equal(ts_schedule_file_count(f), 2);
+  ts_schedule_file_close(f);
+  assert_int_equal(cached_object(), first);
+  setenv("CC", "/nonexistent/cc", 1);
+  f = ts_schedule_file_open(path);
+  unsetenv("CC");
+  assert_int_equal(ts_schedule_file_status(f), TS_ERR_IO);
+  assert_non_null(strstr(ts_schedule_file_errmsg(f),
+                         "cannot run the C compiler '/nonexistent/cc'"));
+  ts_schedule_file_close(f);
+}
+
+static void test_compile_error_shows_diagnostics(void **state) {
+  (void)state;
+  const char *path = write_file("bad.c", "#include <tessel.h>\n"
+                                         "TS_SCHEDULE(oops, \"x\") {\n"
+                                         "  ts_split(s);\n"
+                                         "  return 0;\n"
+                                         "}\n");
+  ts_schedule_file *f = ts_schedule_file_open(path);
+  assert_int_equal(ts_schedule_file_status(f), TS_ERR_BAD_ARG);
+  const char *msg = ts_schedule_file_errmsg(f);
+  assert_non_null(strstr(msg, "bad.c did not compile"));
+  assert_non_null(strstr(msg, "bad.c:3"));
+  assert_non_null(strstr(msg, "ts_split"));
+  assert_int_equal(ts_schedule_file_count(f), 0);
+  assert_null(ts_schedule_file_at(f, 0));
+  ts_schedule_file_close(f);
+}
+
+static void test_file_without_schedules(void **state) {
+  (void)state;
+  const char *path = write_file("none.c", "#include <tessel.h>\n");
+  ts_schedule_file *f = ts_schedule_file_open(path);
+  assert_int_equal(ts_schedule_file_status(f), TS_ERR_UNKNOWN_SCHEDULE);
+  assert_non_null(strstr(ts_schedule_file_errmsg(f),
+                         "none.c defines no schedule; write TS_SCHEDULE"));
+  ts_schedule_file_close(f);
+}
+
+static void test_missing_file(void **state) {
+  (void)state;
+  ts_schedule_file *f = ts_schedule_file_open("/nonexistent/x.c");
+  assert_int_equal(ts_schedule_file_status(f), TS_ERR_IO);
+  assert_non_null(strstr(ts_schedule_file_errmsg(f),
+                         "cannot read /nonexistent/x.c: No such file"));
+  ts_schedule_file_close(f);
+  f = ts_schedule_file_open(NULL);
+  assert_int_equal(ts_schedule_file_status(f), TS_ERR_NULL_ARG);
+  ts_schedule_file_close(f);
+  ts_schedule_file_close(NULL);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_schedules_of_a_file),
+      cmocka_unit_test(test_object_cached_by_content),
+      cmocka_unit_test(test_compile_error_shows_diagnostics),
+      cmocka_unit_test(test_file_without_schedules),
+      cmocka_unit_test(test_missing_file),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}
