@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup.sh
-opts=()
+opts=(-Dwerror=true)
 [ -n "${CUDA_HOME:-}" ] && opts+=(-Dtoolkit_dir="$CUDA_HOME")
 [ -d build/meson-info ] || meson setup build "${opts[@]}"
 ninja -C build
