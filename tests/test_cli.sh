@@ -82,8 +82,8 @@ contains "ts_bind(s, i_inner, TS_THREAD_X);"
 expect 0 "show --cuda" -- "$tessel" show coalesced --cuda --arch sm_80
 contains "// ptxas (sm_80):"
 contains "__launch_bounds__(1024)"
-expect 1 "show --cuda unknown arch" -- "$tessel" show naive --cuda --arch sm_1
-contains "NVRTC does not know architecture sm_1"
+expect 1 "show --cuda unknown arch" -- "$tessel" show naive --cuda --arch sm_11
+contains "NVRTC does not know architecture sm_11"
 expect 0 "check, several shapes and layouts" -- "$tessel" check naive coalesced \
   --shape 1x1x1 --shape 37x53x29 --layout TT --alpha 2 --beta 0.5
 
@@ -114,8 +114,14 @@ expect 1 "bench without a driver" -- env TESSEL_CUDA_DRIVER=/nonexistent/libcuda
   "$tessel" bench naive --shape 64x64x64
 one_line
 contains "no CUDA driver: /nonexistent/libcuda.so.1 could not be loaded"
-expect 1 "show --cuda, not an architecture" -- "$tessel" show naive --cuda --arch compute_90
-contains "is not of the form sm_XX"
+expect 2 "show --cuda, not an architecture" -- "$tessel" show naive --cuda --arch compute_90
+one_line; contains "--arch must be sm_ and the compute capability, e.g. sm_90 (got 'compute_90')"
+expect 2 "check --arch validated too" -- "$tessel" check naive --arch sm_ --shape 8x8x8
+one_line; contains "(got 'sm_')"
+expect 2 "--ir with --cuda" -- "$tessel" show naive --ir --cuda
+one_line; contains "--ir and --cuda exclude each other; give one"
+expect 2 "--trace outside show" -- "$tessel" check naive --trace
+one_line; contains "--trace is an option of show"
 
 # Schedule files: compiled with the system compiler, mixed with built-ins.
 work=$(mktemp -d)

@@ -105,23 +105,55 @@ static const struct option long_opts[] = {
     {NULL, 0, NULL, 0},
 };
 
+/* The command an option needs (CLI_*), 0 for the common ones. */
+static unsigned option_needs(int c) {
+  switch (c) {
+  case OPT_CU: return CLI_CU;
+  case OPT_JOBS: case OPT_TOP: case OPT_LIMIT: case OPT_BUDGET:
+  case OPT_TIME: case OPT_JSON: case OPT_RESTART: return CLI_TUNE;
+  case OPT_TUNED: return CLI_SCHEDULES;
+  case OPT_IR: case OPT_CUDA: case OPT_TRACE: return CLI_SHOW;
+  default: return 0;
+  }
+}
+
 /* An option only some commands take: --cu (bench), --jobs, --top,
  * --limit, --budget, --time, --json and --restart (tune), --tuned (show,
- * check, bench). */
+ * check, bench), --ir, --cuda and --trace (show). */
 static bool option_allowed(int c, unsigned flags, const char *opt) {
-  unsigned need = c == OPT_CU ? CLI_CU
-                  : c == OPT_JOBS || c == OPT_TOP || c == OPT_LIMIT ||
-                          c == OPT_BUDGET || c == OPT_TIME ||
-                          c == OPT_JSON || c == OPT_RESTART
-                      ? CLI_TUNE
-                  : c == OPT_TUNED ? CLI_SCHEDULES
-                                   : 0;
+  unsigned need = option_needs(c);
   if ((flags & need) == need)
     return true;
   fprintf(stderr, "tessel: --%s is an option of %s\n", opt,
-          need == CLI_CU ? "bench" : need == CLI_TUNE ? "tune"
-                                                      : "show, check and bench");
+          need == CLI_CU     ? "bench"
+          : need == CLI_TUNE ? "tune"
+          : need == CLI_SHOW ? "show"
+                             : "show, check and bench");
   return false;
+}
+
+/* "sm_" and two or three digits: what NVRTC's --gpu-architecture takes. */
+static bool valid_arch(const char *a) {
+  size_t n = strlen(a);
+  if (strncmp(a, "sm_", 3) != 0 || n < 5 || n > 6)
+    return false;
+  for (size_t i = 3; i < n; i++)
+    if (a[i] < '0' || a[i] > '9')
+      return false;
+  return true;
+}
+
+/* --ir, --cuda and --trace: one of them. */
+static bool set_show(cli_opts *o, int view) {
+  static const char *const names[] = {"--ir", "--cuda", "--trace"};
+  if (o->show_given && (int)o->show != view) {
+    fprintf(stderr, "tessel: %s and %s exclude each other; give one\n",
+            names[o->show], names[view]);
+    return false;
+  }
+  o->show = view;
+  o->show_given = true;
+  return true;
 }
 
 int cli_parse(int argc, char **argv, const char *help, unsigned flags,
@@ -164,16 +196,26 @@ int cli_parse(int argc, char **argv, const char *help, unsigned flags,
       }
       *(c == OPT_DTYPE ? &o->ab_type : &o->c_type) = (ts_dtype)v;
       break;
-    case OPT_IR: o->show = SHOW_IR; break;
-    case OPT_CUDA: o->show = SHOW_CUDA; break;
-    case OPT_TRACE: o->show = SHOW_TRACE; break;
+    case OPT_IR: case OPT_CUDA: case OPT_TRACE:
+      if (!set_show(o, c == OPT_IR     ? SHOW_IR
+                       : c == OPT_CUDA ? SHOW_CUDA
+                                       : SHOW_TRACE))
+        return EXIT_USAGE;
+      break;
     case OPT_ALPHA:
       if (!cli_parse_float("--alpha", optarg, &o->alpha)) return EXIT_USAGE;
       break;
     case OPT_BETA:
       if (!cli_parse_float("--beta", optarg, &o->beta)) return EXIT_USAGE;
       break;
-    case OPT_ARCH: o->arch = optarg; break;
+    case OPT_ARCH:
+      if (!valid_arch(optarg)) {
+        fprintf(stderr, "tessel: --arch must be sm_ and the compute "
+                "capability, e.g. sm_90 (got '%s')\n", optarg);
+        return EXIT_USAGE;
+      }
+      o->arch = optarg;
+      break;
     case OPT_CSV: o->csv = optarg; break;
     case OPT_REPEATS:
       if (!cli_parse_int("--repeats", optarg, 1, 100000, &o->repeats))
@@ -307,7 +349,7 @@ static ts_gpu *gpu_for_records(const cli_opts *o) {
 
 static int cmd_show(int argc, char **argv) {
   cli_opts o;
-  int rc = cli_parse(argc, argv, show_help, CLI_SCHEDULES, &o);
+  int rc = cli_parse(argc, argv, show_help, CLI_SCHEDULES | CLI_SHOW, &o);
   if (rc >= 0)
     return rc;
   if (o.nnames != 1 || o.nshapes > 1) {

@@ -10,7 +10,7 @@
 enum { MAX_SHAPES = 16 };
 enum { EXIT_FAIL = 1, EXIT_USAGE = 2 };
 /* What a command takes beyond the common options. */
-enum { CLI_CU = 1, CLI_TUNE = 2, CLI_SCHEDULES = 4 };
+enum { CLI_CU = 1, CLI_TUNE = 2, CLI_SCHEDULES = 4, CLI_SHOW = 8 };
 
 typedef struct cli_opts {
   ts_gemm shapes[MAX_SHAPES];
@@ -21,6 +21,7 @@ typedef struct cli_opts {
   const char *arch;
   const char *csv;
   enum { SHOW_IR, SHOW_CUDA, SHOW_TRACE } show;
+  bool show_given; /* one of --ir, --cuda, --trace was given */
   int repeats, warmup;
   uint64_t seed;
   char **names; /* the schedules named on the command line */
