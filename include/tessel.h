@@ -358,6 +358,11 @@ ts_status ts_execute(const ts_sched *s, const float *A, const float *B,
                      float *C, char *msg, size_t msglen);
 ts_status ts_check(const ts_sched *s, uint64_t seed, char *msg,
                    size_t msglen);
+/* TS_OK where a check of def fits in this machine's memory (the inputs, C
+ * and the executor's record of every element: about 34 bytes an element of
+ * A and B, 42 of C); else TS_ERR_NO_MEMORY with the numbers in msg.
+ * ts_check refuses such a shape so before it allocates anything. */
+ts_status ts_check_fits(const ts_gemm *def, char *msg, size_t msglen);
 
 /* ---- Built-in schedules ------------------------------------------------ */
 

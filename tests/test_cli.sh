@@ -123,6 +123,10 @@ one_line; contains "--ir and --cuda exclude each other; give one"
 expect 2 "--trace outside show" -- "$tessel" check naive --trace
 one_line; contains "--trace is an option of show"
 
+# A check that cannot fit is refused at once, with the numbers.
+expect 1 "check at a shape past memory" -- "$tessel" check naive --shape 65536x65536x65536
+contains "check needs about 440.0 GiB"; contains "and this machine has"
+
 # Schedule files: compiled with the system compiler, mixed with built-ins.
 work=$(mktemp -d)
 cat > "$work/mine.c" <<'EOF'

@@ -397,6 +397,21 @@ static int cmd_show(int argc, char **argv) {
 
 /* ---- check --------------------------------------------------------------------- */
 
+/* The reference executor runs every thread of every block, about 10^7
+ * multiply-adds a second (measured on one core): a check past about 10 s
+ * says so first. */
+static void announce_long_check(const char *name, const char *shape,
+                                const ts_gemm *g) {
+  double seconds = (double)g->m * (double)g->n * (double)g->k / 1e7;
+  if (seconds < 10)
+    return;
+  fprintf(stderr, "tessel: checking %s at %s runs the whole kernel on the "
+          "reference executor: about %.0f %s\n", name, shape,
+          seconds < 7200 ? seconds : seconds / 3600,
+          seconds < 7200 ? "s" : "hours");
+  fflush(stderr);
+}
+
 static int cmd_check(int argc, char **argv) {
   cli_opts o;
   int rc = cli_parse(argc, argv, check_help, CLI_SCHEDULES, &o);
@@ -411,9 +426,13 @@ static int cmd_check(int argc, char **argv) {
       const ts_gemm *g = &o.shapes[j];
       ts_sched *s = cli_schedule(&o, o.names[i], g, gpu);
       char msg[1024], shape[64];
-      ts_status st = ts_check(s, o.seed, msg, sizeof(msg));
       snprintf(shape, sizeof(shape), "%lldx%lldx%lld", (long long)g->m,
                (long long)g->n, (long long)g->k);
+      ts_status st = ts_check_fits(g, msg, sizeof(msg));
+      if (st == TS_OK) {
+        announce_long_check(o.names[i], shape, g);
+        st = ts_check(s, o.seed, msg, sizeof(msg));
+      }
       printf("%-16s %-16s %-6s %s%s%s\n", o.names[i], shape,
              ts_layout_name(g->layout), st == TS_OK ? "ok" : "FAIL: ",
              st == TS_OK ? "" : ts_strerror(st), st == TS_OK ? "" : ": ");
