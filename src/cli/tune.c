@@ -141,15 +141,17 @@ static bool compile_some(const ts_space *sp, const cli_opts *o,
   return ok;
 }
 
-/* --budget: all but n of the candidates still wanted are left out, the
- * first one kept (a space's first values are its default) and the rest
- * drawn at random with the run's seed, so that a rerun draws the same. */
-static void apply_budget(const cli_opts *o, shape_run *r, int done) {
+/* --budget: the space's first configuration (its default) and a sample
+ * of the rest drawn at random with the run's seed, n in all.  The sample
+ * is drawn over every unpruned configuration, whatever a journal holds,
+ * so that a resumed run times the sample the interrupted one drew; those
+ * outside it are left out unless the journal has their results. */
+static void apply_budget(const cli_opts *o, shape_run *r) {
   if (o->budget <= 0)
     return;
   int *pool = malloc(sizeof(*pool) * (size_t)(r->n ? r->n : 1)), np = 0;
   for (int i = 0; pool && i < r->n; i++)
-    if (wanted(&r->c[i]))
+    if (!ts_config_pruned(r->c[i].config))
       pool[np++] = i;
   uint64_t rng = o->seed ^ 0x7e55e1b0d6e7ull;
   for (int i = 1; i < np; i++) { /* shuffle all but the first */
@@ -158,9 +160,9 @@ static void apply_budget(const cli_opts *o, shape_run *r, int done) {
     pool[i] = pool[j];
     pool[j] = x;
   }
-  int keep = o->budget - done;
-  for (int i = keep < 0 ? 0 : keep; i < np; i++)
-    r->c[pool[i]].left_out = "--budget";
+  for (int i = o->budget; i < np; i++)
+    if (!r->c[pool[i]].resumed)
+      r->c[pool[i]].left_out = "--budget";
   free(pool);
 }
 
@@ -368,7 +370,7 @@ static bool prepare(ts_gpu *gpu, const ts_space *sp, const cli_opts *o,
   if (o->restart)
     ts_tune_journal_remove(gpu, sp->name, &r->def);
   int resumed = o->restart ? 0 : tune_resume(gpu, sp, r);
-  apply_budget(o, r, resumed);
+  apply_budget(o, r);
   int compiled = compile_wanted(sp, o, ts_gpu_arch(gpu), r);
   if (compiled < 0) {
     fprintf(stderr, "tessel: out of memory\n");
