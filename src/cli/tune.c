@@ -60,8 +60,7 @@ static void free_run(shape_run *r) {
     ts_kernel_free(r->c[i].kernel);
   }
   free(r->c);
-  r->c = NULL;
-  r->n = 0;
+  *r = (shape_run){0};
 }
 
 /* ---- Enumerating and compiling ---------------------------------------------- */
@@ -208,10 +207,13 @@ static void show_progress(progress *p, const shape_run *r, bool last) {
   fflush(stdout);
 }
 
-/* Times the candidates listed in `which` (n of them); `full` picks the
- * result they fill.  The GPU's status: a device error ends the context. */
-static ts_status time_some(ts_gpu *gpu, shape_run *r, const int *which, int n,
-                           const ts_bench_opts *bo, bool full) {
+/* Times the candidates listed in `which` (n of them) as one group, each
+ * marked in the journal first and its result written there after; `full`
+ * picks the result they fill.  The GPU's status: a device error ends the
+ * context. */
+static ts_status time_some(ts_gpu *gpu, const ts_space *sp, shape_run *r,
+                           const int *which, int n, const ts_bench_opts *bo,
+                           bool full) {
   ts_kernel **k = calloc((size_t)(n ? n : 1), sizeof(*k));
   ts_bench_result *res = calloc((size_t)(n ? n : 1), sizeof(*res));
   if (!k || !res) {
@@ -219,24 +221,51 @@ static ts_status time_some(ts_gpu *gpu, shape_run *r, const int *which, int n,
     free(res);
     return TS_ERR_NO_MEMORY;
   }
-  for (int i = 0; i < n; i++)
+  for (int i = 0; i < n; i++) {
     k[i] = r->c[which[i]].kernel;
+    tune_journal_timing(gpu, sp, r, &r->c[which[i]]);
+  }
   ts_bench_result blas;
   ts_bench(gpu, k, n, bo, res, &blas);
-  if (blas.status == TS_OK)
+  if (blas.status == TS_OK) {
     r->cublas = blas;
-  for (int i = 0; i < n; i++) {
+    tune_journal_cublas(gpu, sp, r);
+  }
+  for (int i = 0; i < n && blas.status == TS_OK; i++) {
     candidate *c = &r->c[which[i]];
     *(full ? &c->full : &c->quick) = res[i];
     *(full ? &c->has_full : &c->has_quick) = true;
+    c->suspect = false;
+    tune_journal_note(gpu, sp, r, c, full);
   }
   free(k);
   free(res);
   return blas.status == TS_OK ? TS_OK : ts_gpu_status(gpu);
 }
 
-/* The first pass: every compiled candidate, CHUNK at a time, each chunk's
- * results written to the journal; stops at --time.  Returns TS_OK, or the
+/* Suspects (in flight when a process died) first in which[0..n), so that
+ * each is timed alone before the rest are timed in groups. */
+static void suspects_first(const shape_run *r, int *which, int n) {
+  int at = 0;
+  for (int i = 0; i < n; i++)
+    if (r->c[which[i]].suspect) {
+      int x = which[i];
+      memmove(which + at + 1, which + at, sizeof(*which) * (size_t)(i - at));
+      which[at++] = x;
+    }
+}
+
+/* How many to time together from which[at]: one suspect alone, else up to
+ * `most` of the rest. */
+static int group_at(const shape_run *r, const int *which, int at, int n,
+                    int most) {
+  if (r->c[which[at]].suspect)
+    return 1;
+  return n - at < most ? n - at : most;
+}
+
+/* The first pass: every compiled candidate not timed yet, suspects alone
+ * and the rest CHUNK at a time; stops at --time.  Returns TS_OK, or the
  * error that ended it. */
 static ts_status first_pass(ts_gpu *gpu, const ts_space *sp,
                             const cli_opts *o, shape_run *r) {
@@ -246,22 +275,21 @@ static ts_status first_pass(ts_gpu *gpu, const ts_space *sp,
   for (int i = 0; i < r->n; i++)
     if (r->c[i].kernel && !r->c[i].has_quick)
       which[n++] = i;
+  suspects_first(r, which, n);
   progress p = {.total = n, .tty = isatty(fileno(stdout))};
   clock_gettime(CLOCK_MONOTONIC, &p.t0);
   p.last = p.t0;
   ts_bench_opts quick = {.warmup = QUICK_WARMUP, .repeats = QUICK_REPEATS,
                          .seed = o->seed};
   ts_status st = TS_OK;
-  for (int at = 0; at < n && st == TS_OK; at += CHUNK) {
+  for (int at = 0, m; at < n && st == TS_OK; at += m) {
     if (o->time_limit && seconds_since(&p.t0) > o->time_limit) {
       for (int i = at; i < n; i++)
         r->c[which[i]].left_out = "--time";
       break;
     }
-    int m = n - at < CHUNK ? n - at : CHUNK;
-    st = time_some(gpu, r, which + at, m, &quick, false);
-    for (int i = at; i < at + m && st == TS_OK; i++)
-      tune_journal_note(gpu, sp, r, &r->c[which[i]]);
+    m = group_at(r, which, at, n, CHUNK);
+    st = time_some(gpu, sp, r, which + at, m, &quick, false);
     p.done = at + m;
     show_progress(&p, r, at + m >= n);
   }
@@ -269,41 +297,51 @@ static ts_status first_pass(ts_gpu *gpu, const ts_space *sp,
   return st;
 }
 
-/* The fastest o->top of the first pass timed again with the full count;
- * those resumed from the journal are compiled first. */
+/* The fastest o->top of the first pass timed again with the full count
+ * (suspects alone, the rest together), but for those whose full count the
+ * journal has; those resumed from the journal are compiled first. */
 static ts_status full_pass(ts_gpu *gpu, const ts_space *sp, const cli_opts *o,
                            shape_run *r) {
   int *order = tune_ranking(r);
   int *which = malloc(sizeof(*which) * (size_t)(o->top ? o->top : 1));
   int *build = malloc(sizeof(*build) * (size_t)(o->top ? o->top : 1));
   ts_status st = order && which && build ? TS_OK : TS_ERR_NO_MEMORY;
-  int top = 0, nb = 0;
-  for (int i = 0; st == TS_OK && i < r->n && top < o->top; i++) {
+  int n = 0, nb = 0;
+  for (int i = 0; st == TS_OK && i < r->n && i < o->top; i++) {
     const candidate *c = &r->c[order[i]];
     if (!tune_timed(c))
       break;
+    if (c->has_full)
+      continue;
     if (!c->kernel)
       build[nb++] = order[i];
-    which[top++] = order[i];
+    which[n++] = order[i];
   }
   if (st == TS_OK && nb && !compile_some(sp, o, ts_gpu_arch(gpu), r, build, nb))
     st = TS_ERR_NO_MEMORY;
+  suspects_first(r, which, n);
   ts_bench_opts full = {.warmup = o->warmup, .repeats = o->repeats,
                         .seed = o->seed};
-  if (st == TS_OK && top)
-    st = time_some(gpu, r, which, top, &full, true);
+  for (int at = 0, m; st == TS_OK && at < n; at += m) {
+    m = group_at(r, which, at, n, n);
+    st = time_some(gpu, sp, r, which + at, m, &full, true);
+  }
   free(order);
   free(which);
   free(build);
   return st;
 }
 
-/* Ratios to the shape's last cuBLAS time, which resumed results lack. */
+/* First-pass ratios to the shape's last cuBLAS time, and full ones where
+ * the journal gave the result without a ratio. */
 static void fill_ratios(shape_run *r) {
-  for (int i = 0; i < r->n; i++)
-    if (r->c[i].has_quick && r->c[i].quick.median_ms > 0)
-      r->c[i].quick.ratio_to_cublas =
-          r->cublas.median_ms / r->c[i].quick.median_ms;
+  for (int i = 0; i < r->n; i++) {
+    candidate *c = &r->c[i];
+    if (c->has_quick && c->quick.median_ms > 0)
+      c->quick.ratio_to_cublas = r->cublas.median_ms / c->quick.median_ms;
+    if (c->has_full && !(c->full.ratio_to_cublas > 0) && c->full.median_ms > 0)
+      c->full.ratio_to_cublas = r->cublas.median_ms / c->full.median_ms;
+  }
 }
 
 /* ---- Ranking ----------------------------------------------------------------- */
@@ -384,6 +422,12 @@ static bool prepare(ts_gpu *gpu, const ts_space *sp, const cli_opts *o,
   if (resumed)
     printf("#   %5d timed by an interrupted run, taken from its journal "
            "(--restart times them again)\n", resumed);
+  int suspects = 0;
+  for (int i = 0; i < r->n; i++)
+    suspects += r->c[i].suspect && !r->c[i].left_out;
+  if (suspects)
+    printf("#   %5d in flight when a tuning process died, each to be timed "
+           "alone\n", suspects);
   if (count_left_out(r, "--budget"))
     printf("#   %5d left out by --budget %d\n", count_left_out(r, "--budget"),
            o->budget);
@@ -426,8 +470,7 @@ static int tune_shape(ts_gpu *gpu, const ts_space *sp, const cli_opts *o,
   tune_record_best(gpu, sp, r, order);
   tune_print_reproduction(sp, r, order);
   free(order);
-  if (!stopped)
-    ts_tune_journal_remove(gpu, sp->name, &r->def);
+  r->finished = !stopped;
   return failed ? EXIT_FAIL : 0;
 }
 
@@ -476,8 +519,13 @@ int cli_tune(int argc, char **argv) {
       fprintf(stderr, "tessel: cannot write --json %s\n", o.json);
       rc = EXIT_FAIL;
     }
-    for (int j = 0; j < o.nshapes; j++)
+    /* The journals stay until the space's run is over, so that a run
+     * resumed after its last shape was interrupted reports every shape. */
+    for (int j = 0; j < o.nshapes; j++) {
+      if (runs[j].finished)
+        ts_tune_journal_remove(gpu, sp->name, &runs[j].def);
       free_run(&runs[j]);
+    }
   }
   if (csv)
     fclose(csv);

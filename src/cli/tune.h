@@ -15,7 +15,8 @@ typedef struct {
   ts_kernel *kernel; /* NULL when pruned, left out or resumed */
   ts_bench_result quick, full;
   bool has_quick, has_full;
-  bool resumed;         /* the first pass's result comes from the journal */
+  bool resumed;         /* a result comes from the journal */
+  bool suspect; /* in flight when a process died (the journal says): timed alone */
   const char *left_out; /* why it was not timed ("--budget"), or NULL */
 } candidate;
 
@@ -24,6 +25,7 @@ typedef struct {
   candidate *c;
   int n;
   ts_bench_result cublas; /* the last cuBLAS timing of the shape */
+  bool finished; /* timed to the end, none left out by --time */
 } shape_run;
 
 /* The result a candidate is ranked by: the full count's, else the first
@@ -35,12 +37,21 @@ bool tune_timed(const candidate *c);
 int *tune_ranking(const shape_run *r);
 void tune_shape_text(const ts_gemm *g, char *out, size_t len);
 
-/* The journal of an interrupted run (tune_journal.c): the first-pass
- * results it holds applied to r's candidates (returns how many), and one
- * candidate's result appended. */
+/* The journal of the run (tune_journal.c): what it holds applied to r's
+ * candidates and cuBLAS time (returns how many candidates have results
+ * from it), and lines appended: a candidate about to be timed, its result
+ * (the first pass's or the full count's; a failure either way), a failure
+ * by configuration text, and the shape's last cuBLAS time. */
 int tune_resume(const ts_gpu *gpu, const ts_space *sp, shape_run *r);
+void tune_journal_timing(const ts_gpu *gpu, const ts_space *sp,
+                         const shape_run *r, const candidate *c);
 void tune_journal_note(const ts_gpu *gpu, const ts_space *sp,
-                       const shape_run *r, const candidate *c);
+                       const shape_run *r, const candidate *c, bool full);
+void tune_journal_failure(const ts_gpu *gpu, const ts_space *sp,
+                          const shape_run *r, const char *config,
+                          const char *why);
+void tune_journal_cublas(const ts_gpu *gpu, const ts_space *sp,
+                         const shape_run *r);
 
 /* Reports (tune_report.c). */
 void tune_print_best(const cli_opts *o, const shape_run *r, const int *order,
