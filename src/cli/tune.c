@@ -3,7 +3,10 @@
  * pruned on the CPU, lowered and compiled in parallel, then timed on the
  * GPU beside cuBLAS in two passes (a few runs of every candidate, then the
  * full count for the best few), and summarized by knob as seed 003
- * summarizes its sweep.
+ * summarizes its sweep.  The run is a worker process's, started again
+ * after a candidate faults (tune_supervisor.c); the journal carries what
+ * was timed from one worker to the next, and the report is printed in
+ * steps that a later worker does not print again.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,7 +43,10 @@ static const char *tune_help =
     "  --csv FILE    every timed row; --json FILE the whole run, with\n"
     "                every configuration and what became of it\n"
     "Progress (timed/total, the best so far, the time left) is one line\n"
-    "on a terminal, plain lines otherwise.  --shape may repeat; default\n"
+    "on a terminal, plain lines otherwise.  A candidate that crashes the\n"
+    "GPU (an illegal address) is reported as failed with the CUDA error,\n"
+    "and the run goes on in a new GPU process (at most 16 times a run).\n"
+    "Exit status 1 when a candidate failed.  --shape may repeat; default\n"
     "1024x1024x1024.  Needs a GPU.\n";
 
 /* The first pass: few runs each, in chunks between which progress is shown
@@ -62,6 +68,18 @@ static void free_run(shape_run *r) {
   free(r->c);
   *r = (shape_run){0};
 }
+
+/* A worker's run (see tune_supervisor.c): what timing and reporting need,
+ * and where it is. */
+typedef struct {
+  ts_gpu *gpu;
+  const cli_opts *o;
+  tune_handover *h;
+  FILE *csv;
+  const ts_space *sp; /* the space being tuned */
+  int unit;           /* its shape's place in the run: space * shapes + shape */
+  int step;           /* report steps passed; see step_due */
+} tune_run;
 
 /* ---- Enumerating and compiling ---------------------------------------------- */
 
@@ -207,13 +225,40 @@ static void show_progress(progress *p, const shape_run *r, bool last) {
   fflush(stdout);
 }
 
-/* Times the candidates listed in `which` (n of them) as one group, each
- * marked in the journal first and its result written there after; `full`
- * picks the result they fill.  The GPU's status: a device error ends the
- * context. */
-static ts_status time_some(ts_gpu *gpu, const ts_space *sp, shape_run *r,
-                           const int *which, int n, const ts_bench_opts *bo,
-                           bool full) {
+/* Marks which[0..n) as in flight, in the journal and for the supervisor,
+ * before they are timed: if the process dies, the next one knows them.
+ * What was printed is flushed first, so that a crash loses none of it. */
+static void mark_in_flight(tune_run *t, const shape_run *r, const int *which,
+                           int n) {
+  tune_handover *h = t->h;
+  fflush(stdout);
+  for (int i = 0; i < n; i++)
+    tune_journal_timing(t->gpu, t->sp, r, &r->c[which[i]]);
+  h->unit = t->unit;
+  tune_shape_text(&r->def, h->shape, sizeof(h->shape));
+  snprintf(h->config, sizeof(h->config), "%s",
+           n == 1 ? r->c[which[0]].text : "");
+  h->in_flight = n;
+}
+
+/* A device error while timing which[0..n): the context is lost and the
+ * worker must end.  A candidate timed alone is surely at fault and
+ * journaled as failed with the error; a group stays marked, so that the
+ * next worker times each alone.  in_flight stays set: it is how the
+ * supervisor and the caller know. */
+static void note_fault(tune_run *t, const shape_run *r, const int *which,
+                       int n) {
+  snprintf(t->h->fault, sizeof(t->h->fault), "%s", ts_gpu_errmsg(t->gpu));
+  if (n == 1)
+    tune_journal_failure(t->gpu, t->sp, r, r->c[which[0]].text, t->h->fault);
+}
+
+/* Times the candidates listed in `which` (n of them) as one group, marked
+ * in flight first and their results journaled after; `full` picks the
+ * result they fill.  The GPU's status: a device error ends the context
+ * (and leaves t->h->in_flight set). */
+static ts_status time_some(tune_run *t, shape_run *r, const int *which, int n,
+                           const ts_bench_opts *bo, bool full) {
   ts_kernel **k = calloc((size_t)(n ? n : 1), sizeof(*k));
   ts_bench_result *res = calloc((size_t)(n ? n : 1), sizeof(*res));
   if (!k || !res) {
@@ -221,26 +266,30 @@ static ts_status time_some(ts_gpu *gpu, const ts_space *sp, shape_run *r,
     free(res);
     return TS_ERR_NO_MEMORY;
   }
-  for (int i = 0; i < n; i++) {
+  for (int i = 0; i < n; i++)
     k[i] = r->c[which[i]].kernel;
-    tune_journal_timing(gpu, sp, r, &r->c[which[i]]);
-  }
+  mark_in_flight(t, r, which, n);
   ts_bench_result blas;
-  ts_bench(gpu, k, n, bo, res, &blas);
-  if (blas.status == TS_OK) {
+  ts_bench(t->gpu, k, n, bo, res, &blas);
+  ts_status st = blas.status == TS_OK ? TS_OK : ts_gpu_status(t->gpu);
+  if (st == TS_OK) {
     r->cublas = blas;
-    tune_journal_cublas(gpu, sp, r);
+    tune_journal_cublas(t->gpu, t->sp, r);
   }
-  for (int i = 0; i < n && blas.status == TS_OK; i++) {
+  for (int i = 0; i < n && st == TS_OK; i++) {
     candidate *c = &r->c[which[i]];
     *(full ? &c->full : &c->quick) = res[i];
     *(full ? &c->has_full : &c->has_quick) = true;
     c->suspect = false;
-    tune_journal_note(gpu, sp, r, c, full);
+    tune_journal_note(t->gpu, t->sp, r, c, full);
   }
+  if (st != TS_OK && st != TS_ERR_NO_MEMORY)
+    note_fault(t, r, which, n);
+  else
+    t->h->in_flight = 0;
   free(k);
   free(res);
-  return blas.status == TS_OK ? TS_OK : ts_gpu_status(gpu);
+  return st;
 }
 
 /* Suspects (in flight when a process died) first in which[0..n), so that
@@ -267,8 +316,8 @@ static int group_at(const shape_run *r, const int *which, int at, int n,
 /* The first pass: every compiled candidate not timed yet, suspects alone
  * and the rest CHUNK at a time; stops at --time.  Returns TS_OK, or the
  * error that ended it. */
-static ts_status first_pass(ts_gpu *gpu, const ts_space *sp,
-                            const cli_opts *o, shape_run *r) {
+static ts_status first_pass(tune_run *t, shape_run *r) {
+  const cli_opts *o = t->o;
   int *which = malloc(sizeof(*which) * (size_t)(r->n ? r->n : 1)), n = 0;
   if (!which)
     return TS_ERR_NO_MEMORY;
@@ -289,7 +338,7 @@ static ts_status first_pass(ts_gpu *gpu, const ts_space *sp,
       break;
     }
     m = group_at(r, which, at, n, CHUNK);
-    st = time_some(gpu, sp, r, which + at, m, &quick, false);
+    st = time_some(t, r, which + at, m, &quick, false);
     p.done = at + m;
     show_progress(&p, r, at + m >= n);
   }
@@ -300,8 +349,8 @@ static ts_status first_pass(ts_gpu *gpu, const ts_space *sp,
 /* The fastest o->top of the first pass timed again with the full count
  * (suspects alone, the rest together), but for those whose full count the
  * journal has; those resumed from the journal are compiled first. */
-static ts_status full_pass(ts_gpu *gpu, const ts_space *sp, const cli_opts *o,
-                           shape_run *r) {
+static ts_status full_pass(tune_run *t, shape_run *r) {
+  const cli_opts *o = t->o;
   int *order = tune_ranking(r);
   int *which = malloc(sizeof(*which) * (size_t)(o->top ? o->top : 1));
   int *build = malloc(sizeof(*build) * (size_t)(o->top ? o->top : 1));
@@ -317,14 +366,15 @@ static ts_status full_pass(ts_gpu *gpu, const ts_space *sp, const cli_opts *o,
       build[nb++] = order[i];
     which[n++] = order[i];
   }
-  if (st == TS_OK && nb && !compile_some(sp, o, ts_gpu_arch(gpu), r, build, nb))
+  if (st == TS_OK && nb &&
+      !compile_some(t->sp, o, ts_gpu_arch(t->gpu), r, build, nb))
     st = TS_ERR_NO_MEMORY;
   suspects_first(r, which, n);
   ts_bench_opts full = {.warmup = o->warmup, .repeats = o->repeats,
                         .seed = o->seed};
   for (int at = 0, m; st == TS_OK && at < n; at += m) {
     m = group_at(r, which, at, n, n);
-    st = time_some(gpu, sp, r, which + at, m, &full, true);
+    st = time_some(t, r, which + at, m, &full, true);
   }
   free(order);
   free(which);
@@ -398,18 +448,46 @@ static int count_left_out(const shape_run *r, const char *why) {
   return n;
 }
 
+/* The candidate that was alone in flight when the last worker died (the
+ * supervisor's note), journaled as failed before the journal is read, so
+ * that it is reported and never timed again. */
+static void journal_crash(tune_run *t, const shape_run *r) {
+  tune_handover *h = t->h;
+  if (h->crashed_unit != t->unit)
+    return;
+  tune_journal_failure(t->gpu, t->sp, r, h->crashed, h->crashed_why);
+  h->crashed_unit = -1;
+}
+
+static void print_resumed(const tune_run *t, const shape_run *r,
+                          int resumed) {
+  if (resumed && t->h->restarts)
+    printf("#   %5d timed before the GPU process restarted, taken from the "
+           "journal\n", resumed);
+  else if (resumed)
+    printf("#   %5d timed by an interrupted run, taken from its journal "
+           "(--restart times them again)\n", resumed);
+  int suspects = 0;
+  for (int i = 0; i < r->n; i++)
+    suspects += r->c[i].suspect && !r->c[i].left_out;
+  if (suspects)
+    printf("#   %5d in flight when a GPU process died, each to be timed "
+           "alone\n", suspects);
+}
+
 /* Enumerated, resumed, sampled and compiled; false on an error. */
-static bool prepare(ts_gpu *gpu, const ts_space *sp, const cli_opts *o,
-                    shape_run *r, const char *shape) {
+static bool prepare(tune_run *t, shape_run *r, const char *shape) {
+  const cli_opts *o = t->o;
   struct timespec t0;
   clock_gettime(CLOCK_MONOTONIC, &t0);
-  if (!enumerate(sp, o, r))
+  if (!enumerate(t->sp, o, r))
     return false;
   if (o->restart)
-    ts_tune_journal_remove(gpu, sp->name, &r->def);
-  int resumed = o->restart ? 0 : tune_resume(gpu, sp, r);
+    ts_tune_journal_remove(t->gpu, t->sp->name, &r->def);
+  journal_crash(t, r);
+  int resumed = o->restart ? 0 : tune_resume(t->gpu, t->sp, r);
   apply_budget(o, r);
-  int compiled = compile_wanted(sp, o, ts_gpu_arch(gpu), r);
+  int compiled = compile_wanted(t->sp, o, ts_gpu_arch(t->gpu), r);
   if (compiled < 0) {
     fprintf(stderr, "tessel: out of memory\n");
     return false;
@@ -418,16 +496,8 @@ static bool prepare(ts_gpu *gpu, const ts_space *sp, const cli_opts *o,
   for (int i = 0; i < r->n; i++)
     pruned += ts_config_pruned(r->c[i].config) != NULL;
   printf("\n# %s %s: %d configurations, %d pruned, %d compiled in %.1f s\n",
-         sp->name, shape, r->n, pruned, compiled, seconds_since(&t0));
-  if (resumed)
-    printf("#   %5d timed by an interrupted run, taken from its journal "
-           "(--restart times them again)\n", resumed);
-  int suspects = 0;
-  for (int i = 0; i < r->n; i++)
-    suspects += r->c[i].suspect && !r->c[i].left_out;
-  if (suspects)
-    printf("#   %5d in flight when a tuning process died, each to be timed "
-           "alone\n", suspects);
+         t->sp->name, shape, r->n, pruned, compiled, seconds_since(&t0));
+  print_resumed(t, r, resumed);
   if (count_left_out(r, "--budget"))
     printf("#   %5d left out by --budget %d\n", count_left_out(r, "--budget"),
            o->budget);
@@ -435,21 +505,26 @@ static bool prepare(ts_gpu *gpu, const ts_space *sp, const cli_opts *o,
   return true;
 }
 
-static int tune_shape(ts_gpu *gpu, const ts_space *sp, const cli_opts *o,
-                      shape_run *r, FILE *csv) {
+/* A shape: prepared, timed and reported.  Returns 0, EXIT_FAIL (an error,
+ * or a candidate failed), or TUNE_WORKER_FAULTED when a device fault ended
+ * the timing (the supervisor reports it). */
+static int tune_shape(tune_run *t, shape_run *r) {
+  const cli_opts *o = t->o;
   char shape[64];
   tune_shape_text(&r->def, shape, sizeof(shape));
-  if (!prepare(gpu, sp, o, r, shape))
+  if (!prepare(t, r, shape))
     return EXIT_FAIL;
   struct timespec t0;
   clock_gettime(CLOCK_MONOTONIC, &t0);
-  ts_status st = first_pass(gpu, sp, o, r);
+  ts_status st = first_pass(t, r);
   if (st == TS_OK)
-    st = full_pass(gpu, sp, o, r);
+    st = full_pass(t, r);
+  if (st != TS_OK && t->h->in_flight)
+    return TUNE_WORKER_FAULTED;
   if (st != TS_OK) {
     fprintf(stderr, "tessel: %s: %s (what was timed is in the journal; run "
-            "again to resume)\n", shape, ts_gpu_errmsg(gpu)[0]
-                                               ? ts_gpu_errmsg(gpu)
+            "again to resume)\n", shape, ts_gpu_errmsg(t->gpu)[0]
+                                               ? ts_gpu_errmsg(t->gpu)
                                                : ts_strerror(st));
     return EXIT_FAIL;
   }
@@ -465,71 +540,183 @@ static int tune_shape(ts_gpu *gpu, const ts_space *sp, const cli_opts *o,
     fprintf(stderr, "tessel: out of memory\n");
     return EXIT_FAIL;
   }
-  tune_print_best(o, r, order, csv, ts_gpu_name(gpu));
+  tune_print_best(o, r, order, t->csv, ts_gpu_name(t->gpu));
   int failed = tune_print_failures(r);
-  tune_record_best(gpu, sp, r, order);
-  tune_print_reproduction(sp, r, order);
+  tune_record_best(t->gpu, t->sp, r, order);
+  tune_print_reproduction(t->sp, r, order);
   free(order);
   r->finished = !stopped;
   return failed ? EXIT_FAIL : 0;
 }
 
+/* A shape an earlier worker of the run reported: its results taken from
+ * the journal for the space's tables and --json, nothing compiled, timed
+ * or printed.  What the journal has no result for was not timed: --time
+ * ran out. */
+static int replay_shape(tune_run *t, shape_run *r) {
+  if (!enumerate(t->sp, t->o, r))
+    return EXIT_FAIL;
+  tune_resume(t->gpu, t->sp, r);
+  apply_budget(t->o, r);
+  for (int i = 0; i < r->n; i++)
+    if (!ts_config_pruned(r->c[i].config) && !r->c[i].left_out &&
+        !r->c[i].has_quick)
+      r->c[i].left_out = "--time";
+  fill_ratios(r);
+  r->finished = !count_left_out(r, "--time");
+  return tune_count_failures(r) ? EXIT_FAIL : 0;
+}
+
+/* ---- Report steps -------------------------------------------------------------
+ *
+ * What a run prints comes in steps, in order: per space its header, each
+ * shape's report and its summary.  h->printed counts those printed, so
+ * that a worker started after a fault prints only the rest: the report
+ * comes out once, though several workers made it. */
+
+static bool step_due(const tune_run *t) { return t->step >= t->h->printed; }
+
+/* The step is over: flushed, so that a crash after it loses none of it,
+ * and counted; rc is its status. */
+static void step_done(tune_run *t, int rc) {
+  fflush(stdout);
+  if (t->csv)
+    fflush(t->csv);
+  if (step_due(t) && rc)
+    t->h->status = EXIT_FAIL;
+  if (step_due(t))
+    t->h->printed = t->step + 1;
+  t->step++;
+}
+
+static void print_space_header(const tune_run *t) {
+  const cli_opts *o = t->o;
+  printf("# tune %s on %s (%s), A and B %s, C %s, layout %s\n", t->sp->name,
+         ts_gpu_name(t->gpu), ts_gpu_arch(t->gpu), ts_dtype_name(o->ab_type),
+         ts_dtype_name(o->c_type), ts_layout_name(o->layout));
+  if (t->csv)
+    fputs("gpu,shape,configuration,layout,median_ms,tflops,"
+          "ratio_to_cublas,pass\n", t->csv);
+}
+
+/* What the command line gave, for the worker. */
+typedef struct {
+  cli_opts o;
+  int argc;
+  char **argv;
+} tune_args;
+
+/* A space's summary: the tables by knob over its shapes, its time and the
+ * --json record; then the journals of its finished shapes go.  Returns 0,
+ * or EXIT_FAIL when the record cannot be written. */
+static int finish_space(tune_run *t, shape_run *runs, const tune_args *a,
+                        const struct timespec *t0) {
+  const cli_opts *o = t->o;
+  int rc = 0;
+  printf("\n# by knob, over every shape (first-pass TFLOP/s):");
+  tune_print_knob_tables(runs, o->nshapes);
+  printf("\n# %s: %.1f s in all\n", t->sp->name, seconds_since(t0));
+  if (o->json && !tune_write_json(o->json, o, a->argc, a->argv, t->gpu, t->sp,
+                                  runs, o->nshapes)) {
+    fprintf(stderr, "tessel: cannot write --json %s\n", o->json);
+    rc = EXIT_FAIL;
+  }
+  for (int j = 0; j < o->nshapes; j++)
+    if (runs[j].finished)
+      ts_tune_journal_remove(t->gpu, t->sp->name, &runs[j].def);
+  return rc;
+}
+
+/* Space n over every shape, its steps printed where due; a space whose
+ * summary an earlier worker printed is passed over whole (its journals
+ * are gone).  Returns 0, EXIT_FAIL or TUNE_WORKER_FAULTED. */
+static int tune_space(tune_run *t, int n, shape_run *runs,
+                      const tune_args *a) {
+  const cli_opts *o = t->o;
+  int steps = o->nshapes + 2;
+  if (t->h->printed >= t->step + steps) {
+    t->step += steps;
+    return 0;
+  }
+  t->sp = ts_space_find(o->names[n]);
+  struct timespec t0;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  if (step_due(t))
+    print_space_header(t);
+  step_done(t, 0);
+  int rc = 0;
+  for (int j = 0; j < o->nshapes && rc != TUNE_WORKER_FAULTED; j++) {
+    runs[j].def = o->shapes[j];
+    t->unit = n * o->nshapes + j;
+    int st = step_due(t) ? tune_shape(t, &runs[j]) : replay_shape(t, &runs[j]);
+    if (st != TUNE_WORKER_FAULTED)
+      step_done(t, st);
+    rc = st ? st : rc;
+  }
+  if (rc != TUNE_WORKER_FAULTED) {
+    int st = finish_space(t, runs, a, &t0);
+    step_done(t, st);
+    rc = st ? st : rc;
+  }
+  for (int j = 0; j < o->nshapes; j++)
+    free_run(&runs[j]);
+  return rc;
+}
+
+/* ---- The command ------------------------------------------------------------- */
+
+/* The GPU opened, the shapes' room and --csv ready (appended to by a
+ * worker that follows a fault); false with a message. */
+static bool start_worker(tune_run *t, shape_run **runs) {
+  const cli_opts *o = t->o;
+  *runs = calloc((size_t)o->nshapes, sizeof(**runs));
+  t->gpu = ts_gpu_open();
+  if (!*runs) {
+    fprintf(stderr, "tessel: out of memory\n");
+    return false;
+  }
+  if (ts_gpu_status(t->gpu) != TS_OK) {
+    fprintf(stderr, "tessel: tune needs a GPU: %s\n", ts_gpu_errmsg(t->gpu));
+    return false;
+  }
+  if (o->csv && !(t->csv = fopen(o->csv, t->h->restarts ? "a" : "w"))) {
+    fprintf(stderr, "tessel: cannot write --csv %s\n", o->csv);
+    return false;
+  }
+  return true;
+}
+
+/* The whole run, in the worker process: every space at every shape.
+ * Returns its status, or TUNE_WORKER_FAULTED when a fault ended it. */
+static int tune_worker(tune_handover *h, void *arg) {
+  const tune_args *a = arg;
+  cli_opts o = a->o;
+  /* --restart is the first worker's: the others resume what it began. */
+  o.restart = o.restart && h->restarts == 0;
+  tune_run t = {.o = &o, .h = h};
+  shape_run *runs = NULL;
+  bool ready = start_worker(&t, &runs);
+  int rc = ready ? 0 : EXIT_FAIL;
+  for (int n = 0; ready && n < o.nnames && rc != TUNE_WORKER_FAULTED; n++) {
+    int st = tune_space(&t, n, runs, a);
+    rc = st ? st : rc;
+  }
+  if (t.csv)
+    fclose(t.csv);
+  free(runs);
+  if (rc == TUNE_WORKER_FAULTED)
+    return rc; /* the lost context is left to the process's exit */
+  ts_gpu_close(t.gpu);
+  return rc ? rc : h->status;
+}
+
 int cli_tune(int argc, char **argv) {
   if (argc == 2 && strcmp(argv[1], "--list") == 0)
     return list_spaces();
-  cli_opts o;
-  int rc = cli_parse(argc, argv, tune_help, CLI_TUNE, &o);
+  tune_args a = {.argc = argc, .argv = argv};
+  int rc = cli_parse(argc, argv, tune_help, CLI_TUNE, &a.o);
   if (rc >= 0)
     return rc;
-  cli_finish_shapes(&o, 1024, 1024, 1024);
-  shape_run *runs = calloc((size_t)o.nshapes, sizeof(*runs));
-  ts_gpu *gpu = ts_gpu_open();
-  FILE *csv = NULL;
-  rc = 0;
-  if (!runs) {
-    fprintf(stderr, "tessel: out of memory\n");
-    rc = EXIT_FAIL;
-  } else if (ts_gpu_status(gpu) != TS_OK) {
-    fprintf(stderr, "tessel: tune needs a GPU: %s\n", ts_gpu_errmsg(gpu));
-    rc = EXIT_FAIL;
-  } else if (o.csv && !(csv = fopen(o.csv, "w"))) {
-    fprintf(stderr, "tessel: cannot write --csv %s\n", o.csv);
-    rc = EXIT_FAIL;
-  }
-  for (int n = 0; rc == 0 && n < o.nnames; n++) {
-    const ts_space *sp = ts_space_find(o.names[n]);
-    struct timespec t0;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    printf("# tune %s on %s (%s), A and B %s, C %s, layout %s\n", sp->name,
-           ts_gpu_name(gpu), ts_gpu_arch(gpu), ts_dtype_name(o.ab_type),
-           ts_dtype_name(o.c_type), ts_layout_name(o.layout));
-    if (csv)
-      fputs("gpu,shape,configuration,layout,median_ms,tflops,"
-            "ratio_to_cublas,pass\n", csv);
-    for (int j = 0; j < o.nshapes; j++) {
-      runs[j].def = o.shapes[j];
-      if (tune_shape(gpu, sp, &o, &runs[j], csv) != 0)
-        rc = EXIT_FAIL;
-    }
-    printf("\n# by knob, over every shape (first-pass TFLOP/s):");
-    tune_print_knob_tables(runs, o.nshapes);
-    printf("\n# %s: %.1f s in all\n", sp->name, seconds_since(&t0));
-    if (o.json && !tune_write_json(o.json, &o, argc, argv, gpu, sp, runs,
-                                   o.nshapes)) {
-      fprintf(stderr, "tessel: cannot write --json %s\n", o.json);
-      rc = EXIT_FAIL;
-    }
-    /* The journals stay until the space's run is over, so that a run
-     * resumed after its last shape was interrupted reports every shape. */
-    for (int j = 0; j < o.nshapes; j++) {
-      if (runs[j].finished)
-        ts_tune_journal_remove(gpu, sp->name, &runs[j].def);
-      free_run(&runs[j]);
-    }
-  }
-  if (csv)
-    fclose(csv);
-  ts_gpu_close(gpu);
-  free(runs);
-  return rc;
+  cli_finish_shapes(&a.o, 1024, 1024, 1024);
+  return tune_supervise(tune_worker, &a);
 }

@@ -53,10 +53,46 @@ void tune_journal_failure(const ts_gpu *gpu, const ts_space *sp,
 void tune_journal_cublas(const ts_gpu *gpu, const ts_space *sp,
                          const shape_run *r);
 
+/* ---- The supervisor and its workers (tune_supervisor.c) ----------------
+ *
+ * A kernel that faults leaves CUDA unusable in its process, so tune runs
+ * in a worker process that its supervisor, which never touches CUDA,
+ * starts again after a fault; the journal carries what was timed from one
+ * worker to the next.  They share this, in memory mapped before the fork:
+ * the worker writes what it is doing, the supervisor reads it after the
+ * worker has ended and writes what the next worker must know. */
+typedef struct tune_handover {
+  /* Written by the worker. */
+  int printed;   /* report steps printed, in order (tune.c counts them) */
+  int status;    /* EXIT_FAIL once a step printed had a failure */
+  int in_flight; /* candidates being timed now; 0 outside timing */
+  int unit;      /* their shape's place in the run: space * shapes + shape */
+  char shape[64];
+  char config[1024]; /* the candidate in flight, when it is alone */
+  char fault[1024];  /* the device error of a fault the worker caught */
+  /* Written by the supervisor. */
+  int restarts;
+  int crashed_unit;       /* -1, or where config was alone in flight when */
+  char crashed[1024];     /* its worker died: to be journaled as failed */
+  char crashed_why[256];  /* with this */
+} tune_handover;
+
+/* The status of a worker that caught a fault (after journaling it): start
+ * another.  sysexits' EX_TEMPFAIL; never the status of tessel itself. */
+enum { TUNE_WORKER_FAULTED = 75 };
+/* The most workers one run starts again. */
+enum { TUNE_MAX_RESTARTS = 16 };
+
+/* Runs work(h, arg) in a worker process, and again after each fault or
+ * crash while timing, up to TUNE_MAX_RESTARTS times; returns the status
+ * of the last worker, or EXIT_FAIL.  No CUDA call may precede it. */
+int tune_supervise(int (*work)(tune_handover *h, void *arg), void *arg);
+
 /* Reports (tune_report.c). */
 void tune_print_best(const cli_opts *o, const shape_run *r, const int *order,
                      FILE *csv, const char *gpu);
 int tune_print_failures(const shape_run *r);
+int tune_count_failures(const shape_run *r);
 void tune_print_knob_tables(const shape_run *runs, int nruns);
 void tune_record_best(ts_gpu *gpu, const ts_space *sp, const shape_run *r,
                       const int *order);
