@@ -340,7 +340,8 @@ static ts_status first_pass(tune_run *t, shape_run *r) {
     m = group_at(r, which, at, n, CHUNK);
     st = time_some(t, r, which + at, m, &quick, false);
     p.done = at + m;
-    show_progress(&p, r, at + m >= n);
+    if (st == TS_OK)
+      show_progress(&p, r, at + m >= n);
   }
   free(which);
   return st;
@@ -704,8 +705,8 @@ static int tune_worker(tune_handover *h, void *arg) {
   if (t.csv)
     fclose(t.csv);
   free(runs);
-  if (rc == TUNE_WORKER_FAULTED)
-    return rc; /* the lost context is left to the process's exit */
+  /* After a fault too: the context is released as the process's exit
+   * would release it, and a leak checker finds nothing left. */
   ts_gpu_close(t.gpu);
   return rc ? rc : h->status;
 }
