@@ -8,6 +8,7 @@
  * was timed from one worker to the next, and the report is printed in
  * steps that a later worker does not print again.
  */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -134,6 +135,59 @@ static bool wanted(const candidate *c) {
          !c->kernel;
 }
 
+/* ---- Fault injection ----------------------------------------------------------
+ *
+ * TESSEL_TUNE_FAULT=CONFIG, a testing aid (docs/reliability.md): that
+ * configuration's kernel is replaced by one of the same definition that
+ * writes through an invalid C pointer, so its first launch faults with an
+ * illegal address as a miscompiled kernel would, and the context is lost.
+ * TESSEL_TUNE_FAULT=signal:CONFIG instead kills the worker with SIGSEGV
+ * while the configuration is in flight, as a crash in the driver would.
+ * The kernel is replaced here in the CLI, with a hand-written kernel, so
+ * that the runtime needs no hook for it. */
+
+static const char *faulting_kernel =
+    "extern \"C\" __device__ int tessel_block[3] = {32, 1, 1};\n"
+    "extern \"C\" __device__ int tessel_tile[2] = {1, 32};\n"
+    "extern \"C\" __global__ void gemm(const float *A, const float *B, "
+    "float *C, int M, int N, int K, float alpha, float beta) {\n"
+    "  C[(long long)(threadIdx.x + 1) << 40] = alpha;\n"
+    "}\n";
+
+/* Whether TESSEL_TUNE_FAULT names candidate c, for a kernel that faults
+ * or (`signal`) for a worker that dies. */
+static bool fault_injected(const candidate *c, bool signal) {
+  const char *v = getenv("TESSEL_TUNE_FAULT");
+  if (!v)
+    return false;
+  bool by_signal = strncmp(v, "signal:", 7) == 0;
+  return by_signal == signal && strcmp(by_signal ? v + 7 : v, c->text) == 0;
+}
+
+static void inject_faulting_kernel(const char *arch, shape_run *r,
+                                   const int *which, int n) {
+  for (int v = 0; v < n; v++) {
+    candidate *c = &r->c[which[v]];
+    if (!fault_injected(c, false))
+      continue;
+    ts_cuda_kernel src = {.name = c->text, .source = faulting_kernel};
+    ts_kernel_free(c->kernel);
+    c->kernel = ts_compile_cuda(&src, &r->def, arch);
+    printf("# TESSEL_TUNE_FAULT: %s gets a kernel that writes through an "
+           "invalid C pointer\n", c->text);
+  }
+}
+
+static void inject_crash(const shape_run *r, const int *which, int n) {
+  for (int i = 0; i < n; i++)
+    if (fault_injected(&r->c[which[i]], true)) {
+      printf("# TESSEL_TUNE_FAULT: the GPU process dies of SIGSEGV while "
+             "%s is timed\n", r->c[which[i]].text);
+      fflush(stdout);
+      raise(SIGSEGV);
+    }
+}
+
 /* The candidates listed in `which` lowered and compiled on o->jobs
  * threads; false when out of memory. */
 static bool compile_some(const ts_space *sp, const cli_opts *o,
@@ -151,6 +205,8 @@ static bool compile_some(const ts_space *sp, const cli_opts *o,
     ts_compile_all(progs, n, arch, o->jobs, k);
   for (int v = 0; ok && v < n; v++)
     r->c[which[v]].kernel = k[v];
+  if (ok)
+    inject_faulting_kernel(arch, r, which, n);
   for (int v = 0; progs && v < n; v++)
     ts_program_free(progs[v]);
   free(progs);
@@ -239,6 +295,7 @@ static void mark_in_flight(tune_run *t, const shape_run *r, const int *which,
   snprintf(h->config, sizeof(h->config), "%s",
            n == 1 ? r->c[which[0]].text : "");
   h->in_flight = n;
+  inject_crash(r, which, n);
 }
 
 /* A device error while timing which[0..n): the context is lost and the
