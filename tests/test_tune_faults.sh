@@ -60,9 +60,9 @@ config=$(grep '"state": "timed"' "$tmp/clean.json" | sed -n 3p |
 echo "the faulting configuration: $config"
 
 # A kernel that faults: its group of 6 faults, they are timed alone, it
-# faults alone.
+# faults alone.  (--restart clears the journal once, not at each restart.)
 faulty_tune fault "$config" --shape 256x256x256 --json "$tmp/fault.json" \
-  --csv "$tmp/fault.csv"
+  --csv "$tmp/fault.csv" --restart
 has "tessel: tune: one of 6 configurations timed together at 256x256x256 faulted (" "$tmp/fault.out"
 has "restarting the GPU process and timing them one at a time (1 of 16 restarts)" "$tmp/fault.out"
 has "tessel: tune: configuration $config at 256x256x256 faulted (" "$tmp/fault.out"

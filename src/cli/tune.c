@@ -540,10 +540,14 @@ static bool prepare(tune_run *t, shape_run *r, const char *shape) {
   clock_gettime(CLOCK_MONOTONIC, &t0);
   if (!enumerate(t->sp, o, r))
     return false;
-  if (o->restart)
+  /* --restart clears a shape's journal when the run first comes to it, not
+   * again when a worker started after a fault comes back to it. */
+  if (o->restart && t->unit >= t->h->started)
     ts_tune_journal_remove(t->gpu, t->sp->name, &r->def);
+  if (t->unit >= t->h->started)
+    t->h->started = t->unit + 1;
   journal_crash(t, r);
-  int resumed = o->restart ? 0 : tune_resume(t->gpu, t->sp, r);
+  int resumed = tune_resume(t->gpu, t->sp, r);
   apply_budget(o, r);
   int compiled = compile_wanted(t->sp, o, ts_gpu_arch(t->gpu), r);
   if (compiled < 0) {
@@ -748,14 +752,12 @@ static bool start_worker(tune_run *t, shape_run **runs) {
  * Returns its status, or TUNE_WORKER_FAULTED when a fault ended it. */
 static int tune_worker(tune_handover *h, void *arg) {
   const tune_args *a = arg;
-  cli_opts o = a->o;
-  /* --restart is the first worker's: the others resume what it began. */
-  o.restart = o.restart && h->restarts == 0;
-  tune_run t = {.o = &o, .h = h};
+  const cli_opts *o = &a->o;
+  tune_run t = {.o = o, .h = h};
   shape_run *runs = NULL;
   bool ready = start_worker(&t, &runs);
   int rc = ready ? 0 : EXIT_FAIL;
-  for (int n = 0; ready && n < o.nnames && rc != TUNE_WORKER_FAULTED; n++) {
+  for (int n = 0; ready && n < o->nnames && rc != TUNE_WORKER_FAULTED; n++) {
     int st = tune_space(&t, n, runs, a);
     rc = st ? st : rc;
   }

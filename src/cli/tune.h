@@ -65,6 +65,7 @@ typedef struct tune_handover {
   /* Written by the worker. */
   int printed;   /* report steps printed, in order (tune.c counts them) */
   int status;    /* EXIT_FAIL once a step printed had a failure */
+  int started;   /* shapes begun (see unit): --restart cleared their journals */
   int in_flight; /* candidates being timed now; 0 outside timing */
   int unit;      /* their shape's place in the run: space * shapes + shape */
   char shape[64];
