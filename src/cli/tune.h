@@ -71,11 +71,13 @@ typedef struct tune_handover {
   char shape[64];
   char config[1024]; /* the candidate in flight, when it is alone */
   char fault[1024];  /* the device error of a fault the worker caught */
-  /* Written by the supervisor. */
+  /* Written by the supervisor.  When a worker died with one candidate in
+   * flight, the next journals it as failed: `crashed` at crashed_unit
+   * (else -1), with crashed_why. */
   int restarts;
-  int crashed_unit;       /* -1, or where config was alone in flight when */
-  char crashed[1024];     /* its worker died: to be journaled as failed */
-  char crashed_why[256];  /* with this */
+  int crashed_unit;
+  char crashed[1024];
+  char crashed_why[256];
 } tune_handover;
 
 /* The status of a worker that caught a fault (after journaling it): start

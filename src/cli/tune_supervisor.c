@@ -67,37 +67,52 @@ static void describe_in_flight(const tune_handover *h, char *out,
              h->in_flight, h->shape);
 }
 
+static bool caught_fault(int status) {
+  return WIFEXITED(status) && WEXITSTATUS(status) == TUNE_WORKER_FAULTED;
+}
+
+/* What happened to the worker that ended with status while timing: "...
+ * faulted (the driver's error)" or "... crashed the GPU process (signal
+ * 11, Segmentation fault)". */
+static void describe_event(const tune_handover *h, int status, char *out,
+                           size_t len) {
+  char what[1600], end[160];
+  describe_in_flight(h, what, sizeof(what));
+  describe_end(status, end, sizeof(end));
+  if (caught_fault(status))
+    snprintf(out, len, "%s faulted (%s)", what, h->fault);
+  else
+    snprintf(out, len, "%s crashed the GPU process (%s)", what, end);
+}
+
+/* A crash leaves no failure in the journal: where the candidate was alone,
+ * and so surely the one at fault, the next worker journals it.  A group's
+ * candidates stay marked in the journal and are timed alone next. */
+static void hand_over_crash(tune_handover *h, int status) {
+  h->crashed_unit = -1;
+  if (caught_fault(status) || h->in_flight != 1)
+    return;
+  char end[160];
+  describe_end(status, end, sizeof(end));
+  h->crashed_unit = h->unit;
+  snprintf(h->crashed, sizeof(h->crashed), "%s", h->config);
+  snprintf(h->crashed_why, sizeof(h->crashed_why), "crashed the GPU process "
+           "(%s) while it was timed", end);
+}
+
 /* The worker ended with status while timing: says what happened, and
  * readies h for the next worker; false (having said why) when the run
  * stops instead. */
 static bool restart_after(tune_handover *h, int status) {
-  char what[1600], end[160];
-  describe_in_flight(h, what, sizeof(what));
-  describe_end(status, end, sizeof(end));
-  bool caught = WIFEXITED(status) &&
-                WEXITSTATUS(status) == TUNE_WORKER_FAULTED;
   char event[3000];
-  if (caught)
-    snprintf(event, sizeof(event), "%s faulted (%s)", what, h->fault);
-  else
-    snprintf(event, sizeof(event), "%s crashed the GPU process (%s)", what,
-             end);
+  describe_event(h, status, event, sizeof(event));
   if (h->restarts >= TUNE_MAX_RESTARTS) {
     fprintf(stderr, "tessel: tune: %s; not restarting: a run restarts its "
             "GPU process at most %d times (the journal keeps what was "
             "timed; run tune again to go on)\n", event, TUNE_MAX_RESTARTS);
     return false;
   }
-  /* A crash leaves no failure in the journal: the next worker writes it,
-   * where the candidate was alone and so surely the one at fault.  A
-   * group's candidates are marked in the journal and timed alone next. */
-  h->crashed_unit = -1;
-  if (!caught && h->in_flight == 1) {
-    h->crashed_unit = h->unit;
-    snprintf(h->crashed, sizeof(h->crashed), "%s", h->config);
-    snprintf(h->crashed_why, sizeof(h->crashed_why), "crashed the GPU "
-             "process (%s) while it was timed", end);
-  }
+  hand_over_crash(h, status);
   h->restarts++;
   /* On a terminal the worker's progress line may be left unfinished. */
   bool mid_line = isatty(STDOUT_FILENO) && isatty(STDERR_FILENO);
