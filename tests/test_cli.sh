@@ -109,6 +109,11 @@ expect 1 "bench --cu alone without a driver" -- env \
   --cu "$(dirname "$0")/../bench/handwritten/seed001_smem32.cu"
 one_line; contains "bench needs a GPU"
 
+# tune runs in a GPU process of its own: its message and status are tune's.
+expect 1 "tune without a driver" -- env TESSEL_CUDA_DRIVER=/nonexistent/libcuda.so.1 \
+  "$tessel" tune seed003 --shape 64x64x64
+one_line; contains "tune needs a GPU: no CUDA driver"
+
 # No driver, an architecture that is not one: one line, exit 1.
 expect 1 "bench without a driver" -- env TESSEL_CUDA_DRIVER=/nonexistent/libcuda.so.1 \
   "$tessel" bench naive --shape 64x64x64

@@ -37,29 +37,44 @@ void tune_print_best(const cli_opts *o, const shape_run *r, const int *order,
   }
 }
 
+/* Why candidate c of r failed to compile or run, or ran wrong (text may
+ * hold the words); NULL when it did not fail. */
+static const char *failure(const shape_run *r, const candidate *c,
+                           char *text, size_t len) {
+  if (c->kernel && ts_kernel_status(c->kernel) != TS_OK)
+    return ts_kernel_errmsg(c->kernel);
+  if (!c->has_quick && !c->has_full)
+    return NULL;
+  if (tune_result(c)->status != TS_OK)
+    return tune_result(c)->message;
+  if (!(tune_result(c)->max_rel_err < ts_gemm_tolerance(&r->def))) {
+    snprintf(text, len, "differs from cuBLAS (max relative error %.2e)",
+             tune_result(c)->max_rel_err);
+    return text;
+  }
+  return NULL;
+}
+
 /* Rows that failed to compile or run, or ran wrong: each with its reason;
  * returns how many. */
 int tune_print_failures(const shape_run *r) {
   int failed = 0;
   for (int i = 0; i < r->n; i++) {
-    const candidate *c = &r->c[i];
-    const char *why = NULL;
     char text[160];
-    if (c->kernel && ts_kernel_status(c->kernel) != TS_OK)
-      why = ts_kernel_errmsg(c->kernel);
-    else if (!c->has_quick && !c->has_full)
-      continue;
-    else if (tune_result(c)->status != TS_OK)
-      why = tune_result(c)->message;
-    else if (!(tune_result(c)->max_rel_err < ts_gemm_tolerance(&r->def))) {
-      snprintf(text, sizeof(text), "differs from cuBLAS (max relative error "
-               "%.2e)", tune_result(c)->max_rel_err);
-      why = text;
-    }
+    const char *why = failure(r, &r->c[i], text, sizeof(text));
     if (why) {
-      printf("  FAIL %s: %.300s\n", c->text, why);
+      printf("  FAIL %s: %.300s\n", r->c[i].text, why);
       failed++;
     }
+  }
+  return failed;
+}
+
+int tune_count_failures(const shape_run *r) {
+  int failed = 0;
+  for (int i = 0; i < r->n; i++) {
+    char text[160];
+    failed += failure(r, &r->c[i], text, sizeof(text)) != NULL;
   }
   return failed;
 }

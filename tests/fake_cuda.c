@@ -1,0 +1,327 @@
+/*
+ * A CUDA driver and cuBLAS that run nothing, for testing on a machine
+ * without a GPU what tessel does around the GPU: tune's supervisor,
+ * journal and reports (test_tune_faults.sh).  Device memory is host
+ * memory; a launch leaves C as it was (so every kernel agrees with
+ * "cuBLAS" where beta is 1) and takes a time made from its entry point's
+ * name; a kernel whose entry point is `gemm` (a hand-written one, as
+ * TESSEL_TUNE_FAULT's) faults as an illegal address does: that launch
+ * succeeds and every later call fails with CUDA_ERROR_ILLEGAL_ADDRESS.
+ *
+ * tessel loads it as the driver through TESSEL_CUDA_DRIVER, and as
+ * cuBLAS under the name libcuBLAS is looked for (libcublas.so.13, in a
+ * directory on LD_LIBRARY_PATH); the dynamic loader sees one library.
+ */
+#include <cuda.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The first error of a fault: CUDA's errors after one are sticky. */
+static CUresult sticky = CUDA_SUCCESS;
+/* The device's clock, in ms: launches advance it, events read it. */
+static double clock_ms;
+
+typedef struct {
+  char name[256];
+} fake_function;
+
+/* A module owns the functions got from it, as the driver's does. */
+enum { MAX_FUNCTIONS = 8 };
+typedef struct {
+  fake_function fns[MAX_FUNCTIONS];
+  int n;
+} fake_module;
+
+typedef struct {
+  double at;
+} fake_event;
+
+static uint64_t fnv1a(const char *s) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (; *s; s++)
+    h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+  return h;
+}
+
+static CUresult fake_cuInit(unsigned flags) {
+  (void)flags;
+  return CUDA_SUCCESS;
+}
+
+static CUresult fake_cuDriverGetVersion(int *v) {
+  *v = CUDA_VERSION;
+  return CUDA_SUCCESS;
+}
+
+static CUresult fake_cuDeviceGetCount(int *n) {
+  *n = 1;
+  return CUDA_SUCCESS;
+}
+
+static CUresult fake_cuDeviceGet(CUdevice *d, int ordinal) {
+  *d = ordinal;
+  return CUDA_SUCCESS;
+}
+
+static CUresult fake_cuDeviceGetName(char *name, int len, CUdevice d) {
+  (void)d;
+  strncpy(name, "Fake GPU (tests/fake_cuda.c)", (size_t)len - 1);
+  name[len - 1] = 0;
+  return CUDA_SUCCESS;
+}
+
+static CUresult fake_cuDeviceGetAttribute(int *v, CUdevice_attribute a,
+                                          CUdevice d) {
+  (void)d;
+  switch (a) {
+  case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *v = 9; break;
+  case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *v = 0; break;
+  case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *v = 132; break;
+  case CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE: *v = 1 << 20; break;
+  case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *v = 1024; break;
+  case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X: *v = 1024; break;
+  case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y: *v = 1024; break;
+  case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z: *v = 64; break;
+  case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X: *v = 0x7fffffff; break;
+  case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y: *v = 65535; break;
+  case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z: *v = 65535; break;
+  case CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK: *v = 65536; break;
+  case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK: *v = 49152; break;
+  case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: *v = 232448; break;
+  default: *v = 0; break;
+  }
+  return CUDA_SUCCESS;
+}
+
+static CUresult fake_cuDevicePrimaryCtxRetain(CUcontext *c, CUdevice d) {
+  (void)d;
+  *c = (CUcontext)&sticky;
+  return CUDA_SUCCESS;
+}
+
+static CUresult fake_cuDevicePrimaryCtxRelease(CUdevice d) {
+  (void)d;
+  return CUDA_SUCCESS;
+}
+
+static CUresult fake_cuCtxSetCurrent(CUcontext c) {
+  (void)c;
+  return sticky;
+}
+
+static CUresult fake_cuCtxSynchronize(CUcontext c) {
+  (void)c;
+  return sticky;
+}
+
+static CUresult fake_cuModuleLoadData(CUmodule *m, const void *image) {
+  (void)image;
+  *m = (CUmodule)calloc(1, sizeof(fake_module));
+  return *m ? sticky : CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+static CUresult fake_cuModuleUnload(CUmodule m) {
+  free(m);
+  return sticky;
+}
+
+static CUresult fake_cuModuleGetFunction(CUfunction *f, CUmodule m,
+                                         const char *name) {
+  fake_module *mod = (fake_module *)m;
+  if (mod->n == MAX_FUNCTIONS)
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  fake_function *fn = &mod->fns[mod->n++];
+  strncpy(fn->name, name, sizeof(fn->name) - 1);
+  *f = (CUfunction)fn;
+  return sticky;
+}
+
+/* A hand-written kernel's geometry: 32 threads a block, a block a row of
+ * 32 elements of C. */
+static int block[3] = {32, 1, 1}, tile[2] = {1, 32};
+
+static CUresult fake_cuModuleGetGlobal(CUdeviceptr *p, size_t *bytes,
+                                       CUmodule m, const char *name) {
+  (void)m;
+  int *v = strcmp(name, "tessel_block") == 0  ? block
+           : strcmp(name, "tessel_tile") == 0 ? tile
+                                              : NULL;
+  if (!v)
+    return CUDA_ERROR_NOT_FOUND;
+  *p = (CUdeviceptr)(uintptr_t)v;
+  *bytes = v == block ? sizeof(block) : sizeof(tile);
+  return sticky;
+}
+
+static CUresult fake_cuFuncSetAttribute(CUfunction f, CUfunction_attribute a,
+                                        int v) {
+  (void)f, (void)a, (void)v;
+  return sticky;
+}
+
+static CUresult fake_cuFuncGetAttribute(int *v, CUfunction_attribute a,
+                                        CUfunction f) {
+  (void)f;
+  *v = a == CU_FUNC_ATTRIBUTE_NUM_REGS ? 32 : 0;
+  return sticky;
+}
+
+static CUresult fake_cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy,
+                                    unsigned gz, unsigned bx, unsigned by,
+                                    unsigned bz, unsigned shared, CUstream s,
+                                    void **params, void **extra) {
+  (void)gx, (void)gy, (void)gz, (void)bx, (void)by, (void)bz, (void)shared;
+  (void)s, (void)params, (void)extra;
+  if (sticky != CUDA_SUCCESS)
+    return sticky;
+  const char *name = ((fake_function *)f)->name;
+  if (strcmp(name, "gemm") == 0)
+    sticky = CUDA_ERROR_ILLEGAL_ADDRESS; /* reported by the next call */
+  clock_ms += 0.01 + (double)(fnv1a(name) % 1000) * 1e-4;
+  return CUDA_SUCCESS;
+}
+
+static CUresult fake_cuMemAlloc(CUdeviceptr *p, size_t bytes) {
+  void *m = sticky == CUDA_SUCCESS ? malloc(bytes ? bytes : 1) : NULL;
+  *p = (CUdeviceptr)(uintptr_t)m;
+  return sticky != CUDA_SUCCESS ? sticky
+         : m                    ? CUDA_SUCCESS
+                                : CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+static CUresult fake_cuMemFree(CUdeviceptr p) {
+  free((void *)(uintptr_t)p);
+  return sticky;
+}
+
+static CUresult fake_cuMemcpyHtoD(CUdeviceptr dst, const void *src, size_t n) {
+  if (sticky == CUDA_SUCCESS)
+    memcpy((void *)(uintptr_t)dst, src, n);
+  return sticky;
+}
+
+static CUresult fake_cuMemcpyDtoH(void *dst, CUdeviceptr src, size_t n) {
+  if (sticky == CUDA_SUCCESS)
+    memcpy(dst, (const void *)(uintptr_t)src, n);
+  return sticky;
+}
+
+static CUresult fake_cuMemcpyDtoD(CUdeviceptr dst, CUdeviceptr src, size_t n) {
+  if (sticky == CUDA_SUCCESS)
+    memcpy((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, n);
+  return sticky;
+}
+
+static CUresult fake_cuMemsetD32(CUdeviceptr dst, unsigned v, size_t n) {
+  unsigned *p = (unsigned *)(uintptr_t)dst;
+  for (size_t i = 0; sticky == CUDA_SUCCESS && i < n; i++)
+    p[i] = v;
+  return sticky;
+}
+
+static CUresult fake_cuEventCreate(CUevent *e, unsigned flags) {
+  (void)flags;
+  *e = (CUevent)calloc(1, sizeof(fake_event));
+  return sticky;
+}
+
+static CUresult fake_cuEventDestroy(CUevent e) {
+  free(e);
+  return sticky;
+}
+
+static CUresult fake_cuEventRecord(CUevent e, CUstream s) {
+  (void)s;
+  ((fake_event *)e)->at = clock_ms;
+  return sticky;
+}
+
+static CUresult fake_cuEventSynchronize(CUevent e) {
+  (void)e;
+  return sticky;
+}
+
+static CUresult fake_cuEventElapsedTime(float *ms, CUevent a, CUevent b) {
+  *ms = (float)(((fake_event *)b)->at - ((fake_event *)a)->at);
+  return sticky;
+}
+
+static CUresult fake_cuGetErrorName(CUresult r, const char **s) {
+  *s = r == CUDA_ERROR_ILLEGAL_ADDRESS    ? "CUDA_ERROR_ILLEGAL_ADDRESS"
+       : r == CUDA_ERROR_NOT_FOUND        ? "CUDA_ERROR_NOT_FOUND"
+       : r == CUDA_ERROR_OUT_OF_MEMORY    ? "CUDA_ERROR_OUT_OF_MEMORY"
+                                          : "CUDA_ERROR_UNKNOWN";
+  return CUDA_SUCCESS;
+}
+
+static CUresult fake_cuGetErrorString(CUresult r, const char **s) {
+  *s = r == CUDA_ERROR_ILLEGAL_ADDRESS
+           ? "an illegal memory access was encountered"
+           : "an error of the fake driver";
+  return CUDA_SUCCESS;
+}
+
+#define FAKE(f) {#f, (void *)fake_##f},
+static const struct {
+  const char *name;
+  void *fn;
+} functions[] = {
+    FAKE(cuInit) FAKE(cuDriverGetVersion) FAKE(cuDeviceGetCount)
+    FAKE(cuDeviceGet) FAKE(cuDeviceGetName) FAKE(cuDeviceGetAttribute)
+    FAKE(cuDevicePrimaryCtxRetain) FAKE(cuDevicePrimaryCtxRelease)
+    FAKE(cuCtxSetCurrent) FAKE(cuCtxSynchronize) FAKE(cuModuleLoadData)
+    FAKE(cuModuleUnload) FAKE(cuModuleGetFunction) FAKE(cuModuleGetGlobal)
+    FAKE(cuFuncSetAttribute) FAKE(cuFuncGetAttribute) FAKE(cuLaunchKernel)
+    FAKE(cuMemAlloc) FAKE(cuMemFree) FAKE(cuMemcpyHtoD) FAKE(cuMemcpyDtoH)
+    FAKE(cuMemcpyDtoD) FAKE(cuMemsetD32) FAKE(cuEventCreate)
+    FAKE(cuEventDestroy) FAKE(cuEventRecord) FAKE(cuEventSynchronize)
+    FAKE(cuEventElapsedTime) FAKE(cuGetErrorString) FAKE(cuGetErrorName)
+};
+
+CUresult cuGetProcAddress_v2(const char *symbol, void **fn, int version,
+                             cuuint64_t flags,
+                             CUdriverProcAddressQueryResult *status) {
+  (void)version, (void)flags;
+  for (size_t i = 0; i < sizeof(functions) / sizeof(functions[0]); i++)
+    if (strcmp(symbol, functions[i].name) == 0) {
+      *fn = functions[i].fn;
+      if (status)
+        *status = CU_GET_PROC_ADDRESS_SUCCESS;
+      return CUDA_SUCCESS;
+    }
+  *fn = NULL;
+  if (status)
+    *status = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+  return CUDA_ERROR_NOT_FOUND;
+}
+
+/* ---- cuBLAS: the four entry points tessel loads --------------------------- */
+
+int cublasCreate_v2(void **handle) {
+  *handle = &clock_ms;
+  return 0;
+}
+
+int cublasDestroy_v2(void *handle) {
+  (void)handle;
+  return 0;
+}
+
+int cublasSetMathMode(void *handle, int mode) {
+  (void)handle, (void)mode;
+  return 0;
+}
+
+/* C left as it was; the launch takes 0.05 ms.  A failed context makes it
+ * fail, as cuBLAS's launches do. */
+int cublasGemmEx(void *handle, int ta, int tb, int m, int n, int k,
+                 const void *alpha, const void *A, int at, int lda,
+                 const void *B, int bt, int ldb, const void *beta, void *C,
+                 int ct, int ldc, int compute, int algo) {
+  (void)handle, (void)ta, (void)tb, (void)m, (void)n, (void)k, (void)alpha;
+  (void)A, (void)at, (void)lda, (void)B, (void)bt, (void)ldb, (void)beta;
+  (void)C, (void)ct, (void)ldc, (void)compute, (void)algo;
+  clock_ms += 0.05;
+  return sticky == CUDA_SUCCESS ? 0 : 13; /* CUBLAS_STATUS_EXECUTION_FAILED */
+}
