@@ -33,6 +33,7 @@ contains() {
 expect 0 "list" -- "$tessel" list
 contains "coalesced"
 expect 0 "--help" -- "$tessel" --help
+contains "exit status: 0 done"; contains "2 a usage error"
 for cmd in list show check bench tune; do
   expect 0 "$cmd --help" -- "$tessel" $cmd --help
 done

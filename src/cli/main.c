@@ -33,7 +33,9 @@ static const char *usage_text =
     "common options: --alpha X --beta Y (default 1 and 0); layouts NN, NT,\n"
     "TN, TT (op(A) op(B), T: stored transposed); --dtype f32|f16|bf16 (A and\n"
     "B, default f32) and --c-dtype f32|f16|bf16 (C, default f32), summed in\n"
-    "fp32.  `tessel COMMAND --help` says more.\n";
+    "fp32.  `tessel COMMAND --help` says more.\n"
+    "exit status: 0 done (and every check or benchmark correct), 1 a failure\n"
+    "(a wrong result, a compile error, no GPU), 2 a usage error.\n";
 
 static const char *show_help =
     "usage: tessel show SCHEDULE [--ir|--cuda|--trace] [--shape MxNxK]\n"
