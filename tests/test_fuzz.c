@@ -3,9 +3,11 @@
  * 10000) from TS_FUZZ_SEED (default fixed, so that a run is reproducible;
  * set it to explore).  A failing case prints its seed and itself as a C
  * program; TS_FUZZ_SEED=<case seed> TS_FUZZ_CASES=1 runs that case alone.
+ * The run ends with what the cases met and the CPU time they took.
  */
 #include <signal.h>
 #include <stdio.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "fuzz/gen.h"
@@ -46,12 +48,61 @@ static uint64_t case_seed(uint64_t base, uint64_t i) {
   return i == 0 ? base : ts_random_next(&state);
 }
 
+/* What a run met: outcomes, of all cases and of those that drew knobs,
+ * the schedules' statuses, and the time each kind of case took. */
+typedef struct tally {
+  long counts[4], knob_counts[4];
+  long statuses[TS_STATUS_COUNT];
+  double seconds[2]; /* primitive cases, knob cases */
+  double slowest;
+  uint64_t slowest_seed;
+} tally;
+
+/* The process's CPU time: a case's cost whatever else the machine runs. */
+static double cpu_seconds(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static void count_case(tally *t, const fz_result *r, double seconds) {
+  t->counts[r->outcome]++;
+  t->knob_counts[r->outcome] += r->knobs;
+  if (r->status >= 0 && r->status < TS_STATUS_COUNT)
+    t->statuses[r->status]++;
+  t->seconds[r->knobs] += seconds;
+  if (seconds > t->slowest) {
+    t->slowest = seconds;
+    t->slowest_seed = current_seed;
+  }
+}
+
+static void print_tally(const tally *t, uint64_t base, uint64_t cases) {
+  const long *c = t->counts, *k = t->knob_counts;
+  long knobs = k[0] + k[1] + k[2] + k[3];
+  printf("fuzz: seed 0x%llx, %llu cases: %ld refused by a primitive, %ld "
+         "refused at lowering, %ld checked correct, %ld failed\n",
+         (unsigned long long)base, (unsigned long long)cases, c[0], c[1],
+         c[2], c[3]);
+  printf("  of which %ld drew a space's knobs: %ld refused (pruned or "
+         "unparsable), %ld refused at lowering, %ld checked correct, %ld "
+         "failed\n", knobs, k[0], k[1], k[2], k[3]);
+  long all = c[0] + c[1] + c[2] + c[3];
+  printf("  CPU time: %.2f ms a case, %.2f ms a knob case; slowest %.0f ms "
+         "(0x%016llx)\n", 1e3 * (t->seconds[0] + t->seconds[1]) /
+         (double)(all ? all : 1), 1e3 * t->seconds[1] /
+         (double)(knobs ? knobs : 1), 1e3 * t->slowest,
+         (unsigned long long)t->slowest_seed);
+  for (int st = 0; st < TS_STATUS_COUNT; st++)
+    if (t->statuses[st])
+      printf("  %6ld  %s\n", t->statuses[st], ts_strerror((ts_status)st));
+}
+
 static void test_fuzz_schedules(void **state) {
   (void)state;
   uint64_t base = env_u64("TS_FUZZ_SEED", 0x7e55e1f022ull);
   uint64_t cases = env_u64("TS_FUZZ_CASES", 10000);
-  long counts[4] = {0};
-  long statuses[TS_STATUS_COUNT] = {0};
+  tally t = {0};
   int failures = 0;
   signal(SIGSEGV, on_crash);
   signal(SIGABRT, on_crash);
@@ -61,23 +112,16 @@ static void test_fuzz_schedules(void **state) {
   for (uint64_t i = 0; i < cases && failures < 3; i++) {
     current_seed = case_seed(base, i);
     fz_source src = {.rng = current_seed};
+    double start = cpu_seconds();
     fz_result r = fz_run_case(&src, current_seed);
-    counts[r.outcome]++;
-    if (r.status >= 0 && r.status < TS_STATUS_COUNT)
-      statuses[r.status]++;
+    count_case(&t, &r, cpu_seconds() - start);
     if (r.outcome == FZ_FAIL) {
       fprintf(stderr, "%s\n", r.report ? r.report : "(no report: out of memory)");
       failures++;
     }
     free(r.report);
   }
-  printf("fuzz: seed 0x%llx, %llu cases: %ld refused by a primitive, %ld "
-         "refused at lowering, %ld checked correct, %ld failed\n",
-         (unsigned long long)base, (unsigned long long)cases, counts[0],
-         counts[1], counts[2], counts[3]);
-  for (int st = 0; st < TS_STATUS_COUNT; st++)
-    if (statuses[st])
-      printf("  %6ld  %s\n", statuses[st], ts_strerror((ts_status)st));
+  print_tally(&t, base, cases);
   assert_int_equal(failures, 0);
 }
 

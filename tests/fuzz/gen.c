@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "ir/strbuf.h"
+#include "knobs.h"
 #include "random.h"
 #include "tessel.h"
 
@@ -33,6 +34,7 @@ typedef struct fz_case {
   int block[3]; /* the indices of the loops bound to blockIdx, in order */
   int nblock;
   bool hostile; /* wrong arguments on purpose; otherwise only plausible ones */
+  bool knobs;   /* a space's configuration instead of primitives (knobs.c) */
   double work;  /* iterations of the nest, m * n * k grown by the splits */
   ts_stage *stages[MAX_STAGES];
   int nstages;
@@ -64,6 +66,8 @@ static uint32_t pick(fz_source *src, uint32_t n) {
   }
   return v % n;
 }
+
+uint32_t fz_pick(fz_source *src, uint32_t n) { return pick(src, n); }
 
 static bool chance(fz_case *c, uint32_t percent) {
   return pick(c->src, 100) < percent;
@@ -147,13 +151,16 @@ static int64_t factor_arg(fz_case *c) {
 
 /* ---- Checking each call ---------------------------------------------------- */
 
+void fz_vfail(char *why, size_t whylen, const char *fmt, va_list ap) {
+  if (!why[0])
+    vsnprintf(why, whylen, fmt, ap);
+}
+
 __attribute__((format(printf, 2, 3))) static void fail(fz_case *c,
                                                        const char *fmt, ...) {
-  if (c->why[0])
-    return;
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(c->why, sizeof(c->why), fmt, ap);
+  fz_vfail(c->why, sizeof(c->why), fmt, ap);
   va_end(ap);
 }
 
@@ -592,22 +599,29 @@ static const char *type_constant(ts_dtype t) {
   return t == TS_F16 ? "TS_F16" : t == TS_BF16 ? "TS_BF16" : "TS_F32";
 }
 
-static void begin_program(fz_case *c) {
+/* The program up to the definition, which every case starts with. */
+static void program_head(fz_case *c) {
   ts_buf_printf(&c->prog,
                 "/* tessel schedule fuzzer case, seed 0x%016llx */\n"
-                "#include <stdio.h>\n#include <tessel.h>\n\n"
+                "#include <stdio.h>\n#include <stdlib.h>\n"
+                "#include <tessel.h>\n\n"
                 "int main(void) {\n"
                 "  ts_gemm def = ts_gemm_make(%lld, %lld, %lld);\n"
                 "  def.layout = TS_%s;\n  def.alpha = %#.6gf;\n  def.beta = %#.6gf;\n"
-                "  def.a_type = %s;\n  def.b_type = %s;\n  def.c_type = %s;\n"
-                "  ts_sched *s = ts_matmul(&def), *other = ts_matmul(&def);\n"
-                "  ts_loop *F = ts_get_loop(other, \"i\");\n"
-                "  ts_loop *L[%d] = {0};\n  ts_stage *S[%d] = {0};\n",
+                "  def.a_type = %s;\n  def.b_type = %s;\n  def.c_type = %s;\n",
                 (unsigned long long)c->seed, (long long)c->def.m,
                 (long long)c->def.n, (long long)c->def.k,
                 ts_layout_name(c->def.layout), (double)c->def.alpha,
                 (double)c->def.beta, type_constant(c->def.a_type),
-                type_constant(c->def.b_type), type_constant(c->def.c_type),
+                type_constant(c->def.b_type), type_constant(c->def.c_type));
+}
+
+static void begin_program(fz_case *c) {
+  program_head(c);
+  ts_buf_printf(&c->prog,
+                "  ts_sched *s = ts_matmul(&def), *other = ts_matmul(&def);\n"
+                "  ts_loop *F = ts_get_loop(other, \"i\");\n"
+                "  ts_loop *L[%d] = {0};\n  ts_stage *S[%d] = {0};\n",
                 MAX_LOOPS, MAX_STAGES);
 }
 
@@ -615,11 +629,12 @@ static void end_program(fz_case *c) {
   ts_buf_printf(&c->prog,
                 "  char msg[4096];\n"
                 "  ts_status st = ts_check(s, 0x%016llxull, msg, sizeof(msg));\n"
-                "  printf(\"%%s\\n%%s\\n\", ts_strerror(st), msg);\n"
-                "  (void)L; (void)S; (void)F;\n"
-                "  ts_sched_free(other);\n  ts_sched_free(s);\n"
-                "  return st != TS_OK;\n}\n",
+                "  printf(\"%%s\\n%%s\\n\", ts_strerror(st), msg);\n",
                 (unsigned long long)c->seed);
+  if (!c->knobs)
+    ts_buf_puts(&c->prog, "  (void)L; (void)S; (void)F;\n"
+                          "  ts_sched_free(other);\n");
+  ts_buf_puts(&c->prog, "  ts_sched_free(s);\n  return st != TS_OK;\n}\n");
 }
 
 /* Element types: fp32 in half the cases, else fp16 or bf16 A and B (in
@@ -656,8 +671,10 @@ static void random_definition(fz_case *c) {
   random_types(c);
 }
 
+/* Replayed onto a fresh definition of the same name: a space's schedule
+ * is named after the space, which the IR's first line prints. */
 static bool same_ir_after_replay(fz_case *c) {
-  ts_sched *again = ts_matmul(&c->def);
+  ts_sched *again = ts_matmul_named(&c->def, ts_sched_name(c->s));
   ts_status st = ts_replay(c->s, again);
   char *want = ts_print_ir(c->s), *got = ts_print_ir(again);
   bool same = st == TS_OK && want && got && strcmp(want, got) == 0;
@@ -704,9 +721,35 @@ static char *make_report(fz_case *c) {
   ts_buf_init(&r);
   ts_buf_printf(&r, "fuzz case 0x%016llx failed: %s\nschedule status: %s\n%s\n"
                 "The case as C:\n%s", (unsigned long long)c->seed, c->why,
-                ts_strerror(ts_sched_status(c->s)), ts_sched_errmsg(c->s),
+                c->s ? ts_strerror(ts_sched_status(c->s)) : "no schedule",
+                c->s ? ts_sched_errmsg(c->s) : "",
                 c->prog.data ? c->prog.data : "(out of memory)\n");
   return ts_buf_take(&r);
+}
+
+/* A random sequence of primitives, plausible or hostile. */
+static void primitive_case(fz_case *c) {
+  begin_program(c);
+  c->s = ts_matmul(&c->def);
+  c->other = ts_matmul(&c->def);
+  c->foreign = ts_get_loop(c->other, "i");
+  c->hostile = chance(c, 40);
+  if (chance(c, 60))
+    gpu_skeleton(c);
+  int nops = 1 + (int)pick(c->src, c->hostile ? MAX_OPS : MAX_OPS / 2);
+  for (int i = 0; i < nops && !c->why[0]; i++)
+    random_op(c);
+}
+
+/* A space's schedule in a drawn configuration (knobs.c), perhaps at a
+ * larger definition; no schedule when its text does not parse. */
+static void knob_case(fz_case *c) {
+  c->knobs = true;
+  fz_knob_definition(c->src, &c->def);
+  program_head(c);
+  c->s = fz_knob_schedule(c->src, &c->def, &c->prog, c->why, sizeof(c->why));
+  /* Without a schedule the parser refused the text: a refusal too. */
+  c->status = c->s ? ts_sched_status(c->s) : TS_ERR_BAD_ARG;
 }
 
 fz_result fz_run_case(fz_source *src, uint64_t seed) {
@@ -714,20 +757,15 @@ fz_result fz_run_case(fz_source *src, uint64_t seed) {
   ts_buf_init(&c.prog);
   running = &c;
   random_definition(&c);
-  begin_program(&c);
-  c.s = ts_matmul(&c.def);
-  c.other = ts_matmul(&c.def);
-  c.foreign = ts_get_loop(c.other, "i");
-  c.hostile = chance(&c, 40);
-  if (chance(&c, 60))
-    gpu_skeleton(&c);
-  int nops = 1 + (int)pick(src, c.hostile ? MAX_OPS : MAX_OPS / 2);
-  for (int i = 0; i < nops && !c.why[0]; i++)
-    random_op(&c);
+  if (chance(&c, FZ_KNOB_PERCENT))
+    knob_case(&c);
+  else
+    primitive_case(&c);
   fz_result res = {.outcome = c.why[0]          ? FZ_FAIL
                                : c.status != TS_OK ? FZ_PASS_ERROR
-                                                   : check_accepted(&c)};
-  res.status = ts_sched_status(c.s);
+                                                   : check_accepted(&c),
+                   .knobs = c.knobs};
+  res.status = c.s ? (int)ts_sched_status(c.s) : -1;
   end_program(&c);
   if (res.outcome == FZ_FAIL)
     res.report = make_report(&c);

@@ -6,7 +6,8 @@
  * every failing call gives a status and a message naming the call and the
  * schedule stays in that error, and, when every call succeeds, the reference
  * executor finds the kernel correct and free of faults, the CUDA source is
- * generated and the trace replays to the same loop nest.
+ * generated and the trace replays to the same loop nest.  Some cases draw
+ * a tuning space's knobs instead of primitives (knobs.h).
  *
  * The choices come from a source: a seeded generator (the cmocka test) or
  * the bytes libFuzzer gives (the coverage-guided harness).
@@ -33,7 +34,8 @@ typedef enum {
 
 typedef struct fz_result {
   fz_outcome outcome;
-  int status;   /* the schedule's final ts_status */
+  int status;   /* the schedule's final ts_status (-1: no schedule) */
+  bool knobs;   /* the case drew a space's configuration (knobs.c) */
   char *report; /* on FZ_FAIL: why, and the case as a C program (malloc'd) */
 } fz_result;
 
