@@ -332,6 +332,19 @@ static void op_mark(fz_case *c, bool vector) {
     c->gone[index] = true;
 }
 
+/* ts_partition; a loop it takes accepts no further primitive that changes
+ * it, so it leaves the pool as an unrolled one does. */
+static void op_partition(fz_case *c) {
+  char text[32];
+  int index;
+  ts_loop *loop = loop_arg_at(c, text, sizeof(text), &index);
+  ts_status st = ts_partition(c->s, loop);
+  ts_buf_printf(&c->prog, "  ts_partition(s, %s);\n", text);
+  after_call(c, st, "ts_partition");
+  if (st == TS_OK && index >= 0)
+    c->gone[index] = true;
+}
+
 static void op_rename(fz_case *c) {
   static const char *const names[] = {"x", "tile", "i", "i.outer", "",
                                       "9a", "a b", NULL, "long"};
@@ -566,6 +579,7 @@ static void random_op(fz_case *c) {
   else if (r < 95) op_min_blocks(c);
   else if (r < 96) op_swizzle(c);
   else if (r < 98) op_split_k(c);
+  else if (r < 99 || chance(c, 50)) op_partition(c);
   else op_get_loop_random(c);
 }
 
