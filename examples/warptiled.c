@@ -32,7 +32,8 @@ static const char *const warps[] = {"64x64", "32x64", "64x32", "32x32"};
 static const int64_t warp_dims[][2] = {{64, 64}, {32, 64}, {64, 32},
                                        {32, 32}};
 enum { NWARPS = 4, LANE_ROWS = 8, LANE_COLS = 4, MAX_WARPS = 16,
-       SWIZZLE_ROWS = 16, SPLIT_K_BLOCKS = 256, SPLIT_K_DEPTH = 512 };
+       SWIZZLE_ROWS = 16, SPLIT_K_BLOCKS = 256, SPLIT_K_DEPTH = 512,
+       DEEPEST_BK = 16 /* the largest bk: K a multiple leaves no k tail */ };
 
 /* Registers a thread needs, roughly: its accumulators, one k step of A and
  * B, and addresses.  Past 255 ptxas spills; past 64K a block cannot run. */
@@ -113,7 +114,7 @@ ts_status space_warptiled(ts_sched *s, ts_config *c) {
   t.parts = rows * cols < SPLIT_K_BLOCKS && g->k >= SPLIT_K_DEPTH
                 ? ts_knob(c, "splitk", 3, (int64_t[]){1, 2, 4})
                 : 1;
-  t.partition = g->k % 16 != 0
+  t.partition = g->k % DEEPEST_BK != 0
                     ? ts_knob(c, "partition", 2, (int64_t[]){1, 0})
                     : 0;
   int64_t tm = t.wm / LANE_ROWS, tn = t.wn / LANE_COLS;

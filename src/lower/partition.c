@@ -114,9 +114,8 @@ static ir_stmt *partition_loop(lower_ctx *cx, ir_stmt *loop) {
 /* Bottom up, so that a partitioned loop inside another is split first. */
 static ir_stmt *partition(ir_mutator *m, ir_stmt *s) {
   s = ir_mutate_stmt_children(m, s);
-  if (!s || s->kind != S_FOR || !s->for_.loop->partitioned ||
-      s->for_.loop->kind != TS_SERIAL)
-    return s;
+  if (!s || s->kind != S_FOR || !s->for_.loop->partitioned)
+    return s; /* a partitioned loop stays serial: ts_partition saw to it */
   return partition_loop(m->ctx, s);
 }
 
