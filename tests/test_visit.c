@@ -65,9 +65,12 @@ static int setup(void **state) {
   compute = ir_compute_with_src(&f->a, compute, 0, f->shared, V(), I(0));
   ir_stmt *lanes = ir_new_lanes(&f->a, f->l, ir_new_barrier(&f->a),
                                 ir_new_barrier(&f->a));
-  ir_stmt *items[5] = {loop, compute, lanes, ir_new_async_commit(&f->a),
-                       ir_new_async_wait(&f->a, 1)};
-  f->root = ir_new_seq(&f->a, items, 5);
+  ir_buffer *frag[3] = {f->buf, f->shared, f->shared};
+  ir_expr *at0[2] = {V(), I(0)}, *at1[2] = {I(1), V()}, *at2[2] = {I(2), I(3)};
+  ir_expr **at[3] = {at0, at1, at2};
+  ir_stmt *items[6] = {loop, compute, lanes, ir_new_async_commit(&f->a),
+                       ir_new_async_wait(&f->a, 1), ir_new_mma(&f->a, frag, at)};
+  f->root = ir_new_seq(&f->a, items, 6);
   assert_non_null(f->root);
   assert_false(f->a.failed);
   *state = f;

@@ -16,6 +16,7 @@
 
 #include "../ir/analysis.h"
 #include "../ir/dtype.h"
+#include "../ir/mma.h"
 #include "../ir/printer.h"
 
 typedef struct {
@@ -30,6 +31,7 @@ typedef struct {
   /* Vector types of narrow elements used, a bit per width (1 << lanes). */
   unsigned vectors[TS_DTYPE_COUNT];
   unsigned async_copies; /* cp.async sizes used, a bit per byte count */
+  bool mma_used[TS_DTYPE_COUNT]; /* tensor-core helpers, by operand type */
 } emitter;
 
 static const char *cuda_type(emitter *em, ts_dtype t) {
@@ -364,6 +366,90 @@ static void c_compute(ts_buf *b, const ir_stmt *s, int depth,
   ts_buf_puts(b, "/* unlowered compute */\n");
 }
 
+/* ---- Tensor cores ------------------------------------------------------------- */
+
+/* tessel_mma_m16n8k16_f16(&acc[..], &a[..], &b[..]): the helper takes
+ * each operand's first register; its fragment is the elements after. */
+static void c_mma(ts_buf *b, const ir_stmt *s, int depth,
+                  const ir_stmt_style *st) {
+  emitter *em = st->ctx;
+  ts_dtype ab = s->mma.buf[MMA_A]->dtype;
+  const mma_instr *in = mma_instr_for(ab);
+  em->mma_used[ab] = true;
+  cuda_type(em, ab);
+  ts_buf_indent(b, depth);
+  ts_buf_printf(b, "tessel_mma_%s_%s(", in->name,
+                in->tf32 ? "tf32" : dtype_info_of(ab)->name);
+  for (int w = 0; w < 3; w++) {
+    ts_buf_puts(b, w ? ", &" : "&");
+    c_access(b, s->mma.buf[w], s->mma.idx[w], &em->style);
+  }
+  ts_buf_puts(b, ");\n");
+}
+
+/* The helper of one instruction: the operands packed into the 32-bit
+ * registers the PTX instruction takes (two halves each, low half first;
+ * tf32 rounded by cvt.rna), accumulating in place.  Not volatile: it has
+ * no effect beyond its outputs, and the compiler may schedule it. */
+static void mma_definition(ts_buf *b, const mma_instr *in) {
+  const char *type = dtype_info_of(in->ab)->cuda_type;
+  const char *suffix = in->tf32 ? "tf32" : dtype_info_of(in->ab)->name;
+  int na = in->frag[MMA_A].regs, nb = in->frag[MMA_B].regs;
+  int per = in->tf32 ? 1 : 2; /* elements in a 32-bit register */
+  ts_buf_printf(b, "__device__ __forceinline__ void tessel_mma_%s_%s(float "
+                "*d, const %s *a, const %s *b) {\n  asm(\"mma.sync.aligned."
+                "%s.row.col%s {%%0, %%1, %%2, %%3}, {", in->name, suffix, type,
+                type, in->name, in->ptx_types);
+  int reg = 4;
+  for (int i = 0; i < na / per; i++)
+    ts_buf_printf(b, "%s%%%d", i ? ", " : "", reg++);
+  ts_buf_puts(b, "}, {");
+  for (int i = 0; i < nb / per; i++)
+    ts_buf_printf(b, "%s%%%d", i ? ", " : "", reg++);
+  ts_buf_puts(b, "}, {%0, %1, %2, %3};\\n\"\n      : \"+f\"(d[0]), "
+              "\"+f\"(d[1]), \"+f\"(d[2]), \"+f\"(d[3])\n      :");
+  for (int w = MMA_A; w <= MMA_B; w++) {
+    int n = in->frag[w].regs;
+    for (int i = 0; i < n; i += per) {
+      ts_buf_printf(b, "%s \"r\"(", w == MMA_A && i == 0 ? "" : ",");
+      if (in->tf32)
+        ts_buf_printf(b, "tessel_tf32(%c[%d]))", "dab"[w], i);
+      else
+        ts_buf_printf(b, "tessel_pack_%s(%c[%d], %c[%d]))", suffix, "dab"[w],
+                      i, "dab"[w], i + 1);
+    }
+  }
+  ts_buf_puts(b, ");\n}\n");
+}
+
+static void mma_definitions(ts_buf *b, const emitter *em) {
+  bool any = false;
+  for (int t = 0; t < TS_DTYPE_COUNT; t++)
+    any |= em->mma_used[t];
+  if (!any)
+    return;
+  ts_buf_puts(b, "// mma.sync (sm_80): one warp multiplies a tile of A by a "
+              "tile of B into\n// fp32 accumulators; each lane holds the "
+              "elements the PTX ISA's fragment\n// layouts give it.\n");
+  if (em->mma_used[TS_F16])
+    ts_buf_puts(b, "__device__ __forceinline__ unsigned tessel_pack_f16(__half"
+                " lo, __half hi) {\n  return (unsigned)__half_as_ushort(lo) | "
+                "(unsigned)__half_as_ushort(hi) << 16;\n}\n");
+  if (em->mma_used[TS_BF16])
+    ts_buf_puts(b, "__device__ __forceinline__ unsigned tessel_pack_bf16("
+                "__nv_bfloat16 lo, __nv_bfloat16 hi) {\n  return (unsigned)"
+                "__bfloat16_as_ushort(lo) | (unsigned)__bfloat16_as_ushort(hi)"
+                " << 16;\n}\n");
+  if (em->mma_used[TS_F32])
+    ts_buf_puts(b, "__device__ __forceinline__ unsigned tessel_tf32(float x) "
+                "{\n  unsigned r;\n  asm(\"cvt.rna.tf32.f32 %0, %1;\\n\" : "
+                "\"=r\"(r) : \"f\"(x));\n  return r;\n}\n");
+  for (int t = 0; t < TS_DTYPE_COUNT; t++)
+    if (em->mma_used[t])
+      mma_definition(b, mma_instr_for((ts_dtype)t));
+  ts_buf_puts(b, "\n");
+}
+
 /* The statements: the printer's walk, in C. */
 static const ir_stmt_style c_stmt_style = {
     .if_open = "if (", .if_then = ") {\n", .else_line = "} else {\n",
@@ -371,7 +457,7 @@ static const ir_stmt_style c_stmt_style = {
     .commit = "asm volatile(\"cp.async.commit_group;\\n\" ::: \"memory\");\n",
     .wait = c_wait, .loop = c_loop,
     .lanes = c_lanes, .alloc = c_alloc, .store = c_store,
-    .compute = c_compute};
+    .compute = c_compute, .mma = c_mma};
 
 /* The headers of the element types used, and the vector structs. */
 static void type_definitions(ts_buf *b, const emitter *em) {
@@ -508,6 +594,7 @@ char *ts_program_cuda(const ts_program *p) {
   header(&out, p);
   type_definitions(&out, &em);
   async_copy_definitions(&out, &em);
+  mma_definitions(&out, &em);
   if (em.needs_floordiv)
     ts_buf_printf(&out,
                   "// Floor division and modulo, for numerators that may be "

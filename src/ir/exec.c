@@ -32,6 +32,7 @@
 #include <string.h>
 
 #include "dtype.h"
+#include "mma.h"
 
 enum { NONE = -1, MANY = -2, MAX_LIVE = 64 };
 
@@ -676,6 +677,60 @@ static void run_barrier(exec *x, const bool *active) {
   x->epoch++;
 }
 
+/* Operand w's registers of `lane` (thread t) into r; false after a
+ * fault, which a register nothing wrote is. */
+static bool mma_operand(exec *x, const ir_stmt *s, int w, int t, int nregs,
+                        float *r, int64_t *off) {
+  const ir_buffer *b = s->mma.buf[w];
+  mem *m = find_mem(x, b);
+  *off = element(x, b, s->mma.idx[w], t, "mma operand read");
+  for (int i = 0; m && *off >= 0 && i < nregs && !x->fault; i++)
+    r[i] = read_at(x, m, *off + i * b->strides[b->ndim - 1], t);
+  return m && *off >= 0 && !x->fault;
+}
+
+/* A warp's tensor-core instruction, once for each warp that reaches it:
+ * the lanes' registers gathered, the tiles multiplied, the accumulators
+ * scattered back (mma.h).  The whole warp must be there. */
+static void run_mma(exec *x, const ir_stmt *s, const bool *active) {
+  const mma_instr *in = mma_instr_for(s->mma.buf[MMA_A]->dtype);
+  float regs[3][MMA_LANES][MMA_MAX_REGS];
+  int64_t acc_off[MMA_LANES];
+  for (int w0 = 0; w0 < x->nthreads && !x->fault; w0 += MMA_LANES) {
+    int here = 0, missing = -1;
+    for (int l = 0; l < MMA_LANES; l++) {
+      bool on = w0 + l < x->nthreads && active[w0 + l];
+      here += on;
+      missing = !on && missing < 0 ? l : missing;
+    }
+    if (here == 0)
+      continue;
+    if (missing >= 0) {
+      fault(x, w0, "mma.%s reached by %d of the 32 lanes of warp %d (lane "
+            "%d is not there); the instruction needs the whole warp",
+            in->name, here, w0 / MMA_LANES, missing);
+      return;
+    }
+    for (int l = 0; l < MMA_LANES; l++)
+      for (int w = 0; w < 3; w++) {
+        int64_t off;
+        if (!mma_operand(x, s, w, w0 + l, in->frag[w].regs, regs[w][l], &off))
+          return;
+        if (w == MMA_ACC)
+          acc_off[l] = off;
+      }
+    mma_warp(in, regs[MMA_ACC], (const float(*)[MMA_MAX_REGS])regs[MMA_A],
+             (const float(*)[MMA_MAX_REGS])regs[MMA_B]);
+    const ir_buffer *acc = s->mma.buf[MMA_ACC];
+    mem *m = find_mem(x, acc);
+    for (int l = 0; l < MMA_LANES; l++)
+      for (int r = 0; r < in->frag[MMA_ACC].regs; r++)
+        if (!write_at(x, m, acc_off[l] + r * acc->strides[acc->ndim - 1],
+                      w0 + l, regs[MMA_ACC][l][r], false))
+          return;
+  }
+}
+
 static void run(exec *x, const ir_stmt *s, const bool *active) {
   if (x->fault)
     return;
@@ -692,6 +747,7 @@ static void run(exec *x, const ir_stmt *s, const bool *active) {
   case S_ASYNC_COMMIT: run_commit(x, active); return;
   case S_ASYNC_WAIT: run_wait(x, s, active); return;
   case S_LANES: run(x, s->lanes.expanded, active); return;
+  case S_MMA: run_mma(x, s, active); return;
   case S_COMPUTE:
     fault(x, 0, "compute statement in a lowered kernel");
     return;

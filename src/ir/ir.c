@@ -431,6 +431,17 @@ ir_stmt *ir_new_compute(ts_arena *a, ir_expr *i, ir_expr *j, ir_expr *k,
   return s;
 }
 
+ir_stmt *ir_new_mma(ts_arena *a, ir_buffer *const *buf, ir_expr **const *idx) {
+  ir_stmt *s = new_stmt(a, S_MMA);
+  for (int w = 0; s && w < 3; w++) {
+    s->mma.buf[w] = buf[w];
+    s->mma.idx[w] = copy_exprs(a, idx[w], buf[w]->ndim);
+    if (!s->mma.idx[w])
+      return NULL;
+  }
+  return s;
+}
+
 static ir_stmt *copy_compute(ts_arena *a, const ir_stmt *s) {
   ir_stmt *c = new_stmt(a, S_COMPUTE);
   if (c)

@@ -40,6 +40,7 @@ typedef enum {
   FORM_LANES,   /* lanes.body, lanes.expanded */
   FORM_COMPUTE, /* i, j, k, pred, origin[0][0..1], origin[1][0..1]; pred and
                  * the origins may be NULL */
+  FORM_MMA,     /* mma.idx[w][0 .. mma.buf[w]->ndim) for w = 0, 1, 2 */
 } ir_form;
 
 #define IR_EXPR_KINDS(X)                                                      \
@@ -81,7 +82,8 @@ typedef enum {
   X(S_COMPUTE, "compute", FORM_COMPUTE) /* the GEMM update before lowering */ \
   X(S_LANES, "lanes", FORM_LANES)       /* a vectorized loop, lanes expanded */ \
   X(S_ASYNC_COMMIT, "cp.async.commit", FORM_LEAF) /* closes a copy group */  \
-  X(S_ASYNC_WAIT, "cp.async.wait", FORM_LEAF) /* all but wait.pending done */
+  X(S_ASYNC_WAIT, "cp.async.wait", FORM_LEAF) /* all but wait.pending done */ \
+  X(S_MMA, "mma", FORM_MMA) /* a warp's tensor-core multiply-add (mma.h) */
 
 typedef enum {
 #define IR_ENUM(k, s, form) k,
@@ -222,6 +224,16 @@ struct ir_stmt {
       int pending; /* S_ASYNC_WAIT: copy groups that may stay in flight */
     } wait;
     struct {
+      /* acc += a * b over one instruction's tile, collectively by the 32
+       * lanes of a warp.  Operand w (0: the fp32 accumulator, 1: a, 2: b)
+       * is the local buffer buf[w]; a lane's registers of it are the
+       * elements from idx[w] on along its innermost dimension, as many as
+       * the instruction gives a lane (mma.h).  The element type of a and
+       * b selects the instruction. */
+      ir_buffer *buf[3];
+      ir_expr **idx[3];
+    } mma;
+    struct {
       /* C[i, j] += A[i, k] * B[k, j] for the iteration (i, j, k) that these
        * expressions of the loop variables give, where pred holds. */
       ir_expr *i, *j, *k;
@@ -317,6 +329,8 @@ ir_stmt *ir_new_lanes(ts_arena *a, ts_loop *loop, ir_stmt *body,
                       ir_stmt *expanded);
 ir_stmt *ir_new_compute(ts_arena *a, ir_expr *i, ir_expr *j, ir_expr *k,
                         ir_expr *pred);
+/* acc[acc_idx..] += a[a_idx..] * b[b_idx..] for one warp (see S_MMA). */
+ir_stmt *ir_new_mma(ts_arena *a, ir_buffer *const *buf, ir_expr **const *idx);
 
 /* A compute node like s with op(A) (which = 0) or op(B) (1) read from `src`
  * whose element [0, 0] is operand element (o0, o1). */

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "dtype.h"
+#include "mma.h"
 
 static int precedence(ir_expr_kind k) {
   switch (k) {
@@ -239,6 +240,9 @@ void ir_print_stmt_with(ts_buf *b, const ir_stmt *s, int depth,
   case S_ASYNC_WAIT:
     st->wait(b, s, depth, st);
     return;
+  case S_MMA:
+    st->mma(b, s, depth, st);
+    return;
   }
 }
 
@@ -420,11 +424,42 @@ static void pseudo_wait(ts_buf *b, const ir_stmt *s, int depth,
   ts_buf_printf(b, "cp.async.wait %d\n", s->wait.pending);
 }
 
+/* One operand of an S_MMA: "acc[mi, nj, 0:+4]", a lane's registers from
+ * the first on. */
+static void pseudo_fragment(ts_buf *b, const ir_stmt *s, int w,
+                            const mma_instr *in) {
+  const ir_buffer *buf = s->mma.buf[w];
+  ts_buf_printf(b, "%s[", buf->name);
+  for (int d = 0; d < buf->ndim; d++) {
+    if (d)
+      ts_buf_puts(b, ", ");
+    print_expr_line(b, s->mma.idx[w][d]);
+  }
+  ts_buf_printf(b, ":+%d]", in ? in->frag[w].regs : 0);
+}
+
+/* "mma.m16n8k16.f16 acc[..] += a[..] * b[..]" */
+static void pseudo_mma(ts_buf *b, const ir_stmt *s, int depth,
+                       const ir_stmt_style *st) {
+  (void)st;
+  const mma_instr *in = mma_instr_for(s->mma.buf[MMA_A]->dtype);
+  ts_buf_indent(b, depth);
+  ts_buf_printf(b, "mma.%s.%s ", in ? in->name : "?",
+                in && in->tf32 ? "tf32" : ir_dtype_word(s->mma.buf[MMA_A]->dtype));
+  pseudo_fragment(b, s, MMA_ACC, in);
+  ts_buf_puts(b, " += ");
+  pseudo_fragment(b, s, MMA_A, in);
+  ts_buf_puts(b, " * ");
+  pseudo_fragment(b, s, MMA_B, in);
+  ts_buf_puts(b, "\n");
+}
+
 static const ir_stmt_style pseudo_stmt_style = {
     .expr = &ir_pseudo_style, .if_open = "if ", .if_then = ":\n",
     .else_line = "else:\n", .barrier = "barrier\n",
     .commit = "cp.async.commit\n", .wait = pseudo_wait, .loop = pseudo_loop,
-    .alloc = pseudo_alloc, .store = pseudo_store, .compute = pseudo_compute};
+    .alloc = pseudo_alloc, .store = pseudo_store, .compute = pseudo_compute,
+    .mma = pseudo_mma};
 
 void ir_print_stmt(ts_buf *b, const ir_stmt *s, int depth,
                    const ts_loop *mark) {

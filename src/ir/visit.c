@@ -99,6 +99,11 @@ void ir_visit_stmt(ir_visitor *v, const ir_stmt *s) {
       for (int d = 0; d < 2; d++)
         ir_visit_expr(v, s->compute.origin[w][d]);
     break;
+  case FORM_MMA:
+    for (int w = 0; w < 3; w++)
+      for (int d = 0; d < s->mma.buf[w]->ndim; d++)
+        ir_visit_expr(v, s->mma.idx[w][d]);
+    break;
   default: /* a leaf */
     break;
   }
@@ -240,6 +245,10 @@ ir_stmt *ir_mutate_stmt_children(ir_mutator *m, ir_stmt *s) {
     for (int w = 0; w < 2 && ok; w++)
       for (int d = 0; d < 2 && ok; d++)
         ok = expr_at(m, &n.compute.origin[w][d], &changed);
+    break;
+  case FORM_MMA:
+    for (int w = 0; w < 3 && ok; w++)
+      ok = exprs_at(m, &n.mma.idx[w], s->mma.buf[w]->ndim, &changed);
     break;
   default: /* a leaf */
     break;

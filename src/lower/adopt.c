@@ -173,6 +173,12 @@ static ir_stmt *adopt_stmt(adopter *ad, const ir_stmt *s) {
     c->lanes.body = adopt_stmt(ad, s->lanes.body);
     c->lanes.expanded = adopt_stmt(ad, s->lanes.expanded);
     break;
+  case S_MMA:
+    for (int w = 0; w < 3; w++) {
+      c->mma.buf[w] = adopt_buffer(ad, s->mma.buf[w]);
+      c->mma.idx[w] = adopt_exprs(ad, s->mma.idx[w], s->mma.buf[w]->ndim);
+    }
+    break;
   case S_BARRIER:
   case S_ASYNC_COMMIT:
   case S_ASYNC_WAIT:

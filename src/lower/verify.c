@@ -8,6 +8,9 @@
  * only a vector temporary's initializer or a vector store's value, and a
  * temporary is read lane by lane at constant lanes and never stored to.
  * An asynchronous copy moves 4, 8 or 16 bytes from global to shared memory.
+ * A tensor-core instruction has an instruction for its operands' type, an
+ * fp32 accumulator, local operands in scope with room for a lane's
+ * registers, and a kernel of blocks of whole warps built for sm_80 or later.
  * A failure is a bug in tessel, not in the user's schedule, and the
  * message says which node.
  */
@@ -15,6 +18,7 @@
 
 #include <stdio.h>
 
+#include "../ir/mma.h"
 #include "../ir/visit.h"
 
 enum { MAX_SCOPE = 256 };
@@ -177,6 +181,32 @@ static bool check_lanes(ir_visitor *v, const ir_stmt *s) {
   return false; /* the children are checked */
 }
 
+static bool check_mma(ir_visitor *v, const ir_stmt *s) {
+  verifier *vf = v->ctx;
+  ir_buffer *const *buf = s->mma.buf;
+  const mma_instr *in = mma_instr_for(buf[MMA_A]->dtype);
+  if (!in || buf[MMA_B]->dtype != buf[MMA_A]->dtype ||
+      buf[MMA_ACC]->dtype != TS_F32)
+    return fail(v, "tensor-core instruction for no operand types it has:",
+                buf[MMA_A]->name);
+  for (int w = 0; w < 3; w++) {
+    const ir_buffer *b = buf[w];
+    const ir_expr *last = s->mma.idx[w][b->ndim - 1];
+    if (b->scope != SCOPE_LOCAL || b->vector || !buffer_visible(vf, b))
+      return fail(v, "tensor-core operand not a local buffer in scope:",
+                  b->name);
+    if (last->kind != E_INT ||
+        last->ival + in->frag[w].regs > b->shape[b->ndim - 1])
+      return fail(v, "tensor-core operand without room for a lane's "
+                  "registers:", b->name);
+  }
+  const int64_t *blk = vf->k->block;
+  if ((blk[0] * blk[1] * blk[2]) % MMA_LANES != 0 || vf->k->min_arch < 80)
+    return fail(v, "tensor-core instruction in a kernel of partial warps or "
+                "built for an architecture before sm_80:", buf[MMA_A]->name);
+  return true;
+}
+
 /* Before a statement's children: its own checks, and the loop variable or
  * buffer it brings into scope. */
 static bool enter(ir_visitor *v, const ir_stmt *s) {
@@ -196,6 +226,8 @@ static bool enter(ir_visitor *v, const ir_stmt *s) {
     return check_lanes(v, s);
   case S_COMPUTE:
     return fail(v, "compute statement left after lowering", "C");
+  case S_MMA:
+    return check_mma(v, s);
   default:
     return true;
   }

@@ -1,0 +1,98 @@
+/*
+ * Tensor-core instructions (mma.h): the PTX ISA's fragment layouts as
+ * tables, and one warp's multiply-add for the reference executor.
+ *
+ * The layouts are those of mma.sync.aligned.m16n8k16 (fp16 and bf16
+ * operands) and m16n8k8 (tf32) with .row.col operands and fp32
+ * accumulators.  Sums run in fp32 in k order; the hardware's order and
+ * intermediate precision are not specified, which the checks' tolerance
+ * (a K-term fp32 sum) covers.
+ */
+#include "mma.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#define ACC_16x8                                                             \
+  {.regs = 4, .g_row = 1, .t_col = 2, .row_of = {0, 0, 8, 8},                \
+   .col_of = {0, 1, 0, 1}}
+
+/* fp16 and bf16 operands: the same instruction shape and fragments. */
+#define M16N8K16(types, type)                                                 \
+  {.name = "m16n8k16", .ptx_types = types, .ab = type, .m = 16, .n = 8,     \
+   .k = 16,                                                                 \
+   .frag = {ACC_16x8,                                                       \
+            {.regs = 8, .g_row = 1, .t_col = 2,                             \
+             .row_of = {0, 0, 8, 8, 0, 0, 8, 8},                            \
+             .col_of = {0, 1, 0, 1, 8, 9, 8, 9}},                           \
+            {.regs = 4, .t_row = 2, .g_col = 1, .row_of = {0, 1, 8, 9}}}}
+
+static const mma_instr instrs[] = {
+    M16N8K16(".f32.f16.f16.f32", TS_F16),
+    M16N8K16(".f32.bf16.bf16.f32", TS_BF16),
+    {.name = "m16n8k8", .ptx_types = ".f32.tf32.tf32.f32", .ab = TS_F32,
+     .tf32 = true, .m = 16, .n = 8, .k = 8,
+     .frag = {ACC_16x8,
+              {.regs = 4, .g_row = 1, .t_col = 1, .row_of = {0, 8, 0, 8},
+               .col_of = {0, 0, 4, 4}},
+              {.regs = 2, .t_row = 1, .g_col = 1, .row_of = {0, 4}}}},
+};
+
+const mma_instr *mma_instr_for(ts_dtype ab) {
+  for (size_t i = 0; i < sizeof(instrs) / sizeof(instrs[0]); i++)
+    if (instrs[i].ab == ab)
+      return &instrs[i];
+  return NULL;
+}
+
+void mma_coord(const mma_fragment *f, int lane, int r, int *row, int *col) {
+  int g = lane / 4, t = lane % 4;
+  *row = g * f->g_row + t * f->t_row + f->row_of[r];
+  *col = g * f->g_col + t * f->t_col + f->col_of[r];
+}
+
+float mma_round_tf32(float x) {
+  if (!isfinite(x))
+    return x;
+  uint32_t bits;
+  memcpy(&bits, &x, sizeof(bits));
+  /* Half of the 13 dropped bits' weight, added to the magnitude, carries
+   * exactly the halfway and larger cases up: ties away from zero. */
+  bits = (bits + 0x1000u) & ~0x1fffu;
+  memcpy(&x, &bits, sizeof(x));
+  return x;
+}
+
+enum { MAX_DIM = 16 };
+
+/* One operand's tile assembled from the 32 lanes' registers. */
+static void gather(const mma_fragment *f,
+                   const float regs[MMA_LANES][MMA_MAX_REGS], bool tf32,
+                   float tile[MAX_DIM][MAX_DIM]) {
+  for (int lane = 0; lane < MMA_LANES; lane++)
+    for (int r = 0; r < f->regs; r++) {
+      int row, col;
+      mma_coord(f, lane, r, &row, &col);
+      tile[row][col] = tf32 ? mma_round_tf32(regs[lane][r]) : regs[lane][r];
+    }
+}
+
+void mma_warp(const mma_instr *in, float acc[MMA_LANES][MMA_MAX_REGS],
+              const float a[MMA_LANES][MMA_MAX_REGS],
+              const float b[MMA_LANES][MMA_MAX_REGS]) {
+  float ta[MAX_DIM][MAX_DIM], tb[MAX_DIM][MAX_DIM], tc[MAX_DIM][MAX_DIM];
+  gather(&in->frag[MMA_A], a, in->tf32, ta);
+  gather(&in->frag[MMA_B], b, in->tf32, tb);
+  gather(&in->frag[MMA_ACC], (const float(*)[MMA_MAX_REGS])acc, false, tc);
+  for (int i = 0; i < in->m; i++)
+    for (int j = 0; j < in->n; j++)
+      for (int k = 0; k < in->k; k++)
+        tc[i][j] += ta[i][k] * tb[k][j];
+  for (int lane = 0; lane < MMA_LANES; lane++)
+    for (int r = 0; r < in->frag[MMA_ACC].regs; r++) {
+      int row, col;
+      mma_coord(&in->frag[MMA_ACC], lane, r, &row, &col);
+      acc[lane][r] = tc[row][col];
+    }
+}
