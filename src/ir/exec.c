@@ -175,7 +175,8 @@ static void run_store(exec *x, const ir_stmt *s, const bool *active) {
     x->top = mark;
     return;
   }
-  if (!m->tracked && !m->pending && !s->store.atomic && !s->store.async)
+  if (!m->tracked && !m->pending && !m->space && !s->store.atomic &&
+      !s->store.async)
     write_local(x, m, off, u, val, lanes, active);
   else
     write_each(x, s, m, off, u, val, lanes, active);
@@ -312,11 +313,7 @@ bool exec_begin_kernel(exec *x, const ir_kernel *k) {
   end_kernel(x);
   x->k = k;
   x->nthreads = (int)(k->block[0] * k->block[1] * k->block[2]);
-  if (k->grid[0] * k->grid[1] * k->grid[2] * x->nthreads > INT32_MAX - 2) {
-    snprintf(x->msg, x->msglen, "the executor runs at most 2^31 threads; "
-             "use a smaller shape");
-    return false;
-  }
+  x->blocks_run = 0;
   size_t n = (size_t)x->nthreads, vars = (size_t)(k->nvars ? k->nvars : 1);
   x->nvars = k->nvars;
   x->env = calloc(n * vars, sizeof(int64_t));
@@ -344,7 +341,14 @@ bool exec_run_block(exec *x, int64_t bx, int64_t by, int64_t bz) {
   x->block_idx[0] = bx;
   x->block_idx[1] = by;
   x->block_idx[2] = bz;
-  x->block_linear = (int)((bz * k->grid[1] + by) * k->grid[0] + bx);
+  /* Threads are named by the blocks run so far (a full run's are its
+   * linear block index): a sampled run names only the blocks it runs. */
+  if ((int64_t)(x->blocks_run + 1) * x->nthreads > INT32_MAX - 2) {
+    snprintf(x->msg, x->msglen, "the executor runs at most 2^31 threads; "
+             "use a smaller shape or sample");
+    return !(x->fault = true);
+  }
+  x->block_linear = x->blocks_run++;
   x->top = 0;
   reset_queues(x);
   run(x, k->body, x->all);
@@ -359,6 +363,11 @@ void exec_finish(exec *x) {
 static bool run_grid(exec *x, const ir_kernel *k) {
   if (!exec_begin_kernel(x, k))
     return false;
+  if (k->grid[0] * k->grid[1] * k->grid[2] * x->nthreads > INT32_MAX - 2) {
+    snprintf(x->msg, x->msglen, "the executor runs at most 2^31 threads; "
+             "use a smaller shape or sample");
+    return false;
+  }
   for (int64_t bz = 0; bz < k->grid[2] && !x->fault; bz++)
     for (int64_t by = 0; by < k->grid[1] && !x->fault; by++)
       for (int64_t bx = 0; bx < k->grid[0] && !x->fault; bx++)

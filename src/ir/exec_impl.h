@@ -61,7 +61,8 @@ typedef struct exec {
   const ir_kernel *k;
   int nthreads;
   int64_t block_idx[3];
-  int block_linear;
+  int block_linear; /* the block's number among those run */
+  int blocks_run;
   /* Variables: a serial loop's (and a uniform launch index's) value in
    * uenv; a per-thread one's in env[var * nthreads + thread]. */
   int64_t *env, *uenv;

@@ -7,11 +7,14 @@
  */
 #include "exec_impl.h"
 
+#include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "dtype.h"
+#include "exec_space.h"
 
 const char *exec_scope_word(ir_scope s) {
   return s == SCOPE_GLOBAL ? "global" : s == SCOPE_SHARED ? "shared" : "local";
@@ -216,12 +219,43 @@ void reset_queues(exec *x) {
   }
 }
 
+/* Where element `off` of m lies for thread t: m itself and its slot, or
+ * for a sampled run's C or W a view of the page holding it.  SIZE_MAX
+ * after a fault (out of memory). */
+static size_t locate(exec *x, mem **m, int64_t off, int t, mem *view) {
+  if (!(*m)->space)
+    return mem_slot(*m, off, t);
+  space_page *p = space_page_of((*m)->space, (*m)->matrix, off);
+  if (!p) {
+    exec_fault(x, t, "the executor ran out of memory for a page of %s",
+               (*m)->buf->name);
+    return SIZE_MAX;
+  }
+  *view = (mem){.buf = (*m)->buf, .data = p->data, .size = (*m)->size,
+                .tracked = true, .defined = p->defined, .atomic = p->atomic,
+                .writer = p->writer, .reader = p->reader,
+                .wepoch = p->wepoch, .repoch = p->repoch,
+                .space = (*m)->space, .matrix = (*m)->matrix};
+  *m = view;
+  return (size_t)(off % SPACE_PAGE);
+}
+
 /* Element `off` of m as thread t reads it: written before (unless an
- * input), and no race with another thread's write. */
+ * input), and no race with another thread's write.  In a sampled run, A
+ * and B are computed, and an unwritten element outside the sample reads
+ * as NaN (its writer is a block the sample leaves out). */
 float read_at(exec *x, mem *m, int64_t off, int t) {
   const ir_buffer *b = m->buf;
-  size_t at = mem_slot(m, off, t);
+  if (m->space && m->read_only)
+    return space_value(m->space->seed, m->matrix, off,
+                       m->space->type[m->matrix]);
+  mem view;
+  size_t at = locate(x, &m, off, t, &view);
+  if (at == SIZE_MAX)
+    return 0.0f;
   if (!m->read_only && !m->defined[at]) {
+    if (m->space && !space_in_sample(m->space, off))
+      return NAN;
     exec_fault(x, t, "read of %s %s at element %lld, which nothing wrote",
           exec_scope_word(b->scope), b->name, (long long)off);
     return 0.0f;
@@ -252,7 +286,10 @@ float read_at(exec *x, mem *m, int64_t off, int t) {
 bool write_at(exec *x, mem *m, int64_t off, int t, float value,
                      bool atomic) {
   const ir_buffer *b = m->buf;
-  size_t at = mem_slot(m, off, t);
+  mem view;
+  size_t at = locate(x, &m, off, t, &view);
+  if (at == SIZE_MAX)
+    return false;
   if (m->pending && m->pending[at] != NONE) {
     in_flight(x, m, off, t, "write");
     return false;
@@ -286,7 +323,10 @@ bool write_at(exec *x, mem *m, int64_t off, int t, float value,
 
 /* An atomic add's result: the element, which must hold a value, plus v. */
 bool atomic_sum(exec *x, mem *m, int64_t off, int t, float *v) {
-  size_t at = mem_slot(m, off, t);
+  mem view;
+  size_t at = locate(x, &m, off, t, &view);
+  if (at == SIZE_MAX)
+    return false;
   if (!m->defined[at]) {
     exec_fault(x, t, "atomic add to %s %s at element %lld, which nothing wrote",
           exec_scope_word(m->buf->scope), m->buf->name, (long long)off);
@@ -299,6 +339,8 @@ bool atomic_sum(exec *x, mem *m, int64_t off, int t, float *v) {
 /* A kernel boundary: every access of the kernel before happened before
  * any of the next one's, so none of them can race with those. */
 void forget_accesses(mem *m) {
+  if (m->space && !m->read_only)
+    space_forget(m->space);
   for (size_t i = 0; m->tracked && i < m->size; i++) {
     m->writer[i] = m->reader[i] = NONE;
     m->atomic[i] = 0;
