@@ -6,6 +6,9 @@
 #ifndef TS_CHECK_IMPL_H
 #define TS_CHECK_IMPL_H
 
+#include <stdbool.h>
+#include <stdint.h>
+
 #include "tessel.h"
 
 /* How far a kernel's C[i, j] may be from `want`, the exact result for the
