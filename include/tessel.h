@@ -364,6 +364,38 @@ ts_status ts_check(const ts_sched *s, uint64_t seed, char *msg,
  * ts_check refuses such a shape so before it allocates anything. */
 ts_status ts_check_fits(const ts_gemm *def, char *msg, size_t msglen);
 
+/* A sampled check (ts_program_check_sampled): the blocks of every kernel
+ * that write chosen elements of C run on the reference executor with
+ * every check a full run makes, on matrices never held whole (A and B are
+ * computed from the seed and each element's index; C and the split-K
+ * workspace live in pages made on first touch), and the elements they
+ * write are compared with a double-precision GEMM of the same elements.
+ * The chosen elements: C's four corners, a point on each edge, then
+ * `random` points inside; each brings the blocks that may write it (found
+ * by interval analysis of the kernels' stores, so a swizzle or split-K is
+ * followed), as long as the estimated time stays within `budget_s`. */
+typedef struct ts_sample {
+  int random;      /* in: random points inside C, beyond corners and edges */
+  double budget_s; /* in: seconds the blocks may take (estimated); 0: any */
+  int points_run, points_wanted; /* out: the chosen elements run, of all */
+  long long blocks_run, blocks_total; /* out: blocks of every kernel */
+  long long elements;                 /* out: elements of C compared */
+  double bytes;   /* out: memory the sparse matrices took */
+  double seconds; /* out: the estimate for the blocks run */
+} ts_sample;
+
+/* The reference executor's speed, multiply-adds a second on one core: what
+ * the estimates of ts_check_seconds and a sample's budget assume. */
+double ts_check_rate(void);
+/* The estimated seconds of a full check of def. */
+double ts_check_seconds(const ts_gemm *def);
+/* A sampled check of p (see ts_sample; s's inputs set); TS_OK when every
+ * compared element is right and no fault happened in the blocks run, else
+ * TS_ERR_MISMATCH or TS_ERR_EXEC_FAULT with details in msg.  s's outputs
+ * are filled either way. */
+ts_status ts_program_check_sampled(const ts_program *p, uint64_t seed,
+                                   ts_sample *s, char *msg, size_t msglen);
+
 /* ---- Built-in schedules ------------------------------------------------ */
 
 typedef struct ts_builtin {

@@ -14,6 +14,7 @@
 #include "ir/exec.h"
 #include "ir/dtype.h"
 #include "ir/program.h"
+#include "check_impl.h"
 #include "random.h"
 
 /* x rounded to t where t is narrower than float, in a copy (NULL when out
@@ -70,13 +71,11 @@ ts_status ts_program_execute(const ts_program *p, const float *A,
 
 /* Element (i, j) of op(A) and op(B) in their storage layouts. */
 static float at_a(const ts_gemm *g, const float *A, int64_t i, int64_t k) {
-  bool t = g->layout == TS_TN || g->layout == TS_TT;
-  return t ? A[k * g->m + i] : A[i * g->k + k];
+  return A[check_a_index(g, i, k)];
 }
 
 static float at_b(const ts_gemm *g, const float *B, int64_t k, int64_t j) {
-  bool t = g->layout == TS_NT || g->layout == TS_TT;
-  return t ? B[j * g->k + k] : B[k * g->n + j];
+  return B[check_b_index(g, k, j)];
 }
 
 /* How far a kernel's C[i, j] may be from `want`, the exact result for the
@@ -84,7 +83,7 @@ static float at_b(const ts_gemm *g, const float *B, int64_t k, int64_t j) {
  * (each addition and the alpha and beta terms rounding by one unit of it,
  * relative to the magnitudes summed, `scale`), then the store's rounding
  * to C's type (relative, or half its smallest subnormal near zero). */
-static double element_tolerance(const ts_gemm *g, double want, double scale) {
+double check_element_tolerance(const ts_gemm *g, double want, double scale) {
   const dtype_info *acc = dtype_info_of(g->acc_type);
   const dtype_info *c = dtype_info_of(g->c_type);
   double sum = (double)(g->k + 4) * acc->epsilon * scale;
@@ -107,7 +106,7 @@ static ts_status compare(const ts_gemm *g, const float *A, const float *B,
       double c0 = g->beta != 0.0f ? (double)C0[i * g->n + j] : 0.0;
       double want = g->alpha * sum + g->beta * c0;
       double scale = fabs(g->alpha) * mag + fabs(g->beta * c0);
-      double tol = element_tolerance(g, want, scale);
+      double tol = check_element_tolerance(g, want, scale);
       double got = out[i * g->n + j];
       if (!(fabs(got - want) <= tol)) {
         snprintf(msg, msglen, "C[%lld, %lld] is %.9g, expected %.9g "
@@ -155,9 +154,9 @@ ts_status ts_check_fits(const ts_gemm *g, char *msg, size_t msglen) {
   if (msglen)
     snprintf(msg, msglen, "ts_check: a %lldx%lldx%lld check needs about "
              "%.1f GiB (A, B and C with the executor's record of every "
-             "element), and this machine has %.1f GiB; check a smaller "
-             "shape: a schedule that is right there is right at every "
-             "shape its guards cover", (long long)g->m, (long long)g->n,
+             "element), and this machine has %.1f GiB; sample it "
+             "(ts_program_check_sampled; tessel check does so by itself) "
+             "or check a smaller shape", (long long)g->m, (long long)g->n,
              (long long)g->k, need / 1073741824.0, have / 1073741824.0);
   return TS_ERR_NO_MEMORY;
 }

@@ -49,11 +49,18 @@ static const char *show_help =
 
 static const char *check_help =
     "usage: tessel check SCHEDULE... [--shape MxNxK]... [--layout L]\n"
-    "                   [--alpha X] [--beta Y] [--seed N]\n"
+    "                   [--alpha X] [--beta Y] [--seed N] [--blocks N]\n"
     "Runs each schedule on the CPU reference executor on random data and\n"
     "compares with a plain C GEMM; reports out-of-bounds accesses, races,\n"
     "divergent barriers and reads of unwritten memory.  Exit 1 on any\n"
-    "mismatch or fault.  --shape may repeat; default 37x53x29.\n";
+    "mismatch or fault.  --shape may repeat; default 37x53x29.\n"
+    "Where the whole run would take more than about 10 s or not fit in\n"
+    "memory, or with --blocks N, check samples: the blocks that write C's\n"
+    "four corners, a point on each edge and N random points inside\n"
+    "(default 8) run with every check, on matrices never held whole, and\n"
+    "the elements they write are compared; points are dropped, last\n"
+    "first, to keep the run within about 45 s, and the result line says\n"
+    "what was sampled.\n";
 
 static const char *bench_help =
     "usage: tessel bench SCHEDULE... [--cu FILE]... [--shape MxNxK]...\n"
@@ -77,7 +84,7 @@ static const char *bench_help =
 enum { OPT_IR = 256, OPT_CUDA, OPT_TRACE, OPT_ALPHA, OPT_BETA, OPT_ARCH,
        OPT_CSV, OPT_REPEATS, OPT_WARMUP, OPT_SEED, OPT_CU, OPT_DTYPE,
        OPT_C_DTYPE, OPT_JOBS, OPT_TOP, OPT_LIMIT, OPT_TUNED, OPT_BUDGET,
-       OPT_TIME, OPT_JSON, OPT_RESTART };
+       OPT_TIME, OPT_JSON, OPT_RESTART, OPT_BLOCKS };
 
 static const struct option long_opts[] = {
     {"help", no_argument, NULL, 'h'},
@@ -104,6 +111,7 @@ static const struct option long_opts[] = {
     {"time", required_argument, NULL, OPT_TIME},
     {"json", required_argument, NULL, OPT_JSON},
     {"restart", no_argument, NULL, OPT_RESTART},
+    {"blocks", required_argument, NULL, OPT_BLOCKS},
     {NULL, 0, NULL, 0},
 };
 
@@ -114,6 +122,7 @@ static unsigned option_needs(int c) {
   case OPT_JOBS: case OPT_TOP: case OPT_LIMIT: case OPT_BUDGET:
   case OPT_TIME: case OPT_JSON: case OPT_RESTART: return CLI_TUNE;
   case OPT_TUNED: return CLI_SCHEDULES;
+  case OPT_BLOCKS: return CLI_CHECK;
   case OPT_IR: case OPT_CUDA: case OPT_TRACE: return CLI_SHOW;
   default: return 0;
   }
@@ -121,7 +130,7 @@ static unsigned option_needs(int c) {
 
 /* An option only some commands take: --cu (bench), --jobs, --top,
  * --limit, --budget, --time, --json and --restart (tune), --tuned (show,
- * check, bench), --ir, --cuda and --trace (show). */
+ * check, bench), --ir, --cuda and --trace (show), --blocks (check). */
 static bool option_allowed(int c, unsigned flags, const char *opt) {
   unsigned need = option_needs(c);
   if ((flags & need) == need)
@@ -130,6 +139,7 @@ static bool option_allowed(int c, unsigned flags, const char *opt) {
           need == CLI_CU     ? "bench"
           : need == CLI_TUNE ? "tune"
           : need == CLI_SHOW ? "show"
+          : need == CLI_CHECK ? "check"
                              : "show, check and bench");
   return false;
 }
@@ -255,6 +265,10 @@ int cli_parse(int argc, char **argv, const char *help, unsigned flags,
       break;
     case OPT_JSON: o->json = optarg; break;
     case OPT_RESTART: o->restart = true; break;
+    case OPT_BLOCKS:
+      if (!cli_parse_int("--blocks", optarg, 1, 100000, &o->blocks))
+        return EXIT_USAGE;
+      break;
     case OPT_CU:
       if (o->ncu == MAX_SHAPES) {
         fprintf(stderr, "tessel: at most %d --cu options\n", MAX_SHAPES);
@@ -399,24 +413,89 @@ static int cmd_show(int argc, char **argv) {
 
 /* ---- check --------------------------------------------------------------------- */
 
-/* The reference executor runs every thread of every block, about 10^7
- * multiply-adds a second (measured on one core): a check past about 10 s
+/* A full check past this many seconds (estimated) samples instead. */
+enum { SAMPLE_AFTER_S = 10, SAMPLE_BUDGET_S = 45, SAMPLE_POINTS = 8 };
+
+static void print_duration(FILE *f, double seconds) {
+  if (seconds < 7200)
+    fprintf(f, "%.0f s", seconds);
+  else
+    fprintf(f, "%.0f hours", seconds / 3600);
+}
+
+/* The reference executor runs every thread of every block, about
+ * ts_check_rate() multiply-adds a second: a full check past about 5 s
  * says so first. */
 static void announce_long_check(const char *name, const char *shape,
                                 const ts_gemm *g) {
-  double seconds = (double)g->m * (double)g->n * (double)g->k / 1e7;
-  if (seconds < 10)
+  double seconds = ts_check_seconds(g);
+  if (seconds < 5)
     return;
   fprintf(stderr, "tessel: checking %s at %s runs the whole kernel on the "
-          "reference executor: about %.0f %s\n", name, shape,
-          seconds < 7200 ? seconds : seconds / 3600,
-          seconds < 7200 ? "s" : "hours");
+          "reference executor: about ", name, shape);
+  print_duration(stderr, seconds);
+  fputs("\n", stderr);
   fflush(stderr);
+}
+
+/* Why a check samples, said before it starts. */
+static void announce_sample(const char *name, const char *shape,
+                            const ts_gemm *g, const char *why) {
+  fprintf(stderr, "tessel: checking %s at %s samples blocks (%s; a full "
+          "check: about ", name, shape, why);
+  print_duration(stderr, ts_check_seconds(g));
+  fprintf(stderr, "), within about %d s\n", SAMPLE_BUDGET_S);
+  fflush(stderr);
+}
+
+/* A sampled check of one schedule at one shape; the result's note in
+ * `note`. */
+static ts_status check_sampled(const cli_opts *o, ts_sched *s,
+                               char *msg, size_t msglen, char *note,
+                               size_t notelen) {
+  ts_sample smp = {.random = o->blocks ? o->blocks : SAMPLE_POINTS,
+                   .budget_s = SAMPLE_BUDGET_S};
+  ts_program *p = ts_lower(s);
+  ts_status st = ts_program_check_sampled(p, o->seed, &smp, msg, msglen);
+  ts_program_free(p);
+  int n = snprintf(note, notelen, " (sampled: %lld of %lld blocks, %lld "
+                   "elements of C, %.1f MiB", smp.blocks_run,
+                   smp.blocks_total, smp.elements, smp.bytes / 1048576.0);
+  if (smp.points_run < smp.points_wanted && n > 0 && (size_t)n < notelen)
+    n += snprintf(note + n, notelen - (size_t)n, "; %d of %d points, cut "
+                  "to stay within %d s", smp.points_run, smp.points_wanted,
+                  SAMPLE_BUDGET_S);
+  if (n > 0 && (size_t)n < notelen)
+    snprintf(note + n, notelen - (size_t)n, ")");
+  return st;
+}
+
+/* One schedule at one shape: a full check, or a sampled one where the
+ * full one would be slow or not fit, or --blocks asks. */
+static ts_status check_one(const cli_opts *o, const char *name,
+                           const char *shape, const ts_gemm *g, ts_sched *s,
+                           char *msg, size_t msglen, char *note,
+                           size_t notelen) {
+  note[0] = 0;
+  bool fits = ts_check_fits(g, msg, msglen) == TS_OK;
+  const char *why = o->blocks      ? "--blocks"
+                    : !fits        ? "the matrices do not fit in memory"
+                    : ts_check_seconds(g) > SAMPLE_AFTER_S
+                        ? "a full check would take too long"
+                        : NULL;
+  if (!why) {
+    announce_long_check(name, shape, g);
+    return ts_check(s, o->seed, msg, msglen);
+  }
+  if (!fits)
+    fprintf(stderr, "tessel: %s\n", msg);
+  announce_sample(name, shape, g, why);
+  return check_sampled(o, s, msg, msglen, note, notelen);
 }
 
 static int cmd_check(int argc, char **argv) {
   cli_opts o;
-  int rc = cli_parse(argc, argv, check_help, CLI_SCHEDULES, &o);
+  int rc = cli_parse(argc, argv, check_help, CLI_SCHEDULES | CLI_CHECK, &o);
   if (rc >= 0)
     return rc;
   cli_finish_shapes(&o, 37, 53, 29);
@@ -427,17 +506,15 @@ static int cmd_check(int argc, char **argv) {
     for (int j = 0; j < o.nshapes; j++) {
       const ts_gemm *g = &o.shapes[j];
       ts_sched *s = cli_schedule(&o, o.names[i], g, gpu);
-      char msg[1024], shape[64];
+      char msg[1024], shape[64], note[256];
       snprintf(shape, sizeof(shape), "%lldx%lldx%lld", (long long)g->m,
                (long long)g->n, (long long)g->k);
-      ts_status st = ts_check_fits(g, msg, sizeof(msg));
-      if (st == TS_OK) {
-        announce_long_check(o.names[i], shape, g);
-        st = ts_check(s, o.seed, msg, sizeof(msg));
-      }
-      printf("%-16s %-16s %-6s %s%s%s\n", o.names[i], shape,
+      ts_status st = check_one(&o, o.names[i], shape, g, s, msg,
+                               sizeof(msg), note, sizeof(note));
+      printf("%-16s %-16s %-6s %s%s%s%s\n", o.names[i], shape,
              ts_layout_name(g->layout), st == TS_OK ? "ok" : "FAIL: ",
-             st == TS_OK ? "" : ts_strerror(st), st == TS_OK ? "" : ": ");
+             st == TS_OK ? "" : ts_strerror(st), st == TS_OK ? "" : ": ",
+             note);
       if (st != TS_OK) {
         printf("    %s\n", msg);
         rc = EXIT_FAIL;

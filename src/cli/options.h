@@ -10,7 +10,7 @@
 enum { MAX_SHAPES = 16 };
 enum { EXIT_FAIL = 1, EXIT_USAGE = 2 };
 /* What a command takes beyond the common options. */
-enum { CLI_CU = 1, CLI_TUNE = 2, CLI_SCHEDULES = 4, CLI_SHOW = 8 };
+enum { CLI_CU = 1, CLI_TUNE = 2, CLI_SCHEDULES = 4, CLI_SHOW = 8, CLI_CHECK = 16 };
 
 typedef struct cli_opts {
   ts_gemm shapes[MAX_SHAPES];
@@ -36,6 +36,7 @@ typedef struct cli_opts {
   const char *json; /* tune: the run's record */
   bool restart;     /* tune: ignore what an interrupted run timed */
   bool tuned; /* spaces at their recorded configuration */
+  int blocks; /* check --blocks: random points of a sampled check; 0: none given */
 } cli_opts;
 
 /* Parses argv after the subcommand (help is its --help text, flags what it

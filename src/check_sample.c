@@ -1,0 +1,145 @@
+/*
+ * The sampled check: a sampled run of the reference executor
+ * (src/ir/exec_sample.c) and a double-precision GEMM of the elements it
+ * wrote.  The inputs are computed, not stored: element e of A, B and C's
+ * starting data is a hash of (seed, matrix, e), uniform in [-1, 1) and
+ * rounded to the matrix's type.  (The full check draws its data from one
+ * random stream instead, which would have to be run through to reach an
+ * element; the two checks see different data for one seed.)
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "check_impl.h"
+#include "ir/exec_sample.h"
+#include "ir/program.h"
+
+/* Multiply-adds a second of the reference executor on one core, from the
+ * built-in schedules at 256^3 (3.5e7 for naive to 6.5e7 for warptiled). */
+double ts_check_rate(void) { return 5e7; }
+
+double ts_check_seconds(const ts_gemm *g) {
+  return g ? (double)g->m * (double)g->n * (double)g->k / ts_check_rate()
+           : 0;
+}
+
+/* The rows r0..r1 of op(A) and columns c0..c1 of op(B), each K long. */
+static bool inputs(const ts_gemm *g, uint64_t seed, const ir_box *b,
+                   float **rows, float **cols) {
+  size_t nr = (size_t)(b->hi[0] - b->lo[0] + 1);
+  size_t nc = (size_t)(b->hi[1] - b->lo[1] + 1), K = (size_t)g->k;
+  *rows = malloc(nr * K * sizeof(float));
+  *cols = malloc(nc * K * sizeof(float));
+  if (!*rows || !*cols)
+    return false;
+  for (size_t r = 0; r < nr; r++)
+    for (size_t k = 0; k < K; k++)
+      (*rows)[r * K + k] = space_value(
+          seed, 0, check_a_index(g, b->lo[0] + (int64_t)r, (int64_t)k), g->a_type);
+  for (size_t c = 0; c < nc; c++)
+    for (size_t k = 0; k < K; k++)
+      (*cols)[c * K + k] = space_value(
+          seed, 1, check_b_index(g, (int64_t)k, b->lo[1] + (int64_t)c), g->b_type);
+  return true;
+}
+
+/* The exact dot product of a and b (K long) and the sum of its terms'
+ * magnitudes, in double: four partial sums, each exact enough that their
+ * order does not matter against the tolerance. */
+static double dot(const float *a, const float *b, int64_t K, double *mag) {
+  double s[4] = {0}, m[4] = {0};
+  int64_t k = 0;
+  for (; k + 4 <= K; k += 4)
+    for (int l = 0; l < 4; l++) {
+      double p = (double)a[k + l] * b[k + l];
+      s[l] += p;
+      m[l] += fabs(p);
+    }
+  for (; k < K; k++) {
+    double p = (double)a[k] * b[k];
+    s[0] += p;
+    m[0] += fabs(p);
+  }
+  *mag = m[0] + m[1] + m[2] + m[3];
+  return s[0] + s[1] + s[2] + s[3];
+}
+
+/* Compares the box of C the sample covers with the GEMM of its elements. */
+static ts_status compare_box(const ts_gemm *g, uint64_t seed,
+                             const ir_sample *s, const ir_box *b,
+                             long long *count, char *msg, size_t msglen) {
+  float *rows, *cols;
+  ts_status st = TS_OK;
+  if (!inputs(g, seed, b, &rows, &cols)) {
+    st = TS_ERR_NO_MEMORY;
+    snprintf(msg, msglen, "ts_check: out of memory for the sampled rows "
+             "and columns of A and B (K = %lld)", (long long)g->k);
+  }
+  for (int64_t i = b->lo[0]; st == TS_OK && i <= b->hi[0]; i++)
+    for (int64_t j = b->lo[1]; st == TS_OK && j <= b->hi[1]; j++) {
+      double mag, sum = dot(rows + (i - b->lo[0]) * g->k,
+                            cols + (j - b->lo[1]) * g->k, g->k, &mag);
+      double c0 = g->beta != 0.0f
+                      ? space_value(seed, 2, i * g->n + j, g->c_type) : 0.0;
+      double want = g->alpha * sum + g->beta * c0;
+      double scale = fabs(g->alpha) * mag + fabs(g->beta * c0);
+      double tol = check_element_tolerance(g, want, scale);
+      double got = ir_sample_c(s, i, j);
+      if (!(fabs(got - want) <= tol)) {
+        snprintf(msg, msglen, "C[%lld, %lld] is %.9g, expected %.9g "
+                 "(tolerance %.3g)", (long long)i, (long long)j, got, want,
+                 tol);
+        st = TS_ERR_MISMATCH;
+      }
+      ++*count;
+    }
+  free(rows);
+  free(cols);
+  return st;
+}
+
+static void report(const ir_sample *r, ts_sample *s) {
+  s->points_run = r->targets_run;
+  s->points_wanted = r->targets_wanted;
+  s->blocks_run = r->blocks_run;
+  s->blocks_total = r->blocks_total;
+  s->bytes = (double)space_bytes(&r->space);
+  s->seconds = r->madds / ts_check_rate();
+}
+
+ts_status ts_program_check_sampled(const ts_program *p, uint64_t seed,
+                                   ts_sample *s, char *msg, size_t msglen) {
+  char scratch[1];
+  if (!msglen)
+    msg = scratch, msglen = 1;
+  msg[0] = 0;
+  if (!p || !s)
+    return TS_ERR_NULL_ARG;
+  if (p->status != TS_OK) {
+    snprintf(msg, msglen, "%s", p->errmsg);
+    return p->status;
+  }
+  if (s->random < 0) {
+    snprintf(msg, msglen, "ts_program_check_sampled: random must be >= 0 "
+             "(got %d)", s->random);
+    return TS_ERR_BAD_ARG;
+  }
+  const ts_gemm *g = &p->def;
+  int main = p->order[0] == &p->k ? 0 : 1;
+  ir_sample_opts o = {.seed = seed, .random = s->random,
+                      .budget = s->budget_s * ts_check_rate()};
+  ir_sample r;
+  ts_status st = TS_OK;
+  s->elements = 0;
+  if (!ir_execute_sampled(p->order, p->nkernels, main, g, &o, &r, msg,
+                          msglen))
+    st = TS_ERR_EXEC_FAULT;
+  report(&r, s);
+  for (int i = 0; st == TS_OK && i < r.space.nboxes; i++)
+    st = compare_box(g, seed, &r, &r.space.boxes[i], &s->elements, msg,
+                     msglen);
+  s->bytes = (double)space_bytes(&r.space);
+  ir_sample_free(&r);
+  return st;
+}

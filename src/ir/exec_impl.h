@@ -1,0 +1,144 @@
+/*
+ * The reference executor's state, shared by its three files: exec_mem.c
+ * (buffers, their shadows, asynchronous copies), exec_eval.c (expressions,
+ * evaluated for every thread of a block at once) and exec.c (statements,
+ * blocks and kernels).  Private to them.
+ *
+ * A block's threads run in lockstep, so the executor evaluates each
+ * expression node for all of them in one loop rather than walking the
+ * tree once per thread: a value is a vector of one entry per thread, or a
+ * single *uniform* entry when it cannot differ between threads (constants,
+ * block indices, serial loop variables and arithmetic on them).  Index
+ * arithmetic is mostly uniform, so it is done once per statement, and the
+ * interpretive overhead of a node is paid once per block rather than once
+ * per thread.
+ */
+#ifndef TS_EXEC_IMPL_H
+#define TS_EXEC_IMPL_H
+
+#include <stdint.h>
+
+#include "exec.h"
+
+enum { NONE = -1, MANY = -2, MAX_LIVE = 64 };
+
+struct exec_space; /* a sampled run's sparse global memory (exec_sample.h) */
+
+typedef struct mem {
+  const ir_buffer *buf;
+  float *data;
+  size_t size;     /* elements per copy */
+  bool per_thread; /* local: one copy per thread */
+  bool tracked;    /* shadow kept (C and shared buffers) */
+  bool read_only;  /* A and B: defined everywhere, never written */
+  uint8_t *defined;
+  uint8_t *atomic; /* the last write was an atomic add (split-K) */
+  int32_t *writer, *reader;
+  uint64_t *wepoch, *repoch;
+  int32_t *pending; /* shared buffers: the thread whose asynchronous copy
+                     * is in flight into the element, or NONE */
+  /* A sampled run's global matrix: elements live in the space's pages
+   * (or, for A and B, are computed), not in the arrays above. */
+  struct exec_space *space;
+  int matrix; /* which of the space's matrices: 0 A, 1 B, 2 C, 3 W */
+} mem;
+
+/* A thread's asynchronous copies in flight, oldest first. */
+typedef struct {
+  mem *m;
+  size_t at;
+  uint64_t group;
+} copy_rec;
+
+typedef struct {
+  copy_rec *recs;
+  size_t head, n, cap;       /* recs[head .. n) are in flight */
+  uint64_t committed, done;  /* groups closed; groups below `done` landed */
+  uint64_t waited;           /* groups closed at the last wait */
+} copy_queue;
+
+typedef struct exec {
+  const ir_kernel *k;
+  int nthreads;
+  int64_t block_idx[3];
+  int block_linear; /* the block's number among those run */
+  int blocks_run;
+  /* Variables: a serial loop's (and a uniform launch index's) value in
+   * uenv; a per-thread one's in env[var * nthreads + thread]. */
+  int64_t *env, *uenv;
+  uint8_t *varying;
+  int nvars;
+  bool *all; /* every thread of the block */
+  /* Scratch for expression values: a stack, released in LIFO order. */
+  char *stack;
+  size_t top, cap;
+  mem live[MAX_LIVE];
+  int nlive;
+  uint64_t epoch; /* barriers so far, all blocks */
+  copy_queue *queues; /* per thread of the block */
+  int nqueues;
+  bool fault;
+  char *msg;
+  size_t msglen;
+} exec;
+
+__attribute__((format(printf, 3, 4))) void exec_fault(exec *x, int t,
+                                                      const char *fmt, ...);
+const char *exec_scope_word(ir_scope s);
+
+/* ---- Kernels and blocks (exec.c) ---- */
+/* Sets up x to run blocks of k (its globals in x->live[0..3] already);
+ * false with x->msg set when out of memory. */
+bool exec_begin_kernel(exec *x, const ir_kernel *k);
+/* Runs block (bx, by, bz) of the kernel begun; false after a fault. */
+bool exec_run_block(exec *x, int64_t bx, int64_t by, int64_t bz);
+/* "kernel 2 of 2 (tessel_x_reduce): " before x->msg. */
+void exec_name_kernel(exec *x, int i, int n);
+/* Frees the kernel's state (not the globals). */
+void exec_finish(exec *x);
+
+/* ---- Tensor cores (exec_mma.c) ---- */
+/* An S_MMA for each warp with active lanes; a fault where a warp is not
+ * all there. */
+void exec_run_mma(exec *x, const ir_stmt *s, const bool *active);
+
+/* ---- Memory (exec_mem.c) ---- */
+bool mem_init(mem *m, const ir_buffer *b, float *data, size_t copies,
+              bool tracked);
+void mem_free(mem *m, bool owns_data);
+mem *find_mem(exec *x, const ir_buffer *b);
+bool vector_fits(exec *x, const mem *m, int64_t off, int lanes, int t);
+float read_at(exec *x, mem *m, int64_t off, int t);
+bool write_at(exec *x, mem *m, int64_t off, int t, float value, bool atomic);
+bool atomic_sum(exec *x, mem *m, int64_t off, int t, float *v);
+bool issue_copy(exec *x, mem *m, size_t at, int t);
+void run_commit(exec *x, const bool *active);
+void run_wait(exec *x, const ir_stmt *s, const bool *active);
+void check_landed(exec *x, const mem *m);
+void reset_queues(exec *x);
+void forget_accesses(mem *m);
+
+/* Where thread t's element `off` of m is held. */
+static inline size_t mem_slot(const mem *m, int64_t off, int t) {
+  return (size_t)off + (m->per_thread ? (size_t)t * m->size : 0);
+}
+
+/* ---- Expressions (exec_eval.c) ---- */
+/* n bytes of scratch, 16-byte aligned; NULL after a fault. */
+void *exec_push(exec *x, size_t n);
+int exec_first_active(const exec *x, const bool *mask);
+/* e for the threads of mask into out; true when the value is uniform
+ * (out[0] holds it), false when out[t] holds thread t's. */
+bool eval_int(exec *x, const ir_expr *e, const bool *mask, int64_t *out);
+bool eval_float(exec *x, const ir_expr *e, const bool *mask, float *out);
+/* The element of b that idx names for each thread of mask (in off, one
+ * entry when uniform, as above); false after an out-of-bounds fault. */
+bool eval_offsets(exec *x, const ir_buffer *b, ir_expr *const *idx,
+                  const bool *mask, const char *verb, int64_t *off,
+                  bool *uniform);
+/* A vector load's lanes for each thread of mask: lane l of thread t into
+ * out[l * lane_step + t * thread_step]; false after a fault. */
+bool eval_vector_load(exec *x, const ir_expr *e, const bool *mask,
+                      float *out, size_t lane_step, size_t thread_step);
+
+#endif

@@ -1,0 +1,349 @@
+/*
+ * The reference executor's memory: buffers with their shadows (whether an
+ * element was written, its last writer and reader with the barrier epoch
+ * of the access), reads and writes that find races and reads of unwritten
+ * elements, and asynchronous copies (cp.async) in flight until a wait of
+ * the issuing thread lands them.  exec.c describes the rules.
+ */
+#include "exec_impl.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dtype.h"
+#include "exec_space.h"
+
+const char *exec_scope_word(ir_scope s) {
+  return s == SCOPE_GLOBAL ? "global" : s == SCOPE_SHARED ? "shared" : "local";
+}
+
+bool mem_init(mem *m, const ir_buffer *b, float *data, size_t copies,
+                     bool tracked) {
+  memset(m, 0, sizeof(*m));
+  m->buf = b;
+  m->size = (size_t)ir_buffer_size(b);
+  size_t n = m->size * copies;
+  m->per_thread = copies > 1;
+  m->tracked = tracked;
+  m->data = data ? data : calloc(n, sizeof(float));
+  m->defined = calloc(n, 1);
+  if (tracked && b->scope == SCOPE_SHARED) {
+    m->pending = malloc(n * sizeof(int32_t));
+    for (size_t i = 0; m->pending && i < n; i++)
+      m->pending[i] = NONE;
+    if (!m->pending)
+      return false;
+  }
+  if (tracked) {
+    m->writer = malloc(n * sizeof(int32_t));
+    m->reader = malloc(n * sizeof(int32_t));
+    m->wepoch = calloc(n, sizeof(uint64_t));
+    m->repoch = calloc(n, sizeof(uint64_t));
+    m->atomic = calloc(n, 1);
+    if (m->writer)
+      for (size_t i = 0; i < n; i++)
+        m->writer[i] = NONE;
+    if (m->reader)
+      for (size_t i = 0; i < n; i++)
+        m->reader[i] = NONE;
+  }
+  return m->data && m->defined &&
+         (!tracked ||
+          (m->writer && m->reader && m->wepoch && m->repoch && m->atomic));
+}
+
+void mem_free(mem *m, bool owns_data) {
+  if (owns_data)
+    free(m->data);
+  free(m->defined);
+  free(m->atomic);
+  free(m->writer);
+  free(m->reader);
+  free(m->wepoch);
+  free(m->repoch);
+  free(m->pending);
+}
+
+mem *find_mem(exec *x, const ir_buffer *b) {
+  for (int i = x->nlive - 1; i >= 0; i--)
+    if (x->live[i].buf == b)
+      return &x->live[i];
+  return NULL;
+}
+
+static int32_t gid(const exec *x, int t) {
+  return x->block_linear * x->nthreads + t;
+}
+
+static bool same_block(const exec *x, int32_t a, int32_t b) {
+  return a / x->nthreads == b / x->nthreads;
+}
+
+/* Someone else's access since the last barrier, or in another block. */
+static bool conflicts(const exec *x, int32_t who, uint64_t epoch, int32_t me) {
+  if (who == NONE || who == me)
+    return false;
+  if (who == MANY)
+    return epoch == x->epoch;
+  return !same_block(x, who, me) || epoch == x->epoch;
+}
+
+/* A vector access of `lanes` elements from element `off` on: aligned to
+ * its width, as the GPU requires (it faults on a misaligned float4), and
+ * inside the buffer.  Its lanes are contiguous in memory, so lane l is
+ * element off + l. */
+bool vector_fits(exec *x, const mem *m, int64_t off, int lanes,
+                        int t) {
+  const ir_buffer *b = m->buf;
+  if (off % lanes != 0) {
+    exec_fault(x, t, "misaligned %d-wide vector access to %s %s at element %lld",
+          lanes, exec_scope_word(b->scope), b->name, (long long)off);
+    return false;
+  }
+  if (off + lanes > (int64_t)m->size) {
+    exec_fault(x, t, "%d-wide vector access to %s %s at element %lld passes its "
+          "end, element %lld", lanes, exec_scope_word(b->scope), b->name,
+          (long long)off, (long long)m->size);
+    return false;
+  }
+  return true;
+}
+
+/* ---- Asynchronous copies ----------------------------------------------------- */
+
+/* The group of the copy in flight into m's element `at`, by thread `who`. */
+static uint64_t copy_group(const exec *x, const mem *m, size_t at, int who) {
+  const copy_queue *q = &x->queues[who];
+  for (size_t i = q->head; i < q->n; i++)
+    if (q->recs[i].m == m && q->recs[i].at == at)
+      return q->recs[i].group;
+  return q->committed;
+}
+
+/* A fault for touching an element whose copy has not landed: which copy
+ * of the pipelined buffer it lies in, who issued it, and the wait that
+ * would have completed it. */
+static void in_flight(exec *x, const mem *m, int64_t off, int t,
+                      const char *verb) {
+  const ir_buffer *b = m->buf;
+  int who = m->pending[off] % x->nthreads;
+  const copy_queue *q = &x->queues[who];
+  uint64_t group = copy_group(x, m, (size_t)off, who);
+  int64_t bx = x->k->block[0], by = x->k->block[1];
+  char missing[160], stage[64] = "";
+  if (b->async_fill) /* a pipelined cache: which of its copies */
+    snprintf(stage, sizeof(stage), " (stage %lld of %lld)",
+             (long long)(off / b->strides[0]), (long long)b->shape[0]);
+  if (group >= q->committed)
+    snprintf(missing, sizeof(missing), "its group is not committed yet "
+             "(cp.async.commit)");
+  else if (group >= q->waited)
+    snprintf(missing, sizeof(missing), "no cp.async.wait came after its "
+             "commit");
+  else
+    snprintf(missing, sizeof(missing), "its last cp.async.wait left it in "
+             "flight: it needs cp.async.wait %llu or less",
+             (unsigned long long)(q->waited - group - 1));
+  exec_fault(x, t, "%s of shared %s at element %lld%s before its cp.async "
+        "landed: thread (%lld, %lld, %lld) issued it in its copy group %llu, "
+        "and %s", verb, b->name, (long long)off, stage, (long long)(who % bx), (long long)(who / bx % by),
+        (long long)(who / (bx * by)), (unsigned long long)group, missing);
+}
+
+/* Thread t's copy into m's element `at` is in flight in its open group. */
+bool issue_copy(exec *x, mem *m, size_t at, int t) {
+  copy_queue *q = &x->queues[t];
+  if (!m->pending) {
+    exec_fault(x, t, "asynchronous copy into %s %s: cp.async writes only shared "
+          "memory", exec_scope_word(m->buf->scope), m->buf->name);
+    return false;
+  }
+  if (q->n == q->cap) {
+    size_t cap = q->cap ? 2 * q->cap : 64;
+    copy_rec *r = realloc(q->recs, cap * sizeof(*r));
+    if (!r) {
+      exec_fault(x, t, "the executor ran out of memory");
+      return false;
+    }
+    q->recs = r;
+    q->cap = cap;
+  }
+  q->recs[q->n++] = (copy_rec){m, at, q->committed};
+  m->pending[at] = gid(x, t);
+  return true;
+}
+
+void run_commit(exec *x, const bool *active) {
+  for (int t = 0; t < x->nthreads; t++)
+    x->queues[t].committed += active[t];
+}
+
+/* wait N: every group but the N newest lands; its copies count as written
+ * now, so a barrier must follow before other threads read them. */
+void run_wait(exec *x, const ir_stmt *s, const bool *active) {
+  uint64_t keep = (uint64_t)s->wait.pending;
+  for (int t = 0; t < x->nthreads; t++) {
+    copy_queue *q = &x->queues[t];
+    if (!active[t])
+      continue;
+    q->waited = q->committed;
+    if (q->committed <= keep)
+      continue;
+    if (q->committed - keep > q->done)
+      q->done = q->committed - keep;
+    while (q->head < q->n && q->recs[q->head].group < q->done) {
+      copy_rec *r = &q->recs[q->head++];
+      r->m->pending[r->at] = NONE;
+      r->m->wepoch[r->at] = x->epoch;
+    }
+    if (q->head == q->n)
+      q->head = q->n = 0;
+  }
+}
+
+/* A buffer's scope ends: no copy into it may still be in flight. */
+void check_landed(exec *x, const mem *m) {
+  for (size_t i = 0; m->pending && i < m->size && !x->fault; i++)
+    if (m->pending[i] != NONE)
+      in_flight(x, m, (int64_t)i, m->pending[i] % x->nthreads, "end of scope");
+}
+
+void reset_queues(exec *x) {
+  for (int t = 0; t < x->nthreads; t++) {
+    copy_queue *q = &x->queues[t];
+    q->head = q->n = 0;
+    q->committed = q->done = q->waited = 0;
+  }
+}
+
+/* Where element `off` of m lies for thread t: m itself and its slot, or
+ * for a sampled run's C or W a view of the page holding it.  SIZE_MAX
+ * after a fault (out of memory). */
+static size_t locate(exec *x, mem **m, int64_t off, int t, mem *view) {
+  if (!(*m)->space)
+    return mem_slot(*m, off, t);
+  space_page *p = space_page_of((*m)->space, (*m)->matrix, off);
+  if (!p) {
+    exec_fault(x, t, "the executor ran out of memory for a page of %s",
+               (*m)->buf->name);
+    return SIZE_MAX;
+  }
+  *view = (mem){.buf = (*m)->buf, .data = p->data, .size = (*m)->size,
+                .tracked = true, .defined = p->defined, .atomic = p->atomic,
+                .writer = p->writer, .reader = p->reader,
+                .wepoch = p->wepoch, .repoch = p->repoch,
+                .space = (*m)->space, .matrix = (*m)->matrix};
+  *m = view;
+  return (size_t)(off % SPACE_PAGE);
+}
+
+/* Element `off` of m as thread t reads it: written before (unless an
+ * input), and no race with another thread's write.  In a sampled run, A
+ * and B are computed, and an unwritten element outside the sample reads
+ * as NaN (its writer is a block the sample leaves out). */
+float read_at(exec *x, mem *m, int64_t off, int t) {
+  const ir_buffer *b = m->buf;
+  if (m->space && m->read_only)
+    return space_value(m->space->seed, m->matrix, off,
+                       m->space->type[m->matrix]);
+  mem view;
+  size_t at = locate(x, &m, off, t, &view);
+  if (at == SIZE_MAX)
+    return 0.0f;
+  if (!m->read_only && !m->defined[at]) {
+    if (m->space && !space_in_sample(m->space, off))
+      return NAN;
+    exec_fault(x, t, "read of %s %s at element %lld, which nothing wrote",
+          exec_scope_word(b->scope), b->name, (long long)off);
+    return 0.0f;
+  }
+  if (m->pending && m->pending[at] != NONE) {
+    in_flight(x, m, off, t, "read");
+    return 0.0f;
+  }
+  if (m->tracked) {
+    int32_t me = gid(x, t);
+    if (conflicts(x, m->writer[at], m->wepoch[at], me)) {
+      exec_fault(x, t, "race: read of %s %s at element %lld written by another "
+            "thread without a barrier between", exec_scope_word(b->scope), b->name,
+            (long long)off);
+      return 0.0f;
+    }
+    if (m->reader[at] == NONE || m->repoch[at] != x->epoch)
+      m->reader[at] = me;
+    else if (m->reader[at] != me)
+      m->reader[at] = MANY;
+    m->repoch[at] = x->epoch;
+  }
+  return m->data[at];
+}
+
+/* Element `off` of m written by thread t, unless that races with another
+ * thread's access; false after a fault. */
+bool write_at(exec *x, mem *m, int64_t off, int t, float value,
+                     bool atomic) {
+  const ir_buffer *b = m->buf;
+  mem view;
+  size_t at = locate(x, &m, off, t, &view);
+  if (at == SIZE_MAX)
+    return false;
+  if (m->pending && m->pending[at] != NONE) {
+    in_flight(x, m, off, t, "write");
+    return false;
+  }
+  if (m->tracked) {
+    int32_t me = gid(x, t);
+    /* Atomic adds by any threads to one element are ordered by the
+     * hardware; anything else beside one is a race. */
+    bool both_atomic = atomic && m->atomic[at];
+    if (!both_atomic && conflicts(x, m->writer[at], m->wepoch[at], me)) {
+      exec_fault(x, t, "race: two threads write %s %s at element %lld without "
+            "a barrier between", exec_scope_word(b->scope), b->name,
+            (long long)off);
+      return false;
+    }
+    if (conflicts(x, m->reader[at], m->repoch[at], me)) {
+      exec_fault(x, t, "race: write of %s %s at element %lld that another "
+            "thread read without a barrier between", exec_scope_word(b->scope),
+            b->name, (long long)off);
+      return false;
+    }
+    m->writer[at] = me;
+    m->wepoch[at] = x->epoch;
+    m->atomic[at] = atomic;
+  }
+  /* Memory holds the buffer's type: what a store rounds to. */
+  m->data[at] = ts_round_to(b->dtype, value);
+  m->defined[at] = 1;
+  return true;
+}
+
+/* An atomic add's result: the element, which must hold a value, plus v. */
+bool atomic_sum(exec *x, mem *m, int64_t off, int t, float *v) {
+  mem view;
+  size_t at = locate(x, &m, off, t, &view);
+  if (at == SIZE_MAX)
+    return false;
+  if (!m->defined[at]) {
+    exec_fault(x, t, "atomic add to %s %s at element %lld, which nothing wrote",
+          exec_scope_word(m->buf->scope), m->buf->name, (long long)off);
+    return false;
+  }
+  *v += m->data[at];
+  return true;
+}
+
+/* A kernel boundary: every access of the kernel before happened before
+ * any of the next one's, so none of them can race with those. */
+void forget_accesses(mem *m) {
+  if (m->space && !m->read_only)
+    space_forget(m->space);
+  for (size_t i = 0; m->tracked && i < m->size; i++) {
+    m->writer[i] = m->reader[i] = NONE;
+    m->atomic[i] = 0;
+  }
+}
+

@@ -1,0 +1,405 @@
+/*
+ * A sampled run of the reference executor: the blocks that write chosen
+ * elements of C, with every check a full run makes, on a sparse global
+ * memory (exec_space.c), so a shape whose matrices do not fit is checked.
+ *
+ * Which blocks write an element is found, not assumed: interval analysis
+ * of each kernel's stores to C and W, with the block indices ranging over
+ * a part of the grid (thread and loop variables over their extents,
+ * guards ignored), bounds what those blocks may write; a bisection of the
+ * grid keeps the parts whose bound meets the elements wanted, down to
+ * single blocks.  The bound is conservative, so every block that writes
+ * an element is among those found (a swizzle, split-K's blockIdx.z and a
+ * second kernel included).
+ *
+ * The sample: targets, elements of C in order of priority (the four
+ * corners, a point on each edge, then random ones inside), each adding
+ * the blocks of the schedule's kernel that may write it, as long as the
+ * multiply-adds stay within the budget (the first always runs).  The
+ * region compared is the union of those blocks' bounds, closed so that
+ * every block of that kernel which may write into it runs too; every
+ * other kernel runs the blocks that may write into it.  A read of an
+ * unwritten element outside the region is no fault (the block that would
+ * write it was left out); inside it, every rule of a full run holds.
+ */
+#include "exec_sample.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "exec_impl.h"
+
+typedef struct {
+  int64_t lo, hi;
+} ival;
+
+/* What interval analysis needs while it walks a kernel's statements. */
+typedef struct {
+  const ir_kernel *k;
+  int64_t m, n;
+  int64_t blo[3], bhi[3]; /* the block indices' ranges */
+  ival *vars;             /* by variable id */
+  ir_box box;             /* hull of the C and W elements written */
+  bool any;
+} footprint;
+
+static const ival UNBOUNDED = {INT64_MIN, INT64_MAX};
+
+static bool bounded(ival v) { return v.lo != INT64_MIN && v.hi != INT64_MAX; }
+
+static ival hull(ival a, ival b) {
+  return (ival){a.lo < b.lo ? a.lo : b.lo, a.hi > b.hi ? a.hi : b.hi};
+}
+
+static int64_t floordiv64(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
+}
+
+static ival launch_range(const footprint *f, ts_loop_kind kind) {
+  switch (kind) {
+  case TS_BLOCK_X: return (ival){f->blo[0], f->bhi[0]};
+  case TS_BLOCK_Y: return (ival){f->blo[1], f->bhi[1]};
+  case TS_BLOCK_Z: return (ival){f->blo[2], f->bhi[2]};
+  case TS_THREAD_X: return (ival){0, f->k->block[0] - 1};
+  case TS_THREAD_Y: return (ival){0, f->k->block[1] - 1};
+  case TS_THREAD_Z: return (ival){0, f->k->block[2] - 1};
+  default: return UNBOUNDED;
+  }
+}
+
+static ival iv(const footprint *f, const ir_expr *e);
+
+/* a * b over intervals: the hull of the corners' products. */
+static ival iv_mul(ival a, ival b) {
+  if (!bounded(a) || !bounded(b))
+    return UNBOUNDED;
+  int64_t p[4] = {a.lo * b.lo, a.lo * b.hi, a.hi * b.lo, a.hi * b.hi};
+  ival r = {p[0], p[0]};
+  for (int i = 1; i < 4; i++)
+    r = hull(r, (ival){p[i], p[i]});
+  return r;
+}
+
+/* Floor division and modulo by a positive constant. */
+static ival iv_divmod(ir_expr_kind kind, ival a, ival b) {
+  if (!bounded(a) || b.lo != b.hi || b.lo <= 0)
+    return UNBOUNDED;
+  int64_t c = b.lo, qlo = floordiv64(a.lo, c), qhi = floordiv64(a.hi, c);
+  if (kind == E_DIV)
+    return (ival){qlo, qhi};
+  if (qlo == qhi)
+    return (ival){a.lo - qlo * c, a.hi - qlo * c};
+  return (ival){0, c - 1};
+}
+
+static ival iv(const footprint *f, const ir_expr *e) {
+  switch (e->kind) {
+  case E_INT: return (ival){e->ival, e->ival};
+  case E_VAR:
+    return e->var->kind == VAR_LAUNCH ? launch_range(f, e->var->tag)
+                                      : f->vars[e->var->id];
+  case E_SELECT: return hull(iv(f, e->op.a), iv(f, e->op.b));
+  case E_LT: case E_LE: case E_EQ: case E_NE: case E_AND: case E_OR:
+  case E_NOT: return (ival){0, 1};
+  case E_ADD: case E_SUB: case E_MUL: case E_DIV: case E_MOD: case E_MIN:
+  case E_MAX: break;
+  default: return UNBOUNDED;
+  }
+  ival a = iv(f, e->op.a), b = iv(f, e->op.b);
+  if (!bounded(a) || !bounded(b))
+    return UNBOUNDED;
+  switch (e->kind) {
+  case E_ADD: return (ival){a.lo + b.lo, a.hi + b.hi};
+  case E_SUB: return (ival){a.lo - b.hi, a.hi - b.lo};
+  case E_MUL: return iv_mul(a, b);
+  case E_MIN: return (ival){a.lo < b.lo ? a.lo : b.lo, a.hi < b.hi ? a.hi : b.hi};
+  case E_MAX: return (ival){a.lo > b.lo ? a.lo : b.lo, a.hi > b.hi ? a.hi : b.hi};
+  default: return iv_divmod(e->kind, a, b);
+  }
+}
+
+/* A store to C or W: its elements' bound over C's rows and columns (W's
+ * last two dimensions are C's), widened by its lanes. */
+static void add_store(footprint *f, const ir_stmt *s) {
+  const ir_buffer *b = s->store.buf;
+  if (b != f->k->C && (!f->k->W || b != f->k->W))
+    return;
+  int64_t ext[2] = {f->m, f->n};
+  ir_box box;
+  for (int d = 0; d < 2; d++) {
+    ival v = iv(f, s->store.idx[b->ndim - 2 + d]);
+    if (d == 1 && bounded(v) && s->store.lanes > 1)
+      v.hi += s->store.lanes - 1;
+    box.lo[d] = bounded(v) && v.lo > 0 ? v.lo : 0;
+    box.hi[d] = bounded(v) && v.hi < ext[d] - 1 ? v.hi : ext[d] - 1;
+  }
+  if (!f->any) {
+    f->box = box;
+  } else {
+    for (int d = 0; d < 2; d++) {
+      f->box.lo[d] = box.lo[d] < f->box.lo[d] ? box.lo[d] : f->box.lo[d];
+      f->box.hi[d] = box.hi[d] > f->box.hi[d] ? box.hi[d] : f->box.hi[d];
+    }
+  }
+  f->any = true;
+}
+
+static void walk(footprint *f, const ir_stmt *s) {
+  switch (s->kind) {
+  case S_FOR: {
+    const ts_loop *l = s->for_.loop;
+    ival r = (ival){0, l->extent - 1};
+    if (ir_kind_is_launch(l->kind))
+      r = s->for_.index ? iv(f, s->for_.index) : launch_range(f, l->kind);
+    f->vars[l->var->id] = r;
+    walk(f, s->for_.body);
+    return;
+  }
+  case S_SEQ:
+    for (int i = 0; i < s->seq.n; i++)
+      walk(f, s->seq.items[i]);
+    return;
+  case S_IF:
+    walk(f, s->if_.then_);
+    if (s->if_.else_)
+      walk(f, s->if_.else_);
+    return;
+  case S_ALLOC: walk(f, s->alloc.body); return;
+  case S_LANES: walk(f, s->lanes.expanded); return;
+  case S_STORE: add_store(f, s); return;
+  default: return;
+  }
+}
+
+static bool boxes_meet(const ir_box *a, const ir_box *b) {
+  for (int d = 0; d < 2; d++)
+    if (a->hi[d] < b->lo[d] || b->hi[d] < a->lo[d])
+      return false;
+  return true;
+}
+
+/* ---- Finding blocks ---------------------------------------------------- */
+
+typedef struct {
+  int64_t idx[3];
+  ir_box box;
+} block_ref;
+
+typedef struct {
+  block_ref *items;
+  size_t n, cap;
+} block_list;
+
+static bool push_block(block_list *l, const int64_t idx[3], ir_box box) {
+  for (size_t i = 0; i < l->n; i++)
+    if (!memcmp(l->items[i].idx, idx, sizeof(int64_t) * 3))
+      return true;
+  if (l->n == l->cap) {
+    size_t cap = l->cap ? 2 * l->cap : 64;
+    block_ref *r = realloc(l->items, cap * sizeof(*r));
+    if (!r)
+      return false;
+    l->items = r;
+    l->cap = cap;
+  }
+  l->items[l->n++] = (block_ref){{idx[0], idx[1], idx[2]}, box};
+  return true;
+}
+
+/* Every block in [lo, hi] whose bound meets one of `want` (n of them)
+ * into out; false when out of memory. */
+static bool search(footprint *f, const int64_t lo[3], const int64_t hi[3],
+                   const ir_box *want, int n, block_list *out) {
+  memcpy(f->blo, lo, sizeof(f->blo));
+  memcpy(f->bhi, hi, sizeof(f->bhi));
+  f->any = false;
+  walk(f, f->k->body);
+  bool meets = false;
+  for (int i = 0; f->any && i < n && !meets; i++)
+    meets = boxes_meet(&f->box, &want[i]);
+  if (!meets)
+    return true;
+  int d = 0;
+  for (int i = 1; i < 3; i++)
+    if (hi[i] - lo[i] > hi[d] - lo[d])
+      d = i;
+  if (hi[d] == lo[d])
+    return push_block(out, lo, f->box);
+  int64_t mid = lo[d] + (hi[d] - lo[d]) / 2;
+  int64_t hi1[3] = {hi[0], hi[1], hi[2]}, lo2[3] = {lo[0], lo[1], lo[2]};
+  hi1[d] = mid;
+  lo2[d] = mid + 1;
+  return search(f, lo, hi1, want, n, out) && search(f, lo2, hi, want, n, out);
+}
+
+static bool find_blocks(footprint *f, const ir_box *want, int n,
+                        block_list *out) {
+  int64_t lo[3] = {0, 0, 0};
+  int64_t hi[3] = {f->k->grid[0] - 1, f->k->grid[1] - 1, f->k->grid[2] - 1};
+  return search(f, lo, hi, want, n, out);
+}
+
+static int by_launch_order(const void *a, const void *b) {
+  const int64_t *x = ((const block_ref *)a)->idx, *y = ((const block_ref *)b)->idx;
+  for (int d = 2; d >= 0; d--)
+    if (x[d] != y[d])
+      return x[d] < y[d] ? -1 : 1;
+  return 0;
+}
+
+/* ---- The sample ------------------------------------------------------- */
+
+static int64_t draw(uint64_t *rng, int64_t n) {
+  *rng = *rng * 6364136223846793005ull + 1442695040888963407ull;
+  return n > 0 ? (int64_t)((*rng >> 33) % (uint64_t)n) : 0;
+}
+
+/* The targets, most wanted first: corners, a point on each edge (the
+ * last row and column lie in the partial blocks where the shape is not a
+ * multiple of the tile), then random points; returns how many. */
+static int make_targets(int64_t m, int64_t n, const ir_sample_opts *o,
+                        ir_box *t) {
+  uint64_t rng = o->seed ^ 0x5eed;
+  int64_t pts[8][2] = {{0, 0}, {m - 1, n - 1}, {0, n - 1}, {m - 1, 0},
+                       {0, draw(&rng, n)}, {m - 1, draw(&rng, n)},
+                       {draw(&rng, m), 0}, {draw(&rng, m), n - 1}};
+  int count = 0;
+  for (int i = 0; i < 8 + o->random; i++) {
+    int64_t r = i < 8 ? pts[i][0] : draw(&rng, m);
+    int64_t c = i < 8 ? pts[i][1] : draw(&rng, n);
+    t[count++] = (ir_box){{r, c}, {r, c}};
+  }
+  return count;
+}
+
+/* The boxes of a block list, each once (split-K's parts share one), as a
+ * region of *n boxes. */
+static ir_box *region_of(const block_list *l, int *n) {
+  ir_box *r = malloc((l->n ? l->n : 1) * sizeof(*r));
+  *n = 0;
+  for (size_t i = 0; r && i < l->n; i++) {
+    bool seen = false;
+    for (int j = 0; j < *n && !seen; j++)
+      seen = !memcmp(&r[j], &l->items[i].box, sizeof(*r));
+    if (!seen)
+      r[(*n)++] = l->items[i].box;
+  }
+  return r;
+}
+
+/* The schedule's kernel's blocks for the targets within the budget, then
+ * every block of it that may write into their region. */
+static bool choose_main(footprint *f, const ir_box *targets, int nt,
+                        double per_block, const ir_sample_opts *o,
+                        ir_sample *s, block_list *out) {
+  for (int i = 0; i < nt; i++) {
+    size_t before = out->n;
+    if (!find_blocks(f, &targets[i], 1, out))
+      return false;
+    double cost = per_block * (double)out->n;
+    if (i > 0 && o->budget > 0 && cost > o->budget) {
+      out->n = before; /* over the budget: this target is left out */
+      break;
+    }
+    s->targets_run = i + 1;
+  }
+  for (size_t before = 0; before != out->n;) {
+    before = out->n;
+    int nbox;
+    ir_box *region = region_of(out, &nbox);
+    bool ok = region && find_blocks(f, region, nbox, out);
+    free(region);
+    if (!ok)
+      return false;
+  }
+  return true;
+}
+
+/* The kernels' globals as the sampled space holds them. */
+static void bind_space(exec *x, const ir_kernel *k, exec_space *sp) {
+  const ir_buffer *bufs[4] = {k->A, k->B, k->C, k->W};
+  x->nlive = k->W ? 4 : 3;
+  for (int i = 0; i < x->nlive; i++)
+    x->live[i] = (mem){.buf = bufs[i], .size = (size_t)ir_buffer_size(bufs[i]),
+                       .read_only = i < 2, .space = sp, .matrix = i};
+}
+
+static bool run_blocks(exec *x, const ir_kernel *k, block_list *l) {
+  qsort(l->items, l->n, sizeof(*l->items), by_launch_order);
+  if (!exec_begin_kernel(x, k))
+    return false;
+  for (size_t i = 0; i < l->n && !x->fault; i++)
+    exec_run_block(x, l->items[i].idx[0], l->items[i].idx[1],
+                   l->items[i].idx[2]);
+  return !x->fault;
+}
+
+bool ir_execute_sampled(const ir_kernel *const *ks, int n, int main,
+                        const ts_gemm *g, const ir_sample_opts *o,
+                        ir_sample *s, char *msg, size_t msglen) {
+  char scratch[1];
+  memset(s, 0, sizeof(*s));
+  s->space = (exec_space){.seed = o->seed, .c_defined = g->beta != 0.0f,
+                          .type = {g->a_type, g->b_type, g->c_type},
+                          .m = g->m, .n = g->n};
+  exec x = {.k = ks[0], .msg = msglen ? msg : scratch,
+            .msglen = msglen ? msglen : 1};
+  x.msg[0] = 0;
+  int nvars = 1;
+  for (int i = 0; i < n; i++) {
+    nvars = ks[i]->nvars > nvars ? ks[i]->nvars : nvars;
+    s->blocks_total += ks[i]->grid[0] * ks[i]->grid[1] * ks[i]->grid[2];
+  }
+  ir_box *targets = malloc(sizeof(ir_box) * (size_t)(8 + o->random));
+  block_list lists[2] = {{0}};
+  footprint f = {.k = ks[main], .m = g->m, .n = g->n,
+                 .vars = calloc((size_t)nvars, sizeof(ival))};
+  bool ok = targets && f.vars;
+  const ir_kernel *mk = ks[main];
+  double per_block = (double)g->m * (double)g->n * (double)g->k /
+                     (double)(mk->grid[0] * mk->grid[1] * mk->grid[2]);
+  s->targets_wanted = targets ? make_targets(g->m, g->n, o, targets) : 0;
+  ok = ok && choose_main(&f, targets, s->targets_wanted, per_block, o, s,
+                         &lists[main]);
+  if (ok) {
+    s->space.boxes = region_of(&lists[main], &s->space.nboxes);
+    s->madds = per_block * (double)lists[main].n;
+    ok = s->space.boxes != NULL;
+  }
+  for (int i = 0; ok && i < n; i++) {
+    if (i != main) {
+      f.k = ks[i];
+      ok = find_blocks(&f, s->space.boxes, s->space.nboxes, &lists[i]);
+    }
+    s->blocks_run += (int64_t)lists[i].n;
+  }
+  if (!ok)
+    snprintf(x.msg, x.msglen, "the executor ran out of memory choosing "
+             "the sample's blocks");
+  for (int i = 0; ok && i < n; i++) {
+    bind_space(&x, ks[i], &s->space);
+    ok = run_blocks(&x, ks[i], &lists[i]);
+    if (!ok && n > 1)
+      exec_name_kernel(&x, i, n);
+    exec_finish(&x);
+  }
+  for (int i = 0; i < 2; i++)
+    free(lists[i].items);
+  free(targets);
+  free(f.vars);
+  return ok;
+}
+
+float ir_sample_c(const ir_sample *s, int64_t i, int64_t j) {
+  int64_t off = i * s->space.n + j;
+  const space_page *p = space_page_find(&s->space, 2, off);
+  return p && p->defined[off % SPACE_PAGE] ? p->data[off % SPACE_PAGE]
+                                           : (float)NAN;
+}
+
+void ir_sample_free(ir_sample *s) {
+  space_free(&s->space);
+}
