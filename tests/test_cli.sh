@@ -42,6 +42,7 @@ for cmd in list show check bench tune; do
   contains "Exit status: 0 "; contains ", 1 "; contains "usage error"
 done
 expect 2 "no command" -- "$tessel"
+one_line; contains "name a command: list, show, check, bench or tune"
 expect 0 "tune --list" -- "$tessel" tune --list
 contains "seed003"
 expect 2 "unknown space" -- "$tessel" tune nosuch

@@ -722,7 +722,8 @@ static int cmd_bench(int argc, char **argv) {
 
 int main(int argc, char **argv) {
   if (argc < 2) {
-    fputs(usage_text, stderr);
+    fprintf(stderr, "tessel: name a command: list, show, check, bench or "
+            "tune (tessel --help says more)\n");
     return EXIT_USAGE;
   }
   const char *cmd = argv[1];
