@@ -77,7 +77,8 @@ extern "C" {
   X(TS_ERR_BAD_PAD, "padding must be in 0..32")                               \
   X(TS_ERR_STAGE_USED, "the cache was already transformed")                  \
   X(TS_ERR_RESOURCES, "the kernel needs more than the device has")           \
-  X(TS_ERR_PRUNED, "the configuration breaks a constraint of its space")
+  X(TS_ERR_PRUNED, "the configuration breaks a constraint of its space")   \
+  X(TS_ERR_BAD_KNOB, "the space declares a knob wrongly")
 
 typedef enum {
 #define TS_STATUS_ENUM(code, text) code,
@@ -410,47 +411,6 @@ const ts_builtin *ts_builtin_find(const char *name);
 /* ts_matmul_named(def, name) with the built-in applied; never NULL. */
 ts_sched *ts_builtin_schedule(const char *name, const ts_gemm *def);
 
-/* ---- Schedule files ------------------------------------------------------
- *
- * A C file of schedules that the command line takes as FILE.c[:NAME]:
- *
- *   #include <tessel.h>
- *   TS_SCHEDULE(my64, "64x64 tiles, 4x4 per thread") {
- *     ts_loop *io, *ii;
- *     ts_split(s, ts_get_loop(s, "i"), 64, &io, &ii);
- *     ...
- *     return ts_sched_status(s);
- *   }
- *
- * Each TS_SCHEDULE defines a function ts_status NAME(ts_sched *s) that
- * applies the schedule's primitives to s (a fresh ts_matmul named NAME),
- * and registers it when tessel loads the file.  Linked into a program of
- * your own, the function is an ordinary one to call. */
-void ts_schedule_file_add(const ts_builtin *def); /* TS_SCHEDULE's */
-#define TS_SCHEDULE(NAME, SUMMARY)                                           \
-  ts_status NAME(ts_sched *s);                                               \
-  static const ts_builtin ts_schedule_def_##NAME = {#NAME, SUMMARY, NAME};   \
-  __attribute__((constructor)) static void ts_schedule_add_##NAME(void) {    \
-    ts_schedule_file_add(&ts_schedule_def_##NAME);                           \
-  }                                                                          \
-  ts_status NAME(ts_sched *s)
-
-/* Compiles the file with the system C compiler ($CC, else cc) against this
- * header into a shared object, cached by the file's content in the cache
- * directory, and loads it.  Never NULL but when out of memory; check the
- * status: a file that does not compile gives the compiler's diagnostics in
- * the message, one that defines no schedule says so. */
-typedef struct ts_schedule_file ts_schedule_file;
-ts_schedule_file *ts_schedule_file_open(const char *path);
-ts_status ts_schedule_file_status(const ts_schedule_file *f);
-const char *ts_schedule_file_errmsg(const ts_schedule_file *f);
-int ts_schedule_file_count(const ts_schedule_file *f);
-const ts_builtin *ts_schedule_file_at(const ts_schedule_file *f, int index);
-const ts_builtin *ts_schedule_file_find(const ts_schedule_file *f,
-                                        const char *name);
-/* Unloads it: its schedules' functions go with it. */
-void ts_schedule_file_close(ts_schedule_file *f);
-
 /* ---- Tuning spaces -------------------------------------------------------
  *
  * A space is a schedule with knobs: where it would write a number (a tile, a
@@ -481,7 +441,9 @@ typedef struct ts_space {
 } ts_space;
 
 /* The configuration's value of the knob `name`, one of values[0..n).  When
- * c is NULL, or names no value for it, the first value. */
+ * c is NULL, or names no value for it, the first value.  A knob declared
+ * wrongly (no name, no values, more than 32 knobs, fewer values than the
+ * enumeration saw before) is the space's own error: TS_ERR_BAD_KNOB. */
 int64_t ts_knob(ts_config *c, const char *name, int n, const int64_t values[]);
 /* The same for a choice among names; returns its index. */
 int ts_knob_choice(ts_config *c, const char *name, int n,
@@ -507,7 +469,8 @@ const char *ts_config_knob_value(const ts_config *c, int i);
 
 /* The space's schedule for def in configuration c (NULL: every knob's
  * first value); never NULL.  A pruned configuration gives a schedule in
- * error (TS_ERR_PRUNED) naming the reason. */
+ * error (TS_ERR_PRUNED) naming the reason; a knob the space declares
+ * wrongly, TS_ERR_BAD_KNOB (the configuration is pruned too). */
 ts_sched *ts_space_schedule(const ts_space *space, const ts_gemm *def,
                             ts_config *c);
 /* Every configuration of the space for def, in order, pruned ones
@@ -522,6 +485,75 @@ void ts_space_free_configs(ts_config **configs, int n);
 int ts_space_count(void);
 const ts_space *ts_space_at(int index);
 const ts_space *ts_space_find(const char *name);
+
+/* ---- Schedule files ------------------------------------------------------
+ *
+ * A C file of schedules and spaces that the command line takes as
+ * FILE.c[:NAME]:
+ *
+ *   #include <tessel.h>
+ *   TS_SCHEDULE(my64, "64x64 tiles, 4x4 per thread") {
+ *     ts_loop *io, *ii;
+ *     ts_split(s, ts_get_loop(s, "i"), 64, &io, &ii);
+ *     ...
+ *     return ts_sched_status(s);
+ *   }
+ *   TS_SPACE(mytiles, "my64's tiles as knobs") {
+ *     int64_t bm = ts_knob(c, "bm", 3, (int64_t[]){32, 64, 128});
+ *     ts_knob_require(c, bm <= ts_sched_gemm(s)->m, "bm over M");
+ *     ...
+ *     return ts_sched_status(s);
+ *   }
+ *
+ * Each TS_SCHEDULE defines a function ts_status NAME(ts_sched *s) that
+ * applies the schedule's primitives to s (a fresh ts_matmul named NAME),
+ * each TS_SPACE a function ts_status NAME(ts_sched *s, ts_config *c) as a
+ * built-in space's apply is written, and registers it when tessel loads
+ * the file.  Linked into a program of your own, the function is an
+ * ordinary one to call (a space's with ts_space_schedule). */
+void ts_schedule_file_add(const ts_builtin *def);     /* TS_SCHEDULE's */
+void ts_schedule_file_add_space(const ts_space *def); /* TS_SPACE's */
+#define TS_SCHEDULE(NAME, SUMMARY)                                           \
+  ts_status NAME(ts_sched *s);                                               \
+  static const ts_builtin ts_schedule_def_##NAME = {#NAME, SUMMARY, NAME};   \
+  __attribute__((constructor)) static void ts_schedule_add_##NAME(void) {    \
+    ts_schedule_file_add(&ts_schedule_def_##NAME);                           \
+  }                                                                          \
+  ts_status NAME(ts_sched *s)
+#define TS_SPACE(NAME, SUMMARY)                                              \
+  ts_status NAME(ts_sched *s, ts_config *c);                                 \
+  static const ts_space ts_space_def_##NAME = {#NAME, SUMMARY, NAME};        \
+  __attribute__((constructor)) static void ts_space_add_##NAME(void) {       \
+    ts_schedule_file_add_space(&ts_space_def_##NAME);                        \
+  }                                                                          \
+  ts_status NAME(ts_sched *s, ts_config *c)
+
+/* Compiles the file with the system C compiler ($CC, else cc) against this
+ * header into a shared object, cached by the file's content in the cache
+ * directory, and loads it.  Never NULL but when out of memory; check the
+ * status: a file that does not compile gives the compiler's diagnostics in
+ * the message; one that defines neither schedule nor space, or a space
+ * named as a built-in schedule or space is, says so. */
+typedef struct ts_schedule_file ts_schedule_file;
+ts_schedule_file *ts_schedule_file_open(const char *path);
+ts_status ts_schedule_file_status(const ts_schedule_file *f);
+const char *ts_schedule_file_errmsg(const ts_schedule_file *f);
+int ts_schedule_file_count(const ts_schedule_file *f);
+const ts_builtin *ts_schedule_file_at(const ts_schedule_file *f, int index);
+const ts_builtin *ts_schedule_file_find(const ts_schedule_file *f,
+                                        const char *name);
+/* The file's spaces, in the order it defines them. */
+int ts_schedule_file_space_count(const ts_schedule_file *f);
+const ts_space *ts_schedule_file_space_at(const ts_schedule_file *f,
+                                          int index);
+const ts_space *ts_schedule_file_space_find(const ts_schedule_file *f,
+                                            const char *name);
+/* A hash of the file's text as it was read, 16 hex digits ("" when the
+ * file could not be read): what tuning records of its spaces are keyed by
+ * beside the space's name, so that an edited file does not reuse them. */
+const char *ts_schedule_file_hash(const ts_schedule_file *f);
+/* Unloads it: its schedules' and spaces' functions go with it. */
+void ts_schedule_file_close(ts_schedule_file *f);
 
 /* ---- Compiling (NVRTC; needs no GPU) ------------------------------------ */
 

@@ -1,14 +1,16 @@
 /*
- * Schedule files: a user's C file of TS_SCHEDULE definitions, compiled by
- * the system C compiler into a shared object and loaded, so that its
- * schedules stand beside the built-ins on the command line.
+ * Schedule files: a user's C file of TS_SCHEDULE and TS_SPACE definitions,
+ * compiled by the system C compiler into a shared object and loaded, so
+ * that its schedules and spaces stand beside the built-ins on the command
+ * line.
  *
  * The object is cached under the cache directory (schedules/<hash>.so),
  * keyed by the file's text, the compiler, the header's directory and
  * tessel's version, so a second run loads it without compiling.  Each
- * TS_SCHEDULE has a constructor that calls ts_schedule_file_add when the
- * object is loaded; loads are serialized, and the schedules added during
- * one load are that file's.
+ * TS_SCHEDULE (TS_SPACE) has a constructor that calls ts_schedule_file_add
+ * (ts_schedule_file_add_space) when the object is loaded; loads are
+ * serialized, and the definitions added during one load are that file's.
+ * The hash of the text alone names the file's version to tuning records.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -37,7 +39,10 @@ struct ts_schedule_file {
   void *handle;
   const ts_builtin *defs[MAX_SCHEDULES];
   int n;
-  int dropped; /* past MAX_SCHEDULES */
+  const ts_space *spaces[MAX_SCHEDULES];
+  int nspaces;
+  int dropped; /* past MAX_SCHEDULES, schedules and spaces */
+  char hash[17]; /* of the text: 16 hex digits */
 };
 
 /* The file being loaded; its schedules register here. */
@@ -52,6 +57,16 @@ void ts_schedule_file_add(const ts_builtin *def) {
     f->dropped++;
   else
     f->defs[f->n++] = def;
+}
+
+void ts_schedule_file_add_space(const ts_space *def) {
+  ts_schedule_file *f = loading;
+  if (!f || !def)
+    return;
+  if (f->nspaces == MAX_SCHEDULES)
+    f->dropped++;
+  else
+    f->spaces[f->nspaces++] = def;
 }
 
 static ts_status file_fail(ts_schedule_file *f, ts_status st, const char *fmt,
@@ -185,6 +200,8 @@ static bool object_of(ts_schedule_file *f, const char *src, char *obj,
     return file_fail(f, TS_ERR_IO, "ts_schedule_file_open: cannot read "
                      "%s: %s", src, strerror(errno)) == TS_OK;
   uint64_t key = object_key(text, n);
+  snprintf(f->hash, sizeof(f->hash), "%016llx",
+           (unsigned long long)kcache_fnv1a(KCACHE_FNV_SEED, text, n));
   free(text);
   char dir[4096], tmp[4500], log[4500];
   if (!object_dir(f, dir, sizeof(dir), temp))
@@ -206,6 +223,21 @@ static bool object_of(ts_schedule_file *f, const char *src, char *obj,
 
 /* ---- Loading --------------------------------------------------------------- */
 
+/* A file's space named as a built-in space or schedule is would stand for
+ * two things in reports and records. */
+static void check_space_names(ts_schedule_file *f, const char *src) {
+  for (int i = 0; i < f->nspaces; i++) {
+    const char *name = f->spaces[i]->name;
+    bool space = ts_space_find(name) != NULL;
+    if (space || ts_builtin_find(name)) {
+      file_fail(f, TS_ERR_BAD_ARG, "ts_schedule_file_open: %s defines a "
+                "space '%s', the name of a built-in %s; rename it", src,
+                name, space ? "space" : "schedule");
+      return;
+    }
+  }
+}
+
 static void load(ts_schedule_file *f, const char *src, const char *obj) {
   pthread_mutex_lock(&loading_lock);
   loading = f;
@@ -216,14 +248,17 @@ static void load(ts_schedule_file *f, const char *src, const char *obj) {
     const char *why = dlerror();
     file_fail(f, TS_ERR_IO, "ts_schedule_file_open: cannot load %s (made "
               "from %s): %s", obj, src, why ? why : "unknown error");
-  } else if (f->n == 0) {
+  } else if (f->n == 0 && f->nspaces == 0) {
     file_fail(f, TS_ERR_UNKNOWN_SCHEDULE, "ts_schedule_file_open: %s defines "
-              "no schedule; write TS_SCHEDULE(name, \"what it does\") { ... } "
-              "(see tessel.h)", src);
+              "no schedule and no space; write TS_SCHEDULE(name, \"what it "
+              "does\") { ... } or TS_SPACE(name, \"...\") { ... } (see "
+              "tessel.h)", src);
   } else if (f->dropped) {
     file_fail(f, TS_ERR_BAD_ARG, "ts_schedule_file_open: %s defines %d "
-              "schedules; at most %d are read from one file", src,
-              f->n + f->dropped, MAX_SCHEDULES);
+              "schedules and spaces; at most %d of each are read from one "
+              "file", src, f->n + f->nspaces + f->dropped, MAX_SCHEDULES);
+  } else {
+    check_space_names(f, src);
   }
 }
 
@@ -274,6 +309,27 @@ const ts_builtin *ts_schedule_file_find(const ts_schedule_file *f,
     if (strcmp(f->defs[i]->name, name) == 0)
       return f->defs[i];
   return NULL;
+}
+
+int ts_schedule_file_space_count(const ts_schedule_file *f) {
+  return f && f->status == TS_OK ? f->nspaces : 0;
+}
+
+const ts_space *ts_schedule_file_space_at(const ts_schedule_file *f, int i) {
+  return f && f->status == TS_OK && i >= 0 && i < f->nspaces ? f->spaces[i]
+                                                             : NULL;
+}
+
+const ts_space *ts_schedule_file_space_find(const ts_schedule_file *f,
+                                            const char *name) {
+  for (int i = 0; name && i < ts_schedule_file_space_count(f); i++)
+    if (strcmp(f->spaces[i]->name, name) == 0)
+      return f->spaces[i];
+  return NULL;
+}
+
+const char *ts_schedule_file_hash(const ts_schedule_file *f) {
+  return f ? f->hash : "";
 }
 
 void ts_schedule_file_close(ts_schedule_file *f) {

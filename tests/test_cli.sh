@@ -1,12 +1,15 @@
 #!/bin/sh
 # The tessel command: exit statuses, one-line errors, and the subcommands'
 # output on a machine with or without a GPU.
+# Usage: test_cli.sh TESSEL [FAKE_DRIVER] (tests/fake_cuda.c: tune runs end
+# to end on it without a GPU).
 tessel="$1"
+fake="$2"
 fails=0
 
 expect() { # expect STATUS DESCRIPTION -- COMMAND...
   want=$1; what=$2; shift 3
-  out=$("$@" 2>&1); got=$?
+  out=$("$@" 2>&1 < /dev/null); got=$?
   if [ "$got" != "$want" ]; then
     echo "FAIL: $what: exit $got, expected $want"; echo "$out" | head -5
     fails=$((fails + 1))
@@ -36,8 +39,10 @@ expect 0 "--help" -- "$tessel" --help
 contains "exit status: 0 done"; contains "2 a usage error"
 for cmd in list show check bench tune; do
   expect 0 "$cmd --help" -- "$tessel" $cmd --help
+  contains "Exit status: 0 "; contains ", 1 "; contains "usage error"
 done
 expect 2 "no command" -- "$tessel"
+one_line; contains "name a command: list, show, check, bench or tune"
 expect 0 "tune --list" -- "$tessel" tune --list
 contains "seed003"
 expect 2 "unknown space" -- "$tessel" tune nosuch
@@ -147,6 +152,89 @@ expect 0 "check at a shape past memory samples" -- "$tessel" check naive --shape
 contains "check needs about"; contains "and this machine has"
 contains "ok (sampled: "
 
+reject_each() { # each row of stdin, "TEXT|ARGUMENTS": exit 2, one line with TEXT
+  while IFS='|' read -r text args; do
+    [ -n "$args" ] || continue
+    # shellcheck disable=SC2086 # the arguments are words
+    expect 2 "rejects: $args" -- "$tessel" $args
+    one_line; contains "$text"
+  done
+}
+
+# Every rejection of an option: exit 2 and one line that names the option
+# and what it expected.
+reject_each <<'EOF'
+--csv is an option of bench and tune|show naive --csv x.csv
+--csv is an option of bench and tune|check naive --csv x.csv
+--repeats is an option of bench and tune|check naive --repeats 3
+--warmup is an option of bench and tune|show naive --warmup 1
+--seed is an option of check, bench and tune|show naive --seed 1
+--arch is an option of show and check|bench naive --arch sm_90
+--arch is an option of show and check|tune seed003 --arch sm_90
+--jobs is an option of tune|check naive --jobs 2
+--top is an option of tune|bench naive --top 2
+--limit is an option of tune|show naive --limit 2
+--budget is an option of tune|check naive --budget 2
+--time is an option of tune|bench naive --time 2
+--json is an option of tune|check naive --json x.json
+--restart is an option of tune|bench naive --restart
+--cu is an option of bench|check naive --cu k.cu
+--tuned is an option of show, check and bench|tune seed003 --tuned
+--ir is an option of show|bench naive --ir
+--cuda is an option of show|check naive --cuda
+--layout is given twice; give it once (only --shape and --cu repeat)|check naive --layout NN --layout TT
+--seed is given twice|check naive --seed 1 --seed 2
+--tuned is given twice|check seed003 --tuned --tuned
+--shape needs a value: MxNxK|check naive --shape
+--layout needs a value: NN, NT, TN or TT|show naive --layout
+--alpha needs a value: a finite number|check naive --alpha
+--arch needs a value: sm_ and the compute capability|show naive --arch
+--csv needs a value: the file to write|bench naive --csv
+--jobs needs a value: an integer|tune seed003 --jobs
+--dtype needs a value: f32, f16 or bf16|check naive --dtype
+unknown or ambiguous option '--c' (see --help)|show naive --c
+unknown or ambiguous option '--frob'|tune seed003 --frob
+--shape must be MxNxK with each of M, N, K in 1..2147483647 (got '1x2')|bench naive --shape 1x2
+--shape must be MxNxK with each of M, N, K in 1..2147483647 (got '2147483648x1x1')|check naive --shape 2147483648x1x1
+--layout must be NN, NT, TN or TT (got 'nn')|tune seed003 --layout nn
+--alpha must be a finite number within fp32's range (got '1e39')|check naive --alpha 1e39
+--beta must be a finite number within fp32's range (got 'inf')|show naive --beta inf
+--beta must be a finite number within fp32's range (got '0.5x')|check naive --beta 0.5x
+--dtype must be f32, f16 or bf16 (got 'f64')|show naive --dtype f64
+--c-dtype must be f32, f16 or bf16 (got 'int8')|check naive --c-dtype int8
+--arch must be sm_ and the compute capability, e.g. sm_90 (got 'sm_9x')|show naive --arch sm_9x
+--repeats must be an integer in 1..100000 (got '0')|bench naive --repeats 0
+--warmup must be an integer in 0..100000 (got '-1')|bench naive --warmup -1
+--seed must be an integer in 0..2147483647 (got 'x')|check naive --seed x
+--jobs must be an integer in 1..1024 (got '0')|tune seed003 --jobs 0
+--top must be an integer in 1..100000 (got '0')|tune seed003 --top 0
+--limit must be an integer in 1..100000 (got '100001')|tune seed003 --limit 100001
+--budget must be an integer in 1..100000 (got '1.5')|tune seed003 --budget 1.5
+--time must be an integer in 1..1000000 (got '0')|tune seed003 --time 0
+--csv must name a file tessel can write (got '/nonexistent/x.csv': No such file or directory)|bench naive --csv /nonexistent/x.csv
+--json must name a file tessel can write (got '/': it is a directory)|tune seed003 --json /
+--csv and --json both name same.out; give each its own file|tune seed003 --csv same.out --json same.out
+--ir and --trace exclude each other; give one|show naive --ir --trace
+--cuda and --ir exclude each other; give one|show naive --cuda --ir
+tune --list takes nothing else (got 'seed003')|tune --list seed003
+tune --list takes nothing else (got '--shape')|tune --shape 8x8x8 --list
+list takes FILE.c (a C file of schedules and spaces) or nothing (got 'naive')|list naive
+show takes one schedule and one --shape (got 2 schedules and 0 shapes; FILE.c:NAME names one of a file's)|show naive coalesced
+show takes one schedule and one --shape (got 1 schedules and 2 shapes)|show naive --shape 8x8x8 --shape 9x9x9
+name a schedule (tessel list shows them)|check --shape 8x8x8
+name a space (tessel tune --list shows them)|tune --jobs 2
+unknown schedule 'nosuch' (tessel list shows the schedules, tessel tune --list the spaces)|check nosuch
+unknown space 'nosuch' (tessel tune --list shows them)|tune nosuch
+tune takes a space, not a schedule ('naive')|tune naive
+tune takes a space, not a configuration ('seed003:block=32x32x32')|tune seed003:block=32x32x32
+naive is a schedule, not a space: it takes no knob=value,... (got 'naive:a=1')|show naive:a=1
+seed003:block=: ts_config_parse: "block=" is not name=value|check seed003:block=
+unknown command 'frobnicate' (see tessel --help)|frobnicate
+EOF
+if [ -e same.out ]; then
+  echo "FAIL: a rejected command wrote same.out"; fails=$((fails + 1))
+fi
+
 # Schedule files: compiled with the system compiler, mixed with built-ins.
 work=$(mktemp -d)
 cat > "$work/mine.c" <<'EOF'
@@ -169,15 +257,90 @@ expect 0 "check FILE.c:NAME at 1x1x1" -- "$tessel" check "$work/mine.c:rows" --s
 expect 0 "show FILE.c:NAME" -- "$tessel" show "$work/mine.c:rows" --trace
 contains 'ts_sched *s = ts_matmul_named(&def, "rows");'
 expect 2 "show FILE.c of two schedules" -- "$tessel" show "$work/mine.c"
-one_line; contains "as FILE.c:NAME names one of a file's"
+one_line; contains "; FILE.c:NAME names one of a file's"
 expect 2 "FILE.c:NAME, no such schedule" -- "$tessel" check "$work/mine.c:cols"
-one_line; contains "mine.c defines no schedule 'cols'; it defines rows, serial"
+one_line; contains "mine.c defines no schedule or space 'cols'; it defines rows, serial"
 expect 1 "FILE.c that does not compile" -- "$tessel" check "$work/bad.c"
 contains "bad.c did not compile"; contains "bad.c:2"
 expect 1 "FILE.c without schedules" -- "$tessel" check "$work/none.c"
-one_line; contains "none.c defines no schedule"
+one_line; contains "none.c defines no schedule and no space"
 expect 1 "FILE.c that is not there" -- "$tessel" check "$work/gone.c"
 one_line; contains "cannot read"
+
+# Spaces in schedule files: listed, checked, shown by configuration, tuned.
+cp "$(dirname "$0")/../examples/regtiles.c" "$work/regtiles.c"
+f="$work/regtiles.c"
+expect 0 "list FILE.c" -- "$tessel" list "$f"
+contains "regtiles.c:regtile64        schedule  64x64 block tiles"
+contains "regtiles.c:regtiles         space     regtile64's block tile, thread tile and k step (knobs: bm, bn, tm, bk)"
+expect 0 "check FILE.c: its schedule and its space" -- "$tessel" check "$f" --shape 70x50x30
+contains "regtiles.c:regtile64"; contains "regtiles.c:regtiles "
+expect 0 "show FILE.c:SPACE:CONFIG" -- "$tessel" show --trace \
+  "$f:regtiles:bm=128,bn=32,tm=4,bk=16" --shape 256x256x64
+contains "ts_split(s, i, 128, &i_outer, &i_inner);"
+contains "ts_split(s, k, 16, &k_outer, &k_inner);"
+expect 0 "the space's first configuration is the schedule" -- "$tessel" show "$f:regtiles" --shape 96x96x32
+space_ir=$(printf '%s\n' "$last" | sed 's/"regtiles"/"regtile64"/')
+expect 0 "the schedule" -- "$tessel" show "$f:regtile64" --shape 96x96x32
+[ "$space_ir" = "$last" ] || { echo "FAIL: regtiles' first configuration is not regtile64"; fails=$((fails + 1)); }
+expect 1 "FILE.c:SPACE:CONFIG, a knob the space lacks" -- "$tessel" show "$f:regtiles:bq=1"
+one_line; contains "regtiles: the space has no knob \"bq\""
+reject_each <<EOF
+regtiles.c defines no schedule or space 'cols'; it defines regtile64; the space regtiles|check $f:cols
+regtiles.c:regtile64 is a schedule, not a space|show $f:regtile64:bm=64
+tune takes a space, not a schedule ('$f:regtile64')|tune $f:regtile64
+tune takes a space, not a configuration ('$f:regtiles:bm=64')|tune $f:regtiles:bm=64
+regtiles.c defines no space 'cols'; it defines the space regtiles|tune $f:cols
+mine.c defines no space to tune; write TS_SPACE|tune $work/mine.c
+EOF
+cat > "$work/clash.c" <<'EOF'
+#include <tessel.h>
+TS_SPACE(warptiled, "mine") { (void)c; return ts_sched_status(s); }
+EOF
+expect 1 "a file's space named as a built-in" -- "$tessel" list "$work/clash.c"
+one_line; contains "clash.c defines a space 'warptiled', the name of a built-in space; rename it"
+sed 's/regtile64,/other64,/; s/"regtile64.s/"other/' "$f" > "$work/again.c"
+expect 1 "two files' spaces of one name" -- "$tessel" check "$f" "$work/again.c"
+one_line; contains "regtiles.c and $work/again.c both define a space 'regtiles'; rename one"
+cat > "$work/knobless.c" <<'EOF'
+#include <tessel.h>
+TS_SPACE(knobless, "a knob without values") {
+  int64_t f = ts_knob(c, "f", 0, (int64_t[]){4});
+  ts_loop *o, *i;
+  ts_split(s, ts_get_loop(s, "i"), f, &o, &i);
+  return ts_sched_status(s);
+}
+EOF
+expect 1 "a knob declared wrongly in a file's space" -- "$tessel" tune "$work/knobless.c"
+one_line; contains "knobless.c:knobless: ts_space_schedule: knobless: a knob needs a name and at least one value (got \"f\", 0)"
+
+# tune FILE.c end to end on the fake driver: pruned with the reason,
+# recorded under the space's name and the file's hash; --tuned reads the
+# record until the file changes.
+if [ -n "$fake" ]; then
+  case "$fake" in /*) ;; *) fake="$PWD/$fake" ;; esac
+  mkdir "$work/lib" && ln -s "$fake" "$work/lib/libcublas.so.13"
+  fakerun() {
+    TESSEL_CACHE_DIR="$work/cache" TESSEL_CUDA_DRIVER="$fake" \
+      LD_LIBRARY_PATH="$work/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$@"
+  }
+  expect 0 "tune FILE.c on the fake driver" -- fakerun "$tessel" tune "$f" \
+    --shape 128x128x64 --beta 1 --top 2
+  contains "# tune $f:regtiles on Fake GPU"
+  contains "regtiles 128x128x64: 24 configurations, 2 pruned, 22 compiled"
+  contains "2 pruned: 2048 threads a block, over 1024"
+  contains "recorded for this GPU: \`tessel bench $f:regtiles --tuned --shape 128x128x64\`"
+  grep -q "^space regtiles@[0-9a-f]\{16\}$" "$work"/cache/tune/*.txt ||
+    { echo "FAIL: no record keyed by regtiles@HASH"; fails=$((fails + 1)); }
+  expect 0 "--tuned reads the file space's record" -- fakerun "$tessel" check \
+    "$f:regtiles" --tuned --shape 128x128x64 --beta 1
+  case "$last" in *"no tuning record"*) echo "FAIL: the record was not read"
+    fails=$((fails + 1)) ;; esac
+  echo "/* edited */" >> "$f"
+  expect 0 "--tuned after the file changed" -- fakerun "$tessel" check \
+    "$f:regtiles" --tuned --shape 128x128x64 --beta 1
+  contains "no tuning record of $f:regtiles at 128x128x64 NN on Fake GPU"
+fi
 rm -rf "$work"
 
 [ $fails = 0 ] || { echo "$fails failures"; exit 1; }

@@ -1,13 +1,15 @@
 /*
- * Schedule files: a C file of TS_SCHEDULE definitions compiled with the
- * system compiler, loaded, its schedules correct on the reference
- * executor; the object cached by content (a second open runs no
- * compiler), a compile error with the compiler's diagnostics, a file with
- * no schedule, a missing file.
+ * Schedule files: a C file of TS_SCHEDULE and TS_SPACE definitions
+ * compiled with the system compiler, loaded, its schedules and its space's
+ * configurations correct on the reference executor; the hash of its text;
+ * the object cached by content (a second open runs no compiler), a compile
+ * error with the compiler's diagnostics, a file with neither schedule nor
+ * space, a space named as a built-in is, a missing file.
  */
 #include "helpers.h"
 
 #include <dirent.h>
+#include <stdbool.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -32,6 +34,35 @@ static const char *two_schedules =
     "  ts_bind(s, ii, TS_THREAD_Y);\n"
     "  ts_bind(s, ji, TS_THREAD_X);\n"
     "  return ts_sched_status(s);\n"
+    "}\n";
+
+/* A schedule and a space of 2 x 2 x 2 tiles, of which the 4-row thread
+ * tiles of 4-row blocks are pruned by a constraint. */
+static const char *schedule_and_space =
+    "#include <tessel.h>\n"
+    "static ts_status tiled(ts_sched *s, int64_t bm, int64_t bn, int64_t tm) {\n"
+    "  ts_loop *io, *ir, *ty, *ti, *jo, *tx;\n"
+    "  ts_split(s, ts_get_loop(s, \"i\"), bm, &io, &ir);\n"
+    "  ts_split(s, ir, tm, &ty, &ti);\n"
+    "  ts_split(s, ts_get_loop(s, \"j\"), bn, &jo, &tx);\n"
+    "  ts_reorder(s, 5, (ts_loop *[]){io, jo, ty, tx, ti});\n"
+    "  ts_bind(s, io, TS_BLOCK_Y);\n"
+    "  ts_bind(s, jo, TS_BLOCK_X);\n"
+    "  ts_bind(s, ty, TS_THREAD_Y);\n"
+    "  ts_bind(s, tx, TS_THREAD_X);\n"
+    "  ts_unroll(s, ti);\n"
+    "  return ts_sched_status(s);\n"
+    "}\n"
+    "TS_SCHEDULE(tile8, \"8x8 blocks, 2 rows a thread\") {\n"
+    "  return tiled(s, 8, 8, 2);\n"
+    "}\n"
+    "TS_SPACE(tiles, \"tile8's tiles\") {\n"
+    "  int64_t bm = ts_knob(c, \"bm\", 2, (int64_t[]){8, 4});\n"
+    "  int64_t bn = ts_knob(c, \"bn\", 2, (int64_t[]){8, 16});\n"
+    "  int64_t tm = ts_knob(c, \"tm\", 2, (int64_t[]){2, 4});\n"
+    "  ts_knob_require(c, bm / tm >= 2, \"%lld rows of threads\",\n"
+    "                  (long long)(bm / tm));\n"
+    "  return tiled(s, bm, bn, tm);\n"
     "}\n";
 
 static int setup(void **state) {
@@ -87,6 +118,120 @@ static void test_schedules_of_a_file(void **state) {
   assert_schedule_runs(ts_schedule_file_find(f, "tiles"), 1, 1, 1);
   assert_schedule_runs(ts_schedule_file_find(f, "tiles"), 17, 9, 3);
   ts_schedule_file_close(f);
+}
+
+static bool is_hex16(const char *h) {
+  if (strlen(h) != 16)
+    return false;
+  for (int i = 0; i < 16; i++)
+    if (!strchr("0123456789abcdef", h[i]))
+      return false;
+  return true;
+}
+
+/* A file's space: found by name, its first configuration the file's fixed
+ * schedule, every configuration enumerated (the constraint prunes two) and
+ * correct on the reference executor at an odd shape. */
+static void test_a_space_in_a_file(void **state) {
+  (void)state;
+  const char *path = write_file("space.c", schedule_and_space);
+  ts_schedule_file *f = ts_schedule_file_open(path);
+  if (ts_schedule_file_status(f) != TS_OK)
+    fail_msg("%s", ts_schedule_file_errmsg(f));
+  assert_int_equal(ts_schedule_file_count(f), 1);
+  assert_int_equal(ts_schedule_file_space_count(f), 1);
+  const ts_space *sp = ts_schedule_file_space_find(f, "tiles");
+  assert_non_null(sp);
+  assert_ptr_equal(ts_schedule_file_space_at(f, 0), sp);
+  assert_null(ts_schedule_file_space_at(f, 1));
+  assert_null(ts_schedule_file_space_find(f, "tile8"));
+  assert_null(ts_schedule_file_find(f, "tiles"));
+  assert_string_equal(sp->summary, "tile8's tiles");
+  assert_true(is_hex16(ts_schedule_file_hash(f)));
+
+  ts_gemm g = ts_gemm_make(19, 23, 7);
+  ts_sched *first = ts_space_schedule(sp, &g, NULL);
+  ts_sched *fixed = ts_matmul_named(&g, "tiles");
+  assert_int_equal(ts_schedule_file_find(f, "tile8")->apply(fixed), TS_OK);
+  char *a = ts_print_ir(first), *b = ts_print_ir(fixed);
+  assert_non_null(a);
+  assert_string_equal(a, b);
+  free(a);
+  free(b);
+  ts_sched_free(first);
+  ts_sched_free(fixed);
+
+  ts_config **cs;
+  int n = ts_space_enumerate(sp, &g, 0, &cs);
+  assert_int_equal(n, 8);
+  int pruned = 0;
+  for (int i = 0; i < n; i++) {
+    ts_sched *s = ts_space_schedule(sp, &g, cs[i]);
+    const char *why = ts_config_pruned(cs[i]);
+    if (why) {
+      pruned++;
+      assert_string_equal(why, "1 rows of threads");
+      assert_int_equal(ts_sched_status(s), TS_ERR_PRUNED);
+    } else {
+      assert_checks(s, 3);
+    }
+    ts_sched_free(s);
+  }
+  assert_int_equal(pruned, 2);
+  ts_space_free_configs(cs, n);
+  ts_schedule_file_close(f);
+}
+
+/* The hash is of the text: an edit changes it, the same text under another
+ * name does not. */
+static void test_hash_follows_the_text(void **state) {
+  (void)state;
+  ts_schedule_file *f = ts_schedule_file_open(write_file("h1.c",
+                                              schedule_and_space));
+  ts_schedule_file *same = ts_schedule_file_open(write_file("h2.c",
+                                                 schedule_and_space));
+  char edited[4096];
+  snprintf(edited, sizeof(edited), "%s/* tried bm=16 */\n",
+           schedule_and_space);
+  ts_schedule_file *other = ts_schedule_file_open(write_file("h3.c", edited));
+  assert_int_equal(ts_schedule_file_status(other), TS_OK);
+  assert_string_equal(ts_schedule_file_hash(f), ts_schedule_file_hash(same));
+  assert_string_not_equal(ts_schedule_file_hash(f),
+                          ts_schedule_file_hash(other));
+  ts_schedule_file_close(f);
+  ts_schedule_file_close(same);
+  ts_schedule_file_close(other);
+}
+
+/* A space alone is enough; a space named as a built-in space or schedule
+ * is refused, naming which. */
+static void test_space_names(void **state) {
+  (void)state;
+  const char *body = "{ (void)c; return ts_sched_status(s); }\n";
+  const char *cases[][2] = {
+      {"lonely", NULL},
+      {"warptiled", "defines a space 'warptiled', the name of a built-in "
+                    "space; rename it"},
+      {"naive", "defines a space 'naive', the name of a built-in schedule; "
+                "rename it"},
+  };
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    char text[512], file[64];
+    snprintf(text, sizeof(text), "#include <tessel.h>\nTS_SPACE(%s, \"x\") "
+             "%s", cases[i][0], body);
+    snprintf(file, sizeof(file), "named_%s.c", cases[i][0]);
+    ts_schedule_file *f = ts_schedule_file_open(write_file(file, text));
+    if (!cases[i][1]) {
+      assert_int_equal(ts_schedule_file_status(f), TS_OK);
+      assert_int_equal(ts_schedule_file_count(f), 0);
+      assert_int_equal(ts_schedule_file_space_count(f), 1);
+    } else {
+      assert_int_equal(ts_schedule_file_status(f), TS_ERR_BAD_ARG);
+      assert_non_null(strstr(ts_schedule_file_errmsg(f), cases[i][1]));
+      assert_int_equal(ts_schedule_file_space_count(f), 0);
+    }
+    ts_schedule_file_close(f);
+  }
 }
 
 /* The inode of the one object in the cache (0 for none, -1 for more). */
@@ -155,7 +300,8 @@ static void test_file_without_schedules(void **state) {
   ts_schedule_file *f = ts_schedule_file_open(path);
   assert_int_equal(ts_schedule_file_status(f), TS_ERR_UNKNOWN_SCHEDULE);
   assert_non_null(strstr(ts_schedule_file_errmsg(f),
-                         "none.c defines no schedule; write TS_SCHEDULE"));
+                         "none.c defines no schedule and no space; write "
+                         "TS_SCHEDULE"));
   ts_schedule_file_close(f);
 }
 
@@ -175,6 +321,9 @@ static void test_missing_file(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_schedules_of_a_file),
+      cmocka_unit_test(test_a_space_in_a_file),
+      cmocka_unit_test(test_hash_follows_the_text),
+      cmocka_unit_test(test_space_names),
       cmocka_unit_test(test_object_cached_by_content),
       cmocka_unit_test(test_compile_error_shows_diagnostics),
       cmocka_unit_test(test_file_without_schedules),

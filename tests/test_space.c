@@ -34,6 +34,29 @@ static ts_status refusing_apply(ts_sched *s, ts_config *c) {
 
 static const ts_space refusing = {"refusing", "a split by 0", refusing_apply};
 
+/* Spaces that declare a knob wrongly: without values (then split by the 0
+ * it gets), or more knobs than a configuration holds. */
+static ts_status no_values_apply(ts_sched *s, ts_config *c) {
+  int64_t f = ts_knob(c, "f", 0, (int64_t[]){4});
+  ts_loop *o, *i;
+  ts_split(s, ts_get_loop(s, "i"), f, &o, &i);
+  return ts_sched_status(s);
+}
+
+static ts_status many_knobs_apply(ts_sched *s, ts_config *c) {
+  for (int k = 0; k < 40; k++) {
+    char name[16];
+    snprintf(name, sizeof(name), "k%d", k);
+    ts_knob(c, name, 1, (int64_t[]){1});
+  }
+  return ts_sched_status(s);
+}
+
+static const ts_space no_values = {"no_values", "a knob without values",
+                                   no_values_apply};
+static const ts_space many_knobs = {"many_knobs", "40 knobs",
+                                    many_knobs_apply};
+
 static char *text_of(const ts_config *c) {
   char *t = ts_config_text(c);
   assert_non_null(t);
@@ -84,6 +107,35 @@ static void test_a_primitive_refusal_prunes(void **state) {
   assert_non_null(strstr(ts_config_pruned(cs[1]), "ts_split: argument 3 "
                                                   "'factor'"));
   ts_space_free_configs(cs, n);
+}
+
+/* A knob declared wrongly is the space's error, not a constraint: the
+ * schedule says TS_ERR_BAD_KNOB with the reason, not the error of the
+ * primitive that got the bad value; the configuration is pruned. */
+static void test_a_knob_declared_wrongly(void **state) {
+  (void)state;
+  ts_gemm g = ts_gemm_make(8, 8, 8);
+  char err[64];
+  ts_config *c = ts_config_parse("", err, sizeof(err));
+  ts_sched *s = ts_space_schedule(&no_values, &g, c);
+  assert_int_equal(ts_sched_status(s), TS_ERR_BAD_KNOB);
+  assert_string_equal(ts_sched_errmsg(s), "ts_space_schedule: no_values: a "
+                      "knob needs a name and at least one value (got \"f\", "
+                      "0)");
+  assert_non_null(ts_config_pruned(c));
+  ts_sched_free(s);
+  s = ts_space_schedule(&many_knobs, &g, c);
+  assert_int_equal(ts_sched_status(s), TS_ERR_BAD_KNOB);
+  assert_string_equal(ts_sched_errmsg(s), "ts_space_schedule: many_knobs: "
+                      "more than 32 knobs (at \"k32\")");
+  ts_sched_free(s);
+  /* A constraint stays TS_ERR_PRUNED, after a bad knob on the same c. */
+  ts_config_free(c);
+  c = ts_config_parse("a=2,b=10,c=4", err, sizeof(err));
+  s = ts_space_schedule(&toy, &g, c);
+  assert_int_equal(ts_sched_status(s), TS_ERR_PRUNED);
+  ts_sched_free(s);
+  ts_config_free(c);
 }
 
 static void test_configurations_as_text(void **state) {
@@ -304,6 +356,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_enumeration_follows_dependent_knobs),
       cmocka_unit_test(test_a_primitive_refusal_prunes),
+      cmocka_unit_test(test_a_knob_declared_wrongly),
       cmocka_unit_test(test_configurations_as_text),
       cmocka_unit_test(test_seed003_space),
       cmocka_unit_test(test_warptiled_space),

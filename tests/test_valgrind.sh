@@ -1,6 +1,7 @@
 #!/bin/sh
 # tessel under valgrind memcheck: show (with NVRTC's compile and ptxas
-# report) and check (the reference executor) must run with no invalid
+# report), check (the reference executor), a schedule file's space and the
+# command line's rejections must run with no invalid
 # access and nothing definitely or indirectly lost.  Memory NVRTC keeps for
 # the life of the process is "still reachable", which is not a leak.
 tessel="$1"
@@ -35,4 +36,10 @@ run 0 check smem32 blocktile2d --shape 37x29x13 --layout NT
 run 0 check vectorized --shape 33x20x9 --beta 0.5
 run 2 show nonexistent
 run 2 show smem32 --shape 0x5x5
+run 2 bench naive --csv /nonexistent/x.csv
+# A schedule file: compiled, loaded, its space run and unloaded.
+file="$(dirname "$0")/../examples/regtiles.c"
+run 0 list "$file"
+run 0 check "$file:regtiles:bm=32,bn=32,tm=4,bk=8" --shape 37x29x13
+run 2 tune "$file:regtile64"
 exit $((fails > 0))

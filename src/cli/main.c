@@ -1,7 +1,10 @@
 /*
- * The tessel command: list, show, check and bench the built-in schedules.
- * Exit status: 0 success, 1 a failed check, compile or run (or no GPU for
- * bench), 2 a usage error.
+ * The tessel command: list, show, check and bench schedules (tune is
+ * tune.c's), and the parsing of their options: each command takes only the
+ * options it uses, each value is validated before any work, and each error
+ * is one line naming the option and what it expected.  Exit status: 0
+ * success, 1 a failed check, compile or run (or no GPU for bench), 2 a
+ * usage error.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -13,7 +16,8 @@
 static const char *usage_text =
     "usage: tessel <command> [options]\n"
     "\n"
-    "  list                         the built-in schedules, one line each\n"
+    "  list [FILE.c]...             the built-in schedules, one line each,\n"
+    "                               or what each file defines\n"
     "  show SCHEDULE [--ir|--cuda|--trace] [--shape MxNxK] [--layout L]\n"
     "               [--arch sm_XX]  the lowered loop nest, the CUDA C (with\n"
     "                               the ptxas report), or the trace as C\n"
@@ -22,14 +26,15 @@ static const char *usage_text =
     "  bench SCHEDULE... [--cu FILE]... [--shape MxNxK]... [--layout L]\n"
     "        [--csv FILE]           GPU timings beside cuBLAS and\n"
     "                               hand-written kernels\n"
-    "  tune SPACE [--shape MxNxK]... [--jobs J] [--top N] [--csv FILE]\n"
+    "  tune SPACE... [--shape MxNxK]... [--jobs J] [--top N] [--csv FILE]\n"
     "                               every configuration of a space timed\n"
     "\n"
     "A SCHEDULE is a built-in (tessel list), a tuning space (tessel tune\n"
     "--list) as SPACE (its first values; with --tuned, its tuning record for\n"
     "this GPU and definition) or SPACE:name=value,..., or a C file of\n"
-    "TS_SCHEDULE definitions as FILE.c (each of them) or FILE.c:NAME,\n"
-    "compiled with $CC (else cc) and cached.\n"
+    "TS_SCHEDULE and TS_SPACE definitions as FILE.c (each of them),\n"
+    "FILE.c:NAME or FILE.c:SPACE:name=value,..., compiled with $CC (else\n"
+    "cc) and cached.  tune takes SPACE, FILE.c (its spaces) or FILE.c:SPACE.\n"
     "common options: --alpha X --beta Y (default 1 and 0); layouts NN, NT,\n"
     "TN, TT (op(A) op(B), T: stored transposed); --dtype f32|f16|bf16 (A and\n"
     "B, default f32) and --c-dtype f32|f16|bf16 (C, default f32), summed in\n"
@@ -37,40 +42,58 @@ static const char *usage_text =
     "exit status: 0 done (and every check or benchmark correct), 1 a failure\n"
     "(a wrong result, a compile error, no GPU), 2 a usage error.\n";
 
+static const char *list_help =
+    "usage: tessel list [FILE.c]...\n"
+    "Prints the built-in schedules, one line each; with files, what each\n"
+    "defines: its schedules and its spaces with their knobs, as the other\n"
+    "commands name them (FILE.c:NAME).\n"
+    "Exit status: 0 listed, 1 a file that does not compile or load, 2 a\n"
+    "usage error.\n";
+
 static const char *show_help =
     "usage: tessel show SCHEDULE [--ir|--cuda|--trace] [--shape MxNxK]\n"
     "                  [--layout NN|NT|TN|TT] [--alpha X] [--beta Y]\n"
-    "                  [--arch sm_XX]\n"
+    "                  [--dtype T] [--c-dtype T] [--arch sm_XX] [--tuned]\n"
     "  --ir     the lowered loop nest (default)\n"
     "  --cuda   the generated CUDA C, headed by NVRTC's ptxas report for\n"
     "           --arch (default sm_90)\n"
     "  --trace  the schedule's primitive calls as C that replays them\n"
-    "  --shape  default 1024x1024x1024\n";
+    "  --shape  default 1024x1024x1024\n"
+    "  --tuned  a space at its tuning record for this GPU and definition\n"
+    "--ir, --cuda and --trace exclude each other.\n"
+    "Exit status: 0 shown, 1 a schedule, lowering or compile error, 2 a\n"
+    "usage error.\n";
 
 static const char *check_help =
     "usage: tessel check SCHEDULE... [--shape MxNxK]... [--layout L]\n"
-    "                   [--alpha X] [--beta Y] [--seed N] [--blocks N]\n"
+    "                   [--alpha X] [--beta Y] [--dtype T] [--c-dtype T]\n"
+    "                   [--seed N] [--arch sm_XX] [--tuned] [--blocks N]\n"
     "Runs each schedule on the CPU reference executor on random data and\n"
     "compares with a plain C GEMM; reports out-of-bounds accesses, races,\n"
-    "divergent barriers and reads of unwritten memory.  Exit 1 on any\n"
-    "mismatch or fault.  --shape may repeat; default 37x53x29.\n"
+    "divergent barriers and reads of unwritten memory.  --shape may\n"
+    "repeat; default 37x53x29.  --tuned: spaces at their tuning records.\n"
     "Where the whole run would take more than about 10 s or not fit in\n"
     "memory, or with --blocks N, check samples: the blocks that write C's\n"
     "four corners, a point on each edge and N random points inside\n"
     "(default 8) run with every check, on matrices never held whole, and\n"
     "the elements they write are compared; points are dropped, last\n"
     "first, to keep the run within about 45 s, and the result line says\n"
-    "what was sampled.\n";
+    "what was sampled.\n"
+    "Exit status: 0 every check correct, 1 a mismatch, a fault or a\n"
+    "schedule error, 2 a usage error.\n";
 
 static const char *bench_help =
     "usage: tessel bench SCHEDULE... [--cu FILE]... [--shape MxNxK]...\n"
-    "                   [--layout L] [--alpha X] [--beta Y] [--csv FILE]\n"
-    "                   [--repeats N] [--warmup N] [--seed N]\n"
+    "                   [--layout L] [--alpha X] [--beta Y] [--dtype T]\n"
+    "                   [--c-dtype T] [--csv FILE] [--repeats N]\n"
+    "                   [--warmup N] [--seed N] [--tuned]\n"
     "Times each schedule and cuBLAS in one run on the same random inputs\n"
     "(median of --repeats launches, default 50) and prints ms, TFLOP/s, the\n"
     "ratio to cuBLAS, the max relative error against cuBLAS and the ptxas\n"
     "registers and spills.  --csv also writes the rows to FILE.  --shape\n"
-    "may repeat; default 1024x1024x1024.  Needs a GPU.\n"
+    "may repeat; default 1024x1024x1024.  Needs a GPU; kernels are\n"
+    "compiled for its architecture.  --tuned: spaces at their tuning\n"
+    "records.\n"
     "  --cu FILE  also times a hand-written kernel: FILE defines\n"
     "             extern \"C\" __global__ void gemm(const float *A,\n"
     "             const float *B, float *C, int M, int N, int K, float alpha,\n"
@@ -79,7 +102,9 @@ static const char *bench_help =
     "             optionally tessel_multiple[3] (M, N, K it needs to divide)\n"
     "             as extern \"C\" __device__ globals.  The seeds' kernels are\n"
     "             in bench/handwritten/ (installed in share/tessel/handwritten).\n"
-    "             May repeat; the row is the file's name.\n";
+    "             May repeat; the row is the file's name.\n"
+    "Exit status: 0 every kernel timed and correct, 1 a failure (no GPU, a\n"
+    "compile error, a wrong result), 2 a usage error.\n";
 
 enum { OPT_IR = 256, OPT_CUDA, OPT_TRACE, OPT_ALPHA, OPT_BETA, OPT_ARCH,
        OPT_CSV, OPT_REPEATS, OPT_WARMUP, OPT_SEED, OPT_CU, OPT_DTYPE,
@@ -115,33 +140,89 @@ static const struct option long_opts[] = {
     {NULL, 0, NULL, 0},
 };
 
-/* The command an option needs (CLI_*), 0 for the common ones. */
-static unsigned option_needs(int c) {
+/* The commands (CLI_*) that take an option: each takes only what it
+ * uses.  Bench and tune compile for the GPU's own architecture, so --arch
+ * is show's (and check's, which the lowering it does may refuse); --seed
+ * seeds check's and the GPU's random data and tune's sample. */
+static unsigned option_commands(int c) {
   switch (c) {
-  case OPT_CU: return CLI_CU;
+  case OPT_CU: return CLI_BENCH;
   case OPT_JOBS: case OPT_TOP: case OPT_LIMIT: case OPT_BUDGET:
   case OPT_TIME: case OPT_JSON: case OPT_RESTART: return CLI_TUNE;
-  case OPT_TUNED: return CLI_SCHEDULES;
+  case OPT_TUNED: return CLI_SHOW | CLI_CHECK | CLI_BENCH;
   case OPT_BLOCKS: return CLI_CHECK;
   case OPT_IR: case OPT_CUDA: case OPT_TRACE: return CLI_SHOW;
-  default: return 0;
+  case OPT_ARCH: return CLI_SHOW | CLI_CHECK;
+  case OPT_CSV: case OPT_REPEATS: case OPT_WARMUP: return CLI_BENCH | CLI_TUNE;
+  case OPT_SEED: return CLI_CHECK | CLI_BENCH | CLI_TUNE;
+  default: return CLI_SHOW | CLI_CHECK | CLI_BENCH | CLI_TUNE;
   }
 }
 
-/* An option only some commands take: --cu (bench), --jobs, --top,
- * --limit, --budget, --time, --json and --restart (tune), --tuned (show,
- * check, bench), --ir, --cuda and --trace (show), --blocks (check). */
+/* "show, check and bench": the commands of a set, in order. */
+static void command_list(unsigned set, char *out, size_t len) {
+  static const char *const names[] = {"show", "check", "bench", "tune"};
+  int n = 0, total = 0;
+  for (int i = 0; i < 4; i++)
+    total += (set >> i) & 1;
+  out[0] = 0;
+  for (int i = 0; i < 4; i++)
+    if ((set >> i) & 1) {
+      size_t at = strlen(out);
+      snprintf(out + at, len - at, "%s%s", n == 0 ? ""
+                                           : n + 1 == total ? " and " : ", ",
+               names[i]);
+      n++;
+    }
+}
+
+/* An option the command (flags: its CLI_* bit) does not take is named
+ * with the commands that do. */
 static bool option_allowed(int c, unsigned flags, const char *opt) {
-  unsigned need = option_needs(c);
-  if ((flags & need) == need)
+  unsigned set = option_commands(c);
+  if (flags & set)
     return true;
-  fprintf(stderr, "tessel: --%s is an option of %s\n", opt,
-          need == CLI_CU     ? "bench"
-          : need == CLI_TUNE ? "tune"
-          : need == CLI_SHOW ? "show"
-          : need == CLI_CHECK ? "check"
-                             : "show, check and bench");
+  char list[64];
+  command_list(set, list, sizeof(list));
+  fprintf(stderr, "tessel: --%s is an option of %s\n", opt, list);
   return false;
+}
+
+/* What an option's value must be, for the message when it has none. */
+static const char *value_wanted(int c) {
+  switch (c) {
+  case 's': return "MxNxK";
+  case 'l': return "NN, NT, TN or TT";
+  case OPT_ALPHA: case OPT_BETA: return "a finite number";
+  case OPT_ARCH: return "sm_ and the compute capability, e.g. sm_90";
+  case OPT_CSV: case OPT_JSON: return "the file to write";
+  case OPT_CU: return "a .cu file";
+  case OPT_DTYPE: case OPT_C_DTYPE: return "f32, f16 or bf16";
+  default: return "an integer";
+  }
+}
+
+/* The long option of getopt's value c (-s and -l are --shape, --layout). */
+static int option_index(int c) {
+  for (int i = 0; long_opts[i].name; i++)
+    if (long_opts[i].val == c)
+      return i;
+  return -1;
+}
+
+/* Only --shape and --cu repeat; any other option given twice is an error
+ * (the second would silently win). */
+static bool given_once(int c, unsigned long long *seen) {
+  int i = option_index(c);
+  if (i < 0 || c == 's' || c == OPT_CU)
+    return true;
+  if (*seen & (1ull << i)) {
+    fprintf(stderr, "tessel: --%s is given twice; give it once (only "
+            "--shape and --cu repeat)\n", long_opts[i].name);
+    return false;
+  }
+  *seen |= 1ull << i;
+  return true;
 }
 
 /* "sm_" and two or three digits: what NVRTC's --gpu-architecture takes. */
@@ -176,11 +257,18 @@ int cli_parse(int argc, char **argv, const char *help, unsigned flags,
   int c, v;
   optind = 1;
   opterr = 0;
-  int li = -1;
-  while ((c = getopt_long(argc, argv, "hs:l:", long_opts, &li)) != -1) {
-    if (!option_allowed(c, flags, li >= 0 ? long_opts[li].name : "?"))
+  unsigned long long seen = 0;
+  while ((c = getopt_long(argc, argv, ":hs:l:", long_opts, NULL)) != -1) {
+    if (c == ':') {
+      fprintf(stderr, "tessel: %s needs a value: %s\n", argv[optind - 1],
+              value_wanted(optopt));
       return EXIT_USAGE;
-    li = -1;
+    }
+    int at = option_index(c);
+    if (c != '?' && (!option_allowed(c, flags, at >= 0 ? long_opts[at].name
+                                                        : "?") ||
+                     !given_once(c, &seen)))
+      return EXIT_USAGE;
     switch (c) {
     case 'h': fputs(help, stdout); return 0;
     case 's':
@@ -228,7 +316,10 @@ int cli_parse(int argc, char **argv, const char *help, unsigned flags,
       }
       o->arch = optarg;
       break;
-    case OPT_CSV: o->csv = optarg; break;
+    case OPT_CSV:
+      if (!cli_check_output("--csv", optarg)) return EXIT_USAGE;
+      o->csv = optarg;
+      break;
     case OPT_REPEATS:
       if (!cli_parse_int("--repeats", optarg, 1, 100000, &o->repeats))
         return EXIT_USAGE;
@@ -263,7 +354,10 @@ int cli_parse(int argc, char **argv, const char *help, unsigned flags,
       if (!cli_parse_int("--time", optarg, 1, 1000000, &o->time_limit))
         return EXIT_USAGE;
       break;
-    case OPT_JSON: o->json = optarg; break;
+    case OPT_JSON:
+      if (!cli_check_output("--json", optarg)) return EXIT_USAGE;
+      o->json = optarg;
+      break;
     case OPT_RESTART: o->restart = true; break;
     case OPT_BLOCKS:
       if (!cli_parse_int("--blocks", optarg, 1, 100000, &o->blocks))
@@ -277,10 +371,15 @@ int cli_parse(int argc, char **argv, const char *help, unsigned flags,
       o->cu_files[o->ncu++] = optarg;
       break;
     default:
-      fprintf(stderr, "tessel: unknown or incomplete option '%s' (see "
+      fprintf(stderr, "tessel: unknown or ambiguous option '%s' (see "
               "--help)\n", argv[optind - 1]);
       return EXIT_USAGE;
     }
+  }
+  if (o->csv && o->json && strcmp(o->csv, o->json) == 0) {
+    fprintf(stderr, "tessel: --csv and --json both name %s; give each its "
+            "own file\n", o->csv);
+    return EXIT_USAGE;
   }
   o->names = argv + optind;
   o->nnames = argc - optind;
@@ -297,12 +396,13 @@ int cli_parse(int argc, char **argv, const char *help, unsigned flags,
 
 static int cmd_list(int argc, char **argv) {
   if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
-    puts("usage: tessel list\nPrints the built-in schedules, one line each.");
+    fputs(list_help, stdout);
     return 0;
   }
-  if (argc > 1) {
-    fprintf(stderr, "tessel: list takes no arguments (got '%s')\n", argv[1]);
-    return EXIT_USAGE;
+  for (int i = 1; i < argc; i++) {
+    int rc = cli_list_file(argv[i]);
+    if (rc != 0 || i + 1 == argc)
+      return rc;
   }
   for (int i = 0; i < ts_builtin_count(); i++)
     printf("%-16s %s\n", ts_builtin_at(i)->name, ts_builtin_at(i)->summary);
@@ -365,14 +465,13 @@ static ts_gpu *gpu_for_records(const cli_opts *o) {
 
 static int cmd_show(int argc, char **argv) {
   cli_opts o;
-  int rc = cli_parse(argc, argv, show_help, CLI_SCHEDULES | CLI_SHOW, &o);
+  int rc = cli_parse(argc, argv, show_help, CLI_SHOW, &o);
   if (rc >= 0)
     return rc;
   if (o.nnames != 1 || o.nshapes > 1) {
     fprintf(stderr, "tessel: show takes one schedule and one --shape (got "
-            "%d schedules%s and %d shapes)\n", o.nnames,
-            o.nnames > 1 ? ", as FILE.c:NAME names one of a file's" : "",
-            o.nshapes);
+            "%d schedules and %d shapes%s)\n", o.nnames, o.nshapes,
+            o.nnames > 1 ? "; FILE.c:NAME names one of a file's" : "");
     return EXIT_USAGE;
   }
   cli_finish_shapes(&o, 1024, 1024, 1024);
@@ -495,7 +594,7 @@ static ts_status check_one(const cli_opts *o, const char *name,
 
 static int cmd_check(int argc, char **argv) {
   cli_opts o;
-  int rc = cli_parse(argc, argv, check_help, CLI_SCHEDULES | CLI_CHECK, &o);
+  int rc = cli_parse(argc, argv, check_help, CLI_CHECK, &o);
   if (rc >= 0)
     return rc;
   cli_finish_shapes(&o, 37, 53, 29);
@@ -667,7 +766,7 @@ static FILE *open_csv(const char *path) {
 static int cmd_bench(int argc, char **argv) {
   cli_opts o;
   ts_cuda_kernel kernels[MAX_SHAPES];
-  int rc = cli_parse(argc, argv, bench_help, CLI_CU | CLI_SCHEDULES, &o);
+  int rc = cli_parse(argc, argv, bench_help, CLI_BENCH, &o);
   if (rc >= 0)
     return rc;
   if (!read_kernels(&o, kernels))
@@ -699,7 +798,8 @@ static int cmd_bench(int argc, char **argv) {
 
 int main(int argc, char **argv) {
   if (argc < 2) {
-    fputs(usage_text, stderr);
+    fprintf(stderr, "tessel: name a command: list, show, check, bench or "
+            "tune (tessel --help says more)\n");
     return EXIT_USAGE;
   }
   const char *cmd = argv[1];

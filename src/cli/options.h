@@ -9,8 +9,8 @@
 
 enum { MAX_SHAPES = 16 };
 enum { EXIT_FAIL = 1, EXIT_USAGE = 2 };
-/* What a command takes beyond the common options. */
-enum { CLI_CU = 1, CLI_TUNE = 2, CLI_SCHEDULES = 4, CLI_SHOW = 8, CLI_CHECK = 16 };
+/* The commands that parse options, for cli_parse's flags. */
+enum { CLI_SHOW = 1, CLI_CHECK = 2, CLI_BENCH = 4, CLI_TUNE = 8 };
 
 typedef struct cli_opts {
   ts_gemm shapes[MAX_SHAPES];
@@ -39,8 +39,8 @@ typedef struct cli_opts {
   int blocks; /* check --blocks: random points of a sampled check; 0: none given */
 } cli_opts;
 
-/* Parses argv after the subcommand (help is its --help text, flags what it
- * takes beyond the common options).  Returns -1 to go on, else an exit
+/* Parses argv after the subcommand (help is its --help text, flags its
+ * CLI_* bit: an option another command takes is refused).  Returns -1 to go on, else an exit
  * status (0 after --help). */
 int cli_parse(int argc, char **argv, const char *help, unsigned flags,
               cli_opts *o);
@@ -53,18 +53,37 @@ bool cli_parse_shape(const char *text, ts_gemm *out);
 void cli_finish_shapes(cli_opts *o, int64_t m, int64_t n, int64_t k);
 bool cli_parse_float(const char *opt, const char *text, float *out);
 bool cli_parse_int(const char *opt, const char *text, int lo, int hi, int *out);
+/* A file an option will write (--csv, --json) can be: an existing file
+ * that is writable, or a new one in a writable directory; false with a
+ * message on stderr.  Checked before any work, not found out after it. */
+bool cli_check_output(const char *opt, const char *path);
 /* Reads a hand-written kernel's file (malloc'd text) and labels it with
  * its base name less ".cu"; false with a message on stderr. */
 bool cli_read_cu(const char *path, char **source, char **label);
-/* Every named schedule (or space) exists: -1, else an exit status with a
- * message on stderr.  A schedule is a built-in, a space as "SPACE" (its
- * first values, or with --tuned its tuning record) or
- * "SPACE:name=value,...", or a schedule file as "FILE.c:NAME" or "FILE.c"
- * (each of its schedules: o->names is rewritten with them). */
+
+/* ---- Names (names.c) ---------------------------------------------------- */
+
+/* Every named schedule (or, for tune, space) exists: -1, else an exit
+ * status with a message on stderr.  A schedule is a built-in, a space as
+ * "SPACE" (its first values, or with --tuned its tuning record) or
+ * "SPACE:name=value,...", or of a schedule file: "FILE.c:NAME",
+ * "FILE.c:SPACE:name=value,..." or "FILE.c" (each of its schedules and
+ * spaces; for tune, its spaces: o->names is rewritten with them). */
 int cli_check_names(cli_opts *o, bool spaces);
-/* The schedule a command-line name gives for g (gpu: whose tuning record
+/* The schedule a checked name gives for g (gpu: whose tuning record
  * --tuned reads; may be NULL); never NULL. */
 ts_sched *cli_schedule(const cli_opts *o, const char *name, const ts_gemm *g,
                        const ts_gpu *gpu);
+/* The space a checked name stands for, or NULL. */
+const ts_space *cli_space(const char *name);
+/* What the space's tuning records and journals are keyed by: a built-in's
+ * name, a file's space's name and the hash of the file's text
+ * ("tiles@0123456789abcdef"; a static buffer, until the next call). */
+const char *cli_space_key(const ts_space *sp);
+/* How the command line names the space: its name, or FILE.c:NAME (a
+ * static buffer, until the next call). */
+const char *cli_space_name(const ts_space *sp);
+/* tessel list FILE.c: what the file defines, one line each. */
+int cli_list_file(const char *path);
 
 #endif

@@ -19,11 +19,15 @@
 #include "tune.h"
 
 static const char *tune_help =
-    "usage: tessel tune SPACE [--shape MxNxK]... [--layout L] [--dtype T]\n"
-    "                  [--c-dtype T] [--jobs J] [--top N] [--limit N]\n"
-    "                  [--budget N] [--time SECONDS] [--restart]\n"
-    "                  [--repeats N] [--warmup N] [--csv FILE] [--json FILE]\n"
+    "usage: tessel tune SPACE... [--shape MxNxK]... [--layout L] [--dtype T]\n"
+    "                  [--c-dtype T] [--alpha X] [--beta Y] [--jobs J]\n"
+    "                  [--top N] [--limit N] [--budget N] [--time SECONDS]\n"
+    "                  [--restart] [--repeats N] [--warmup N] [--seed N]\n"
+    "                  [--csv FILE] [--json FILE]\n"
     "       tessel tune --list\n"
+    "A SPACE is a built-in space (--list), FILE.c (each TS_SPACE of a C\n"
+    "file) or FILE.c:SPACE; a file's space is recorded under its name and\n"
+    "the hash of the file's text, so an edited file is tuned afresh.\n"
     "Enumerates every configuration of the space (one value per knob),\n"
     "prunes those a constraint or a primitive refuses (and says why),\n"
     "lowers and compiles the rest on --jobs threads (default: every core),\n"
@@ -47,8 +51,10 @@ static const char *tune_help =
     "on a terminal, plain lines otherwise.  A candidate that crashes the\n"
     "GPU (an illegal address) is reported as failed with the CUDA error,\n"
     "and the run goes on in a new GPU process (at most 16 times a run).\n"
-    "Exit status 1 when a candidate failed.  --shape may repeat; default\n"
-    "1024x1024x1024.  Needs a GPU.\n";
+    "--shape may repeat; default 1024x1024x1024.  Needs a GPU; kernels are\n"
+    "compiled for its architecture.\n"
+    "Exit status: 0 every candidate timed, 1 a failure (no GPU, a candidate\n"
+    "that failed, a record not written), 2 a usage error.\n";
 
 /* The first pass: few runs each, in chunks between which progress is shown
  * and the journal written. */
@@ -111,7 +117,7 @@ static bool enumerate(const ts_space *sp, const cli_opts *o, shape_run *r) {
   int n = ts_space_enumerate(sp, &r->def, o->limit, &configs);
   if (n < 0) {
     fprintf(stderr, "tessel: %s has more than %d configurations (or memory "
-            "ran out); raise --limit\n", sp->name, o->limit);
+            "ran out); raise --limit\n", cli_space_name(sp), o->limit);
     return false;
   }
   r->c = calloc((size_t)(n ? n : 1), sizeof(*r->c));
@@ -543,7 +549,7 @@ static bool prepare(tune_run *t, shape_run *r, const char *shape) {
   /* --restart clears a shape's journal when the run first comes to it, not
    * again when a worker started after a fault comes back to it. */
   if (o->restart && t->unit >= t->h->started)
-    ts_tune_journal_remove(t->gpu, t->sp->name, &r->def);
+    ts_tune_journal_remove(t->gpu, cli_space_key(t->sp), &r->def);
   if (t->unit >= t->h->started)
     t->h->started = t->unit + 1;
   journal_crash(t, r);
@@ -558,7 +564,8 @@ static bool prepare(tune_run *t, shape_run *r, const char *shape) {
   for (int i = 0; i < r->n; i++)
     pruned += ts_config_pruned(r->c[i].config) != NULL;
   printf("\n# %s %s: %d configurations, %d pruned, %d compiled in %.1f s\n",
-         t->sp->name, shape, r->n, pruned, compiled, seconds_since(&t0));
+         cli_space_name(t->sp), shape, r->n, pruned, compiled,
+         seconds_since(&t0));
   print_resumed(t, r, resumed);
   if (count_left_out(r, "--budget"))
     printf("#   %5d left out by --budget %d\n", count_left_out(r, "--budget"),
@@ -653,7 +660,8 @@ static void step_done(tune_run *t, int rc) {
 
 static void print_space_header(const tune_run *t) {
   const cli_opts *o = t->o;
-  printf("# tune %s on %s (%s), A and B %s, C %s, layout %s\n", t->sp->name,
+  printf("# tune %s on %s (%s), A and B %s, C %s, layout %s\n",
+         cli_space_name(t->sp),
          ts_gpu_name(t->gpu), ts_gpu_arch(t->gpu), ts_dtype_name(o->ab_type),
          ts_dtype_name(o->c_type), ts_layout_name(o->layout));
   if (t->csv)
@@ -677,7 +685,8 @@ static int finish_space(tune_run *t, shape_run *runs, const tune_args *a,
   int rc = 0;
   printf("\n# by knob, over every shape (first-pass TFLOP/s):");
   tune_print_knob_tables(runs, o->nshapes);
-  printf("\n# %s: %.1f s in all\n", t->sp->name, seconds_since(t0));
+  printf("\n# %s: %.1f s in all\n", cli_space_name(t->sp),
+         seconds_since(t0));
   if (o->json && !tune_write_json(o->json, o, a->argc, a->argv, t->gpu, t->sp,
                                   runs, o->nshapes)) {
     fprintf(stderr, "tessel: cannot write --json %s\n", o->json);
@@ -685,7 +694,7 @@ static int finish_space(tune_run *t, shape_run *runs, const tune_args *a,
   }
   for (int j = 0; j < o->nshapes; j++)
     if (runs[j].finished)
-      ts_tune_journal_remove(t->gpu, t->sp->name, &runs[j].def);
+      ts_tune_journal_remove(t->gpu, cli_space_key(t->sp), &runs[j].def);
   return rc;
 }
 
@@ -700,7 +709,7 @@ static int tune_space(tune_run *t, int n, shape_run *runs,
     t->step += steps;
     return 0;
   }
-  t->sp = ts_space_find(o->names[n]);
+  t->sp = cli_space(o->names[n]);
   struct timespec t0;
   clock_gettime(CLOCK_MONOTONIC, &t0);
   if (step_due(t))
@@ -771,6 +780,12 @@ static int tune_worker(tune_handover *h, void *arg) {
 }
 
 int cli_tune(int argc, char **argv) {
+  for (int i = 1; i < argc; i++)
+    if (strcmp(argv[i], "--list") == 0 && argc != 2) {
+      fprintf(stderr, "tessel: tune --list takes nothing else (got '%s')\n",
+              argv[i == 1 ? 2 : 1]);
+      return EXIT_USAGE;
+    }
   if (argc == 2 && strcmp(argv[1], "--list") == 0)
     return list_spaces();
   tune_args a = {.argc = argc, .argv = argv};

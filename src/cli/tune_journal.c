@@ -101,7 +101,7 @@ static bool resume_line(shape_run *r, char *line) {
 }
 
 int tune_resume(const ts_gpu *gpu, const ts_space *sp, shape_run *r) {
-  char *lines = ts_tune_journal_load(gpu, sp->name, &r->def);
+  char *lines = ts_tune_journal_load(gpu, cli_space_key(sp), &r->def);
   for (char *p = lines, *nl; p && *p; p = nl + 1) {
     nl = strchr(p, '\n');
     if (!nl)
@@ -122,7 +122,7 @@ static void append(const ts_gpu *gpu, const ts_space *sp, const shape_run *r,
   for (char *p = line; *p; p++)
     if (*p == '\n' || (*p == '\t' && --fields <= 0))
       *p = ' ';
-  ts_tune_journal_add(gpu, sp->name, &r->def, line);
+  ts_tune_journal_add(gpu, cli_space_key(sp), &r->def, line);
 }
 
 void tune_journal_timing(const ts_gpu *gpu, const ts_space *sp,

@@ -143,10 +143,10 @@ void tune_record_best(ts_gpu *gpu, const ts_space *sp, const shape_run *r,
     return;
   char shape[64];
   tune_shape_text(&r->def, shape, sizeof(shape));
-  if (ts_tune_record_save(gpu, sp->name, &r->def, best->text,
+  if (ts_tune_record_save(gpu, cli_space_key(sp), &r->def, best->text,
                           tune_result(best)->tflops) == TS_OK)
     printf("# recorded for this GPU: `tessel bench %s --tuned --shape %s` "
-           "uses it\n", sp->name, shape);
+           "uses it\n", cli_space_name(sp), shape);
   else
     printf("# not recorded: the cache directory is off or not writable\n");
 }

@@ -34,6 +34,7 @@ struct ts_config {
   knob knobs[MAX_KNOBS]; /* what the last run declared */
   int nknobs;
   char *pruned; /* why, or NULL */
+  bool bad_knob; /* pruned because the space declared a knob wrongly */
 };
 
 static void clear_knobs(knob *k, int n) {
@@ -48,6 +49,7 @@ static void reset_run(ts_config *c) {
   c->nknobs = 0;
   free(c->pruned);
   c->pruned = NULL;
+  c->bad_knob = false;
 }
 
 void ts_config_free(ts_config *c) {
@@ -72,6 +74,21 @@ __attribute__((format(printf, 2, 3))) static void prune(ts_config *c,
   va_start(ap, fmt);
   vprune(c, fmt, ap);
   va_end(ap);
+}
+
+/* A knob the space declares wrongly: the space's own error, not a
+ * constraint (ts_space_schedule says TS_ERR_BAD_KNOB), when it is the
+ * first reason. */
+__attribute__((format(printf, 2, 3))) static void knob_error(ts_config *c,
+                                                             const char *fmt,
+                                                             ...) {
+  if (c->pruned)
+    return;
+  va_list ap;
+  va_start(ap, fmt);
+  vprune(c, fmt, ap);
+  va_end(ap);
+  c->bad_knob = true;
 }
 
 int ts_knob_require(ts_config *c, int ok, const char *why, ...) {
@@ -106,7 +123,7 @@ static int choose(ts_config *c, const char *name, int n,
   if (at < c->nprefix) {
     if (c->prefix[at] < n)
       return c->prefix[at];
-    prune(c, "knob \"%s\" has %d values now, fewer than before", name, n);
+    knob_error(c, "knob \"%s\" has %d values now, fewer than before", name, n);
     return -1;
   }
   const knob *g = given(c, name);
@@ -136,12 +153,12 @@ static int declare(ts_config *c, const char *name, int n,
   if (again) /* asked twice: the same answer */
     return again->index;
   if (!name || n <= 0) {
-    prune(c, "a knob needs a name and at least one value (got \"%s\", %d)",
+    knob_error(c, "a knob needs a name and at least one value (got \"%s\", %d)",
           name ? name : "(null)", n);
     return 0;
   }
   if (c->nknobs == MAX_KNOBS) {
-    prune(c, "more than %d knobs (at \"%s\")", MAX_KNOBS, name);
+    knob_error(c, "more than %d knobs (at \"%s\")", MAX_KNOBS, name);
     return 0;
   }
   int i = choose(c, name, n, texts);
@@ -288,6 +305,13 @@ ts_sched *ts_space_schedule(const ts_space *space, const ts_gemm *def,
   if (!c)
     return s;
   check_given_used(c);
+  if (c->bad_knob) { /* whatever the primitives made of its value */
+    ts_sched_free(s);
+    s = ts_matmul_named(def, space->name);
+    sched_fail(s, TS_ERR_BAD_KNOB, NULL, "ts_space_schedule: %s: %s",
+               space->name, c->pruned);
+    return s;
+  }
   if (!c->pruned && ts_sched_status(s) != TS_OK)
     prune(c, "%s", ts_sched_errmsg(s));
   if (c->pruned && ts_sched_status(s) == TS_OK)

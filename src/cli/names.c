@@ -1,0 +1,402 @@
+/*
+ * What a name on the command line stands for, and the schedule it gives.
+ * A name is one of
+ *
+ *   NAME                  a built-in schedule, or a built-in space at its
+ *                         first configuration (with --tuned, its record)
+ *   SPACE:knob=v,...      a built-in space's configuration
+ *   FILE.c                each schedule and space the file defines
+ *   FILE.c:NAME           one of them
+ *   FILE.c:SPACE:knob=v,...  a configuration of the file's space
+ *
+ * The file part is the name up to the first ".c" that ends it or is
+ * followed by ':'.  Files are compiled and loaded once each (tessel.h,
+ * "Schedule files") when the names are checked, and stay loaded until the
+ * command exits.  A file's space is tuned and recorded under its name and
+ * the hash of the file's text ("tiles@0123456789abcdef"), so that editing
+ * the file starts its records afresh.  Each error is one line on stderr.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "options.h"
+
+enum { MAX_FILES = 16, MAX_NAMES = 256, NAME_LEN = 128 };
+
+/* The files named on the command line, each opened (compiled, loaded)
+ * once; and the names list with each FILE.c expanded. */
+static struct {
+  char *path;
+  ts_schedule_file *file;
+} files[MAX_FILES];
+static int nfiles;
+static char *expanded[MAX_NAMES];
+static int nexpanded;
+
+/* What a name stands for: a schedule, a space, or (a built-in such as
+ * warptiled) both; a space's configuration text. */
+typedef struct {
+  const ts_builtin *sched;
+  const ts_space *space;
+  const ts_schedule_file *file; /* where they come from; NULL: built-in */
+  const char *config;           /* after the second ':', or NULL */
+} target;
+
+static void close_files(void) {
+  for (int i = 0; i < nfiles; i++) {
+    ts_schedule_file_close(files[i].file);
+    free(files[i].path);
+  }
+  for (int i = 0; i < nexpanded; i++)
+    free(expanded[i]);
+  nfiles = nexpanded = 0;
+}
+
+/* The length of the path in "PATH.c", "PATH.c:..."; 0 for other names. */
+static size_t file_part(const char *name) {
+  for (const char *p = strstr(name, ".c"); p; p = strstr(p + 1, ".c"))
+    if (p > name && (p[2] == 0 || p[2] == ':'))
+      return (size_t)(p + 2 - name);
+  return 0;
+}
+
+/* ---- Files --------------------------------------------------------------------- */
+
+/* Another file already open that defines a space of one of f's spaces'
+ * names: two spaces of one name would read the same in a report (the same
+ * text under another path is the same space). */
+static bool space_names_clash(const ts_schedule_file *f, const char *path) {
+  for (int s = 0; s < ts_schedule_file_space_count(f); s++) {
+    const char *name = ts_schedule_file_space_at(f, s)->name;
+    for (int i = 0; i < nfiles; i++)
+      if (ts_schedule_file_space_find(files[i].file, name) &&
+          strcmp(ts_schedule_file_hash(files[i].file),
+                 ts_schedule_file_hash(f)) != 0) {
+        fprintf(stderr, "tessel: %s and %s both define a space '%s'; rename "
+                "one\n", files[i].path, path, name);
+        return true;
+      }
+  }
+  return false;
+}
+
+/* A knob the space declares wrongly shows in its first configuration, at
+ * the first shape given (else 1024^3): said once, when the file loads. */
+static bool knobs_declared_well(const ts_schedule_file *f, const char *path,
+                                const cli_opts *o) {
+  ts_gemm g = o->nshapes ? o->shapes[0] : ts_gemm_make(1024, 1024, 1024);
+  for (int s = 0; s < ts_schedule_file_space_count(f); s++) {
+    char err[64];
+    ts_config *c = ts_config_parse("", err, sizeof(err));
+    ts_sched *sc = ts_space_schedule(ts_schedule_file_space_at(f, s), &g, c);
+    bool bad = ts_sched_status(sc) == TS_ERR_BAD_KNOB;
+    if (bad)
+      fprintf(stderr, "tessel: %s:%s: %s\n", path,
+              ts_schedule_file_space_at(f, s)->name, ts_sched_errmsg(sc));
+    ts_sched_free(sc);
+    ts_config_free(c);
+    if (bad)
+      return false;
+  }
+  return true;
+}
+
+/* The file of that path, opened the first time it is asked for; NULL with
+ * the reason (the compiler's diagnostics) on stderr. */
+static ts_schedule_file *file_at(const char *name, size_t len,
+                                 const cli_opts *o) {
+  for (int i = 0; i < nfiles; i++)
+    if (strlen(files[i].path) == len && strncmp(files[i].path, name, len) == 0)
+      return ts_schedule_file_status(files[i].file) == TS_OK ? files[i].file
+                                                             : NULL;
+  if (nfiles == MAX_FILES) {
+    fprintf(stderr, "tessel: more than %d schedule files\n", MAX_FILES);
+    return NULL;
+  }
+  if (nfiles == 0)
+    atexit(close_files);
+  char *path = strndup(name, len);
+  ts_schedule_file *f = path ? ts_schedule_file_open(path) : NULL;
+  if (!f) {
+    free(path);
+    fprintf(stderr, "tessel: out of memory\n");
+    return NULL;
+  }
+  files[nfiles].path = path;
+  files[nfiles++].file = f;
+  if (ts_schedule_file_status(f) != TS_OK) {
+    fprintf(stderr, "tessel: %s\n", ts_schedule_file_errmsg(f));
+    return NULL;
+  }
+  if (space_names_clash(f, path) || !knobs_declared_well(f, path, o)) {
+    files[nfiles - 1].file = NULL; /* asked again, it fails again */
+    ts_schedule_file_close(f);
+    return NULL;
+  }
+  return f;
+}
+
+/* The file a name's path names, already open. */
+static const ts_schedule_file *open_file(const char *name, size_t len) {
+  for (int i = 0; i < nfiles; i++)
+    if (strlen(files[i].path) == len && strncmp(files[i].path, name, len) == 0)
+      return files[i].file;
+  return NULL;
+}
+
+/* ---- Names --------------------------------------------------------------------- */
+
+/* The item and configuration of a name past its file part: "NAME" or
+ * "NAME:CONFIG"; false when the item does not fit. */
+static bool split_item(const char *rest, char *item, const char **config) {
+  const char *colon = strchr(rest, ':');
+  size_t n = colon ? (size_t)(colon - rest) : strlen(rest);
+  if (n >= NAME_LEN)
+    return false;
+  memcpy(item, rest, n);
+  item[n] = 0;
+  *config = colon ? colon + 1 : NULL;
+  return true;
+}
+
+/* What a name stands for (its file open already); false when nothing. */
+static bool resolve(const char *name, target *t) {
+  char item[NAME_LEN];
+  size_t len = file_part(name);
+  *t = (target){0};
+  if (!split_item(len ? name + len + (name[len] == ':') : name, item,
+                  &t->config))
+    return false;
+  if (len) {
+    t->file = open_file(name, len);
+    t->sched = ts_schedule_file_find(t->file, item);
+    t->space = ts_schedule_file_space_find(t->file, item);
+  } else {
+    t->sched = ts_builtin_find(item);
+    t->space = ts_space_find(item);
+  }
+  return t->sched || t->space;
+}
+
+static bool add_name(const char *text, size_t len, const char *suffix) {
+  if (nexpanded == MAX_NAMES) {
+    fprintf(stderr, "tessel: more than %d schedules\n", MAX_NAMES);
+    return false;
+  }
+  size_t n = len + (suffix ? strlen(suffix) + 1 : 0) + 1;
+  char *s = malloc(n);
+  if (!s) {
+    fprintf(stderr, "tessel: out of memory\n");
+    return false;
+  }
+  snprintf(s, n, "%.*s%s%s", (int)len, text, suffix ? ":" : "",
+           suffix ? suffix : "");
+  expanded[nexpanded++] = s;
+  return true;
+}
+
+/* "; it defines rows, serial and the spaces tiles" after a name the file
+ * lacks, and the newline. */
+static void list_file_names(const ts_schedule_file *f, bool spaces_only) {
+  int ns = spaces_only ? 0 : ts_schedule_file_count(f);
+  int nsp = ts_schedule_file_space_count(f);
+  fputs(ns + nsp ? "; it defines" : "", stderr);
+  for (int i = 0; i < ns; i++)
+    fprintf(stderr, "%s %s", i ? "," : "", ts_schedule_file_at(f, i)->name);
+  for (int i = 0; i < nsp; i++)
+    fprintf(stderr, "%s %s%s", i ? "," : ns ? ";" : "",
+            i ? "" : nsp > 1 ? "the spaces " : "the space ",
+            ts_schedule_file_space_at(f, i)->name);
+  fputc('\n', stderr);
+}
+
+/* FILE.c as each of its schedules (not for tune) and spaces; false with a
+ * message when that is none. */
+static bool expand_file(const ts_schedule_file *f, const char *name,
+                        size_t len, bool spaces) {
+  if (spaces && ts_schedule_file_space_count(f) == 0) {
+    fprintf(stderr, "tessel: %.*s defines no space to tune; write "
+            "TS_SPACE(name, \"...\") { ... } (see docs/tuning.md)\n",
+            (int)len, name);
+    return false;
+  }
+  for (int i = 0; !spaces && i < ts_schedule_file_count(f); i++)
+    if (!add_name(name, len, ts_schedule_file_at(f, i)->name))
+      return false;
+  for (int i = 0; i < ts_schedule_file_space_count(f); i++)
+    if (!add_name(name, len, ts_schedule_file_space_at(f, i)->name))
+      return false;
+  return true;
+}
+
+/* A name checked: -1 when it is good (added to the expanded list), else an
+ * exit status with a message. */
+static int check_name(const char *name, bool spaces, const cli_opts *o) {
+  size_t len = file_part(name);
+  const ts_schedule_file *f = len ? file_at(name, len, o) : NULL;
+  if (len && !f)
+    return EXIT_FAIL;
+  if (len && !name[len])
+    return expand_file(f, name, len, spaces) ? -1 : EXIT_USAGE;
+  target t;
+  if (!resolve(name, &t)) {
+    if (f) {
+      fprintf(stderr, "tessel: %.*s defines no %s '%s'", (int)len, name,
+              spaces ? "space" : "schedule or space", name + len + 1);
+      list_file_names(f, spaces);
+    } else {
+      fprintf(stderr, "tessel: unknown %s '%s' (%s)\n",
+              spaces ? "space" : "schedule", name,
+              spaces ? "tessel tune --list shows them"
+                     : "tessel list shows the schedules, tessel tune --list "
+                       "the spaces");
+    }
+    return EXIT_USAGE;
+  }
+  if (spaces && (!t.space || t.config)) {
+    fprintf(stderr, "tessel: tune takes a space, not %s ('%s'); give "
+            "SPACE, FILE.c or FILE.c:SPACE\n",
+            t.config ? "a configuration" : "a schedule", name);
+    return EXIT_USAGE;
+  }
+  if (t.config && !t.space) {
+    fprintf(stderr, "tessel: %.*s is a schedule, not a space: it takes no "
+            "knob=value,... (got '%s')\n", (int)(t.config - 1 - name), name,
+            name);
+    return EXIT_USAGE;
+  }
+  if (t.config) {
+    char err[256];
+    ts_config *c = ts_config_parse(t.config, err, sizeof(err));
+    if (!c) {
+      fprintf(stderr, "tessel: %s: %s\n", name, err);
+      return EXIT_USAGE;
+    }
+    ts_config_free(c);
+  }
+  return add_name(name, strlen(name), NULL) ? -1 : EXIT_FAIL;
+}
+
+int cli_check_names(cli_opts *o, bool spaces) {
+  for (int i = 0; i < o->nnames; i++) {
+    int rc = check_name(o->names[i], spaces, o);
+    if (rc >= 0)
+      return rc;
+  }
+  o->names = expanded;
+  o->nnames = nexpanded;
+  return -1;
+}
+
+/* ---- Spaces and their records -------------------------------------------------- */
+
+const ts_space *cli_space(const char *name) {
+  target t;
+  return resolve(name, &t) ? t.space : NULL;
+}
+
+/* The open file that defines sp, or -1 (a built-in). */
+static int file_of(const ts_space *sp) {
+  for (int i = 0; sp && i < nfiles; i++)
+    if (ts_schedule_file_space_find(files[i].file, sp->name) == sp)
+      return i;
+  return -1;
+}
+
+const char *cli_space_key(const ts_space *sp) {
+  static char key[NAME_LEN + 24];
+  int i = file_of(sp);
+  if (i < 0)
+    return sp ? sp->name : NULL;
+  snprintf(key, sizeof(key), "%s@%s", sp->name,
+           ts_schedule_file_hash(files[i].file));
+  return key;
+}
+
+const char *cli_space_name(const ts_space *sp) {
+  static char name[4096];
+  int i = file_of(sp);
+  if (i < 0)
+    return sp ? sp->name : NULL;
+  snprintf(name, sizeof(name), "%s:%s", files[i].path, sp->name);
+  return name;
+}
+
+/* The configuration --tuned asks for: the record of this GPU, space and
+ * definition, else NULL (the space's first values) with a message. */
+static ts_config *tuned_config(const char *name, const ts_space *sp,
+                               const ts_gemm *g, const ts_gpu *gpu) {
+  char *text = gpu ? ts_tune_record_load(gpu, cli_space_key(sp), g, NULL)
+                   : NULL;
+  char err[256];
+  ts_config *c = text ? ts_config_parse(text, err, sizeof(err)) : NULL;
+  if (!c)
+    fprintf(stderr, "tessel: no tuning record of %s at %lldx%lldx%lld %s%s%s; "
+            "using its first configuration (tessel tune %s makes one)\n",
+            name, (long long)g->m, (long long)g->n, (long long)g->k,
+            ts_layout_name(g->layout), gpu ? " on " : " (no GPU to ask)",
+            gpu ? ts_gpu_name(gpu) : "", name);
+  free(text);
+  return c;
+}
+
+ts_sched *cli_schedule(const cli_opts *o, const char *name, const ts_gemm *g,
+                       const ts_gpu *gpu) {
+  target t;
+  if (!resolve(name, &t)) /* cli_check_names let it through: not here */
+    return ts_builtin_schedule(name, g);
+  /* A name that is both (warptiled) is the schedule unless a configuration
+   * or --tuned asks for the space. */
+  if (t.sched && !t.config && (!t.space || !o->tuned)) {
+    if (!t.file)
+      return ts_builtin_schedule(name, g);
+    ts_sched *s = ts_matmul_named(g, t.sched->name);
+    if (ts_sched_status(s) == TS_OK)
+      t.sched->apply(s);
+    return s;
+  }
+  char err[256];
+  ts_config *c = t.config ? ts_config_parse(t.config, err, sizeof(err))
+                 : o->tuned ? tuned_config(name, t.space, g, gpu)
+                            : NULL;
+  ts_sched *s = ts_space_schedule(t.space, g, c);
+  ts_config_free(c);
+  return s;
+}
+
+/* ---- tessel list FILE.c ------------------------------------------------------------ */
+
+/* The knobs of a space's first configuration, ", " between them. */
+static void print_knobs(const ts_space *sp) {
+  char err[64];
+  ts_config *c = ts_config_parse("", err, sizeof(err));
+  ts_gemm g = ts_gemm_make(1024, 1024, 1024);
+  ts_sched_free(ts_space_schedule(sp, &g, c));
+  for (int k = 0; k < ts_config_knob_count(c); k++)
+    printf("%s%s", k ? ", " : " (knobs: ", ts_config_knob_name(c, k));
+  fputs(ts_config_knob_count(c) ? ")\n" : "\n", stdout);
+  ts_config_free(c);
+}
+
+int cli_list_file(const char *path) {
+  cli_opts none = {0};
+  size_t len = file_part(path);
+  if (len != strlen(path)) {
+    fprintf(stderr, "tessel: list takes FILE.c (a C file of schedules and "
+            "spaces) or nothing (got '%s')\n", path);
+    return EXIT_USAGE;
+  }
+  const ts_schedule_file *f = file_at(path, len, &none);
+  if (!f)
+    return EXIT_FAIL;
+  for (int i = 0; i < ts_schedule_file_count(f); i++)
+    printf("%s:%-16s schedule  %s\n", path, ts_schedule_file_at(f, i)->name,
+           ts_schedule_file_at(f, i)->summary);
+  for (int i = 0; i < ts_schedule_file_space_count(f); i++) {
+    const ts_space *sp = ts_schedule_file_space_at(f, i);
+    printf("%s:%-16s space     %s", path, sp->name, sp->summary);
+    print_knobs(sp);
+  }
+  return 0;
+}
