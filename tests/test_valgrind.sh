@@ -1,6 +1,7 @@
 #!/bin/sh
 # tessel under valgrind memcheck: show (with NVRTC's compile and ptxas
-# report) and check (the reference executor) must run with no invalid
+# report), check (the reference executor) and compare (records read with
+# jansson) must run with no invalid
 # access and nothing definitely or indirectly lost.  Memory NVRTC keeps for
 # the life of the process is "still reachable", which is not a leak.
 tessel="$1"
@@ -33,6 +34,10 @@ run 0 show double_buffered --ir --shape 37x53x29 --layout TT
 run 0 show bankfree --trace
 run 0 check smem32 blocktile2d --shape 37x29x13 --layout NT
 run 0 check vectorized --shape 33x20x9 --beta 0.5
+records="$(dirname "$0")/records"
+run 0 compare "$records/bench_a.json" "$records/bench_b.json"
+run 0 compare "$records/tune.json" "$records/tune.json"
+run 1 compare "$records/bench_a.json" /nonexistent/b.json
 run 2 show nonexistent
 run 2 show smem32 --shape 0x5x5
 exit $((fails > 0))

@@ -117,11 +117,11 @@ static bool option_allowed(int c, unsigned flags, const char *opt) {
   if (!need || (flags & need))
     return true;
   fprintf(stderr, "tessel: --%s is an option of %s\n", opt,
-          need == CLI_CU     ? "bench"
-          : need == CLI_TUNE ? "tune"
-          : need == CLI_SHOW ? "show"
+          need == CLI_CU                ? "bench"
+          : need == CLI_TUNE            ? "tune"
+          : need == CLI_SHOW            ? "show"
           : need == (CLI_CU | CLI_TUNE) ? "bench and tune"
-                             : "show, check and bench");
+                                        : "show, check and bench");
   return false;
 }
 
