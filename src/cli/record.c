@@ -98,7 +98,8 @@ json_t *record_new(const char *kind, int argc, char **argv,
   ok = record_set(ok ? rec : NULL, "tessel", tessel) &&
        record_set(rec, "date", date_json()) &&
        record_set(rec, "command", command_json(argc, argv)) &&
-       record_set(rec, "gpu", machine_json(m)) && record_set(rec, "cuda", cuda_json(m)) &&
+       record_set(rec, "gpu", machine_json(m)) &&
+       record_set(rec, "cuda", cuda_json(m)) &&
        record_set(rec, "warmup", json_integer(o->warmup)) &&
        record_set(rec, "repeats", json_integer(o->repeats)) &&
        record_set(rec, "seed", json_integer((json_int_t)o->seed)) &&
@@ -185,13 +186,15 @@ bool record_add_row(json_t *shape, const record_entry *e) {
   if (!json_is_array(rows) && !record_set(shape, "rows", rows = json_array()))
     return false;
   json_t *row = json_object();
+  unsigned long long hash = e->cu_hash;
   bool ok =
       record_set(row, "name", json_string(e->name)) &&
-      record_set(row, "kind", json_string(e->hand_written ? "cuda" : "schedule")) &&
-      record_set(row, "trace", e->trace ? json_string(e->trace) : json_null()) &&
-      record_set(row, "cu_hash", e->cu_hash ? json_sprintf("%016llx", (unsigned long long)
-                                                                   e->cu_hash)
-                                     : json_null()) &&
+      record_set(row, "kind",
+                 json_string(e->hand_written ? "cuda" : "schedule")) &&
+      record_set(row, "trace",
+                 e->trace ? json_string(e->trace) : json_null()) &&
+      record_set(row, "cu_hash",
+                 hash ? json_sprintf("%016llx", hash) : json_null()) &&
       record_set(row, "status", json_string(row_status(r)));
   if (ok && r->status != TS_OK)
     ok = record_set(row, "error", json_string(r->message));
