@@ -593,6 +593,10 @@ const ts_gemm *ts_kernel_gemm(const ts_kernel *k);
 const char *ts_kernel_log(const ts_kernel *k); /* NVRTC's log, verbatim */
 ts_ptxas_info ts_kernel_ptxas(const ts_kernel *k);
 const char *ts_kernel_arch(const ts_kernel *k);
+/* FNV-1a (64 bits) of the CUDA C the kernel was compiled from, so that a
+ * record of a run names the exact source each row timed; 0 when no source
+ * reached NVRTC (an error before it). */
+uint64_t ts_kernel_source_hash(const ts_kernel *k);
 /* Nonzero when the kernel came from the kernel cache (the directory
  * $TESSEL_CACHE_DIR, else $XDG_CACHE_HOME/tessel, else ~/.cache/tessel;
  * TESSEL_NO_CACHE=1 turns it off) instead of NVRTC. */
@@ -619,6 +623,15 @@ const char *ts_gpu_name(const ts_gpu *g);
 /* The driver's CUDA version, as cuDriverGetVersion gives it (13000). */
 int ts_gpu_driver_version(const ts_gpu *g);
 const char *ts_gpu_arch(const ts_gpu *g); /* "sm_90" */
+int ts_gpu_sm_count(const ts_gpu *g); /* multiprocessors */
+/* The device's rated SM and memory clocks in kHz, as the driver reports
+ * them (CU_DEVICE_ATTRIBUTE_CLOCK_RATE and MEMORY_CLOCK_RATE); 0 when
+ * unknown. */
+int ts_gpu_clock_khz(const ts_gpu *g);
+int ts_gpu_memory_clock_khz(const ts_gpu *g);
+/* NVRTC's version as major * 1000 + minor * 10 (13000 for 13.0), the form
+ * of cuDriverGetVersion; 0 when NVRTC cannot be loaded.  Needs no GPU. */
+int ts_nvrtc_version(void);
 
 /* Runs the compiled kernel once on host data (C updated in place). */
 ts_status ts_gpu_run(ts_gpu *g, const ts_kernel *k, const float *A,
@@ -631,6 +644,11 @@ typedef struct ts_bench_opts {
   int warmup;  /* default 5 */
   int repeats; /* default 50 */
   uint64_t seed;
+  /* Optional: (n + 1) * repeats doubles that receive every timed launch in
+   * ms, in the order they ran: cuBLAS's at [0, repeats), kernel i's at
+   * [(i + 1) * repeats, (i + 2) * repeats).  A kernel that was not timed
+   * (and everything, when the run failed) gets NaN. */
+  double *times;
 } ts_bench_opts;
 
 typedef struct ts_bench_result {
@@ -642,6 +660,7 @@ typedef struct ts_bench_result {
   int skipped;
   char message[1024];
   double median_ms;
+  double min_ms, max_ms; /* the fastest and slowest of the repeats */
   double tflops;
   double ratio_to_cublas; /* cuBLAS time / this time: 1.0 is cuBLAS's speed */
   double max_rel_err;     /* against cuBLAS, over all elements */

@@ -128,16 +128,22 @@ static double median(double *x, int n) {
   return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
 }
 
+/* times are sorted in place. */
 static void fill_result(ts_bench_result *r, double *times, int repeats,
                         const ts_gemm *d) {
   r->median_ms = median(times, repeats);
+  r->min_ms = times[0];
+  r->max_ms = times[repeats - 1];
   r->tflops = 2.0 * (double)d->m * (double)d->n * (double)d->k /
               (r->median_ms * 1e-3) / 1e12;
 }
 
+/* Times the n loaded variants and cuBLAS into res and blas; raw, when not
+ * NULL, receives the (n + 1) * repeats times in the order they ran. */
 static ts_status bench_loaded(ts_gpu *g, const ts_gemm *d, gpu_module *mods,
                               int n, const ts_bench_opts *o,
-                              ts_bench_result *res, ts_bench_result *blas) {
+                              ts_bench_result *res, ts_bench_result *blas,
+                              double *raw) {
   size_t na = (size_t)(d->m * d->k), nb = (size_t)(d->k * d->n),
          nc = (size_t)(d->m * d->n);
   float *hA = malloc(na * 4), *hB = malloc(nb * 4), *hC = malloc(nc * 4);
@@ -167,6 +173,8 @@ static ts_status bench_loaded(ts_gpu *g, const ts_gemm *d, gpu_module *mods,
   }
   blas->max_rel_err = 0;
   ok = ok && time_all(g, d, mods, n, &in, o, times);
+  if (ok && raw)
+    memcpy(raw, times, sizeof(double) * (size_t)(n + 1) * (size_t)o->repeats);
   if (ok) {
     fill_result(blas, times, o->repeats, d);
     blas->ratio_to_cublas = 1.0;
@@ -225,6 +233,17 @@ static bool load_variant(ts_gpu *g, const ts_gemm *d, const ts_kernel *k,
   return true;
 }
 
+/* The packed run's times (cuBLAS's, then active variant a's) into the
+ * caller's rows (cuBLAS's, then kernel where[a]'s). */
+static void scatter_times(const double *raw, const int *where, int active,
+                          int repeats, double *out) {
+  size_t r = (size_t)repeats;
+  memcpy(out, raw, sizeof(double) * r);
+  for (int a = 0; a < active; a++)
+    memcpy(out + (size_t)(where[a] + 1) * r, raw + (size_t)(a + 1) * r,
+           sizeof(double) * r);
+}
+
 static const ts_gemm *first_definition(ts_kernel *const kernels[], int n) {
   for (int v = 0; v < n; v++)
     if (kernels[v])
@@ -250,6 +269,8 @@ ts_status ts_bench(ts_gpu *g, ts_kernel *const kernels[], int n,
     if (o.repeats < 1) o.repeats = 1;
   }
   memset(cublas, 0, sizeof(*cublas));
+  for (size_t i = 0; o.times && i < (size_t)(n + 1) * (size_t)o.repeats; i++)
+    o.times[i] = NAN; /* until timed */
   if (n == 0)
     return TS_OK;
   memset(results, 0, sizeof(*results) * (size_t)n);
@@ -272,7 +293,19 @@ ts_status ts_bench(ts_gpu *g, ts_kernel *const kernels[], int n,
   for (int v = 0; v < n; v++)
     if (load_variant(g, d, kernels[v], &mods[active], &results[v]))
       where[active++] = v;
-  ts_status st = bench_loaded(g, d, mods, active, &o, packed, cublas);
+  double *raw = o.times ? malloc(sizeof(double) * (size_t)(active + 1) *
+                                 (size_t)o.repeats)
+                        : NULL;
+  ts_status st;
+  if (o.times && !raw) {
+    gpu_fail(g, TS_ERR_NO_MEMORY, "ts_bench: out of host memory");
+    st = g->status;
+  } else {
+    st = bench_loaded(g, d, mods, active, &o, packed, cublas, raw);
+  }
+  if (raw && st == TS_OK)
+    scatter_times(raw, where, active, o.repeats, o.times);
+  free(raw);
   for (int a = 0; a < active; a++) {
     gpu_unload(g, &mods[a]);
     if (st == TS_OK)

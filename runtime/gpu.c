@@ -71,6 +71,19 @@ static bool read_limits(ts_gpu *g) {
   return true;
 }
 
+/* The rated clocks, for the record of a run: a driver that does not
+ * report them leaves 0 (unknown) and is no error. */
+static bool read_clocks(ts_gpu *g) {
+  if (g->cu.cuDeviceGetAttribute(&g->clock_khz, CU_DEVICE_ATTRIBUTE_CLOCK_RATE,
+                                 g->dev) != CUDA_SUCCESS)
+    g->clock_khz = 0;
+  if (g->cu.cuDeviceGetAttribute(&g->memory_clock_khz,
+                                 CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE,
+                                 g->dev) != CUDA_SUCCESS)
+    g->memory_clock_khz = 0;
+  return true;
+}
+
 static bool open_device(ts_gpu *g) {
   int count = 0, major = 0, minor = 0;
   if (!GPU_CALL(g, cuInit(0)) || !GPU_CALL(g, cuDeviceGetCount(&count)))
@@ -92,7 +105,7 @@ static bool open_device(ts_gpu *g) {
          GPU_CALL(g, cuDeviceGetAttribute(
                          &g->l2_bytes, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE,
                          g->dev)) &&
-         read_limits(g) &&
+         read_limits(g) && read_clocks(g) &&
          snprintf(g->arch, sizeof(g->arch), "sm_%d%d", major, minor) > 0 &&
          GPU_CALL(g, cuDevicePrimaryCtxRetain(&g->ctx, g->dev)) &&
          GPU_CALL(g, cuCtxSetCurrent(g->ctx));
@@ -141,6 +154,11 @@ const char *ts_gpu_errmsg(const ts_gpu *g) { return g ? g->errmsg : "gpu is NULL
 const char *ts_gpu_name(const ts_gpu *g) { return g ? g->name : ""; }
 int ts_gpu_driver_version(const ts_gpu *g) { return g ? g->driver_version : 0; }
 const char *ts_gpu_arch(const ts_gpu *g) { return g ? g->arch : ""; }
+int ts_gpu_sm_count(const ts_gpu *g) { return g ? g->sm_count : 0; }
+int ts_gpu_clock_khz(const ts_gpu *g) { return g ? g->clock_khz : 0; }
+int ts_gpu_memory_clock_khz(const ts_gpu *g) {
+  return g ? g->memory_clock_khz : 0;
+}
 
 /* ---- Modules and launches ------------------------------------------------- */
 

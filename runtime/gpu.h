@@ -20,6 +20,7 @@ struct ts_gpu {
   char name[256];
   char arch[16];
   int sm_count;
+  int clock_khz, memory_clock_khz; /* rated; 0 when unknown */
   int l2_bytes;
   int driver_version; /* cuDriverGetVersion's: 13000 for CUDA 13.0 */
   gpu_limits limits;

@@ -34,6 +34,7 @@ struct ts_kernel {
                         geometry read from the module when loaded */
   ts_ptxas_info ptxas;
   bool from_cache; /* loaded from the kernel cache, not compiled */
+  uint64_t source_hash; /* FNV-1a of the CUDA C given to NVRTC; 0: none */
 };
 
 /* Compiles CUDA source text with entry point `entry` as ts_compile does

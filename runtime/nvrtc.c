@@ -226,6 +226,7 @@ static ts_kernel *compile_source(ts_kernel *k, const char *src) {
   const ts_nvrtc_api *api = ts_nvrtc(err, sizeof(err));
   if (!api)
     return kernel_fail(k, TS_ERR_NVRTC, "%s", err);
+  k->source_hash = kcache_fnv1a(KCACHE_FNV_SEED, src, strlen(src));
   if (!arch_supported(api, arch_number(k->arch), list, sizeof(list)))
     return kernel_fail(k, TS_ERR_BAD_ARCH, "ts_compile: NVRTC does not know "
                        "architecture %s; it supports %s", k->arch, list);
@@ -425,6 +426,18 @@ const char *ts_kernel_name(const ts_kernel *k) {
 const ts_gemm *ts_kernel_gemm(const ts_kernel *k) { return k ? &k->def : NULL; }
 
 int ts_kernel_from_cache(const ts_kernel *k) { return k && k->from_cache; }
+uint64_t ts_kernel_source_hash(const ts_kernel *k) {
+  return k ? k->source_hash : 0;
+}
+
+int ts_nvrtc_version(void) {
+  char err[512];
+  int major = 0, minor = 0;
+  const ts_nvrtc_api *api = ts_nvrtc(err, sizeof(err));
+  if (!api || api->nvrtcVersion(&major, &minor) != NVRTC_SUCCESS)
+    return 0;
+  return major * 1000 + minor * 10;
+}
 
 int ts_kernel_count(const ts_kernel *k) {
   return !k || k->status != TS_OK ? 0 : k->nkernels ? k->nkernels : 1;

@@ -2,7 +2,8 @@
 # The whole GPU check in one go: the gpu test suite, compute-sanitizer on a
 # small non-divisible shape, and the benchmark of the built-in schedules
 # beside the seeds' hand-written kernels (bench/handwritten): those of seeds
-# 001 and 004 in layout NN, those of seed 000 in NT, as the posts store B.
+# 001 and 004 in layout NN, those of seed 000 in NT, as the posts store B;
+# the NN runs' records (--json) and their plots go to OUT_DIR too.
 # Usage: scripts/gpu-check.sh BUILD_DIR OUT_DIR [SHAPE...]
 # Runs the binaries of an existing build (built elsewhere if need be).
 set -u
@@ -31,7 +32,10 @@ echo "== bench"
 for shape in $shapes; do
   "$build/tessel" bench $schedules --cu $hand/seed001_smem32.cu \
     --cu $hand/seed004_smem16.cu --shape "$shape" \
-    --csv "$out/bench-$shape.csv" 2>&1 | tee -a "$out/bench.txt"
+    --csv "$out/bench-$shape.csv" --json "$out/bench-$shape.json" 2>&1 |
+    tee -a "$out/bench.txt"
+  # The record drawn (tessel plot says so where PLplot is missing).
+  "$build/tessel" plot "$out/bench-$shape.json" -o "$out/bench-$shape.png"
 done
 echo "== bench, layout NT"
 for shape in $shapes; do

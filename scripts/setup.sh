@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Installs what tessel needs to build and test on a Debian-like machine:
-# a C compiler, meson, ninja, pkg-config, cmocka and valgrind.  The CUDA toolkit
-# (headers; NVRTC for compiling kernels) is expected under /usr/local/cuda.
+# a C compiler, meson, ninja, pkg-config, jansson (records of runs), cmocka
+# and valgrind, and PLplot with its cairo driver (tessel plot; optional to
+# a build, installed so that the tests draw plots) with libpng (the tests
+# decode the plots).  The CUDA toolkit (headers; NVRTC for compiling
+# kernels) is expected under /usr/local/cuda.
 set -euo pipefail
 need=()
 command -v cc >/dev/null || need+=(gcc)
@@ -9,6 +12,10 @@ command -v meson >/dev/null || need+=(meson)
 command -v ninja >/dev/null || need+=(ninja-build)
 command -v pkg-config >/dev/null || need+=(pkg-config)
 pkg-config --exists cmocka 2>/dev/null || need+=(libcmocka-dev)
+pkg-config --exists jansson 2>/dev/null || need+=(libjansson-dev)
+pkg-config --exists plplot 2>/dev/null || need+=(libplplot-dev)
+dpkg -s plplot-driver-cairo >/dev/null 2>&1 || need+=(plplot-driver-cairo)
+pkg-config --exists libpng 2>/dev/null || need+=(libpng-dev)
 command -v valgrind >/dev/null || need+=(valgrind)
 if [ ${#need[@]} -gt 0 ]; then
   sudo=""

@@ -11,11 +11,23 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "tessel.h"
 #include "examples/examples.h"
 #include "ir/arena.h"
+
+/* A new empty file /tmp/PREFIX-XXXXXX, its name into path; 0, or -1
+ * (a cmocka setup's failure). */
+static inline int make_temp_file(char *path, size_t len, const char *prefix) {
+  snprintf(path, len, "/tmp/%s-XXXXXX", prefix);
+  int fd = mkstemp(path);
+  if (fd < 0)
+    return -1;
+  close(fd);
+  return 0;
+}
 
 /* The teardown of a fixture that setup calloc'd with the arena its nodes
  * live in as its first member. */

@@ -42,7 +42,7 @@ for cmd in list show check bench tune; do
   contains "Exit status: 0 "; contains ", 1 "; contains "usage error"
 done
 expect 2 "no command" -- "$tessel"
-one_line; contains "name a command: list, show, check, bench or tune"
+one_line; contains "name a command: list, show, check, bench, tune, compare or plot"
 expect 0 "tune --list" -- "$tessel" tune --list
 contains "seed003"
 expect 2 "unknown space" -- "$tessel" tune nosuch
@@ -176,7 +176,7 @@ reject_each <<'EOF'
 --limit is an option of tune|show naive --limit 2
 --budget is an option of tune|check naive --budget 2
 --time is an option of tune|bench naive --time 2
---json is an option of tune|check naive --json x.json
+--json is an option of bench and tune|check naive --json x.json
 --restart is an option of tune|bench naive --restart
 --cu is an option of bench|check naive --cu k.cu
 --tuned is an option of show, check and bench|tune seed003 --tuned

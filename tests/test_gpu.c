@@ -199,7 +199,8 @@ static void test_bench_times_the_rest(void **state) {
   k[3] = ts_compile_sched(o64, ts_gpu_arch(gpu));
   ts_sched_free(o64);
   ts_bench_result r[4], blas;
-  ts_bench_opts o = {.warmup = 1, .repeats = 3, .seed = 3};
+  double times[5 * 3]; /* cuBLAS's and each row's 3 launches */
+  ts_bench_opts o = {.warmup = 1, .repeats = 3, .seed = 3, .times = times};
   ts_status st = ts_bench(gpu, k, 4, &o, r, &blas);
   assert_int_equal(blas.status, TS_OK);
   assert_int_equal(ts_gpu_status(gpu), TS_OK);
@@ -207,6 +208,21 @@ static void test_bench_times_the_rest(void **state) {
   for (int i = 0; i < 2; i++)
     assert_true(r[i].status == TS_OK && r[i].median_ms > 0 &&
                 r[i].max_rel_err < 1e-5);
+  /* Each timed row's launches lie between its min and max, the median
+   * (of 3) one of them; the rows not timed have NaN. */
+  const ts_bench_result *timed[3] = {&blas, &r[0], &r[1]};
+  for (int row = 0; row < 3; row++) {
+    const double *t = times + 3 * row;
+    int median = 0;
+    for (int j = 0; j < 3; j++) {
+      assert_true(t[j] >= timed[row]->min_ms && t[j] <= timed[row]->max_ms);
+      median += t[j] == timed[row]->median_ms;
+    }
+    assert_true(median >= 1);
+    assert_true(timed[row]->min_ms > 0);
+  }
+  for (int j = 9; j < 15; j++)
+    assert_true(isnan(times[j]));
   assert_int_equal(r[2].status, TS_ERR_BAD_ARG);
   assert_non_null(strstr(r[2].message, "ts_min_blocks_per_sm asks for 32"));
   assert_true(r[2].median_ms == 0);

@@ -6,12 +6,14 @@
 # configuration among the failures with its error, and still report a
 # best configuration, once.
 #
-# Usage: test_tune_faults.sh TESSEL [FAKE_DRIVER]
+# Usage: test_tune_faults.sh TESSEL RECORD_ROWS [FAKE_DRIVER]
+# RECORD_ROWS (tests/record_rows.c) prints the --json records' rows.
 # With FAKE_DRIVER (tests/fake_cuda.c, which runs nothing and faults where
 # a kernel's entry point is `gemm`) it runs without a GPU; without, on the
 # GPU, and exits 77 (skipped) where there is none.
 tessel="$1"
-fake="$2"
+rows="$2"
+fake="$3"
 fails=0
 tmp=$(mktemp -d /tmp/tessel-tune-faults-XXXXXX) || exit 1
 trap 'rm -rf "$tmp"' EXIT
@@ -54,8 +56,9 @@ if grep -q "tune needs a GPU" "$tmp/clean.out"; then
   exit 77
 fi
 [ $st = 0 ] || { cat "$tmp/clean.out"; fail "the run without faults: exit $st"; }
-config=$(grep '"state": "timed"' "$tmp/clean.json" | sed -n 3p |
-  sed 's/.*"config": "\([^"]*\)".*/\1/')
+# The third timed configuration: its name is warptiled:CONFIG.
+config=$("$rows" "$tmp/clean.json" | awk -F '\t' '$1 == "timed"' | sed -n 3p |
+  cut -f 2 | sed 's/^warptiled://')
 [ -n "$config" ] || { fail "no third timed configuration in clean.json"; exit 1; }
 echo "the faulting configuration: $config"
 
@@ -75,8 +78,9 @@ count "# the best at this shape, " "$tmp/fault.out" 1
 count "# by knob, over every shape" "$tmp/fault.out" 1
 [ "$(grep -cE '^  1 +[0-9.]+ +[0-9.]+ +[0-9.]+%' "$tmp/fault.out")" = 1 ] ||
   fail "fault.out has not one best configuration ranked 1"
-grep -F "\"config\": \"$config\"" "$tmp/fault.json" |
-  grep -F '"state": "failed"' | grep -q ILLEGAL_ADDRESS ||
+tab=$(printf '\t')
+"$rows" "$tmp/fault.json" | grep -F "${tab}warptiled:$config${tab}" |
+  grep "^failed${tab}" | grep -q ILLEGAL_ADDRESS ||
   fail "fault.json does not give $config as failed with its error"
 count "gpu,shape,configuration" "$tmp/fault.csv" 1
 [ -z "$(sort "$tmp/fault.csv" | uniq -d)" ] || fail "fault.csv repeats rows"

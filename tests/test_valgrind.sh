@@ -1,7 +1,8 @@
 #!/bin/sh
 # tessel under valgrind memcheck: show (with NVRTC's compile and ptxas
-# report), check (the reference executor), a schedule file's space and the
-# command line's rejections must run with no invalid
+# report), check (the reference executor), a schedule file's space, the
+# command line's rejections and compare (records read with jansson) must
+# run with no invalid
 # access and nothing definitely or indirectly lost.  Memory NVRTC keeps for
 # the life of the process is "still reachable", which is not a leak.
 tessel="$1"
@@ -34,6 +35,10 @@ run 0 show double_buffered --ir --shape 37x53x29 --layout TT
 run 0 show bankfree --trace
 run 0 check smem32 blocktile2d --shape 37x29x13 --layout NT
 run 0 check vectorized --shape 33x20x9 --beta 0.5
+records="$(dirname "$0")/records"
+run 0 compare "$records/bench_a.json" "$records/bench_b.json"
+run 0 compare "$records/tune.json" "$records/tune.json"
+run 1 compare "$records/bench_a.json" /nonexistent/b.json
 run 2 show nonexistent
 run 2 show smem32 --shape 0x5x5
 run 2 bench naive --csv /nonexistent/x.csv

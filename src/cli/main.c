@@ -1,10 +1,11 @@
 /*
- * The tessel command: list, show, check and bench schedules (tune is
- * tune.c's), and the parsing of their options: each command takes only the
- * options it uses, each value is validated before any work, and each error
- * is one line naming the option and what it expected.  Exit status: 0
- * success, 1 a failed check, compile or run (or no GPU for bench), 2 a
- * usage error.
+ * The tessel command: list, show and check schedules (bench is bench.c's,
+ * tune tune.c's, compare and plot compare.c's and plot.c's), and the
+ * parsing of their options: each command takes only the options it
+ * uses, each value is validated before any work, and each error is one
+ * line naming the option and what it expected.  Exit status: 0 success,
+ * 1 a failed check, compile or run (or no GPU for bench), 2 a usage
+ * error.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -24,10 +25,14 @@ static const char *usage_text =
     "  check SCHEDULE... [--shape MxNxK]... [--layout L] [--seed N]\n"
     "                               reference executor vs a plain C GEMM\n"
     "  bench SCHEDULE... [--cu FILE]... [--shape MxNxK]... [--layout L]\n"
-    "        [--csv FILE]           GPU timings beside cuBLAS and\n"
+    "        [--csv FILE] [--json FILE]\n"
+    "                               GPU timings beside cuBLAS and\n"
     "                               hand-written kernels\n"
     "  tune SPACE... [--shape MxNxK]... [--jobs J] [--top N] [--csv FILE]\n"
-    "                               every configuration of a space timed\n"
+    "        [--json FILE]          every configuration of a space timed\n"
+    "  compare A.json B.json        two records of runs: speedups of B over\n"
+    "                               A with their noise\n"
+    "  plot RECORD.json -o FILE.png TFLOP/s of a record, cuBLAS the reference\n"
     "\n"
     "A SCHEDULE is a built-in (tessel list), a tuning space (tessel tune\n"
     "--list) as SPACE (its first values; with --tuned, its tuning record for\n"
@@ -82,34 +87,11 @@ static const char *check_help =
     "Exit status: 0 every check correct, 1 a mismatch, a fault or a\n"
     "schedule error, 2 a usage error.\n";
 
-static const char *bench_help =
-    "usage: tessel bench SCHEDULE... [--cu FILE]... [--shape MxNxK]...\n"
-    "                   [--layout L] [--alpha X] [--beta Y] [--dtype T]\n"
-    "                   [--c-dtype T] [--csv FILE] [--repeats N]\n"
-    "                   [--warmup N] [--seed N] [--tuned]\n"
-    "Times each schedule and cuBLAS in one run on the same random inputs\n"
-    "(median of --repeats launches, default 50) and prints ms, TFLOP/s, the\n"
-    "ratio to cuBLAS, the max relative error against cuBLAS and the ptxas\n"
-    "registers and spills.  --csv also writes the rows to FILE.  --shape\n"
-    "may repeat; default 1024x1024x1024.  Needs a GPU; kernels are\n"
-    "compiled for its architecture.  --tuned: spaces at their tuning\n"
-    "records.\n"
-    "  --cu FILE  also times a hand-written kernel: FILE defines\n"
-    "             extern \"C\" __global__ void gemm(const float *A,\n"
-    "             const float *B, float *C, int M, int N, int K, float alpha,\n"
-    "             float beta) and the ints tessel_block[3] (threads),\n"
-    "             tessel_tile[2] (rows x columns of C per block) and\n"
-    "             optionally tessel_multiple[3] (M, N, K it needs to divide)\n"
-    "             as extern \"C\" __device__ globals.  The seeds' kernels are\n"
-    "             in bench/handwritten/ (installed in share/tessel/handwritten).\n"
-    "             May repeat; the row is the file's name.\n"
-    "Exit status: 0 every kernel timed and correct, 1 a failure (no GPU, a\n"
-    "compile error, a wrong result), 2 a usage error.\n";
-
 enum { OPT_IR = 256, OPT_CUDA, OPT_TRACE, OPT_ALPHA, OPT_BETA, OPT_ARCH,
        OPT_CSV, OPT_REPEATS, OPT_WARMUP, OPT_SEED, OPT_CU, OPT_DTYPE,
        OPT_C_DTYPE, OPT_JOBS, OPT_TOP, OPT_LIMIT, OPT_TUNED, OPT_BUDGET,
-       OPT_TIME, OPT_JSON, OPT_RESTART, OPT_BLOCKS };
+       OPT_TIME, OPT_JSON, OPT_RESTART, OPT_BLOCKS,
+       OPT_MAX_SECONDS };
 
 static const struct option long_opts[] = {
     {"help", no_argument, NULL, 'h'},
@@ -137,6 +119,7 @@ static const struct option long_opts[] = {
     {"json", required_argument, NULL, OPT_JSON},
     {"restart", no_argument, NULL, OPT_RESTART},
     {"blocks", required_argument, NULL, OPT_BLOCKS},
+    {"max-seconds", required_argument, NULL, OPT_MAX_SECONDS},
     {NULL, 0, NULL, 0},
 };
 
@@ -146,9 +129,10 @@ static const struct option long_opts[] = {
  * seeds check's and the GPU's random data and tune's sample. */
 static unsigned option_commands(int c) {
   switch (c) {
-  case OPT_CU: return CLI_BENCH;
+  case OPT_CU: case OPT_MAX_SECONDS: return CLI_BENCH;
+  case OPT_JSON: return CLI_BENCH | CLI_TUNE;
   case OPT_JOBS: case OPT_TOP: case OPT_LIMIT: case OPT_BUDGET:
-  case OPT_TIME: case OPT_JSON: case OPT_RESTART: return CLI_TUNE;
+  case OPT_TIME: case OPT_RESTART: return CLI_TUNE;
   case OPT_TUNED: return CLI_SHOW | CLI_CHECK | CLI_BENCH;
   case OPT_BLOCKS: return CLI_CHECK;
   case OPT_IR: case OPT_CUDA: case OPT_TRACE: return CLI_SHOW;
@@ -253,7 +237,7 @@ int cli_parse(int argc, char **argv, const char *help, unsigned flags,
               cli_opts *o) {
   *o = (cli_opts){.layout = TS_NN, .alpha = 1.0f, .arch = "sm_90",
                   .repeats = 50, .warmup = 5, .seed = 1, .top = 10,
-                  .limit = 100000};
+                  .limit = 100000, .max_seconds = 600};
   int c, v;
   optind = 1;
   opterr = 0;
@@ -361,6 +345,10 @@ int cli_parse(int argc, char **argv, const char *help, unsigned flags,
     case OPT_RESTART: o->restart = true; break;
     case OPT_BLOCKS:
       if (!cli_parse_int("--blocks", optarg, 1, 100000, &o->blocks))
+        return EXIT_USAGE;
+      break;
+    case OPT_MAX_SECONDS:
+      if (!cli_parse_int("--max-seconds", optarg, 1, 100000000, &o->max_seconds))
         return EXIT_USAGE;
       break;
     case OPT_CU:
@@ -625,181 +613,10 @@ static int cmd_check(int argc, char **argv) {
   return rc;
 }
 
-/* ---- bench ----------------------------------------------------------------------- */
-
-static void print_row(FILE *csv, const char *gpu, const char *name,
-                      const ts_gemm *g, const ts_bench_result *r) {
-  char shape[64];
-  snprintf(shape, sizeof(shape), "%lldx%lldx%lld", (long long)g->m,
-           (long long)g->n, (long long)g->k);
-  printf("%-16s %-16s %-6s %10.4f %9.2f %8.1f%% %9.1e", name, shape,
-         ts_layout_name(g->layout), r->median_ms, r->tflops,
-         100.0 * r->ratio_to_cublas, r->max_rel_err);
-  if (r->ptxas.valid && r->ptxas.spill_store_bytes >= 0)
-    printf(" %5d %6d\n", r->ptxas.registers,
-           r->ptxas.spill_store_bytes + r->ptxas.spill_load_bytes);
-  else if (r->ptxas.valid)
-    printf(" %5d %6s\n", r->ptxas.registers, "?");
-  else
-    printf(" %5s %6s\n", "-", "-");
-  if (csv)
-    fprintf(csv, "\"%s\",%s,%lld,%lld,%lld,%s,%.6f,%.4f,%.4f,%.3e,%d,%d\n",
-            gpu, name, (long long)g->m, (long long)g->n, (long long)g->k,
-            ts_layout_name(g->layout), r->median_ms, r->tflops,
-            r->ratio_to_cublas, r->max_rel_err,
-            r->ptxas.valid ? r->ptxas.registers : -1,
-            r->ptxas.valid ? r->ptxas.spill_store_bytes + r->ptxas.spill_load_bytes
-                           : -1);
-}
-
-/* Every candidate of one shape: the schedules lowered and compiled in
- * parallel, the hand-written kernels compiled, all before any timing. */
-static ts_kernel **compile_candidates(const cli_opts *o, ts_gpu *gpu,
-                                      const ts_cuda_kernel *cu,
-                                      const ts_gemm *g) {
-  const char *arch = ts_gpu_arch(gpu);
-  int n = o->nnames, total = n + o->ncu;
-  ts_program **progs = calloc((size_t)(n ? n : 1), sizeof(*progs));
-  ts_kernel **k = calloc((size_t)(total ? total : 1), sizeof(*k));
-  if (!progs || !k) {
-    free(progs);
-    free(k);
-    return NULL;
-  }
-  for (int i = 0; i < n; i++) {
-    ts_sched *s = cli_schedule(o, o->names[i], g, gpu);
-    progs[i] = ts_lower(s);
-    ts_sched_free(s);
-  }
-  ts_compile_all(progs, n, arch, 0, k);
-  for (int i = 0; i < n; i++)
-    ts_program_free(progs[i]);
-  free(progs);
-  for (int j = 0; j < o->ncu; j++)
-    k[n + j] = ts_compile_cuda(&cu[j], g, arch);
-  return k;
-}
-
-static int bench_shape(ts_gpu *gpu, const cli_opts *o,
-                       const ts_cuda_kernel *cu, const ts_gemm *g,
-                       FILE *csv) {
-  int total = o->nnames + o->ncu;
-  ts_kernel **k = compile_candidates(o, gpu, cu, g);
-  ts_bench_result *r = calloc((size_t)(total ? total : 1), sizeof(*r));
-  ts_bench_result blas;
-  if (!k || !r) {
-    fprintf(stderr, "tessel: out of memory\n");
-    free(k);
-    free(r);
-    return EXIT_FAIL;
-  }
-  ts_bench_opts bo = {.warmup = o->warmup, .repeats = o->repeats,
-                      .seed = o->seed};
-  int rc = 0;
-  ts_status st = ts_bench(gpu, k, total, &bo, r, &blas);
-  if (blas.status != TS_OK || ts_gpu_status(gpu) != TS_OK) {
-    fprintf(stderr, "tessel: %s\n", st != TS_OK && blas.message[0]
-                                        ? blas.message : ts_gpu_errmsg(gpu));
-    rc = EXIT_FAIL;
-  } else {
-    print_row(csv, ts_gpu_name(gpu), "cuBLAS", g, &blas);
-  }
-  for (int i = 0; i < total && blas.status == TS_OK; i++) {
-    /* A schedule's row is named as the command line names it, so that
-     * configurations of one space stay apart. */
-    const char *name = i < o->nnames ? o->names[i] : ts_kernel_name(k[i]);
-    if (r[i].skipped) {
-      printf("%-16s skipped: %s\n", name, r[i].message);
-    } else if (r[i].status != TS_OK) {
-      printf("%-16s FAIL: %s\n", name, ts_strerror(r[i].status));
-      fprintf(stderr, "tessel: %s: %s\n", name, r[i].message);
-      rc = EXIT_FAIL;
-    } else {
-      print_row(csv, ts_gpu_name(gpu), name, g, &r[i]);
-      if (!(r[i].max_rel_err < ts_gemm_tolerance(g))) {
-        fprintf(stderr, "tessel: %s differs from cuBLAS (max relative error "
-                "%.2e, over %.2e)\n", name, r[i].max_rel_err,
-                ts_gemm_tolerance(g));
-        rc = EXIT_FAIL;
-      }
-    }
-  }
-  for (int i = 0; i < total; i++)
-    ts_kernel_free(k[i]);
-  free(k);
-  free(r);
-  return rc;
-}
-
-static void free_kernels(ts_cuda_kernel *k, int n) {
-  for (int i = 0; i < n; i++) {
-    free((char *)k[i].name);
-    free((char *)k[i].source);
-  }
-}
-
-/* Reads every --cu file before the GPU is opened: a bad path is a usage
- * error wherever tessel runs. */
-static bool read_kernels(const cli_opts *o, ts_cuda_kernel *k) {
-  for (int i = 0; i < o->ncu; i++) {
-    char *src, *label;
-    if (!cli_read_cu(o->cu_files[i], &src, &label)) {
-      free_kernels(k, i);
-      return false;
-    }
-    k[i] = (ts_cuda_kernel){.name = label, .source = src};
-  }
-  return true;
-}
-
-static FILE *open_csv(const char *path) {
-  FILE *csv = fopen(path, "w");
-  if (!csv) {
-    fprintf(stderr, "tessel: cannot write --csv %s\n", path);
-    return NULL;
-  }
-  fputs("gpu,schedule,m,n,k,layout,median_ms,tflops,ratio_to_cublas,"
-        "max_rel_err,registers,spill_bytes\n", csv);
-  return csv;
-}
-
-static int cmd_bench(int argc, char **argv) {
-  cli_opts o;
-  ts_cuda_kernel kernels[MAX_SHAPES];
-  int rc = cli_parse(argc, argv, bench_help, CLI_BENCH, &o);
-  if (rc >= 0)
-    return rc;
-  if (!read_kernels(&o, kernels))
-    return EXIT_USAGE;
-  cli_finish_shapes(&o, 1024, 1024, 1024);
-  ts_gpu *gpu = ts_gpu_open();
-  FILE *csv = NULL;
-  if (ts_gpu_status(gpu) != TS_OK) {
-    fprintf(stderr, "tessel: bench needs a GPU: %s\n", ts_gpu_errmsg(gpu));
-    rc = EXIT_FAIL;
-  } else if (o.csv && !(csv = open_csv(o.csv))) {
-    rc = EXIT_FAIL;
-  } else {
-    printf("# %s (%s), median of %d runs after %d warm-up\n",
-           ts_gpu_name(gpu), ts_gpu_arch(gpu), o.repeats, o.warmup);
-    printf("%-16s %-16s %-6s %10s %9s %9s %9s %5s %6s\n", "schedule", "shape",
-           "layout", "ms", "TFLOP/s", "cuBLAS", "max_err", "regs", "spill");
-    rc = 0;
-    for (int j = 0; j < o.nshapes; j++)
-      if (bench_shape(gpu, &o, kernels, &o.shapes[j], csv) != 0)
-        rc = EXIT_FAIL;
-  }
-  if (csv)
-    fclose(csv);
-  ts_gpu_close(gpu);
-  free_kernels(kernels, o.ncu);
-  return rc;
-}
-
 int main(int argc, char **argv) {
   if (argc < 2) {
-    fprintf(stderr, "tessel: name a command: list, show, check, bench or "
-            "tune (tessel --help says more)\n");
+    fprintf(stderr, "tessel: name a command: list, show, check, bench, "
+            "tune, compare or plot (tessel --help says more)\n");
     return EXIT_USAGE;
   }
   const char *cmd = argv[1];
@@ -811,7 +628,9 @@ int main(int argc, char **argv) {
   if (strcmp(cmd, "list") == 0) return cmd_list(argc - 1, argv + 1);
   if (strcmp(cmd, "show") == 0) return cmd_show(argc - 1, argv + 1);
   if (strcmp(cmd, "check") == 0) return cmd_check(argc - 1, argv + 1);
-  if (strcmp(cmd, "bench") == 0) return cmd_bench(argc - 1, argv + 1);
+  if (strcmp(cmd, "bench") == 0) return cli_bench(argc - 1, argv + 1);
+  if (strcmp(cmd, "compare") == 0) return cli_compare(argc - 1, argv + 1);
+  if (strcmp(cmd, "plot") == 0) return cli_plot(argc - 1, argv + 1);
   if (strcmp(cmd, "tune") == 0) return cli_tune(argc - 1, argv + 1);
   fprintf(stderr, "tessel: unknown command '%s' (see tessel --help)\n", cmd);
   return EXIT_USAGE;

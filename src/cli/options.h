@@ -33,7 +33,8 @@ typedef struct cli_opts {
   int limit; /* tune: at most this many configurations */
   int budget;     /* tune: configurations timed per shape; 0: all */
   int time_limit; /* tune: seconds of first-pass timing per shape; 0: none */
-  const char *json; /* tune: the run's record */
+  const char *json; /* bench, tune: the run's record */
+  int max_seconds;  /* bench: refuse a run estimated to take longer */
   bool restart;     /* tune: ignore what an interrupted run timed */
   bool tuned; /* spaces at their recorded configuration */
   int blocks; /* check --blocks: random points of a sampled check; 0: none given */
@@ -46,6 +47,10 @@ int cli_parse(int argc, char **argv, const char *help, unsigned flags,
               cli_opts *o);
 /* tessel tune (src/cli/tune.c). */
 int cli_tune(int argc, char **argv);
+/* tessel bench (bench.c), compare (compare.c) and plot (plot.c). */
+int cli_bench(int argc, char **argv);
+int cli_compare(int argc, char **argv);
+int cli_plot(int argc, char **argv);
 
 /* Parses "MxNxK"; false with a message on stderr. */
 bool cli_parse_shape(const char *text, ts_gemm *out);

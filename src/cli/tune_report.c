@@ -1,12 +1,13 @@
 /*
  * tessel tune's reports: the best configurations of a shape, the failures,
  * seed 003's tables by knob, the tuning record, the best as C, and the
- * --json record of the whole run.
+ * --json record of the whole run (written by record.c).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "record.h"
 #include "tune.h"
 
 /* ---- Reporting ------------------------------------------------------------- */
@@ -166,94 +167,66 @@ void tune_print_reproduction(const ts_space *sp, const shape_run *r,
 
 /* ---- The --json record ------------------------------------------------------- */
 
-static void json_string(FILE *f, const char *s) {
-  fputc('"', f);
-  for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++)
-    if (*p == '"' || *p == '\\')
-      fprintf(f, "\\%c", *p);
-    else if (*p < 0x20)
-      fprintf(f, "\\u%04x", *p);
-    else
-      fputc(*p, f);
-  fputc('"', f);
+/* What became of a configuration. */
+static const char *candidate_state(const candidate *c) {
+  return ts_config_pruned(c->config)    ? "pruned"
+         : c->left_out                  ? "left out"
+         : !c->has_quick && !c->has_full ? "not timed"
+         : tune_result(c)->status != TS_OK ? "failed"
+                                           : "timed";
 }
 
-static void json_result(FILE *f, const char *name, const ts_bench_result *b) {
-  fprintf(f, ", \"%s\": {\"median_ms\": %.6f, \"tflops\": %.4f, "
-          "\"ratio_to_cublas\": %.4f, \"max_rel_err\": %.3e}", name,
-          b->median_ms, b->tflops, b->ratio_to_cublas, b->max_rel_err);
-}
-
-/* One configuration: its text, then what became of it. */
-static void json_candidate(FILE *f, const candidate *c) {
-  fputs("      {\"config\": ", f);
-  json_string(f, c->text);
+/* One configuration: its text, then what became of it (why not timed, or
+ * its timings: the first pass's and the full count's). */
+static json_t *candidate_json(const candidate *c) {
+  json_t *j = json_object();
   const char *pruned = ts_config_pruned(c->config);
-  const char *state = pruned ? "pruned"
-                      : c->left_out ? "left out"
-                      : !c->has_quick && !c->has_full ? "not timed"
-                      : tune_result(c)->status != TS_OK ? "failed"
-                                                        : "timed";
-  fprintf(f, ", \"state\": \"%s\"", state);
-  if (pruned || c->left_out) {
-    fputs(", \"why\": ", f);
-    json_string(f, pruned ? pruned : c->left_out);
-  } else if (c->has_quick || c->has_full) {
-    if (tune_result(c)->status != TS_OK) {
-      fputs(", \"why\": ", f);
-      json_string(f, tune_result(c)->message);
-    } else {
-      if (c->has_quick)
-        json_result(f, "first_pass", &c->quick);
-      if (c->has_full)
-        json_result(f, "full", &c->full);
-    }
-    fprintf(f, ", \"resumed\": %s", c->resumed ? "true" : "false");
+  const char *why = pruned ? pruned : c->left_out;
+  bool timed = c->has_quick || c->has_full;
+  bool ok = j && record_set(j, "config", json_string(c->text)) &&
+            record_set(j, "state", json_string(candidate_state(c)));
+  if (ok && !why && timed && tune_result(c)->status != TS_OK)
+    why = tune_result(c)->message;
+  if (ok && why)
+    ok = record_set(j, "why", json_string(why));
+  if (ok && !pruned && !c->left_out && timed &&
+      tune_result(c)->status == TS_OK)
+    ok = (!c->has_quick ||
+          record_set(j, "first_pass", record_timing(&c->quick, NULL, 0))) &&
+         (!c->has_full || record_set(j, "full", record_timing(&c->full, NULL, 0)));
+  if (ok && !pruned && !c->left_out && timed)
+    ok = record_set(j, "resumed", json_boolean(c->resumed));
+  if (!ok) {
+    json_decref(j);
+    return NULL;
   }
-  fputs("}", f);
+  return j;
 }
 
-static void json_shape(FILE *f, const shape_run *r) {
-  char shape[64];
-  tune_shape_text(&r->def, shape, sizeof(shape));
-  fprintf(f, "    {\"shape\": \"%s\", \"layout\": \"%s\", "
-          "\"cublas\": {\"median_ms\": %.6f, \"tflops\": %.4f},\n"
-          "     \"configurations\": [\n", shape, ts_layout_name(r->def.layout),
-          r->cublas.median_ms, r->cublas.tflops);
-  for (int i = 0; i < r->n; i++) {
-    json_candidate(f, &r->c[i]);
-    fputs(i + 1 < r->n ? ",\n" : "\n", f);
-  }
-  fputs("    ]}", f);
+static bool add_shape(json_t *rec, const shape_run *r) {
+  json_t *shape = record_add_shape(rec, &r->def);
+  json_t *list = json_array();
+  bool ok = shape && list &&
+            record_set(shape, "cublas",
+                       r->cublas.median_ms > 0
+                           ? record_timing(&r->cublas, NULL, 0)
+                           : json_null()) &&
+            json_object_set(shape, "configurations", list) == 0;
+  for (int i = 0; ok && i < r->n; i++)
+    ok = json_array_append_new(list, candidate_json(&r->c[i])) == 0;
+  json_decref(list);
+  return ok;
 }
 
 bool tune_write_json(const char *path, const cli_opts *o, int argc,
                      char **argv, const ts_gpu *gpu, const ts_space *sp,
                      const shape_run *runs, int nruns) {
-  FILE *f = fopen(path, "w");
-  if (!f)
-    return false;
-  fputs("{\"tessel\": ", f);
-  json_string(f, TESSEL_VERSION);
-  fputs(", \"command\": [", f);
-  for (int i = 0; i < argc; i++) {
-    json_string(f, argv[i]);
-    fputs(i + 1 < argc ? ", " : "", f);
-  }
-  fputs("],\n \"gpu\": ", f);
-  json_string(f, ts_gpu_name(gpu));
-  fprintf(f, ", \"arch\": \"%s\", \"driver\": %d,\n \"space\": ",
-          ts_gpu_arch(gpu), ts_gpu_driver_version(gpu));
-  json_string(f, sp->name);
-  fprintf(f, ", \"a_type\": \"%s\", \"b_type\": \"%s\", \"c_type\": "
-          "\"%s\", \"alpha\": %.9g, \"beta\": %.9g, \"repeats\": %d,\n "
-          "\"shapes\": [\n", ts_dtype_name(o->ab_type), ts_dtype_name(o->ab_type),
-          ts_dtype_name(o->c_type), (double)o->alpha, (double)o->beta,
-          o->repeats);
-  for (int s = 0; s < nruns; s++) {
-    json_shape(f, &runs[s]);
-    fputs(s + 1 < nruns ? ",\n" : "\n", f);
-  }
-  fputs("]}\n", f);
-  return fclose(f) == 0;
+  record_machine m = record_machine_of(gpu);
+  json_t *rec = record_new("tune", argc, argv, &m, o);
+  bool ok = rec && record_set(rec, "space", json_string(sp->name));
+  for (int s = 0; ok && s < nruns; s++)
+    ok = add_shape(rec, &runs[s]);
+  ok = ok && record_write(rec, path);
+  json_decref(rec);
+  return ok;
 }

@@ -1,0 +1,367 @@
+/*
+ * tessel bench: schedules and hand-written kernels timed beside cuBLAS,
+ * shape by shape: every candidate of a shape compiled first (schedules in
+ * parallel), then timed in one run on the same inputs.  Rows are printed,
+ * and written to --csv and to the --json record of the run (record.c).
+ * Before any work the run's time is estimated: said when over about 10 s,
+ * refused over --max-seconds.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "options.h"
+#include "record.h"
+
+static const char *bench_help =
+    "usage: tessel bench SCHEDULE... [--cu FILE]... [--shape MxNxK]...\n"
+    "                   [--layout L] [--alpha X] [--beta Y] [--dtype T]\n"
+    "                   [--c-dtype T] [--csv FILE] [--json FILE] [--repeats N]\n"
+    "                   [--warmup N] [--seed N] [--tuned] [--max-seconds S]\n"
+    "Times each schedule and cuBLAS in one run on the same random inputs\n"
+    "(median of --repeats launches, default 50) and prints ms, TFLOP/s, the\n"
+    "ratio to cuBLAS, the max relative error against cuBLAS and the ptxas\n"
+    "registers and spills.  --csv also writes the rows to FILE; --json FILE\n"
+    "writes the record of the run (the GPU, versions, the command, each\n"
+    "schedule's trace and .cu hash, every timing; docs/records.md), which\n"
+    "tessel compare and tessel plot read.  --shape may repeat; default\n"
+    "1024x1024x1024.  Needs a GPU; kernels are compiled for its\n"
+    "architecture.  --tuned: spaces at their tuning records.\n"
+    "  --max-seconds S  refuse a run estimated to take longer (default\n"
+    "             600); the estimate assumes 5 TFLOP/s and 2 s a compile,\n"
+    "             and is printed first when over 10 s\n"
+    "  --cu FILE  also times a hand-written kernel: FILE defines\n"
+    "             extern \"C\" __global__ void gemm(const float *A,\n"
+    "             const float *B, float *C, int M, int N, int K, float alpha,\n"
+    "             float beta) and the ints tessel_block[3] (threads),\n"
+    "             tessel_tile[2] (rows x columns of C per block) and\n"
+    "             optionally tessel_multiple[3] (M, N, K it needs to divide)\n"
+    "             as extern \"C\" __device__ globals.  The seeds' kernels are\n"
+    "             in bench/handwritten/ (installed in share/tessel/handwritten).\n"
+    "             May repeat; the row is the file's name.\n"
+    "Exit status: 0 every kernel timed and correct, 1 a failure (no GPU, a\n"
+    "compile error, a wrong result), 2 a usage error.\n";
+
+/* ---- The estimate ------------------------------------------------------------ */
+
+/* What the estimate assumes: a kernel's speed (a tuned fp32 kernel of a
+ * recent GPU runs 10 to 50 TFLOP/s, the simplest schedules slower), a
+ * compile by NVRTC on an empty kernel cache, and host work per element
+ * (random inputs, the error against cuBLAS). */
+#define ASSUMED_TFLOPS 5.0
+#define COMPILE_SECONDS 2.0
+#define HOST_SECONDS_PER_ELEMENT 5e-9
+
+typedef struct {
+  int compiles;
+  long long launches;
+  double compile_s, gpu_s, host_s;
+} bench_estimate;
+
+static bench_estimate estimate(const cli_opts *o) {
+  bench_estimate e = {0};
+  int kernels = o->nnames + o->ncu;
+  for (int j = 0; j < o->nshapes; j++) {
+    const ts_gemm *g = &o->shapes[j];
+    double m = (double)g->m, n = (double)g->n, k = (double)g->k;
+    /* Every kernel and cuBLAS: the checked launch, warm-up and repeats. */
+    long long launches = (long long)(kernels + 1) * (o->warmup + o->repeats + 1);
+    e.compiles += kernels;
+    e.launches += launches;
+    e.gpu_s += (double)launches * 2 * m * n * k / (ASSUMED_TFLOPS * 1e12);
+    e.host_s += (m * k + k * n + m * n * (kernels + 2)) *
+                HOST_SECONDS_PER_ELEMENT;
+  }
+  e.compile_s = e.compiles * COMPILE_SECONDS;
+  return e;
+}
+
+/* Says how long a run over 10 s will take; false (with the numbers and
+ * how to go on) when over --max-seconds. */
+static bool announce_or_refuse(const cli_opts *o) {
+  bench_estimate e = estimate(o);
+  double total = e.compile_s + e.gpu_s + e.host_s;
+  if (total < 10)
+    return true;
+  char what[256];
+  snprintf(what, sizeof(what), "%d compiles (%.0f s uncached), %lld launches "
+           "(%.0f s at an assumed %.0f TFLOP/s) and %.0f s on the host",
+           e.compiles, e.compile_s, e.launches, e.gpu_s, ASSUMED_TFLOPS,
+           e.host_s);
+  if (total > o->max_seconds) {
+    fprintf(stderr, "tessel: bench would take about %.0f s: %s; that is over "
+            "--max-seconds %d: give --max-seconds %.0f to run it, or fewer "
+            "--repeats, schedules or shapes\n", total, what, o->max_seconds,
+            total + 1);
+    return false;
+  }
+  fprintf(stderr, "tessel: bench will take about %.0f s: %s\n", total, what);
+  fflush(stderr);
+  return true;
+}
+
+/* ---- Rows ------------------------------------------------------------------------ */
+
+static void print_row(FILE *csv, const char *gpu, const char *name,
+                      const ts_gemm *g, const ts_bench_result *r) {
+  char shape[64];
+  snprintf(shape, sizeof(shape), "%lldx%lldx%lld", (long long)g->m,
+           (long long)g->n, (long long)g->k);
+  printf("%-16s %-16s %-6s %10.4f %9.2f %8.1f%% %9.1e", name, shape,
+         ts_layout_name(g->layout), r->median_ms, r->tflops,
+         100.0 * r->ratio_to_cublas, r->max_rel_err);
+  if (r->ptxas.valid && r->ptxas.spill_store_bytes >= 0)
+    printf(" %5d %6d\n", r->ptxas.registers,
+           r->ptxas.spill_store_bytes + r->ptxas.spill_load_bytes);
+  else if (r->ptxas.valid)
+    printf(" %5d %6s\n", r->ptxas.registers, "?");
+  else
+    printf(" %5s %6s\n", "-", "-");
+  if (csv)
+    fprintf(csv, "\"%s\",%s,%lld,%lld,%lld,%s,%.6f,%.4f,%.4f,%.3e,%d,%d\n",
+            gpu, name, (long long)g->m, (long long)g->n, (long long)g->k,
+            ts_layout_name(g->layout), r->median_ms, r->tflops,
+            r->ratio_to_cublas, r->max_rel_err,
+            r->ptxas.valid ? r->ptxas.registers : -1,
+            r->ptxas.valid ? r->ptxas.spill_store_bytes + r->ptxas.spill_load_bytes
+                           : -1);
+}
+
+/* What a run of one shape writes to: --csv and the --json record (each
+ * may be NULL). */
+typedef struct {
+  FILE *csv;
+  json_t *record;
+} bench_out;
+
+/* Every candidate of one shape: its kernel and, for a schedule, its trace
+ * (the record's). */
+typedef struct {
+  ts_kernel **k;
+  char **trace;
+  int n;
+} candidates;
+
+static void free_candidates(candidates *c) {
+  for (int i = 0; c->k && i < c->n; i++)
+    ts_kernel_free(c->k[i]);
+  for (int i = 0; c->trace && i < c->n; i++)
+    free(c->trace[i]);
+  free(c->k);
+  free(c->trace);
+}
+
+/* The schedules lowered and compiled in parallel, the hand-written kernels
+ * compiled, all before any timing; false when out of memory. */
+static bool compile_candidates(const cli_opts *o, ts_gpu *gpu,
+                               const ts_cuda_kernel *cu, const ts_gemm *g,
+                               candidates *c) {
+  const char *arch = ts_gpu_arch(gpu);
+  int n = o->nnames;
+  c->n = n + o->ncu;
+  ts_program **progs = calloc((size_t)(n ? n : 1), sizeof(*progs));
+  c->k = calloc((size_t)(c->n ? c->n : 1), sizeof(*c->k));
+  c->trace = calloc((size_t)(c->n ? c->n : 1), sizeof(*c->trace));
+  if (!progs || !c->k || !c->trace) {
+    free(progs);
+    return false;
+  }
+  for (int i = 0; i < n; i++) {
+    ts_sched *s = cli_schedule(o, o->names[i], g, gpu);
+    c->trace[i] = ts_print_trace(s);
+    progs[i] = ts_lower(s);
+    ts_sched_free(s);
+  }
+  ts_compile_all(progs, n, arch, 0, c->k);
+  for (int i = 0; i < n; i++)
+    ts_program_free(progs[i]);
+  free(progs);
+  for (int j = 0; j < o->ncu; j++)
+    c->k[n + j] = ts_compile_cuda(&cu[j], g, arch);
+  return true;
+}
+
+/* The shape and its rows into the record; false when out of memory. */
+static bool record_shape(json_t *rec, const cli_opts *o, const ts_gemm *g,
+                         const candidates *c, const ts_bench_result *r,
+                         const ts_bench_result *blas, const double *times) {
+  json_t *shape = record_add_shape(rec, g);
+  if (!shape)
+    return false;
+  bool ok = blas->status == TS_OK
+                ? json_object_set_new(shape, "cublas",
+                                      record_timing(blas, times, o->repeats)) == 0
+                : json_object_set_new(shape, "cublas", json_null()) == 0 &&
+                      json_object_set_new(shape, "error",
+                                          json_string(blas->message)) == 0;
+  ok = ok && json_object_set_new(shape, "rows", json_array()) == 0;
+  for (int i = 0; ok && i < c->n; i++) {
+    record_entry e = {
+        .name = i < o->nnames ? o->names[i] : ts_kernel_name(c->k[i]),
+        .hand_written = i >= o->nnames, .trace = c->trace[i],
+        .cu_hash = ts_kernel_source_hash(c->k[i]), .result = &r[i],
+        .times = times + (size_t)(i + 1) * (size_t)o->repeats,
+        .repeats = o->repeats};
+    ok = record_add_row(shape, &e);
+  }
+  return ok;
+}
+
+/* A row that failed or was skipped, or one timed; returns its status. */
+static int report_row(const bench_out *out, ts_gpu *gpu, const char *name,
+                      const ts_gemm *g, const ts_bench_result *r) {
+  if (r->skipped) {
+    printf("%-16s skipped: %s\n", name, r->message);
+    return 0;
+  }
+  if (r->status != TS_OK) {
+    printf("%-16s FAIL: %s\n", name, ts_strerror(r->status));
+    fprintf(stderr, "tessel: %s: %s\n", name, r->message);
+    return EXIT_FAIL;
+  }
+  print_row(out->csv, ts_gpu_name(gpu), name, g, r);
+  if (!(r->max_rel_err < ts_gemm_tolerance(g))) {
+    fprintf(stderr, "tessel: %s differs from cuBLAS (max relative error "
+            "%.2e, over %.2e)\n", name, r->max_rel_err, ts_gemm_tolerance(g));
+    return EXIT_FAIL;
+  }
+  return 0;
+}
+
+static int bench_shape(ts_gpu *gpu, const cli_opts *o,
+                       const ts_cuda_kernel *cu, const ts_gemm *g,
+                       const bench_out *out) {
+  candidates c = {0};
+  bool ok = compile_candidates(o, gpu, cu, g, &c);
+  int total = c.n;
+  ts_bench_result *r = calloc((size_t)(total ? total : 1), sizeof(*r));
+  double *times = out->record ? calloc((size_t)(total + 1) * (size_t)o->repeats,
+                                       sizeof(double))
+                              : NULL;
+  ts_bench_result blas;
+  if (!ok || !r || (out->record && !times)) {
+    fprintf(stderr, "tessel: out of memory\n");
+    free_candidates(&c);
+    free(r);
+    free(times);
+    return EXIT_FAIL;
+  }
+  ts_bench_opts bo = {.warmup = o->warmup, .repeats = o->repeats,
+                      .seed = o->seed, .times = times};
+  int rc = 0;
+  ts_status st = ts_bench(gpu, c.k, total, &bo, r, &blas);
+  if (blas.status != TS_OK || ts_gpu_status(gpu) != TS_OK) {
+    fprintf(stderr, "tessel: %s\n", st != TS_OK && blas.message[0]
+                                        ? blas.message : ts_gpu_errmsg(gpu));
+    if (!blas.message[0])
+      snprintf(blas.message, sizeof(blas.message), "%s", ts_gpu_errmsg(gpu));
+    rc = EXIT_FAIL;
+  } else {
+    print_row(out->csv, ts_gpu_name(gpu), "cuBLAS", g, &blas);
+  }
+  for (int i = 0; i < total && blas.status == TS_OK; i++) {
+    /* A schedule's row is named as the command line names it, so that
+     * configurations of one space stay apart. */
+    const char *name = i < o->nnames ? o->names[i] : ts_kernel_name(c.k[i]);
+    if (report_row(out, gpu, name, g, &r[i]))
+      rc = EXIT_FAIL;
+  }
+  if (out->record && !record_shape(out->record, o, g, &c, r, &blas, times)) {
+    fprintf(stderr, "tessel: out of memory for the --json record\n");
+    rc = EXIT_FAIL;
+  }
+  free_candidates(&c);
+  free(r);
+  free(times);
+  return rc;
+}
+
+/* ---- The command ----------------------------------------------------------------- */
+
+static void free_kernels(ts_cuda_kernel *k, int n) {
+  for (int i = 0; i < n; i++) {
+    free((char *)k[i].name);
+    free((char *)k[i].source);
+  }
+}
+
+/* Reads every --cu file before the GPU is opened: a bad path is a usage
+ * error wherever tessel runs. */
+static bool read_kernels(const cli_opts *o, ts_cuda_kernel *k) {
+  for (int i = 0; i < o->ncu; i++) {
+    char *src, *label;
+    if (!cli_read_cu(o->cu_files[i], &src, &label)) {
+      free_kernels(k, i);
+      return false;
+    }
+    k[i] = (ts_cuda_kernel){.name = label, .source = src};
+  }
+  return true;
+}
+
+static FILE *open_csv(const char *path) {
+  FILE *csv = fopen(path, "w");
+  if (!csv) {
+    fprintf(stderr, "tessel: cannot write --csv %s\n", path);
+    return NULL;
+  }
+  fputs("gpu,schedule,m,n,k,layout,median_ms,tflops,ratio_to_cublas,"
+        "max_rel_err,registers,spill_bytes\n", csv);
+  return csv;
+}
+
+/* Every shape timed and printed, into out; returns the exit status. */
+static int bench_all(ts_gpu *gpu, const cli_opts *o, const ts_cuda_kernel *cu,
+                     const bench_out *out) {
+  printf("# %s (%s), median of %d runs after %d warm-up\n", ts_gpu_name(gpu),
+         ts_gpu_arch(gpu), o->repeats, o->warmup);
+  printf("%-16s %-16s %-6s %10s %9s %9s %9s %5s %6s\n", "schedule", "shape",
+         "layout", "ms", "TFLOP/s", "cuBLAS", "max_err", "regs", "spill");
+  int rc = 0;
+  for (int j = 0; j < o->nshapes; j++)
+    if (bench_shape(gpu, o, cu, &o->shapes[j], out) != 0)
+      rc = EXIT_FAIL;
+  if (out->record && !record_write(out->record, o->json)) {
+    fprintf(stderr, "tessel: cannot write --json %s\n", o->json);
+    rc = EXIT_FAIL;
+  }
+  return rc;
+}
+
+static json_t *new_record(const ts_gpu *gpu, int argc, char **argv,
+                          const cli_opts *o) {
+  record_machine m = record_machine_of(gpu);
+  return record_new("bench", argc, argv, &m, o);
+}
+
+int cli_bench(int argc, char **argv) {
+  cli_opts o;
+  ts_cuda_kernel kernels[MAX_SHAPES];
+  int rc = cli_parse(argc, argv, bench_help, CLI_BENCH, &o);
+  if (rc >= 0)
+    return rc;
+  cli_finish_shapes(&o, 1024, 1024, 1024);
+  if (!announce_or_refuse(&o))
+    return EXIT_USAGE;
+  if (!read_kernels(&o, kernels))
+    return EXIT_USAGE;
+  ts_gpu *gpu = ts_gpu_open();
+  bench_out out = {0};
+  if (ts_gpu_status(gpu) != TS_OK) {
+    fprintf(stderr, "tessel: bench needs a GPU: %s\n", ts_gpu_errmsg(gpu));
+    rc = EXIT_FAIL;
+  } else if (o.csv && !(out.csv = open_csv(o.csv))) {
+    rc = EXIT_FAIL;
+  } else if (o.json && !(out.record = new_record(gpu, argc, argv, &o))) {
+    fprintf(stderr, "tessel: out of memory\n");
+    rc = EXIT_FAIL;
+  } else {
+    rc = bench_all(gpu, &o, kernels, &out);
+  }
+  if (out.csv)
+    fclose(out.csv);
+  json_decref(out.record);
+  ts_gpu_close(gpu);
+  free_kernels(kernels, o.ncu);
+  return rc;
+}

@@ -1,0 +1,216 @@
+/*
+ * tessel compare A.json B.json: two records of runs, row by row.  Rows
+ * match by (name, shape, layout, types); each matched pair prints both
+ * medians, the speedup of B over A (A's median / B's) and a 95% interval
+ * for it from the repeat times, and says whether the change is beyond
+ * noise.  cuBLAS's rows compare too: they show how much the machine
+ * itself drifted between the runs.  Rows in one record only get a line.
+ *
+ * The interval is a percentile bootstrap: both sides' repeat times are
+ * resampled with replacement, the ratio of the medians taken, 2000 times
+ * with a fixed seed (so the output is reproducible).  Where a side has
+ * fewer than 5 times (a tune record's first pass), the interval is the
+ * whole range, A's min / B's max to A's max / B's min.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../random.h"
+#include "options.h"
+#include "record.h"
+
+static const char *compare_help =
+    "usage: tessel compare A.json B.json\n"
+    "Compares two records of runs (bench or tune --json): for each row of\n"
+    "the same schedule, shape, layout and types, A's and B's median ms, the\n"
+    "speedup of B over A (A's median / B's: above 1, B is faster) and its\n"
+    "95% interval from the repeat times (a bootstrap of the medians; the\n"
+    "min..max range where a side has fewer than 5 repeats).  A change whose\n"
+    "interval holds 1 is within noise.  cuBLAS's rows show the machine's own\n"
+    "drift.  Rows in one record only, and failed rows, get a line each; a\n"
+    "tune record's configurations compare where timed.\n"
+    "Exit status: 0 compared, 1 a record unreadable, 2 a usage error.\n";
+
+enum { RESAMPLES = 2000, MIN_BOOTSTRAP = 5 };
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static double median_of(double *x, int n) {
+  qsort(x, (size_t)n, sizeof(double), cmp_double);
+  return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
+}
+
+/* The median of n draws from x (into scratch). */
+static double resampled_median(const double *x, int n, double *scratch,
+                               uint64_t *rng) {
+  for (int i = 0; i < n; i++)
+    scratch[i] = x[ts_random_next(rng) % (uint64_t)n];
+  return median_of(scratch, n);
+}
+
+/* The 95% interval of A's median / B's median; false when out of memory. */
+static bool interval(const record_row *a, const record_row *b, double *lo,
+                     double *hi) {
+  if (a->ntimes < MIN_BOOTSTRAP || b->ntimes < MIN_BOOTSTRAP) {
+    bool known = a->min_ms > 0 && b->min_ms > 0 && a->max_ms > 0 &&
+                 b->max_ms > 0;
+    *lo = known ? a->min_ms / b->max_ms : NAN;
+    *hi = known ? a->max_ms / b->min_ms : NAN;
+    return true;
+  }
+  double *ratios = malloc(sizeof(double) * RESAMPLES);
+  double *scratch = malloc(sizeof(double) * (size_t)(a->ntimes + b->ntimes));
+  if (!ratios || !scratch) {
+    free(ratios);
+    free(scratch);
+    return false;
+  }
+  uint64_t rng = 1;
+  for (int i = 0; i < RESAMPLES; i++)
+    ratios[i] = resampled_median(a->times, a->ntimes, scratch, &rng) /
+                resampled_median(b->times, b->ntimes, scratch, &rng);
+  qsort(ratios, RESAMPLES, sizeof(double), cmp_double);
+  *lo = ratios[RESAMPLES * 25 / 1000];
+  *hi = ratios[RESAMPLES * 975 / 1000 - 1];
+  free(ratios);
+  free(scratch);
+  return true;
+}
+
+static bool same_row(const record_row *a, const record_row *b) {
+  return a->cublas == b->cublas && strcmp(a->name, b->name) == 0 &&
+         strcmp(a->shape, b->shape) == 0 &&
+         strcmp(a->layout, b->layout) == 0 && strcmp(a->types, b->types) == 0;
+}
+
+/* Whether the row takes part: a tune record's configurations only where
+ * timed (most are pruned), every row of a bench record. */
+static bool counts(const record_data *d, const record_row *r) {
+  return r->timed || !d->space;
+}
+
+static const record_row *find_row(const record_data *d, const record_row *r) {
+  for (int i = 0; i < d->nrows; i++)
+    if (counts(d, &d->rows[i]) && same_row(&d->rows[i], r))
+      return &d->rows[i];
+  return NULL;
+}
+
+static void print_key(const record_row *r) {
+  printf("%-24s %-16s %-6s %-12s", r->name, r->shape, r->layout, r->types);
+}
+
+/* Geometric means of the speedups, schedules and cuBLAS apart. */
+typedef struct {
+  double log_sum[2];
+  int count[2];
+} means;
+
+/* One matched pair; false when out of memory. */
+static bool print_pair(const record_row *a, const record_row *b, means *m) {
+  print_key(a);
+  if (!a->timed || !b->timed) {
+    printf(" %s\n", !a->timed && !b->timed ? "failed in both"
+                    : !a->timed            ? "failed in A"
+                                           : "failed in B");
+    const record_row *f = !a->timed ? a : b;
+    if (f->error[0])
+      printf("    %.300s\n", f->error);
+    return true;
+  }
+  double speedup = a->median_ms / b->median_ms, lo, hi;
+  if (!interval(a, b, &lo, &hi))
+    return false;
+  printf(" %10.4f %10.4f %7.3fx [%.3f, %.3f] %s\n", a->median_ms,
+         b->median_ms, speedup, lo, hi,
+         isnan(lo)  ? "no noise estimate (no min and max)"
+         : lo > 1   ? "faster"
+         : hi < 1   ? "slower"
+                    : "within noise");
+  m->log_sum[a->cublas] += log(speedup);
+  m->count[a->cublas]++;
+  return true;
+}
+
+static void print_header(const char *label, const char *path,
+                         const record_data *d) {
+  const json_t *tessel = json_object_get(d->root, "tessel");
+  printf("# %s: %s: %s%s%s on %s, %s (tessel %s, %s)\n", label, path, d->kind,
+         d->space ? " " : "", d->space ? d->space : "", d->gpu, d->date,
+         json_string_value(json_object_get(tessel, "version")),
+         json_string_value(json_object_get(tessel, "git")));
+}
+
+/* Rows of `from` that `other` lacks. */
+static void print_only(const char *label, const record_data *from,
+                       const record_data *other) {
+  for (int i = 0; i < from->nrows; i++) {
+    const record_row *r = &from->rows[i];
+    if (counts(from, r) && !find_row(other, r))
+      printf("# only in %s: %s %s %s %s\n", label, r->name, r->shape,
+             r->layout, r->types);
+  }
+}
+
+static int compare(const char *pa, const record_data *a, const char *pb,
+                   const record_data *b) {
+  print_header("A", pa, a);
+  print_header("B", pb, b);
+  printf("%-24s %-16s %-6s %-12s %10s %10s %8s %16s %s\n", "schedule", "shape",
+         "layout", "types", "A ms", "B ms", "speedup", "95% interval",
+         "verdict");
+  means m = {{0, 0}, {0, 0}};
+  for (int i = 0; i < a->nrows; i++) {
+    const record_row *r = &a->rows[i], *other;
+    if (!counts(a, r) || !(other = find_row(b, r)))
+      continue;
+    if (!print_pair(r, other, &m)) {
+      fprintf(stderr, "tessel: compare: out of memory\n");
+      return EXIT_FAIL;
+    }
+  }
+  print_only("A", a, b);
+  print_only("B", b, a);
+  if (m.count[0])
+    printf("# geometric mean speedup of %d schedule rows: %.3fx\n",
+           m.count[0], exp(m.log_sum[0] / m.count[0]));
+  if (m.count[1])
+    printf("# geometric mean of %d cuBLAS rows (the machine's drift): %.3fx\n",
+           m.count[1], exp(m.log_sum[1] / m.count[1]));
+  return 0;
+}
+
+int cli_compare(int argc, char **argv) {
+  for (int i = 1; i < argc; i++)
+    if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+      fputs(compare_help, stdout);
+      return 0;
+    }
+  if (argc != 3 || argv[1][0] == '-' || argv[2][0] == '-') {
+    fprintf(stderr, "tessel: compare takes two records, A.json B.json (got "
+            "%d argument%s; see tessel compare --help)\n", argc - 1,
+            argc == 2 ? "" : "s");
+    return EXIT_USAGE;
+  }
+  char err[512];
+  record_data *a = record_read(argv[1], err, sizeof(err));
+  if (!a) {
+    fprintf(stderr, "tessel: compare: %s\n", err);
+    return EXIT_FAIL;
+  }
+  record_data *b = record_read(argv[2], err, sizeof(err));
+  if (!b) {
+    fprintf(stderr, "tessel: compare: %s\n", err);
+    record_data_free(a);
+    return EXIT_FAIL;
+  }
+  int rc = compare(argv[1], a, argv[2], b);
+  record_data_free(a);
+  record_data_free(b);
+  return rc;
+}

@@ -1,0 +1,233 @@
+/*
+ * The record of a run (src/cli/record.c, record_read.c): a bench record
+ * built from results made up here (no GPU), written, read back into rows
+ * with every timing, and checked against the schema; records that miss a
+ * field or carry the wrong type are refused with the field's path.
+ */
+#include <math.h>
+#include "helpers.h"
+#include "cli/record.h"
+
+enum { REPEATS = 6 };
+
+static char path[64];
+
+static int setup(void **state) {
+  (void)state;
+  return make_temp_file(path, sizeof(path), "tessel-record");
+}
+
+static int teardown(void **state) {
+  (void)state;
+  return unlink(path);
+}
+
+static const double blas_times[REPEATS] = {1.0, 1.1, 0.9, 1.0, 1.2, 1.0};
+static const double fast_times[REPEATS] = {0.5, 0.6, 0.5, 0.4, 0.5, 0.7};
+
+static ts_bench_result timed(double median, double min, double max) {
+  return (ts_bench_result){.status = TS_OK, .median_ms = median,
+                           .min_ms = min, .max_ms = max, .tflops = 2.5,
+                           .ratio_to_cublas = 2.0, .max_rel_err = 1e-6,
+                           .ptxas = {.registers = 40, .valid = 1}};
+}
+
+/* A record of one shape: cuBLAS, a schedule timed, a hand-written kernel
+ * that failed. */
+static json_t *make_record(void) {
+  record_machine m = {.gpu = "NVIDIA H200", .arch = "sm_90", .sm_count = 132,
+                      .clock_khz = 1980000, .memory_clock_khz = 3201000,
+                      .driver = 13000, .nvrtc = 13000};
+  cli_opts o = {.warmup = 2, .repeats = REPEATS, .seed = 7};
+  char *argv[] = {"bench", "fast", "--json", "r.json"};
+  json_t *rec = record_new("bench", 4, argv, &m, &o);
+  assert_non_null(rec);
+  ts_gemm g = ts_gemm_make(256, 128, 64);
+  g.layout = TS_NT;
+  g.a_type = g.b_type = TS_F16;
+  json_t *shape = record_add_shape(rec, &g);
+  assert_non_null(shape);
+  ts_bench_result blas = timed(1.0, 0.9, 1.2), fast = timed(0.5, 0.4, 0.7);
+  assert_int_equal(json_object_set_new(shape, "cublas",
+                                       record_timing(&blas, blas_times, REPEATS)),
+                   0);
+  assert_int_equal(json_object_set_new(shape, "rows", json_array()), 0);
+  record_entry e = {.name = "fast", .trace = "ts_split(s, i, 32, &io, &ii);\n",
+                    .cu_hash = 0x0123456789abcdefull, .result = &fast,
+                    .times = fast_times, .repeats = REPEATS};
+  assert_true(record_add_row(shape, &e));
+  ts_bench_result bad = {.status = TS_ERR_RESOURCES};
+  snprintf(bad.message, sizeof(bad.message), "too many registers");
+  e = (record_entry){.name = "hand", .hand_written = true, .result = &bad};
+  assert_true(record_add_row(shape, &e));
+  return rec;
+}
+
+static const json_t *at(const json_t *root, const char *key) {
+  const json_t *v = json_object_get(root, key);
+  assert_non_null(v);
+  return v;
+}
+
+static void test_header(void **state) {
+  (void)state;
+  json_t *rec = make_record();
+  char err[256];
+  assert_true(record_check(rec, err, sizeof(err)));
+  assert_int_equal(json_integer_value(at(rec, "schema")), RECORD_SCHEMA);
+  assert_string_equal(json_string_value(at(rec, "kind")), "bench");
+  assert_string_equal(json_string_value(at(at(rec, "tessel"), "version")),
+                      TESSEL_VERSION);
+  assert_true(strlen(json_string_value(at(at(rec, "tessel"), "git"))) > 0);
+  assert_int_equal(json_integer_value(at(at(rec, "gpu"), "sm_count")), 132);
+  assert_int_equal(json_integer_value(at(at(rec, "gpu"), "clock_khz")), 1980000);
+  assert_string_equal(json_string_value(at(at(rec, "cuda"), "driver")), "13.0");
+  assert_string_equal(json_string_value(json_array_get(at(rec, "command"), 0)),
+                      "tessel");
+  assert_string_equal(json_string_value(json_array_get(at(rec, "command"), 1)),
+                      "bench");
+  /* "2026-11-22T08:12:00Z" */
+  assert_int_equal(strlen(json_string_value(at(rec, "date"))), 20);
+  json_t *shape = json_array_get(at(rec, "shapes"), 0);
+  assert_string_equal(json_string_value(at(shape, "shape")), "256x128x64");
+  assert_string_equal(json_string_value(at(shape, "layout")), "NT");
+  assert_string_equal(json_string_value(at(shape, "a_type")), "f16");
+  assert_string_equal(json_string_value(at(shape, "c_type")), "f32");
+  json_t *row = json_array_get(at(shape, "rows"), 0);
+  assert_string_equal(json_string_value(at(row, "cu_hash")), "0123456789abcdef");
+  assert_string_equal(json_string_value(at(row, "kind")), "schedule");
+  row = json_array_get(at(shape, "rows"), 1);
+  assert_string_equal(json_string_value(at(row, "kind")), "cuda");
+  assert_true(json_is_null(at(row, "trace")));
+  assert_string_equal(json_string_value(at(row, "status")), "failed");
+  assert_null(json_object_get(row, "timing"));
+  json_decref(rec);
+}
+
+static void test_written_and_read(void **state) {
+  (void)state;
+  json_t *rec = make_record();
+  assert_true(record_write(rec, path));
+  json_decref(rec);
+  char err[512];
+  record_data *d = record_read(path, err, sizeof(err));
+  assert_non_null(d);
+  assert_string_equal(d->kind, "bench");
+  assert_string_equal(d->gpu, "NVIDIA H200");
+  assert_null(d->space);
+  assert_int_equal(d->nrows, 3);
+  const record_row *blas = &d->rows[0], *fast = &d->rows[1], *hand = &d->rows[2];
+  assert_true(blas->cublas);
+  assert_string_equal(blas->name, "cuBLAS");
+  assert_string_equal(fast->name, "fast");
+  assert_string_equal(fast->shape, "256x128x64");
+  assert_string_equal(fast->layout, "NT");
+  assert_string_equal(fast->types, "f16,f16->f32");
+  assert_true(fast->timed);
+  assert_string_equal(fast->state, "ok");
+  assert_true(fabs(fast->median_ms - 0.5) < 1e-9);
+  assert_true(fabs(fast->min_ms - 0.4) < 1e-9);
+  assert_true(fabs(fast->max_ms - 0.7) < 1e-9);
+  assert_int_equal(fast->ntimes, REPEATS);
+  for (int i = 0; i < REPEATS; i++) {
+    assert_true(fabs(fast->times[i] - fast_times[i]) < 1e-9);
+    assert_true(fabs(blas->times[i] - blas_times[i]) < 1e-9);
+  }
+  assert_false(hand->timed);
+  assert_string_equal(hand->state, "failed");
+  assert_string_equal(hand->error, "too many registers");
+  record_data_free(d);
+}
+
+/* NaN (a comparison that failed) is written as null and reads back. */
+static void test_nan_is_null(void **state) {
+  (void)state;
+  ts_bench_result r = timed(1.0, 1.0, 1.0);
+  r.ratio_to_cublas = NAN;
+  json_t *t = record_timing(&r, NULL, 0);
+  assert_non_null(t);
+  assert_true(json_is_null(json_object_get(t, "ratio_to_cublas")));
+  assert_null(json_object_get(t, "times_ms"));
+  json_decref(t);
+}
+
+/* The record with one field removed (value NULL) or replaced, checked:
+ * refused, with err naming the field. */
+static void expect_refused(const char *object_path, const char *key,
+                           json_t *value, const char *message) {
+  json_t *rec = make_record();
+  json_t *obj = rec;
+  /* object_path: keys and array indices separated by '/' */
+  char buf[128];
+  snprintf(buf, sizeof(buf), "%s", object_path);
+  for (char *p = strtok(buf, "/"); p; p = strtok(NULL, "/"))
+    obj = *p >= '0' && *p <= '9' ? json_array_get(obj, (size_t)atoi(p))
+                                 : json_object_get(obj, p);
+  assert_non_null(obj);
+  if (value)
+    json_object_set_new(obj, key, value);
+  else
+    json_object_del(obj, key);
+  char err[256] = "";
+  assert_false(record_check(rec, err, sizeof(err)));
+  assert_string_equal(err, message);
+  json_decref(rec);
+}
+
+static void test_schema_refuses(void **state) {
+  (void)state;
+  expect_refused("", "gpu", NULL, "gpu: missing");
+  expect_refused("", "schema", json_integer(2),
+                 "schema: version 2; this tessel reads version 1");
+  expect_refused("", "kind", json_string("sweep"),
+                 "kind: expected \"bench\" or \"tune\" (got \"sweep\")");
+  expect_refused("", "repeats", json_string("50"),
+                 "repeats: expected an integer");
+  expect_refused("gpu", "sm_count", NULL, "gpu.sm_count: missing");
+  expect_refused("tessel", "git", json_integer(1), "tessel.git: expected a string");
+  expect_refused("shapes/0", "m", json_real(1.5), "shapes[0].m: expected an integer");
+  expect_refused("shapes/0", "rows", NULL, "shapes[0].rows: missing");
+  expect_refused("shapes/0/rows/0", "timing", NULL,
+                 "shapes[0].rows[0].timing: missing");
+  expect_refused("shapes/0/rows/0/timing", "median_ms", json_string("fast"),
+                 "shapes[0].rows[0].timing.median_ms: expected a number");
+  expect_refused("shapes/0/rows/0/timing", "times_ms",
+                 json_pack("[f, s]", 1.0, "x"),
+                 "shapes[0].rows[0].timing.times_ms[1]: expected a number");
+  expect_refused("shapes/0/cublas", "tflops", NULL,
+                 "shapes[0].cublas.tflops: missing");
+  /* A tune record names its space and lists configurations. */
+  expect_refused("", "kind", json_string("tune"), "space: missing");
+}
+
+static void test_unreadable(void **state) {
+  (void)state;
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  fputs("{\"schema\": 1,\n \"kind\": }\n", f);
+  fclose(f);
+  char err[512];
+  assert_null(record_read(path, err, sizeof(err)));
+  char want[128];
+  snprintf(want, sizeof(want), "%s:2:", path);
+  assert_non_null(strstr(err, want));
+  assert_null(record_read("/nonexistent/r.json", err, sizeof(err)));
+  assert_non_null(strstr(err, "/nonexistent/r.json"));
+  f = fopen(path, "w");
+  assert_non_null(f);
+  fputs("[1, 2]\n", f);
+  fclose(f);
+  assert_null(record_read(path, err, sizeof(err)));
+  assert_non_null(strstr(err, "is not a tessel record: the top level: expected an object"));
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_header),
+      cmocka_unit_test_setup_teardown(test_written_and_read, setup, teardown),
+      cmocka_unit_test(test_nan_is_null),
+      cmocka_unit_test(test_schema_refuses),
+      cmocka_unit_test_setup_teardown(test_unreadable, setup, teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

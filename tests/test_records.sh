@@ -1,0 +1,129 @@
+#!/bin/sh
+# Records of runs from the command: bench --json end to end on the fake
+# driver (tests/fake_cuda.c, which runs nothing), the record read back;
+# tessel compare on the example records (tests/records/), whose speedups
+# are known; plot's command line; bench's estimate and --max-seconds.
+#
+# Usage: test_records.sh TESSEL RECORD_ROWS FAKE_DRIVER RECORDS_DIR HAVE_PLPLOT
+tessel="$1"
+rows="$2"
+fake="$3"
+records="$4"
+have_plplot="$5"
+fails=0
+tmp=$(mktemp -d /tmp/tessel-records-XXXXXX) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+has() { grep -qF -- "$1" "$2" || { fail "$2 lacks '$1'"; cat "$2"; }; }
+status() { # status WANT DESCRIPTION GOT
+  [ "$3" = "$1" ] && echo "ok: $2" || fail "$2: exit $3, expected $1"
+}
+
+# ---- bench --json on the fake driver: every row, the repeats, the trace.
+case "$fake" in /*) ;; *) fake="$PWD/$fake" ;; esac
+mkdir "$tmp/lib" && ln -s "$fake" "$tmp/lib/libcublas.so.13"
+TESSEL_CACHE_DIR="$tmp/cache" TESSEL_CUDA_DRIVER="$fake" \
+  LD_LIBRARY_PATH="$tmp/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+  "$tessel" bench naive smem32 --beta 1 --shape 64x64x64 --shape 96x32x16 \
+  --repeats 7 --json "$tmp/r.json" > "$tmp/bench.out" 2>&1
+status 0 "bench --json on the fake driver" $?
+"$rows" "$tmp/r.json" > "$tmp/rows.out" 2>&1
+status 0 "the record follows the schema" $?
+[ "$(wc -l < "$tmp/rows.out")" = 6 ] || fail "expected 6 rows (2 shapes x cuBLAS, naive, smem32)"
+has "ok	cuBLAS	64x64x64	NN	f32	" "$tmp/rows.out"
+has "ok	naive	96x32x16	NN	f32	" "$tmp/rows.out"
+has "ok	smem32	64x64x64	NN	f32	" "$tmp/rows.out"
+# Each row holds its 7 repeats, the trace as C and the .cu's hash.
+[ "$(grep -c '"times_ms"' "$tmp/r.json")" = 6 ] || fail "not 6 times_ms arrays"
+has '"repeats": 7' "$tmp/r.json"
+has 'ts_split(s, i, 32' "$tmp/r.json"
+grep -qE '"cu_hash": "[0-9a-f]{16}"' "$tmp/r.json" || fail "no cu_hash"
+has '"name": "Fake GPU (tests/fake_cuda.c)"' "$tmp/r.json"
+has '"sm_count": 132' "$tmp/r.json"
+has '"--json"' "$tmp/r.json"
+# A record compares with itself: every row within noise, speedup 1.
+"$tessel" compare "$tmp/r.json" "$tmp/r.json" > "$tmp/self.out" 2>&1
+status 0 "compare a record with itself" $?
+[ "$(grep -c 'within noise' "$tmp/self.out")" = 6 ] || { fail "not 6 rows within noise"; cat "$tmp/self.out"; }
+
+# ---- compare: B's warptiled 1.25x as fast, the rest within noise.
+"$tessel" compare "$records/bench_a.json" "$records/bench_b.json" \
+  > "$tmp/cmp.out" 2>&1
+status 0 "compare the example records" $?
+cat "$tmp/cmp.out"
+for shape in 1024x1024x1024 4096x4096x4096; do
+  grep -E "^warptiled +$shape +NN +f32 .* 1\.2[45][0-9]x \[1\.2[0-9]+, 1\.2[0-9]+\] faster$" \
+    "$tmp/cmp.out" > /dev/null || fail "warptiled at $shape is not 1.25x faster"
+  grep -E "^naive +$shape .* within noise$" "$tmp/cmp.out" > /dev/null ||
+    fail "naive at $shape is not within noise"
+  grep -E "^cuBLAS +$shape .* within noise$" "$tmp/cmp.out" > /dev/null ||
+    fail "cuBLAS at $shape is not within noise"
+  has "# only in A: splitk $shape NN f32" "$tmp/cmp.out"
+  has "# only in B: pipelined $shape NN f32" "$tmp/cmp.out"
+done
+has "# geometric mean of 2 cuBLAS rows (the machine's drift): 1.000x" "$tmp/cmp.out"
+# The other way round, warptiled is slower.
+"$tessel" compare "$records/bench_b.json" "$records/bench_a.json" \
+  > "$tmp/back.out" 2>&1
+grep -E "^warptiled +1024x1024x1024 .* 0\.80[0-9]x .* slower$" "$tmp/back.out" \
+  > /dev/null || fail "B to A: warptiled is not 0.80x, slower"
+# A tune record compares with itself, configuration by configuration.
+"$tessel" compare "$records/tune.json" "$records/tune.json" > "$tmp/tune.out" 2>&1
+status 0 "compare a tune record" $?
+has "warptiled:bm=" "$tmp/tune.out"
+
+# ---- compare's errors.
+"$tessel" compare "$records/bench_a.json" > "$tmp/e.out" 2>&1
+status 2 "compare with one record" $?
+"$tessel" compare "$records/bench_a.json" "$tmp/none.json" > "$tmp/e.out" 2>&1
+status 1 "compare with a missing record" $?
+has "none.json" "$tmp/e.out"
+echo '{"schema": 1}' > "$tmp/bad.json"
+"$tessel" compare "$tmp/bad.json" "$records/bench_a.json" > "$tmp/e.out" 2>&1
+status 1 "compare with a record that lacks fields" $?
+has "bad.json is not a tessel record: kind: missing" "$tmp/e.out"
+[ "$(wc -l < "$tmp/e.out")" = 1 ] || fail "the error is not one line"
+
+# ---- plot's command line (the drawing is tested in test_plot.c).
+"$tessel" plot "$records/bench_a.json" > "$tmp/e.out" 2>&1
+status 2 "plot without -o" $?
+if [ "$have_plplot" = true ]; then
+  "$tessel" plot "$records/bench_a.json" -o "$tmp/a.png" > "$tmp/e.out" 2>&1
+  status 0 "plot a bench record" $?
+  [ -s "$tmp/a.png" ] || fail "no PNG written"
+  "$tessel" plot "$records/tune.json" -o "$tmp/t.png" --knob bk > "$tmp/e.out" 2>&1
+  status 0 "plot a tune record by knob bk" $?
+  "$tessel" plot "$records/tune.json" -o "$tmp/t.png" --knob nosuch > "$tmp/e.out" 2>&1
+  status 1 "plot by a knob the space lacks" $?
+  has "has no knob 'nosuch'" "$tmp/e.out"
+else
+  "$tessel" plot "$records/bench_a.json" -o "$tmp/a.png" > "$tmp/e.out" 2>&1
+  status 1 "plot without PLplot" $?
+  has "install libplplot-dev and plplot-driver-cairo" "$tmp/e.out"
+fi
+
+# ---- bench's estimate, before any GPU is looked for.
+TESSEL_CUDA_DRIVER=/nonexistent/libcuda.so.1 "$tessel" bench naive \
+  --shape 32768x32768x32768 > "$tmp/e.out" 2>&1
+status 2 "bench past --max-seconds" $?
+has "tessel: bench would take about " "$tmp/e.out"
+has "over --max-seconds 600: give --max-seconds " "$tmp/e.out"
+TESSEL_CUDA_DRIVER=/nonexistent/libcuda.so.1 "$tessel" bench naive \
+  --shape 8192x8192x8192 > "$tmp/e.out" 2>&1
+status 1 "bench over 10 s, under --max-seconds, without a GPU" $?
+has "tessel: bench will take about " "$tmp/e.out"
+has "bench needs a GPU" "$tmp/e.out"
+TESSEL_CUDA_DRIVER=/nonexistent/libcuda.so.1 "$tessel" bench naive \
+  --shape 32768x32768x32768 --max-seconds 100000 > "$tmp/e.out" 2>&1
+status 1 "bench with --max-seconds raised, without a GPU" $?
+has "bench needs a GPU" "$tmp/e.out"
+TESSEL_CUDA_DRIVER=/nonexistent/libcuda.so.1 "$tessel" bench naive \
+  --shape 1024x1024x1024 > "$tmp/e.out" 2>&1
+grep -q "will take about" "$tmp/e.out" && fail "an estimate for a short run"
+"$tessel" tune seed003 --max-seconds 5 > "$tmp/e.out" 2>&1
+status 2 "--max-seconds outside bench" $?
+has "--max-seconds is an option of bench" "$tmp/e.out"
+
+[ $fails = 0 ] || { echo "$fails failures"; exit 1; }
+echo "ok"
