@@ -226,13 +226,20 @@ static bool plot_bench(const record_data *d, const char *path, char *err,
     snprintf(err, len, "out of memory");
     return false;
   }
-  bool ok = layout_bench(d, b, err, len) &&
-            start_png(path, 400 + 240 * b->ngroups, 700, err, len);
+  bool ok = layout_bench(d, b, err, len);
+  /* The legend, right of the bars, gets room for its longest name (about
+   * 14 pixels a character), so a file's schedule is not cut off. */
+  int longest = 6;
+  for (int i = 0; ok && i < b->nnames; i++)
+    longest = (int)strlen(b->names[i]) > longest ? (int)strlen(b->names[i])
+                                                  : longest;
+  int legend = 120 + 14 * longest, width = 200 + 330 * b->ngroups + legend;
+  ok = ok && start_png(path, width, 700, err, len);
   if (ok) {
     char title[256];
     title_of(d, "tessel bench", title, sizeof(title));
     pladv(0);
-    plvpor(0.1, 0.74, 0.14, 0.9);
+    plvpor(0.1, 1.0 - (double)(legend + 20) / width, 0.14, 0.9);
     plwind(0, b->ngroups, 0, b->ymax * 1.12);
     plcol0(C_BLACK);
     plbox("bc", 0, 0, "bcnstv", 0, 0);
