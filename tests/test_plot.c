@@ -62,7 +62,9 @@ static record_data *read_example(const char *name) {
 }
 
 /* bench_a.json: 2 shapes of 3 schedules each; bars of the first three
- * colours (blue, orange, green), an 880 x 700 page, white corners. */
+ * colours (blue, orange, green), a page 700 high and wide enough for the
+ * two groups and a legend of its longest name ("warptiled": 200 + 330 * 2
+ * + 120 + 14 * 9 pixels), white corners. */
 static void test_bench_plot(void **state) {
   (void)state;
   record_data *r = read_example("bench_a.json");
@@ -70,7 +72,7 @@ static void test_bench_plot(void **state) {
   assert_true(plot_record(r, png_path, NULL, err, sizeof(err)));
   record_data_free(r);
   decoded d = decode(png_path);
-  assert_int_equal(d.image.width, 400 + 240 * 2);
+  assert_int_equal(d.image.width, 200 + 330 * 2 + 120 + 14 * 9);
   assert_int_equal(d.image.height, 700);
   assert_white(&d, 0, 0);
   assert_white(&d, d.image.width - 1, d.image.height - 1);
