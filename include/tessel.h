@@ -78,7 +78,8 @@ extern "C" {
   X(TS_ERR_STAGE_USED, "the cache was already transformed")                  \
   X(TS_ERR_RESOURCES, "the kernel needs more than the device has")           \
   X(TS_ERR_PRUNED, "the configuration breaks a constraint of its space")   \
-  X(TS_ERR_BAD_KNOB, "the space declares a knob wrongly")
+  X(TS_ERR_BAD_KNOB, "the space declares a knob wrongly")                     \
+  X(TS_ERR_BAD_TENSORIZE, "the loops do not form a tensor-core instruction")
 
 typedef enum {
 #define TS_STATUS_ENUM(code, text) code,
@@ -104,6 +105,12 @@ typedef enum {
   TS_BF16, /* bfloat16 (CUDA's __nv_bfloat16) */
 } ts_dtype;
 
+/* How fp32 A and B are multiplied: exactly (the default), or rounded to
+ * tf32 (10 significand bits) first, as tensor cores do and as cuBLAS's
+ * CUBLAS_COMPUTE_32F_FAST_TF32 allows.  Products are summed in fp32 either
+ * way.  The command line's --dtype tf32 is fp32 A and B with TS_MATH_TF32. */
+typedef enum { TS_MATH_F32, TS_MATH_TF32 } ts_math;
+
 typedef struct ts_gemm {
   int64_t m, n, k;  /* C is m x n; op(A) is m x k; op(B) is k x n */
   ts_layout layout;
@@ -111,6 +118,7 @@ typedef struct ts_gemm {
   float beta; /* C is not read when beta == 0 */
   /* Storage types of A, B and C, and the accumulator's (TS_F32 only). */
   ts_dtype a_type, b_type, c_type, acc_type;
+  ts_math math; /* fp32 A and B only */
 } ts_gemm;
 
 /* {m, n, k} with layout NN, alpha 1 and beta 0, as cuBLAS's GEMM defaults. */
@@ -143,6 +151,7 @@ typedef enum {
   TS_THREAD_Y,
   TS_THREAD_Z,
   TS_VECTORIZED,
+  TS_TENSORIZED, /* one of the three loops of a tensor-core instruction */
 } ts_loop_kind;
 
 /* The naive loop nest: for i, for j, for k: C[i,j] += A[i,k] * B[k,j].
@@ -248,6 +257,16 @@ ts_status ts_storage_pad(ts_sched *s, ts_stage *stage, int64_t pad);
  * the addresses are contiguous and aligned (scalar lanes elsewhere).  Split
  * a loop by 4 (or 2) and vectorize the inner loop. */
 ts_status ts_vectorize(ts_sched *s, ts_loop *loop);
+/* The three innermost loops, over i, j and k, become one warp's tensor-core
+ * instruction, mma.sync: m16n8k16 for fp16 or bf16 A and B (extents 16, 8
+ * and 16), m16n8k8 for fp32 A and B rounded to tf32 (16, 8 and 8), fp32
+ * accumulators.  The instruction takes the 32 lanes of a warp: lowering
+ * binds threadIdx.x to them, so the schedule binds no loop to threadIdx.x
+ * and makes its warps with threadIdx.y and z.  Each lane holds the
+ * accumulators and operand elements the PTX ISA assigns it
+ * (docs/primitives.md, "Tensor cores").  Call it after every other
+ * primitive on the three loops. */
+ts_status ts_tensorize(ts_sched *s, ts_loop *i, ts_loop *j, ts_loop *k);
 /* Two copies of a shared cache: the next tile is loaded from global memory
  * into registers while the current one is used, then stored to the other
  * copy; one barrier per iteration. */

@@ -30,7 +30,7 @@ static bool same_gemm(const ts_gemm *x, const ts_gemm *y) {
          x->layout == y->layout && x->alpha == y->alpha &&
          x->beta == y->beta && x->a_type == y->a_type &&
          x->b_type == y->b_type && x->c_type == y->c_type &&
-         x->acc_type == y->acc_type;
+         x->acc_type == y->acc_type && x->math == y->math;
 }
 
 /* The inputs in the definition's types: set 0 from the host, the others

@@ -312,7 +312,8 @@ bool gpu_launch(ts_gpu *g, const gpu_module *m, CUdeviceptr A, CUdeviceptr B,
 /* Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: cuBLAS
  * gets B first, and a matrix stored untransposed is already the transpose
  * it needs.  cublasGemmEx takes each matrix's type, and computes in fp32
- * (CUBLAS_COMPUTE_32F: no TF32 rounding of fp32 inputs). */
+ * (CUBLAS_COMPUTE_32F: no TF32 rounding of fp32 inputs), or with fp32
+ * inputs rounded to tf32 where the definition allows it. */
 bool gpu_cublas_launch(ts_gpu *g, const ts_gemm *d, CUdeviceptr A,
                        CUdeviceptr B, CUdeviceptr C) {
   if (!g->have_blas)
@@ -325,7 +326,9 @@ bool gpu_cublas_launch(ts_gpu *g, const ts_gemm *d, CUdeviceptr A,
       dtype_info_of(d->b_type)->cublas, (int)(tb ? d->k : d->n),
       (const void *)A, dtype_info_of(d->a_type)->cublas,
       (int)(ta ? d->m : d->k), &d->beta, (void *)C,
-      dtype_info_of(d->c_type)->cublas, (int)d->n, CUBLAS_COMPUTE_32F,
+      dtype_info_of(d->c_type)->cublas, (int)d->n,
+      d->math == TS_MATH_TF32 ? CUBLAS_COMPUTE_32F_FAST_TF32
+                              : CUBLAS_COMPUTE_32F,
       CUBLAS_GEMM_DEFAULT);
   if (r != CUBLAS_STATUS_SUCCESS)
     return gpu_fail(g, TS_ERR_CUBLAS, "cublasGemmEx (A %s, B %s, C %s): "

@@ -37,11 +37,12 @@ static char *record_key(const ts_gpu *g, const char *space,
   ts_buf_init(&b);
   ts_buf_printf(&b, "tessel tuning record\ngpu %s, driver %d\ntessel %s\n"
                 "space %s\ndef %lldx%lldx%lld %s alpha %.9g beta %.9g %s %s "
-                "%s %s\n", g->name, g->driver_version, TESSEL_VERSION, space,
+                "%s %s%s\n", g->name, g->driver_version, TESSEL_VERSION, space,
                 (long long)d->m, (long long)d->n, (long long)d->k,
                 ts_layout_name(d->layout), (double)d->alpha, (double)d->beta,
                 ts_dtype_name(d->a_type), ts_dtype_name(d->b_type),
-                ts_dtype_name(d->c_type), ts_dtype_name(d->acc_type));
+                ts_dtype_name(d->c_type), ts_dtype_name(d->acc_type),
+                d->math == TS_MATH_TF32 ? " tf32" : "");
   return ts_buf_take(&b);
 }
 

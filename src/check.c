@@ -82,11 +82,14 @@ static float at_b(const ts_gemm *g, const float *B, int64_t k, int64_t j) {
  * same (rounded) inputs: the worst case of a K-term sum in the accumulator
  * (each addition and the alpha and beta terms rounding by one unit of it,
  * relative to the magnitudes summed, `scale`), then the store's rounding
- * to C's type (relative, or half its smallest subnormal near zero). */
+ * to C's type (relative, or half its smallest subnormal near zero).  In
+ * tf32 each product is first off by up to 2^-10 of itself (two inputs
+ * rounded to nearest, 2^-11 each). */
 double check_element_tolerance(const ts_gemm *g, double want, double scale) {
   const dtype_info *acc = dtype_info_of(g->acc_type);
   const dtype_info *c = dtype_info_of(g->c_type);
-  double sum = (double)(g->k + 4) * acc->epsilon * scale;
+  double inputs = g->math == TS_MATH_TF32 ? 0x1p-10 : 0;
+  double sum = ((double)(g->k + 4) * acc->epsilon + inputs) * scale;
   return sum * (1 + c->unit_roundoff) + c->unit_roundoff * fabs(want) +
          c->min_subnormal / 2 + 1e-30;
 }
@@ -207,7 +210,9 @@ ts_status ts_program_check(const ts_program *p, uint64_t seed, char *msg,
 }
 
 double ts_gemm_tolerance(const ts_gemm *def) {
-  return def ? dtype_gemm_tolerance(def->c_type, def->acc_type, def->k) : 0;
+  return def ? dtype_gemm_tolerance(def->c_type, def->acc_type, def->k,
+                                           def->math == TS_MATH_TF32)
+             : 0;
 }
 
 /* ---- From a schedule, for convenience ----------------------------------- */

@@ -149,15 +149,17 @@ static void test_table(void **state) {
 static void test_tolerance(void **state) {
   (void)state;
   for (int64_t k = 1; k <= 4096; k *= 2) {
-    double t = dtype_gemm_tolerance(TS_F32, TS_F32, k);
+    double t = dtype_gemm_tolerance(TS_F32, TS_F32, k, false);
     assert_true(t > 9e-6 && t < 1e-5);
   }
-  double t16k = dtype_gemm_tolerance(TS_F32, TS_F32, 16384);
+  double t16k = dtype_gemm_tolerance(TS_F32, TS_F32, 16384, false);
   assert_true(t16k > 1.9e-5 && t16k < 2e-5);
-  double f16 = dtype_gemm_tolerance(TS_F16, TS_F32, 1024);
+  double f16 = dtype_gemm_tolerance(TS_F16, TS_F32, 1024, false);
   assert_true(f16 > 2 * 0x1p-11 && f16 < 1e-3);
-  double bf16 = dtype_gemm_tolerance(TS_BF16, TS_F32, 1024);
+  double bf16 = dtype_gemm_tolerance(TS_BF16, TS_F32, 1024, false);
   assert_true(bf16 > 2 * 0x1p-8 && bf16 < 8e-3);
+  double tf32 = dtype_gemm_tolerance(TS_F32, TS_F32, 1024, true);
+  assert_true(tf32 > 0x1p-9 && tf32 < 2e-3);
 }
 
 /* ---- fp16 --------------------------------------------------------------- */

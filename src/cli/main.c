@@ -41,8 +41,9 @@ static const char *usage_text =
     "FILE.c:NAME or FILE.c:SPACE:name=value,..., compiled with $CC (else\n"
     "cc) and cached.  tune takes SPACE, FILE.c (its spaces) or FILE.c:SPACE.\n"
     "common options: --alpha X --beta Y (default 1 and 0); layouts NN, NT,\n"
-    "TN, TT (op(A) op(B), T: stored transposed); --dtype f32|f16|bf16 (A and\n"
-    "B, default f32) and --c-dtype f32|f16|bf16 (C, default f32), summed in\n"
+    "TN, TT (op(A) op(B), T: stored transposed); --dtype f32|f16|bf16|tf32\n"
+    "(A and B, default f32; tf32: f32 rounded to tf32 when multiplied, as\n"
+    "tensor cores do) and --c-dtype f32|f16|bf16 (C, default f32), summed in\n"
     "fp32.  `tessel COMMAND --help` says more.\n"
     "exit status: 0 done (and every check or benchmark correct), 1 a failure\n"
     "(a wrong result, a compile error, no GPU), 2 a usage error.\n";
@@ -273,11 +274,20 @@ int cli_parse(int argc, char **argv, const char *help, unsigned flags,
       break;
     case OPT_DTYPE:
     case OPT_C_DTYPE:
+      if (c == OPT_DTYPE && strcmp(optarg, "tf32") == 0) {
+        o->ab_type = TS_F32;
+        o->math = TS_MATH_TF32;
+        break;
+      }
       if ((v = ts_dtype_parse(optarg)) < 0) {
-        fprintf(stderr, "tessel: --%s must be f32, f16 or bf16 (got '%s')\n",
-                c == OPT_DTYPE ? "dtype" : "c-dtype", optarg);
+        fprintf(stderr, "tessel: --%s must be f32, f16 or bf16%s (got '%s')\n",
+                c == OPT_DTYPE ? "dtype" : "c-dtype",
+                c == OPT_DTYPE ? " (or tf32: f32 multiplied in tf32)" : "",
+                optarg);
         return EXIT_USAGE;
       }
+      if (c == OPT_DTYPE)
+        o->math = TS_MATH_F32;
       *(c == OPT_DTYPE ? &o->ab_type : &o->c_type) = (ts_dtype)v;
       break;
     case OPT_IR: case OPT_CUDA: case OPT_TRACE:

@@ -54,6 +54,7 @@ void cli_finish_shapes(cli_opts *o, int64_t m, int64_t n, int64_t k) {
     o->shapes[i].alpha = o->alpha;
     o->shapes[i].beta = o->beta;
     o->shapes[i].a_type = o->shapes[i].b_type = o->ab_type;
+    o->shapes[i].math = o->math;
     o->shapes[i].c_type = o->c_type;
   }
 }

@@ -17,6 +17,7 @@ typedef struct cli_opts {
   int nshapes;
   ts_layout layout;
   ts_dtype ab_type, c_type; /* --dtype, --c-dtype */
+  ts_math math;             /* --dtype tf32 */
   float alpha, beta;
   const char *arch;
   const char *csv;

@@ -123,6 +123,8 @@ json_t *record_add_shape(json_t *rec, const ts_gemm *g) {
             record_set(shape, "a_type", json_string(ts_dtype_name(g->a_type))) &&
             record_set(shape, "b_type", json_string(ts_dtype_name(g->b_type))) &&
             record_set(shape, "c_type", json_string(ts_dtype_name(g->c_type))) &&
+            record_set(shape, "math", json_string(g->math == TS_MATH_TF32
+                                                      ? "tf32" : "f32")) &&
             record_set(shape, "alpha", json_real(g->alpha)) &&
             record_set(shape, "beta", json_real(g->beta));
   if (!ok || json_array_append_new(json_object_get(rec, "shapes"), shape)) {

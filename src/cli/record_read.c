@@ -47,7 +47,7 @@ static const field shape_fields[] = {
     {"k", T_INT},      {"layout", T_STR}, {"a_type", T_STR},
     {"b_type", T_STR}, {"c_type", T_STR}, {"alpha", T_NUM},
     {"beta", T_NUM},   {"cublas", T_OBJ | T_NULL},
-    {"error", T_STR | OPTIONAL}, {NULL, 0}};
+    {"math", T_STR | OPTIONAL}, {"error", T_STR | OPTIONAL}, {NULL, 0}};
 static const field timing_fields[] = {
     {"median_ms", T_NUM}, {"min_ms", T_NUM | T_NULL},
     {"max_ms", T_NUM | T_NULL}, {"tflops", T_NUM},
@@ -251,6 +251,9 @@ static record_row shape_row(const json_t *s, const char *name) {
   record_row row = {.name = name, .shape = str(s, "shape"),
                     .layout = str(s, "layout"), .error = ""};
   const char *a = str(s, "a_type"), *b = str(s, "b_type"), *c = str(s, "c_type");
+  const json_t *math = json_object_get(s, "math");
+  if (math && strcmp(json_string_value(math), "tf32") == 0)
+    a = b = "tf32"; /* f32 multiplied in tf32 */
   if (strcmp(a, b) == 0 && strcmp(b, c) == 0)
     snprintf(row.types, sizeof(row.types), "%s", a);
   else

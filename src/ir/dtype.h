@@ -14,6 +14,8 @@
 
 #include <library_types.h>
 
+#include <stdbool.h>
+
 #include "tessel.h"
 
 #define TS_DTYPE_COUNT 3
@@ -71,7 +73,11 @@ float ts_round_to(ts_dtype t, float x);
  * k = 4096 the bound stays at its value there (1e-5 in fp32, as the GPU
  * checks have always used), so short sums whose alpha and beta roundings
  * outweigh sqrt(k) are not held tighter.  Gives 9.7e-6 for fp32 up to
- * k = 4096 and 1.9e-5 at 16384, 9.9e-4 for a fp16 C, 7.8e-3 for a bf16 C. */
-double dtype_gemm_tolerance(ts_dtype c_type, ts_dtype acc_type, int64_t k);
+ * k = 4096 and 1.9e-5 at 16384, 9.9e-4 for a fp16 C, 7.8e-3 for a bf16 C.
+ * With tf32 (fp32 A and B rounded to 10 significand bits before they are
+ * multiplied, against a reference of the unrounded inputs) each product
+ * is off by up to 2^-10 of itself: 2^-9 more. */
+double dtype_gemm_tolerance(ts_dtype c_type, ts_dtype acc_type, int64_t k,
+                            bool tf32);
 
 #endif

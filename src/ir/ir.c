@@ -30,6 +30,7 @@ const char *ir_loop_kind_name(ts_loop_kind k) {
   case TS_SERIAL: return "serial";
   case TS_UNROLLED: return "unrolled";
   case TS_VECTORIZED: return "vectorized";
+  case TS_TENSORIZED: return "tensorized";
   case TS_BLOCK_X: return "blockIdx.x";
   case TS_BLOCK_Y: return "blockIdx.y";
   case TS_BLOCK_Z: return "blockIdx.z";

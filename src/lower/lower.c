@@ -105,6 +105,8 @@ static bool run_passes(lower_ctx *cx, ir_kernel *k) {
   dump("async", body);
   if (!body || a->failed)
     return lower_fail(cx, TS_ERR_NO_MEMORY, "ts_lower: out of memory");
+  if (cx->mma && min_arch < 80)
+    min_arch = 80; /* mma.sync with these shapes and types */
   body = lower_swizzle(cx, body);
   dump("swizzle", body);
   if (!body)

@@ -10,6 +10,7 @@
 #ifndef TS_LOWER_H
 #define TS_LOWER_H
 
+#include "../ir/mma.h"
 #include "../ir/program.h"
 #include "../schedule/sched.h"
 
@@ -21,6 +22,7 @@ typedef struct lower_ctx {
   int next_var; /* ids of variables lowering makes start at the schedule's */
   const ts_loop *split_k; /* ts_split_k's blockIdx.z loop, or NULL */
   ir_buffer *W;           /* split-K's workspace (its mode), or NULL */
+  bool mma;               /* the kernel has tensor-core instructions */
   ts_status status;
   char errmsg[1024];
 } lower_ctx;
@@ -45,6 +47,37 @@ ir_buffer *lower_workspace(lower_ctx *cx);
 bool lower_split_k_has_aux(const lower_ctx *cx);
 bool lower_split_k_aux_first(const lower_ctx *cx);
 bool lower_split_k_aux(lower_ctx *cx, ir_kernel *k);
+
+/* Tensorized nests (tensorize.c), for the reduction pass.  The plan: the
+ * instruction, the schedule's tensorized loops over i, j and k, the lane
+ * loop (threadIdx.x) and a placeholder loop over a lane's accumulator
+ * registers; depth: the path index of the outermost tensorized loop. */
+typedef struct lower_mma {
+  const mma_instr *in; /* NULL: the nest is not tensorized */
+  const ts_loop *loop[3];
+  ts_loop *lane, *reg;
+  int depth;
+} lower_mma;
+
+/* Finds the tensorized loops on path (root to the compute statement) and
+ * checks they are still the three innermost; t->in NULL when there are
+ * none.  False with cx's error. */
+bool lower_mma_plan(lower_ctx *cx, const nest_path *path, lower_mma *t);
+/* The accumulators' index for the element (ai, aj) of the 2-D tile:
+ * [tile row, tile column, t->reg]. */
+bool lower_mma_acc_index(lower_ctx *cx, const lower_mma *t, ir_expr *ai,
+                         ir_expr *aj, ir_expr *idx[3]);
+/* body (over t->reg and the i and j tile loops) once for each register of
+ * a lane's accumulators, at the element of C that register holds. */
+ir_stmt *lower_mma_registers(lower_ctx *cx, const lower_mma *t,
+                             ir_stmt *body);
+/* The three tensorized loops' replacement: fragment fills from the
+ * operands' loads (zero where pred fails) and the S_MMA. */
+ir_stmt *lower_mma_update(lower_ctx *cx, const lower_mma *t,
+                          ir_expr *const operand[2], ir_expr *pred,
+                          ir_buffer *acc, ir_expr *const acc_idx[3]);
+/* s with the lane loop just inside its launch loops. */
+ir_stmt *lower_mma_lanes(lower_ctx *cx, const lower_mma *t, ir_stmt *s);
 
 /* Passes. */
 ir_stmt *lower_reduction(lower_ctx *cx, ir_stmt *root); /* reduction.c */

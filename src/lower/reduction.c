@@ -177,7 +177,8 @@ static ir_stmt *replay_tile_loops(lower_ctx *cx, const nest *ns, ir_stmt *body) 
   ts_arena *a = cx->arena;
   for (int d = ns->path.depth - 1; d >= ns->wrap && body; d--) {
     const ts_loop *l = loop_at(ns, d);
-    if (!l || !in_tile(l->var, (void *)ns))
+    /* A tensorized loop's elements are a lane's registers (tensorize.c). */
+    if (!l || l->kind == TS_TENSORIZED || !in_tile(l->var, (void *)ns))
       continue;
     ts_loop *copy = lower_new_loop(cx, l->name, l->extent, l->kind);
     if (!copy)
@@ -204,7 +205,7 @@ ir_expr *lower_epilogue_value(ts_arena *a, const ts_gemm *g, ir_expr *acc,
  * block's partial sum into its part of the workspace, or alpha times it
  * added atomically into C. */
 static ir_stmt *epilogue_store(lower_ctx *cx, ir_buffer *acc,
-                               ir_expr *const acc_idx[2],
+                               ir_expr *const *acc_idx,
                                ir_expr *const c_idx[2]) {
   ts_arena *a = cx->arena;
   const ts_gemm *g = &cx->s->def;
@@ -239,16 +240,71 @@ static ir_expr *operand_load(lower_ctx *cx, const ir_stmt *cs, int w) {
   return ir_load(a, buf, idx);
 }
 
+/* The accumulator tile of ext_i x ext_j elements, and the index of
+ * element (ai, aj); tensorized, a lane's registers of it (tensorize.c). */
+static ir_buffer *new_acc(lower_ctx *cx, const nest *ns, const lower_mma *t,
+                          int64_t ext_i, int64_t ext_j, ir_expr *ai,
+                          ir_expr *aj, ir_expr *idx[3]) {
+  ts_arena *a = cx->arena;
+  ts_dtype type = cx->s->def.acc_type;
+  if (!t->in) {
+    idx[0] = ai;
+    idx[1] = aj;
+    return ir_new_buffer(a, ns->acc_name, SCOPE_LOCAL, type, 2,
+                         (int64_t[]){ext_i, ext_j}, NULL);
+  }
+  if (!lower_mma_acc_index(cx, t, ai, aj, idx))
+    return NULL;
+  int64_t shape[3] = {ext_i / t->in->m, ext_j / t->in->n,
+                      t->in->frag[MMA_ACC].regs};
+  return ir_new_buffer(a, ns->acc_name, SCOPE_LOCAL, type, 3, shape, NULL);
+}
+
+/* The update in place of the compute statement, or of the tensorized
+ * loops: the tree below the accumulator. */
+static ir_stmt *update_nest(lower_ctx *cx, const nest *ns, const lower_mma *t,
+                            const ir_stmt *cs, ir_expr *upred, ir_buffer *acc,
+                            ir_expr *const *acc_idx) {
+  ts_arena *a = cx->arena;
+  ir_expr *operand[2] = {operand_load(cx, cs, 0), operand_load(cx, cs, 1)};
+  ir_stmt *update;
+  int last = ns->path.depth - 1;
+  if (t->in) {
+    update = lower_mma_update(cx, t, operand, upred, acc, acc_idx);
+    last = t->depth;
+  } else {
+    update = guarded(a, upred, ir_new_store(
+        a, acc, acc_idx,
+        ir_binary(a, E_ADD, ir_load(a, acc, acc_idx),
+                  ir_binary(a, E_MUL, operand[0], operand[1]))));
+  }
+  nest_path inner = {.depth = last - ns->wrap + 1};
+  for (int d = 0; d < inner.depth; d++)
+    inner.node[d] = ns->path.node[ns->wrap + d];
+  return update ? nest_replace(a, &inner, update) : NULL;
+}
+
+/* Init or epilogue: body at each element of the tile, over fresh copies
+ * of the tile's loops (and, tensorized, each register of a lane). */
+static ir_stmt *over_tile(lower_ctx *cx, const nest *ns, const lower_mma *t,
+                          ir_stmt *body) {
+  if (t->in)
+    body = body ? lower_mma_registers(cx, t, body) : NULL;
+  return body ? replay_tile_loops(cx, ns, body) : NULL;
+}
+
 ir_stmt *lower_reduction(lower_ctx *cx, ir_stmt *root) {
   ts_arena *a = cx->arena;
-  const ts_sched *s = cx->s;
   nest ns = {.cx = cx};
+  lower_mma t;
   if (!nest_find_compute(root, &ns.path)) {
     lower_fail(cx, TS_ERR_BAD_ARG, "ts_lower: the nest has no computation");
     return NULL;
   }
-  if (!place(cx, &ns))
+  if (!place(cx, &ns) || !lower_mma_plan(cx, &ns.path, &t))
     return NULL;
+  if (t.in && ns.wrap > t.depth)
+    ns.wrap = t.depth; /* the instruction's k loop is the only one */
 
   /* Step 1. The tile of C the accumulator holds. */
   ir_stmt *cs = ns.path.node[ns.path.depth - 1];
@@ -267,51 +323,52 @@ ir_stmt *lower_reduction(lower_ctx *cx, ir_stmt *root) {
                MAX_ACC_ELEMS);
     return NULL;
   }
-  int64_t shape[2] = {ext_i, ext_j};
-  ir_buffer *acc = ir_new_buffer(a, ns.acc_name, SCOPE_LOCAL, s->def.acc_type,
-                                 2, shape, NULL);
   ir_expr *ai = ir_simplify_expr(a, ir_sub(a, cs->compute.i, base_i));
   ir_expr *aj = ir_simplify_expr(a, ir_sub(a, cs->compute.j, base_j));
-  ir_expr *acc_idx[2] = {ai, aj};
+  ir_expr *acc_idx[3];
   ir_expr *c_idx[2] = {cs->compute.i, cs->compute.j};
-  if (!acc || !ai || !aj)
+  if (!ai || !aj)
     goto oom;
+  ir_buffer *acc = new_acc(cx, &ns, &t, ext_i, ext_j, ai, aj, acc_idx);
+  if (!acc)
+    goto fail;
 
   /* Step 2. The update, guarded by the predicate less what the caches
    * cover, in place of the compute statement. */
   ir_expr *upred = update_part(cx, root, cs, cs->compute.pred);
-  ir_expr *product = ir_binary(a, E_MUL, operand_load(cx, cs, 0),
-                               operand_load(cx, cs, 1));
-  ir_stmt *update = ir_new_store(
-      a, acc, acc_idx,
-      ir_binary(a, E_ADD, ir_load(a, acc, acc_idx), product));
-  update = guarded(a, upred, update);
-  nest_path inner = {.depth = ns.path.depth - ns.wrap};
-  for (int d = 0; d < inner.depth; d++)
-    inner.node[d] = ns.path.node[ns.wrap + d];
-  ir_stmt *loop_part = nest_replace(a, &inner, update);
+  ir_stmt *loop_part = update_nest(cx, &ns, &t, cs, upred, acc, acc_idx);
 
   /* Step 3. Init and epilogue over the tile's loops, guarded by the
    * spatial part of the update's predicate (every accumulator it adds
-   * into starts at 0) and of the whole one (only C's elements are
-   * stored). */
+   * into starts at 0; a tensor-core instruction reads all of a lane's)
+   * and of the whole one (only C's elements are stored). */
   ir_expr *sguard = spatial_part(a, cs->compute.pred, &ns);
-  ir_stmt *init = replay_tile_loops(
-      cx, &ns, guarded(a, spatial_part(a, upred, &ns),
-                      ir_new_store(a, acc, acc_idx, ir_float(a, 0))));
-  ir_stmt *epilogue = replay_tile_loops(
-      cx, &ns, guarded(a, sguard, epilogue_store(cx, acc, acc_idx, c_idx)));
+  ir_stmt *zero = ir_new_store(a, acc, acc_idx, ir_float(a, 0));
+  ir_stmt *init = over_tile(
+      cx, &ns, &t, t.in ? zero : guarded(a, spatial_part(a, upred, &ns), zero));
+  ir_stmt *epilogue = over_tile(
+      cx, &ns, &t, guarded(a, sguard, epilogue_store(cx, acc, acc_idx, c_idx)));
 
   /* Step 4. The accumulator around init, update and epilogue. */
   ir_stmt *parts[3] = {init, loop_part, epilogue};
-  ir_stmt *body = ir_new_alloc(a, acc, ir_new_seq(a, parts, 3));
+  ir_stmt *body = loop_part && init && epilogue
+                      ? ir_new_alloc(a, acc, ir_new_seq(a, parts, 3))
+                      : NULL;
   nest_path outer = ns.path;
   outer.depth = ns.wrap + 1;
   body = body ? nest_replace(a, &outer, body) : NULL;
+  if (body && t.in) {
+    body = lower_mma_lanes(cx, &t, body);
+    cx->mma = true;
+  }
   if (!body || a->failed)
-    goto oom;
+    goto fail;
   return body;
 oom:
   lower_fail(cx, TS_ERR_NO_MEMORY, "ts_lower: out of memory");
+  return NULL;
+fail:
+  if (cx->status == TS_OK)
+    lower_fail(cx, TS_ERR_NO_MEMORY, "ts_lower: out of memory");
   return NULL;
 }

@@ -323,6 +323,15 @@ static bool check_gemm(ts_sched *s, const ts_gemm *def) {
                (int)def->acc_type);
     return false;
   }
+  if ((unsigned)def->math > TS_MATH_TF32 ||
+      (def->math == TS_MATH_TF32 &&
+       (def->a_type != TS_F32 || def->b_type != TS_F32))) {
+    sched_fail(s, TS_ERR_BAD_ARG, NULL, "ts_matmul: def->math must be "
+               "TS_MATH_F32, or TS_MATH_TF32 with f32 A and B (got %d with "
+               "A %s and B %s)", (int)def->math, ts_dtype_name(def->a_type),
+               ts_dtype_name(def->b_type));
+    return false;
+  }
   if (!isfinite(def->alpha) || !isfinite(def->beta)) {
     sched_fail(s, TS_ERR_BAD_ARG, NULL,
                "ts_matmul: alpha and beta must be finite (got %g, %g)",

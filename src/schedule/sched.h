@@ -30,6 +30,7 @@ typedef enum {
   TR_SPLIT_K,
   TR_PIPELINE,
   TR_PARTITION,
+  TR_TENSORIZE,
 } trace_op;
 
 enum { TRACE_MAX_LOOPS = 16 };

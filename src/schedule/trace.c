@@ -26,9 +26,21 @@ static const char *tag_enum(ts_loop_kind k) {
   case TS_THREAD_Z: return "TS_THREAD_Z";
   case TS_UNROLLED: return "TS_UNROLLED";
   case TS_VECTORIZED: return "TS_VECTORIZED";
+  case TS_TENSORIZED: return "TS_TENSORIZED";
   case TS_SERIAL: break;
   }
   return "TS_SERIAL";
+}
+
+/* fn(s, loop, ...); with the record's loops as arguments. */
+static void print_loop_call(ts_buf *b, const ts_sched *s, const char *fn,
+                            const trace_rec *r) {
+  ts_buf_printf(b, "%s(s", fn);
+  for (int i = 0; i < r->nloops; i++) {
+    ts_buf_puts(b, ", ");
+    loop_ref(b, s, r->loops[i]);
+  }
+  ts_buf_puts(b, ");\n");
 }
 
 static void print_results(ts_buf *b, const ts_sched *s, const trace_rec *r) {
@@ -129,9 +141,7 @@ static void print_record(ts_buf *b, const ts_sched *s, const trace_rec *r) {
     ts_buf_printf(b, ", %lld);\n", (long long)r->factor);
     return;
   case TR_VECTORIZE:
-    ts_buf_puts(b, "ts_vectorize(s, ");
-    loop_ref(b, s, r->loops[0]);
-    ts_buf_puts(b, ");\n");
+    print_loop_call(b, s, "ts_vectorize", r);
     return;
   case TR_SPLIT:
     print_results(b, s, r);
@@ -167,15 +177,14 @@ static void print_record(ts_buf *b, const ts_sched *s, const trace_rec *r) {
     loop_ref(b, s, r->loops[0]);
     ts_buf_printf(b, ", %s);\n", tag_enum(r->tag));
     return;
+  case TR_TENSORIZE:
+    print_loop_call(b, s, "ts_tensorize", r);
+    return;
   case TR_PARTITION:
-    ts_buf_puts(b, "ts_partition(s, ");
-    loop_ref(b, s, r->loops[0]);
-    ts_buf_puts(b, ");\n");
+    print_loop_call(b, s, "ts_partition", r);
     return;
   case TR_UNROLL:
-    ts_buf_puts(b, "ts_unroll(s, ");
-    loop_ref(b, s, r->loops[0]);
-    ts_buf_puts(b, ");\n");
+    print_loop_call(b, s, "ts_unroll", r);
     return;
   case TR_RENAME:
     ts_buf_puts(b, "ts_rename(s, ");
@@ -247,6 +256,7 @@ static ts_status replay_record(ts_sched *onto, const trace_rec *r) {
   case TR_BIND: return ts_bind(onto, l[0], r->tag);
   case TR_UNROLL: return ts_unroll(onto, l[0]);
   case TR_PARTITION: return ts_partition(onto, l[0]);
+  case TR_TENSORIZE: return ts_tensorize(onto, l[0], l[1], l[2]);
   case TR_RENAME: return ts_rename(onto, l[0], r->name);
   case TR_MIN_BLOCKS: return ts_min_blocks_per_sm(onto, (int)r->factor);
   case TR_SWIZZLE: return ts_swizzle(onto, l[0], l[1], r->factor);

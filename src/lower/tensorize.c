@@ -1,0 +1,229 @@
+/*
+ * Lowering a tensorized nest (ts_tensorize): the reduction pass places the
+ * accumulators as for any nest, and calls here for what the instruction
+ * changes.  The 32 lanes of a warp become a loop bound to threadIdx.x just
+ * inside the launch loops; a lane's accumulators are acc[mi][nj][0..4),
+ * the registers the PTX ISA gives it in each 16 x 8 tile of C; the three
+ * tensorized loops become the fills of the operand fragments and one
+ * S_MMA:
+ *
+ *   a[r] = op(A)[i0 + row_a(lane, r), k0 + col_a(lane, r)]    r < 8 (or 4)
+ *   b[r] = op(B)[k0 + row_b(lane, r), j0 + col_b(lane, r)]    r < 4 (or 2)
+ *   mma acc[mi, nj, 0:+4] += a[0:+8] * b[0:+4]
+ *
+ * and init and epilogue run over a lane's 4 registers with C's row and
+ * column from the accumulator's layout.  The layouts (mma.h) are written
+ * as index expressions of the lane, so the executor checks every element
+ * a lane touches as it checks any access, and the code generator prints
+ * them as it prints any.
+ */
+#include "lower.h"
+
+#include "../ir/analysis.h"
+
+/* g * g_coef + t * t_coef + off, with g = lane / 4 and t = lane % 4. */
+static ir_expr *lane_coord(ts_arena *a, const ts_loop *lane, int g_coef,
+                           int t_coef, int off) {
+  ir_expr *l = ir_varref(a, lane->var);
+  ir_expr *g = ir_binary(a, E_DIV, l, ir_int(a, 4));
+  ir_expr *t = ir_binary(a, E_MOD, l, ir_int(a, 4));
+  return ir_add(a, ir_add(a, ir_mul(a, g, ir_int(a, g_coef)),
+                          ir_mul(a, t, ir_int(a, t_coef))),
+                ir_int(a, off));
+}
+
+/* Row (d = 0) or column (d = 1) in operand w's tile of register r. */
+static ir_expr *frag_coord(ts_arena *a, const lower_mma *t, int w, int r,
+                           int d) {
+  const mma_fragment *f = &t->in->frag[w];
+  return d == 0 ? lane_coord(a, t->lane, f->g_row, f->t_row, f->row_of[r])
+                : lane_coord(a, t->lane, f->g_col, f->t_col, f->col_of[r]);
+}
+
+/* e with the tile loops of operand w's rows and columns replaced by
+ * register r's coordinates: A's (i, k), B's (k, j), the accumulator's
+ * (i, j). */
+static ir_expr *at_register(ts_arena *a, const lower_mma *t, int w, int r,
+                            ir_expr *e) {
+  static const int axes[3][2] = {{0, 1}, {0, 2}, {2, 1}};
+  for (int d = 0; d < 2 && e; d++)
+    e = ir_subst_expr(a, e, t->loop[axes[w][d]]->var,
+                      frag_coord(a, t, w, r, d));
+  return e;
+}
+
+static bool is_tensorized(const ir_stmt *n) {
+  return n->kind == S_FOR && n->for_.loop->kind == TS_TENSORIZED;
+}
+
+bool lower_mma_plan(lower_ctx *cx, const nest_path *path, lower_mma *t) {
+  *t = (lower_mma){.depth = -1};
+  const ts_sched *s = cx->s;
+  int found = 0;
+  for (int d = 0; d < path->depth; d++)
+    if (is_tensorized(path->node[d])) {
+      found++;
+      t->depth = t->depth < 0 ? d : t->depth;
+    }
+  if (!found)
+    return true;
+  const ir_stmt *cs = path->node[path->depth - 1];
+  if (found != 3 || t->depth != path->depth - 4)
+    return lower_fail(cx, TS_ERR_BAD_TENSORIZE, "ts_lower: the tensorized "
+                      "loops are no longer the three directly around the "
+                      "computation; call ts_tensorize after every primitive "
+                      "that moves them");
+  for (int d = t->depth; d < path->depth - 1; d++) {
+    const ts_loop *l = path->node[d]->for_.loop;
+    int axis = ir_expr_uses_var(cs->compute.i, l->var)   ? 0
+               : ir_expr_uses_var(cs->compute.j, l->var) ? 1
+                                                         : 2;
+    t->loop[axis] = l;
+  }
+  t->in = mma_instr_for(s->def.a_type);
+  for (int i = 0; i < s->nloops; i++)
+    if (s->loops[i]->live && s->loops[i]->kind == TS_THREAD_X)
+      return lower_fail(cx, TS_ERR_BAD_TENSORIZE, "ts_lower: loop \"%s\" is "
+                        "bound to threadIdx.x, which a tensorized nest gives "
+                        "the lanes of its warps; bind it to TS_THREAD_Y or "
+                        "TS_THREAD_Z", s->loops[i]->name);
+  t->lane = lower_new_loop(cx, "lane", MMA_LANES, TS_THREAD_X);
+  t->reg = lower_new_loop(cx, "reg", t->in->frag[MMA_ACC].regs, TS_SERIAL);
+  return (t->lane && t->reg) ||
+         lower_fail(cx, TS_ERR_NO_MEMORY, "ts_lower: out of memory");
+}
+
+bool lower_mma_acc_index(lower_ctx *cx, const lower_mma *t, ir_expr *const ai,
+                         ir_expr *const aj, ir_expr *idx[3]) {
+  ts_arena *a = cx->arena;
+  const int64_t tile[2] = {t->in->m, t->in->n};
+  ir_expr *at[2] = {ai, aj};
+  for (int d = 0; d < 2; d++) {
+    ir_expr *corner = ir_simplify_expr(
+        a, ir_subst_expr(a, at[d], t->loop[d]->var, ir_int(a, 0)));
+    if (!corner)
+      return lower_fail(cx, TS_ERR_NO_MEMORY, "ts_lower: out of memory");
+    int64_t div = ir_divisor(corner);
+    if (div % tile[d] != 0)
+      return lower_fail(cx, TS_ERR_BAD_TENSORIZE, "ts_lower: the tiles of "
+                        "the instruction over loop \"%s\" do not start at "
+                        "multiples of %lld within the accumulators; split "
+                        "%s by a multiple of %lld above it", t->loop[d]->name,
+                        (long long)tile[d], d == 0 ? "i" : "j",
+                        (long long)tile[d]);
+    idx[d] = ir_simplify_expr(
+        a, ir_binary(a, E_DIV, corner, ir_int(a, tile[d])));
+  }
+  idx[2] = ir_varref(a, t->reg->var);
+  return (idx[0] && idx[1] && idx[2]) ||
+         lower_fail(cx, TS_ERR_NO_MEMORY, "ts_lower: out of memory");
+}
+
+ir_stmt *lower_mma_registers(lower_ctx *cx, const lower_mma *t,
+                             ir_stmt *body) {
+  ts_arena *a = cx->arena;
+  ir_stmt *items[MMA_MAX_REGS];
+  int n = t->in->frag[MMA_ACC].regs;
+  for (int r = 0; r < n; r++) {
+    ir_stmt *x = ir_subst_stmt(a, body, t->reg->var, ir_int(a, r));
+    for (int d = 0; d < 2 && x; d++)
+      x = ir_subst_stmt(a, x, t->loop[d]->var,
+                        frag_coord(a, t, MMA_ACC, r, d));
+    if (!(items[r] = x))
+      return NULL;
+  }
+  return ir_new_seq(a, items, n);
+}
+
+/* The conjuncts of pred that do not involve `var`. */
+static ir_expr *without_var(ts_arena *a, ir_expr *pred, const ir_var *var) {
+  if (!pred)
+    return NULL;
+  if (pred->kind == E_AND)
+    return ir_and(a, without_var(a, pred->op.a, var),
+                  without_var(a, pred->op.b, var));
+  return ir_expr_uses_var(pred, var) ? NULL : pred;
+}
+
+/* Whether a conjunct of pred involves both i's and j's tile loops: no
+ * operand alone could carry it. */
+static const ir_expr *mixed_conjunct(const ir_expr *pred, const lower_mma *t) {
+  if (!pred)
+    return NULL;
+  if (pred->kind == E_AND) {
+    const ir_expr *x = mixed_conjunct(pred->op.a, t);
+    return x ? x : mixed_conjunct(pred->op.b, t);
+  }
+  return ir_expr_uses_var(pred, t->loop[0]->var) &&
+                 ir_expr_uses_var(pred, t->loop[1]->var)
+             ? pred
+             : NULL;
+}
+
+/* frag[r] = operand at register r's element, or 0 where `guard` fails
+ * there, for each register of operand w (MMA_A or MMA_B). */
+static ir_stmt *fill(lower_ctx *cx, const lower_mma *t, int w,
+                     ir_buffer *frag, ir_expr *operand, ir_expr *guard) {
+  ts_arena *a = cx->arena;
+  ir_stmt *items[MMA_MAX_REGS];
+  int n = t->in->frag[w].regs;
+  for (int r = 0; r < n; r++) {
+    ir_expr *reg = ir_int(a, r);
+    ir_stmt *load = ir_new_store(a, frag, &reg,
+                                 at_register(a, t, w, r, operand));
+    items[r] = guard ? ir_new_if(a, at_register(a, t, w, r, guard), load,
+                                 ir_new_store(a, frag, &reg, ir_float(a, 0)))
+                     : load;
+  }
+  return ir_new_seq(a, items, n);
+}
+
+ir_stmt *lower_mma_update(lower_ctx *cx, const lower_mma *t,
+                          ir_expr *const operand[2], ir_expr *pred,
+                          ir_buffer *acc, ir_expr *const acc_idx[3]) {
+  ts_arena *a = cx->arena;
+  if (mixed_conjunct(pred, t)) {
+    lower_fail(cx, TS_ERR_BAD_TENSORIZE, "ts_lower: a bound of the "
+               "tensorized computation involves both loop \"%s\" and loop "
+               "\"%s\"; neither operand alone can carry it",
+               t->loop[0]->name, t->loop[1]->name);
+    return NULL;
+  }
+  ir_buffer *frag[2];
+  const char *names[2] = {"a_frag", "b_frag"};
+  for (int w = 0; w < 2; w++) {
+    int64_t regs = t->in->frag[MMA_A + w].regs;
+    frag[w] = ir_new_buffer(a, names[w], SCOPE_LOCAL, operand[w]->dtype, 1,
+                            &regs, NULL);
+    if (!frag[w])
+      return NULL;
+  }
+  ir_expr *zero = ir_int(a, 0);
+  ir_expr *acc_at[3] = {acc_idx[0], acc_idx[1], zero};
+  ir_expr **idx[3] = {acc_at, &zero, &zero};
+  ir_buffer *bufs[3] = {acc, frag[0], frag[1]};
+  ir_stmt *items[3] = {
+      fill(cx, t, MMA_A, frag[0], operand[0],
+           without_var(a, pred, t->loop[1]->var)),
+      fill(cx, t, MMA_B, frag[1], operand[1],
+           without_var(a, pred, t->loop[0]->var)),
+      ir_new_mma(a, bufs, idx)};
+  ir_stmt *body = ir_new_seq(a, items, 3);
+  for (int w = 1; w >= 0; w--)
+    body = ir_new_alloc(a, frag[w], body);
+  return body;
+}
+
+/* s with the lane loop just inside its launch loops. */
+ir_stmt *lower_mma_lanes(lower_ctx *cx, const lower_mma *t, ir_stmt *s) {
+  ts_arena *a = cx->arena;
+  if (s->kind != S_FOR || !ir_kind_is_launch(s->for_.loop->kind))
+    return ir_new_for(a, t->lane, s);
+  ir_stmt *body = lower_mma_lanes(cx, t, s->for_.body);
+  if (!body)
+    return NULL;
+  ir_stmt *copy = ir_new_for(a, s->for_.loop, body);
+  if (copy)
+    copy->for_.index = s->for_.index;
+  return copy;
+}
