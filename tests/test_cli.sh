@@ -200,7 +200,7 @@ unknown or ambiguous option '--frob'|tune seed003 --frob
 --alpha must be a finite number within fp32's range (got '1e39')|check naive --alpha 1e39
 --beta must be a finite number within fp32's range (got 'inf')|show naive --beta inf
 --beta must be a finite number within fp32's range (got '0.5x')|check naive --beta 0.5x
---dtype must be f32, f16 or bf16 (got 'f64')|show naive --dtype f64
+--dtype must be f32, f16, bf16 or tf32 (got 'f64')|show naive --dtype f64
 --c-dtype must be f32, f16 or bf16 (got 'int8')|check naive --c-dtype int8
 --arch must be sm_ and the compute capability, e.g. sm_90 (got 'sm_9x')|show naive --arch sm_9x
 --repeats must be an integer in 1..100000 (got '0')|bench naive --repeats 0

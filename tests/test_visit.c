@@ -68,9 +68,13 @@ static int setup(void **state) {
   ir_buffer *frag[3] = {f->buf, f->shared, f->shared};
   ir_expr *at0[2] = {V(), I(0)}, *at1[2] = {I(1), V()}, *at2[2] = {I(2), I(3)};
   ir_expr **at[3] = {at0, at1, at2};
-  ir_stmt *items[6] = {loop, compute, lanes, ir_new_async_commit(&f->a),
-                       ir_new_async_wait(&f->a, 1), ir_new_mma(&f->a, frag, at)};
-  f->root = ir_new_seq(&f->a, items, 6);
+  ir_expr *row[2] = {V(), I(8)};
+  ir_stmt *ldsm = ir_new_ldmatrix(&f->a, f->shared, at1,
+                                  ir_load(&f->a, f->shared, row), 4, true);
+  ir_stmt *items[7] = {loop, compute, lanes, ir_new_async_commit(&f->a),
+                       ir_new_async_wait(&f->a, 1), ir_new_mma(&f->a, frag, at),
+                       ldsm};
+  f->root = ir_new_seq(&f->a, items, 7);
   assert_non_null(f->root);
   assert_false(f->a.failed);
   *state = f;
@@ -166,7 +170,7 @@ static void test_visitor_skips_and_stops(void **state) {
   assert_int_equal(t.post_stmt[S_FOR], 0); /* its children were skipped */
   assert_int_equal(t.pre_stmt[S_ALLOC] + t.pre_stmt[S_STORE], 0);
   assert_int_equal(t.pre_stmt[S_COMPUTE], 1);
-  assert_int_equal(t.pre_expr[E_LOAD], 0);
+  assert_int_equal(t.pre_expr[E_LOAD], 1); /* the ldmatrix's row only */
 
   /* A hook ends the walk: no hook runs again, post hooks included. */
   tally some = {.skip_kind = -1, .stop_after = 5};

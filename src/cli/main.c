@@ -280,10 +280,9 @@ int cli_parse(int argc, char **argv, const char *help, unsigned flags,
         break;
       }
       if ((v = ts_dtype_parse(optarg)) < 0) {
-        fprintf(stderr, "tessel: --%s must be f32, f16 or bf16%s (got '%s')\n",
+        fprintf(stderr, "tessel: --%s must be f32, f16%s (got '%s')\n",
                 c == OPT_DTYPE ? "dtype" : "c-dtype",
-                c == OPT_DTYPE ? " (or tf32: f32 multiplied in tf32)" : "",
-                optarg);
+                c == OPT_DTYPE ? ", bf16 or tf32" : " or bf16", optarg);
         return EXIT_USAGE;
       }
       if (c == OPT_DTYPE)

@@ -32,6 +32,8 @@ typedef struct {
   unsigned vectors[TS_DTYPE_COUNT];
   unsigned async_copies; /* cp.async sizes used, a bit per byte count */
   bool mma_used[TS_DTYPE_COUNT]; /* tensor-core helpers, by operand type */
+  unsigned ldmatrix_used; /* fragment loads, a bit per matrices (x1, x2, x4)
+                           * and one more for .trans */
 } emitter;
 
 static const char *cuda_type(emitter *em, ts_dtype t) {
@@ -422,6 +424,49 @@ static void mma_definition(ts_buf *b, const mma_instr *in) {
   ts_buf_puts(b, ");\n}\n");
 }
 
+static const unsigned LDSM_TRANS = 1u << 5;
+
+/* tessel_ldmatrix_x4_trans((unsigned *)&frag[..], &A_shared[..][..]): the
+ * registers from the first on, and the row this lane addresses. */
+static void c_ldmatrix(ts_buf *b, const ir_stmt *s, int depth,
+                       const ir_stmt_style *st) {
+  emitter *em = st->ctx;
+  const ir_expr *src = s->ldsm.src;
+  em->ldmatrix_used |= 1u << s->ldsm.matrices |
+                       (s->ldsm.trans ? LDSM_TRANS << s->ldsm.matrices : 0);
+  ts_buf_indent(b, depth);
+  ts_buf_printf(b, "tessel_ldmatrix_x%d%s((unsigned *)&", s->ldsm.matrices,
+                s->ldsm.trans ? "_trans" : "");
+  c_access(b, s->ldsm.frag, s->ldsm.idx, &em->style);
+  ts_buf_puts(b, ", &");
+  c_access(b, src->load.buf, src->load.idx, &em->style);
+  ts_buf_puts(b, ");\n");
+}
+
+/* The helper of one ldmatrix form.  volatile, as CUTLASS's: the asm reads
+ * shared memory the compiler does not see, so it must not be merged with
+ * the same load before a barrier. */
+static void ldmatrix_definition(ts_buf *b, int matrices, bool trans) {
+  ts_buf_printf(b, "__device__ __forceinline__ void tessel_ldmatrix_x%d%s("
+                "unsigned *d, const void *p) {\n  unsigned a = (unsigned)"
+                "__cvta_generic_to_shared(p);\n  asm volatile(\"ldmatrix."
+                "sync.aligned.m8n8.x%d%s.shared.b16 {", matrices,
+                trans ? "_trans" : "", matrices, trans ? ".trans" : "");
+  for (int r = 0; r < matrices; r++)
+    ts_buf_printf(b, "%s%%%d", r ? ", " : "", r);
+  ts_buf_printf(b, "}, [%%%d];\\n\"\n      :", matrices);
+  for (int r = 0; r < matrices; r++)
+    ts_buf_printf(b, "%s \"=r\"(d[%d])", r ? "," : "", r);
+  ts_buf_puts(b, "\n      : \"r\"(a));\n}\n");
+}
+
+static void ldmatrix_definitions(ts_buf *b, const emitter *em) {
+  for (int m = 1; m <= 4; m *= 2)
+    for (int trans = 0; trans < 2; trans++)
+      if (em->ldmatrix_used & (trans ? LDSM_TRANS << m : 1u << m))
+        ldmatrix_definition(b, m, trans);
+}
+
 static void mma_definitions(ts_buf *b, const emitter *em) {
   bool any = false;
   for (int t = 0; t < TS_DTYPE_COUNT; t++)
@@ -447,6 +492,7 @@ static void mma_definitions(ts_buf *b, const emitter *em) {
   for (int t = 0; t < TS_DTYPE_COUNT; t++)
     if (em->mma_used[t])
       mma_definition(b, mma_instr_for((ts_dtype)t));
+  ldmatrix_definitions(b, em);
   ts_buf_puts(b, "\n");
 }
 
@@ -457,7 +503,7 @@ static const ir_stmt_style c_stmt_style = {
     .commit = "asm volatile(\"cp.async.commit_group;\\n\" ::: \"memory\");\n",
     .wait = c_wait, .loop = c_loop,
     .lanes = c_lanes, .alloc = c_alloc, .store = c_store,
-    .compute = c_compute, .mma = c_mma};
+    .compute = c_compute, .mma = c_mma, .ldmatrix = c_ldmatrix};
 
 /* The headers of the element types used, and the vector structs. */
 static void type_definitions(ts_buf *b, const emitter *em) {

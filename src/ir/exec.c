@@ -270,6 +270,7 @@ static void run(exec *x, const ir_stmt *s, const bool *active) {
   case S_ASYNC_WAIT: run_wait(x, s, active); return;
   case S_LANES: run(x, s->lanes.expanded, active); return;
   case S_MMA: exec_run_mma(x, s, active); return;
+  case S_LDMATRIX: exec_run_ldmatrix(x, s, active); return;
   case S_COMPUTE:
     exec_fault(x, 0, "compute statement in a lowered kernel");
     return;

@@ -101,6 +101,7 @@ void exec_finish(exec *x);
 /* An S_MMA for each warp with active lanes; a fault where a warp is not
  * all there. */
 void exec_run_mma(exec *x, const ir_stmt *s, const bool *active);
+void exec_run_ldmatrix(exec *x, const ir_stmt *s, const bool *active);
 
 /* ---- Memory (exec_mem.c) ---- */
 bool mem_init(mem *m, const ir_buffer *b, float *data, size_t copies,

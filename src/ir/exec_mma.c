@@ -1,13 +1,17 @@
 /*
- * The reference executor's tensor-core instruction (S_MMA): once for each
- * warp that reaches it, the 32 lanes' registers are gathered into the
- * instruction's tiles, multiplied (mma.c) and the accumulators scattered
- * back.  Every lane of the warp must be there: a lane a condition left out
- * is a fault naming it, as the hardware's result would be undefined.  The
- * registers are read and written through the executor's memory, so one
- * nothing wrote is the usual fault.
+ * The reference executor's tensor-core instructions, run once for each
+ * warp that reaches them.  S_MMA: the 32 lanes' registers are gathered
+ * into the instruction's tiles, multiplied (mma.c) and the accumulators
+ * scattered back.  S_LDMATRIX: the lanes' row addresses are gathered, and
+ * each lane receives its elements of the 8 x 8 matrices they point at.
+ * Every lane of the warp must be there: a lane a condition left out is a
+ * fault naming it, as the hardware's result would be undefined.  Registers
+ * and shared memory are read and written through the executor's memory,
+ * so an element nothing wrote, or a race, is the usual fault.
  */
 #include "exec_impl.h"
+
+#include <stdio.h>
 
 #include "mma.h"
 
@@ -61,6 +65,17 @@ static bool run_warp(exec *x, const mma_instr *in, const ir_stmt *s, int w0,
   return true;
 }
 
+/* Faults unless every lane of the warp at w0 is there; false when none is
+ * (nothing to run). */
+static bool whole_warp(exec *x, int w0, const bool *active, const char *what) {
+  int here, missing = missing_lane(x, w0, active, &here);
+  if (here > 0 && missing >= 0)
+    exec_fault(x, w0, "%s reached by %d of the 32 lanes of warp %d (lane %d "
+               "is not there); the instruction needs the whole warp", what,
+               here, w0 / MMA_LANES, missing);
+  return here > 0 && missing < 0;
+}
+
 void exec_run_mma(exec *x, const ir_stmt *s, const bool *active) {
   const mma_instr *in = mma_instr_for(s->mma.buf[MMA_A]->dtype);
   size_t n = (size_t)x->nthreads, mark = x->top;
@@ -82,18 +97,72 @@ void exec_run_mma(exec *x, const ir_stmt *s, const bool *active) {
       x->top = mark;
       return;
     }
-  for (int w0 = 0; w0 < x->nthreads && !x->fault; w0 += MMA_LANES) {
-    int here, missing = missing_lane(x, w0, active, &here);
-    if (here == 0)
-      continue;
-    if (missing >= 0) {
-      exec_fault(x, w0, "mma.%s reached by %d of the 32 lanes of warp %d "
-                 "(lane %d is not there); the instruction needs the whole "
-                 "warp", in->name, here, w0 / MMA_LANES, missing);
+  char what[32];
+  snprintf(what, sizeof(what), "mma.%s", in->name);
+  for (int w0 = 0; w0 < x->nthreads && !x->fault; w0 += MMA_LANES)
+    if (whole_warp(x, w0, active, what) && !run_warp(x, in, s, w0, m, off))
       break;
+  x->top = mark;
+}
+
+/* ---- ldmatrix -------------------------------------------------------------- */
+
+/* One warp's ldmatrix: lane l < 8 x matrices addresses row l % 8 of matrix
+ * l / 8 (16 bytes, aligned); lane L receives, of matrix m, registers 2m
+ * and 2m + 1 (see S_LDMATRIX). */
+static bool ldmatrix_warp(exec *x, const ir_stmt *s, int w0, mem *src,
+                          mem *frag, const int64_t *src_off,
+                          const int64_t *frag_off) {
+  const ir_buffer *fb = s->ldsm.frag;
+  int64_t fstep = fb->strides[fb->ndim - 1];
+  int rows = 8 * s->ldsm.matrices;
+  for (int l = 0; l < rows; l++)
+    if (src_off[w0 + l] % 8 != 0) {
+      exec_fault(x, w0 + l, "ldmatrix: lane %d addresses element %lld of %s, "
+                 "not a 16-byte boundary", l, (long long)src_off[w0 + l],
+                 s->ldsm.src->load.buf->name);
+      return false;
     }
-    if (!run_warp(x, in, s, w0, m, off))
-      break;
+  for (int lane = 0; lane < MMA_LANES; lane++)
+    for (int m = 0; m < s->ldsm.matrices; m++)
+      for (int e = 0; e < 2; e++) {
+        int row = s->ldsm.trans ? 2 * (lane % 4) + e : lane / 4;
+        int col = s->ldsm.trans ? lane / 4 : 2 * (lane % 4) + e;
+        int by = w0 + 8 * m + row; /* the lane whose address it is */
+        float v = read_at(x, src, src_off[by] + col, by);
+        if (x->fault ||
+            !write_at(x, frag, frag_off[w0 + lane] + (2 * m + e) * fstep,
+                      w0 + lane, v, false))
+          return false;
+      }
+  return true;
+}
+
+void exec_run_ldmatrix(exec *x, const ir_stmt *s, const bool *active) {
+  const ir_expr *src = s->ldsm.src;
+  size_t n = (size_t)x->nthreads, mark = x->top;
+  mem *ms = find_mem(x, src->load.buf), *mf = find_mem(x, s->ldsm.frag);
+  int64_t *src_off = exec_push(x, sizeof(int64_t) * n);
+  int64_t *frag_off = exec_push(x, sizeof(int64_t) * n);
+  bool uniform[2];
+  if (!ms || !mf || !src_off || !frag_off) {
+    if (!x->fault)
+      exec_fault(x, 0, "ldmatrix: %s or %s is not allocated here",
+                 src->load.buf->name, s->ldsm.frag->name);
+  } else if (eval_offsets(x, src->load.buf, src->load.idx, active,
+                          "ldmatrix row address", src_off, &uniform[0]) &&
+             eval_offsets(x, s->ldsm.frag, s->ldsm.idx, active,
+                          "ldmatrix fragment", frag_off, &uniform[1])) {
+    for (size_t t = 1; t < n; t++) {
+      src_off[t] = uniform[0] ? src_off[0] : src_off[t];
+      frag_off[t] = uniform[1] ? frag_off[0] : frag_off[t];
+    }
+    char what[32];
+    snprintf(what, sizeof(what), "ldmatrix.x%d", s->ldsm.matrices);
+    for (int w0 = 0; w0 < x->nthreads && !x->fault; w0 += MMA_LANES)
+      if (whole_warp(x, w0, active, what) &&
+          !ldmatrix_warp(x, s, w0, ms, mf, src_off, frag_off))
+        break;
   }
   x->top = mark;
 }

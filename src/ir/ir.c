@@ -432,6 +432,19 @@ ir_stmt *ir_new_compute(ts_arena *a, ir_expr *i, ir_expr *j, ir_expr *k,
   return s;
 }
 
+ir_stmt *ir_new_ldmatrix(ts_arena *a, ir_buffer *frag, ir_expr *const *idx,
+                         ir_expr *src, int matrices, bool trans) {
+  ir_stmt *s = src ? new_stmt(a, S_LDMATRIX) : NULL;
+  if (s) {
+    s->ldsm.frag = frag;
+    s->ldsm.src = src;
+    s->ldsm.matrices = matrices;
+    s->ldsm.trans = trans;
+    s->ldsm.idx = copy_exprs(a, idx, frag->ndim);
+  }
+  return s && s->ldsm.idx ? s : NULL;
+}
+
 ir_stmt *ir_new_mma(ts_arena *a, ir_buffer *const *buf, ir_expr **const *idx) {
   ir_stmt *s = new_stmt(a, S_MMA);
   for (int w = 0; s && w < 3; w++) {

@@ -41,6 +41,7 @@ typedef enum {
   FORM_COMPUTE, /* i, j, k, pred, origin[0][0..1], origin[1][0..1]; pred and
                  * the origins may be NULL */
   FORM_MMA,     /* mma.idx[w][0 .. mma.buf[w]->ndim) for w = 0, 1, 2 */
+  FORM_LDMATRIX, /* ldsm.idx[0 .. ldsm.frag->ndim), ldsm.src */
 } ir_form;
 
 #define IR_EXPR_KINDS(X)                                                      \
@@ -83,7 +84,8 @@ typedef enum {
   X(S_LANES, "lanes", FORM_LANES)       /* a vectorized loop, lanes expanded */ \
   X(S_ASYNC_COMMIT, "cp.async.commit", FORM_LEAF) /* closes a copy group */  \
   X(S_ASYNC_WAIT, "cp.async.wait", FORM_LEAF) /* all but wait.pending done */ \
-  X(S_MMA, "mma", FORM_MMA) /* a warp's tensor-core multiply-add (mma.h) */
+  X(S_MMA, "mma", FORM_MMA) /* a warp's tensor-core multiply-add (mma.h) */ \
+  X(S_LDMATRIX, "ldmatrix", FORM_LDMATRIX) /* a warp's fragment load */
 
 typedef enum {
 #define IR_ENUM(k, s, form) k,
@@ -234,6 +236,22 @@ struct ir_stmt {
       ir_expr **idx[3];
     } mma;
     struct {
+      /* ldmatrix.sync.aligned.m8n8.x<matrices>[.trans].b16, collectively
+       * by the 32 lanes of a warp: 8 x `matrices` lanes each give the
+       * address of one row of 8 contiguous 16-bit elements (lane l: row
+       * l % 8 of matrix l / 8), src, a load of the row's first element
+       * from a shared buffer; each lane then receives two elements of
+       * each matrix into frag's registers from idx on (matrix m: the
+       * registers 2m and 2m + 1), those of row lane / 4 at 2 (lane % 4)
+       * and the next, or with trans those of rows 2 (lane % 4) and the
+       * next at lane / 4. */
+      ir_buffer *frag;
+      ir_expr **idx;
+      ir_expr *src;
+      int matrices; /* 1, 2 or 4 */
+      bool trans;
+    } ldsm;
+    struct {
       /* C[i, j] += A[i, k] * B[k, j] for the iteration (i, j, k) that these
        * expressions of the loop variables give, where pred holds. */
       ir_expr *i, *j, *k;
@@ -331,6 +349,11 @@ ir_stmt *ir_new_compute(ts_arena *a, ir_expr *i, ir_expr *j, ir_expr *k,
                         ir_expr *pred);
 /* acc[acc_idx..] += a[a_idx..] * b[b_idx..] for one warp (see S_MMA). */
 ir_stmt *ir_new_mma(ts_arena *a, ir_buffer *const *buf, ir_expr **const *idx);
+
+/* frag[idx..] = a warp's ldmatrix of `matrices` 8 x 8 matrices whose rows
+ * the lanes' `src` loads address (see S_LDMATRIX). */
+ir_stmt *ir_new_ldmatrix(ts_arena *a, ir_buffer *frag, ir_expr *const *idx,
+                         ir_expr *src, int matrices, bool trans);
 
 /* A compute node like s with op(A) (which = 0) or op(B) (1) read from `src`
  * whose element [0, 0] is operand element (o0, o1). */

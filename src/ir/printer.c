@@ -243,6 +243,9 @@ void ir_print_stmt_with(ts_buf *b, const ir_stmt *s, int depth,
   case S_MMA:
     st->mma(b, s, depth, st);
     return;
+  case S_LDMATRIX:
+    st->ldmatrix(b, s, depth, st);
+    return;
   }
 }
 
@@ -454,12 +457,31 @@ static void pseudo_mma(ts_buf *b, const ir_stmt *s, int depth,
   ts_buf_puts(b, "\n");
 }
 
+/* "ldmatrix.x4.trans a_frag[0:+8] = &A.shared[..]": the registers it
+ * fills, and the row this lane addresses. */
+static void pseudo_ldmatrix(ts_buf *b, const ir_stmt *s, int depth,
+                            const ir_stmt_style *st) {
+  (void)st;
+  const ir_buffer *frag = s->ldsm.frag;
+  ts_buf_indent(b, depth);
+  ts_buf_printf(b, "ldmatrix.x%d%s %s[", s->ldsm.matrices,
+                s->ldsm.trans ? ".trans" : "", frag->name);
+  for (int d = 0; d < frag->ndim; d++) {
+    if (d)
+      ts_buf_puts(b, ", ");
+    print_expr_line(b, s->ldsm.idx[d]);
+  }
+  ts_buf_printf(b, ":+%d] = &", 2 * s->ldsm.matrices);
+  print_expr_line(b, s->ldsm.src);
+  ts_buf_puts(b, "\n");
+}
+
 static const ir_stmt_style pseudo_stmt_style = {
     .expr = &ir_pseudo_style, .if_open = "if ", .if_then = ":\n",
     .else_line = "else:\n", .barrier = "barrier\n",
     .commit = "cp.async.commit\n", .wait = pseudo_wait, .loop = pseudo_loop,
     .alloc = pseudo_alloc, .store = pseudo_store, .compute = pseudo_compute,
-    .mma = pseudo_mma};
+    .mma = pseudo_mma, .ldmatrix = pseudo_ldmatrix};
 
 void ir_print_stmt(ts_buf *b, const ir_stmt *s, int depth,
                    const ts_loop *mark) {

@@ -64,6 +64,9 @@ struct ir_stmt_style {
                   const ir_stmt_style *st);
   /* A warp's tensor-core instruction (S_MMA). */
   void (*mma)(ts_buf *b, const ir_stmt *s, int depth, const ir_stmt_style *st);
+  /* A warp's fragment load (S_LDMATRIX). */
+  void (*ldmatrix)(ts_buf *b, const ir_stmt *s, int depth,
+                   const ir_stmt_style *st);
   void *ctx;
 };
 

@@ -104,6 +104,11 @@ void ir_visit_stmt(ir_visitor *v, const ir_stmt *s) {
       for (int d = 0; d < s->mma.buf[w]->ndim; d++)
         ir_visit_expr(v, s->mma.idx[w][d]);
     break;
+  case FORM_LDMATRIX:
+    for (int d = 0; d < s->ldsm.frag->ndim; d++)
+      ir_visit_expr(v, s->ldsm.idx[d]);
+    ir_visit_expr(v, s->ldsm.src);
+    break;
   default: /* a leaf */
     break;
   }
@@ -249,6 +254,10 @@ ir_stmt *ir_mutate_stmt_children(ir_mutator *m, ir_stmt *s) {
   case FORM_MMA:
     for (int w = 0; w < 3 && ok; w++)
       ok = exprs_at(m, &n.mma.idx[w], s->mma.buf[w]->ndim, &changed);
+    break;
+  case FORM_LDMATRIX:
+    ok = exprs_at(m, &n.ldsm.idx, s->ldsm.frag->ndim, &changed) &&
+         expr_at(m, &n.ldsm.src, &changed);
     break;
   default: /* a leaf */
     break;

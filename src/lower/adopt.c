@@ -179,6 +179,11 @@ static ir_stmt *adopt_stmt(adopter *ad, const ir_stmt *s) {
       c->mma.idx[w] = adopt_exprs(ad, s->mma.idx[w], s->mma.buf[w]->ndim);
     }
     break;
+  case S_LDMATRIX:
+    c->ldsm.frag = adopt_buffer(ad, s->ldsm.frag);
+    c->ldsm.idx = adopt_exprs(ad, s->ldsm.idx, s->ldsm.frag->ndim);
+    c->ldsm.src = adopt_expr(ad, s->ldsm.src);
+    break;
   case S_BARRIER:
   case S_ASYNC_COMMIT:
   case S_ASYNC_WAIT:

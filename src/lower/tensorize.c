@@ -160,11 +160,135 @@ static const ir_expr *mixed_conjunct(const ir_expr *pred, const lower_mma *t) {
              : NULL;
 }
 
+/* ---- ldmatrix ---------------------------------------------------------------
+ *
+ * An operand read from a shared cache, at the tile's element plus the
+ * tile loops' variables, 16-bit, unguarded, its rows 16-byte aligned: one
+ * ldmatrix fills the fragment.  Matrix m is the 8 x 8 block of the tile
+ * at register 2m's corner; its 8 rows are stored contiguous along the
+ * cache's innermost dimension (`contig`); lane l addresses row l % 8 of
+ * matrix l / 8.  .trans where the rows run across the pairs of registers
+ * the fragment holds.  Whether it delivers the fragment's elements is
+ * checked lane by lane against the layout, not assumed. */
+
+typedef struct {
+  ir_expr *base[2]; /* the tile's corner in the cache */
+  int contig;       /* the cache's dimension contiguous in memory */
+  bool trans;
+} ldsm_plan;
+
+/* Matrix m's corner in the tile (the layout's offsets of register 2m). */
+static void corner(const mma_fragment *f, int m, int out[2]) {
+  out[0] = f->row_of[2 * m];
+  out[1] = f->col_of[2 * m];
+}
+
+/* Whether ldmatrix (trans or not, rows along `contig`) hands every lane
+ * the elements the fragment layout gives it. */
+static bool delivers_fragment(const mma_fragment *f, int contig, bool trans) {
+  for (int lane = 0; lane < MMA_LANES; lane++)
+    for (int m = 0; m < f->regs / 2; m++)
+      for (int e = 0; e < 2; e++) {
+        int row = trans ? 2 * (lane % 4) + e : lane / 4; /* stored row */
+        int pos = trans ? lane / 4 : 2 * (lane % 4) + e; /* along it */
+        int at[2], want[2];
+        corner(f, m, at);
+        at[contig] += pos;
+        at[1 - contig] += row;
+        mma_coord(f, lane, 2 * m + e, &want[0], &want[1]);
+        if (at[0] != want[0] || at[1] != want[1])
+          return false;
+      }
+  return true;
+}
+
+static bool plan_ldmatrix(ts_arena *a, const lower_mma *t, int w,
+                          const ir_expr *operand, const ir_expr *guard,
+                          ldsm_plan *p) {
+  static const int axes[2][2] = {{0, 2}, {2, 1}}; /* A: (i, k); B: (k, j) */
+  if (guard || operand->kind != E_LOAD || operand->load.lanes > 1)
+    return false;
+  const ir_buffer *buf = operand->load.buf;
+  if (buf->scope != SCOPE_SHARED || buf->ndim != 2 ||
+      ts_dtype_size(buf->dtype) != 2 || t->in->frag[w].regs % 2 != 0)
+    return false;
+  for (int d = 0; d < 2; d++) {
+    const ts_loop *l = t->loop[axes[w - MMA_A][d]];
+    ir_expr *x = operand->load.idx[d];
+    for (int q = 0; q < 2; q++)
+      x = ir_subst_expr(a, x, t->loop[axes[w - MMA_A][q]]->var, ir_int(a, 0));
+    p->base[d] = ir_simplify_expr(a, x);
+    ir_expr *step = ir_simplify_expr(
+        a, ir_sub(a, operand->load.idx[d], p->base[d]));
+    if (!step || step->kind != E_VAR || step->var != l->var)
+      return false;
+  }
+  p->contig = buf->strides[1] == 1 ? 1 : buf->strides[0] == 1 ? 0 : -1;
+  if (p->contig < 0 || ir_divisor(p->base[p->contig]) % 8 != 0 ||
+      buf->strides[1 - p->contig] % 8 != 0)
+    return false;
+  for (int trans = 0; trans < 2; trans++)
+    if (delivers_fragment(&t->in->frag[w], p->contig, trans)) {
+      p->trans = trans;
+      return true;
+    }
+  return false;
+}
+
+/* The row lane addresses: the corner of matrix (lane / 8) % matrices,
+ * written as bits of it times the corners' steps (checked affine), plus
+ * lane % 8 across the stored rows. */
+static ir_expr *row_address(ts_arena *a, const lower_mma *t, int w,
+                            const ldsm_plan *p, int d) {
+  const mma_fragment *f = &t->in->frag[w];
+  int nm = f->regs / 2, c0[2], c1[2], c2[2], c3[2];
+  corner(f, 0, c0);
+  corner(f, nm > 1 ? 1 : 0, c1);
+  corner(f, nm > 2 ? 2 : 0, c2);
+  corner(f, nm > 2 ? 3 : 0, c3);
+  if (nm > 2 && c3[d] != c1[d] + c2[d] - c0[d])
+    return NULL;
+  ir_expr *lane = ir_varref(a, t->lane->var);
+  ir_expr *bit0 = ir_binary(a, E_MOD, ir_binary(a, E_DIV, lane, ir_int(a, 8)),
+                            ir_int(a, 2));
+  ir_expr *bit1 = ir_binary(a, E_MOD, ir_binary(a, E_DIV, lane, ir_int(a, 16)),
+                            ir_int(a, 2));
+  ir_expr *e = ir_add(a, p->base[d], ir_int(a, c0[d]));
+  e = ir_add(a, e, ir_mul(a, bit0, ir_int(a, c1[d] - c0[d])));
+  e = ir_add(a, e, ir_mul(a, bit1, ir_int(a, c2[d] - c0[d])));
+  if (d != p->contig)
+    e = ir_add(a, e, ir_binary(a, E_MOD, lane, ir_int(a, 8)));
+  return ir_simplify_expr(a, e);
+}
+
+/* The ldmatrix filling operand w's fragment, or NULL where it does not
+ * apply. */
+static ir_stmt *ldmatrix_fill(lower_ctx *cx, const lower_mma *t, int w,
+                              ir_buffer *frag, const ir_expr *operand,
+                              const ir_expr *guard) {
+  ts_arena *a = cx->arena;
+  ldsm_plan p;
+  if (!plan_ldmatrix(a, t, w, operand, guard, &p))
+    return NULL;
+  ir_expr *idx[2] = {row_address(a, t, w, &p, 0), row_address(a, t, w, &p, 1)};
+  if (!idx[0] || !idx[1])
+    return NULL;
+  ir_expr *zero = ir_int(a, 0);
+  return ir_new_ldmatrix(a, frag, &zero, ir_load(a, operand->load.buf, idx),
+                         t->in->frag[w].regs / 2, p.trans);
+}
+
+/* ---- Operand fragments ------------------------------------------------------ */
+
 /* frag[r] = operand at register r's element, or 0 where `guard` fails
- * there, for each register of operand w (MMA_A or MMA_B). */
+ * there, for each register of operand w (MMA_A or MMA_B): one ldmatrix
+ * where it applies, else a load a register. */
 static ir_stmt *fill(lower_ctx *cx, const lower_mma *t, int w,
                      ir_buffer *frag, ir_expr *operand, ir_expr *guard) {
   ts_arena *a = cx->arena;
+  ir_stmt *ldsm = ldmatrix_fill(cx, t, w, frag, operand, guard);
+  if (ldsm)
+    return ldsm;
   ir_stmt *items[MMA_MAX_REGS];
   int n = t->in->frag[w].regs;
   for (int r = 0; r < n; r++) {

@@ -207,6 +207,33 @@ static bool check_mma(ir_visitor *v, const ir_stmt *s) {
   return true;
 }
 
+/* A fragment load: 16-bit elements from a shared buffer into a local one
+ * with room for two registers a matrix, in whole warps on sm_80 or newer
+ * (ldmatrix itself is sm_75's). */
+static bool check_ldmatrix(ir_visitor *v, const ir_stmt *s) {
+  verifier *vf = v->ctx;
+  const ir_buffer *frag = s->ldsm.frag;
+  const ir_expr *src = s->ldsm.src, *last = s->ldsm.idx[frag->ndim - 1];
+  int m = s->ldsm.matrices;
+  if (src->kind != E_LOAD || src->load.buf->scope != SCOPE_SHARED ||
+      src->load.lanes > 1 || src->load.buf->dtype != frag->dtype ||
+      ts_dtype_size(frag->dtype) != 2)
+    return fail(v, "ldmatrix not of 16-bit elements of a shared buffer into "
+                "a fragment of their type:", frag->name);
+  if (frag->scope != SCOPE_LOCAL || frag->vector || !buffer_visible(vf, frag))
+    return fail(v, "ldmatrix into a buffer not local or not in scope:",
+                frag->name);
+  if ((m != 1 && m != 2 && m != 4) || last->kind != E_INT ||
+      last->ival + 2 * m > frag->shape[frag->ndim - 1])
+    return fail(v, "ldmatrix without room for a lane's registers:",
+                frag->name);
+  const int64_t *blk = vf->k->block;
+  if ((blk[0] * blk[1] * blk[2]) % MMA_LANES != 0 || vf->k->min_arch < 80)
+    return fail(v, "ldmatrix in a kernel of partial warps or built for an "
+                "architecture before sm_80:", frag->name);
+  return true;
+}
+
 /* Before a statement's children: its own checks, and the loop variable or
  * buffer it brings into scope. */
 static bool enter(ir_visitor *v, const ir_stmt *s) {
@@ -228,6 +255,8 @@ static bool enter(ir_visitor *v, const ir_stmt *s) {
     return fail(v, "compute statement left after lowering", "C");
   case S_MMA:
     return check_mma(v, s);
+  case S_LDMATRIX:
+    return check_ldmatrix(v, s);
   default:
     return true;
   }
