@@ -1,0 +1,109 @@
+/*
+ * Tensor-core schedules: a block tile of C split over warps, each warp
+ * tile a grid of 16 x 8 instruction tiles (ts_tensorize, mma.sync), the
+ * operands staged in shared memory by cp.async (ts_pipeline) and read
+ * into fragments by ldmatrix, which lowering chooses wherever a cache's
+ * rows are 16-byte aligned: padding each row by 8 elements keeps them
+ * aligned and moves consecutive rows to different banks.
+ *
+ * For fp16 and bf16 A and B the instruction is m16n8k16; for fp32 A and B
+ * multiplied in tf32 (--dtype tf32) m16n8k8, its fragments filled by
+ * plain loads (ldmatrix moves 16-bit elements).  C is fp32, fp16 or bf16.
+ *
+ *   tessel bench examples/tensorcore.c:tc128 --dtype f16 --shape 4096x4096x4096
+ *   tessel tune examples/tensorcore.c --dtype f16 --shape 4096x4096x4096
+ */
+#include <tessel.h>
+
+typedef struct tc_tiling {
+  int64_t bm, bn; /* the block's tile of C */
+  int64_t wm, wn; /* a warp's: (bm / wm) x (bn / wn) warps */
+  int64_t bk;     /* k a shared tile holds */
+  int64_t stages; /* cp.async copies of the shared tiles; 1: none */
+  int64_t swizzle; /* ts_swizzle's rows per group; 0: none */
+} tc_tiling;
+
+/* The contiguous copy loop of a cache, 16 bytes an access. */
+static void vector_copy(ts_sched *s, ts_stage *st, int64_t lanes) {
+  ts_loop *o, *in;
+  ts_split(s, ts_stage_axis(st, ts_stage_contiguous(st)), lanes, &o, &in);
+  ts_vectorize(s, in);
+}
+
+static ts_stage *shared_tile(ts_sched *s, const char *operand, ts_loop *at,
+                             int64_t lanes, int64_t stages) {
+  ts_stage *st;
+  ts_cache_read(s, operand, TS_SHARED, at, &st);
+  ts_storage_pad(s, st, lanes);
+  vector_copy(s, st, lanes);
+  if (stages > 1)
+    ts_pipeline(s, st, (int)stages);
+  return st;
+}
+
+static ts_status tensor_tiles(ts_sched *s, const tc_tiling *t) {
+  const ts_gemm *g = ts_sched_gemm(s);
+  int64_t kstep = g->a_type == TS_F32 ? 8 : 16; /* m16n8k8 or m16n8k16 */
+  int64_t lanes = g->a_type == TS_F32 ? 4 : 8;  /* 16 bytes */
+  ts_loop *io, *ir, *wy, *r, *mi, *ii, *jo, *jr, *wx, *c, *nj, *jj, *ko, *ki,
+      *kq, *kk, *warp;
+  /* i = block * bm + warp row * wm + tile * 16 + ii; j likewise by 8. */
+  ts_split(s, ts_get_loop(s, "i"), t->bm, &io, &ir);
+  ts_split(s, ir, t->wm, &wy, &r);
+  ts_split(s, r, 16, &mi, &ii);
+  ts_split(s, ts_get_loop(s, "j"), t->bn, &jo, &jr);
+  ts_split(s, jr, t->wn, &wx, &c);
+  ts_split(s, c, 8, &nj, &jj);
+  ts_split(s, ts_get_loop(s, "k"), t->bk, &ko, &ki);
+  ts_split(s, ki, kstep, &kq, &kk);
+  ts_reorder(s, 11,
+             (ts_loop *[]){io, jo, wy, wx, ko, kq, mi, nj, ii, jj, kk});
+  ts_fuse(s, wy, wx, &warp);
+  ts_rename(s, warp, "warp");
+  ts_bind(s, io, TS_BLOCK_Y);
+  ts_bind(s, jo, TS_BLOCK_X);
+  ts_bind(s, warp, TS_THREAD_Y);
+  if (t->swizzle)
+    ts_swizzle(s, io, jo, t->swizzle);
+  shared_tile(s, "A", ko, lanes, t->stages);
+  shared_tile(s, "B", ko, lanes, t->stages);
+  ts_unroll(s, kq);
+  ts_unroll(s, mi);
+  ts_unroll(s, nj);
+  ts_tensorize(s, ii, jj, kk);
+  return ts_sched_status(s);
+}
+
+TS_SCHEDULE(tc128, "128x128 tiles of 4 warps of 64x64, k in 32s, 3 cp.async "
+            "stages, mma.sync") {
+  return tensor_tiles(s, &(tc_tiling){128, 128, 64, 64, 32, 3, 0});
+}
+
+TS_SCHEDULE(tc64, "64x64 tiles of 4 warps of 32x32, k in 32s, 3 cp.async "
+            "stages, mma.sync: for small and skinny shapes") {
+  return tensor_tiles(s, &(tc_tiling){64, 64, 32, 32, 32, 3, 0});
+}
+
+/* Each knob's first value is tc128's. */
+TS_SPACE(tensorcore, "block tile, warp tile, k tile, cp.async stages and "
+         "block swizzle of the tensor-core schedules") {
+  tc_tiling t;
+  t.bm = ts_knob(c, "bm", 4, (int64_t[]){128, 64, 256, 32});
+  t.bn = ts_knob(c, "bn", 4, (int64_t[]){128, 64, 256, 32});
+  t.wm = ts_knob(c, "wm", 3, (int64_t[]){64, 32, 16});
+  t.wn = ts_knob(c, "wn", 3, (int64_t[]){64, 32, 16});
+  t.bk = ts_knob(c, "bk", 2, (int64_t[]){32, 64});
+  t.stages = ts_knob(c, "stages", 3, (int64_t[]){3, 4, 2});
+  t.swizzle = ts_knob(c, "swizzle", 2, (int64_t[]){0, 8});
+  int64_t warps = (t.bm / t.wm) * (t.bn / t.wn);
+  int64_t acc = (t.wm / 16) * (t.wn / 8) * 4; /* accumulators a lane */
+  if (!ts_knob_require(c, t.bm % t.wm == 0 && t.bn % t.wn == 0,
+                       "warp tiles of %lldx%lld do not divide the block's",
+                       (long long)t.wm, (long long)t.wn) ||
+      !ts_knob_require(c, warps >= 2 && warps <= 16, "%lld warps a block",
+                       (long long)warps) ||
+      !ts_knob_require(c, acc <= 128, "%lld accumulators a lane",
+                       (long long)acc))
+    return ts_sched_status(s);
+  return tensor_tiles(s, &t);
+}
