@@ -9,31 +9,36 @@
 
 static const ts_builtin builtins[] = {
     {"naive", "one thread per C element, threadIdx.x on rows (uncoalesced)",
-     example_naive},
+     example_naive, false},
     {"coalesced", "one thread per C element, threadIdx.x on columns (seeds "
-     "001, 004)", example_coalesced},
+     "001, 004)", example_coalesced, false},
     {"smem32", "32x32 tiles of A and B in shared memory (seed 001)",
-     example_smem32},
+     example_smem32, false},
     {"smem16", "16x16 tiles of A and B in shared memory (seed 004)",
-     example_smem16},
+     example_smem16, false},
     {"blocktile1d", "64x64 block tiles, 8 results per thread in registers",
-     example_blocktile1d},
+     example_blocktile1d, false},
     {"blocktile2d", "128x128 block tiles, 8x8 results per thread, register "
-     "copies of A and B (seed 000 matmul3)", example_blocktile2d},
+     "copies of A and B (seed 000 matmul3)", example_blocktile2d, false},
     {"tvm_step2", "seed 003's TVM schedule: 32x32x32 tiles, 8x4 per thread, "
-     "k innermost", example_tvm_step2},
+     "k innermost", example_tvm_step2, false},
     {"vectorized", "blocktile2d with float4 loads, A stored transposed "
-     "(seed 000 matmul4)", example_vectorized},
+     "(seed 000 matmul4)", example_vectorized, false},
     {"bankfree", "vectorized with padded shared A: no bank conflicts",
-     example_bankfree},
+     example_bankfree, false},
     {"double_buffered", "bankfree with two shared copies, next tile "
-     "prefetched into registers (seed 000)", example_double_buffered},
+     "prefetched into registers (seed 000)", example_double_buffered, false},
     {"warptiled", "block / warp / thread tiles, 8x16 outer products per "
-     "thread (seed 002)", example_warptiled},
+     "thread (seed 002)", example_warptiled, false},
     {"splitk", "blocktile2d with k split across 4 blocks (blockIdx.z), "
-     "partial sums reduced by a second kernel", example_splitk},
+     "partial sums reduced by a second kernel", example_splitk, false},
     {"pipelined", "warptiled with 3 shared copies filled by cp.async "
-     "(sm_80+), no register staging", example_pipelined},
+     "(sm_80+), no register staging", example_pipelined, false},
+    {"tc128", "tensor cores (mma.sync, ldmatrix): 128x128 tiles of 4 warps "
+     "of 64x64, 3 cp.async stages; f16, bf16 or tf32", example_tc128,
+     true},
+    {"tc64", "tc128 with 64x64 tiles of 4 warps of 32x32, for small and "
+     "skinny shapes", example_tc64, true},
 };
 
 enum { NBUILTINS = sizeof(builtins) / sizeof(builtins[0]) };
@@ -67,9 +72,12 @@ ts_sched *ts_builtin_schedule(const char *name, const ts_gemm *def) {
 
 static const ts_space spaces[] = {
     {"seed003", "seed 003's sweep of its TVM schedule: 5 block tiles x 5 "
-     "thread tiles x 3 loop orders", space_seed003},
+     "thread tiles x 3 loop orders", space_seed003, false},
     {"warptiled", "warptiled's block, warp and k tiles and double buffering, "
-     "for small, skinny and odd shapes", space_warptiled},
+     "for small, skinny and odd shapes", space_warptiled, false},
+    {"tensorcore", "tc128's block, warp and k tiles, cp.async stages and "
+     "block swizzle (tensor cores: f16, bf16 or tf32)", space_tensorcore,
+     true},
 };
 
 enum { NSPACES = sizeof(spaces) / sizeof(spaces[0]) };

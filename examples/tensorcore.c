@@ -10,10 +10,15 @@
  * multiplied in tf32 (--dtype tf32) m16n8k8, its fragments filled by
  * plain loads (ldmatrix moves 16-bit elements).  C is fp32, fp16 or bf16.
  *
- *   tessel bench examples/tensorcore.c:tc128 --dtype f16 --shape 4096x4096x4096
- *   tessel tune examples/tensorcore.c --dtype f16 --shape 4096x4096x4096
+ * Built in as tc128, tc64 and the space tensorcore:
+ *
+ *   tessel bench tc128 --dtype f16 --shape 4096x4096x4096
+ *   tessel tune tensorcore --dtype f16 --shape 4096x4096x4096
+ *
+ * With fp32 A and B and exact products (the default definition) they are
+ * refused: tensor cores round fp32 to tf32, which --dtype tf32 allows.
  */
-#include <tessel.h>
+#include "examples.h"
 
 typedef struct tc_tiling {
   int64_t bm, bn; /* the block's tile of C */
@@ -74,19 +79,19 @@ static ts_status tensor_tiles(ts_sched *s, const tc_tiling *t) {
   return ts_sched_status(s);
 }
 
-TS_SCHEDULE(tc128, "128x128 tiles of 4 warps of 64x64, k in 32s, 3 cp.async "
-            "stages, mma.sync") {
+/* 128 x 128 block tiles of 4 warps of 64 x 64, k in 32s, 3 stages. */
+ts_status example_tc128(ts_sched *s) {
   return tensor_tiles(s, &(tc_tiling){128, 128, 64, 64, 32, 3, 0});
 }
 
-TS_SCHEDULE(tc64, "64x64 tiles of 4 warps of 32x32, k in 32s, 3 cp.async "
-            "stages, mma.sync: for small and skinny shapes") {
+/* 64 x 64 block tiles of 4 warps of 32 x 32: 16 times the blocks, for
+ * small and skinny shapes. */
+ts_status example_tc64(ts_sched *s) {
   return tensor_tiles(s, &(tc_tiling){64, 64, 32, 32, 32, 3, 0});
 }
 
 /* Each knob's first value is tc128's. */
-TS_SPACE(tensorcore, "block tile, warp tile, k tile, cp.async stages and "
-         "block swizzle of the tensor-core schedules") {
+ts_status space_tensorcore(ts_sched *s, ts_config *c) {
   tc_tiling t;
   t.bm = ts_knob(c, "bm", 4, (int64_t[]){128, 64, 256, 32});
   t.bn = ts_knob(c, "bn", 4, (int64_t[]){128, 64, 256, 32});

@@ -22,6 +22,7 @@
 #ifndef TESSEL_H
 #define TESSEL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -422,6 +423,9 @@ typedef struct ts_builtin {
   const char *name;
   const char *summary;
   ts_status (*apply)(ts_sched *s); /* applies the schedule's primitives */
+  /* It tensorizes: it needs f16 or bf16 A and B, or f32 with
+   * TS_MATH_TF32, and refuses exact fp32. */
+  bool tensor_cores;
 } ts_builtin;
 
 int ts_builtin_count(void);
@@ -457,6 +461,7 @@ typedef struct ts_space {
   const char *name;
   const char *summary;
   ts_status (*apply)(ts_sched *s, ts_config *c);
+  bool tensor_cores; /* as a ts_builtin's */
 } ts_space;
 
 /* The configuration's value of the knob `name`, one of values[0..n).  When
@@ -534,14 +539,16 @@ void ts_schedule_file_add(const ts_builtin *def);     /* TS_SCHEDULE's */
 void ts_schedule_file_add_space(const ts_space *def); /* TS_SPACE's */
 #define TS_SCHEDULE(NAME, SUMMARY)                                           \
   ts_status NAME(ts_sched *s);                                               \
-  static const ts_builtin ts_schedule_def_##NAME = {#NAME, SUMMARY, NAME};   \
+  static const ts_builtin ts_schedule_def_##NAME = {                         \
+      .name = #NAME, .summary = SUMMARY, .apply = NAME};                     \
   __attribute__((constructor)) static void ts_schedule_add_##NAME(void) {    \
     ts_schedule_file_add(&ts_schedule_def_##NAME);                           \
   }                                                                          \
   ts_status NAME(ts_sched *s)
 #define TS_SPACE(NAME, SUMMARY)                                              \
   ts_status NAME(ts_sched *s, ts_config *c);                                 \
-  static const ts_space ts_space_def_##NAME = {#NAME, SUMMARY, NAME};        \
+  static const ts_space ts_space_def_##NAME = {                             \
+      .name = #NAME, .summary = SUMMARY, .apply = NAME};                     \
   __attribute__((constructor)) static void ts_space_add_##NAME(void) {       \
     ts_schedule_file_add_space(&ts_space_def_##NAME);                        \
   }                                                                          \

@@ -61,6 +61,20 @@ static inline void assert_ir(ts_sched *s, const char *want) {
   free(got);
 }
 
+/* def as built-in b can take it: a tensor-core built-in gets fp32 A and
+ * B multiplied in tf32 (it refuses exact fp32). */
+static inline ts_gemm def_for_builtin(const ts_builtin *b, ts_gemm def) {
+  if (b && b->tensor_cores && def.a_type == TS_F32 && def.b_type == TS_F32)
+    def.math = TS_MATH_TF32;
+  return def;
+}
+
+/* Built-in number b applied to def (as def_for_builtin makes it). */
+static inline ts_sched *builtin_at(int b, ts_gemm def) {
+  def = def_for_builtin(ts_builtin_at(b), def);
+  return ts_builtin_schedule(ts_builtin_at(b)->name, &def);
+}
+
 /* s is correct against the plain GEMM on the reference executor, with
  * random data of seed `seed`. */
 static inline void assert_checks(ts_sched *s, uint64_t seed) {

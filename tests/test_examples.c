@@ -17,6 +17,7 @@ static const int64_t small_shapes[][3] = {
 };
 
 static void check_one(const char *name, ts_gemm g) {
+  g = def_for_builtin(ts_builtin_find(name), g);
   ts_sched *s = ts_builtin_schedule(name, &g);
   char msg[1024];
   ts_status st = ts_check(s, 11, msg, sizeof(msg));
@@ -99,8 +100,8 @@ static void test_codegen_is_deterministic(void **state) {
   (void)state;
   ts_gemm g = ts_gemm_make(37, 53, 29);
   for (int b = 0; b < ts_builtin_count(); b++) {
-    ts_sched *x = ts_builtin_schedule(ts_builtin_at(b)->name, &g);
-    ts_sched *y = ts_builtin_schedule(ts_builtin_at(b)->name, &g);
+    ts_sched *x = builtin_at(b, g);
+    ts_sched *y = builtin_at(b, g);
     char *cx = ts_cuda_source(x), *cy = ts_cuda_source(y);
     assert_non_null(cx);
     assert_string_equal(cx, cy);
@@ -123,7 +124,7 @@ static void test_every_example_compiles(void **state) {
     for (int a = 0; a < 2; a++)
       for (int z = 0; z < 3; z++) {
         ts_gemm g = ts_gemm_make(sizes[z][0], sizes[z][1], sizes[z][2]);
-        ts_sched *s = ts_builtin_schedule(ts_builtin_at(b)->name, &g);
+        ts_sched *s = builtin_at(b, g);
         ts_kernel *k = ts_compile_sched(s, archs[a]);
         if (ts_kernel_status(k) != TS_OK)
           fail_msg("%s for %s: %s", ts_builtin_at(b)->name, archs[a],
@@ -153,7 +154,7 @@ static void test_every_example_compiles_in_fp16_and_bf16(void **state) {
       g.a_type = g.b_type = t ? TS_BF16 : TS_F16;
       g.c_type = t ? TS_F32 : TS_F16;
       g.beta = 0.5f;
-      ts_sched *s = ts_builtin_schedule(ts_builtin_at(b)->name, &g);
+      ts_sched *s = builtin_at(b, g);
       ts_kernel *k = ts_compile_sched(s, "sm_90");
       if (ts_kernel_status(k) != TS_OK)
         fail_msg("%s in %s: %s", ts_builtin_at(b)->name,

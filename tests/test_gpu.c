@@ -3,7 +3,9 @@
  * data, C poisoned with NaN (or random, where beta reads it), at shapes that
  * divide the tiles and shapes that do not, in every layout, with alpha and
  * beta other than 1 and 0.  The relative error (max |x - ref| / max |ref|)
- * must stay under 1e-5.  Exits 77 (skipped, saying why) without a GPU.
+ * must stay under the definition's tolerance (ts_gemm_tolerance: 1e-5 in
+ * fp32; tensor-core built-ins run fp32 in tf32, and fp16 and bf16).
+ * Exits 77 (skipped, saying why) without a GPU.
  */
 #include "helpers.h"
 
@@ -43,9 +45,11 @@ static void check_against_cublas(ts_sched *s, ts_gemm g) {
   printf("  %-10s %5lldx%5lldx%5lld %s alpha %5.2f beta %5.2f  rel err %.2e\n",
          name, (long long)g.m, (long long)g.n, (long long)g.k,
          ts_layout_name(g.layout), (double)g.alpha, (double)g.beta, e);
-  if (!(e < 1e-5))
-    fail_msg("%s at %lldx%lldx%lld: relative error %.3e", name,
-             (long long)g.m, (long long)g.n, (long long)g.k, e);
+  if (!(e < ts_gemm_tolerance(&g)))
+    fail_msg("%s at %lldx%lldx%lld %s %s: relative error %.3e (tolerance "
+             "%.3e)", name, (long long)g.m, (long long)g.n, (long long)g.k,
+             ts_layout_name(g.layout), ts_dtype_name(g.a_type), e,
+             ts_gemm_tolerance(&g));
   free(A);
   free(B);
   free(C);
@@ -53,6 +57,7 @@ static void check_against_cublas(ts_sched *s, ts_gemm g) {
 }
 
 static void against_cublas(const char *name, ts_gemm g) {
+  g = def_for_builtin(ts_builtin_find(name), g);
   ts_sched *s = ts_builtin_schedule(name, &g);
   check_against_cublas(s, g);
   ts_sched_free(s);
@@ -89,6 +94,29 @@ static void test_examples_match_cublas(void **state) {
       g.beta = cases[i].beta;
       against_cublas(ts_builtin_at(b)->name, g);
     }
+}
+
+/* The tensor-core built-ins in fp16 and bf16 (fp32 C, and C of their
+ * type with alpha and beta) at odd shapes in every layout. */
+static void test_tensor_cores_match_cublas(void **state) {
+  (void)state;
+  const int64_t shapes[][3] = {{999, 1001, 1003}, {37, 53, 29}, {1, 1, 1},
+                               {256, 384, 200}};
+  const ts_dtype types[] = {TS_F16, TS_BF16};
+  for (int b = 0; b < ts_builtin_count(); b++)
+    for (int t = 0; t < 2 && ts_builtin_at(b)->tensor_cores; t++)
+      for (int i = 0; i < 4; i++)
+        for (int l = TS_NN; l <= TS_TT; l++) {
+          ts_gemm g = ts_gemm_make(shapes[i][0], shapes[i][1], shapes[i][2]);
+          g.layout = (ts_layout)l;
+          g.a_type = g.b_type = types[t];
+          if (l == TS_TT) {
+            g.c_type = types[t];
+            g.alpha = 1.5f;
+            g.beta = -0.5f;
+          }
+          against_cublas(ts_builtin_at(b)->name, g);
+        }
 }
 
 /* 128 KiB of dynamic shared memory per block, with the opt-in. */
@@ -402,6 +430,7 @@ int main(int argc, char **argv) {
   gpu = open_gpu_or_skip(argc, argv);
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_examples_match_cublas),
+      cmocka_unit_test(test_tensor_cores_match_cublas),
       cmocka_unit_test(test_bench_reports_every_variant),
       cmocka_unit_test(test_bench_times_the_rest),
       cmocka_unit_test(test_dynamic_shared_memory),

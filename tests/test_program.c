@@ -72,7 +72,7 @@ static void test_lowering_reads_only(void **state) {
   g.layout = TS_TN;
   g.beta = 0.5f;
   for (int b = 0; b < ts_builtin_count(); b++) {
-    ts_sched *s = ts_builtin_schedule(ts_builtin_at(b)->name, &g);
+    ts_sched *s = builtin_at(b, g);
     snapshot before = snap(s);
     ts_program *p = ts_lower(s);
     snapshot after = snap(s);
@@ -141,7 +141,7 @@ static void test_compile_all_in_parallel(void **state) {
   ts_kernel **par = calloc((size_t)n, sizeof(*par));
   assert_true(p && par);
   for (int b = 0; b < n - 1; b++) {
-    ts_sched *s = ts_builtin_schedule(ts_builtin_at(b)->name, &g);
+    ts_sched *s = builtin_at(b, g);
     p[b] = ts_lower(s);
     ts_sched_free(s);
   }

@@ -312,8 +312,11 @@ ts_sched *ts_space_schedule(const ts_space *space, const ts_gemm *def,
                space->name, c->pruned);
     return s;
   }
-  if (!c->pruned && ts_sched_status(s) != TS_OK)
-    prune(c, "%s", ts_sched_errmsg(s));
+  /* A primitive's refusal is the reason, whole: its message shows the
+   * nest, which can be longer than a constraint's line. */
+  if (!c->pruned && ts_sched_status(s) != TS_OK &&
+      !(c->pruned = strdup(ts_sched_errmsg(s))))
+    sched_oom(s, "ts_space_schedule");
   if (c->pruned && ts_sched_status(s) == TS_OK)
     sched_fail(s, TS_ERR_PRUNED, NULL, "ts_space_schedule: %s: %s",
                space->name, c->pruned);
