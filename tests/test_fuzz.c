@@ -52,6 +52,7 @@ static uint64_t case_seed(uint64_t base, uint64_t i) {
  * the schedules' statuses, and the time each kind of case took. */
 typedef struct tally {
   long counts[4], knob_counts[4];
+  long tensorized[4]; /* of the cases whose schedule calls ts_tensorize */
   long statuses[TS_STATUS_COUNT];
   double seconds[2]; /* primitive cases, knob cases */
   double slowest;
@@ -68,6 +69,7 @@ static double cpu_seconds(void) {
 static void count_case(tally *t, const fz_result *r, double seconds) {
   t->counts[r->outcome]++;
   t->knob_counts[r->outcome] += r->knobs;
+  t->tensorized[r->outcome] += r->tensorized;
   if (r->status >= 0 && r->status < TS_STATUS_COUNT)
     t->statuses[r->status]++;
   t->seconds[r->knobs] += seconds;
@@ -87,6 +89,10 @@ static void print_tally(const tally *t, uint64_t base, uint64_t cases) {
   printf("  of which %ld drew a space's knobs: %ld refused (pruned or "
          "unparsable), %ld refused at lowering, %ld checked correct, %ld "
          "failed\n", knobs, k[0], k[1], k[2], k[3]);
+  printf("  of which %ld tensorized (mma.sync): %ld refused at lowering, %ld "
+         "checked correct, %ld failed\n", t->tensorized[1] + t->tensorized[2] +
+         t->tensorized[3], t->tensorized[1], t->tensorized[2],
+         t->tensorized[3]);
   long all = c[0] + c[1] + c[2] + c[3];
   printf("  CPU time: %.2f ms a case, %.2f ms a knob case; slowest %.0f ms "
          "(0x%016llx)\n", 1e3 * (t->seconds[0] + t->seconds[1]) /
@@ -123,6 +129,10 @@ static void test_fuzz_schedules(void **state) {
   }
   print_tally(&t, base, cases);
   assert_int_equal(failures, 0);
+  /* The tensorcore space's configurations are drawn in fp16, bf16 and
+   * tf32: a run of the default size checks some. */
+  if (cases >= 10000)
+    assert_true(t.tensorized[FZ_PASS_CHECKED] > 0);
 }
 
 int main(void) {

@@ -628,6 +628,8 @@ static void program_head(fz_case *c) {
                 ts_layout_name(c->def.layout), (double)c->def.alpha,
                 (double)c->def.beta, type_constant(c->def.a_type),
                 type_constant(c->def.b_type), type_constant(c->def.c_type));
+  if (c->def.math == TS_MATH_TF32)
+    ts_buf_puts(&c->prog, "  def.math = TS_MATH_TF32;\n");
 }
 
 static void begin_program(fz_case *c) {
@@ -651,12 +653,16 @@ static void end_program(fz_case *c) {
   ts_buf_puts(&c->prog, "  ts_sched_free(s);\n  return st != TS_OK;\n}\n");
 }
 
-/* Element types: fp32 in half the cases, else fp16 or bf16 A and B (in
- * one case of ten of two different types) with a C of theirs or fp32. */
+/* Element types: fp32 in half the cases (a third of them multiplied in
+ * tf32, which tensor cores need), else fp16 or bf16 A and B (in one case
+ * of ten of two different types) with a C of theirs or fp32. */
 static void random_types(fz_case *c) {
   static const ts_dtype narrow[] = {TS_F16, TS_BF16};
-  if (chance(c, 50))
+  if (chance(c, 50)) {
+    if (chance(c, 33))
+      c->def.math = TS_MATH_TF32;
     return;
+  }
   c->def.a_type = c->def.b_type = narrow[pick(c->src, 2)];
   if (chance(c, 10))
     c->def.b_type = narrow[pick(c->src, 2)];
@@ -780,6 +786,9 @@ fz_result fz_run_case(fz_source *src, uint64_t seed) {
                                                    : check_accepted(&c),
                    .knobs = c.knobs};
   res.status = c.s ? (int)ts_sched_status(c.s) : -1;
+  char *trace = c.s ? ts_print_trace(c.s) : NULL;
+  res.tensorized = trace && strstr(trace, "ts_tensorize(");
+  free(trace);
   end_program(&c);
   if (res.outcome == FZ_FAIL)
     res.report = make_report(&c);

@@ -36,6 +36,7 @@ typedef struct fz_result {
   fz_outcome outcome;
   int status;   /* the schedule's final ts_status (-1: no schedule) */
   bool knobs;   /* the case drew a space's configuration (knobs.c) */
+  bool tensorized; /* its schedule calls ts_tensorize (mma.sync) */
   char *report; /* on FZ_FAIL: why, and the case as a C program (malloc'd) */
 } fz_result;
 
