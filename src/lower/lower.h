@@ -71,11 +71,16 @@ bool lower_mma_acc_index(lower_ctx *cx, const lower_mma *t, ir_expr *ai,
  * a lane's accumulators, at the element of C that register holds. */
 ir_stmt *lower_mma_registers(lower_ctx *cx, const lower_mma *t,
                              ir_stmt *body);
-/* The three tensorized loops' replacement: fragment fills from the
- * operands' loads (zero where pred fails) and the S_MMA. */
+/* The replacement of path->node[*at..] (*at: the outermost of the unrolled
+ * spatial loops right above the tensorized ones, not above `top`, or the
+ * tensorized loops' own): fragment fills from the operands' loads, zero
+ * where pred fails, hoisted out of those loops as far as each operand
+ * allows, then the S_MMA under them. */
 ir_stmt *lower_mma_update(lower_ctx *cx, const lower_mma *t,
+                          const nest_path *path, int top,
                           ir_expr *const operand[2], ir_expr *pred,
-                          ir_buffer *acc, ir_expr *const acc_idx[3]);
+                          ir_buffer *acc, ir_expr *const acc_idx[3],
+                          int *at);
 /* s with the lane loop just inside its launch loops. */
 ir_stmt *lower_mma_lanes(lower_ctx *cx, const lower_mma *t, ir_stmt *s);
 

@@ -270,8 +270,8 @@ static ir_stmt *update_nest(lower_ctx *cx, const nest *ns, const lower_mma *t,
   ir_stmt *update;
   int last = ns->path.depth - 1;
   if (t->in) {
-    update = lower_mma_update(cx, t, operand, upred, acc, acc_idx);
-    last = t->depth;
+    update = lower_mma_update(cx, t, &ns->path, ns->wrap, operand, upred, acc,
+                              acc_idx, &last);
   } else {
     update = guarded(a, upred, ir_new_store(
         a, acc, acc_idx,

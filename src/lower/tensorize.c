@@ -264,8 +264,8 @@ static ir_expr *row_address(ts_arena *a, const lower_mma *t, int w,
 /* The ldmatrix filling operand w's fragment, or NULL where it does not
  * apply. */
 static ir_stmt *ldmatrix_fill(lower_ctx *cx, const lower_mma *t, int w,
-                              ir_buffer *frag, const ir_expr *operand,
-                              const ir_expr *guard) {
+                              ir_buffer *frag, ir_expr *const *frag_idx,
+                              const ir_expr *operand, const ir_expr *guard) {
   ts_arena *a = cx->arena;
   ldsm_plan p;
   if (!plan_ldmatrix(a, t, w, operand, guard, &p))
@@ -273,38 +273,139 @@ static ir_stmt *ldmatrix_fill(lower_ctx *cx, const lower_mma *t, int w,
   ir_expr *idx[2] = {row_address(a, t, w, &p, 0), row_address(a, t, w, &p, 1)};
   if (!idx[0] || !idx[1])
     return NULL;
-  ir_expr *zero = ir_int(a, 0);
-  return ir_new_ldmatrix(a, frag, &zero, ir_load(a, operand->load.buf, idx),
+  return ir_new_ldmatrix(a, frag, frag_idx, ir_load(a, operand->load.buf, idx),
                          t->in->frag[w].regs / 2, p.trans);
 }
 
 /* ---- Operand fragments ------------------------------------------------------ */
 
-/* frag[r] = operand at register r's element, or 0 where `guard` fails
- * there, for each register of operand w (MMA_A or MMA_B): one ldmatrix
- * where it applies, else a load a register. */
+/* frag[prefix.., r] = operand at register r's element, or 0 where `guard`
+ * fails there, for each register of operand w (MMA_A or MMA_B): one
+ * ldmatrix where it applies, else a load a register. */
 static ir_stmt *fill(lower_ctx *cx, const lower_mma *t, int w,
-                     ir_buffer *frag, ir_expr *operand, ir_expr *guard) {
+                     ir_buffer *frag, ir_expr *const *prefix,
+                     ir_expr *operand, ir_expr *guard) {
   ts_arena *a = cx->arena;
-  ir_stmt *ldsm = ldmatrix_fill(cx, t, w, frag, operand, guard);
+  int np = frag->ndim - 1;
+  ir_expr *idx[IR_MAX_DIMS];
+  for (int d = 0; d < np; d++)
+    idx[d] = prefix[d];
+  idx[np] = ir_int(a, 0);
+  ir_stmt *ldsm = ldmatrix_fill(cx, t, w, frag, idx, operand, guard);
   if (ldsm)
     return ldsm;
   ir_stmt *items[MMA_MAX_REGS];
   int n = t->in->frag[w].regs;
   for (int r = 0; r < n; r++) {
-    ir_expr *reg = ir_int(a, r);
-    ir_stmt *load = ir_new_store(a, frag, &reg,
+    idx[np] = ir_int(a, r);
+    ir_stmt *load = ir_new_store(a, frag, idx,
                                  at_register(a, t, w, r, operand));
     items[r] = guard ? ir_new_if(a, at_register(a, t, w, r, guard), load,
-                                 ir_new_store(a, frag, &reg, ir_float(a, 0)))
+                                 ir_new_store(a, frag, idx, ir_float(a, 0)))
                      : load;
   }
   return ir_new_seq(a, items, n);
 }
 
+/* ---- Hoisting the fills ------------------------------------------------------
+ *
+ * The unrolled spatial loops directly above the instruction's (a warp's
+ * tiles, mi and nj) would refill each fragment for every tile even where
+ * the operand does not change with it: A's fragment is the same for every
+ * nj.  So each fragment gets a dimension per such loop its operand uses,
+ * is filled over those loops first, and the instructions follow: all the
+ * loads of a k step before its multiplies, which the compiler can then
+ * overlap with the previous step's. */
+
+typedef struct {
+  int first;                     /* path index of the outermost tile loop */
+  const ts_loop *uses[2][NEST_MAX_DEPTH]; /* by fragment: the loops it needs */
+  int nuses[2];
+} hoist;
+
+static bool is_tile_loop(const nest_path *p, int d) {
+  const ir_stmt *n = p->node[d];
+  return n->kind == S_FOR && n->for_.loop->kind == TS_UNROLLED &&
+         !n->for_.loop->reduce && n->for_.body == p->node[d + 1];
+}
+
+static void plan_hoist(const lower_mma *t, const nest_path *p, int top,
+                       ir_expr *const operand[2], ir_expr *const guard[2],
+                       hoist *h) {
+  h->first = t->depth;
+  while (h->first - 1 >= top && is_tile_loop(p, h->first - 1))
+    h->first--;
+  for (int w = 0; w < 2; w++) {
+    h->nuses[w] = 0;
+    for (int d = h->first; d < t->depth; d++) {
+      const ts_loop *l = p->node[d]->for_.loop;
+      if (ir_expr_uses_var(operand[w], l->var) ||
+          (guard[w] && ir_expr_uses_var(guard[w], l->var)))
+        h->uses[w][h->nuses[w]++] = l;
+    }
+  }
+}
+
+/* Operand w's fragment, a dimension per loop it needs, then its
+ * registers. */
+static ir_buffer *fragment(ts_arena *a, const lower_mma *t, const hoist *h,
+                           int w, ts_dtype type) {
+  int64_t shape[IR_MAX_DIMS];
+  int n = h->nuses[w];
+  if (n + 1 > IR_MAX_DIMS)
+    return NULL;
+  for (int d = 0; d < n; d++)
+    shape[d] = h->uses[w][d]->extent;
+  shape[n] = t->in->frag[MMA_A + w].regs;
+  return ir_new_buffer(a, w ? "b_frag" : "a_frag", SCOPE_LOCAL, type, n + 1,
+                       shape, NULL);
+}
+
+/* The fill of fragment w over fresh copies of the loops it needs. */
+static ir_stmt *hoisted_fill(lower_ctx *cx, const lower_mma *t,
+                             const hoist *h, int w, ir_buffer *frag,
+                             ir_expr *operand, ir_expr *guard) {
+  ts_arena *a = cx->arena;
+  ir_expr *prefix[IR_MAX_DIMS];
+  for (int d = 0; d < h->nuses[w]; d++)
+    prefix[d] = ir_varref(a, h->uses[w][d]->var);
+  ir_stmt *body = fill(cx, t, MMA_A + w, frag, prefix, operand, guard);
+  for (int d = h->nuses[w] - 1; d >= 0 && body; d--) {
+    const ts_loop *l = h->uses[w][d];
+    ts_loop *copy = lower_new_loop(cx, l->name, l->extent, TS_UNROLLED);
+    if (!copy)
+      return NULL;
+    body = ir_new_for(a, copy, ir_subst_stmt(a, body, l->var,
+                                             ir_varref(a, copy->var)));
+  }
+  return body;
+}
+
+/* The instructions over the tile loops, each fragment indexed by the
+ * loops it needs. */
+static ir_stmt *mma_nest(ts_arena *a, const lower_mma *t, const hoist *h,
+                         const nest_path *p, ir_buffer *const bufs[3],
+                         ir_expr *const acc_idx[3]) {
+  ir_expr *zero = ir_int(a, 0);
+  ir_expr *acc_at[3] = {acc_idx[0], acc_idx[1], zero};
+  ir_expr *at[2][IR_MAX_DIMS];
+  for (int w = 0; w < 2; w++) {
+    for (int d = 0; d < h->nuses[w]; d++)
+      at[w][d] = ir_varref(a, h->uses[w][d]->var);
+    at[w][h->nuses[w]] = zero;
+  }
+  ir_expr **idx[3] = {acc_at, at[0], at[1]};
+  ir_stmt *body = ir_new_mma(a, bufs, idx);
+  for (int d = t->depth - 1; d >= h->first && body; d--)
+    body = ir_new_for(a, p->node[d]->for_.loop, body);
+  return body;
+}
+
 ir_stmt *lower_mma_update(lower_ctx *cx, const lower_mma *t,
+                          const nest_path *path, int top,
                           ir_expr *const operand[2], ir_expr *pred,
-                          ir_buffer *acc, ir_expr *const acc_idx[3]) {
+                          ir_buffer *acc, ir_expr *const acc_idx[3],
+                          int *at) {
   ts_arena *a = cx->arena;
   if (mixed_conjunct(pred, t)) {
     lower_fail(cx, TS_ERR_BAD_TENSORIZE, "ts_lower: a bound of the "
@@ -313,28 +414,25 @@ ir_stmt *lower_mma_update(lower_ctx *cx, const lower_mma *t,
                t->loop[0]->name, t->loop[1]->name);
     return NULL;
   }
-  ir_buffer *frag[2];
-  const char *names[2] = {"a_frag", "b_frag"};
-  for (int w = 0; w < 2; w++) {
-    int64_t regs = t->in->frag[MMA_A + w].regs;
-    frag[w] = ir_new_buffer(a, names[w], SCOPE_LOCAL, operand[w]->dtype, 1,
-                            &regs, NULL);
-    if (!frag[w])
-      return NULL;
-  }
-  ir_expr *zero = ir_int(a, 0);
-  ir_expr *acc_at[3] = {acc_idx[0], acc_idx[1], zero};
-  ir_expr **idx[3] = {acc_at, &zero, &zero};
-  ir_buffer *bufs[3] = {acc, frag[0], frag[1]};
+  /* A's fill is guarded by the conjuncts without j, B's without i. */
+  ir_expr *guard[2] = {without_var(a, pred, t->loop[1]->var),
+                       without_var(a, pred, t->loop[0]->var)};
+  hoist h;
+  plan_hoist(t, path, top, operand, guard, &h);
+  ir_buffer *bufs[3] = {acc, fragment(a, t, &h, 0, operand[0]->dtype),
+                        fragment(a, t, &h, 1, operand[1]->dtype)};
+  if (!bufs[1] || !bufs[2])
+    return NULL;
   ir_stmt *items[3] = {
-      fill(cx, t, MMA_A, frag[0], operand[0],
-           without_var(a, pred, t->loop[1]->var)),
-      fill(cx, t, MMA_B, frag[1], operand[1],
-           without_var(a, pred, t->loop[0]->var)),
-      ir_new_mma(a, bufs, idx)};
+      hoisted_fill(cx, t, &h, 0, bufs[1], operand[0], guard[0]),
+      hoisted_fill(cx, t, &h, 1, bufs[2], operand[1], guard[1]),
+      mma_nest(a, t, &h, path, bufs, acc_idx)};
+  if (!items[0] || !items[1] || !items[2])
+    return NULL;
   ir_stmt *body = ir_new_seq(a, items, 3);
-  for (int w = 1; w >= 0; w--)
-    body = ir_new_alloc(a, frag[w], body);
+  for (int w = 2; w >= 1; w--)
+    body = ir_new_alloc(a, bufs[w], body);
+  *at = h.first;
   return body;
 }
 
