@@ -3,8 +3,9 @@
  * tile a grid of 16 x 8 instruction tiles (ts_tensorize, mma.sync), the
  * operands staged in shared memory by cp.async (ts_pipeline) and read
  * into fragments by ldmatrix, which lowering chooses wherever a cache's
- * rows are 16-byte aligned: padding each row by 8 elements keeps them
- * aligned and moves consecutive rows to different banks.
+ * rows are 16-byte aligned: padding each row by 16 bytes keeps them
+ * aligned and moves consecutive rows to different banks; so does an XOR
+ * swizzle of the rows' 16-byte chunks (the knob `xor`), without padding.
  *
  * For fp16 and bf16 A and B the instruction is m16n8k16; for fp32 A and B
  * multiplied in tf32 (--dtype tf32) m16n8k8, its fragments filled by
@@ -26,6 +27,7 @@ typedef struct tc_tiling {
   int64_t bk;     /* k a shared tile holds */
   int64_t stages; /* cp.async copies of the shared tiles; 1: none */
   int64_t swizzle; /* ts_swizzle's rows per group; 0: none */
+  int64_t xor;     /* shared rows swizzled (ts_storage_swizzle), else padded */
 } tc_tiling;
 
 /* The contiguous copy loop of a cache, 16 bytes an access. */
@@ -36,10 +38,13 @@ static void vector_copy(ts_sched *s, ts_stage *st, int64_t lanes) {
 }
 
 static ts_stage *shared_tile(ts_sched *s, const char *operand, ts_loop *at,
-                             int64_t lanes, int64_t stages) {
+                             int64_t lanes, int64_t stages, int64_t xor) {
   ts_stage *st;
   ts_cache_read(s, operand, TS_SHARED, at, &st);
-  ts_storage_pad(s, st, lanes);
+  if (xor)
+    ts_storage_swizzle(s, st);
+  else
+    ts_storage_pad(s, st, lanes);
   vector_copy(s, st, lanes);
   if (stages > 1)
     ts_pipeline(s, st, (int)stages);
@@ -70,8 +75,8 @@ static ts_status tensor_tiles(ts_sched *s, const tc_tiling *t) {
   ts_bind(s, warp, TS_THREAD_Y);
   if (t->swizzle)
     ts_swizzle(s, io, jo, t->swizzle);
-  shared_tile(s, "A", ko, lanes, t->stages);
-  shared_tile(s, "B", ko, lanes, t->stages);
+  shared_tile(s, "A", ko, lanes, t->stages, t->xor);
+  shared_tile(s, "B", ko, lanes, t->stages, t->xor);
   ts_unroll(s, kq);
   ts_unroll(s, mi);
   ts_unroll(s, nj);
@@ -81,13 +86,13 @@ static ts_status tensor_tiles(ts_sched *s, const tc_tiling *t) {
 
 /* 128 x 128 block tiles of 4 warps of 64 x 64, k in 32s, 3 stages. */
 ts_status example_tc128(ts_sched *s) {
-  return tensor_tiles(s, &(tc_tiling){128, 128, 64, 64, 32, 3, 0});
+  return tensor_tiles(s, &(tc_tiling){128, 128, 64, 64, 32, 3, 0, 0});
 }
 
 /* 64 x 64 block tiles of 4 warps of 32 x 32: 16 times the blocks, for
  * small and skinny shapes. */
 ts_status example_tc64(ts_sched *s) {
-  return tensor_tiles(s, &(tc_tiling){64, 64, 32, 32, 32, 3, 0});
+  return tensor_tiles(s, &(tc_tiling){64, 64, 32, 32, 32, 3, 0, 0});
 }
 
 /* Each knob's first value is tc128's. */
@@ -100,6 +105,7 @@ ts_status space_tensorcore(ts_sched *s, ts_config *c) {
   t.bk = ts_knob(c, "bk", 2, (int64_t[]){32, 64});
   t.stages = ts_knob(c, "stages", 3, (int64_t[]){3, 4, 2});
   t.swizzle = ts_knob(c, "swizzle", 2, (int64_t[]){0, 8});
+  t.xor = ts_knob(c, "xor", 2, (int64_t[]){0, 1});
   int64_t warps = (t.bm / t.wm) * (t.bn / t.wn);
   int64_t acc = (t.wm / 16) * (t.wn / 8) * 4; /* accumulators a lane */
   if (!ts_knob_require(c, t.bm % t.wm == 0 && t.bn % t.wn == 0,

@@ -254,6 +254,13 @@ const char *ts_stage_name(const ts_stage *stage);
  * `pad` unused elements after each stored row, against bank conflicts. */
 ts_status ts_storage_transpose(ts_sched *s, ts_stage *stage);
 ts_status ts_storage_pad(ts_sched *s, ts_stage *stage, int64_t pad);
+/* The other way against bank conflicts, without padding: the 16-byte
+ * chunks of each stored row of a shared cache permuted by the row (chunk
+ * XOR row, as CUTLASS and Triton lay out tiles for ldmatrix), so that 8
+ * consecutive rows read or written at the same chunk (ldmatrix, cp.async)
+ * fall in different banks.  Needs stored rows of 2, 4 or a multiple of 8
+ * chunks, a multiple of 8 rows, and no padding. */
+ts_status ts_storage_swizzle(ts_sched *s, ts_stage *stage);
 /* The innermost loop's iterations become one 2- or 4-wide access wherever
  * the addresses are contiguous and aligned (scalar lanes elsewhere).  Split
  * a loop by 4 (or 2) and vectorize the inner loop. */

@@ -150,6 +150,107 @@ static void test_ldmatrix_where_rows_are_aligned(void **state) {
   ts_sched_free(s);
 }
 
+/* ---- Swizzled shared layouts ------------------------------------------------ */
+
+/* Every stored row's chunks permuted, and 8 consecutive rows read at one
+ * logical chunk (an ldmatrix) land in 8 different groups of 4 banks. */
+static void test_swizzle_is_a_conflict_free_permutation(void **state) {
+  (void)state;
+  const int64_t widths[] = {16, 32, 64, 128}; /* halves: 2, 4, 8, 16 chunks */
+  for (int w = 0; w < 4; w++) {
+    int64_t shape[2] = {32, widths[w]};
+    ir_buffer b = {.name = "S", .scope = SCOPE_SHARED, .dtype = TS_F16,
+                   .ndim = 2, .shape = {shape[0], shape[1]}};
+    ir_buffer_set_layout(&b, (int[]){0, 1}, 0);
+    int64_t chunks = widths[w] / 8;
+    b.swizzle = chunks < 8 ? (int)chunks : 8;
+    for (int64_t row = 0; row < 32; row++) {
+      bool seen[16] = {false};
+      for (int64_t col = 0; col < widths[w]; col++) {
+        int64_t off = ir_swizzle_offset(&b, row * widths[w] + col);
+        assert_int_equal(off / widths[w], row);              /* same row */
+        assert_int_equal(off % 8, col % 8);                  /* in-chunk order */
+        seen[(off % widths[w]) / 8] = true;
+      }
+      for (int64_t c = 0; c < chunks; c++)
+        assert_true(seen[c]);
+    }
+    for (int64_t c = 0; c < chunks; c++)
+      for (int64_t r0 = 0; r0 < 32; r0 += 8) {
+        bool bank_quad[8] = {false};
+        for (int64_t r = r0; r < r0 + 8; r++) {
+          int64_t off = ir_swizzle_offset(&b, r * widths[w] + c * 8);
+          int64_t quad = (off * 2 / 16) % 8; /* 16 bytes: 4 of 32 banks */
+          assert_false(bank_quad[quad]);
+          bank_quad[quad] = true;
+        }
+      }
+  }
+}
+
+static void test_swizzled_tiles_are_correct(void **state) {
+  (void)state;
+  static const ts_dtype types[] = {TS_F16, TS_F32};
+  for (int t = 0; t < 2; t++) {
+    ts_gemm g = def_of(70, 45, 77, types[t]);
+    g.layout = TS_TN;
+    ts_sched *s = ts_matmul_named(&g, "tc");
+    tc_loops l;
+    tiles(s, 0, &l);
+    assert_int_equal(ts_storage_swizzle(s, l.as), TS_OK);
+    assert_int_equal(ts_storage_swizzle(s, l.bs), TS_OK);
+    assert_int_equal(ts_tensorize(s, l.ii, l.jj, l.kk), TS_OK);
+    assert_checks(s, 21);
+    assert_replays(s);
+    char *ir = ts_print_ir(s), *cu = ts_cuda_source(s);
+    /* Rows of 32 elements: 4 chunks of halves, 8 of floats. */
+    assert_non_null(strstr(ir, types[t] == TS_F16
+                                   ? "swizzled (16-byte chunk ^ row / 2 % 4)"
+                                   : "swizzled (16-byte chunk ^ row / 1 % 8)"));
+    assert_non_null(strstr(cu, " ^ ("));
+    assert_int_equal(occurrences(s, "ldmatrix"), types[t] == TS_F16 ? 2 : 0);
+    free(ir);
+    free(cu);
+    ts_sched_free(s);
+  }
+}
+
+static void test_swizzle_refusals(void **state) {
+  (void)state;
+  ts_gemm g = def_of(64, 64, 64, TS_F16);
+  tc_loops l;
+  ts_sched *s = ts_matmul_named(&g, "tc");
+  tiles(s, 8, &l);
+  assert_refused_with(s, ts_storage_swizzle(s, l.as), TS_ERR_STAGE_USED,
+                      "padding and swizzling are alternatives");
+  s = ts_matmul_named(&g, "tc");
+  tiles(s, 0, &l);
+  ts_storage_swizzle(s, l.as);
+  assert_refused_with(s, ts_storage_pad(s, l.as, 8), TS_ERR_STAGE_USED,
+                      "is swizzled");
+  s = ts_matmul_named(&g, "tc");
+  tiles(s, 0, &l);
+  ts_storage_swizzle(s, l.as);
+  assert_refused_with(s, ts_storage_transpose(s, l.as), TS_ERR_STAGE_USED,
+                      "transpose it first");
+  /* Rows of 8 halves: one chunk, nothing to permute. */
+  s = ts_matmul_named(&g, "small");
+  ts_loop *io, *ii, *jo, *jj, *ko, *kk;
+  ts_split(s, ts_get_loop(s, "i"), 16, &io, &ii);
+  ts_split(s, ts_get_loop(s, "j"), 16, &jo, &jj);
+  ts_split(s, ts_get_loop(s, "k"), 8, &ko, &kk);
+  ts_reorder(s, 6, (ts_loop *[]){io, jo, ko, ii, jj, kk});
+  ts_stage *as, *rs;
+  ts_cache_read(s, "A", TS_SHARED, ko, &as);
+  assert_refused_with(s, ts_storage_swizzle(s, as), TS_ERR_BAD_ARG,
+                      "stores 16 rows of 16 bytes");
+  s = ts_matmul_named(&g, "local");
+  ts_split(s, ts_get_loop(s, "k"), 8, &ko, &kk);
+  ts_cache_read(s, "A", TS_LOCAL, ko, &rs);
+  assert_refused_with(s, ts_storage_swizzle(s, rs), TS_ERR_NOT_SHARED,
+                      "only shared memory has banks");
+}
+
 /* ---- Refusals ---------------------------------------------------------------- */
 
 static ts_sched *tiled(const ts_gemm *g, tc_loops *l) {
@@ -271,6 +372,9 @@ int main(void) {
       cmocka_unit_test(test_c_in_sixteen_bits_and_replay),
       cmocka_unit_test(test_lanes_and_accumulators),
       cmocka_unit_test(test_ldmatrix_where_rows_are_aligned),
+      cmocka_unit_test(test_swizzle_is_a_conflict_free_permutation),
+      cmocka_unit_test(test_swizzled_tiles_are_correct),
+      cmocka_unit_test(test_swizzle_refusals),
       cmocka_unit_test(test_refuses_loops_that_are_not_the_tile),
       cmocka_unit_test(test_refuses_a_strided_tile),
       cmocka_unit_test(test_refuses_loops_not_innermost),

@@ -79,6 +79,13 @@ static void c_access(ts_buf *b, const ir_buffer *buf, ir_expr *const *idx,
     for (int s = 0; s < buf->ndim; s++) { /* in storage order */
       ts_buf_puts(b, "[");
       ir_print_expr(b, idx[buf->order[s]], st);
+      if (buf->swizzle && s == buf->ndim - 1) { /* ir_swizzle_offset */
+        ts_buf_puts(b, " ^ (");
+        ir_print_expr(b, idx[buf->order[s - 1]], st);
+        ts_buf_printf(b, ") / %lld %% %d * %lld",
+                      (long long)ir_swizzle_rows(buf), buf->swizzle,
+                      (long long)ir_swizzle_chunk(buf));
+      }
       ts_buf_puts(b, "]");
     }
     return;

@@ -406,7 +406,7 @@ static int64_t element(exec *x, const ir_buffer *b, int64_t *const *dims,
       out_of_bounds(x, b, at, d, t, verb);
       return -1;
     }
-  return off;
+  return ir_swizzle_offset(b, off);
 }
 
 bool eval_offsets(exec *x, const ir_buffer *b, ir_expr *const *idx,

@@ -119,6 +119,27 @@ void ir_buffer_set_layout(ir_buffer *b, const int *order, int64_t pad) {
   b->pad = pad;
 }
 
+int64_t ir_swizzle_row(const ir_buffer *b) {
+  return b->shape[b->order[b->ndim - 1]] + b->pad;
+}
+
+int64_t ir_swizzle_chunk(const ir_buffer *b) {
+  return 16 / ts_dtype_size(b->dtype);
+}
+
+int64_t ir_swizzle_rows(const ir_buffer *b) {
+  return b->swizzle ? 8 / b->swizzle : 1;
+}
+
+int64_t ir_swizzle_offset(const ir_buffer *b, int64_t off) {
+  if (!b->swizzle || off < 0)
+    return off;
+  int64_t w = ir_swizzle_row(b), e = ir_swizzle_chunk(b);
+  int64_t row = off / w, col = off % w;
+  int64_t chunk = (col / e) ^ ((row / ir_swizzle_rows(b)) % b->swizzle);
+  return row * w + chunk * e + col % e;
+}
+
 int64_t ir_buffer_size(const ir_buffer *b) {
   int64_t n = 1;
   for (int d = 0; d < b->ndim; d++)

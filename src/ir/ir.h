@@ -122,6 +122,11 @@ typedef struct ir_buffer {
    * first, and padding added to the innermost one.  Strides follow. */
   int order[IR_MAX_DIMS];
   int64_t pad;
+  /* ts_storage_swizzle: the 16-byte chunks of each stored row permuted,
+   * chunk ^ (row / (8 / swizzle)) % swizzle, so that 8 consecutive rows
+   * read or written at one chunk fall in different banks; 0: none, else
+   * the chunks a group (2, 4 or 8).  Offsets go through ir_swizzle_offset. */
+  int swizzle;
   /* A vector temporary (lowering's lane expansion): a local buffer of
    * shape[0] elements held as one vector register, which an allocation
    * fills whole with a vector load and nothing stores to. */
@@ -301,6 +306,14 @@ ir_buffer *ir_new_buffer(ts_arena *a, const char *name, ir_scope scope,
 /* Sets the storage order (outermost dimension first) and the padding of
  * the innermost stored dimension, and the strides that follow from them. */
 void ir_buffer_set_layout(ir_buffer *b, const int *order, int64_t pad);
+/* An element's offset from its unswizzled one (see ir_buffer.swizzle). */
+int64_t ir_swizzle_offset(const ir_buffer *b, int64_t off);
+/* Elements of a stored row, and of a 16-byte chunk, of a swizzled buffer;
+ * the rows a chunk's pattern repeats after. */
+int64_t ir_swizzle_row(const ir_buffer *b);
+int64_t ir_swizzle_chunk(const ir_buffer *b);
+int64_t ir_swizzle_rows(const ir_buffer *b);
+
 /* Elements a buffer spans in memory, padding included. */
 int64_t ir_buffer_size(const ir_buffer *b);
 /* Bytes of that span. */

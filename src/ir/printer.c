@@ -305,6 +305,9 @@ static void print_layout(ts_buf *b, const ir_buffer *buf) {
   }
   if (buf->pad)
     ts_buf_printf(b, " padded by %lld", (long long)buf->pad);
+  if (buf->swizzle)
+    ts_buf_printf(b, " swizzled (16-byte chunk ^ row / %lld %% %d)",
+                  (long long)ir_swizzle_rows(buf), buf->swizzle);
 }
 
 static void print_expr_line(ts_buf *b, const ir_expr *e) {

@@ -272,8 +272,10 @@ static ir_buffer *copies_of(ts_arena *a, const ir_buffer *b, int64_t n) {
   }
   ir_buffer *x = ir_new_buffer(a, b->name, b->scope, b->dtype, b->ndim + 1,
                                shape, NULL);
-  if (x)
+  if (x) {
     ir_buffer_set_layout(x, order, b->pad);
+    x->swizzle = b->swizzle; /* copies are whole rows: the pattern holds */
+  }
   return x;
 }
 

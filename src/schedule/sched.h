@@ -31,6 +31,7 @@ typedef enum {
   TR_PIPELINE,
   TR_PARTITION,
   TR_TENSORIZE,
+  TR_SWIZZLE_STORAGE,
 } trace_op;
 
 enum { TRACE_MAX_LOOPS = 16 };

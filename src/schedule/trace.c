@@ -124,6 +124,9 @@ static void print_record(ts_buf *b, const ts_sched *s, const trace_rec *r) {
   case TR_PAD:
     print_stage_call(b, s, r, "ts_storage_pad");
     return;
+  case TR_SWIZZLE_STORAGE:
+    print_stage_call(b, s, r, "ts_storage_swizzle");
+    return;
   case TR_DOUBLE_BUFFER:
     print_stage_call(b, s, r, "ts_double_buffer");
     return;
@@ -234,7 +237,7 @@ static ts_status replay_record(ts_sched *onto, const trace_rec *r) {
     l[i] = onto->loops[r->loops[i]];
   }
   if ((r->op == TR_TRANSPOSE || r->op == TR_PAD || r->op == TR_DOUBLE_BUFFER ||
-       r->op == TR_PIPELINE) &&
+       r->op == TR_PIPELINE || r->op == TR_SWIZZLE_STORAGE) &&
       r->stage >= onto->nstages)
     return sched_fail(onto, TS_ERR_BAD_ARG, NULL,
                       "ts_replay: the trace names cache %d, which the "
@@ -246,6 +249,8 @@ static ts_status replay_record(ts_sched *onto, const trace_rec *r) {
   case TR_CACHE_WRITE: return ts_cache_write(onto, r->name, r->scope, l[0], &st);
   case TR_TRANSPOSE: return ts_storage_transpose(onto, onto->stages[r->stage]);
   case TR_PAD: return ts_storage_pad(onto, onto->stages[r->stage], r->factor);
+  case TR_SWIZZLE_STORAGE:
+    return ts_storage_swizzle(onto, onto->stages[r->stage]);
   case TR_DOUBLE_BUFFER: return ts_double_buffer(onto, onto->stages[r->stage]);
   case TR_PIPELINE:
     return ts_pipeline(onto, onto->stages[r->stage], (int)r->factor);
