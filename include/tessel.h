@@ -661,6 +661,16 @@ int ts_gpu_sm_count(const ts_gpu *g); /* multiprocessors */
  * them (CU_DEVICE_ATTRIBUTE_CLOCK_RATE and MEMORY_CLOCK_RATE); 0 when
  * unknown. */
 int ts_gpu_clock_khz(const ts_gpu *g);
+/* What the GPU's sensors read now, through NVML: the SM and memory clocks
+ * it runs at (not the rated ones), its temperature and power draw.  valid
+ * is false, with the reason in why, where NVML is not there. */
+typedef struct ts_gpu_sensors {
+  bool valid;
+  int sm_mhz, memory_mhz, temperature_c;
+  double power_w;
+  char why[200];
+} ts_gpu_sensors;
+ts_gpu_sensors ts_gpu_read_sensors(ts_gpu *g);
 int ts_gpu_memory_clock_khz(const ts_gpu *g);
 /* NVRTC's version as major * 1000 + minor * 10 (13000 for 13.0), the form
  * of cuDriverGetVersion; 0 when NVRTC cannot be loaded.  Needs no GPU. */

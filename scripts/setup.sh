@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what tessel needs to build and test on a Debian-like machine:
 # a C compiler, meson, ninja, pkg-config, jansson (records of runs), cmocka
-# and valgrind, and PLplot with its cairo driver (tessel plot; optional to
+# and valgrind, NVML's header (the clocks in run records; optional), and
+# PLplot with its cairo driver (tessel plot; optional to
 # a build, installed so that the tests draw plots) with libpng (the tests
 # decode the plots).  The CUDA toolkit (headers; NVRTC for compiling
 # kernels) is expected under /usr/local/cuda.
@@ -27,3 +28,24 @@ fi
   echo "setup: the CUDA toolkit is not under /usr/local/cuda; set CUDA_HOME" >&2
   exit 1
 }
+# NVML's header, for the GPU's clocks in run records (the library comes with
+# the driver): the toolkit here may lack it, so it is taken from NVIDIA's
+# nvidia-nvml-dev wheel on PyPI into .deps/.  Optional: without it a record
+# says the clocks are unknown.
+cd "$(dirname "$0")/.."
+toolkit="${CUDA_HOME:-/usr/local/cuda}"
+if [ ! -f "$toolkit/include/nvml.h" ] && [ ! -f .deps/nvml/include/nvml.h ]; then
+  tmp=$(mktemp -d)
+  if python3 -m pip download -q --no-deps -d "$tmp" nvidia-nvml-dev-cu12 &&
+     mkdir -p .deps/nvml/include &&
+     python3 -c 'import glob, sys, zipfile
+w = glob.glob(sys.argv[1] + "/nvidia_nvml_dev*.whl")[0]
+sys.stdout.buffer.write(zipfile.ZipFile(w).read("nvidia/nvml_dev/include/nvml.h"))' \
+       "$tmp" > .deps/nvml/include/nvml.h.part; then
+    mv .deps/nvml/include/nvml.h.part .deps/nvml/include/nvml.h
+  else
+    rm -f .deps/nvml/include/nvml.h.part
+    echo "setup: nvml.h not fetched; run records will not hold the GPU's clocks" >&2
+  fi
+  rm -rf "$tmp"
+fi

@@ -325,3 +325,47 @@ int cublasGemmEx(void *handle, int ta, int tb, int m, int n, int k,
   clock_ms += 0.05;
   return sticky == CUDA_SUCCESS ? 0 : 13; /* CUBLAS_STATUS_EXECUTION_FAILED */
 }
+
+/* ---- NVML, for the sensors a record holds (TESSEL_NVML names this
+ * library): a GPU at 1755 MHz, memory at 2619 MHz, 41 C and 123.4 W. --- */
+
+typedef int fake_nvml_return; /* nvmlReturn_t: 0 is success */
+
+fake_nvml_return nvmlInit_v2(void);
+fake_nvml_return nvmlShutdown(void);
+const char *nvmlErrorString(fake_nvml_return r);
+fake_nvml_return nvmlDeviceGetHandleByPciBusId_v2(const char *id, void **d);
+fake_nvml_return nvmlDeviceGetClockInfo(void *d, int type, unsigned *mhz);
+fake_nvml_return nvmlDeviceGetTemperature(void *d, int sensor, unsigned *c);
+fake_nvml_return nvmlDeviceGetPowerUsage(void *d, unsigned *mw);
+
+static int fake_nvml_device;
+
+fake_nvml_return nvmlInit_v2(void) { return 0; }
+fake_nvml_return nvmlShutdown(void) { return 0; }
+const char *nvmlErrorString(fake_nvml_return r) {
+  return r ? "fake NVML error" : "success";
+}
+fake_nvml_return nvmlDeviceGetHandleByPciBusId_v2(const char *id, void **d) {
+  /* The fake driver's device sits at PCI address 0. */
+  *d = &fake_nvml_device;
+  return strcmp(id, "00000000:00:00.0") == 0 ? 0 : 6 /* not found */;
+}
+fake_nvml_return nvmlDeviceGetClockInfo(void *d, int type, unsigned *mhz) {
+  (void)d;
+  *mhz = type == 0 /* NVML_CLOCK_GRAPHICS */ ? 1755
+         : type == 1 /* NVML_CLOCK_SM */     ? 1755
+                                             : 2619;
+  return 0;
+}
+fake_nvml_return nvmlDeviceGetTemperature(void *d, int sensor, unsigned *c) {
+  (void)d;
+  (void)sensor;
+  *c = 41;
+  return 0;
+}
+fake_nvml_return nvmlDeviceGetPowerUsage(void *d, unsigned *mw) {
+  (void)d;
+  *mw = 123400;
+  return 0;
+}

@@ -214,6 +214,7 @@ unknown or ambiguous option '--frob'|tune seed003 --frob
 --csv must name a file tessel can write (got '/nonexistent/x.csv': No such file or directory)|bench naive --csv /nonexistent/x.csv
 --json must name a file tessel can write (got '/': it is a directory)|tune seed003 --json /
 --csv and --json both name same.out; give each its own file|tune seed003 --csv same.out --json same.out
+--json records one space, and these names make 2 (seed003, warptiled)|tune seed003 warptiled --json x.json
 --ir and --trace exclude each other; give one|show naive --ir --trace
 --cuda and --ir exclude each other; give one|show naive --cuda --ir
 tune --list takes nothing else (got 'seed003')|tune --list seed003

@@ -42,6 +42,23 @@ grep -qE '"cu_hash": "[0-9a-f]{16}"' "$tmp/r.json" || fail "no cu_hash"
 has '"name": "Fake GPU (tests/fake_cuda.c)"' "$tmp/r.json"
 has '"sm_count": 132' "$tmp/r.json"
 has '"--json"' "$tmp/r.json"
+# Without NVML the sensors say why, with no numbers; with the fake's
+# (TESSEL_NVML) the record holds its readings at the start and the end.
+has '"unavailable": "' "$tmp/r.json"
+if grep -qF '"unavailable": "NVML not loaded' "$tmp/r.json"; then
+  TESSEL_CACHE_DIR="$tmp/cache" TESSEL_CUDA_DRIVER="$fake" TESSEL_NVML="$fake" \
+    LD_LIBRARY_PATH="$tmp/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+    "$tessel" bench naive --beta 1 --shape 64x64x64 --repeats 2 --json "$tmp/s.json" \
+    > "$tmp/s.out" 2>&1
+  status 0 "bench --json with NVML" $?
+  [ "$(grep -c '"sm_mhz": 1755' "$tmp/s.json")" = 2 ] ||
+    { fail "not the fake NVML's SM clock at start and end"; cat "$tmp/s.json"; }
+  has '"memory_mhz": 2619' "$tmp/s.json"
+  has '"temperature_c": 41' "$tmp/s.json"
+  has '"power_w": 123.4' "$tmp/s.json"
+  "$rows" "$tmp/s.json" > /dev/null 2>&1
+  status 0 "a record with sensors follows the schema" $?
+fi
 # A record compares with itself: every row within noise, speedup 1.
 "$tessel" compare "$tmp/r.json" "$tmp/r.json" > "$tmp/self.out" 2>&1
 status 0 "compare a record with itself" $?

@@ -321,14 +321,15 @@ static int bench_all(ts_gpu *gpu, const cli_opts *o, const ts_cuda_kernel *cu,
   for (int j = 0; j < o->nshapes; j++)
     if (bench_shape(gpu, o, cu, &o->shapes[j], out) != 0)
       rc = EXIT_FAIL;
-  if (out->record && !record_write(out->record, o->json)) {
+  if (out->record && (!record_end_sensors(out->record, gpu) ||
+                      !record_write(out->record, o->json))) {
     fprintf(stderr, "tessel: cannot write --json %s\n", o->json);
     rc = EXIT_FAIL;
   }
   return rc;
 }
 
-static json_t *new_record(const ts_gpu *gpu, int argc, char **argv,
+static json_t *new_record(ts_gpu *gpu, int argc, char **argv,
                           const cli_opts *o) {
   record_machine m = record_machine_of(gpu);
   return record_new("bench", argc, argv, &m, o);

@@ -14,12 +14,13 @@
 
 #include "git_version.h"
 
-record_machine record_machine_of(const ts_gpu *gpu) {
+record_machine record_machine_of(ts_gpu *gpu) {
   return (record_machine){
       .gpu = ts_gpu_name(gpu), .arch = ts_gpu_arch(gpu),
       .sm_count = ts_gpu_sm_count(gpu), .clock_khz = ts_gpu_clock_khz(gpu),
       .memory_clock_khz = ts_gpu_memory_clock_khz(gpu),
-      .driver = ts_gpu_driver_version(gpu), .nvrtc = ts_nvrtc_version()};
+      .driver = ts_gpu_driver_version(gpu), .nvrtc = ts_nvrtc_version(),
+      .start = ts_gpu_read_sensors(gpu)};
 }
 
 bool record_set(json_t *obj, const char *key, json_t *value) {
@@ -35,13 +36,51 @@ static json_t *version_text(int v) {
   return v ? json_sprintf("%d.%d", v / 1000, v % 1000 / 10) : json_null();
 }
 
+/* One reading: the clocks in MHz, the temperature, the power; null when
+ * there is none. */
+static json_t *sensors_json(const ts_gpu_sensors *s) {
+  if (!s->valid)
+    return json_null();
+  json_t *x = json_object();
+  bool ok = record_set(x, "sm_mhz", json_integer(s->sm_mhz)) &&
+            record_set(x, "memory_mhz", json_integer(s->memory_mhz)) &&
+            record_set(x, "temperature_c", json_integer(s->temperature_c)) &&
+            record_set(x, "power_w", json_real(s->power_w));
+  if (!ok) {
+    json_decref(x);
+    return NULL;
+  }
+  return x;
+}
+
+/* {"start": reading, "end": null} and, without a reading, why. */
+static json_t *sensors_start_json(const ts_gpu_sensors *start) {
+  json_t *x = json_object();
+  bool ok = record_set(x, "start", sensors_json(start)) &&
+            record_set(x, "end", json_null()) &&
+            (start->valid ||
+             record_set(x, "unavailable", json_string(start->why)));
+  if (!ok) {
+    json_decref(x);
+    return NULL;
+  }
+  return x;
+}
+
+bool record_end_sensors(json_t *rec, ts_gpu *gpu) {
+  ts_gpu_sensors end = ts_gpu_read_sensors(gpu);
+  json_t *sensors = json_object_get(json_object_get(rec, "gpu"), "sensors");
+  return record_set(sensors, "end", sensors_json(&end));
+}
+
 static json_t *machine_json(const record_machine *m) {
   json_t *gpu = json_object();
   bool ok = record_set(gpu, "name", json_string(m->gpu ? m->gpu : "")) &&
             record_set(gpu, "arch", json_string(m->arch ? m->arch : "")) &&
             record_set(gpu, "sm_count", json_integer(m->sm_count)) &&
             record_set(gpu, "clock_khz", json_integer(m->clock_khz)) &&
-            record_set(gpu, "memory_clock_khz", json_integer(m->memory_clock_khz));
+            record_set(gpu, "memory_clock_khz", json_integer(m->memory_clock_khz)) &&
+            record_set(gpu, "sensors", sensors_start_json(&m->start));
   if (!ok) {
     json_decref(gpu);
     return NULL;

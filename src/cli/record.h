@@ -25,9 +25,13 @@ typedef struct record_machine {
   int clock_khz, memory_clock_khz; /* rated; 0: unknown */
   int driver;  /* cuDriverGetVersion's: 13000 */
   int nvrtc;   /* ts_nvrtc_version's; 0: not loaded */
+  ts_gpu_sensors start; /* what the sensors read as the run began */
 } record_machine;
 
-record_machine record_machine_of(const ts_gpu *gpu);
+/* The machine, its sensors read now (the run's start). */
+record_machine record_machine_of(ts_gpu *gpu);
+/* Adds what the sensors read at the run's end to the record's gpu. */
+bool record_end_sensors(json_t *rec, ts_gpu *gpu);
 
 /* Sets obj's key to value, whose reference it takes (and drops on
  * failure); false when obj or value is NULL (out of memory). */

@@ -38,7 +38,8 @@ static const field tessel_fields[] = {
     {"version", T_STR}, {"git", T_STR}, {NULL, 0}};
 static const field gpu_fields[] = {
     {"name", T_STR}, {"arch", T_STR}, {"sm_count", T_INT},
-    {"clock_khz", T_INT}, {"memory_clock_khz", T_INT}, {NULL, 0}};
+    {"clock_khz", T_INT}, {"memory_clock_khz", T_INT},
+    {"sensors", T_OBJ | OPTIONAL}, {NULL, 0}};
 static const field cuda_fields[] = {
     {"driver", T_STR | T_NULL}, {"toolkit", T_STR | T_NULL},
     {"nvrtc", T_STR | T_NULL}, {NULL, 0}};

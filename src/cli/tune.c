@@ -86,6 +86,7 @@ typedef struct {
   const ts_space *sp; /* the space being tuned */
   int unit;           /* its shape's place in the run: space * shapes + shape */
   int step;           /* report steps passed; see step_due */
+  ts_gpu_sensors start; /* the sensors as this process began the space */
 } tune_run;
 
 /* ---- Enumerating and compiling ---------------------------------------------- */
@@ -687,8 +688,8 @@ static int finish_space(tune_run *t, shape_run *runs, const tune_args *a,
   tune_print_knob_tables(runs, o->nshapes);
   printf("\n# %s: %.1f s in all\n", cli_space_name(t->sp),
          seconds_since(t0));
-  if (o->json && !tune_write_json(o->json, o, a->argc, a->argv, t->gpu, t->sp,
-                                  runs, o->nshapes)) {
+  if (o->json && !tune_write_json(o->json, o, a->argc, a->argv, t->gpu,
+                                  &t->start, t->sp, runs, o->nshapes)) {
     fprintf(stderr, "tessel: cannot write --json %s\n", o->json);
     rc = EXIT_FAIL;
   }
@@ -710,6 +711,8 @@ static int tune_space(tune_run *t, int n, shape_run *runs,
     return 0;
   }
   t->sp = cli_space(o->names[n]);
+  if (o->json)
+    t->start = ts_gpu_read_sensors(t->gpu);
   struct timespec t0;
   clock_gettime(CLOCK_MONOTONIC, &t0);
   if (step_due(t))
@@ -792,6 +795,15 @@ int cli_tune(int argc, char **argv) {
   int rc = cli_parse(argc, argv, tune_help, CLI_TUNE, &a.o);
   if (rc >= 0)
     return rc;
+  /* A record holds one space (docs/records.md): a second would overwrite
+   * the first. */
+  if (a.o.json && a.o.nnames > 1) {
+    fprintf(stderr, "tessel: tune --json records one space, and these "
+            "names make %d (%s, %s%s); run tune once per space, each with "
+            "its own --json FILE\n", a.o.nnames, a.o.names[0], a.o.names[1],
+            a.o.nnames > 2 ? ", ..." : "");
+    return EXIT_USAGE;
+  }
   cli_finish_shapes(&a.o, 1024, 1024, 1024);
   return tune_supervise(tune_worker, &a);
 }

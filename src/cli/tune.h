@@ -101,9 +101,10 @@ void tune_record_best(ts_gpu *gpu, const ts_space *sp, const shape_run *r,
                       const int *order);
 void tune_print_reproduction(const ts_space *sp, const shape_run *r,
                              const int *order);
-/* The --json record of a whole run. */
+/* The --json record of a whole run; start: the GPU's sensors as the
+ * space's run began. */
 bool tune_write_json(const char *path, const cli_opts *o, int argc,
-                     char **argv, const ts_gpu *gpu, const ts_space *sp,
-                     const shape_run *runs, int nruns);
+                     char **argv, ts_gpu *gpu, const ts_gpu_sensors *start,
+                     const ts_space *sp, const shape_run *runs, int nruns);
 
 #endif

@@ -219,14 +219,15 @@ static bool add_shape(json_t *rec, const shape_run *r) {
 }
 
 bool tune_write_json(const char *path, const cli_opts *o, int argc,
-                     char **argv, const ts_gpu *gpu, const ts_space *sp,
-                     const shape_run *runs, int nruns) {
+                     char **argv, ts_gpu *gpu, const ts_gpu_sensors *start,
+                     const ts_space *sp, const shape_run *runs, int nruns) {
   record_machine m = record_machine_of(gpu);
+  m.start = *start;
   json_t *rec = record_new("tune", argc, argv, &m, o);
   bool ok = rec && record_set(rec, "space", json_string(sp->name));
   for (int s = 0; ok && s < nruns; s++)
     ok = add_shape(rec, &runs[s]);
-  ok = ok && record_write(rec, path);
+  ok = ok && record_end_sensors(rec, gpu) && record_write(rec, path);
   json_decref(rec);
   return ok;
 }
