@@ -307,6 +307,11 @@ ts_status ts_swizzle(ts_sched *s, ts_loop *rows, ts_loop *cols,
 /* C that replays the schedule: a malloc'd string the caller frees, or NULL
  * when out of memory or the schedule is in error. */
 char *ts_print_trace(ts_sched *s);
+/* The loop nest of ts_matmul_named, then after each primitive of the trace
+ * the primitive's call as C and the nest's lines it removed ("- ") and
+ * added ("+ "), with a line of context (tessel show --steps).  NULL for a
+ * schedule in error; free() it. */
+char *ts_print_steps(ts_sched *s);
 
 /* Replays the trace of `from` onto `onto` (a fresh ts_matmul). */
 ts_status ts_replay(const ts_sched *from, ts_sched *onto);

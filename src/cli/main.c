@@ -57,16 +57,19 @@ static const char *list_help =
     "usage error.\n";
 
 static const char *show_help =
-    "usage: tessel show SCHEDULE [--ir|--cuda|--trace] [--shape MxNxK]\n"
+    "usage: tessel show SCHEDULE [--ir|--cuda|--trace|--steps]\n"
+    "                  [--shape MxNxK]\n"
     "                  [--layout NN|NT|TN|TT] [--alpha X] [--beta Y]\n"
     "                  [--dtype T] [--c-dtype T] [--arch sm_XX] [--tuned]\n"
     "  --ir     the lowered loop nest (default)\n"
     "  --cuda   the generated CUDA C, headed by NVRTC's ptxas report for\n"
     "           --arch (default sm_90)\n"
     "  --trace  the schedule's primitive calls as C that replays them\n"
+    "  --steps  the loop nest after each primitive, as a diff against the\n"
+    "           nest before it under the primitive's call\n"
     "  --shape  default 1024x1024x1024\n"
     "  --tuned  a space at its tuning record for this GPU and definition\n"
-    "--ir, --cuda and --trace exclude each other.\n"
+    "--ir, --cuda, --trace and --steps exclude each other.\n"
     "Exit status: 0 shown, 1 a schedule, lowering or compile error, 2 a\n"
     "usage error.\n";
 
@@ -88,7 +91,7 @@ static const char *check_help =
     "Exit status: 0 every check correct, 1 a mismatch, a fault or a\n"
     "schedule error, 2 a usage error.\n";
 
-enum { OPT_IR = 256, OPT_CUDA, OPT_TRACE, OPT_ALPHA, OPT_BETA, OPT_ARCH,
+enum { OPT_IR = 256, OPT_CUDA, OPT_TRACE, OPT_STEPS, OPT_ALPHA, OPT_BETA, OPT_ARCH,
        OPT_CSV, OPT_REPEATS, OPT_WARMUP, OPT_SEED, OPT_CU, OPT_DTYPE,
        OPT_C_DTYPE, OPT_JOBS, OPT_TOP, OPT_LIMIT, OPT_TUNED, OPT_BUDGET,
        OPT_TIME, OPT_JSON, OPT_RESTART, OPT_BLOCKS,
@@ -101,6 +104,7 @@ static const struct option long_opts[] = {
     {"ir", no_argument, NULL, OPT_IR},
     {"cuda", no_argument, NULL, OPT_CUDA},
     {"trace", no_argument, NULL, OPT_TRACE},
+    {"steps", no_argument, NULL, OPT_STEPS},
     {"alpha", required_argument, NULL, OPT_ALPHA},
     {"beta", required_argument, NULL, OPT_BETA},
     {"arch", required_argument, NULL, OPT_ARCH},
@@ -136,7 +140,8 @@ static unsigned option_commands(int c) {
   case OPT_TIME: case OPT_RESTART: return CLI_TUNE;
   case OPT_TUNED: return CLI_SHOW | CLI_CHECK | CLI_BENCH;
   case OPT_BLOCKS: return CLI_CHECK;
-  case OPT_IR: case OPT_CUDA: case OPT_TRACE: return CLI_SHOW;
+  case OPT_IR: case OPT_CUDA: case OPT_TRACE: case OPT_STEPS:
+    return CLI_SHOW;
   case OPT_ARCH: return CLI_SHOW | CLI_CHECK;
   case OPT_CSV: case OPT_REPEATS: case OPT_WARMUP: return CLI_BENCH | CLI_TUNE;
   case OPT_SEED: return CLI_CHECK | CLI_BENCH | CLI_TUNE;
@@ -221,9 +226,9 @@ static bool valid_arch(const char *a) {
   return true;
 }
 
-/* --ir, --cuda and --trace: one of them. */
+/* --ir, --cuda, --trace and --steps: one of them. */
 static bool set_show(cli_opts *o, int view) {
-  static const char *const names[] = {"--ir", "--cuda", "--trace"};
+  static const char *const names[] = {"--ir", "--cuda", "--trace", "--steps"};
   if (o->show_given && (int)o->show != view) {
     fprintf(stderr, "tessel: %s and %s exclude each other; give one\n",
             names[o->show], names[view]);
@@ -289,10 +294,11 @@ int cli_parse(int argc, char **argv, const char *help, unsigned flags,
         o->math = TS_MATH_F32;
       *(c == OPT_DTYPE ? &o->ab_type : &o->c_type) = (ts_dtype)v;
       break;
-    case OPT_IR: case OPT_CUDA: case OPT_TRACE:
-      if (!set_show(o, c == OPT_IR     ? SHOW_IR
-                       : c == OPT_CUDA ? SHOW_CUDA
-                                       : SHOW_TRACE))
+    case OPT_IR: case OPT_CUDA: case OPT_TRACE: case OPT_STEPS:
+      if (!set_show(o, c == OPT_IR      ? SHOW_IR
+                       : c == OPT_CUDA  ? SHOW_CUDA
+                       : c == OPT_TRACE ? SHOW_TRACE
+                                        : SHOW_STEPS))
         return EXIT_USAGE;
       break;
     case OPT_ALPHA:
@@ -476,8 +482,8 @@ static int cmd_show(int argc, char **argv) {
   ts_sched *s = cli_schedule(&o, o.names[0], &o.shapes[0], gpu);
   ts_gpu_close(gpu);
   rc = 0;
-  if (o.show == SHOW_TRACE) {
-    char *text = ts_print_trace(s);
+  if (o.show == SHOW_TRACE || o.show == SHOW_STEPS) {
+    char *text = o.show == SHOW_TRACE ? ts_print_trace(s) : ts_print_steps(s);
     if (text)
       fputs(text, stdout);
     else {

@@ -21,7 +21,7 @@ typedef struct cli_opts {
   float alpha, beta;
   const char *arch;
   const char *csv;
-  enum { SHOW_IR, SHOW_CUDA, SHOW_TRACE } show;
+  enum { SHOW_IR, SHOW_CUDA, SHOW_TRACE, SHOW_STEPS } show;
   bool show_given; /* one of --ir, --cuda, --trace was given */
   int repeats, warmup;
   uint64_t seed;

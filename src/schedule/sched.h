@@ -115,6 +115,11 @@ bool sched_name_taken(const ts_sched *s, const char *name);
 void sched_c_name(ts_buf *b, const char *name); /* "i.outer" -> "i_outer" */
 
 bool sched_trace(ts_sched *s, const trace_rec *rec);
+/* One record of a trace as the C call that makes it (trace.c). */
+void sched_print_record(ts_buf *b, const ts_sched *s, const trace_rec *r);
+/* One record applied to `onto`, a schedule that has replayed the records
+ * before it (trace.c). */
+ts_status sched_replay_record(ts_sched *onto, const trace_rec *r);
 /* The last step of every rewriting primitive: registers the loops it made,
  * records it in the trace and takes the new tree. */
 ts_status sched_commit(ts_sched *s, const char *fn, ir_stmt *root,

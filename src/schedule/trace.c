@@ -110,7 +110,7 @@ static void print_split_k(ts_buf *b, const ts_sched *s, const trace_rec *r) {
   ts_buf_puts(b, ");\n");
 }
 
-static void print_record(ts_buf *b, const ts_sched *s, const trace_rec *r) {
+void sched_print_record(ts_buf *b, const ts_sched *s, const trace_rec *r) {
   switch (r->op) {
   case TR_SPLIT_K:
     print_split_k(b, s, r);
@@ -197,6 +197,11 @@ static void print_record(ts_buf *b, const ts_sched *s, const trace_rec *r) {
   }
 }
 
+/* "F16" for TS_F16. */
+static const char *type_enum(ts_dtype t) {
+  return t == TS_F16 ? "F16" : t == TS_BF16 ? "BF16" : "F32";
+}
+
 char *ts_print_trace(ts_sched *s) {
   if (!s || s->status != TS_OK)
     return NULL;
@@ -216,6 +221,12 @@ char *ts_print_trace(ts_sched *s) {
     ir_print_float(&b, g->beta, true);
     ts_buf_puts(&b, ";\n");
   }
+  if (g->a_type != TS_F32 || g->b_type != TS_F32 || g->c_type != TS_F32)
+    ts_buf_printf(&b, "def.a_type = TS_%s;\ndef.b_type = TS_%s;\n"
+                  "def.c_type = TS_%s;\n", type_enum(g->a_type),
+                  type_enum(g->b_type), type_enum(g->c_type));
+  if (g->math == TS_MATH_TF32)
+    ts_buf_puts(&b, "def.math = TS_MATH_TF32;\n");
   ts_buf_printf(&b, "ts_sched *s = ts_matmul_named(&def, \"%s\");\n", s->name);
   for (int id = 0; id < 3; id++) {
     ts_buf_puts(&b, "ts_loop *");
@@ -223,11 +234,11 @@ char *ts_print_trace(ts_sched *s) {
     ts_buf_printf(&b, " = ts_get_loop(s, \"%s\");\n", s->loops[id]->birth);
   }
   for (int i = 0; i < s->ntrace; i++)
-    print_record(&b, s, &s->trace[i]);
+    sched_print_record(&b, s, &s->trace[i]);
   return ts_buf_take(&b);
 }
 
-static ts_status replay_record(ts_sched *onto, const trace_rec *r) {
+ts_status sched_replay_record(ts_sched *onto, const trace_rec *r) {
   ts_loop *l[TRACE_MAX_LOOPS];
   for (int i = 0; i < r->nloops; i++) {
     if (r->loops[i] >= onto->nloops)
@@ -281,7 +292,7 @@ ts_status ts_replay(const ts_sched *from, ts_sched *onto) {
                       "ts_replay: argument 2 'onto' must be a fresh "
                       "ts_matmul schedule");
   for (int i = 0; i < from->ntrace; i++) {
-    ts_status st = replay_record(onto, &from->trace[i]);
+    ts_status st = sched_replay_record(onto, &from->trace[i]);
     if (st != TS_OK)
       return st;
   }

@@ -1,0 +1,105 @@
+/*
+ * show --steps: the nest after each primitive as a diff against the one
+ * before, checked whole on a small schedule, and over every built-in: as
+ * many steps as the trace has records, and the last nest the schedule's.
+ */
+#include "helpers.h"
+
+#include "ir/printer.h"
+#include "schedule/sched.h"
+
+static void test_a_small_schedule_step_by_step(void **state) {
+  (void)state;
+  ts_gemm g = ts_gemm_make(8, 8, 8);
+  ts_sched *s = ts_matmul_named(&g, "small");
+  ts_loop *io, *ii;
+  ts_split(s, ts_get_loop(s, "i"), 4, &io, &ii);
+  ts_bind(s, io, TS_BLOCK_X);
+  ts_unroll(s, ts_get_loop(s, "k"));
+  char *steps = ts_print_steps(s);
+  assert_non_null(steps);
+  assert_string_equal(
+      steps,
+      "// the nest of ts_matmul_named(&def, \"small\")\n"
+      "  for i in 0..8:\n"
+      "    for j in 0..8:\n"
+      "      for k in 0..8:\n"
+      "        C[i, j] += A[i, k] * B[k, j]\n"
+      "\n"
+      "// step 1: ts_loop *i_outer, *i_inner;\n"
+      "ts_split(s, i, 4, &i_outer, &i_inner);\n"
+      "- for i in 0..8:\n"
+      "-   for j in 0..8:\n"
+      "-     for k in 0..8:\n"
+      "-       C[i, j] += A[i, k] * B[k, j]\n"
+      "+ for i.outer in 0..2:\n"
+      "+   for i.inner in 0..4:\n"
+      "+     for j in 0..8:\n"
+      "+       for k in 0..8:\n"
+      "+         C[i.outer*4 + i.inner, j] += A[i.outer*4 + i.inner, k] * "
+      "B[k, j]\n"
+      "\n"
+      "// step 2: ts_bind(s, i_outer, TS_BLOCK_X);\n"
+      "- for i.outer in 0..2:\n"
+      "+ for i.outer in 0..2 bound to blockIdx.x:\n"
+      "    for i.inner in 0..4:\n"
+      "  ...\n"
+      "\n"
+      "// step 3: ts_unroll(s, k);\n"
+      "  ...\n"
+      "      for j in 0..8:\n"
+      "-       for k in 0..8:\n"
+      "+       for k in 0..8 unrolled:\n"
+      "          C[i.outer*4 + i.inner, j] += A[i.outer*4 + i.inner, k] * "
+      "B[k, j]\n");
+  free(steps);
+  ts_sched_free(s);
+}
+
+/* Every built-in: a "// step" per record of its trace; the lines the last
+ * step leaves (unchanged and added) are the schedule's own nest. */
+static void test_every_builtin_steps_to_its_nest(void **state) {
+  (void)state;
+  ts_gemm g = ts_gemm_make(256, 256, 256);
+  for (int b = 0; b < ts_builtin_count(); b++) {
+    ts_sched *s = builtin_at(b, g);
+    char *steps = ts_print_steps(s);
+    assert_non_null(steps);
+    int n = 0;
+    for (const char *p = steps; (p = strstr(p, "\n// step ")); p++)
+      n++;
+    assert_int_equal(n, s->ntrace);
+    ts_buf want;
+    ts_buf_init(&want);
+    ir_print_stmt(&want, s->root, 0, NULL);
+    /* Every line of the final nest appears in the output. */
+    for (char *line = strtok(want.data, "\n"); line;
+         line = strtok(NULL, "\n"))
+      if (!strstr(steps, line))
+        fail_msg("%s: the final nest's line \"%s\" is not in its steps",
+                 ts_builtin_at(b)->name, line);
+    ts_buf_free(&want);
+    free(steps);
+    ts_sched_free(s);
+  }
+}
+
+static void test_a_schedule_in_error_has_no_steps(void **state) {
+  (void)state;
+  ts_gemm g = ts_gemm_make(8, 8, 8);
+  ts_sched *s = ts_matmul(&g);
+  ts_split(s, ts_get_loop(s, "i"), 0, &(ts_loop *){NULL},
+           &(ts_loop *){NULL});
+  assert_null(ts_print_steps(s));
+  assert_null(ts_print_steps(NULL));
+  ts_sched_free(s);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_a_small_schedule_step_by_step),
+      cmocka_unit_test(test_every_builtin_steps_to_its_nest),
+      cmocka_unit_test(test_a_schedule_in_error_has_no_steps),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
