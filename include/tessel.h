@@ -362,6 +362,9 @@ int ts_program_min_arch(const ts_program *p);
 /* Malloc'd text the caller frees, or NULL when out of memory or the program
  * is in error: the loop nest, and the CUDA C (deterministic). */
 char *ts_program_ir(const ts_program *p);
+/* ts_program_ir with each loop and buffer followed by the primitive that
+ * made it ("# ts_split, step 3"; "# lowering" for what lowering added). */
+char *ts_program_ir_provenance(const ts_program *p);
 char *ts_program_cuda(const ts_program *p);
 
 /* Runs the program on the CPU with CUDA's semantics, on the given host

@@ -217,6 +217,7 @@ unknown or ambiguous option '--frob'|tune seed003 --frob
 --json records one space, and these names make 2 (seed003, warptiled)|tune seed003 warptiled --json x.json
 --ir and --trace exclude each other; give one|show naive --ir --trace
 --trace and --steps exclude each other; give one|show naive --trace --steps
+--provenance annotates --ir's nest; it does not go with --cuda|show naive --cuda --provenance
 --cuda and --ir exclude each other; give one|show naive --cuda --ir
 tune --list takes nothing else (got 'seed003')|tune --list seed003
 tune --list takes nothing else (got '--shape')|tune --shape 8x8x8 --list

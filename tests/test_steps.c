@@ -84,6 +84,36 @@ static void test_every_builtin_steps_to_its_nest(void **state) {
   }
 }
 
+/* --ir --provenance: each loop and buffer after the primitive that made
+ * it; what the definition or lowering made says so. */
+static void test_provenance_of_loops_and_caches(void **state) {
+  (void)state;
+  ts_gemm g = ts_gemm_make(8, 8, 8);
+  ts_sched *s = ts_matmul_named(&g, "small");
+  ts_loop *io, *ii, *ko, *ki;
+  ts_split(s, ts_get_loop(s, "i"), 4, &io, &ii);
+  ts_split(s, ts_get_loop(s, "k"), 4, &ko, &ki);
+  ts_reorder(s, 5, (ts_loop *[]){io, ts_get_loop(s, "j"), ko, ii, ki});
+  ts_bind(s, io, TS_BLOCK_X);
+  ts_stage *as;
+  ts_cache_read(s, "A", TS_SHARED, ko, &as);
+  ts_program *p = ts_lower(s);
+  char *ir = ts_program_ir_provenance(p);
+  assert_non_null(ir);
+  const char *want[] = {
+      "for i.outer in 0..2 bound to blockIdx.x:   # ts_split, step 1\n",
+      "for j in 0..8:   # ts_matmul\n",
+      "for k.outer in 0..2:   # ts_split, step 2\n",
+      "shared float A.shared[4][4]   # ts_cache_read, step 5\n",
+      "local float acc[4][1]   # lowering\n"};
+  for (size_t w = 0; w < sizeof(want) / sizeof(want[0]); w++)
+    if (!strstr(ir, want[w]))
+      fail_msg("no \"%s\" in:\n%s", want[w], ir);
+  free(ir);
+  ts_program_free(p);
+  ts_sched_free(s);
+}
+
 static void test_a_schedule_in_error_has_no_steps(void **state) {
   (void)state;
   ts_gemm g = ts_gemm_make(8, 8, 8);
@@ -99,6 +129,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_a_small_schedule_step_by_step),
       cmocka_unit_test(test_every_builtin_steps_to_its_nest),
+      cmocka_unit_test(test_provenance_of_loops_and_caches),
       cmocka_unit_test(test_a_schedule_in_error_has_no_steps),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

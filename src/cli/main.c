@@ -57,7 +57,7 @@ static const char *list_help =
     "usage error.\n";
 
 static const char *show_help =
-    "usage: tessel show SCHEDULE [--ir|--cuda|--trace|--steps]\n"
+    "usage: tessel show SCHEDULE [--ir [--provenance]|--cuda|--trace|--steps]\n"
     "                  [--shape MxNxK]\n"
     "                  [--layout NN|NT|TN|TT] [--alpha X] [--beta Y]\n"
     "                  [--dtype T] [--c-dtype T] [--arch sm_XX] [--tuned]\n"
@@ -67,6 +67,8 @@ static const char *show_help =
     "  --trace  the schedule's primitive calls as C that replays them\n"
     "  --steps  the loop nest after each primitive, as a diff against the\n"
     "           nest before it under the primitive's call\n"
+    "  --provenance  with --ir: each loop and cache followed by the\n"
+    "           primitive that made it\n"
     "  --shape  default 1024x1024x1024\n"
     "  --tuned  a space at its tuning record for this GPU and definition\n"
     "--ir, --cuda, --trace and --steps exclude each other.\n"
@@ -91,7 +93,7 @@ static const char *check_help =
     "Exit status: 0 every check correct, 1 a mismatch, a fault or a\n"
     "schedule error, 2 a usage error.\n";
 
-enum { OPT_IR = 256, OPT_CUDA, OPT_TRACE, OPT_STEPS, OPT_ALPHA, OPT_BETA, OPT_ARCH,
+enum { OPT_IR = 256, OPT_CUDA, OPT_TRACE, OPT_STEPS, OPT_PROVENANCE, OPT_ALPHA, OPT_BETA, OPT_ARCH,
        OPT_CSV, OPT_REPEATS, OPT_WARMUP, OPT_SEED, OPT_CU, OPT_DTYPE,
        OPT_C_DTYPE, OPT_JOBS, OPT_TOP, OPT_LIMIT, OPT_TUNED, OPT_BUDGET,
        OPT_TIME, OPT_JSON, OPT_RESTART, OPT_BLOCKS,
@@ -105,6 +107,7 @@ static const struct option long_opts[] = {
     {"cuda", no_argument, NULL, OPT_CUDA},
     {"trace", no_argument, NULL, OPT_TRACE},
     {"steps", no_argument, NULL, OPT_STEPS},
+    {"provenance", no_argument, NULL, OPT_PROVENANCE},
     {"alpha", required_argument, NULL, OPT_ALPHA},
     {"beta", required_argument, NULL, OPT_BETA},
     {"arch", required_argument, NULL, OPT_ARCH},
@@ -141,6 +144,7 @@ static unsigned option_commands(int c) {
   case OPT_TUNED: return CLI_SHOW | CLI_CHECK | CLI_BENCH;
   case OPT_BLOCKS: return CLI_CHECK;
   case OPT_IR: case OPT_CUDA: case OPT_TRACE: case OPT_STEPS:
+  case OPT_PROVENANCE:
     return CLI_SHOW;
   case OPT_ARCH: return CLI_SHOW | CLI_CHECK;
   case OPT_CSV: case OPT_REPEATS: case OPT_WARMUP: return CLI_BENCH | CLI_TUNE;
@@ -293,6 +297,9 @@ int cli_parse(int argc, char **argv, const char *help, unsigned flags,
       if (c == OPT_DTYPE)
         o->math = TS_MATH_F32;
       *(c == OPT_DTYPE ? &o->ab_type : &o->c_type) = (ts_dtype)v;
+      break;
+    case OPT_PROVENANCE:
+      o->provenance = true;
       break;
     case OPT_IR: case OPT_CUDA: case OPT_TRACE: case OPT_STEPS:
       if (!set_show(o, c == OPT_IR      ? SHOW_IR
@@ -471,6 +478,13 @@ static int cmd_show(int argc, char **argv) {
   int rc = cli_parse(argc, argv, show_help, CLI_SHOW, &o);
   if (rc >= 0)
     return rc;
+  if (o.provenance && o.show != SHOW_IR) {
+    fprintf(stderr, "tessel: --provenance annotates --ir's nest; it does not "
+            "go with %s\n", o.show == SHOW_CUDA    ? "--cuda"
+                            : o.show == SHOW_TRACE ? "--trace"
+                                                   : "--steps");
+    return EXIT_USAGE;
+  }
   if (o.nnames != 1 || o.nshapes > 1) {
     fprintf(stderr, "tessel: show takes one schedule and one --shape (got "
             "%d schedules and %d shapes%s)\n", o.nnames, o.nshapes,
@@ -502,7 +516,8 @@ static int cmd_show(int argc, char **argv) {
     rc = EXIT_FAIL;
   } else if (o.show == SHOW_CUDA) {
     rc = print_cuda(p, o.arch);
-  } else if ((text = ts_program_ir(p))) {
+  } else if ((text = o.provenance ? ts_program_ir_provenance(p)
+                                   : ts_program_ir(p))) {
     fputs(text, stdout);
   } else {
     fprintf(stderr, "tessel: out of memory\n");

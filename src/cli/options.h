@@ -22,6 +22,7 @@ typedef struct cli_opts {
   const char *arch;
   const char *csv;
   enum { SHOW_IR, SHOW_CUDA, SHOW_TRACE, SHOW_STEPS } show;
+  bool provenance; /* show --ir --provenance */
   bool show_given; /* one of --ir, --cuda, --trace was given */
   int repeats, warmup;
   uint64_t seed;

@@ -134,6 +134,9 @@ typedef struct ir_buffer {
   /* A pipelined shared cache (ts_pipeline): stores into it from global
    * memory become asynchronous copies where their size allows. */
   bool async_fill;
+  /* The primitive that made it ("ts_cache_read, step 9"); NULL for the
+   * inputs and C and for what lowering makes. */
+  const char *made_by;
 } ir_buffer;
 
 typedef struct ir_expr ir_expr;
@@ -180,6 +183,9 @@ struct ts_loop {
   bool partitioned;  /* ts_partition: lowering splits off its tail */
   const void *owner; /* the schedule that made it */
   struct ts_stage *stage; /* the cache stage whose copy it walks, or NULL */
+  /* The primitive that made it: "ts_split, step 3"; NULL for i, j and k,
+   * and for the loops lowering makes. */
+  const char *made_by;
 };
 
 typedef struct ir_stmt ir_stmt;

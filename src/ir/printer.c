@@ -362,6 +362,16 @@ static void pseudo_compute(ts_buf *b, const ir_stmt *s, int depth,
 
 /* "for i.outer in 0..2 bound to blockIdx.y:", the style's ctx the loop to
  * mark "<-- here". */
+/* "   # ts_split, step 3" where the style asks; i, j, k and the inputs
+ * are the definition's, the rest without a maker lowering's. */
+static void print_maker(ts_buf *b, const char *made_by, bool defined,
+                        const ir_stmt_style *st) {
+  if (st->provenance)
+    ts_buf_printf(b, "   # %s", made_by ? made_by
+                                : defined ? "ts_matmul"
+                                          : "lowering");
+}
+
 static int pseudo_loop(ts_buf *b, const ts_loop *l, const ir_expr *index,
                        int depth, const ir_stmt_style *st) {
   ts_buf_indent(b, depth);
@@ -376,7 +386,13 @@ static int pseudo_loop(ts_buf *b, const ts_loop *l, const ir_expr *index,
     ts_buf_printf(b, " %s", ir_loop_kind_name(l->kind));
   if (l->partitioned)
     ts_buf_puts(b, " partitioned");
-  ts_buf_puts(b, l == st->ctx ? ":   <-- here\n" : ":\n");
+  ts_buf_puts(b, l == st->ctx ? ":   <-- here" : ":");
+  print_maker(b, l->made_by,
+              !l->made_by && (strcmp(l->name, "i") == 0 ||
+                              strcmp(l->name, "j") == 0 ||
+                              strcmp(l->name, "k") == 0),
+              st);
+  ts_buf_puts(b, "\n");
   return depth + 1;
 }
 
@@ -403,6 +419,7 @@ static void pseudo_alloc(ts_buf *b, const ir_stmt *s, int depth,
     ts_buf_puts(b, " = ");
     print_expr_line(b, s->alloc.init);
   }
+  print_maker(b, buf->made_by, false, st);
   ts_buf_puts(b, "\n");
 }
 
@@ -490,6 +507,12 @@ void ir_print_stmt(ts_buf *b, const ir_stmt *s, int depth,
                    const ts_loop *mark) {
   ir_stmt_style st = pseudo_stmt_style;
   st.ctx = (void *)mark;
+  ir_print_stmt_with(b, s, depth, &st);
+}
+
+void ir_print_stmt_provenance(ts_buf *b, const ir_stmt *s, int depth) {
+  ir_stmt_style st = pseudo_stmt_style;
+  st.provenance = true;
   ir_print_stmt_with(b, s, depth, &st);
 }
 

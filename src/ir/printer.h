@@ -64,6 +64,8 @@ struct ir_stmt_style {
                   const ir_stmt_style *st);
   /* A warp's tensor-core instruction (S_MMA). */
   void (*mma)(ts_buf *b, const ir_stmt *s, int depth, const ir_stmt_style *st);
+  /* Each loop and buffer followed by the primitive that made it. */
+  bool provenance;
   /* A warp's fragment load (S_LDMATRIX). */
   void (*ldmatrix)(ts_buf *b, const ir_stmt *s, int depth,
                    const ir_stmt_style *st);
@@ -80,5 +82,8 @@ void ir_print_stmt(ts_buf *b, const ir_stmt *s, int depth,
 /* The same with each vectorized loop's lanes as they run, as lowering
  * expanded them, rather than the loop as scheduled (TESSEL_DUMP). */
 void ir_print_stmt_lanes(ts_buf *b, const ir_stmt *s, int depth);
+/* ir_print_stmt with each loop and buffer's maker: "  # ts_split, step
+ * 3", "# lowering" for what lowering made. */
+void ir_print_stmt_provenance(ts_buf *b, const ir_stmt *s, int depth);
 
 #endif

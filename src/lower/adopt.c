@@ -62,6 +62,7 @@ static ts_loop *adopt_loop(adopter *ad, const ts_loop *l) {
     c->live = false;
     c->owner = ad->p;
     c->stage = NULL;
+    c->made_by = l->made_by ? ts_arena_strdup(ad->a, l->made_by) : NULL;
     *slot = c;
   }
   return *slot;
@@ -90,6 +91,7 @@ static ir_buffer *adopt_buffer(adopter *ad, const ir_buffer *b) {
     return NULL;
   *c = *b;
   c->name = ts_arena_strdup(ad->a, b->name);
+  c->made_by = b->made_by ? ts_arena_strdup(ad->a, b->made_by) : NULL;
   ad->from[ad->nbufs] = b;
   ad->to[ad->nbufs++] = c;
   return c;

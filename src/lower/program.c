@@ -97,7 +97,9 @@ static void print_definition(ts_buf *b, const ts_program *p) {
   ts_buf_printf(b, ", layout %s\n", ts_layout_name(g->layout));
 }
 
-char *ts_program_ir(const ts_program *p) {
+/* The kernels' nests, each loop and buffer annotated with its maker
+ * where `provenance`. */
+static char *program_ir(const ts_program *p, bool provenance) {
   if (!p || p->status != TS_OK)
     return NULL;
   ts_buf b;
@@ -116,9 +118,18 @@ char *ts_program_ir(const ts_program *p) {
                   (long long)k->grid[0], (long long)k->grid[1],
                   (long long)k->grid[2], (long long)k->block[0],
                   (long long)k->block[1], (long long)k->block[2]);
-    ir_print_stmt(&b, k->body, 0, NULL);
+    if (provenance)
+      ir_print_stmt_provenance(&b, k->body, 0);
+    else
+      ir_print_stmt(&b, k->body, 0, NULL);
   }
   return ts_buf_take(&b);
+}
+
+char *ts_program_ir(const ts_program *p) { return program_ir(p, false); }
+
+char *ts_program_ir_provenance(const ts_program *p) {
+  return program_ir(p, true);
 }
 
 /* ---- From a schedule, for convenience --------------------------------------- */

@@ -25,6 +25,7 @@ typedef struct {
   nest_path path; /* root to the compute statement */
   int wrap;       /* path index of the node the accumulator wraps */
   const char *acc_name;
+  const char *acc_made_by; /* cache_write's step, or NULL (lowering's) */
 } nest;
 
 static const ts_loop *loop_at(const nest *ns, int d) {
@@ -69,6 +70,9 @@ static bool place(lower_ctx *cx, nest *ns) {
           nest_copy_stage(body->seq.items[0]) && ns->wrap + 1 < ns->path.depth)
         ns->wrap++;
       ns->acc_name = cw->name;
+      for (int r = 0; r < s->ntrace; r++) /* cache_write's step */
+        if (s->trace[r].op == TR_CACHE_WRITE && s->trace[r].stage == cw->id)
+          ns->acc_made_by = s->trace[r].label;
       return true;
     }
   lower_fail(cx, TS_ERR_BAD_ATTACH, "ts_lower: \"%s\" is attached at loop \"%s\", which no longer "
@@ -183,6 +187,7 @@ static ir_stmt *replay_tile_loops(lower_ctx *cx, const nest *ns, ir_stmt *body) 
     ts_loop *copy = lower_new_loop(cx, l->name, l->extent, l->kind);
     if (!copy)
       return NULL;
+    copy->made_by = l->made_by; /* the same loop, replayed */
     body = ir_subst_stmt(a, body, l->var, ir_varref(a, copy->var));
     body = ir_new_for(a, copy, body);
   }
@@ -332,6 +337,7 @@ ir_stmt *lower_reduction(lower_ctx *cx, ir_stmt *root) {
   ir_buffer *acc = new_acc(cx, &ns, &t, ext_i, ext_j, ai, aj, acc_idx);
   if (!acc)
     goto fail;
+  acc->made_by = ns.acc_made_by;
 
   /* Step 2. The update, guarded by the predicate less what the caches
    * cover, in place of the compute statement. */

@@ -275,6 +275,7 @@ static ir_buffer *copies_of(ts_arena *a, const ir_buffer *b, int64_t n) {
   if (x) {
     ir_buffer_set_layout(x, order, b->pad);
     x->swizzle = b->swizzle; /* copies are whole rows: the pattern holds */
+    x->made_by = b->made_by;
   }
   return x;
 }

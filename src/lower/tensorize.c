@@ -375,6 +375,7 @@ static ir_stmt *hoisted_fill(lower_ctx *cx, const lower_mma *t,
     ts_loop *copy = lower_new_loop(cx, l->name, l->extent, TS_UNROLLED);
     if (!copy)
       return NULL;
+    copy->made_by = l->made_by; /* the same loop, replayed */
     body = ir_new_for(a, copy, ir_subst_stmt(a, body, l->var,
                                              ir_varref(a, copy->var)));
   }

@@ -414,6 +414,8 @@ ts_status ts_cache_read(ts_sched *s, const char *buffer, ts_scope scope,
   ts_status status = sched_commit(s, fn, root, made, 2, &rec);
   if (status != TS_OK)
     return status;
+  if (st->buf)
+    st->buf->made_by = rec.label;
   s->stages[s->nstages++] = st;
   *stage = st;
   return TS_OK;
@@ -468,6 +470,8 @@ ts_status ts_cache_write(ts_sched *s, const char *buffer, ts_scope scope,
   ts_status status = sched_commit(s, fn, s->root, NULL, 0, &rec);
   if (status != TS_OK)
     return status;
+  if (st->buf)
+    st->buf->made_by = rec.label;
   s->stages[s->nstages++] = st;
   *stage = st;
   return TS_OK;

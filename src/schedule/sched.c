@@ -193,8 +193,13 @@ ts_status sched_commit(ts_sched *s, const char *fn, ir_stmt *root,
   int first = s->nloops;
   if (!sched_register_loops(s, made, nmade))
     return sched_oom(s, fn);
-  for (int i = 0; i < nmade; i++)
+  const char *label = ts_arena_printf(&s->arena, "%s, step %d", fn,
+                                      s->ntrace + 1);
+  for (int i = 0; i < nmade; i++) {
     rec->results[rec->nresults++] = first + i;
+    made[i]->made_by = label;
+  }
+  rec->label = label;
   if (!sched_trace(s, rec)) {
     s->nloops = first;
     return sched_oom(s, fn);

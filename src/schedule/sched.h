@@ -48,6 +48,7 @@ typedef struct trace_rec {
   ts_scope scope;
   int stage;                  /* the stage made or changed */
   ts_split_k_mode split_k;    /* ts_split_k's mode */
+  const char *label;          /* "ts_split, step 3": what it made is by it */
 } trace_rec;
 
 /* A cache: a copy of an input in shared or local memory (read), or C's
