@@ -58,6 +58,13 @@ if grep -qF '"unavailable": "NVML not loaded' "$tmp/r.json"; then
   has '"power_w": 123.4' "$tmp/s.json"
   "$rows" "$tmp/s.json" > /dev/null 2>&1
   status 0 "a record with sensors follows the schema" $?
+  # compare shows the clocks, and warns where they differ by over 3%.
+  "$tessel" compare "$tmp/s.json" "$tmp/s.json" > "$tmp/sc.out" 2>&1
+  has "SM clock 1755 MHz at the start, 1755 at the end" "$tmp/sc.out"
+  grep -q "warning: the SM clock" "$tmp/sc.out" && fail "a clock warning for equal clocks"
+  sed '0,/"sm_mhz": 1755/s//"sm_mhz": 1500/' "$tmp/s.json" > "$tmp/s2.json"
+  "$tessel" compare "$tmp/s.json" "$tmp/s2.json" > "$tmp/sd.out" 2>&1
+  has "warning: the SM clock differs between the runs (1755 MHz in A, 1500 in B at the start)" "$tmp/sd.out"
 fi
 # A record compares with itself: every row within noise, speedup 1.
 "$tessel" compare "$tmp/r.json" "$tmp/r.json" > "$tmp/self.out" 2>&1

@@ -140,10 +140,28 @@ static bool print_pair(const record_row *a, const record_row *b, means *m) {
 static void print_header(const char *label, const char *path,
                          const record_data *d) {
   const json_t *tessel = json_object_get(d->root, "tessel");
-  printf("# %s: %s: %s%s%s on %s, %s (tessel %s, %s)\n", label, path, d->kind,
+  printf("# %s: %s: %s%s%s on %s, %s (tessel %s, %s)", label, path, d->kind,
          d->space ? " " : "", d->space ? d->space : "", d->gpu, d->date,
          json_string_value(json_object_get(tessel, "version")),
          json_string_value(json_object_get(tessel, "git")));
+  if (d->sm_mhz[0] && d->sm_mhz[1])
+    printf(", SM clock %d MHz at the start, %d at the end", d->sm_mhz[0],
+           d->sm_mhz[1]);
+  printf("\n");
+}
+
+/* A warning where the two runs' SM clocks (start or end) differ by more
+ * than 3%: their speeds compare two states of the machine. */
+static void warn_clocks(const record_data *a, const record_data *b) {
+  for (int w = 0; w < 2; w++) {
+    int x = a->sm_mhz[w], y = b->sm_mhz[w];
+    if (x && y && (x > y ? x - y : y - x) * 100 > 3 * (x < y ? x : y)) {
+      printf("# warning: the SM clock differs between the runs (%d MHz in "
+             "A, %d in B at the %s): the speedups include the clock's\n",
+             x, y, w ? "end" : "start");
+      return;
+    }
+  }
 }
 
 /* Rows of `from` that `other` lacks. */
@@ -161,6 +179,7 @@ static int compare(const char *pa, const record_data *a, const char *pb,
                    const record_data *b) {
   print_header("A", pa, a);
   print_header("B", pb, b);
+  warn_clocks(a, b);
   printf("%-24s %-16s %-6s %-12s %10s %10s %8s %16s %s\n", "schedule", "shape",
          "layout", "types", "A ms", "B ms", "speedup", "95% interval",
          "verdict");

@@ -98,6 +98,7 @@ typedef struct record_data {
   const char *gpu;   /* the GPU's name */
   const char *date;  /* "2026-11-22T08:12:00Z" */
   const char *space; /* a tune record's space, else NULL */
+  int sm_mhz[2];     /* the SM clock at the run's start and end; 0: unknown */
   record_row *rows;
   int nrows;
 } record_data;

@@ -357,6 +357,11 @@ record_data *record_read(const char *path, char *err, size_t len) {
   d->gpu = str(json_object_get(root, "gpu"), "name");
   d->date = str(root, "date");
   d->space = json_string_value(json_object_get(root, "space"));
+  const json_t *sensors =
+      json_object_get(json_object_get(root, "gpu"), "sensors");
+  for (int w = 0; w < 2; w++)
+    d->sm_mhz[w] = (int)json_integer_value(json_object_get(
+        json_object_get(sensors, w ? "end" : "start"), "sm_mhz"));
   size_t i;
   const json_t *x;
   json_array_foreach(json_object_get(root, "shapes"), i, x) {
