@@ -544,6 +544,8 @@ const ts_space *ts_space_find(const char *name);
  *     return ts_sched_status(s);
  *   }
  *
+ * The registration points at a static function of the file, so a name
+ * that some library also defines (pipe, sync) still means the schedule.
  * Each TS_SCHEDULE defines a function ts_status NAME(ts_sched *s) that
  * applies the schedule's primitives to s (a fresh ts_matmul named NAME),
  * each TS_SPACE a function ts_status NAME(ts_sched *s, ts_config *c) as a
@@ -553,21 +555,27 @@ const ts_space *ts_space_find(const char *name);
 void ts_schedule_file_add(const ts_builtin *def);     /* TS_SCHEDULE's */
 void ts_schedule_file_add_space(const ts_space *def); /* TS_SPACE's */
 #define TS_SCHEDULE(NAME, SUMMARY)                                           \
+  static ts_status ts_schedule_body_##NAME(ts_sched *s);                     \
   ts_status NAME(ts_sched *s);                                               \
+  ts_status NAME(ts_sched *s) { return ts_schedule_body_##NAME(s); }         \
   static const ts_builtin ts_schedule_def_##NAME = {                         \
-      .name = #NAME, .summary = SUMMARY, .apply = NAME};                     \
+      .name = #NAME, .summary = SUMMARY, .apply = ts_schedule_body_##NAME};  \
   __attribute__((constructor)) static void ts_schedule_add_##NAME(void) {    \
     ts_schedule_file_add(&ts_schedule_def_##NAME);                           \
   }                                                                          \
-  ts_status NAME(ts_sched *s)
+  static ts_status ts_schedule_body_##NAME(ts_sched *s)
 #define TS_SPACE(NAME, SUMMARY)                                              \
+  static ts_status ts_space_body_##NAME(ts_sched *s, ts_config *c);          \
   ts_status NAME(ts_sched *s, ts_config *c);                                 \
+  ts_status NAME(ts_sched *s, ts_config *c) {                                \
+    return ts_space_body_##NAME(s, c);                                       \
+  }                                                                          \
   static const ts_space ts_space_def_##NAME = {                             \
-      .name = #NAME, .summary = SUMMARY, .apply = NAME};                     \
+      .name = #NAME, .summary = SUMMARY, .apply = ts_space_body_##NAME};     \
   __attribute__((constructor)) static void ts_space_add_##NAME(void) {       \
     ts_schedule_file_add_space(&ts_space_def_##NAME);                        \
   }                                                                          \
-  ts_status NAME(ts_sched *s, ts_config *c)
+  static ts_status ts_space_body_##NAME(ts_sched *s, ts_config *c)
 
 /* Compiles the file with the system C compiler ($CC, else cc) against this
  * header into a shared object, cached by the file's content in the cache

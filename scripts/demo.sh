@@ -13,7 +13,7 @@ $tessel list
 for s in $schedules; do
   echo; echo "== $s"
   $tessel show "$s" --ir --shape 37x53x29
-  $tessel show "$s" --cuda --shape 4096x4096x4096 | head -1
+  $tessel show "$s" --cuda --shape 4096x4096x4096 | sed -n 1p  # reads it all: head would close the pipe early
 done
 echo
 $tessel check $schedules --shape 1x1x1 --shape 37x53x29 --shape 64x33x100

@@ -218,6 +218,7 @@ unknown or ambiguous option '--frob'|tune seed003 --frob
 --ir and --trace exclude each other; give one|show naive --ir --trace
 --trace and --steps exclude each other; give one|show naive --trace --steps
 --provenance annotates --ir's nest; it does not go with --cuda|show naive --cuda --provenance
+tc128 runs on tensor cores, which take --dtype f16, bf16 or tf32|check tc128 --shape 16x16x16
 --cuda and --ir exclude each other; give one|show naive --cuda --ir
 tune --list takes nothing else (got 'seed003')|tune --list seed003
 tune --list takes nothing else (got '--shape')|tune --shape 8x8x8 --list
@@ -261,6 +262,29 @@ expect 0 "show FILE.c:NAME" -- "$tessel" show "$work/mine.c:rows" --trace
 contains 'ts_sched *s = ts_matmul_named(&def, "rows");'
 expect 2 "show FILE.c of two schedules" -- "$tessel" show "$work/mine.c"
 one_line; contains "; FILE.c:NAME names one of a file's"
+# Names some library also defines still mean the file's schedule and space.
+cat > "$work/libc_names.c" <<'EOF'
+#include <tessel.h>
+TS_SCHEDULE(pipe, "named like libc's pipe") {
+  ts_loop *io, *ii;
+  ts_split(s, ts_get_loop(s, "i"), 4, &io, &ii);
+  ts_bind(s, io, TS_BLOCK_X);
+  return ts_sched_status(s);
+}
+TS_SPACE(sync, "named like libc's sync") {
+  int64_t f = ts_knob(c, "f", 2, (int64_t[]){4, 2});
+  ts_loop *io, *ii;
+  ts_split(s, ts_get_loop(s, "i"), f, &io, &ii);
+  ts_bind(s, io, TS_BLOCK_X);
+  return ts_sched_status(s);
+}
+EOF
+expect 0 "a schedule named pipe is the file's" -- \
+  "$tessel" show "$work/libc_names.c:pipe" --shape 8x8x8
+contains "grid (2, 1, 1)"
+expect 0 "a space named sync is the file's" -- \
+  "$tessel" show "$work/libc_names.c:sync:f=2" --shape 8x8x8
+contains "grid (4, 1, 1)"
 expect 2 "FILE.c:NAME, no such schedule" -- "$tessel" check "$work/mine.c:cols"
 one_line; contains "mine.c defines no schedule or space 'cols'; it defines rows, serial"
 expect 1 "FILE.c that does not compile" -- "$tessel" check "$work/bad.c"

@@ -254,6 +254,14 @@ static int check_name(const char *name, bool spaces, const cli_opts *o) {
     }
     return EXIT_USAGE;
   }
+  bool tensor = (t.sched && t.sched->tensor_cores) ||
+                (t.space && t.space->tensor_cores && (spaces || !t.sched));
+  if (tensor && o->ab_type == TS_F32 && o->math != TS_MATH_TF32) {
+    fprintf(stderr, "tessel: %s runs on tensor cores, which take --dtype "
+            "f16, bf16 or tf32 (fp32 rounded to tf32), not exact f32\n",
+            name);
+    return EXIT_USAGE;
+  }
   if (spaces && (!t.space || t.config)) {
     fprintf(stderr, "tessel: tune takes a space, not %s ('%s'); give "
             "SPACE, FILE.c or FILE.c:SPACE\n",
