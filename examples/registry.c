@@ -37,8 +37,8 @@ static const ts_builtin builtins[] = {
     {"tc128", "tensor cores (mma.sync, ldmatrix): 128x128 tiles of 4 warps "
      "of 64x64, 3 cp.async stages; f16, bf16 or tf32", example_tc128,
      true},
-    {"tc64", "tc128 with 64x64 tiles of 4 warps of 32x32, for small and "
-     "skinny shapes", example_tc64, true},
+    {"tc64", "tensor cores as tc128, 64x64 tiles of 4 warps of 32x32: for "
+     "small and skinny shapes", example_tc64, true},
 };
 
 enum { NBUILTINS = sizeof(builtins) / sizeof(builtins[0]) };
