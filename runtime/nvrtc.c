@@ -277,9 +277,9 @@ ts_kernel *ts_compile(const ts_program *p, const char *arch) {
   int min_arch = ts_program_min_arch(p);
   if (arch_number(k->arch) > 0 && arch_number(k->arch) < min_arch)
     return kernel_fail(k, TS_ERR_BAD_ARCH, "ts_compile: \"%s\" needs sm_%d "
-                       "or newer (its asynchronous copies, ts_pipeline); %s "
-                       "is older: compile for sm_%d or later, or double-buffer "
-                       "the caches (ts_double_buffer) instead", k->label,
+                       "or newer (its asynchronous copies of ts_pipeline or "
+                       "tensor-core instructions of ts_tensorize); %s is "
+                       "older: compile for sm_%d or later", k->label,
                        min_arch, k->arch, min_arch);
   int64_t limit = arch_shared_limit(arch_number(k->arch));
   if (arch_number(k->arch) > 0 && k->launch.dynamic_shared > limit)

@@ -279,6 +279,11 @@ TS_SPACE(sync, "named like libc's sync") {
   return ts_sched_status(s);
 }
 EOF
+expect 1 "check --arch refuses a kernel that needs a newer one" -- \
+  "$tessel" check tc128 --dtype f16 --arch sm_75 --shape 16x16x16
+contains "needs sm_80 or newer"
+expect 0 "check --arch new enough" -- \
+  "$tessel" check tc128 --dtype f16 --arch sm_90 --shape 16x16x16
 expect 0 "a schedule named pipe is the file's" -- \
   "$tessel" show "$work/libc_names.c:pipe" --shape 8x8x8
 contains "grid (2, 1, 1)"

@@ -582,9 +582,9 @@ static void test_pipeline_compiles_for_sm80_only(void **state) {
   assert_int_equal(ts_kernel_status(k), TS_ERR_BAD_ARCH);
   assert_string_equal(ts_kernel_errmsg(k),
                       "ts_compile: \"pipelined_tiles\" needs sm_80 or newer "
-                      "(its asynchronous copies, ts_pipeline); sm_75 is "
-                      "older: compile for sm_80 or later, or double-buffer "
-                      "the caches (ts_double_buffer) instead");
+                      "(its asynchronous copies of ts_pipeline or "
+                      "tensor-core instructions of ts_tensorize); sm_75 is "
+                      "older: compile for sm_80 or later");
   ts_kernel_free(k);
   ts_sched_free(s);
 }

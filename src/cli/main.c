@@ -89,7 +89,9 @@ static const char *check_help =
     "(default 8) run with every check, on matrices never held whole, and\n"
     "the elements they write are compared; points are dropped, last\n"
     "first, to keep the run within about 45 s, and the result line says\n"
-    "what was sampled.\n"
+    "what was sampled.  --arch sm_XX: a schedule whose kernels need a\n"
+    "newer architecture (cp.async copies, tensor cores) fails, as\n"
+    "compiling for it would.\n"
     "Exit status: 0 every check correct, 1 a mismatch, a fault or a\n"
     "schedule error, 2 a usage error.\n";
 
@@ -587,6 +589,22 @@ static ts_status check_sampled(const cli_opts *o, ts_sched *s,
   return st;
 }
 
+/* --arch: a kernel that needs a newer architecture (cp.async, tensor
+ * cores) is refused as ts_compile refuses it there; false with why. */
+static bool runs_on_arch(const cli_opts *o, const ts_sched *s, char *msg,
+                         size_t msglen) {
+  if (!o->arch)
+    return true;
+  ts_program *p = ts_lower(s);
+  int need = ts_program_status(p) == TS_OK ? ts_program_min_arch(p) : 0;
+  ts_program_free(p);
+  if (need <= atoi(o->arch + 3))
+    return true;
+  snprintf(msg, msglen, "needs sm_%d or newer (asynchronous copies or "
+           "tensor-core instructions); --arch %s is older", need, o->arch);
+  return false;
+}
+
 /* One schedule at one shape: a full check, or a sampled one where the
  * full one would be slow or not fit, or --blocks asks. */
 static ts_status check_one(const cli_opts *o, const char *name,
@@ -594,6 +612,8 @@ static ts_status check_one(const cli_opts *o, const char *name,
                            char *msg, size_t msglen, char *note,
                            size_t notelen) {
   note[0] = 0;
+  if (!runs_on_arch(o, s, msg, msglen))
+    return TS_ERR_BAD_ARCH;
   bool fits = ts_check_fits(g, msg, msglen) == TS_OK;
   const char *why = o->blocks      ? "--blocks"
                     : !fits        ? "the matrices do not fit in memory"
