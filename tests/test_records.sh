@@ -63,6 +63,10 @@ fi
 "$tessel" compare "$tmp/r.json" "$tmp/r.json" > "$tmp/self.out" 2>&1
 status 0 "compare a record with itself" $?
 [ "$(grep -c 'within noise' "$tmp/self.out")" = 6 ] || { fail "not 6 rows within noise"; cat "$tmp/self.out"; }
+# Its clocks are not compared where it holds no reading of them, and it
+# says why.
+grep -qE '^# clocks not compared: A has no reading of them \(.+\)$' "$tmp/self.out" ||
+  { fail "no note that the clocks went unchecked"; cat "$tmp/self.out"; }
 
 # ---- compare: B's warptiled 1.25x as fast, the rest within noise.
 "$tessel" compare "$records/bench_a.json" "$records/bench_b.json" \
@@ -80,6 +84,16 @@ for shape in 1024x1024x1024 4096x4096x4096; do
   has "# only in B: pipelined $shape NN f32" "$tmp/cmp.out"
 done
 has "# geometric mean of 2 cuBLAS rows (the machine's drift): 1.000x" "$tmp/cmp.out"
+grep -q "clocks" "$tmp/cmp.out" && fail "a word on clocks where they are the same"
+# B at an SM clock 1755 MHz at its end (A at 1980 throughout): 13% apart,
+# beyond the 3% compare lets by; its memory clock 3% lower, within them.
+sed -e '/"end"/,/}/s/"sm_mhz": 1980/"sm_mhz": 1755/' \
+    -e '/"end"/,/}/s/"memory_mhz": 3201/"memory_mhz": 3120/' \
+    "$records/bench_b.json" > "$tmp/slow.json"
+"$tessel" compare "$records/bench_a.json" "$tmp/slow.json" > "$tmp/slow.out" 2>&1
+status 0 "compare records whose clocks differ" $?
+has "# warning: the SM clocks differ by 13% (A ran at 1980..1980 MHz, B at 1980..1755 MHz, start..end): the timings may differ by that alone" "$tmp/slow.out"
+grep -q "memory clocks" "$tmp/slow.out" && fail "a warning for memory clocks 2.6% apart"
 # The other way round, warptiled is slower.
 "$tessel" compare "$records/bench_b.json" "$records/bench_a.json" \
   > "$tmp/back.out" 2>&1
