@@ -13,7 +13,10 @@ $tessel list
 for s in $schedules; do
   echo; echo "== $s"
   $tessel show "$s" --ir --shape 37x53x29
-  $tessel show "$s" --cuda --shape 4096x4096x4096 | head -1
+  # The kernel's first line, ptxas's resources; sed reads to the end, where
+  # head would leave tessel writing into a closed pipe (SIGPIPE, and the
+  # demo stops under pipefail).
+  $tessel show "$s" --cuda --shape 4096x4096x4096 | sed -n 1p
 done
 echo
 $tessel check $schedules --shape 1x1x1 --shape 37x53x29 --shape 64x33x100
