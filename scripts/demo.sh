@@ -8,17 +8,31 @@ cd "$(dirname "$0")/.."
 [ -d build/meson-info ] || meson setup build
 ninja -C build
 tessel=build/tessel
-schedules=$($tessel list | awk '{print $1}')
 $tessel list
-for s in $schedules; do
-  echo; echo "== $s"
-  $tessel show "$s" --ir --shape 37x53x29
+# The tensor-core schedules (their trace in f16 calls ts_tensorize) take
+# f16, bf16 or tf32 inputs and refuse exact fp32: they run in f16 here, the
+# rest in fp32.
+fp32=() tc=()
+for s in $($tessel list | awk '{print $1}'); do
+  case "$($tessel show "$s" --trace --dtype f16 2>/dev/null || true)" in
+  *ts_tensorize*) tc+=("$s") ;;
+  *) fp32+=("$s") ;;
+  esac
+done
+show() { # show SCHEDULE [OPTION...]
+  echo; echo "== $*"
+  $tessel show "$@" --ir --shape 37x53x29
   # The kernel's first line, ptxas's resources; sed reads to the end, where
   # head would leave tessel writing into a closed pipe (SIGPIPE, and the
   # demo stops under pipefail).
-  $tessel show "$s" --cuda --shape 4096x4096x4096 | sed -n 1p
-done
+  $tessel show "$@" --cuda --shape 4096x4096x4096 | sed -n 1p
+}
+for s in "${fp32[@]}"; do show "$s"; done
+for s in "${tc[@]}"; do show "$s" --dtype f16; done
+shapes=(--shape 1x1x1 --shape 37x53x29 --shape 64x33x100)
 echo
-$tessel check $schedules --shape 1x1x1 --shape 37x53x29 --shape 64x33x100
+$tessel check "${fp32[@]}" "${shapes[@]}"
+$tessel check "${tc[@]}" --dtype f16 "${shapes[@]}"
 echo
-$tessel bench $schedules --shape 4096x4096x4096 || true
+$tessel bench "${fp32[@]}" --shape 4096x4096x4096 || true
+$tessel bench "${tc[@]}" --dtype f16 --shape 4096x4096x4096 || true
