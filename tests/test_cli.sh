@@ -89,8 +89,8 @@ expect 0 "--blocks samples a small shape" -- "$tessel" check splitk \
   --shape 300x301x77 --blocks 1
 contains "ok (sampled: "
 # The sample's estimate comes first, with the full check's.
-contains "samples blocks (--blocks; a full check: about 0 s and "
-contains " blocks, about 0 s and "; contains " MiB of memory"
+contains "samples blocks (--blocks; in full under 1 s and "
+contains " blocks, under 1 s and "; contains " MiB of memory"
 # A sample that cannot fit (one block's rows of A and columns of B,
 # 2^31 - 1 long) is refused before it runs, with the numbers.
 expect 1 "a sample past memory" -- "$tessel" check naive --shape 256x256x2147483647

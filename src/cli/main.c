@@ -542,10 +542,14 @@ static void print_duration(FILE *f, double seconds) {
     fprintf(f, "%.0f hours", seconds / 3600);
 }
 
-/* "about 12 s and 2.6 GiB of memory" */
+/* "about 12 s and 2.6 GiB of memory", "under 1 s and 6.7 MiB of memory" */
 static void print_cost(FILE *f, double seconds, double bytes) {
-  fputs("about ", f);
-  print_duration(f, seconds);
+  if (seconds < 1) {
+    fputs("under 1 s", f);
+  } else {
+    fputs("about ", f);
+    print_duration(f, seconds);
+  }
   if (bytes >= 1073741824.0)
     fprintf(f, " and %.1f GiB of memory", bytes / 1073741824.0);
   else
@@ -572,8 +576,8 @@ static void announce_long_check(const char *name, const char *shape,
 static void announce_sample(const char *name, const char *shape,
                             const ts_gemm *g, const char *why,
                             const ts_sample *plan) {
-  fprintf(stderr, "tessel: checking %s at %s samples blocks (%s; a full "
-          "check: ", name, shape, why);
+  fprintf(stderr, "tessel: checking %s at %s samples blocks (%s; in full ",
+          name, shape, why);
   print_cost(stderr, ts_check_seconds(g), ts_check_bytes(g));
   fprintf(stderr, "): %lld of %lld blocks, ", plan->blocks_run,
           plan->blocks_total);
@@ -623,7 +627,7 @@ static ts_status check_one(const cli_opts *o, const char *name,
   const char *why = o->blocks      ? "--blocks"
                     : !fits        ? "the matrices do not fit in memory"
                     : ts_check_seconds(g) > SAMPLE_AFTER_S
-                        ? "a full check would take too long"
+                        ? "a full check would take more than 10 s"
                         : NULL;
   if (!why) {
     announce_long_check(name, shape, g);
