@@ -31,7 +31,9 @@ static double meminfo(const char *key) {
   return bytes;
 }
 
-/* One number from a cgroup v2 file; 0 when absent or "max". */
+/* One number from a file of the cgroup v2 at /sys/fs/cgroup (a container
+ * sees its own there; elsewhere it is the root, without a limit); 0 when
+ * absent or "max". */
 static double cgroup_value(const char *file) {
   char path[128];
   snprintf(path, sizeof(path), "/sys/fs/cgroup/%s", file);
