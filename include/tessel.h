@@ -394,11 +394,19 @@ ts_status ts_execute(const ts_sched *s, const float *A, const float *B,
                      float *C, char *msg, size_t msglen);
 ts_status ts_check(const ts_sched *s, uint64_t seed, char *msg,
                    size_t msglen);
-/* TS_OK where a check of def fits in this machine's memory (the inputs, C
- * and the executor's record of every element: about 34 bytes an element of
- * A and B, 42 of C); else TS_ERR_NO_MEMORY with the numbers in msg.
- * ts_check refuses such a shape so before it allocates anything. */
+/* TS_OK where a check of def fits in the memory this machine has
+ * available (ts_memory_available: the inputs, C and the executor's record
+ * of every element, ts_check_bytes); else TS_ERR_NO_MEMORY with the
+ * numbers in msg.  ts_check refuses such a shape so before it allocates
+ * anything. */
 ts_status ts_check_fits(const ts_gemm *def, char *msg, size_t msglen);
+/* Bytes a full check of def holds at once: about 34 an element of A and
+ * B, 42 of C. */
+double ts_check_bytes(const ts_gemm *def);
+/* Bytes of memory this machine has available now: /proc/meminfo's
+ * MemAvailable, or less where a cgroup limits the process (memory.max),
+ * else the physical memory; 0 when it cannot say. */
+double ts_memory_available(void);
 
 /* A sampled check (ts_program_check_sampled): the blocks of every kernel
  * that write chosen elements of C run on the reference executor with
@@ -416,7 +424,8 @@ typedef struct ts_sample {
   int points_run, points_wanted; /* out: the chosen elements run, of all */
   long long blocks_run, blocks_total; /* out: blocks of every kernel */
   long long elements;                 /* out: elements of C compared */
-  double bytes;   /* out: memory the sparse matrices took */
+  double bytes;   /* out: memory the sparse matrices took (a plan: the
+                     most it may hold at once, estimated) */
   double seconds; /* out: the estimate for the blocks run */
 } ts_sample;
 
@@ -431,6 +440,14 @@ double ts_check_seconds(const ts_gemm *def);
  * are filled either way. */
 ts_status ts_program_check_sampled(const ts_program *p, uint64_t seed,
                                    ts_sample *s, char *msg, size_t msglen);
+/* The sample ts_program_check_sampled would run, chosen and not run: s's
+ * outputs, with `bytes` the most memory the run would hold at once (C's
+ * and the workspace's pages, one box's rows of A and columns of B) and
+ * `seconds` the executor's time, both estimated.  TS_ERR_NO_MEMORY, with
+ * the numbers in msg, where that memory is more than this machine has
+ * available; ts_program_check_sampled refuses such a sample so first. */
+ts_status ts_program_sample_plan(const ts_program *p, uint64_t seed,
+                                 ts_sample *s, char *msg, size_t msglen);
 
 /* ---- Built-in schedules ------------------------------------------------ */
 

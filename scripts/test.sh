@@ -7,11 +7,15 @@ cd "$(dirname "$0")/.."
 ./scripts/setup.sh
 opts=(-Dwerror=true)
 [ -n "${CUDA_HOME:-}" ] && opts+=(-Dtoolkit_dir="$CUDA_HOME")
-[ -d build/meson-info ] || meson setup build "${opts[@]}"
+# A build the demo set up has its options set again (-Dwerror=true).
+setup() { # setup DIR OPTION...
+  if [ -d "$1/meson-info" ]; then meson configure "$@"; else meson setup "$@"; fi
+}
+setup build "${opts[@]}"
 ninja -C build
 meson test -C build --suite unit --print-errorlogs
 # The unit suite again, built with ASan and UBSan (any report fails it).
-[ -d build-asan/meson-info ] || meson setup build-asan -Dsanitizers=true "${opts[@]}"
+setup build-asan -Dsanitizers=true "${opts[@]}"
 ninja -C build-asan
 meson test -C build-asan --suite unit --print-errorlogs
 meson test -C build --suite gpu --print-errorlogs

@@ -9,7 +9,6 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <unistd.h>
 
 #include "ir/exec.h"
 #include "ir/dtype.h"
@@ -128,20 +127,15 @@ static void fill(float *x, size_t n, ts_dtype t, uint64_t *rng) {
   round_in_place(t, x, n);
 }
 
-/* Bytes a check of g holds at once: A and B as random data and as the
- * executor's tracked buffers (value, defined, last writer and reader and
- * their epochs, atomic: 30 bytes an element), C the same and twice more
- * (its start and the reference). */
-static double check_bytes(const ts_gemm *g) {
+/* A and B as random data and as the executor's tracked buffers (value,
+ * defined, last writer and reader and their epochs, atomic: 30 bytes an
+ * element), C the same and twice more (its start and the reference). */
+double ts_check_bytes(const ts_gemm *g) {
+  if (!g)
+    return 0;
   double ab = (double)g->m * (double)g->k + (double)g->k * (double)g->n;
   double c = (double)g->m * (double)g->n;
   return ab * (4 + 30) + c * (3 * 4 + 30);
-}
-
-/* The machine's memory in bytes, 0 when it cannot say. */
-static double physical_bytes(void) {
-  long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGE_SIZE);
-  return pages > 0 && size > 0 ? (double)pages * (double)size : 0;
 }
 
 /* A shape whose check cannot fit in memory is refused before anything is
@@ -151,13 +145,13 @@ ts_status ts_check_fits(const ts_gemm *g, char *msg, size_t msglen) {
     msg[0] = 0;
   if (!g)
     return TS_ERR_NULL_ARG;
-  double need = check_bytes(g), have = physical_bytes();
+  double need = ts_check_bytes(g), have = ts_memory_available();
   if (have == 0 || need <= 0.8 * have)
     return TS_OK;
   if (msglen)
     snprintf(msg, msglen, "ts_check: a %lldx%lldx%lld check needs about "
              "%.1f GiB (A, B and C with the executor's record of every "
-             "element), and this machine has %.1f GiB; sample it "
+             "element), and this machine has %.1f GiB available; sample it "
              "(ts_program_check_sampled; tessel check does so by itself) "
              "or check a smaller shape", (long long)g->m, (long long)g->n,
              (long long)g->k, need / 1073741824.0, have / 1073741824.0);

@@ -108,11 +108,32 @@ static void report(const ir_sample *r, ts_sample *s) {
   s->seconds = r->madds / ts_check_rate();
 }
 
-ts_status ts_program_check_sampled(const ts_program *p, uint64_t seed,
-                                   ts_sample *s, char *msg, size_t msglen) {
-  char scratch[1];
-  if (!msglen)
-    msg = scratch, msglen = 1;
+/* The most memory the run of the region holds at once, estimated: the
+ * pages of C (and of each of split-K's workspace planes) that its boxes
+ * touch, a box's rows n wide meeting at most n / SPACE_PAGE + 2 pages,
+ * with their hash table's share; and the largest box's rows of op(A) and
+ * columns of op(B), K long, made for the comparison (one box at a time),
+ * those in *inputs. */
+static double region_bytes(const ts_program *p, const exec_space *sp,
+                           double *inputs_out) {
+  double pages = 0, inputs = 0;
+  for (int i = 0; i < sp->nboxes; i++) {
+    const ir_box *b = &sp->boxes[i];
+    double rows = (double)(b->hi[0] - b->lo[0] + 1);
+    double cols = (double)(b->hi[1] - b->lo[1] + 1);
+    pages += rows * (double)((int64_t)cols / SPACE_PAGE + 2);
+    double in = (rows + cols) * (double)p->def.k * sizeof(float);
+    inputs = in > inputs ? in : inputs;
+  }
+  double planes = 1 + (p->workspace > 0 ? (double)p->k.grid[2] : 0);
+  double page = sizeof(space_page) + 4 * (sizeof(uint64_t) + sizeof(void *));
+  *inputs_out = inputs;
+  return pages * planes * page + inputs;
+}
+
+/* The checks both entry points make first; TS_OK to go on. */
+static ts_status sample_args(const ts_program *p, const ts_sample *s,
+                             const char *call, char *msg, size_t msglen) {
   msg[0] = 0;
   if (!p || !s)
     return TS_ERR_NULL_ARG;
@@ -121,19 +142,82 @@ ts_status ts_program_check_sampled(const ts_program *p, uint64_t seed,
     return p->status;
   }
   if (s->random < 0) {
-    snprintf(msg, msglen, "ts_program_check_sampled: random must be >= 0 "
-             "(got %d)", s->random);
+    snprintf(msg, msglen, "%s: random must be >= 0 (got %d)", call,
+             s->random);
     return TS_ERR_BAD_ARG;
   }
-  const ts_gemm *g = &p->def;
+  return TS_OK;
+}
+
+/* The sample's blocks chosen into r (run too unless plan_only); false
+ * with a fault in msg. */
+static bool execute(const ts_program *p, uint64_t seed, const ts_sample *s,
+                    bool plan_only, ir_sample *r, char *msg, size_t msglen) {
   int main = p->order[0] == &p->k ? 0 : 1;
   ir_sample_opts o = {.seed = seed, .random = s->random,
-                      .budget = s->budget_s * ts_check_rate()};
+                      .budget = s->budget_s * ts_check_rate(),
+                      .plan_only = plan_only};
+  return ir_execute_sampled(p->order, p->nkernels, main, &p->def, &o, r,
+                            msg, msglen);
+}
+
+/* ts_program_sample_plan for `call`, msg at least 1 long. */
+static ts_status plan(const ts_program *p, uint64_t seed, ts_sample *s,
+                      const char *call, char *msg, size_t msglen) {
+  ts_status st = sample_args(p, s, call, msg, msglen);
+  if (st != TS_OK)
+    return st;
   ir_sample r;
-  ts_status st = TS_OK;
+  if (!execute(p, seed, s, true, &r, msg, msglen))
+    st = TS_ERR_NO_MEMORY; /* choosing blocks runs nothing: no fault */
+  report(&r, s);
   s->elements = 0;
-  if (!ir_execute_sampled(p->order, p->nkernels, main, g, &o, &r, msg,
-                          msglen))
+  for (int i = 0; i < r.space.nboxes; i++)
+    s->elements += (r.space.boxes[i].hi[0] - r.space.boxes[i].lo[0] + 1) *
+                   (r.space.boxes[i].hi[1] - r.space.boxes[i].lo[1] + 1);
+  double inputs;
+  s->bytes = region_bytes(p, &r.space, &inputs);
+  ir_sample_free(&r);
+  double have = ts_memory_available();
+  if (st == TS_OK && have > 0 && s->bytes > 0.8 * have) {
+    const ts_gemm *g = &p->def;
+    bool rows = inputs > s->bytes / 2; /* what the most of it is */
+    snprintf(msg, msglen, "ts_check: a sample of a %lldx%lldx%lld check "
+             "(%lld of %lld blocks) needs about %.1f GiB (%s), and this "
+             "machine has %.1f GiB available; %s", (long long)g->m,
+             (long long)g->n, (long long)g->k, s->blocks_run,
+             s->blocks_total, s->bytes / 1073741824.0,
+             rows ? "mostly the rows of A and columns of B that a block "
+                    "reads, K long"
+                  : "mostly the pages of C its blocks write",
+             have / 1073741824.0,
+             rows ? "check a smaller K"
+                  : "sample fewer points (tessel check --blocks 1)");
+    st = TS_ERR_NO_MEMORY;
+  }
+  return st;
+}
+
+ts_status ts_program_sample_plan(const ts_program *p, uint64_t seed,
+                                 ts_sample *s, char *msg, size_t msglen) {
+  char scratch[1];
+  return plan(p, seed, s, "ts_program_sample_plan", msglen ? msg : scratch,
+              msglen ? msglen : 1);
+}
+
+ts_status ts_program_check_sampled(const ts_program *p, uint64_t seed,
+                                   ts_sample *s, char *msg, size_t msglen) {
+  char scratch[1];
+  if (!msglen)
+    msg = scratch, msglen = 1;
+  /* Refused first where it cannot fit; the run overwrites the estimates. */
+  ts_status st = plan(p, seed, s, "ts_program_check_sampled", msg, msglen);
+  if (st != TS_OK)
+    return st;
+  const ts_gemm *g = &p->def;
+  ir_sample r;
+  s->elements = 0;
+  if (!execute(p, seed, s, false, &r, msg, msglen))
     st = TS_ERR_EXEC_FAULT;
   report(&r, s);
   for (int i = 0; st == TS_OK && i < r.space.nboxes; i++)

@@ -88,6 +88,14 @@ contains "samples blocks (the matrices do not fit in memory"
 expect 0 "--blocks samples a small shape" -- "$tessel" check splitk \
   --shape 300x301x77 --blocks 1
 contains "ok (sampled: "
+# The sample's estimate comes first, with the full check's.
+contains "samples blocks (--blocks; in full under 1 s and "
+contains " blocks, under 1 s and "; contains " MiB of memory"
+# A sample that cannot fit (one block's rows of A and columns of B,
+# 2^31 - 1 long) is refused before it runs, with the numbers.
+expect 1 "a sample past memory" -- "$tessel" check naive --shape 256x256x2147483647
+contains "1 of 64 blocks, about "; contains "512.0 GiB of memory"
+contains "FAIL: out of memory"; contains "GiB available; check a smaller K"
 expect 2 "bad layout" -- "$tessel" check naive --layout XY
 one_line; contains "--layout must be NN, NT, TN or TT (got 'XY')"
 expect 2 "unknown option" -- "$tessel" show naive --frob

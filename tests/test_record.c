@@ -37,7 +37,10 @@ static ts_bench_result timed(double median, double min, double max) {
 static json_t *make_record(void) {
   record_machine m = {.gpu = "NVIDIA H200", .arch = "sm_90", .sm_count = 132,
                       .clock_khz = 1980000, .memory_clock_khz = 3201000,
-                      .driver = 13000, .nvrtc = 13000};
+                      .driver = 13000, .nvrtc = 13000,
+                      .start = {.valid = true, .sm_mhz = 1980,
+                                .memory_mhz = 3201, .temperature_c = 40,
+                                .power_w = 96.5}};
   cli_opts o = {.warmup = 2, .repeats = REPEATS, .seed = 7};
   char *argv[] = {"bench", "fast", "--json", "r.json"};
   json_t *rec = record_new("bench", 4, argv, &m, &o);
@@ -116,6 +119,12 @@ static void test_written_and_read(void **state) {
   assert_string_equal(d->gpu, "NVIDIA H200");
   assert_null(d->space);
   assert_int_equal(d->nrows, 3);
+  /* The sensors' reading at the start; none yet at the end. */
+  assert_true(d->clocks.read[0]);
+  assert_false(d->clocks.read[1]);
+  assert_int_equal(d->clocks.sm_mhz[0], 1980);
+  assert_int_equal(d->clocks.memory_mhz[0], 3201);
+  assert_null(d->clocks.unavailable);
   const record_row *blas = &d->rows[0], *fast = &d->rows[1], *hand = &d->rows[2];
   assert_true(blas->cublas);
   assert_string_equal(blas->name, "cuBLAS");
@@ -194,6 +203,13 @@ static void test_schema_refuses(void **state) {
   expect_refused("shapes/0/rows/0/timing", "times_ms",
                  json_pack("[f, s]", 1.0, "x"),
                  "shapes[0].rows[0].timing.times_ms[1]: expected a number");
+  expect_refused("gpu/sensors/start", "sm_mhz", json_string("1980"),
+                 "gpu.sensors.start.sm_mhz: expected an integer");
+  expect_refused("gpu/sensors", "end", json_integer(0),
+                 "gpu.sensors.end: expected an object or null");
+  expect_refused("gpu/sensors", "start", json_null(),
+                 "gpu.sensors.unavailable: missing (the start has no "
+                 "reading, and a record says why)");
   expect_refused("shapes/0/cublas", "tflops", NULL,
                  "shapes[0].cublas.tflops: missing");
   /* A tune record names its space and lists configurations. */

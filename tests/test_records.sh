@@ -60,16 +60,20 @@ if grep -qF '"unavailable": "NVML not loaded' "$tmp/r.json"; then
   status 0 "a record with sensors follows the schema" $?
   # compare shows the clocks, and warns where they differ by over 3%.
   "$tessel" compare "$tmp/s.json" "$tmp/s.json" > "$tmp/sc.out" 2>&1
-  has "SM clock 1755 MHz at the start, 1755 at the end" "$tmp/sc.out"
+  has "#    clocks: SM 1755..1755 MHz, memory 2619..2619 MHz (start..end)" "$tmp/sc.out"
   grep -q "warning: the SM clock" "$tmp/sc.out" && fail "a clock warning for equal clocks"
   sed '0,/"sm_mhz": 1755/s//"sm_mhz": 1500/' "$tmp/s.json" > "$tmp/s2.json"
   "$tessel" compare "$tmp/s.json" "$tmp/s2.json" > "$tmp/sd.out" 2>&1
-  has "warning: the SM clock differs between the runs (1755 MHz in A, 1500 in B at the start)" "$tmp/sd.out"
+  has "# warning: the SM clocks differ by 17% (A ran at 1755..1755 MHz, B at 1500..1755 MHz, start..end)" "$tmp/sd.out"
 fi
 # A record compares with itself: every row within noise, speedup 1.
 "$tessel" compare "$tmp/r.json" "$tmp/r.json" > "$tmp/self.out" 2>&1
 status 0 "compare a record with itself" $?
 [ "$(grep -c 'within noise' "$tmp/self.out")" = 6 ] || { fail "not 6 rows within noise"; cat "$tmp/self.out"; }
+# Its clocks are not compared where it holds no reading of them, and it
+# says why.
+grep -qE '^# clocks not compared: A has no reading of them \(.+\)$' "$tmp/self.out" ||
+  { fail "no note that the clocks went unchecked"; cat "$tmp/self.out"; }
 
 # ---- compare: B's warptiled 1.25x as fast, the rest within noise.
 "$tessel" compare "$records/bench_a.json" "$records/bench_b.json" \
@@ -87,6 +91,16 @@ for shape in 1024x1024x1024 4096x4096x4096; do
   has "# only in B: pipelined $shape NN f32" "$tmp/cmp.out"
 done
 has "# geometric mean of 2 cuBLAS rows (the machine's drift): 1.000x" "$tmp/cmp.out"
+grep -qE "clocks (differ|not compared)" "$tmp/cmp.out" && fail "a word on clocks where they are the same"
+# B at an SM clock 1755 MHz at its end (A at 1980 throughout): 13% apart,
+# beyond the 3% compare lets by; its memory clock 3% lower, within them.
+sed -e '/"end"/,/}/s/"sm_mhz": 1980/"sm_mhz": 1755/' \
+    -e '/"end"/,/}/s/"memory_mhz": 3201/"memory_mhz": 3120/' \
+    "$records/bench_b.json" > "$tmp/slow.json"
+"$tessel" compare "$records/bench_a.json" "$tmp/slow.json" > "$tmp/slow.out" 2>&1
+status 0 "compare records whose clocks differ" $?
+has "# warning: the SM clocks differ by 13% (A ran at 1980..1980 MHz, B at 1980..1755 MHz, start..end): the timings may differ by that alone" "$tmp/slow.out"
+grep -q "memory clocks" "$tmp/slow.out" && fail "a warning for memory clocks 2.6% apart"
 # The other way round, warptiled is slower.
 "$tessel" compare "$records/bench_b.json" "$records/bench_a.json" \
   > "$tmp/back.out" 2>&1

@@ -3,7 +3,8 @@
  * swizzle-free tiling, warp tiles, split-K's two kernels), with little
  * memory; a fault planted in the last row of blocks (a wrong value, an
  * out-of-bounds store, a race with the row above) is caught; the budget
- * cuts the points and says so.
+ * cuts the points and says so; the plan of a sample (ts_program_sample_plan)
+ * is the sample run, and one that cannot fit in memory is refused.
  */
 #include "helpers.h"
 
@@ -157,6 +158,49 @@ static void test_budget_cuts_the_points(void **state) {
   ts_program_free(p);
 }
 
+/* The plan is the sample that runs: its blocks, points, elements and time,
+ * and memory estimated at no less than the run takes. */
+static void test_plan_is_the_run(void **state) {
+  (void)state;
+  const char *names[] = {"naive", "splitk"};
+  for (size_t i = 0; i < sizeof(names) / sizeof(*names); i++) {
+    ts_program *p = lowered(names[i], 2049, 1025, 515);
+    ts_sample plan = {.random = 3}, run;
+    char msg[512];
+    assert_int_equal(ts_program_sample_plan(p, 7, &plan, msg, sizeof(msg)),
+                     TS_OK);
+    assert_int_equal(sampled(p, 3, &run, msg, sizeof(msg)), TS_OK);
+    assert_int_equal(plan.blocks_run, run.blocks_run);
+    assert_int_equal(plan.blocks_total, run.blocks_total);
+    assert_int_equal(plan.points_run, run.points_run);
+    assert_int_equal(plan.elements, run.elements);
+    assert_true(plan.seconds == run.seconds && plan.seconds > 0);
+    /* C's pages (and split-K's workspace) and the inputs compared. */
+    assert_true(plan.bytes >= run.bytes);
+    assert_true(plan.bytes < 64 * run.bytes + 515.0 * 4 * 4096);
+    ts_program_free(p);
+  }
+}
+
+/* A sample whose one block reads rows of A and columns of B 2^31 - 1 long
+ * (512 GiB to compare them) is refused before anything runs, with the
+ * numbers and what to do. */
+static void test_sample_past_memory_refused(void **state) {
+  (void)state;
+  assert_true(ts_memory_available() > 0);
+  ts_program *p = lowered("naive", 256, 256, 2147483647);
+  ts_sample smp = {.random = 1};
+  char msg[512];
+  assert_int_equal(ts_program_sample_plan(p, 7, &smp, msg, sizeof(msg)),
+                   TS_ERR_NO_MEMORY);
+  assert_non_null(strstr(msg, "needs about 512.0 GiB"));
+  assert_non_null(strstr(msg, "GiB available; check a smaller K"));
+  assert_true(smp.bytes > 500.0 * 1073741824);
+  assert_int_equal(sampled(p, 1, &smp, msg, sizeof(msg)), TS_ERR_NO_MEMORY);
+  assert_non_null(strstr(msg, "check a smaller K"));
+  ts_program_free(p);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_correct_schedules_pass),
@@ -165,6 +209,8 @@ int main(void) {
       cmocka_unit_test(test_out_of_bounds_in_last_row_of_blocks),
       cmocka_unit_test(test_race_with_the_row_above),
       cmocka_unit_test(test_budget_cuts_the_points),
+      cmocka_unit_test(test_plan_is_the_run),
+      cmocka_unit_test(test_sample_past_memory_refused),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

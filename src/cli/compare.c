@@ -30,10 +30,16 @@ static const char *compare_help =
     "min..max range where a side has fewer than 5 repeats).  A change whose\n"
     "interval holds 1 is within noise.  cuBLAS's rows show the machine's own\n"
     "drift.  Rows in one record only, and failed rows, get a line each; a\n"
-    "tune record's configurations compare where timed.\n"
+    "tune record's configurations compare where timed.  A warning says where\n"
+    "the SM or memory clocks the runs ran at (their start and end) differ by\n"
+    "more than 3%.\n"
     "Exit status: 0 compared, 1 a record unreadable, 2 a usage error.\n";
 
 enum { RESAMPLES = 2000, MIN_BOOTSTRAP = 5 };
+
+/* Clocks further apart than this (3%) move timings as much as many a
+ * change does: compare says so. */
+static const double CLOCK_TOLERANCE = 0.03;
 
 static int cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
@@ -137,30 +143,72 @@ static bool print_pair(const record_row *a, const record_row *b, means *m) {
   return true;
 }
 
+
+/* The readings of one clock (SM or memory) in d, start then end. */
+static void print_readings(const record_data *d, bool memory) {
+  const record_clocks *c = &d->clocks;
+  for (int i = 0; i < 2; i++)
+    if (c->read[i])
+      printf("%s%d", i && c->read[0] ? ".." : "",
+             memory ? c->memory_mhz[i] : c->sm_mhz[i]);
+}
+
 static void print_header(const char *label, const char *path,
                          const record_data *d) {
   const json_t *tessel = json_object_get(d->root, "tessel");
-  printf("# %s: %s: %s%s%s on %s, %s (tessel %s, %s)", label, path, d->kind,
+  printf("# %s: %s: %s%s%s on %s, %s (tessel %s, %s)\n", label, path, d->kind,
          d->space ? " " : "", d->space ? d->space : "", d->gpu, d->date,
          json_string_value(json_object_get(tessel, "version")),
          json_string_value(json_object_get(tessel, "git")));
-  if (d->sm_mhz[0] && d->sm_mhz[1])
-    printf(", SM clock %d MHz at the start, %d at the end", d->sm_mhz[0],
-           d->sm_mhz[1]);
-  printf("\n");
+  if (d->clocks.read[0] || d->clocks.read[1]) {
+    printf("#    clocks: SM ");
+    print_readings(d, false);
+    printf(" MHz, memory ");
+    print_readings(d, true);
+    printf(" MHz (start..end)\n");
+  }
 }
 
-/* A warning where the two runs' SM clocks (start or end) differ by more
- * than 3%: their speeds compare two states of the machine. */
-static void warn_clocks(const record_data *a, const record_data *b) {
-  for (int w = 0; w < 2; w++) {
-    int x = a->sm_mhz[w], y = b->sm_mhz[w];
-    if (x && y && (x > y ? x - y : y - x) * 100 > 3 * (x < y ? x : y)) {
-      printf("# warning: the SM clock differs between the runs (%d MHz in "
-             "A, %d in B at the %s): the speedups include the clock's\n",
-             x, y, w ? "end" : "start");
+/* The lowest and highest reading of one clock in d; false: none. */
+static bool clock_range(const record_data *d, bool memory, int *lo, int *hi) {
+  bool any = false;
+  for (int i = 0; i < 2; i++) {
+    if (!d->clocks.read[i])
+      continue;
+    int v = memory ? d->clocks.memory_mhz[i] : d->clocks.sm_mhz[i];
+    *lo = any && *lo < v ? *lo : v;
+    *hi = any && *hi > v ? *hi : v;
+    any = true;
+  }
+  return any;
+}
+
+/* A warning where the clocks the two runs ran at (start and end of each)
+ * are more than CLOCK_TOLERANCE apart: then a speedup may be the clocks'.
+ * Where a record has no reading, a note says the clocks went unchecked. */
+static void check_clocks(const record_data *a, const record_data *b) {
+  const record_data *side[2] = {a, b};
+  for (int s = 0; s < 2; s++)
+    if (!side[s]->clocks.read[0] && !side[s]->clocks.read[1]) {
+      printf("# clocks not compared: %s has no reading of them (%s)\n",
+             s ? "B" : "A", side[s]->clocks.unavailable
+                                ? side[s]->clocks.unavailable
+                                : "a record older than gpu.sensors");
       return;
     }
+  for (int memory = 0; memory < 2; memory++) {
+    int alo, ahi, blo, bhi;
+    clock_range(a, memory, &alo, &ahi);
+    clock_range(b, memory, &blo, &bhi);
+    int lo = alo < blo ? alo : blo, hi = ahi > bhi ? ahi : bhi;
+    if (lo <= 0 || (double)hi / lo - 1 <= CLOCK_TOLERANCE)
+      continue;
+    printf("# warning: the %s clocks differ by %.0f%% (A ran at ",
+           memory ? "memory" : "SM", 100.0 * ((double)hi / lo - 1));
+    print_readings(a, memory);
+    printf(" MHz, B at ");
+    print_readings(b, memory);
+    printf(" MHz, start..end): the timings may differ by that alone\n");
   }
 }
 
@@ -179,7 +227,7 @@ static int compare(const char *pa, const record_data *a, const char *pb,
                    const record_data *b) {
   print_header("A", pa, a);
   print_header("B", pb, b);
-  warn_clocks(a, b);
+  check_clocks(a, b);
   printf("%-24s %-16s %-6s %-12s %10s %10s %8s %16s %s\n", "schedule", "shape",
          "layout", "types", "A ms", "B ms", "speedup", "95% interval",
          "verdict");

@@ -89,9 +89,11 @@ static const char *check_help =
     "(default 8) run with every check, on matrices never held whole, and\n"
     "the elements they write are compared; points are dropped, last\n"
     "first, to keep the run within about 45 s, and the result line says\n"
-    "what was sampled.  --arch sm_XX: a schedule whose kernels need a\n"
-    "newer architecture (cp.async copies, tensor cores) fails, as\n"
-    "compiling for it would.\n"
+    "what was sampled.  A check first says its estimated time and memory\n"
+    "where a full one passes 5 s or 1 GiB, and always where it samples; a\n"
+    "sample that would not fit in the memory available is refused.\n"
+    "--arch sm_XX: a schedule whose kernels need a newer architecture\n"
+    "(cp.async copies, tensor cores) fails, as compiling for it would.\n"
     "Exit status: 0 every check correct, 1 a mismatch, a fault or a\n"
     "schedule error, 2 a usage error.\n";
 
@@ -542,41 +544,68 @@ static void print_duration(FILE *f, double seconds) {
     fprintf(f, "%.0f hours", seconds / 3600);
 }
 
+/* "about 12 s and 2.6 GiB of memory", "under 1 s and 6.7 MiB of memory" */
+static void print_cost(FILE *f, double seconds, double bytes) {
+  if (seconds < 1) {
+    fputs("under 1 s", f);
+  } else {
+    fputs("about ", f);
+    print_duration(f, seconds);
+  }
+  if (bytes >= 1073741824.0)
+    fprintf(f, " and %.1f GiB of memory", bytes / 1073741824.0);
+  else
+    fprintf(f, " and %.1f MiB of memory", bytes / 1048576.0);
+}
+
 /* The reference executor runs every thread of every block, about
- * ts_check_rate() multiply-adds a second: a full check past about 5 s
- * says so first. */
+ * ts_check_rate() multiply-adds a second, and tracks every element: a
+ * full check past about 5 s or 1 GiB says so first. */
 static void announce_long_check(const char *name, const char *shape,
                                 const ts_gemm *g) {
-  double seconds = ts_check_seconds(g);
-  if (seconds < 5)
+  double seconds = ts_check_seconds(g), bytes = ts_check_bytes(g);
+  if (seconds < 5 && bytes < 1073741824.0)
     return;
   fprintf(stderr, "tessel: checking %s at %s runs the whole kernel on the "
-          "reference executor: about ", name, shape);
-  print_duration(stderr, seconds);
+          "reference executor: ", name, shape);
+  print_cost(stderr, seconds, bytes);
   fputs("\n", stderr);
   fflush(stderr);
 }
 
-/* Why a check samples, said before it starts. */
+/* Why a check samples and what the sample will cost, said before it
+ * starts. */
 static void announce_sample(const char *name, const char *shape,
-                            const ts_gemm *g, const char *why) {
-  fprintf(stderr, "tessel: checking %s at %s samples blocks (%s; a full "
-          "check: about ", name, shape, why);
-  print_duration(stderr, ts_check_seconds(g));
-  fprintf(stderr, "), within about %d s\n", SAMPLE_BUDGET_S);
+                            const ts_gemm *g, const char *why,
+                            const ts_sample *plan) {
+  fprintf(stderr, "tessel: checking %s at %s samples blocks (%s; in full ",
+          name, shape, why);
+  print_cost(stderr, ts_check_seconds(g), ts_check_bytes(g));
+  fprintf(stderr, "): %lld of %lld blocks, ", plan->blocks_run,
+          plan->blocks_total);
+  print_cost(stderr, plan->seconds, plan->bytes);
+  fputs("\n", stderr);
   fflush(stderr);
 }
 
-/* A sampled check of one schedule at one shape; the result's note in
- * `note`. */
-static ts_status check_sampled(const cli_opts *o, ts_sched *s,
-                               char *msg, size_t msglen, char *note,
-                               size_t notelen) {
+/* A sampled check of one schedule at one shape, said first with its
+ * estimate, refused where it cannot fit; the result's note in `note`. */
+static ts_status check_sampled(const cli_opts *o, const char *name,
+                               const char *shape, const ts_gemm *g,
+                               const char *why, ts_sched *s, char *msg,
+                               size_t msglen, char *note, size_t notelen) {
   ts_sample smp = {.random = o->blocks ? o->blocks : SAMPLE_POINTS,
                    .budget_s = SAMPLE_BUDGET_S};
   ts_program *p = ts_lower(s);
-  ts_status st = ts_program_check_sampled(p, o->seed, &smp, msg, msglen);
+  ts_status st = ts_program_sample_plan(p, o->seed, &smp, msg, msglen);
+  bool ran = st == TS_OK;
+  if (ran || st == TS_ERR_NO_MEMORY)
+    announce_sample(name, shape, g, why, &smp);
+  if (ran)
+    st = ts_program_check_sampled(p, o->seed, &smp, msg, msglen);
   ts_program_free(p);
+  if (!ran)
+    return st; /* refused, or the program in error: nothing sampled */
   int n = snprintf(note, notelen, " (sampled: %lld of %lld blocks, %lld "
                    "elements of C, %.1f MiB", smp.blocks_run,
                    smp.blocks_total, smp.elements, smp.bytes / 1048576.0);
@@ -618,7 +647,7 @@ static ts_status check_one(const cli_opts *o, const char *name,
   const char *why = o->blocks      ? "--blocks"
                     : !fits        ? "the matrices do not fit in memory"
                     : ts_check_seconds(g) > SAMPLE_AFTER_S
-                        ? "a full check would take too long"
+                        ? "a full check would take more than 10 s"
                         : NULL;
   if (!why) {
     announce_long_check(name, shape, g);
@@ -626,8 +655,8 @@ static ts_status check_one(const cli_opts *o, const char *name,
   }
   if (!fits)
     fprintf(stderr, "tessel: %s\n", msg);
-  announce_sample(name, shape, g, why);
-  return check_sampled(o, s, msg, msglen, note, notelen);
+  return check_sampled(o, name, shape, g, why, s, msg, msglen, note,
+                       notelen);
 }
 
 static int cmd_check(int argc, char **argv) {

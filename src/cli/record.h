@@ -92,13 +92,21 @@ typedef struct record_row {
   char *name_buf;      /* name, when made here (malloc'd) */
 } record_row;
 
+/* What a record says of the clocks the GPU ran at (gpu.sensors): a
+ * reading at the run's start and one at its end, where there is one. */
+typedef struct record_clocks {
+  bool read[2];       /* [0] the start, [1] the end */
+  int sm_mhz[2], memory_mhz[2];
+  const char *unavailable; /* why there is no reading; NULL: none said */
+} record_clocks;
+
 typedef struct record_data {
   json_t *root;      /* the strings above point into it */
   const char *kind;  /* "bench" or "tune" */
   const char *gpu;   /* the GPU's name */
   const char *date;  /* "2026-11-22T08:12:00Z" */
   const char *space; /* a tune record's space, else NULL */
-  int sm_mhz[2];     /* the SM clock at the run's start and end; 0: unknown */
+  record_clocks clocks;
   record_row *rows;
   int nrows;
 } record_data;

@@ -40,6 +40,14 @@ static const field gpu_fields[] = {
     {"name", T_STR}, {"arch", T_STR}, {"sm_count", T_INT},
     {"clock_khz", T_INT}, {"memory_clock_khz", T_INT},
     {"sensors", T_OBJ | OPTIONAL}, {NULL, 0}};
+static const field sensors_fields[] = {
+    {"start", T_OBJ | T_NULL}, {"end", T_OBJ | T_NULL},
+    {"unavailable", T_STR | OPTIONAL}, {NULL, 0}};
+static const field reading_fields[] = {
+    {"sm_mhz", T_INT}, {"memory_mhz", T_INT}, {"temperature_c", T_INT},
+    {"power_w", T_NUM}, {NULL, 0}};
+/* gpu.sensors' two readings, as record_clocks indexes them. */
+static const char *const reading_keys[2] = {"start", "end"};
 static const field cuda_fields[] = {
     {"driver", T_STR | T_NULL}, {"toolkit", T_STR | T_NULL},
     {"nvrtc", T_STR | T_NULL}, {NULL, 0}};
@@ -109,6 +117,30 @@ static bool check_fields(const json_t *obj, const field *f, const char *path,
                f->key, type_name(f->types));
       return false;
     }
+  }
+  return true;
+}
+
+/* gpu.sensors, where present: two readings, each an object or null, and
+ * where there is no reading at the start, why. */
+static bool check_sensors(const json_t *gpu, char *err, size_t len) {
+  const json_t *s = json_object_get(gpu, "sensors");
+  if (!s)
+    return true;
+  if (!check_fields(s, sensors_fields, "gpu.sensors", err, len))
+    return false;
+  for (int i = 0; i < 2; i++) {
+    const json_t *r = json_object_get(s, reading_keys[i]);
+    char at[32];
+    snprintf(at, sizeof(at), "gpu.sensors.%s", reading_keys[i]);
+    if (json_is_object(r) && !check_fields(r, reading_fields, at, err, len))
+      return false;
+  }
+  if (json_is_null(json_object_get(s, "start")) &&
+      !json_object_get(s, "unavailable")) {
+    snprintf(err, len, "gpu.sensors.unavailable: missing (the start has "
+             "no reading, and a record says why)");
+    return false;
   }
   return true;
 }
@@ -201,6 +233,7 @@ bool record_check(const json_t *root, char *err, size_t len) {
   if (!check_fields(json_object_get(root, "tessel"), tessel_fields, "tessel",
                     err, len) ||
       !check_fields(json_object_get(root, "gpu"), gpu_fields, "gpu", err, len) ||
+      !check_sensors(json_object_get(root, "gpu"), err, len) ||
       !check_fields(json_object_get(root, "cuda"), cuda_fields, "cuda", err,
                     len))
     return false;
@@ -318,6 +351,20 @@ static bool add_shape_rows(record_data *d, const json_t *s) {
   return true;
 }
 
+/* The readings of gpu.sensors, checked by check_sensors. */
+static record_clocks read_clocks(const json_t *gpu) {
+  const json_t *s = json_object_get(gpu, "sensors");
+  record_clocks c = {.unavailable = json_string_value(
+                         json_object_get(s, "unavailable"))};
+  for (int i = 0; i < 2; i++) {
+    const json_t *r = json_object_get(s, reading_keys[i]);
+    c.read[i] = json_is_object(r);
+    c.sm_mhz[i] = (int)json_integer_value(json_object_get(r, "sm_mhz"));
+    c.memory_mhz[i] = (int)json_integer_value(json_object_get(r, "memory_mhz"));
+  }
+  return c;
+}
+
 void record_data_free(record_data *d) {
   if (!d)
     return;
@@ -357,11 +404,7 @@ record_data *record_read(const char *path, char *err, size_t len) {
   d->gpu = str(json_object_get(root, "gpu"), "name");
   d->date = str(root, "date");
   d->space = json_string_value(json_object_get(root, "space"));
-  const json_t *sensors =
-      json_object_get(json_object_get(root, "gpu"), "sensors");
-  for (int w = 0; w < 2; w++)
-    d->sm_mhz[w] = (int)json_integer_value(json_object_get(
-        json_object_get(sensors, w ? "end" : "start"), "sm_mhz"));
+  d->clocks = read_clocks(json_object_get(root, "gpu"));
   size_t i;
   const json_t *x;
   json_array_foreach(json_object_get(root, "shapes"), i, x) {

@@ -379,7 +379,7 @@ bool ir_execute_sampled(const ir_kernel *const *ks, int n, int main,
   if (!ok)
     snprintf(x.msg, x.msglen, "the executor ran out of memory choosing "
              "the sample's blocks");
-  for (int i = 0; ok && i < n; i++) {
+  for (int i = 0; ok && !o->plan_only && i < n; i++) {
     bind_space(&x, ks[i], &s->space);
     ok = run_blocks(&x, ks[i], &lists[i]);
     if (!ok && n > 1)

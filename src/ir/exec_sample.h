@@ -12,6 +12,7 @@ typedef struct {
   uint64_t seed;      /* the inputs' values and the random targets */
   int random;         /* targets inside C beyond the corners and edges */
   double budget;      /* multiply-adds the blocks may take; 0: no limit */
+  bool plan_only;     /* choose the blocks and the region, run nothing */
 } ir_sample_opts;
 
 typedef struct {
