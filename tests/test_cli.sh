@@ -42,7 +42,7 @@ for cmd in list show check bench tune; do
   contains "Exit status: 0 "; contains ", 1 "; contains "usage error"
 done
 expect 2 "no command" -- "$tessel"
-one_line; contains "name a command: list, show, check, bench, tune, compare or plot"
+one_line; contains "name a command: list, show, check, bench, tune, explain, compare or plot"
 expect 0 "tune --list" -- "$tessel" tune --list
 contains "seed003"
 expect 2 "unknown space" -- "$tessel" tune nosuch
@@ -177,14 +177,14 @@ reject_each <<'EOF'
 --repeats is an option of bench and tune|check naive --repeats 3
 --warmup is an option of bench and tune|show naive --warmup 1
 --seed is an option of check, bench and tune|show naive --seed 1
---arch is an option of show and check|bench naive --arch sm_90
---arch is an option of show and check|tune seed003 --arch sm_90
+--arch is an option of show, check and explain|bench naive --arch sm_90
+--arch is an option of show, check and explain|tune seed003 --arch sm_90
 --jobs is an option of tune|check naive --jobs 2
 --top is an option of tune|bench naive --top 2
 --limit is an option of tune|show naive --limit 2
 --budget is an option of tune|check naive --budget 2
 --time is an option of tune|bench naive --time 2
---json is an option of bench and tune|check naive --json x.json
+--json is an option of bench, tune and explain|check naive --json x.json
 --restart is an option of tune|bench naive --restart
 --cu is an option of bench|check naive --cu k.cu
 --tuned is an option of show, check and bench|tune seed003 --tuned

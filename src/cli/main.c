@@ -30,6 +30,10 @@ static const char *usage_text =
     "                               hand-written kernels\n"
     "  tune SPACE... [--shape MxNxK]... [--jobs J] [--top N] [--csv FILE]\n"
     "        [--json FILE]          every configuration of a space timed\n"
+    "  explain SCHEDULE [--shape MxNxK] [--arch sm_XX] [--json FILE]\n"
+    "                               each access's sectors and bank\n"
+    "                               conflicts, registers, occupancy: from\n"
+    "                               the IR, before compiling\n"
     "  compare A.json B.json        two records of runs: speedups of B over\n"
     "                               A with their noise\n"
     "  plot RECORD.json -o FILE.png TFLOP/s of a record, cuBLAS the reference\n"
@@ -142,7 +146,7 @@ static const struct option long_opts[] = {
 static unsigned option_commands(int c) {
   switch (c) {
   case OPT_CU: case OPT_MAX_SECONDS: return CLI_BENCH;
-  case OPT_JSON: return CLI_BENCH | CLI_TUNE;
+  case OPT_JSON: return CLI_BENCH | CLI_TUNE | CLI_EXPLAIN;
   case OPT_JOBS: case OPT_TOP: case OPT_LIMIT: case OPT_BUDGET:
   case OPT_TIME: case OPT_RESTART: return CLI_TUNE;
   case OPT_TUNED: return CLI_SHOW | CLI_CHECK | CLI_BENCH;
@@ -150,21 +154,23 @@ static unsigned option_commands(int c) {
   case OPT_IR: case OPT_CUDA: case OPT_TRACE: case OPT_STEPS:
   case OPT_PROVENANCE:
     return CLI_SHOW;
-  case OPT_ARCH: return CLI_SHOW | CLI_CHECK;
+  case OPT_ARCH: return CLI_SHOW | CLI_CHECK | CLI_EXPLAIN;
   case OPT_CSV: case OPT_REPEATS: case OPT_WARMUP: return CLI_BENCH | CLI_TUNE;
   case OPT_SEED: return CLI_CHECK | CLI_BENCH | CLI_TUNE;
-  default: return CLI_SHOW | CLI_CHECK | CLI_BENCH | CLI_TUNE;
+  default: return CLI_SHOW | CLI_CHECK | CLI_BENCH | CLI_TUNE | CLI_EXPLAIN;
   }
 }
 
 /* "show, check and bench": the commands of a set, in order. */
 static void command_list(unsigned set, char *out, size_t len) {
-  static const char *const names[] = {"show", "check", "bench", "tune"};
+  static const char *const names[] = {"show", "check", "bench", "tune",
+                                      "explain"};
+  enum { NCOMMANDS = sizeof(names) / sizeof(names[0]) };
   int n = 0, total = 0;
-  for (int i = 0; i < 4; i++)
+  for (int i = 0; i < NCOMMANDS; i++)
     total += (set >> i) & 1;
   out[0] = 0;
-  for (int i = 0; i < 4; i++)
+  for (int i = 0; i < NCOMMANDS; i++)
     if ((set >> i) & 1) {
       size_t at = strlen(out);
       snprintf(out + at, len - at, "%s%s", n == 0 ? ""
@@ -180,7 +186,7 @@ static bool option_allowed(int c, unsigned flags, const char *opt) {
   unsigned set = option_commands(c);
   if (flags & set)
     return true;
-  char list[64];
+  char list[96];
   command_list(set, list, sizeof(list));
   fprintf(stderr, "tessel: --%s is an option of %s\n", opt, list);
   return false;
@@ -325,6 +331,7 @@ int cli_parse(int argc, char **argv, const char *help, unsigned flags,
         return EXIT_USAGE;
       }
       o->arch = optarg;
+      o->arch_given = true;
       break;
     case OPT_CSV:
       if (!cli_check_output("--csv", optarg)) return EXIT_USAGE;
@@ -695,7 +702,7 @@ static int cmd_check(int argc, char **argv) {
 int main(int argc, char **argv) {
   if (argc < 2) {
     fprintf(stderr, "tessel: name a command: list, show, check, bench, "
-            "tune, compare or plot (tessel --help says more)\n");
+            "tune, explain, compare or plot (tessel --help says more)\n");
     return EXIT_USAGE;
   }
   const char *cmd = argv[1];
@@ -711,6 +718,7 @@ int main(int argc, char **argv) {
   if (strcmp(cmd, "compare") == 0) return cli_compare(argc - 1, argv + 1);
   if (strcmp(cmd, "plot") == 0) return cli_plot(argc - 1, argv + 1);
   if (strcmp(cmd, "tune") == 0) return cli_tune(argc - 1, argv + 1);
+  if (strcmp(cmd, "explain") == 0) return cli_explain(argc - 1, argv + 1);
   fprintf(stderr, "tessel: unknown command '%s' (see tessel --help)\n", cmd);
   return EXIT_USAGE;
 }

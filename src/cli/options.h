@@ -10,7 +10,8 @@
 enum { MAX_SHAPES = 16 };
 enum { EXIT_FAIL = 1, EXIT_USAGE = 2 };
 /* The commands that parse options, for cli_parse's flags. */
-enum { CLI_SHOW = 1, CLI_CHECK = 2, CLI_BENCH = 4, CLI_TUNE = 8 };
+enum { CLI_SHOW = 1, CLI_CHECK = 2, CLI_BENCH = 4, CLI_TUNE = 8,
+       CLI_EXPLAIN = 16 };
 
 typedef struct cli_opts {
   ts_gemm shapes[MAX_SHAPES];
@@ -20,6 +21,7 @@ typedef struct cli_opts {
   ts_math math;             /* --dtype tf32 */
   float alpha, beta;
   const char *arch;
+  bool arch_given; /* --arch was given (explain's default is two) */
   const char *csv;
   enum { SHOW_IR, SHOW_CUDA, SHOW_TRACE, SHOW_STEPS } show;
   bool provenance; /* show --ir --provenance */
@@ -53,6 +55,8 @@ int cli_tune(int argc, char **argv);
 int cli_bench(int argc, char **argv);
 int cli_compare(int argc, char **argv);
 int cli_plot(int argc, char **argv);
+/* tessel explain (explain.c). */
+int cli_explain(int argc, char **argv);
 
 /* Parses "MxNxK"; false with a message on stderr. */
 bool cli_parse_shape(const char *text, ts_gemm *out);

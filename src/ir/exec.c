@@ -119,6 +119,9 @@ static bool store_values(exec *x, const ir_stmt *s, mem *m,
   for (int t = 0; lanes > 1 && t < x->nthreads; t++)
     if (active[t] && !vector_fits(x, m, off[*uniform ? 0 : t], lanes, t))
       return false;
+  exec_observe(x, &(ir_observed){.node = s, .buf = m->buf, .lanes = lanes,
+                                 .store = true, .off = off,
+                                 .uniform = *uniform, .mask = active});
   return true;
 }
 
@@ -388,9 +391,16 @@ void exec_name_kernel(exec *x, int i, int n) {
 bool ir_execute_kernels(const ir_kernel *const *ks, int n, const float *A,
                         const float *B, float *C, bool c_defined, char *msg,
                         size_t msglen) {
+  return ir_execute_observed(ks, n, A, B, C, c_defined, NULL, msg, msglen);
+}
+
+bool ir_execute_observed(const ir_kernel *const *ks, int n, const float *A,
+                         const float *B, float *C, bool c_defined,
+                         const ir_observer *observer, char *msg,
+                         size_t msglen) {
   char scratch[1];
   exec x = {.k = ks[0], .msg = msglen ? msg : scratch,
-            .msglen = msglen ? msglen : 1};
+            .msglen = msglen ? msglen : 1, .observer = observer};
   x.msg[0] = 0;
   const ir_buffer *w = NULL;
   for (int i = 0; i < n; i++)

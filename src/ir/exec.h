@@ -15,6 +15,25 @@
  * write is a fault.  Returns false with the first fault described in msg:
  * an out-of-bounds access, a race in shared or global memory, a barrier in
  * divergent code, or a read of memory nothing wrote. */
+/* One access of a global or shared buffer as the executor makes it, for
+ * the threads of a block at once (tessel explain's cross-check). */
+typedef struct ir_observed {
+  const void *node;     /* the E_LOAD, S_STORE or S_LDMATRIX */
+  const ir_buffer *buf;
+  int lanes;            /* elements each thread accesses; 1 for ldmatrix */
+  bool store;
+  int matrices;         /* an ldmatrix's source rows: 1, 2 or 4; else 0 */
+  const int64_t *off;   /* each thread's element (off[0] for all: uniform) */
+  bool uniform;
+  const bool *mask;     /* the threads that access */
+  int nthreads;         /* of the block, thread t at (t % bx, ...) */
+} ir_observed;
+
+typedef struct ir_observer {
+  void (*access)(void *ctx, const ir_observed *a);
+  void *ctx;
+} ir_observer;
+
 bool ir_execute(const ir_kernel *k, const float *A, const float *B, float *C,
                 bool c_defined, char *msg, size_t msglen);
 /* Runs n kernels in order, as one stream launches them, on the same
@@ -26,5 +45,12 @@ bool ir_execute(const ir_kernel *k, const float *A, const float *B, float *C,
 bool ir_execute_kernels(const ir_kernel *const *ks, int n, const float *A,
                         const float *B, float *C, bool c_defined, char *msg,
                         size_t msglen);
+
+/* ir_execute_kernels with each global and shared access reported to
+ * `observer` (may be NULL) as it is made. */
+bool ir_execute_observed(const ir_kernel *const *ks, int n, const float *A,
+                         const float *B, float *C, bool c_defined,
+                         const ir_observer *observer, char *msg,
+                         size_t msglen);
 
 #endif

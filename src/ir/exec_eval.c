@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "dtype.h"
+#include "eval.h"
 
 enum { SCRATCH_ALIGN = 16 };
 
@@ -35,6 +36,14 @@ int exec_first_active(const exec *x, const bool *mask) {
   return 0;
 }
 
+void exec_observe(exec *x, const ir_observed *a) {
+  if (!x->observer || a->buf->scope == SCOPE_LOCAL)
+    return;
+  ir_observed told = *a;
+  told.nthreads = x->nthreads;
+  x->observer->access(x->observer->ctx, &told);
+}
+
 static int64_t *push_ints(exec *x) {
   return exec_push(x, sizeof(int64_t) * (size_t)x->nthreads);
 }
@@ -54,28 +63,6 @@ static bool *sub_mask(exec *x, const bool *mask, const int64_t *c, bool uc,
     any |= m[t];
   }
   return any ? m : NULL;
-}
-
-static int64_t floordiv(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
-}
-
-static int64_t int_op(ir_expr_kind k, int64_t a, int64_t b) {
-  switch (k) {
-  case E_ADD: return a + b;
-  case E_SUB: return a - b;
-  case E_MUL: return a * b;
-  case E_DIV: return b ? floordiv(a, b) : 0;
-  case E_MOD: return b ? a - floordiv(a, b) * b : 0;
-  case E_MIN: return a < b ? a : b;
-  case E_MAX: return a > b ? a : b;
-  case E_LT: return a < b;
-  case E_LE: return a <= b;
-  case E_EQ: return a == b;
-  case E_NE: return a != b;
-  default: return 0;
-  }
 }
 
 static int64_t float_compare(ir_expr_kind k, float a, float b) {
@@ -136,7 +123,7 @@ static void int_op_threads(const exec *x, ir_expr_kind k, const bool *mask,
   case E_ADD: OP_THREADS(int64_t, a + b_); return;
   case E_SUB: OP_THREADS(int64_t, a - b_); return;
   case E_MUL: OP_THREADS(int64_t, a * b_); return;
-  default: OP_THREADS(int64_t, int_op(k, a, b_)); return;
+  default: OP_THREADS(int64_t, ir_int_op(k, a, b_)); return;
   }
 }
 
@@ -274,7 +261,7 @@ bool eval_int(exec *x, const ir_expr *e, const bool *mask, int64_t *out) {
   bool ub = eval_int(x, e->op.b, mask, b);
   ir_expr_kind k = e->kind;
   if (ua && ub)
-    out[0] = int_op(k, out[0], b[0]);
+    out[0] = ir_int_op(k, out[0], b[0]);
   else
     int_op_threads(x, k, mask, out, ua, b, ub);
   x->top = mark;
@@ -320,6 +307,8 @@ static bool eval_load(exec *x, const ir_expr *e, const bool *mask,
     x->top = mark;
     return out[0] = 0.0f, true;
   }
+  exec_observe(x, &(ir_observed){.node = e, .buf = e->load.buf, .lanes = 1,
+                                 .off = off, .uniform = u, .mask = mask});
   x->top = mark;
   return false;
 }
@@ -441,6 +430,10 @@ bool eval_vector_load(exec *x, const ir_expr *e, const bool *mask,
   mem *m = find_mem(x, e->load.buf);
   bool ok = off && eval_offsets(x, e->load.buf, e->load.idx, mask, "load",
                                 off, &u) && m;
+  if (ok)
+    exec_observe(x, &(ir_observed){.node = e, .buf = e->load.buf,
+                                   .lanes = e->load.lanes, .off = off,
+                                   .uniform = u, .mask = mask});
   for (int t = 0; ok && t < x->nthreads; t++) {
     if (!mask[t])
       continue;

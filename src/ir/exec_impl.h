@@ -77,6 +77,7 @@ typedef struct exec {
   uint64_t epoch; /* barriers so far, all blocks */
   copy_queue *queues; /* per thread of the block */
   int nqueues;
+  const ir_observer *observer; /* accesses reported to it; NULL: none */
   bool fault;
   char *msg;
   size_t msglen;
@@ -125,6 +126,8 @@ static inline size_t mem_slot(const mem *m, int64_t off, int t) {
 }
 
 /* ---- Expressions (exec_eval.c) ---- */
+/* An access of a global or shared buffer, told to x->observer if any. */
+void exec_observe(exec *x, const ir_observed *a);
 /* n bytes of scratch, 16-byte aligned; NULL after a fault. */
 void *exec_push(exec *x, size_t n);
 int exec_first_active(const exec *x, const bool *mask);

@@ -157,6 +157,9 @@ void exec_run_ldmatrix(exec *x, const ir_stmt *s, const bool *active) {
       src_off[t] = uniform[0] ? src_off[0] : src_off[t];
       frag_off[t] = uniform[1] ? frag_off[0] : frag_off[t];
     }
+    exec_observe(x, &(ir_observed){.node = s, .buf = src->load.buf,
+                                   .lanes = 1, .matrices = s->ldsm.matrices,
+                                   .off = src_off, .mask = active});
     char what[32];
     snprintf(what, sizeof(what), "ldmatrix.x%d", s->ldsm.matrices);
     for (int w0 = 0; w0 < x->nthreads && !x->fault; w0 += MMA_LANES)

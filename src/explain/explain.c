@@ -1,0 +1,270 @@
+/*
+ * tessel explain: a program's kernels walked (walk.c), their requests
+ * costed (cost.c) and their resources counted (resources.c), then each
+ * access given a one-line verdict.  The result, ts_explain, owns its
+ * strings; ts_explain_text (text.c) prints it.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../ir/visit.h"
+#include "explain_impl.h"
+
+const char *ts_access_kind_name(ts_access_kind k) {
+  switch (k) {
+  case TS_ACCESS_GLOBAL_LOAD: return "global load";
+  case TS_ACCESS_GLOBAL_STORE: return "global store";
+  case TS_ACCESS_GLOBAL_ATOMIC: return "global atomic";
+  case TS_ACCESS_SHARED_LOAD: return "shared load";
+  case TS_ACCESS_SHARED_STORE: return "shared store";
+  case TS_ACCESS_CP_ASYNC: return "cp.async";
+  case TS_ACCESS_LDMATRIX: return "ldmatrix";
+  }
+  return "?";
+}
+
+const char *ts_access_phase_name(ts_access_phase p) {
+  switch (p) {
+  case TS_BEFORE_K: return "before the k loop";
+  case TS_IN_K: return "in the k loop";
+  case TS_AFTER_K: return "after the k loop";
+  case TS_NO_K: return "no k loop";
+  }
+  return "?";
+}
+
+static bool is_global(ts_access_kind k) {
+  return k == TS_ACCESS_GLOBAL_LOAD || k == TS_ACCESS_GLOBAL_STORE ||
+         k == TS_ACCESS_GLOBAL_ATOMIC || k == TS_ACCESS_CP_ASYNC;
+}
+
+static bool is_shared(ts_access_kind k) {
+  return k == TS_ACCESS_SHARED_LOAD || k == TS_ACCESS_SHARED_STORE ||
+         k == TS_ACCESS_CP_ASYNC || k == TS_ACCESS_LDMATRIX;
+}
+
+/* ---- Verdicts ------------------------------------------------------------ */
+
+/* The global side: coalesced, a broadcast, a stride, or scattered. */
+static int global_verdict(const ts_access_report *r, char *out, size_t n) {
+  double sec = r->sectors / r->requests, best = r->ideal_sectors / r->requests;
+  if (r->misaligned)
+    return snprintf(out, n, "misaligned: a lane's %d-byte access is not on "
+                    "a %d-byte boundary", r->bytes, r->bytes);
+  if (sec <= best * 1.001)
+    return snprintf(out, n, r->uniform_stride && r->stride == 0 &&
+                                    r->active_lanes / r->requests > 1
+                                ? "one address for the warp (a broadcast)"
+                                : "coalesced");
+  if (r->uniform_stride && r->stride > r->bytes)
+    return snprintf(out, n, "stride-%lld access (%lld bytes between lanes):"
+                    " %.1f sectors a request where %.1f would do; let "
+                    "threadIdx.x walk the contiguous dimension, or stage "
+                    "through shared memory", (long long)(r->stride / r->bytes),
+                    (long long)r->stride, sec, best);
+  return snprintf(out, n, "scattered: %.1f sectors a request where %.1f "
+                  "would do", sec, best);
+}
+
+/* The shared side: conflict-free, or n-way and what to do. */
+static int shared_verdict(const ts_access_report *r, const char *elem,
+                          int elem_bytes, char *out, size_t n) {
+  double wav = r->wavefronts / r->requests;
+  double best = r->ideal_wavefronts / r->requests;
+  if (wav <= best * 1.001)
+    return snprintf(out, n, "no bank conflict");
+  int pad = r->bytes / elem_bytes > 0 ? r->bytes / elem_bytes : 1;
+  return snprintf(out, n, "%.3g-way bank conflict on %s (%.1f wavefronts a "
+                  "request where %.1f would do): pad its rows by %d %s%s "
+                  "(ts_storage_pad) or swizzle it (ts_storage_swizzle)",
+                  wav / best, r->buffer, wav, best, pad, elem, pad == 1 ? "" : "s");
+}
+
+static void verdict(ts_access_report *r, const ir_buffer *shared_buf) {
+  char *v = r->verdict;
+  size_t n = sizeof(r->verdict), at = 0;
+  if (r->requests <= 0)
+    return (void)snprintf(v, n, "never reached");
+  if (is_global(r->kind))
+    at += (size_t)global_verdict(r, v, n);
+  if (is_shared(r->kind) && at < n) {
+    int eb = shared_buf ? ts_dtype_size(shared_buf->dtype) : 4;
+    const char *elem = eb == 4 ? "element" : "16-bit element";
+    at += (size_t)snprintf(v + at, n - at, "%s", at ? "; " : "");
+    if (at < n)
+      at += (size_t)shared_verdict(r, elem, eb, v + at, n - at);
+  }
+  if (r->scalar_lanes && at < n)
+    snprintf(v + at, n - at, "; its vectorized loop makes one access a "
+             "lane here (the lanes are not contiguous, or not aligned)");
+}
+
+/* ---- Assembling ---------------------------------------------------------- */
+
+typedef struct owned {
+  ts_arena arena;
+} owned;
+
+static ts_explain *failed(ts_explain *e, ts_status st, const char *fmt,
+                          const char *arg) {
+  char msg[512];
+  snprintf(msg, sizeof(msg), fmt, arg);
+  e->status = st;
+  free(e->errmsg);
+  e->errmsg = strdup(msg);
+  return e;
+}
+
+typedef struct {
+  const char *name;
+  const ir_buffer *found;
+} buffer_search;
+
+static bool visit_alloc(ir_visitor *v, const ir_stmt *s) {
+  buffer_search *b = v->ctx;
+  if (s->kind == S_ALLOC && strcmp(s->alloc.buf->name, b->name) == 0) {
+    b->found = s->alloc.buf;
+    v->stop = true;
+  }
+  return true;
+}
+
+/* The buffer a shared row names (its element type gives the padding). */
+static const ir_buffer *find_buffer(const ir_stmt *body, const char *name) {
+  buffer_search b = {.name = name};
+  ir_visitor v = {.stmt = visit_alloc, .ctx = &b};
+  ir_visit_stmt(&v, body);
+  return b.found;
+}
+
+/* Grid totals of one kernel's rows, and its bytes a block. */
+static void kernel_totals(ts_kernel_report *kr, const ts_access_report *rows,
+                          int n, double scale) {
+  for (int i = 0; i < n; i++) {
+    const ts_access_report *r = &rows[i];
+    double q = r->requests * scale;
+    switch (r->kind) {
+    case TS_ACCESS_GLOBAL_LOAD:
+      kr->global_ld_requests += q;
+      kr->global_ld_sectors += r->sectors * scale;
+      break;
+    case TS_ACCESS_GLOBAL_STORE: case TS_ACCESS_GLOBAL_ATOMIC:
+      kr->global_st_requests += q;
+      kr->global_st_sectors += r->sectors * scale;
+      break;
+    case TS_ACCESS_CP_ASYNC:
+      kr->ldgsts_requests += q;
+      kr->ldgsts_sectors += r->sectors * scale;
+      kr->ldgsts_wavefronts += r->wavefronts * scale;
+      kr->ldgsts_ideal += r->ideal_wavefronts * scale;
+      break;
+    case TS_ACCESS_SHARED_LOAD: case TS_ACCESS_LDMATRIX:
+      kr->shared_ld_requests += q;
+      kr->shared_ld_wavefronts += r->wavefronts * scale;
+      kr->shared_ld_ideal += r->ideal_wavefronts * scale;
+      break;
+    case TS_ACCESS_SHARED_STORE:
+      kr->shared_st_requests += q;
+      kr->shared_st_wavefronts += r->wavefronts * scale;
+      kr->shared_st_ideal += r->ideal_wavefronts * scale;
+      break;
+    }
+    if (is_global(r->kind)) /* a block's bytes */
+      kr->global_bytes += r->active_lanes * r->requests * r->bytes;
+  }
+}
+
+/* Kernel i of p: walked, its rows made per block, its resources. */
+static bool explain_kernel(ts_explain *e, const ts_program *p, int i,
+                           const ts_explain_opts *o, explain_rows *rows) {
+  const ir_kernel *k = p->order[i];
+  ts_kernel_report *kr = &e->kernels[i];
+  int first = rows->n;
+  kernel_walk kw;
+  if (!walk_kernel(k, i, o->every_block, rows, &kw))
+    return false;
+  kr->entry = ts_arena_strdup(rows->arena, k->entry ? k->entry : "");
+  kr->blocks = 1;
+  for (int d = 0; d < 3; d++) {
+    kr->grid[d] = k->grid[d];
+    kr->block[d] = k->block[d];
+    kr->blocks *= k->grid[d];
+  }
+  kr->k_steps = kw.k_steps;
+  /* Rows hold sums over the blocks walked; a row reads per block. */
+  double per_block = 1.0 / (double)kw.blocks_walked;
+  for (int r = first; r < rows->n; r++) {
+    ts_access_report *a = &rows->rows[r];
+    a->requests *= per_block;
+    a->requests_per_step *= per_block;
+    a->active_lanes *= per_block;
+    a->sectors *= per_block;
+    a->ideal_sectors *= per_block;
+    a->wavefronts *= per_block;
+    a->ideal_wavefronts *= per_block;
+    const ir_buffer *sb = find_buffer(k->body, a->buffer);
+    verdict(a, sb);
+    if (a->requests > 0)
+      a->active_lanes /= a->requests;
+  }
+  kernel_totals(kr, rows->rows + first, rows->n - first, (double)kr->blocks);
+  const ts_gemm *d = &p->def;
+  kr->flops = k == &p->k ? 2.0 * (double)d->m * (double)d->n * (double)d->k /
+                               (double)kr->blocks
+                         : 0;
+  kr->intensity = kr->global_bytes > 0 ? kr->flops / kr->global_bytes : 0;
+  return kernel_resources(k, o->arch, rows->arena, kr);
+}
+
+ts_explain *ts_program_explain(const ts_program *p,
+                               const ts_explain_opts *opts) {
+  ts_explain_opts o = opts ? *opts : (ts_explain_opts){0};
+  ts_explain *e = calloc(1, sizeof(*e));
+  owned *own = calloc(1, sizeof(*own));
+  if (!e || !own) {
+    free(e);
+    free(own);
+    return NULL;
+  }
+  ts_arena_init(&own->arena);
+  e->own_ = own;
+  e->errmsg = strdup("");
+  if (!p)
+    return failed(e, TS_ERR_NULL_ARG, "ts_program_explain: %s", "no program");
+  e->def = p->def;
+  e->name = ts_arena_strdup(&own->arena, p->name ? p->name : "");
+  if (p->status != TS_OK)
+    return failed(e, p->status, "%s", p->errmsg);
+  if (o.arch && !kernel_resources(&(ir_kernel){.block = {1, 1, 1}}, o.arch,
+                                  &own->arena, &(ts_kernel_report){0}))
+    return failed(e, TS_ERR_BAD_ARCH, "explain: no occupancy table for %s",
+                  o.arch);
+  e->kernels = calloc((size_t)p->nkernels, sizeof(*e->kernels));
+  explain_rows rows = {.arena = &own->arena};
+  bool ok = e->kernels != NULL;
+  for (int i = 0; ok && i < p->nkernels; i++)
+    ok = explain_kernel(e, p, i, &o, &rows);
+  free(rows.keys);
+  e->accesses = rows.rows;
+  e->naccesses = rows.n;
+  e->nkernels = ok ? p->nkernels : 0;
+  if (!ok || own->arena.failed)
+    return failed(e, TS_ERR_NO_MEMORY, "ts_program_explain: %s",
+                  "out of memory");
+  return e;
+}
+
+void ts_explain_free(ts_explain *e) {
+  if (!e)
+    return;
+  owned *own = e->own_;
+  if (own)
+    ts_arena_release(&own->arena);
+  free(own);
+  free(e->kernels);
+  free(e->accesses);
+  free(e->errmsg);
+  free(e);
+}

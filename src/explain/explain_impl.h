@@ -1,0 +1,71 @@
+/*
+ * tessel explain's parts, private to src/explain/: the cost of one
+ * warp-wide request (cost.c), the walk of a kernel that finds the requests
+ * (walk.c), what a kernel asks of a multiprocessor (resources.c), and the
+ * report (explain.c, text.c).
+ */
+#ifndef TS_EXPLAIN_IMPL_H
+#define TS_EXPLAIN_IMPL_H
+
+#include "../ir/arena.h"
+#include "../ir/program.h"
+
+enum { WARP = 32 };
+
+/* One warp-wide request: each active lane's first byte and the bytes it
+ * reads or writes. */
+typedef struct warp_req {
+  bool active[WARP];
+  int64_t addr[WARP];
+  int width;
+} warp_req;
+
+typedef struct req_cost {
+  int active;
+  double sectors, ideal_sectors;       /* global */
+  double wavefronts, ideal_wavefronts; /* shared */
+  bool misaligned;
+  int64_t stride; /* addr[1] - addr[0] of the first two active lanes */
+  bool uniform_stride; /* every pair of neighbouring lanes that far apart */
+} req_cost;
+
+/* Sectors of 32 bytes a global request touches, and the fewest its
+ * distinct bytes could take. */
+void cost_global(const warp_req *r, req_cost *c);
+/* Wavefronts of a shared request: lanes served together in phases (the
+ * warp for 4 bytes or less, halves for 8, quarters for 16), each phase as
+ * many wavefronts as the most distinct words any bank holds. */
+void cost_shared(const warp_req *r, req_cost *c);
+/* ldmatrix: each matrix's 8 rows of 16 bytes are one phase. */
+void cost_ldmatrix(const warp_req *r, int matrices, req_cost *c);
+
+/* The explanation being built: rows found by the walk, in the order first
+ * met, and strings in the arena. */
+typedef struct explain_rows {
+  ts_arena *arena; /* the strings */
+  ts_access_report *rows;
+  const void **keys; /* the IR node each row stands for */
+  int n, cap;
+  bool oom;
+} explain_rows;
+
+/* What the walk of one kernel gives beside its rows. */
+typedef struct kernel_walk {
+  int64_t k_steps;     /* the k loop's extent; 0: none */
+  int64_t blocks_walked;
+} kernel_walk;
+
+/* Walks kernel `index` of the program (every warp of the middle block, or
+ * of every block), adding its requests to rows as sums over the blocks
+ * walked. */
+bool walk_kernel(const ir_kernel *k, int index, bool every_block,
+                 explain_rows *rows, kernel_walk *out);
+
+/* Registers, shared memory, occupancy for `arch` (NULL: sm_80 and sm_90),
+ * into r; false for an architecture not in the table. */
+bool kernel_resources(const ir_kernel *k, const char *arch,
+                      ts_arena *strings, ts_kernel_report *r);
+/* "sm_80, sm_86, sm_89, sm_90": the architectures known. */
+const char *explain_arch_list(void);
+
+#endif

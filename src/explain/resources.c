@@ -1,0 +1,125 @@
+/*
+ * What a kernel asks of a multiprocessor: registers for its tiles, shared
+ * memory and threads per block, and the resident blocks that follow on
+ * each architecture, as the CUDA occupancy calculator counts them:
+ * registers allocated per warp in units of 256, shared memory per block
+ * plus 1 KiB the system reserves, in units of 128 bytes.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../ir/strbuf.h"
+#include "../ir/visit.h"
+#include "explain_impl.h"
+
+/* Registers a thread needs beyond its tiles: loop counters, indices,
+ * addresses and predicates, a base and a share that grows with the tiles
+ * (their addresses and the loads in flight).  Against ptxas's counts for
+ * the built-ins at 4096^3 this is within about 15% (docs/explain.md). */
+enum { BASE_REGISTERS = 30, MAX_THREAD_REGISTERS = 255,
+       REGISTER_UNIT = 256, SHARED_UNIT = 128, SHARED_RESERVED = 1024 };
+
+typedef struct arch_limits {
+  const char *name;
+  int registers, shared, shared_block, threads, blocks;
+} arch_limits;
+
+static const arch_limits archs[] = {
+    {"sm_80", 65536, 167936, 166912, 2048, 32},
+    {"sm_86", 65536, 102400, 101376, 1536, 16},
+    {"sm_89", 65536, 102400, 101376, 1536, 24},
+    {"sm_90", 65536, 233472, 232448, 2048, 32},
+};
+enum { NARCHS = sizeof(archs) / sizeof(archs[0]) };
+
+const char *explain_arch_list(void) { return "sm_80, sm_86, sm_89, sm_90"; }
+
+static int64_t round_up(int64_t v, int64_t unit) {
+  return (v + unit - 1) / unit * unit;
+}
+
+typedef struct {
+  ts_buf detail;
+  int registers;
+} tile_sum;
+
+/* A local buffer's registers: its elements, two 16-bit ones a register.
+ * A vector temporary lives for one statement and is not counted. */
+static void add_local(tile_sum *t, const ir_buffer *b) {
+  if (b->scope != SCOPE_LOCAL || b->vector)
+    return;
+  int64_t bytes = ir_buffer_size(b) * ts_dtype_size(b->dtype);
+  int regs = (int)((bytes + 3) / 4);
+  ts_buf_printf(&t->detail, "%s%s %d", t->registers ? ", " : "", b->name,
+                regs);
+  t->registers += regs;
+}
+
+/* Each allocation's buffer, a vectorized loop's as it runs. */
+static bool visit_alloc(ir_visitor *v, const ir_stmt *s) {
+  if (s->kind == S_ALLOC)
+    add_local(v->ctx, s->alloc.buf);
+  if (s->kind == S_LANES) {
+    ir_visit_stmt(v, s->lanes.expanded);
+    return false;
+  }
+  return true;
+}
+
+/* Resident blocks of k on one architecture, and what limits them. */
+static ts_occupancy occupancy(const arch_limits *a, int64_t threads,
+                              int64_t shared, int registers) {
+  ts_occupancy o = {.arch = a->name};
+  int64_t warps = (threads + 31) / 32;
+  int64_t per_warp = round_up((int64_t)registers * 32, REGISTER_UNIT);
+  int64_t by_regs = a->registers / per_warp / warps;
+  int64_t by_threads = a->threads / (warps * 32);
+  int64_t by_shared = shared > a->shared_block
+                          ? 0
+                          : a->shared / round_up(shared + SHARED_RESERVED,
+                                                 SHARED_UNIT);
+  int64_t blocks = a->blocks;
+  o.limit = "blocks";
+  if (by_threads < blocks)
+    blocks = by_threads, o.limit = "threads";
+  if (by_regs < blocks)
+    blocks = by_regs, o.limit = "registers";
+  if (by_shared < blocks)
+    blocks = by_shared, o.limit = "shared memory";
+  o.blocks = (int)blocks;
+  o.warps = (int)(blocks * warps);
+  o.fraction = (double)o.warps / (a->threads / 32);
+  return o;
+}
+
+bool kernel_resources(const ir_kernel *k, const char *arch,
+                      ts_arena *strings, ts_kernel_report *r) {
+  tile_sum t = {0};
+  ts_buf_init(&t.detail);
+  ir_visitor v = {.stmt = visit_alloc, .ctx = &t};
+  ir_visit_stmt(&v, k->body);
+  char *detail = ts_buf_take(&t.detail);
+  r->register_detail = ts_arena_strdup(strings, detail ? detail : "");
+  free(detail);
+  r->tile_registers = t.registers;
+  int regs = (int)round_up(BASE_REGISTERS + t.registers + t.registers * 3 / 20, 8);
+  regs = regs > MAX_THREAD_REGISTERS ? MAX_THREAD_REGISTERS : regs;
+  r->threads = k->block[0] * k->block[1] * k->block[2];
+  if (k->min_blocks > 0) { /* __launch_bounds__: ptxas keeps within it */
+    int cap = (int)(65536 / (k->min_blocks * r->threads)) / 8 * 8;
+    regs = regs > cap ? cap : regs;
+  }
+  r->registers = regs;
+  r->shared_bytes = k->shared_bytes;
+  r->noccupancy = 0;
+  for (int i = 0; i < NARCHS; i++) {
+    bool wanted = arch ? strcmp(arch, archs[i].name) == 0
+                       : !strcmp(archs[i].name, "sm_80") ||
+                             !strcmp(archs[i].name, "sm_90");
+    if (wanted)
+      r->occupancy[r->noccupancy++] =
+          occupancy(&archs[i], r->threads, k->shared_bytes, regs);
+  }
+  return r->noccupancy > 0;
+}

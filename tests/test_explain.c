@@ -1,0 +1,346 @@
+/*
+ * tessel explain: the cost model on hand-made requests, schedules with a
+ * known fault reported as such (a 32-way column walk of an unpadded 32x32
+ * shared tile, a stride-2 float access, a vectorized loop whose rows are
+ * not aligned, a misaligned float4), and the cross-check: for every
+ * built-in, the sectors and wavefronts the executor's own accesses cost
+ * (every warp of every block, as it runs the kernel) equal explain's.
+ */
+#include "helpers.h"
+
+#include <math.h>
+
+#include "explain/explain_impl.h"
+#include "ir/exec.h"
+#include "ir/program.h"
+
+/* ---- The cost model -------------------------------------------------- */
+
+static warp_req lanes_at(int64_t first, int64_t step, int width) {
+  warp_req r = {.width = width};
+  for (int l = 0; l < WARP; l++) {
+    r.active[l] = true;
+    r.addr[l] = first + step * l;
+  }
+  return r;
+}
+
+static void test_cost_of_global_requests(void **state) {
+  (void)state;
+  req_cost c;
+  warp_req r = lanes_at(0, 4, 4); /* 128 contiguous bytes */
+  cost_global(&r, &c);
+  assert_true(c.sectors == 4 && c.ideal_sectors == 4 && !c.misaligned);
+  r = lanes_at(0, 8, 4); /* stride 2 */
+  cost_global(&r, &c);
+  assert_true(c.sectors == 8 && c.ideal_sectors == 4 && c.stride == 8);
+  r = lanes_at(0, 0, 4); /* one word */
+  cost_global(&r, &c);
+  assert_true(c.sectors == 1 && c.ideal_sectors == 1);
+  r = lanes_at(4, 16, 16); /* float4s one float off their boundary */
+  cost_global(&r, &c);
+  assert_true(c.misaligned && c.sectors == 17 && c.ideal_sectors == 16);
+}
+
+static void test_cost_of_shared_requests(void **state) {
+  (void)state;
+  req_cost c;
+  warp_req r = lanes_at(0, 128, 4); /* a column of a 32x32 float tile */
+  cost_shared(&r, &c);
+  assert_true(c.wavefronts == 32 && c.ideal_wavefronts == 1);
+  r = lanes_at(0, 132, 4); /* padded by one */
+  cost_shared(&r, &c);
+  assert_true(c.wavefronts == 1);
+  r = lanes_at(0, 0, 4); /* a broadcast */
+  cost_shared(&r, &c);
+  assert_true(c.wavefronts == 1);
+  r = lanes_at(0, 16, 16); /* float4s in a row: 4 quarters, 1 each */
+  cost_shared(&r, &c);
+  assert_true(c.wavefronts == 4 && c.ideal_wavefronts == 4);
+  r = lanes_at(0, 32, 16); /* 32 bytes apart: lanes l, l + 4 share banks */
+  cost_shared(&r, &c);
+  assert_true(c.wavefronts == 8 && c.ideal_wavefronts == 4);
+  r = lanes_at(0, 128, 16); /* ldmatrix rows 128 bytes apart: 8-way */
+  cost_ldmatrix(&r, 4, &c);
+  assert_true(c.wavefronts == 32 && c.ideal_wavefronts == 4);
+}
+
+/* ---- Schedules with known faults ------------------------------------- */
+
+static ts_explain *explain_sched(ts_sched *s, bool every_block) {
+  ts_program *p = ts_lower(s);
+  ts_sched_free(s);
+  assert_int_equal(ts_program_status(p), TS_OK);
+  ts_explain_opts o = {.every_block = every_block};
+  ts_explain *e = ts_program_explain(p, &o);
+  ts_program_free(p);
+  assert_non_null(e);
+  assert_int_equal(e->status, TS_OK);
+  return e;
+}
+
+/* The first row of `kind` on `buffer` in the k loop (any phase: NULL). */
+static const ts_access_report *row(const ts_explain *e, ts_access_kind kind,
+                                   const char *buffer) {
+  for (int i = 0; i < e->naccesses; i++)
+    if (e->accesses[i].kind == kind &&
+        strcmp(e->accesses[i].buffer, buffer) == 0)
+      return &e->accesses[i];
+  fail_msg("no %s of %s", ts_access_kind_name(kind), buffer);
+  return NULL;
+}
+
+static bool has(const char *text, const char *part) {
+  if (strstr(text, part))
+    return true;
+  print_error("'%s' lacks '%s'\n", text, part);
+  return false;
+}
+
+/* smem32 with i on threadIdx.x: a warp reads a column of the 32x32 A
+ * tile, every lane in the same bank. */
+static void test_column_walk_is_a_32_way_conflict(void **state) {
+  (void)state;
+  ts_sched *s = sched_of(256, 256, 256);
+  ts_loop *io, *ii, *jo, *ji, *ko, *ki;
+  ts_split(s, ts_get_loop(s, "i"), 32, &io, &ii);
+  ts_split(s, ts_get_loop(s, "j"), 32, &jo, &ji);
+  ts_split(s, ts_get_loop(s, "k"), 32, &ko, &ki);
+  ts_reorder(s, 6, (ts_loop *[]){io, jo, ii, ji, ko, ki});
+  ts_bind(s, io, TS_BLOCK_Y);
+  ts_bind(s, jo, TS_BLOCK_X);
+  ts_bind(s, ii, TS_THREAD_X);
+  ts_bind(s, ji, TS_THREAD_Y);
+  ts_stage *as;
+  ts_cache_read(s, "A", TS_SHARED, ko, &as);
+  ts_bind(s, ts_stage_axis(as, 1), TS_THREAD_X);
+  ts_bind(s, ts_stage_axis(as, 0), TS_THREAD_Y);
+  assert_int_equal(ts_sched_status(s), TS_OK);
+  ts_explain *e = explain_sched(s, false);
+  const ts_access_report *r = row(e, TS_ACCESS_SHARED_LOAD, "A.shared");
+  assert_int_equal(r->phase, TS_IN_K);
+  assert_true(r->wavefronts / r->requests == 32);
+  assert_true(has(r->verdict, "32-way bank conflict on A.shared"));
+  assert_true(has(r->verdict, "pad its rows by 1 element"));
+  /* Its copy: threadIdx.x along A's rows, coalesced. */
+  assert_true(has(row(e, TS_ACCESS_GLOBAL_LOAD, "A")->verdict, "coalesced"));
+  ts_explain_free(e);
+}
+
+/* j split by 2 with its outer part on threadIdx.x: lanes read every other
+ * float of B and write every other float of C. */
+static void test_stride_two_access(void **state) {
+  (void)state;
+  ts_sched *s = sched_of(64, 256, 64);
+  ts_loop *io, *ii, *jo, *ji, *jio, *jii;
+  ts_split(s, ts_get_loop(s, "i"), 8, &io, &ii);
+  ts_split(s, ts_get_loop(s, "j"), 64, &jo, &ji);
+  ts_split(s, ji, 2, &jio, &jii);
+  ts_reorder(s, 6, (ts_loop *[]){io, jo, ii, jio, jii, ts_get_loop(s, "k")});
+  ts_bind(s, io, TS_BLOCK_Y);
+  ts_bind(s, jo, TS_BLOCK_X);
+  ts_bind(s, ii, TS_THREAD_Y);
+  ts_bind(s, jio, TS_THREAD_X);
+  assert_int_equal(ts_sched_status(s), TS_OK);
+  ts_explain *e = explain_sched(s, false);
+  const ts_access_report *b = row(e, TS_ACCESS_GLOBAL_LOAD, "B");
+  assert_true(b->sectors / b->requests == 8);
+  assert_true(b->ideal_sectors / b->requests == 4);
+  assert_true(has(b->verdict, "stride-2 access (8 bytes between lanes)"));
+  assert_true(has(row(e, TS_ACCESS_GLOBAL_STORE, "C")->verdict, "stride-2"));
+  ts_explain_free(e);
+}
+
+/* vectorized at K = 1003: A's rows are not 16-byte aligned, so the float4
+ * copy of A runs lane by lane; at K = 1024 it is one vector. */
+static void test_unaligned_rows_run_lane_by_lane(void **state) {
+  (void)state;
+  for (int aligned = 0; aligned < 2; aligned++) {
+    ts_gemm g = ts_gemm_make(256, 256, aligned ? 1024 : 1003);
+    ts_explain *e = explain_sched(ts_builtin_schedule("vectorized", &g),
+                                  false);
+    const ts_access_report *a = row(e, TS_ACCESS_GLOBAL_LOAD, "A");
+    assert_int_equal(a->scalar_lanes, !aligned);
+    assert_int_equal(a->bytes, aligned ? 16 : 4);
+    if (!aligned)
+      assert_true(has(a->verdict, "one access a lane"));
+    ts_explain_free(e);
+  }
+}
+
+/* A hand-made kernel: 32 lanes store float4s at C[0, 4 lane + 1]. */
+static void test_misaligned_float4(void **state) {
+  (void)state;
+  ts_program p = {.status = TS_OK, .name = "misaligned", .nkernels = 1};
+  ts_arena *a = &p.arena;
+  ts_arena_init(a);
+  p.def = ts_gemm_make(1, 256, 1);
+  p.order[0] = &p.k;
+  int64_t shape[2] = {1, 256};
+  p.k.C = ir_new_buffer(a, "C", SCOPE_GLOBAL, TS_F32, 2, shape, NULL);
+  ts_loop *tx = ir_new_loop(a, 0, "lane", 32, false, NULL);
+  tx->kind = TS_THREAD_X;
+  ir_expr *lane = ir_varref(a, tx->var);
+  ir_expr *at[2] = {ir_int(a, 0),
+                    ir_add(a, ir_mul(a, lane, ir_int(a, 4)), ir_int(a, 1))};
+  ir_expr *zero = ir_float(a, 0), *four[4] = {zero, zero, zero, zero};
+  ir_stmt *st = ir_new_store(a, p.k.C, at, ir_vector(a, four, 4));
+  st->store.lanes = 4;
+  p.k.body = ir_new_for(a, tx, st);
+  for (int d = 0; d < 3; d++)
+    p.k.grid[d] = p.k.block[d] = 1;
+  p.k.block[0] = 32;
+  p.k.nvars = 1;
+  p.k.entry = "tessel_misaligned";
+  ts_explain *e = ts_program_explain(&p, NULL);
+  assert_int_equal(e->status, TS_OK);
+  const ts_access_report *r = row(e, TS_ACCESS_GLOBAL_STORE, "C");
+  assert_true(r->misaligned);
+  assert_true(has(r->verdict, "misaligned: a lane's 16-byte access is not "
+                              "on a 16-byte boundary"));
+  ts_explain_free(e);
+  ts_arena_release(a);
+}
+
+/* ---- The executor's cross-check -------------------------------------- */
+
+/* Requests, sectors and wavefronts of one class of access. */
+typedef struct {
+  double requests, sectors, wavefronts;
+} tally;
+
+typedef struct {
+  tally global_ld, global_st, shared_ld, shared_st;
+} tallies;
+
+/* Each warp of the block that the access reaches: one request. */
+static void observe(void *ctx, const ir_observed *a) {
+  tallies *t = ctx;
+  bool global = a->buf->scope == SCOPE_GLOBAL;
+  tally *to = global ? (a->store ? &t->global_st : &t->global_ld)
+                     : (a->store ? &t->shared_st : &t->shared_ld);
+  int size = ts_dtype_size(a->buf->dtype);
+  for (int w0 = 0; w0 < a->nthreads; w0 += WARP) {
+    warp_req r = {.width = a->matrices ? 16 : size * a->lanes};
+    bool any = false;
+    for (int l = 0; l < WARP; l++) {
+      int t = w0 + l;
+      r.active[l] = t < a->nthreads && a->mask[t];
+      r.addr[l] = r.active[l] ? a->off[a->uniform ? 0 : t] * size : 0;
+      any |= r.active[l];
+    }
+    if (!any)
+      continue;
+    req_cost c;
+    if (a->matrices)
+      cost_ldmatrix(&r, a->matrices, &c);
+    else
+      (global ? cost_global : cost_shared)(&r, &c);
+    to->requests += 1;
+    to->sectors += c.sectors;
+    to->wavefronts += c.wavefronts;
+  }
+}
+
+static void expect_equal(const char *what, const char *name, double exec,
+                         double explained) {
+  if (fabs(exec - explained) > 1e-9 * fabs(exec))
+    fail_msg("%s: %s: the executor's accesses give %.0f, explain %.0f", name,
+             what, exec, explained);
+}
+
+/* Explain's totals over the grid (cp.async as a global load and a shared
+ * store) against the executor's accesses. */
+static void compare_totals(const char *name, const tallies *t,
+                           const ts_explain *e) {
+  tallies x = {0};
+  for (int i = 0; i < e->nkernels; i++) {
+    const ts_kernel_report *k = &e->kernels[i];
+    x.global_ld.requests += k->global_ld_requests + k->ldgsts_requests;
+    x.global_ld.sectors += k->global_ld_sectors + k->ldgsts_sectors;
+    x.global_st.requests += k->global_st_requests;
+    x.global_st.sectors += k->global_st_sectors;
+    x.shared_ld.requests += k->shared_ld_requests;
+    x.shared_ld.wavefronts += k->shared_ld_wavefronts;
+    x.shared_st.requests += k->shared_st_requests + k->ldgsts_requests;
+    x.shared_st.wavefronts += k->shared_st_wavefronts + k->ldgsts_wavefronts;
+  }
+  expect_equal("global load requests", name, t->global_ld.requests,
+               x.global_ld.requests);
+  expect_equal("global load sectors", name, t->global_ld.sectors,
+               x.global_ld.sectors);
+  expect_equal("global store requests", name, t->global_st.requests,
+               x.global_st.requests);
+  expect_equal("global store sectors", name, t->global_st.sectors,
+               x.global_st.sectors);
+  expect_equal("shared load requests", name, t->shared_ld.requests,
+               x.shared_ld.requests);
+  expect_equal("shared load wavefronts", name, t->shared_ld.wavefronts,
+               x.shared_ld.wavefronts);
+  expect_equal("shared store requests", name, t->shared_st.requests,
+               x.shared_st.requests);
+  expect_equal("shared store wavefronts", name, t->shared_st.wavefronts,
+               x.shared_st.wavefronts);
+}
+
+/* Runs p on the executor, telling each access to `t`. */
+static void execute_observed(const ts_program *p, tallies *t) {
+  const ir_kernel *k = p->order[0];
+  size_t na = (size_t)ir_buffer_size(k->A), nb = (size_t)ir_buffer_size(k->B);
+  size_t nc = (size_t)(p->def.m * p->def.n);
+  float *A = calloc(na, sizeof(float)), *B = calloc(nb, sizeof(float));
+  float *C = calloc(nc, sizeof(float));
+  assert_non_null(A);
+  assert_non_null(B);
+  assert_non_null(C);
+  ir_observer obs = {.access = observe, .ctx = t};
+  char msg[512];
+  bool ok = ir_execute_observed(p->order, p->nkernels, A, B, C, false, &obs,
+                                msg, sizeof(msg));
+  free(A);
+  free(B);
+  free(C);
+  if (!ok)
+    fail_msg("%s: %s", p->name, msg);
+}
+
+/* Every built-in at two shapes, one of whole tiles and one odd: every
+ * block walked, the executor's costs and explain's the same. */
+static void test_every_builtin_matches_the_executor(void **state) {
+  (void)state;
+  const int64_t shapes[][3] = {{256, 256, 64}, {67, 45, 37}};
+  for (int i = 0; i < ts_builtin_count(); i++) {
+    const ts_builtin *b = ts_builtin_at(i);
+    for (int sh = 0; sh < 2; sh++) {
+      ts_gemm g = ts_gemm_make(shapes[sh][0], shapes[sh][1], shapes[sh][2]);
+      if (b->tensor_cores)
+        g.a_type = g.b_type = TS_F16;
+      ts_program *p = ts_lower(ts_builtin_schedule(b->name, &g));
+      assert_int_equal(ts_program_status(p), TS_OK);
+      tallies t = {0};
+      execute_observed(p, &t);
+      ts_explain_opts o = {.every_block = true};
+      ts_explain *e = ts_program_explain(p, &o);
+      assert_int_equal(e->status, TS_OK);
+      char name[64];
+      snprintf(name, sizeof(name), "%s at %lldx%lldx%lld", b->name,
+               (long long)g.m, (long long)g.n, (long long)g.k);
+      compare_totals(name, &t, e);
+      ts_explain_free(e);
+      ts_program_free(p);
+    }
+  }
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_cost_of_global_requests),
+      cmocka_unit_test(test_cost_of_shared_requests),
+      cmocka_unit_test(test_column_walk_is_a_32_way_conflict),
+      cmocka_unit_test(test_stride_two_access),
+      cmocka_unit_test(test_unaligned_rows_run_lane_by_lane),
+      cmocka_unit_test(test_misaligned_float4),
+      cmocka_unit_test(test_every_builtin_matches_the_executor),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
