@@ -481,13 +481,16 @@ typedef struct ts_access_report {
   ts_access_phase phase;
   const char *buffer; /* the memory side's buffer: "A", "B.shared" */
   const char *text;   /* the access as the IR prints it */
-  int bytes;          /* a lane's bytes per access: the vector width */
+  int bytes;          /* a lane's bytes per access: the vector width, of
+                       * the compiler's merged loads where it merges */
   /* A vectorized loop whose lanes run one by one (the rows not aligned
    * for vectors): each lane is an access of its own. */
   bool scalar_lanes;
   /* Warp-wide requests of one block: over the whole kernel, and in one
-   * (middle) k step for accesses in the k loop. */
-  double requests, requests_per_step;
+   * steady-state k step for accesses in the k loop; as compiled (a load
+   * the compiler reuses or merges into a wider one counted once), and as
+   * the IR makes them. */
+  double requests, requests_per_step, ir_requests;
   double active_lanes; /* per request, on average */
   /* Global (and cp.async's global side): 32-byte sectors, and the fewest
    * the requested bytes could take. */
@@ -551,6 +554,9 @@ typedef struct ts_explain_opts {
   /* Walk every block of the grid rather than the middle one counted for
    * all: exact at edges, slow at large shapes (tests). */
   bool every_block;
+  /* Every access of the IR a request, as the reference executor makes
+   * them: no loads reused or merged as the compiler does (tests). */
+  bool as_written;
 } ts_explain_opts;
 
 /* Never NULL except out of memory; status is the program's where it is in

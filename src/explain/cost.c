@@ -4,15 +4,22 @@
  *
  *   global: the 32-byte sectors that the active lanes' bytes fall in
  *           (l1tex__t_sectors_pipe_lsu_mem_global_op_ld per request);
- *   shared: wavefronts.  32 banks of 4 bytes; the lanes are served in
- *           phases (the whole warp for accesses of 4 bytes or less, halves
- *           for 8, quarters for 16), and a phase takes as many wavefronts
- *           as the most distinct 4-byte words any one bank holds: lanes
- *           reading the same word share it (a broadcast), different words
- *           in one bank are served one after another (a conflict).
+ *   shared: wavefronts.  32 banks of 4 bytes; lanes reading the same
+ *           word share it (a broadcast), different words in one bank are
+ *           served one after another (a conflict).  The warp is one group
+ *           for accesses of 4 and 8 bytes, its halves two for 16; a group
+ *           whose words fall in distinct banks takes one wavefront, else
+ *           it is split in halves, down to the narrowest phase the width
+ *           allows (the warp for 4 bytes, 16 lanes for 8, 8 for 16), and a
+ *           phase with conflicts takes as many wavefronts as the most
+ *           distinct words any one bank holds.  Nsight Compute's counts on
+ *           an H200 follow this (docs/explain.md): a 16-byte load of 8
+ *           distinct rows by a warp takes 2 wavefronts, not 4.
  *
  * The fewest sectors are the requested distinct bytes packed into aligned
- * sectors; the fewest wavefronts one a phase that has an active lane.
+ * sectors; the fewest wavefronts, one a phase the hardware served (a
+ * conflict is a phase's wavefront beyond its first, as Nsight Compute's
+ * l1tex__data_bank_conflicts_pipe_lsu_mem_shared counts them).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -76,9 +83,9 @@ void cost_global(const warp_req *r, req_cost *c) {
   c->ideal_sectors = (unique + SECTOR - 1) / SECTOR;
 }
 
-/* Wavefronts of lanes [from, to): the most distinct words in one bank. */
-static int phase_wavefronts(const warp_req *r, int from, int to, int width) {
-  int64_t words[WARP * MAX_WIDTH / WORD];
+/* The distinct words lanes [from, to) touch, sorted; their count. */
+static int words_of(const warp_req *r, int from, int to, int width,
+                    int64_t *words) {
   int n = 0;
   for (int l = from; l < to; l++) {
     if (!r->active[l])
@@ -87,13 +94,21 @@ static int phase_wavefronts(const warp_req *r, int from, int to, int width) {
     for (int64_t w = first; w <= last && n < WARP * MAX_WIDTH / WORD; w++)
       words[n++] = w;
   }
-  if (n == 0)
-    return 0;
-  distinct(words, n);
+  int d = distinct(words, n);
+  /* distinct() sorted them; keep each once at the front. */
+  for (int i = 1, k = 1; i < n; i++)
+    if (words[i] != words[k - 1])
+      words[k++] = words[i];
+  return d;
+}
+
+/* The most distinct words of lanes [from, to) in any one bank: the
+ * wavefronts of one phase; 0 when no lane of it is active. */
+static int phase_wavefronts(const warp_req *r, int from, int to, int width) {
+  int64_t words[WARP * MAX_WIDTH / WORD];
+  int n = words_of(r, from, to, width, words);
   int per_bank[BANKS] = {0}, most = 0;
   for (int i = 0; i < n; i++) {
-    if (i && words[i] == words[i - 1])
-      continue;
     int bank = (int)(((words[i] % BANKS) + BANKS) % BANKS);
     if (++per_bank[bank] > most)
       most = per_bank[bank];
@@ -101,19 +116,40 @@ static int phase_wavefronts(const warp_req *r, int from, int to, int width) {
   return most;
 }
 
-/* Wavefronts of phases of `lanes` lanes each, and the fewest. */
-static void phases(const warp_req *r, int lanes, int width, req_cost *c) {
-  for (int from = 0; from < WARP; from += lanes) {
-    int w = phase_wavefronts(r, from, from + lanes, width);
+/* Lanes [from, from + lanes) as the hardware serves them: in one
+ * wavefront where no bank holds two of their words; else, for accesses
+ * wider than 4 bytes, as two halves each served the same way, down to
+ * the narrowest phase (8 lanes for 16 bytes, 16 for 8, the warp for 4);
+ * a phase with conflicts takes a wavefront per word of its busiest bank. */
+static void serve(const warp_req *r, int from, int lanes, int narrowest,
+                  req_cost *c) {
+  int w = phase_wavefronts(r, from, from + lanes, r->width);
+  if (w == 0)
+    return;
+  if (w == 1 || lanes <= narrowest) {
     c->wavefronts += w;
-    c->ideal_wavefronts += w > 0;
+    c->ideal_wavefronts += 1;
+    return;
   }
+  serve(r, from, lanes / 2, narrowest, c);
+  serve(r, from + lanes / 2, lanes / 2, narrowest, c);
+}
+
+/* The groups of lanes served apart whatever their addresses: the warp for
+ * 4 and 8 bytes, halves for 16. */
+static void groups(const warp_req *r, int group, int narrowest, req_cost *c) {
+  for (int from = 0; from < WARP; from += group)
+    serve(r, from, group, narrowest, c);
 }
 
 void cost_shared(const warp_req *r, req_cost *c) {
   lanes_of(r, c);
-  int lanes = r->width <= 4 ? WARP : r->width == 8 ? WARP / 2 : WARP / 4;
-  phases(r, lanes, r->width, c);
+  if (r->width <= 4)
+    groups(r, WARP, WARP, c);
+  else if (r->width <= 8)
+    groups(r, WARP, WARP / 2, c);
+  else
+    groups(r, WARP / 2, WARP / 4, c);
 }
 
 void cost_ldmatrix(const warp_req *r, int matrices, req_cost *c) {
@@ -121,5 +157,9 @@ void cost_ldmatrix(const warp_req *r, int matrices, req_cost *c) {
   warp_req rows = *r;
   for (int l = 8 * matrices; l < WARP; l++)
     rows.active[l] = false;
-  phases(&rows, 8, 16, c);
+  for (int m = 0; m < matrices; m++) { /* a matrix's 8 rows a phase */
+    int w = phase_wavefronts(&rows, 8 * m, 8 * m + 8, 16);
+    c->wavefronts += w;
+    c->ideal_wavefronts += w > 0;
+  }
 }

@@ -183,7 +183,7 @@ static bool explain_kernel(ts_explain *e, const ts_program *p, int i,
   ts_kernel_report *kr = &e->kernels[i];
   int first = rows->n;
   kernel_walk kw;
-  if (!walk_kernel(k, i, o->every_block, rows, &kw))
+  if (!walk_kernel(k, i, o, rows, &kw))
     return false;
   kr->entry = ts_arena_strdup(rows->arena, k->entry ? k->entry : "");
   kr->blocks = 1;
@@ -198,6 +198,7 @@ static bool explain_kernel(ts_explain *e, const ts_program *p, int i,
   for (int r = first; r < rows->n; r++) {
     ts_access_report *a = &rows->rows[r];
     a->requests *= per_block;
+    a->ir_requests *= per_block;
     a->requests_per_step *= per_block;
     a->active_lanes *= per_block;
     a->sectors *= per_block;

@@ -39,6 +39,35 @@ void cost_shared(const warp_req *r, req_cost *c);
 /* ldmatrix: each matrix's 8 rows of 16 bytes are one phase. */
 void cost_ldmatrix(const warp_req *r, int matrices, req_cost *c);
 
+/* A request queued until the straight-line run it belongs to ends
+ * (compiled.c). */
+typedef enum { COST_GLOBAL, COST_SHARED, COST_LDMATRIX, COST_ASYNC } cost_how;
+
+typedef struct pending_req {
+  ts_access_report *row;
+  const ir_buffer *buf;
+  cost_how how;
+  warp_req q;           /* the request (cp.async: its global side) */
+  warp_req shared_side; /* cp.async's stores */
+  int matrices;         /* ldmatrix */
+  bool load;            /* a load: the compiler may reuse or merge it */
+  unsigned epoch;       /* writes to its buffer, and barriers, before it */
+  double weight, step;  /* iterations it stands for; its share of a k step */
+  bool dropped;         /* reused or merged into another */
+} pending_req;
+
+typedef struct pending_list {
+  pending_req *v;
+  int n, cap;
+} pending_list;
+
+bool pending_add(pending_list *l, const pending_req *p);
+/* Costs the requests queued from `from` on and adds them to their rows
+ * (each row's ir_requests counts them as the IR makes them); unless
+ * as_written, a load that repeats an earlier one of the run is dropped
+ * and shared loads that continue each other are merged first. */
+void pending_flush(pending_list *l, int from, bool as_written);
+
 /* The explanation being built: rows found by the walk, in the order first
  * met, and strings in the arena. */
 typedef struct explain_rows {
@@ -58,7 +87,7 @@ typedef struct kernel_walk {
 /* Walks kernel `index` of the program (every warp of the middle block, or
  * of every block), adding its requests to rows as sums over the blocks
  * walked. */
-bool walk_kernel(const ir_kernel *k, int index, bool every_block,
+bool walk_kernel(const ir_kernel *k, int index, const ts_explain_opts *o,
                  explain_rows *rows, kernel_walk *out);
 
 /* Registers, shared memory, occupancy for `arch` (NULL: sm_80 and sm_90),

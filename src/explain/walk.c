@@ -37,6 +37,11 @@ typedef struct walk {
   double weight;    /* iterations this visit stands for */
   double step;      /* the same within the k loop's middle step, else 0 */
   const ir_stmt *group; /* the vectorized loop being expanded, or NULL */
+  pending_list pend;    /* requests of the straight-line runs open */
+  bool as_written;      /* no compiler model (ts_explain_opts) */
+  /* Writes (and for shared memory, barriers) so far: a load reused from
+   * before one of these is not the same value. */
+  unsigned shared_epoch, global_epoch;
 } walk;
 
 /* ---- Rows ---------------------------------------------------------------- */
@@ -139,24 +144,6 @@ static ts_access_report *row_for(walk *w, const void *key, ts_access_kind kind,
   return r;
 }
 
-/* Adds one request's cost to its row. */
-static void add_request(walk *w, ts_access_report *r, const req_cost *c,
-                        int width) {
-  if (r->requests == 0) {
-    r->bytes = width;
-    r->stride = c->stride;
-    r->uniform_stride = c->uniform_stride;
-  }
-  r->requests += w->weight;
-  r->requests_per_step += w->step;
-  r->active_lanes += w->weight * c->active;
-  r->sectors += w->weight * c->sectors;
-  r->ideal_sectors += w->weight * c->ideal_sectors;
-  r->wavefronts += w->weight * c->wavefronts;
-  r->ideal_wavefronts += w->weight * c->ideal_wavefronts;
-  r->misaligned |= c->misaligned;
-}
-
 /* ---- Addresses ----------------------------------------------------------- */
 
 /* Each active lane's byte address of buf[idx]; a lane whose indices do not
@@ -185,6 +172,25 @@ static bool any(const bool *mask) {
   return false;
 }
 
+/* Queues a request of the lanes of q for its run's end (compiled.c). */
+static void queue(walk *w, ts_access_report *r, const ir_buffer *buf,
+                  cost_how how, const warp_req *q, bool load) {
+  pending_req p = {.row = r, .buf = buf, .how = how, .q = *q, .load = load,
+                   .weight = w->weight, .step = w->step,
+                   .epoch = buf->scope == SCOPE_SHARED ? w->shared_epoch
+                                                       : w->global_epoch};
+  if (!pending_add(&w->pend, &p))
+    w->rows->oom = true;
+}
+
+/* A store to buf: loads of it before are not the values after. */
+static void written(walk *w, const ir_buffer *buf) {
+  if (buf->scope == SCOPE_SHARED)
+    w->shared_epoch++;
+  else
+    w->global_epoch++;
+}
+
 /* One access of a global or shared buffer by the lanes of mask. */
 static void access(walk *w, const void *key, const ir_buffer *buf,
                    ir_expr *const *idx, int lanes, bool store, bool atomic,
@@ -206,10 +212,10 @@ static void access(walk *w, const void *key, const ir_buffer *buf,
     r->scalar_lanes = w->group && lanes <= 1;
   }
   warp_req q;
-  req_cost c;
   addresses(w, buf, idx, lanes, mask, &q);
-  (global ? cost_global : cost_shared)(&q, &c);
-  add_request(w, r, &c, q.width);
+  queue(w, r, buf, global ? COST_GLOBAL : COST_SHARED, &q, !store);
+  if (store)
+    written(w, buf);
 }
 
 /* ---- Expressions --------------------------------------------------------- */
@@ -282,6 +288,30 @@ static void walk_launch(walk *w, const ir_stmt *s, const bool *mask) {
   walk_stmt(w, s->for_.body, mask);
 }
 
+static bool visit_loop(ir_visitor *v, const ir_stmt *s) {
+  if (s->kind == S_FOR) {
+    *(bool *)v->ctx = true;
+    v->stop = true;
+  }
+  return true;
+}
+
+/* A serial loop the compiled code keeps as a loop, so that each of its
+ * iterations is a straight-line run of its own.  Unrolled loops are laid
+ * out flat, and so does the compiler lay out a short loop with no loop
+ * inside it (32 iterations or fewer: NVVM unrolls such loops in full). */
+static bool stays_a_loop(const ir_stmt *s) {
+  const ts_loop *lp = s->for_.loop;
+  if (lp->kind != TS_SERIAL)
+    return false;
+  if (lp->extent > 32)
+    return true;
+  bool inner = false;
+  ir_visitor v = {.stmt = visit_loop, .ctx = &inner};
+  ir_visit_stmt(&v, s->for_.body);
+  return inner;
+}
+
 /* One iteration standing for `count` of the loop.  per_step: within the k
  * loop, its share of one steady-state k step, or -1 for an iteration at
  * its ends (not the steady state); 0 elsewhere (the share is the outer
@@ -289,10 +319,13 @@ static void walk_launch(walk *w, const ir_stmt *s, const bool *mask) {
 static void iteration(walk *w, const ir_stmt *s, int64_t it, double count,
                       double per_step, const bool *mask) {
   double weight = w->weight, step = w->step;
+  int run = w->pend.n;
   set_var(w, s->for_.loop->var, it);
   w->weight = weight * count;
   w->step = per_step > 0 ? per_step : per_step < 0 ? 0 : step * count;
   walk_stmt(w, s->for_.body, mask);
+  if (stays_a_loop(s))
+    pending_flush(&w->pend, run, w->as_written);
   w->weight = weight;
   w->step = step;
 }
@@ -345,15 +378,14 @@ static void walk_async(walk *w, const ir_stmt *s, const bool *mask) {
     return;
   if (!r->text)
     r->text = access_text(w, src->load.buf, src->load.idx, src->load.lanes);
-  warp_req g, sh;
-  req_cost cg, cs;
-  addresses(w, src->load.buf, src->load.idx, src->load.lanes, mask, &g);
-  addresses(w, s->store.buf, s->store.idx, s->store.lanes, mask, &sh);
-  cost_global(&g, &cg);
-  cost_shared(&sh, &cs);
-  cg.wavefronts = cs.wavefronts;
-  cg.ideal_wavefronts = cs.ideal_wavefronts;
-  add_request(w, r, &cg, g.width);
+  pending_req p = {.row = r, .buf = s->store.buf, .how = COST_ASYNC,
+                   .weight = w->weight, .step = w->step};
+  addresses(w, src->load.buf, src->load.idx, src->load.lanes, mask, &p.q);
+  addresses(w, s->store.buf, s->store.idx, s->store.lanes, mask,
+            &p.shared_side);
+  if (!pending_add(&w->pend, &p))
+    w->rows->oom = true;
+  written(w, s->store.buf);
 }
 
 static void walk_store(walk *w, const ir_stmt *s, const bool *mask) {
@@ -373,12 +405,13 @@ static void walk_ldmatrix(walk *w, const ir_stmt *s, const bool *mask) {
     return;
   if (!r->text)
     r->text = access_text(w, src->load.buf, src->load.idx, 1);
-  warp_req q;
-  req_cost c;
-  addresses(w, src->load.buf, src->load.idx, 1, mask, &q);
-  q.width = 16;
-  cost_ldmatrix(&q, s->ldsm.matrices, &c);
-  add_request(w, r, &c, q.width);
+  pending_req p = {.row = r, .buf = src->load.buf, .how = COST_LDMATRIX,
+                   .matrices = s->ldsm.matrices, .weight = w->weight,
+                   .step = w->step};
+  addresses(w, src->load.buf, src->load.idx, 1, mask, &p.q);
+  p.q.width = 16;
+  if (!pending_add(&w->pend, &p))
+    w->rows->oom = true;
 }
 
 static void walk_lanes(walk *w, const ir_stmt *s, const bool *mask) {
@@ -408,7 +441,8 @@ static void walk_stmt(walk *w, const ir_stmt *s, const bool *mask) {
     return;
   case S_LANES: walk_lanes(w, s, mask); return;
   case S_LDMATRIX: walk_ldmatrix(w, s, mask); return;
-  default: return; /* barriers, copy groups, mma: no memory of their own */
+  case S_BARRIER: case S_ASYNC_WAIT: w->shared_epoch++; return;
+  default: return; /* copy groups, mma: no memory of their own */
   }
 }
 
@@ -434,6 +468,7 @@ static void walk_warp(walk *w, const int64_t *b, int64_t warp) {
   w->weight = 1;
   w->step = 0;
   walk_stmt(w, w->k->body, mask);
+  pending_flush(&w->pend, 0, w->as_written);
 }
 
 static void walk_block(walk *w, const int64_t *b) {
@@ -443,9 +478,11 @@ static void walk_block(walk *w, const int64_t *b) {
     walk_warp(w, b, warp);
 }
 
-bool walk_kernel(const ir_kernel *k, int index, bool every_block,
+bool walk_kernel(const ir_kernel *k, int index, const ts_explain_opts *o,
                  explain_rows *rows, kernel_walk *out) {
-  walk w = {.k = k, .kernel = index, .rows = rows, .nvars = k->nvars};
+  walk w = {.k = k, .kernel = index, .rows = rows, .nvars = k->nvars,
+            .as_written = o->as_written};
+  bool every_block = o->every_block;
   int first = rows->n;
   w.vars = calloc((size_t)WARP * (size_t)(k->nvars ? k->nvars : 1),
                   sizeof(*w.vars));
@@ -470,5 +507,6 @@ bool walk_kernel(const ir_kernel *k, int index, bool every_block,
     if (!w.k_steps)
       rows->rows[i].phase = TS_NO_K;
   free(w.vars);
+  free(w.pend.v);
   return !rows->oom;
 }
