@@ -347,7 +347,9 @@ static void test_every_builtin_matches_the_executor(void **state) {
       ts_gemm g = ts_gemm_make(shapes[sh][0], shapes[sh][1], shapes[sh][2]);
       if (b->tensor_cores)
         g.a_type = g.b_type = TS_F16;
-      ts_program *p = ts_lower(ts_builtin_schedule(b->name, &g));
+      ts_sched *s = ts_builtin_schedule(b->name, &g);
+      ts_program *p = ts_lower(s);
+      ts_sched_free(s);
       assert_int_equal(ts_program_status(p), TS_OK);
       tallies t = {0};
       execute_observed(p, &t);

@@ -71,6 +71,7 @@ char *ts_buf_take(ts_buf *b) {
     return NULL;
   }
   char *p = b->data;
+  p[b->len] = '\0'; /* an empty buffer has had nothing written to end it */
   ts_buf_init(b);
   return p;
 }
