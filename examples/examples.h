@@ -49,6 +49,12 @@ void thread_tile_registers(ts_sched *s, ts_loop *ki, ts_loop *tm, ts_loop *tno,
 typedef struct warp_tiling {
   int64_t bm, bn, wm, wn, bk, buffers, swizzle, parts;
   int64_t partition; /* 1: ts_partition of the k tile loop */
+  /* A thread's columns of C as blocks of 4 lanes' float4s side by side
+   * (column = chunk * 16 + lane column * 4 + c), so that a quarter warp
+   * reads 128 contiguous bytes of B.shared, rather than one block of wn/4
+   * columns a thread (lane column * wn/4 + ...), whose float4s two lanes
+   * of a quarter warp read from the same banks. */
+  bool strided;
 } warp_tiling;
 ts_status warptiled_with(ts_sched *s, const warp_tiling *t);
 

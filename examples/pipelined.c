@@ -19,6 +19,7 @@
 
 ts_status example_pipelined(ts_sched *s) {
   const warp_tiling t = {.bm = 128, .bn = 128, .wm = 64, .wn = 64, .bk = 16,
-                         .buffers = 3, .swizzle = 0, .parts = 1};
+                         .buffers = 3, .swizzle = 0, .parts = 1,
+                         .strided = true};
   return warptiled_with(s, &t);
 }

@@ -8,7 +8,11 @@
  * values of A and B from shared memory (float4) and accumulates their outer
  * product in registers; the threads of a warp read neighbouring shared
  * addresses.  Tiles of k are bk deep, loaded as float4, A stored transposed
- * and padded.  `buffers` says how the shared tiles are filled: 2 copies,
+ * and padded.  `cols` lays a thread's columns out `strided` (4 lanes'
+ * float4s side by side, so that B.shared's reads are free of bank
+ * conflicts: tessel explain) or `blocked` (wn/4 columns a thread, seed
+ * 002's layout, whose float4 reads of B.shared conflict 2-way where wn is
+ * 64).  `buffers` says how the shared tiles are filled: 2 copies,
  * the next tile staged in registers (ts_double_buffer); 1 copy; or 3 or 4
  * copies filled by cp.async (ts_pipeline, sm_80 and newer; see
  * pipelined.c).  Where the grid has 16 block rows and columns or more,
@@ -29,6 +33,7 @@
 #include "examples.h"
 
 static const char *const warps[] = {"64x64", "32x64", "64x32", "32x32"};
+static const char *const col_layouts[] = {"strided", "blocked"};
 static const int64_t warp_dims[][2] = {{64, 64}, {32, 64}, {64, 32},
                                        {32, 32}};
 enum { NWARPS = 4, LANE_ROWS = 8, LANE_COLS = 4, MAX_WARPS = 16,
@@ -53,6 +58,22 @@ static void fill_tiles(ts_sched *s, ts_stage *as, ts_stage *bs,
   }
 }
 
+/* thread_tile_registers for strided columns: A's register copy for one k
+ * (the thread's rows, float4s), B's for one chunk of 4 columns (one float4)
+ * at tjo, since a copy for one k would span the chunks' gaps. */
+static void strided_registers(ts_sched *s, ts_loop *ki, ts_loop *ti,
+                              ts_loop *tjo, ts_loop *tji) {
+  ts_stage *ra, *rb;
+  ts_cache_read(s, "A.shared", TS_LOCAL, ki, &ra);
+  vectorize_copy(s, ra);
+  ts_cache_read(s, "B.shared", TS_LOCAL, tjo, &rb);
+  vectorize_copy(s, rb);
+  ts_unroll(s, ki);
+  ts_unroll(s, tjo);
+  ts_unroll(s, ti);
+  ts_vectorize(s, tji); /* C written as float4 */
+}
+
 ts_status warptiled_with(ts_sched *s, const warp_tiling *t) {
   const int64_t tm = t->wm / LANE_ROWS, tn = t->wn / LANE_COLS;
   ts_loop *io, *ir, *wy, *r, *ly, *ti, *jo, *jr, *wx, *col, *lx, *tj, *tjo,
@@ -68,11 +89,20 @@ ts_status warptiled_with(ts_sched *s, const warp_tiling *t) {
   /* j = block * bn + warp column * wn + lane column * tn + tj */
   ts_split(s, ts_get_loop(s, "j"), t->bn, &jo, &jr);
   ts_split(s, jr, t->wn, &wx, &col);
-  ts_split(s, col, tn, &lx, &tj);
-  ts_split(s, tj, 4, &tjo, &tji);
+  if (t->strided) { /* col = tjo * 16 + lx * 4 + tji */
+    ts_split(s, col, LANE_COLS * 4, &tjo, &tj);
+    ts_split(s, tj, 4, &lx, &tji);
+  } else { /* col = lx * tn + tjo * 4 + tji */
+    ts_split(s, col, tn, &lx, &tj);
+    ts_split(s, tj, 4, &tjo, &tji);
+  }
   ts_split(s, k, t->bk, &ko, &ki);
-  ts_reorder(s, 11, (ts_loop *[]){io, jo, wy, wx, ly, lx, ko, ki, ti, tjo,
-                                   tji});
+  /* Strided columns: a thread's float4 chunks of B are tjo's, so tjo goes
+   * outside ti, where B's register copy of one chunk is made. */
+  ts_reorder(s, 11, t->strided ? (ts_loop *[]){io, jo, wy, wx, ly, lx, ko,
+                                                ki, tjo, ti, tji}
+                               : (ts_loop *[]){io, jo, wy, wx, ly, lx, ko,
+                                                ki, ti, tjo, tji});
   ts_fuse(s, wy, wx, &warp);
   ts_fuse(s, ly, lx, &lane);
   ts_rename(s, warp, "warp");
@@ -91,7 +121,10 @@ ts_status warptiled_with(ts_sched *s, const warp_tiling *t) {
   ts_cache_read(s, "B", TS_SHARED, ko, &bs);
   vectorize_copy(s, bs);
   fill_tiles(s, as, bs, t->buffers);
-  thread_tile_registers(s, ki, ti, tjo, tji);
+  if (t->strided)
+    strided_registers(s, ki, ti, tjo, tji);
+  else
+    thread_tile_registers(s, ki, ti, tjo, tji);
   if (t->partition)
     ts_partition(s, ko);
   return ts_sched_status(s);
@@ -104,6 +137,7 @@ ts_status space_warptiled(ts_sched *s, ts_config *c) {
   const int64_t *w = warp_dims[ts_knob_choice(c, "warp", NWARPS, warps)];
   t.wm = w[0];
   t.wn = w[1];
+  t.strided = ts_knob_choice(c, "cols", 2, col_layouts) == 0;
   t.bk = ts_knob(c, "bk", 2, (int64_t[]){16, 8});
   t.buffers = ts_knob(c, "buffers", 4, (int64_t[]){2, 1, 3, 4});
   const ts_gemm *g = ts_sched_gemm(s);

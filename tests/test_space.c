@@ -259,12 +259,12 @@ static void test_warptiled_space(void **state) {
   g.layout = TS_TN;
   ts_config **cs;
   int n = ts_space_enumerate(sp, &g, 0, &cs);
-  /* 4 bm x 4 bn x 4 warp tiles x 2 bk x 4 ways to fill the tiles x
-   * partitioned or not (K = 21 leaves a k tail) */
-  assert_int_equal(n, 1024);
+  /* 4 bm x 4 bn x 4 warp tiles x 2 column layouts x 2 bk x 4 ways to
+   * fill the tiles x partitioned or not (K = 21 leaves a k tail) */
+  assert_int_equal(n, 2048);
   char *t = text_of(cs[0]);
-  assert_string_equal(t,
-                      "bm=128,bn=128,warp=64x64,bk=16,buffers=2,partition=1");
+  assert_string_equal(t, "bm=128,bn=128,warp=64x64,cols=strided,bk=16,"
+                         "buffers=2,partition=1");
   free(t);
   assert_first_is_builtin(sp, cs[0], "warptiled", &g);
   int divides = 0, warps = 0, registers = 0;
@@ -275,7 +275,8 @@ static void test_warptiled_space(void **state) {
     registers += why && strstr(why, "registers a thread") != NULL;
   }
   /* The constraints again, in the order the space applies them; each
-   * pruned tiling counts once per bk, buffer count and partition (16). */
+   * pruned tiling counts once per column layout, bk, buffer count and
+   * partition (32). */
   int want_divides = 0, want_warps = 0, want_registers = 0;
   const int64_t tiles[] = {128, 64, 256, 32}, wt[][2] = {
       {64, 64}, {32, 64}, {64, 32}, {32, 32}};
@@ -286,11 +287,11 @@ static void test_warptiled_space(void **state) {
         int64_t nw = (bm / wm) * (bn / wn);
         int64_t regs = (wm / 8) * (wn / 4) + wm / 8 + wn / 4 + 40;
         if (bm % wm || bn % wn)
-          want_divides += 16;
+          want_divides += 32;
         else if (nw > 16)
-          want_warps += 16;
+          want_warps += 32;
         else if (regs * nw * 32 > 65536)
-          want_registers += 16;
+          want_registers += 32;
       }
   assert_int_equal(divides, want_divides);
   assert_int_equal(warps, want_warps);

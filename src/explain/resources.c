@@ -106,10 +106,11 @@ bool kernel_resources(const ir_kernel *k, const char *arch,
   int regs = (int)round_up(BASE_REGISTERS + t.registers + t.registers * 3 / 20, 8);
   regs = regs > MAX_THREAD_REGISTERS ? MAX_THREAD_REGISTERS : regs;
   r->threads = k->block[0] * k->block[1] * k->block[2];
-  if (k->min_blocks > 0) { /* __launch_bounds__: ptxas keeps within it */
-    int cap = (int)(65536 / (k->min_blocks * r->threads)) / 8 * 8;
-    regs = regs > cap ? cap : regs;
-  }
+  /* __launch_bounds__ names the block's threads (and the blocks asked
+   * for): ptxas keeps within what lets them all fit, spilling if it must. */
+  int64_t blocks = k->min_blocks > 0 ? k->min_blocks : 1;
+  int cap = (int)(65536 / (blocks * r->threads)) / 8 * 8;
+  regs = regs > cap ? cap : regs;
   r->registers = regs;
   r->shared_bytes = k->shared_bytes;
   r->noccupancy = 0;
