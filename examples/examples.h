@@ -38,10 +38,12 @@ void vectorize4(ts_sched *s, ts_loop *loop);
 /* The same for a cache's copy along its source's contiguous dimension. */
 void vectorize_copy(ts_sched *s, ts_stage *stage);
 
-/* A thread's A and B values for one k in registers, copied from shared
- * memory as float4; ki, tm and tno unrolled, C stored as float4 along tni. */
-void thread_tile_registers(ts_sched *s, ts_loop *ki, ts_loop *tm, ts_loop *tno,
-                           ts_loop *tni);
+/* A thread's A and B values in registers, copied from shared memory as
+ * float4: A's for one k (attached at ki), B's attached at b_at (ki: for
+ * one k; a chunk loop inside it: for one chunk); ki, tm and tno unrolled,
+ * C stored as float4 along tni. */
+void thread_tile_registers(ts_sched *s, ts_loop *ki, ts_loop *b_at,
+                           ts_loop *tm, ts_loop *tno, ts_loop *tni);
 
 /* warptiled's tiling: block tile bm x bn, warp tile wm x wn (8 x 4
  * threads), k tile bk; buffers 1, 2 (ts_double_buffer) or 3..8

@@ -20,13 +20,13 @@ void vectorize_copy(ts_sched *s, ts_stage *stage) {
   vectorize4(s, ts_stage_axis(stage, ts_stage_contiguous(stage)));
 }
 
-void thread_tile_registers(ts_sched *s, ts_loop *ki, ts_loop *tm, ts_loop *tno,
-                           ts_loop *tni) {
+void thread_tile_registers(ts_sched *s, ts_loop *ki, ts_loop *b_at,
+                           ts_loop *tm, ts_loop *tno, ts_loop *tni) {
   /* Register copies for one k, read from shared memory as float4. */
   ts_stage *ra, *rb;
   ts_cache_read(s, "A.shared", TS_LOCAL, ki, &ra);
   vectorize_copy(s, ra);
-  ts_cache_read(s, "B.shared", TS_LOCAL, ki, &rb);
+  ts_cache_read(s, "B.shared", TS_LOCAL, b_at, &rb);
   vectorize_copy(s, rb);
   ts_unroll(s, ki);
   ts_unroll(s, tm);
@@ -54,7 +54,7 @@ ts_status vectorized_tiles(ts_sched *s, int64_t block, int64_t depth,
   vectorize_copy(s, *as);
   ts_cache_read(s, "B", TS_SHARED, ko, bs);
   vectorize_copy(s, *bs);
-  thread_tile_registers(s, ki, tm, tno, tni);
+  thread_tile_registers(s, ki, ki, tm, tno, tni);
   return ts_sched_status(s);
 }
 

@@ -58,22 +58,6 @@ static void fill_tiles(ts_sched *s, ts_stage *as, ts_stage *bs,
   }
 }
 
-/* thread_tile_registers for strided columns: A's register copy for one k
- * (the thread's rows, float4s), B's for one chunk of 4 columns (one float4)
- * at tjo, since a copy for one k would span the chunks' gaps. */
-static void strided_registers(ts_sched *s, ts_loop *ki, ts_loop *ti,
-                              ts_loop *tjo, ts_loop *tji) {
-  ts_stage *ra, *rb;
-  ts_cache_read(s, "A.shared", TS_LOCAL, ki, &ra);
-  vectorize_copy(s, ra);
-  ts_cache_read(s, "B.shared", TS_LOCAL, tjo, &rb);
-  vectorize_copy(s, rb);
-  ts_unroll(s, ki);
-  ts_unroll(s, tjo);
-  ts_unroll(s, ti);
-  ts_vectorize(s, tji); /* C written as float4 */
-}
-
 ts_status warptiled_with(ts_sched *s, const warp_tiling *t) {
   const int64_t tm = t->wm / LANE_ROWS, tn = t->wn / LANE_COLS;
   ts_loop *io, *ir, *wy, *r, *ly, *ti, *jo, *jr, *wx, *col, *lx, *tj, *tjo,
@@ -121,10 +105,9 @@ ts_status warptiled_with(ts_sched *s, const warp_tiling *t) {
   ts_cache_read(s, "B", TS_SHARED, ko, &bs);
   vectorize_copy(s, bs);
   fill_tiles(s, as, bs, t->buffers);
-  if (t->strided)
-    strided_registers(s, ki, ti, tjo, tji);
-  else
-    thread_tile_registers(s, ki, ti, tjo, tji);
+  /* Strided, B's register copy is one chunk's float4: a copy for the whole
+   * k step would span the gaps between the chunks. */
+  thread_tile_registers(s, ki, t->strided ? tjo : ki, ti, tjo, tji);
   if (t->partition)
     ts_partition(s, ko);
   return ts_sched_status(s);
