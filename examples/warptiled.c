@@ -8,11 +8,11 @@
  * values of A and B from shared memory (float4) and accumulates their outer
  * product in registers; the threads of a warp read neighbouring shared
  * addresses.  Tiles of k are bk deep, loaded as float4, A stored transposed
- * and padded.  `cols` lays a thread's columns out `strided` (4 lanes'
- * float4s side by side, so that B.shared's reads are free of bank
- * conflicts: tessel explain) or `blocked` (wn/4 columns a thread, seed
- * 002's layout, whose float4 reads of B.shared conflict 2-way where wn is
- * 64).  `buffers` says how the shared tiles are filled: 2 copies,
+ * and padded.  `cols` lays a thread's columns out `blocked` (wn/4
+ * columns a thread, seed 002's layout, whose float4 reads of B.shared
+ * conflict 2-way where wn is 64) or `strided` (4 lanes' float4s side by
+ * side, free of conflicts: faster with cp.async stages, slower without;
+ * docs/performance.md).  `buffers` says how the shared tiles are filled: 2 copies,
  * the next tile staged in registers (ts_double_buffer); 1 copy; or 3 or 4
  * copies filled by cp.async (ts_pipeline, sm_80 and newer; see
  * pipelined.c).  Where the grid has 16 block rows and columns or more,
@@ -33,7 +33,7 @@
 #include "examples.h"
 
 static const char *const warps[] = {"64x64", "32x64", "64x32", "32x32"};
-static const char *const col_layouts[] = {"strided", "blocked"};
+static const char *const col_layouts[] = {"blocked", "strided"};
 static const int64_t warp_dims[][2] = {{64, 64}, {32, 64}, {64, 32},
                                        {32, 32}};
 enum { NWARPS = 4, LANE_ROWS = 8, LANE_COLS = 4, MAX_WARPS = 16,
@@ -120,7 +120,7 @@ ts_status space_warptiled(ts_sched *s, ts_config *c) {
   const int64_t *w = warp_dims[ts_knob_choice(c, "warp", NWARPS, warps)];
   t.wm = w[0];
   t.wn = w[1];
-  t.strided = ts_knob_choice(c, "cols", 2, col_layouts) == 0;
+  t.strided = ts_knob_choice(c, "cols", 2, col_layouts) == 1;
   t.bk = ts_knob(c, "bk", 2, (int64_t[]){16, 8});
   t.buffers = ts_knob(c, "buffers", 4, (int64_t[]){2, 1, 3, 4});
   const ts_gemm *g = ts_sched_gemm(s);

@@ -263,7 +263,7 @@ static void test_warptiled_space(void **state) {
    * fill the tiles x partitioned or not (K = 21 leaves a k tail) */
   assert_int_equal(n, 2048);
   char *t = text_of(cs[0]);
-  assert_string_equal(t, "bm=128,bn=128,warp=64x64,cols=strided,bk=16,"
+  assert_string_equal(t, "bm=128,bn=128,warp=64x64,cols=blocked,bk=16,"
                          "buffers=2,partition=1");
   free(t);
   assert_first_is_builtin(sp, cs[0], "warptiled", &g);

@@ -116,16 +116,33 @@ static int phase_wavefronts(const warp_req *r, int from, int to, int width) {
   return most;
 }
 
+/* Each narrowest phase of lanes [from, from + lanes) reads at most 32
+ * distinct bytes (two 16-byte chunks, four 8-byte words). */
+static bool phases_narrow(const warp_req *r, int from, int lanes,
+                          int narrowest) {
+  int64_t words[WARP * MAX_WIDTH / WORD];
+  for (int p = from; p < from + lanes; p += narrowest)
+    if (words_of(r, p, p + narrowest, r->width, words) > 32 / WORD)
+      return false;
+  return true;
+}
+
 /* Lanes [from, from + lanes) as the hardware serves them: in one
- * wavefront where no bank holds two of their words; else, for accesses
- * wider than 4 bytes, as two halves each served the same way, down to
- * the narrowest phase (8 lanes for 16 bytes, 16 for 8, the warp for 4);
- * a phase with conflicts takes a wavefront per word of its busiest bank. */
+ * wavefront where no bank holds two of their words and each of their
+ * narrowest phases reads no more than 32 distinct bytes; else, for
+ * accesses wider than 4 bytes, as two halves each served the same way,
+ * down to the narrowest phase (8 lanes for 16 bytes, 16 for 8, the warp
+ * for 4); a phase with conflicts takes a wavefront per word of its
+ * busiest bank.  (The 32 bytes are what an H200's counters show: a half
+ * warp whose quarters each read two float4s, 4 lanes a float4, takes one
+ * wavefront; one whose quarters each read four takes two, conflict-free.) */
 static void serve(const warp_req *r, int from, int lanes, int narrowest,
                   req_cost *c) {
   int w = phase_wavefronts(r, from, from + lanes, r->width);
   if (w == 0)
     return;
+  if (w == 1 && lanes > narrowest && !phases_narrow(r, from, lanes, narrowest))
+    w = 2; /* served in halves, conflict-free: go on splitting */
   if (w == 1 || lanes <= narrowest) {
     c->wavefronts += w;
     c->ideal_wavefronts += 1;
