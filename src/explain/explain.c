@@ -182,9 +182,11 @@ static bool explain_kernel(ts_explain *e, const ts_program *p, int i,
   const ir_kernel *k = p->order[i];
   ts_kernel_report *kr = &e->kernels[i];
   int first = rows->n;
-  kernel_walk kw;
-  if (!walk_kernel(k, i, o, rows, &kw))
+  kernel_walk kw = {0};
+  if (!walk_kernel(k, i, o, rows, &kw)) {
+    kernel_walk_free(&kw);
     return false;
+  }
   kr->entry = ts_arena_strdup(rows->arena, k->entry ? k->entry : "");
   kr->blocks = 1;
   for (int d = 0; d < 3; d++) {
@@ -216,7 +218,9 @@ static bool explain_kernel(ts_explain *e, const ts_program *p, int i,
                                (double)kr->blocks
                          : 0;
   kr->intensity = kr->global_bytes > 0 ? kr->flops / kr->global_bytes : 0;
-  return kernel_resources(k, o->arch, rows->arena, kr);
+  bool ok = kernel_resources(k, o->arch, &kw, rows->arena, kr);
+  kernel_walk_free(&kw);
+  return ok;
 }
 
 ts_explain *ts_program_explain(const ts_program *p,
@@ -239,7 +243,7 @@ ts_explain *ts_program_explain(const ts_program *p,
   if (p->status != TS_OK)
     return failed(e, p->status, "%s", p->errmsg);
   if (o.arch && !kernel_resources(&(ir_kernel){.block = {1, 1, 1}}, o.arch,
-                                  &own->arena, &(ts_kernel_report){0}))
+                                  NULL, &own->arena, &(ts_kernel_report){0}))
     return failed(e, TS_ERR_BAD_ARCH, "explain: no occupancy table for %s",
                   o.arch);
   e->kernels = calloc((size_t)p->nkernels, sizeof(*e->kernels));

@@ -79,10 +79,22 @@ typedef struct explain_rows {
 } explain_rows;
 
 /* What the walk of one kernel gives beside its rows. */
+/* A local buffer's elements that thread 0 touches: its registers, where
+ * the declared buffer may span more (a tile with gaps). */
+typedef struct local_use {
+  const ir_buffer *buf;
+  uint8_t *seen; /* one byte an element of the declared span */
+  int64_t size, touched;
+} local_use;
+
 typedef struct kernel_walk {
   int64_t k_steps;     /* the k loop's extent; 0: none */
   int64_t blocks_walked;
+  local_use *locals;   /* malloc'd; kernel_walk_free */
+  int nlocals;
 } kernel_walk;
+
+void kernel_walk_free(kernel_walk *kw);
 
 /* Walks kernel `index` of the program (every warp of the middle block, or
  * of every block), adding its requests to rows as sums over the blocks
@@ -90,9 +102,11 @@ typedef struct kernel_walk {
 bool walk_kernel(const ir_kernel *k, int index, const ts_explain_opts *o,
                  explain_rows *rows, kernel_walk *out);
 
-/* Registers, shared memory, occupancy for `arch` (NULL: sm_80 and sm_90),
- * into r; false for an architecture not in the table. */
+/* Registers (of the locals kw saw touched; kw may be NULL), shared
+ * memory, occupancy for `arch` (NULL: sm_80 and sm_90), into r; false for
+ * an architecture not in the table. */
 bool kernel_resources(const ir_kernel *k, const char *arch,
+                      const kernel_walk *kw,
                       ts_arena *strings, ts_kernel_report *r);
 /* "sm_80, sm_86, sm_89, sm_90": the architectures known. */
 const char *explain_arch_list(void);

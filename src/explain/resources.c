@@ -42,14 +42,25 @@ static int64_t round_up(int64_t v, int64_t unit) {
 typedef struct {
   ts_buf detail;
   int registers;
+  const kernel_walk *kw;
 } tile_sum;
+
+/* The elements of b that hold values: those thread 0 touched where the
+ * walk saw them (a tile with gaps declares its whole span, the compiler
+ * keeps only what is used), else all of its span. */
+static int64_t elements(const tile_sum *t, const ir_buffer *b) {
+  for (int i = 0; t->kw && i < t->kw->nlocals; i++)
+    if (t->kw->locals[i].buf == b && t->kw->locals[i].touched > 0)
+      return t->kw->locals[i].touched;
+  return ir_buffer_size(b);
+}
 
 /* A local buffer's registers: its elements, two 16-bit ones a register.
  * A vector temporary lives for one statement and is not counted. */
 static void add_local(tile_sum *t, const ir_buffer *b) {
   if (b->scope != SCOPE_LOCAL || b->vector)
     return;
-  int64_t bytes = ir_buffer_size(b) * ts_dtype_size(b->dtype);
+  int64_t bytes = elements(t, b) * ts_dtype_size(b->dtype);
   int regs = (int)((bytes + 3) / 4);
   ts_buf_printf(&t->detail, "%s%s %d", t->registers ? ", " : "", b->name,
                 regs);
@@ -94,8 +105,9 @@ static ts_occupancy occupancy(const arch_limits *a, int64_t threads,
 }
 
 bool kernel_resources(const ir_kernel *k, const char *arch,
-                      ts_arena *strings, ts_kernel_report *r) {
-  tile_sum t = {0};
+                      const kernel_walk *kw, ts_arena *strings,
+                      ts_kernel_report *r) {
+  tile_sum t = {.kw = kw};
   ts_buf_init(&t.detail);
   ir_visitor v = {.stmt = visit_alloc, .ctx = &t};
   ir_visit_stmt(&v, k->body);

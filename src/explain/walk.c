@@ -38,6 +38,8 @@ typedef struct walk {
   double step;      /* the same within the k loop's middle step, else 0 */
   const ir_stmt *group; /* the vectorized loop being expanded, or NULL */
   pending_list pend;    /* requests of the straight-line runs open */
+  kernel_walk *out;     /* locals touched are noted here */
+  bool thread0;         /* the warp walked holds thread 0 of the block */
   bool as_written;      /* no compiler model (ts_explain_opts) */
   /* Writes (and for shared memory, barriers) so far: a load reused from
    * before one of these is not the same value. */
@@ -191,10 +193,47 @@ static void written(walk *w, const ir_buffer *buf) {
     w->global_epoch++;
 }
 
+/* The elements of a local buffer that thread 0 (lane 0 of its warp)
+ * touches, noted once for the kernel. */
+static void note_local(walk *w, const ir_buffer *buf, ir_expr *const *idx,
+                       int lanes, const bool *mask) {
+  if (!w->thread0 || !mask[0] || buf->vector)
+    return;
+  kernel_walk *kw = w->out;
+  local_use *u = NULL;
+  for (int i = 0; i < kw->nlocals && !u; i++)
+    u = kw->locals[i].buf == buf ? &kw->locals[i] : NULL;
+  if (!u) {
+    local_use *more = realloc(kw->locals, sizeof(*more) *
+                                              (size_t)(kw->nlocals + 1));
+    int64_t size = ir_buffer_size(buf);
+    uint8_t *seen = more ? calloc((size_t)size, 1) : NULL;
+    if (more)
+      kw->locals = more;
+    if (!seen)
+      return (void)(w->rows->oom = true);
+    u = &kw->locals[kw->nlocals++];
+    *u = (local_use){.buf = buf, .seen = seen, .size = size};
+  }
+  int64_t off = 0, at;
+  for (int d = 0; d < buf->ndim; d++) {
+    if (!ir_eval_int(idx[d], &w->pt[0], &at))
+      return;
+    off += at * buf->strides[d];
+  }
+  for (int l = 0; l < (lanes > 1 ? lanes : 1); l++)
+    if (off + l >= 0 && off + l < u->size && !u->seen[off + l]) {
+      u->seen[off + l] = 1;
+      u->touched++;
+    }
+}
+
 /* One access of a global or shared buffer by the lanes of mask. */
 static void access(walk *w, const void *key, const ir_buffer *buf,
                    ir_expr *const *idx, int lanes, bool store, bool atomic,
                    const bool *mask) {
+  if (buf->scope == SCOPE_LOCAL)
+    note_local(w, buf, idx, lanes, mask);
   if (buf->scope == SCOPE_LOCAL || !any(mask))
     return;
   bool global = buf->scope == SCOPE_GLOBAL;
@@ -474,14 +513,24 @@ static void walk_warp(walk *w, const int64_t *b, int64_t warp) {
 static void walk_block(walk *w, const int64_t *b) {
   const int64_t *bd = w->k->block;
   int64_t warps = (bd[0] * bd[1] * bd[2] + WARP - 1) / WARP;
-  for (int64_t warp = 0; warp < warps; warp++)
+  for (int64_t warp = 0; warp < warps; warp++) {
+    w->thread0 = warp == 0 && w->out->blocks_walked == 0;
     walk_warp(w, b, warp);
+  }
+}
+
+void kernel_walk_free(kernel_walk *kw) {
+  for (int i = 0; i < kw->nlocals; i++)
+    free(kw->locals[i].seen);
+  free(kw->locals);
+  kw->locals = NULL;
+  kw->nlocals = 0;
 }
 
 bool walk_kernel(const ir_kernel *k, int index, const ts_explain_opts *o,
                  explain_rows *rows, kernel_walk *out) {
   walk w = {.k = k, .kernel = index, .rows = rows, .nvars = k->nvars,
-            .as_written = o->as_written};
+            .as_written = o->as_written, .out = out};
   bool every_block = o->every_block;
   int first = rows->n;
   w.vars = calloc((size_t)WARP * (size_t)(k->nvars ? k->nvars : 1),
