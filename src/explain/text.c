@@ -41,6 +41,11 @@ static void print_access(ts_buf *b, const ts_access_report *r) {
     ts_buf_printf(b, "; %.3g wavefront%s a request (%.3g at best)",
                   r->wavefronts / q, r->wavefronts == q ? "" : "s",
                   r->ideal_wavefronts / q);
+  if (r->ir_requests > r->requests * 1.001) /* compiled.c's doing */
+    ts_buf_printf(b, "; one request for %.3g of the IR's loads (%s)",
+                  r->ir_requests / r->requests,
+                  r->kind == TS_ACCESS_GLOBAL_LOAD ? "reused in registers"
+                                                   : "merged or reused");
   ts_buf_printf(b, "\n      %s\n", r->verdict);
 }
 
