@@ -1,0 +1,125 @@
+#!/bin/sh
+# docs/tutorial.md and its schedule files, examples/tutorial/*.c, kept true:
+# - every file checks correct on the reference executor at 37x53x29 and
+#   1x1x1 (in f16 where it tensorizes);
+# - each step's schedule makes the kernel of the built-in whose measured
+#   speed the tutorial cites (the same CUDA C, the names aside: the
+#   schedule's, and C.local, which ts_cache_write names the accumulators
+#   that lowering otherwise calls acc);
+# - every excerpt of a command's output in the tutorial is what the command
+#   prints now: a fenced block whose first line is `$ tessel ...` is run
+#   from the source root, and its other lines must appear in the output in
+#   order, each run of lines between `...` lines (the tutorial's elisions)
+#   contiguous.
+#
+# Usage: test_tutorial.sh TESSEL SOURCE_ROOT
+tessel="$1"
+root="$2"
+fails=0
+tmp=$(mktemp -d /tmp/tessel-tutorial-XXXXXX) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+cd "$root" || exit 1
+
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+
+# ---- every file correct at two shapes ------------------------------------
+files=$(ls examples/tutorial/*.c)
+[ "$(echo "$files" | wc -l)" -ge 8 ] || fail "fewer than 8 tutorial files"
+for f in $files; do
+  dtype=f32
+  grep -q ts_tensorize "$f" && dtype=f16
+  if "$tessel" check "$f" --dtype $dtype --shape 37x53x29 --shape 1x1x1 \
+       > "$tmp/out" 2>&1; then
+    echo "ok: check $f ($dtype)"
+  else
+    fail "check $f ($dtype):"; cat "$tmp/out"
+  fi
+done
+
+# ---- each step's kernel is its built-in's ---------------------------------
+# same_kernel SCHEDULE BUILTIN [OPTIONS...]: the CUDA C of the two at
+# 4096^3, each with its own name replaced, is the same.
+same_kernel() {
+  mine="$1"; theirs="$2"; shift 2
+  cuda_of "$mine" "$@" > "$tmp/mine.cu"
+  cuda_of "$theirs" "$@" > "$tmp/theirs.cu"
+  if ! grep -q __global__ "$tmp/mine.cu"; then
+    fail "$mine: no kernel"; cat "$tmp/mine.cu"
+  elif cmp -s "$tmp/mine.cu" "$tmp/theirs.cu"; then
+    echo "ok: $mine is $theirs $*"
+  else
+    fail "$mine is not $theirs $*:"
+    diff "$tmp/theirs.cu" "$tmp/mine.cu" | head -20
+  fi
+}
+# cuda_of SCHEDULE [OPTIONS...]: its CUDA C with its name as NAME (the name
+# of FILE.c:NAME[:config] or NAME[:config]) and C_local as acc.
+cuda_of() {
+  name=${1#*.c:}; name=${name%%:*}
+  sched="$1"; shift
+  "$tessel" show "$sched" --cuda --shape 4096x4096x4096 "$@" 2>&1 |
+    sed -e "s/\"$name\"/\"NAME\"/g" -e "s/\btessel_$name\b/tessel_NAME/g" \
+        -e 's/\bC_local\b/acc/g'
+}
+t=examples/tutorial
+same_kernel $t/step1.c:rows_first naive
+same_kernel $t/step2.c:cols_first coalesced
+same_kernel $t/step3.c:shared32 smem32
+same_kernel $t/step4.c:column8 blocktile1d
+same_kernel $t/step4.c:tile8x8 blocktile2d
+same_kernel $t/step5.c:float4s vectorized
+same_kernel $t/step5.c:padded bankfree
+same_kernel $t/step5.c:prefetched double_buffered
+same_kernel $t/step6.c:warps warptiled:cols=blocked
+same_kernel $t/step6.c:stages3 warptiled:cols=blocked,buffers=3
+same_kernel $t/step7.c:warp_space warptiled:cols=blocked
+same_kernel $t/step7.c:warp_space:bm=128,bn=256,warp=64x32,swizzle=8 \
+  warptiled:bm=128,bn=256,warp=64x32,swizzle=8,cols=blocked
+same_kernel $t/step8.c:mma128 tc128 --dtype f16
+same_kernel $t/step8.c:mma128 tc128 --dtype tf32
+
+# ---- the tutorial's excerpts ------------------------------------------------
+# Block n of the tutorial becomes $tmp/n.cmd (its command, less "$ ") and
+# $tmp/n.want (the lines it shows).
+awk -v dir="$tmp" '
+  /^```/ { if (inblock) { inblock = 0; next } inblock = 1; first = 1; next }
+  inblock && first { first = 0
+    if ($0 ~ /^\$ tessel /) { n++; sub(/^\$ /, ""); print > (dir "/" n ".cmd"); keep = 1 }
+    else keep = 0
+    next }
+  inblock && keep { print > (dir "/" n ".want") }
+' docs/tutorial.md
+blocks=$(ls "$tmp"/*.cmd 2> /dev/null | wc -l)
+[ "$blocks" -ge 16 ] || fail "only $blocks excerpts of output in docs/tutorial.md"
+for cmd in "$tmp"/*.cmd; do
+  want="${cmd%.cmd}.want"
+  line=$(cat "$cmd")
+  case "$line" in
+    "tessel show "*|"tessel check "*|"tessel list "*|"tessel tune --list"*) ;;
+    *) fail "the tutorial shows the output of '$line', which the test does not run"; continue ;;
+  esac
+  [ -s "$want" ] || { fail "'$line' shows no output"; continue; }
+  # shellcheck disable=SC2086
+  "$tessel" ${line#tessel } > "$tmp/out" 2>&1
+  if awk -v outfile="$tmp/out" '
+      BEGIN { while ((getline l < outfile) > 0) out[++n] = l; at = 1 }
+      # chunks of consecutive lines, split at "..." lines
+      $0 == "..." { if (len) find(); next }
+      { chunk[++len] = $0 }
+      END { if (len) find(); exit bad }
+      function find(   i, j, ok) {
+        for (i = at; i + len - 1 <= n; i++) {
+          ok = 1
+          for (j = 1; j <= len && ok; j++) ok = out[i + j - 1] == chunk[j]
+          if (ok) { at = i + len; len = 0; return }
+        }
+        print "  not in the output (in order): " chunk[1]; bad = 1; len = 0
+      }' "$want"; then
+    echo "ok: $line"
+  else
+    fail "docs/tutorial.md's excerpt of '$line' (above) is not what it prints"
+  fi
+done
+
+[ $fails = 0 ] || { echo "$fails failures"; exit 1; }
+echo "ok"
