@@ -372,6 +372,13 @@ if [ -n "$fake" ]; then
   contains "recorded for this GPU: \`tessel bench $f:regtiles --tuned --shape 128x128x64\`"
   grep -q "^space regtiles@[0-9a-f]\{16\}$" "$work"/cache/tune/*.txt ||
     { echo "FAIL: no record keyed by regtiles@HASH"; fails=$((fails + 1)); }
+  # --limit: 24 configurations at this shape, pruned ones counted.
+  expect 1 "--limit below the space's configurations" -- fakerun "$tessel" \
+    tune "$f" --shape 128x128x64 --beta 1 --limit 23
+  contains "regtiles has more than 23 configurations (or memory ran out); raise --limit"
+  expect 0 "--limit at the space's configurations" -- fakerun "$tessel" \
+    tune "$f" --shape 128x128x64 --beta 1 --limit 24
+  contains "regtiles 128x128x64: 24 configurations, 2 pruned"
   expect 0 "--tuned reads the file space's record" -- fakerun "$tessel" check \
     "$f:regtiles" --tuned --shape 128x128x64 --beta 1
   case "$last" in *"no tuning record"*) echo "FAIL: the record was not read"
