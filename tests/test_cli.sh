@@ -45,6 +45,13 @@ expect 2 "no command" -- "$tessel"
 one_line; contains "name a command: list, show, check, bench, tune, explain, compare or plot"
 expect 0 "tune --list" -- "$tessel" tune --list
 contains "seed003"
+# each space's knobs with their values, at 1024^3 (f16 for tensor cores)
+contains "                 order      k_innermost, standard, k_after_threads"
+contains "                 at 1024x1024x1024, A and B f32: 75 configurations, 0 pruned"
+contains "                 buffers    2, 1, 3, 4"
+contains "                 swizzle    0, 8   (declared in 512 of the 2560 configurations)"
+contains "                 at 1024x1024x1024, A and B f16: 3456 configurations"
+contains "                 xor        0, 1"
 expect 2 "unknown space" -- "$tessel" tune nosuch
 one_line; contains "unknown space 'nosuch'"
 expect 2 "tune without a space" -- "$tessel" tune --shape 64x64x64
@@ -312,7 +319,10 @@ cp "$(dirname "$0")/../examples/regtiles.c" "$work/regtiles.c"
 f="$work/regtiles.c"
 expect 0 "list FILE.c" -- "$tessel" list "$f"
 contains "regtiles.c:regtile64        schedule  64x64 block tiles"
-contains "regtiles.c:regtiles         space     regtile64's block tile, thread tile and k step (knobs: bm, bn, tm, bk)"
+contains "regtiles.c:regtiles         space     regtile64's block tile, thread tile and k step"
+contains "    at 1024x1024x1024, A and B f32: 24 configurations, 2 pruned"
+contains "    bm         64, 32, 128"
+contains "    bk         8, 16"
 expect 0 "check FILE.c: its schedule and its space" -- "$tessel" check "$f" --shape 70x50x30
 contains "regtiles.c:regtile64"; contains "regtiles.c:regtiles "
 expect 0 "show FILE.c:SPACE:CONFIG" -- "$tessel" show --trace \

@@ -6,11 +6,7 @@
 #   speed the tutorial cites (the same CUDA C, the names aside: the
 #   schedule's, and C.local, which ts_cache_write names the accumulators
 #   that lowering otherwise calls acc);
-# - every excerpt of a command's output in the tutorial is what the command
-#   prints now: a fenced block whose first line is `$ tessel ...` is run
-#   from the source root, and its other lines must appear in the output in
-#   order, each run of lines between `...` lines (the tutorial's elisions)
-#   contiguous.
+# (test_excerpts.sh checks the tutorial's excerpts of output.)
 #
 # Usage: test_tutorial.sh TESSEL SOURCE_ROOT
 tessel="$1"
@@ -77,49 +73,6 @@ same_kernel $t/step7.c:warp_space:bm=128,bn=256,warp=64x32,swizzle=8 \
   warptiled:bm=128,bn=256,warp=64x32,swizzle=8,cols=blocked
 same_kernel $t/step8.c:mma128 tc128 --dtype f16
 same_kernel $t/step8.c:mma128 tc128 --dtype tf32
-
-# ---- the tutorial's excerpts ------------------------------------------------
-# Block n of the tutorial becomes $tmp/n.cmd (its command, less "$ ") and
-# $tmp/n.want (the lines it shows).
-awk -v dir="$tmp" '
-  /^```/ { if (inblock) { inblock = 0; next } inblock = 1; first = 1; next }
-  inblock && first { first = 0
-    if ($0 ~ /^\$ tessel /) { n++; sub(/^\$ /, ""); print > (dir "/" n ".cmd"); keep = 1 }
-    else keep = 0
-    next }
-  inblock && keep { print > (dir "/" n ".want") }
-' docs/tutorial.md
-blocks=$(ls "$tmp"/*.cmd 2> /dev/null | wc -l)
-[ "$blocks" -ge 16 ] || fail "only $blocks excerpts of output in docs/tutorial.md"
-for cmd in "$tmp"/*.cmd; do
-  want="${cmd%.cmd}.want"
-  line=$(cat "$cmd")
-  case "$line" in
-    "tessel show "*|"tessel check "*|"tessel list "*|"tessel tune --list"*) ;;
-    *) fail "the tutorial shows the output of '$line', which the test does not run"; continue ;;
-  esac
-  [ -s "$want" ] || { fail "'$line' shows no output"; continue; }
-  # shellcheck disable=SC2086
-  "$tessel" ${line#tessel } > "$tmp/out" 2>&1
-  if awk -v outfile="$tmp/out" '
-      BEGIN { while ((getline l < outfile) > 0) out[++n] = l; at = 1 }
-      # chunks of consecutive lines, split at "..." lines
-      $0 == "..." { if (len) find(); next }
-      { chunk[++len] = $0 }
-      END { if (len) find(); exit bad }
-      function find(   i, j, ok) {
-        for (i = at; i + len - 1 <= n; i++) {
-          ok = 1
-          for (j = 1; j <= len && ok; j++) ok = out[i + j - 1] == chunk[j]
-          if (ok) { at = i + len; len = 0; return }
-        }
-        print "  not in the output (in order): " chunk[1]; bad = 1; len = 0
-      }' "$want"; then
-    echo "ok: $line"
-  else
-    fail "docs/tutorial.md's excerpt of '$line' (above) is not what it prints"
-  fi
-done
 
 [ $fails = 0 ] || { echo "$fails failures"; exit 1; }
 echo "ok"

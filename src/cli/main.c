@@ -69,8 +69,10 @@ static const char *usage_text =
 static const char *list_help =
     "usage: tessel list [FILE.c]...\n"
     "Prints the built-in schedules, one line each; with files, what each\n"
-    "defines: its schedules and its spaces with their knobs, as the other\n"
-    "commands name them (FILE.c:NAME).\n"
+    "defines: its schedules and its spaces, as the other commands name\n"
+    "them (FILE.c:NAME), each space with its knobs and their values as\n"
+    "tessel tune enumerates them at 1024x1024x1024 (tessel tune --list\n"
+    "does so for the built-in spaces).\n"
     "Exit status: 0 listed, 1 a file that does not compile or load, 2 a\n"
     "usage error.\n";
 

@@ -375,18 +375,6 @@ ts_sched *cli_schedule(const cli_opts *o, const char *name, const ts_gemm *g,
 
 /* ---- tessel list FILE.c ------------------------------------------------------------ */
 
-/* The knobs of a space's first configuration, ", " between them. */
-static void print_knobs(const ts_space *sp) {
-  char err[64];
-  ts_config *c = ts_config_parse("", err, sizeof(err));
-  ts_gemm g = ts_gemm_make(1024, 1024, 1024);
-  ts_sched_free(ts_space_schedule(sp, &g, c));
-  for (int k = 0; k < ts_config_knob_count(c); k++)
-    printf("%s%s", k ? ", " : " (knobs: ", ts_config_knob_name(c, k));
-  fputs(ts_config_knob_count(c) ? ")\n" : "\n", stdout);
-  ts_config_free(c);
-}
-
 int cli_list_file(const char *path) {
   cli_opts none = {0};
   size_t len = file_part(path);
@@ -403,8 +391,9 @@ int cli_list_file(const char *path) {
            ts_schedule_file_at(f, i)->summary);
   for (int i = 0; i < ts_schedule_file_space_count(f); i++) {
     const ts_space *sp = ts_schedule_file_space_at(f, i);
-    printf("%s:%-16s space     %s", path, sp->name, sp->summary);
-    print_knobs(sp);
+    printf("%s:%-16s space     %s\n", path, sp->name, sp->summary);
+    ts_gemm g = ts_gemm_make(1024, 1024, 1024);
+    cli_print_knobs(sp, &g, "    ");
   }
   return 0;
 }

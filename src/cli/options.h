@@ -94,7 +94,16 @@ const char *cli_space_key(const ts_space *sp);
 /* How the command line names the space: its name, or FILE.c:NAME (a
  * static buffer, until the next call). */
 const char *cli_space_name(const ts_space *sp);
-/* tessel list FILE.c: what the file defines, one line each. */
+/* tessel list FILE.c: what the file defines, one line each, a space's
+ * knobs below it. */
 int cli_list_file(const char *path);
+
+/* ---- Knobs (knobs.c) ------------------------------------------------------ */
+
+/* The space's configurations at def, how many are pruned, and each knob
+ * with its values in the order tune tries them, a line each after indent
+ * (tessel tune --list, tessel list FILE.c). */
+void cli_print_knobs(const ts_space *sp, const ts_gemm *def,
+                     const char *indent);
 
 #endif

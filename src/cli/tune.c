@@ -25,6 +25,11 @@ static const char *tune_help =
     "                  [--restart] [--repeats N] [--warmup N] [--seed N]\n"
     "                  [--csv FILE] [--json FILE]\n"
     "       tessel tune --list\n"
+    "--list prints the built-in spaces, each with its knobs and their\n"
+    "values as tune enumerates them at 1024x1024x1024 (in f16 for tensor\n"
+    "cores): a knob declared in some configurations only says in how\n"
+    "many, and one declared only at other shapes is not there (docs/\n"
+    "tuning.md lists them all); tessel list FILE.c does so for a file's.\n"
     "A SPACE is a built-in space (--list), FILE.c (each TS_SPACE of a C\n"
     "file) or FILE.c:SPACE; a file's space is recorded under its name and\n"
     "the hash of the file's text, so an edited file is tuned afresh.\n"
@@ -504,9 +509,17 @@ void tune_shape_text(const ts_gemm *g, char *out, size_t len) {
 
 /* ---- The command ------------------------------------------------------------- */
 
+/* Each built-in space and its knobs at tune's default shape, in fp16 for
+ * the tensor-core ones. */
 static int list_spaces(void) {
-  for (int i = 0; i < ts_space_count(); i++)
-    printf("%-16s %s\n", ts_space_at(i)->name, ts_space_at(i)->summary);
+  for (int i = 0; i < ts_space_count(); i++) {
+    const ts_space *sp = ts_space_at(i);
+    printf("%-16s %s\n", sp->name, sp->summary);
+    ts_gemm g = ts_gemm_make(1024, 1024, 1024);
+    if (sp->tensor_cores)
+      g.a_type = g.b_type = TS_F16;
+    cli_print_knobs(sp, &g, "                 ");
+  }
   return 0;
 }
 
