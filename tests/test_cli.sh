@@ -26,6 +26,12 @@ one_line() { # the last output is exactly one line
   fi
 }
 
+lacks() {
+  case "$last" in
+    *"$1"*) echo "FAIL: output has '$1':"; echo "$last" | head -5; fails=$((fails + 1)) ;;
+  esac
+}
+
 contains() {
   case "$last" in
     *"$1"*) ;;
@@ -91,7 +97,11 @@ one_line; contains "--blocks is an option of check"
 expect 0 "a sampled check at a shape too large to hold" -- "$tessel" check \
   blocktile2d --shape 40001x30011x33
 contains "ok (sampled: "; contains "elements of C"
-contains "samples blocks (the matrices do not fit in memory"
+contains "samples blocks (the matrices do not fit in the "
+contains " GiB of memory available; in full about "
+expect 0 "--blocks at 1x1x1: one element" -- "$tessel" check naive \
+  --shape 1x1x1 --blocks 1
+contains "ok (sampled: 1 of 1 blocks, 1 element of C, "
 expect 0 "--blocks samples a small shape" -- "$tessel" check splitk \
   --shape 300x301x77 --blocks 1
 contains "ok (sampled: "
@@ -162,10 +172,13 @@ one_line; contains "--ir and --cuda exclude each other; give one"
 expect 2 "--trace outside show" -- "$tessel" check naive --trace
 one_line; contains "--trace is an option of show"
 
-# A check that cannot fit is refused at once, with the numbers.
+# A check that cannot fit samples at once, with the numbers, and without
+# the library's advice to its callers to sample.
 expect 0 "check at a shape past memory samples" -- "$tessel" check naive --shape 65536x65536x64
-contains "check needs about"; contains "and this machine has"
+contains "samples blocks (the matrices do not fit in the "
+contains "GiB of memory available; in full about "; contains " GiB of memory): "
 contains "ok (sampled: "
+lacks "ts_program_check_sampled"; lacks "sample it"
 
 reject_each() { # each row of stdin, "TEXT|ARGUMENTS": exit 2, one line with TEXT
   while IFS='|' read -r text args; do
@@ -239,7 +252,8 @@ tune --list takes nothing else (got 'seed003')|tune --list seed003
 tune --list takes nothing else (got '--shape')|tune --shape 8x8x8 --list
 list takes FILE.c (a C file of schedules and spaces) or nothing (got 'naive')|list naive
 show takes one schedule and one --shape (got 2 schedules and 0 shapes; FILE.c:NAME names one of a file's)|show naive coalesced
-show takes one schedule and one --shape (got 1 schedules and 2 shapes)|show naive --shape 8x8x8 --shape 9x9x9
+show takes one schedule and one --shape (got 1 schedule and 2 shapes)|show naive --shape 8x8x8 --shape 9x9x9
+explain takes one schedule and one --shape (got 1 schedule and 2 shapes)|explain naive --shape 8x8x8 --shape 9x9x9
 name a schedule (tessel list shows them)|check --shape 8x8x8
 name a space (tessel tune --list shows them)|tune --jobs 2
 unknown schedule 'nosuch' (tessel list shows the schedules, tessel tune --list the spaces)|check nosuch
@@ -382,10 +396,16 @@ if [ -n "$fake" ]; then
   contains "recorded for this GPU: \`tessel bench $f:regtiles --tuned --shape 128x128x64\`"
   grep -q "^space regtiles@[0-9a-f]\{16\}$" "$work"/cache/tune/*.txt ||
     { echo "FAIL: no record keyed by regtiles@HASH"; fails=$((fails + 1)); }
+  expect 0 "bench --repeats 1 on the fake driver" -- fakerun "$tessel" bench \
+    naive --shape 64x64x64 --repeats 1 --warmup 0 --beta 1
+  contains ", median of 1 run after 0 warm-up"
   # --limit: 24 configurations at this shape, pruned ones counted.
   expect 1 "--limit below the space's configurations" -- fakerun "$tessel" \
     tune "$f" --shape 128x128x64 --beta 1 --limit 23
   contains "regtiles has more than 23 configurations (or memory ran out); raise --limit"
+  expect 1 "--limit 1" -- fakerun "$tessel" tune "$f" --shape 128x128x64 \
+    --beta 1 --limit 1
+  contains "regtiles has more than 1 configuration (or memory ran out)"
   expect 0 "--limit at the space's configurations" -- fakerun "$tessel" \
     tune "$f" --shape 128x128x64 --beta 1 --limit 24
   contains "regtiles 128x128x64: 24 configurations, 2 pruned"

@@ -147,6 +147,7 @@ TESSEL_CUDA_DRIVER=/nonexistent/libcuda.so.1 "$tessel" bench naive \
 status 2 "bench past --max-seconds" $?
 has "tessel: bench would take about " "$tmp/e.out"
 has "over --max-seconds 600: give --max-seconds " "$tmp/e.out"
+has ": 1 compile (" "$tmp/e.out" # one schedule: singular
 TESSEL_CUDA_DRIVER=/nonexistent/libcuda.so.1 "$tessel" bench naive \
   --shape 8192x8192x8192 > "$tmp/e.out" 2>&1
 status 1 "bench over 10 s, under --max-seconds, without a GPU" $?

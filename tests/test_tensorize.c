@@ -271,10 +271,10 @@ static void test_refuses_loops_that_are_not_the_tile(void **state) {
                       TS_ERR_DUPLICATE_LOOP, "a loop is given twice");
   s = tiled(&g, &l);
   assert_refused_with(s, ts_tensorize(s, l.mi, l.jj, l.kk),
-                      TS_ERR_BAD_TENSORIZE, "has 1 iterations");
+                      TS_ERR_BAD_TENSORIZE, "has 1 iteration;");
   s = tiled(&g, &l);
   assert_refused_with(s, ts_tensorize(s, l.ii, l.jj, l.kq),
-                      TS_ERR_BAD_TENSORIZE, "has 2 iterations");
+                      TS_ERR_BAD_TENSORIZE, "has 2 iterations;");
   s = tiled(&g, &l);
   assert_refused_with(s, ts_tensorize(s, l.ii, l.jj, NULL), TS_ERR_NULL_ARG,
                       "'k' is NULL");

@@ -84,9 +84,10 @@ static bool announce_or_refuse(const cli_opts *o) {
   if (total < 10)
     return true;
   char what[256];
-  snprintf(what, sizeof(what), "%d compiles (%.0f s uncached), %lld launches "
-           "(%.0f s at an assumed %.0f TFLOP/s) and %.0f s on the host",
-           e.compiles, e.compile_s, e.launches, e.gpu_s, ASSUMED_TFLOPS,
+  snprintf(what, sizeof(what), "%d compile%s (%.0f s uncached), %lld "
+           "launch%s (%.0f s at an assumed %.0f TFLOP/s) and %.0f s on the "
+           "host", e.compiles, e.compiles == 1 ? "" : "s", e.compile_s,
+           e.launches, e.launches == 1 ? "" : "es", e.gpu_s, ASSUMED_TFLOPS,
            e.host_s);
   if (total > o->max_seconds) {
     fprintf(stderr, "tessel: bench would take about %.0f s: %s; that is over "
@@ -313,8 +314,9 @@ static FILE *open_csv(const char *path) {
 /* Every shape timed and printed, into out; returns the exit status. */
 static int bench_all(ts_gpu *gpu, const cli_opts *o, const ts_cuda_kernel *cu,
                      const bench_out *out) {
-  printf("# %s (%s), median of %d runs after %d warm-up\n", ts_gpu_name(gpu),
-         ts_gpu_arch(gpu), o->repeats, o->warmup);
+  printf("# %s (%s), median of %d run%s after %d warm-up\n",
+         ts_gpu_name(gpu), ts_gpu_arch(gpu), o->repeats,
+         o->repeats == 1 ? "" : "s", o->warmup);
   printf("%-16s %-16s %-6s %10s %9s %9s %9s %5s %6s\n", "schedule", "shape",
          "layout", "ms", "TFLOP/s", "cuBLAS", "max_err", "regs", "spill");
   int rc = 0;

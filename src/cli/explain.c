@@ -153,7 +153,8 @@ int cli_explain(int argc, char **argv) {
     return rc;
   if (o.nnames != 1 || o.nshapes > 1) {
     fprintf(stderr, "tessel: explain takes one schedule and one --shape "
-            "(got %d schedules and %d shapes)\n", o.nnames, o.nshapes);
+            "(got %d schedule%s and %d shape%s)\n", o.nnames,
+            o.nnames == 1 ? "" : "s", o.nshapes, o.nshapes == 1 ? "" : "s");
     return EXIT_USAGE;
   }
   cli_finish_shapes(&o, 4096, 4096, 4096);

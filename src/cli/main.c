@@ -514,7 +514,8 @@ static int cmd_show(int argc, char **argv) {
   }
   if (o.nnames != 1 || o.nshapes > 1) {
     fprintf(stderr, "tessel: show takes one schedule and one --shape (got "
-            "%d schedules and %d shapes%s)\n", o.nnames, o.nshapes,
+            "%d schedule%s and %d shape%s%s)\n", o.nnames,
+            o.nnames == 1 ? "" : "s", o.nshapes, o.nshapes == 1 ? "" : "s",
             o.nnames > 1 ? "; FILE.c:NAME names one of a file's" : "");
     return EXIT_USAGE;
   }
@@ -630,8 +631,9 @@ static ts_status check_sampled(const cli_opts *o, const char *name,
   if (!ran)
     return st; /* refused, or the program in error: nothing sampled */
   int n = snprintf(note, notelen, " (sampled: %lld of %lld blocks, %lld "
-                   "elements of C, %.1f MiB", smp.blocks_run,
-                   smp.blocks_total, smp.elements, smp.bytes / 1048576.0);
+                   "element%s of C, %.1f MiB", smp.blocks_run,
+                   smp.blocks_total, smp.elements,
+                   smp.elements == 1 ? "" : "s", smp.bytes / 1048576.0);
   if (smp.points_run < smp.points_wanted && n > 0 && (size_t)n < notelen)
     n += snprintf(note + n, notelen - (size_t)n, "; %d of %d points, cut "
                   "to stay within %d s", smp.points_run, smp.points_wanted,
@@ -666,9 +668,14 @@ static ts_status check_one(const cli_opts *o, const char *name,
   note[0] = 0;
   if (!runs_on_arch(o, s, msg, msglen))
     return TS_ERR_BAD_ARCH;
+  /* ts_check_fits's message advises a library caller to sample; the
+   * command samples, and says why in its own words. */
+  char no_room[96];
+  snprintf(no_room, sizeof(no_room), "the matrices do not fit in the %.1f "
+           "GiB of memory available", ts_memory_available() / 1073741824.0);
   bool fits = ts_check_fits(g, msg, msglen) == TS_OK;
   const char *why = o->blocks      ? "--blocks"
-                    : !fits        ? "the matrices do not fit in memory"
+                    : !fits        ? no_room
                     : ts_check_seconds(g) > SAMPLE_AFTER_S
                         ? "a full check would take more than 10 s"
                         : NULL;
@@ -676,8 +683,6 @@ static ts_status check_one(const cli_opts *o, const char *name,
     announce_long_check(name, shape, g);
     return ts_check(s, o->seed, msg, msglen);
   }
-  if (!fits)
-    fprintf(stderr, "tessel: %s\n", msg);
   return check_sampled(o, name, shape, g, why, s, msg, msglen, note,
                        notelen);
 }

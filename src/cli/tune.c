@@ -126,8 +126,9 @@ static bool enumerate(const ts_space *sp, const cli_opts *o, shape_run *r) {
   ts_config **configs;
   int n = ts_space_enumerate(sp, &r->def, o->limit, &configs);
   if (n < 0) {
-    fprintf(stderr, "tessel: %s has more than %d configurations (or memory "
-            "ran out); raise --limit\n", cli_space_name(sp), o->limit);
+    fprintf(stderr, "tessel: %s has more than %d configuration%s (or "
+            "memory ran out); raise --limit\n", cli_space_name(sp), o->limit,
+            o->limit == 1 ? "" : "s");
     return false;
   }
   r->c = calloc((size_t)(n ? n : 1), sizeof(*r->c));
@@ -581,9 +582,9 @@ static bool prepare(tune_run *t, shape_run *r, const char *shape) {
   int pruned = 0;
   for (int i = 0; i < r->n; i++)
     pruned += ts_config_pruned(r->c[i].config) != NULL;
-  printf("\n# %s %s: %d configurations, %d pruned, %d compiled in %.1f s\n",
-         cli_space_name(t->sp), shape, r->n, pruned, compiled,
-         seconds_since(&t0));
+  printf("\n# %s %s: %d configuration%s, %d pruned, %d compiled in %.1f "
+         "s\n", cli_space_name(t->sp), shape, r->n, r->n == 1 ? "" : "s",
+         pruned, compiled, seconds_since(&t0));
   print_resumed(t, r, resumed);
   if (count_left_out(r, "--budget"))
     printf("#   %5d left out by --budget %d\n", count_left_out(r, "--budget"),

@@ -35,9 +35,10 @@ static bool check_axis(ts_sched *s, const ir_stmt *cs, const ts_loop *loop,
     }
   if (loop->extent != want) {
     sched_fail(s, TS_ERR_BAD_TENSORIZE, loop,
-               "%s: loop \"%s\" has %lld iterations; %s's tile is %lld along "
-               "%s: split the loop by %lld and tensorize the inner one", fn,
-               loop->name, (long long)loop->extent, in->name, (long long)want,
+               "%s: loop \"%s\" has %lld iteration%s; %s's tile is %lld "
+               "along %s: split the loop by %lld and tensorize the inner one",
+               fn, loop->name, (long long)loop->extent,
+               loop->extent == 1 ? "" : "s", in->name, (long long)want,
                axis_names[axis], (long long)want);
     return false;
   }
