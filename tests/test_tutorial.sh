@@ -66,11 +66,11 @@ same_kernel $t/step4.c:tile8x8 blocktile2d
 same_kernel $t/step5.c:float4s vectorized
 same_kernel $t/step5.c:padded bankfree
 same_kernel $t/step5.c:prefetched double_buffered
-same_kernel $t/step6.c:warps warptiled:cols=blocked
-same_kernel $t/step6.c:stages3 warptiled:cols=blocked,buffers=3
-same_kernel $t/step7.c:warp_space warptiled:cols=blocked
+same_kernel $t/step6.c:warps warptiled
+same_kernel $t/step6.c:stages3 warptiled:buffers=3
+same_kernel $t/step7.c:warp_space warptiled
 same_kernel $t/step7.c:warp_space:bm=128,bn=256,warp=64x32,swizzle=8 \
-  warptiled:bm=128,bn=256,warp=64x32,swizzle=8,cols=blocked
+  warptiled:bm=128,bn=256,warp=64x32,swizzle=8
 same_kernel $t/step8.c:mma128 tc128 --dtype f16
 same_kernel $t/step8.c:mma128 tc128 --dtype tf32
 
