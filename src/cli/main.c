@@ -562,8 +562,10 @@ static int cmd_show(int argc, char **argv) {
 enum { SAMPLE_AFTER_S = 10, SAMPLE_BUDGET_S = 45, SAMPLE_POINTS = 8 };
 
 static void print_duration(FILE *f, double seconds) {
-  if (seconds < 7200)
+  if (seconds < 120)
     fprintf(f, "%.0f s", seconds);
+  else if (seconds < 7200)
+    fprintf(f, "%.0f minutes", seconds / 60);
   else
     fprintf(f, "%.0f hours", seconds / 3600);
 }
@@ -695,7 +697,11 @@ static int cmd_check(int argc, char **argv) {
   cli_finish_shapes(&o, 37, 53, 29);
   ts_gpu *gpu = gpu_for_records(&o);
   rc = 0;
-  printf("%-16s %-16s %-6s %s\n", "schedule", "shape", "layout", "result");
+  int width = 16; /* the schedule column: as wide as the longest name */
+  for (int i = 0; i < o.nnames; i++)
+    width = (int)strlen(o.names[i]) > width ? (int)strlen(o.names[i]) : width;
+  printf("%-*s %-16s %-6s %s\n", width, "schedule", "shape", "layout",
+         "result");
   for (int i = 0; i < o.nnames; i++) {
     for (int j = 0; j < o.nshapes; j++) {
       const ts_gemm *g = &o.shapes[j];
@@ -705,10 +711,13 @@ static int cmd_check(int argc, char **argv) {
                (long long)g->n, (long long)g->k);
       ts_status st = check_one(&o, o.names[i], shape, g, s, msg,
                                sizeof(msg), note, sizeof(note));
-      printf("%-16s %-16s %-6s %s%s%s%s\n", o.names[i], shape,
-             ts_layout_name(g->layout), st == TS_OK ? "ok" : "FAIL: ",
-             st == TS_OK ? "" : ts_strerror(st), st == TS_OK ? "" : ": ",
-             note);
+      /* runs_on_arch's refusal is about --arch, not NVRTC */
+      const char *what = st == TS_OK            ? ""
+                         : st == TS_ERR_BAD_ARCH ? "needs a newer --arch"
+                                                 : ts_strerror(st);
+      printf("%-*s %-16s %-6s %s%s%s%s\n", width, o.names[i], shape,
+             ts_layout_name(g->layout), st == TS_OK ? "ok" : "FAIL: ", what,
+             st != TS_OK && note[0] ? ": " : "", note);
       if (st != TS_OK) {
         printf("    %s\n", msg);
         rc = EXIT_FAIL;
