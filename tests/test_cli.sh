@@ -67,7 +67,7 @@ one_line; contains "--jobs is an option of tune"
 expect 2 "--cu outside bench" -- "$tessel" tune seed003 --cu x.cu
 one_line; contains "--cu is an option of bench"
 expect 2 "--tuned in tune" -- "$tessel" tune seed003 --tuned
-one_line; contains "--tuned is an option of show, check and bench"
+one_line; contains "--tuned is an option of show, check, bench and explain"
 expect 0 "a space's configuration" -- "$tessel" show --trace \
   seed003:block=64x64x32,thread=8x8,order=standard --shape 128x128x64
 contains "ts_split(s, j_inner, 8, &j_inner_outer, &j_inner_inner);"
@@ -207,7 +207,7 @@ reject_each <<'EOF'
 --json is an option of bench, tune and explain|check naive --json x.json
 --restart is an option of tune|bench naive --restart
 --cu is an option of bench|check naive --cu k.cu
---tuned is an option of show, check and bench|tune seed003 --tuned
+--tuned is an option of show, check, bench and explain|tune seed003 --tuned
 --ir is an option of show|bench naive --ir
 --cuda is an option of show|check naive --cuda
 --layout is given twice; give it once (only --shape and --cu repeat)|check naive --layout NN --layout TT

@@ -15,6 +15,7 @@ static const char *explain_help =
     "usage: tessel explain SCHEDULE [--shape MxNxK] [--layout L]\n"
     "                     [--alpha X] [--beta Y] [--dtype T] [--c-dtype T]\n"
     "                     [--arch sm_80|sm_86|sm_89|sm_90] [--json FILE]\n"
+    "                     [--tuned]\n"
     "Lowers the schedule and walks every warp of the grid's middle block\n"
     "through its kernels, lane by lane, on the CPU: each global and shared\n"
     "access with its width, how often a block (and a k step) makes it, the\n"
@@ -25,6 +26,7 @@ static const char *explain_help =
     "Nsight Compute's counters (docs/explain.md).\n"
     "  --shape  default 4096x4096x4096\n"
     "  --json   also write the report as JSON to FILE\n"
+    "  --tuned  a space at its tuning record for this GPU and definition\n"
     "Exit status: 0 explained, 1 a schedule or lowering error, 2 a usage\n"
     "error.\n";
 
@@ -158,7 +160,9 @@ int cli_explain(int argc, char **argv) {
     return EXIT_USAGE;
   }
   cli_finish_shapes(&o, 4096, 4096, 4096);
-  ts_sched *s = cli_schedule(&o, o.names[0], &o.shapes[0], NULL);
+  ts_gpu *gpu = cli_gpu_for_records(&o);
+  ts_sched *s = cli_schedule(&o, o.names[0], &o.shapes[0], gpu);
+  ts_gpu_close(gpu);
   ts_program *p = ts_lower(s);
   ts_sched_free(s);
   ts_explain_opts eo = {.arch = o.arch_given ? o.arch : NULL};

@@ -46,7 +46,7 @@ static const char *usage_text =
     "           occupancy: from the IR, before compiling\n"
     "           tessel explain SCHEDULE [--shape MxNxK] [--layout L]\n"
     "             [--alpha X] [--beta Y] [--dtype T] [--c-dtype T]\n"
-    "             [--arch sm_XX] [--json FILE]\n"
+    "             [--arch sm_XX] [--json FILE] [--tuned]\n"
     "  compare  two records of runs: speedups of B over A with their noise\n"
     "           tessel compare A.json B.json\n"
     "  plot     TFLOP/s of a record, cuBLAS the reference\n"
@@ -165,7 +165,7 @@ static unsigned option_commands(int c) {
   case OPT_JSON: return CLI_BENCH | CLI_TUNE | CLI_EXPLAIN;
   case OPT_JOBS: case OPT_TOP: case OPT_LIMIT: case OPT_BUDGET:
   case OPT_TIME: case OPT_RESTART: return CLI_TUNE;
-  case OPT_TUNED: return CLI_SHOW | CLI_CHECK | CLI_BENCH;
+  case OPT_TUNED: return CLI_SHOW | CLI_CHECK | CLI_BENCH | CLI_EXPLAIN;
   case OPT_BLOCKS: return CLI_CHECK;
   case OPT_IR: case OPT_CUDA: case OPT_TRACE: case OPT_STEPS:
   case OPT_PROVENANCE:
@@ -487,19 +487,6 @@ static int print_cuda(const ts_program *p, const char *arch) {
   return rc;
 }
 
-/* The GPU whose tuning records --tuned reads, or NULL (without --tuned, or
- * without a GPU: the spaces' first configurations are used, with a
- * message). */
-static ts_gpu *gpu_for_records(const cli_opts *o) {
-  if (!o->tuned)
-    return NULL;
-  ts_gpu *g = ts_gpu_open();
-  if (ts_gpu_status(g) == TS_OK)
-    return g;
-  ts_gpu_close(g);
-  return NULL;
-}
-
 static int cmd_show(int argc, char **argv) {
   cli_opts o;
   int rc = cli_parse(argc, argv, show_help, CLI_SHOW, &o);
@@ -520,7 +507,7 @@ static int cmd_show(int argc, char **argv) {
     return EXIT_USAGE;
   }
   cli_finish_shapes(&o, 1024, 1024, 1024);
-  ts_gpu *gpu = gpu_for_records(&o);
+  ts_gpu *gpu = cli_gpu_for_records(&o);
   ts_sched *s = cli_schedule(&o, o.names[0], &o.shapes[0], gpu);
   ts_gpu_close(gpu);
   rc = 0;
@@ -695,7 +682,7 @@ static int cmd_check(int argc, char **argv) {
   if (rc >= 0)
     return rc;
   cli_finish_shapes(&o, 37, 53, 29);
-  ts_gpu *gpu = gpu_for_records(&o);
+  ts_gpu *gpu = cli_gpu_for_records(&o);
   rc = 0;
   int width = 16; /* the schedule column: as wide as the longest name */
   for (int i = 0; i < o.nnames; i++)

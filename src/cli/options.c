@@ -146,3 +146,16 @@ bool cli_read_cu(const char *path, char **source, char **label) {
   }
   return true;
 }
+
+/* The GPU whose tuning records --tuned reads, or NULL (without --tuned, or
+ * without a GPU: the spaces' first configurations are used, with a
+ * message). */
+ts_gpu *cli_gpu_for_records(const cli_opts *o) {
+  if (!o->tuned)
+    return NULL;
+  ts_gpu *g = ts_gpu_open();
+  if (ts_gpu_status(g) == TS_OK)
+    return g;
+  ts_gpu_close(g);
+  return NULL;
+}

@@ -58,6 +58,9 @@ int cli_plot(int argc, char **argv);
 /* tessel explain (explain.c). */
 int cli_explain(int argc, char **argv);
 
+/* The GPU whose tuning records --tuned reads, or NULL (without --tuned,
+ * or without a GPU: spaces take their first configurations). */
+ts_gpu *cli_gpu_for_records(const cli_opts *o);
 /* Parses "MxNxK"; false with a message on stderr. */
 bool cli_parse_shape(const char *text, ts_gemm *out);
 /* Applies layout, alpha and beta to every shape (or to the default). */
