@@ -152,8 +152,10 @@ static void test_ldmatrix_where_rows_are_aligned(void **state) {
 
 /* ---- Swizzled shared layouts ------------------------------------------------ */
 
-/* Every stored row's chunks permuted, and 8 consecutive rows read at one
- * logical chunk (an ldmatrix) land in 8 different groups of 4 banks. */
+/* Every element stored once; each chunk's 8 elements kept together and in
+ * order; rows of up to 128 bytes kept in place, longer ones cut into
+ * 128-byte panels; and 8 consecutive rows read at one logical chunk (an
+ * ldmatrix) land in 8 different groups of 4 banks. */
 static void test_swizzle_is_a_conflict_free_permutation(void **state) {
   (void)state;
   const int64_t widths[] = {16, 32, 64, 128}; /* halves: 2, 4, 8, 16 chunks */
@@ -162,19 +164,20 @@ static void test_swizzle_is_a_conflict_free_permutation(void **state) {
     ir_buffer b = {.name = "S", .scope = SCOPE_SHARED, .dtype = TS_F16,
                    .ndim = 2, .shape = {shape[0], shape[1]}};
     ir_buffer_set_layout(&b, (int[]){0, 1}, 0);
-    int64_t chunks = widths[w] / 8;
+    int64_t chunks = widths[w] / 8, panel = widths[w] > 64 ? 64 : widths[w];
     b.swizzle = chunks < 8 ? (int)chunks : 8;
-    for (int64_t row = 0; row < 32; row++) {
-      bool seen[16] = {false};
+    assert_int_equal(ir_swizzle_panel(&b), widths[w] > 64 ? 64 : 0);
+    bool seen[32 * 128] = {false};
+    for (int64_t row = 0; row < 32; row++)
       for (int64_t col = 0; col < widths[w]; col++) {
         int64_t off = ir_swizzle_offset(&b, row * widths[w] + col);
-        assert_int_equal(off / widths[w], row);              /* same row */
-        assert_int_equal(off % 8, col % 8);                  /* in-chunk order */
-        seen[(off % widths[w]) / 8] = true;
+        assert_true(off >= 0 && off < 32 * widths[w]);
+        assert_false(seen[off]);
+        seen[off] = true;
+        assert_int_equal(off % 8, col % 8);                /* in-chunk order */
+        assert_int_equal(off / (32 * panel), col / panel); /* its panel */
+        assert_int_equal(off % (32 * panel) / panel, row); /* its row */
       }
-      for (int64_t c = 0; c < chunks; c++)
-        assert_true(seen[c]);
-    }
     for (int64_t c = 0; c < chunks; c++)
       for (int64_t r0 = 0; r0 < 32; r0 += 8) {
         bool bank_quad[8] = {false};

@@ -76,9 +76,22 @@ static void c_access(ts_buf *b, const ir_buffer *buf, ir_expr *const *idx,
   if (buf->scope != SCOPE_GLOBAL) {
     if (is_scalar(buf))
       return;
+    int64_t panel = ir_swizzle_panel(buf);
+    const ir_expr *col = idx[buf->order[buf->ndim - 1]];
     for (int s = 0; s < buf->ndim; s++) { /* in storage order */
+      if (panel && s == buf->ndim - 2) { /* the 128-byte panel */
+        ts_buf_puts(b, "[(");
+        ir_print_expr(b, col, st);
+        ts_buf_printf(b, ") / %lld]", (long long)panel);
+      }
       ts_buf_puts(b, "[");
-      ir_print_expr(b, idx[buf->order[s]], st);
+      if (panel && s == buf->ndim - 1) {
+        ts_buf_puts(b, "(");
+        ir_print_expr(b, col, st);
+        ts_buf_printf(b, ") %% %lld", (long long)panel);
+      } else {
+        ir_print_expr(b, idx[buf->order[s]], st);
+      }
       if (buf->swizzle && s == buf->ndim - 1) { /* ir_swizzle_offset */
         ts_buf_puts(b, " ^ (");
         ir_print_expr(b, idx[buf->order[s - 1]], st);
@@ -326,9 +339,17 @@ static void c_store(ts_buf *b, const ir_stmt *s, int depth,
 /* Arrays are declared in storage order, the innermost stored dimension
  * padded; shared ones aligned for 16-byte vector accesses. */
 static void array_dims(ts_buf *b, const ir_buffer *buf) {
-  for (int d = 0; d < buf->ndim; d++)
-    ts_buf_printf(b, "[%lld]", (long long)(buf->shape[buf->order[d]] +
-                                            (d == buf->ndim - 1 ? buf->pad : 0)));
+  int64_t panel = ir_swizzle_panel(buf);
+  for (int d = 0; d < buf->ndim; d++) {
+    int64_t n = buf->shape[buf->order[d]];
+    if (panel && d == buf->ndim - 2) /* rows in 128-byte panels */
+      ts_buf_printf(b, "[%lld]",
+                    (long long)(buf->shape[buf->order[d + 1]] / panel));
+    if (panel && d == buf->ndim - 1)
+      n = panel;
+    ts_buf_printf(b, "[%lld]", (long long)(n + (d == buf->ndim - 1 ? buf->pad
+                                                                : 0)));
+  }
 }
 
 /* Over 48 KiB a block's shared memory must be dynamic: each buffer is then

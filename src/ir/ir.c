@@ -131,13 +131,26 @@ int64_t ir_swizzle_rows(const ir_buffer *b) {
   return b->swizzle ? 8 / b->swizzle : 1;
 }
 
+int64_t ir_swizzle_panel(const ir_buffer *b) {
+  int64_t panel = 8 * ir_swizzle_chunk(b);
+  return b->swizzle == 8 && ir_swizzle_row(b) > panel ? panel : 0;
+}
+
 int64_t ir_swizzle_offset(const ir_buffer *b, int64_t off) {
   if (!b->swizzle || off < 0)
     return off;
   int64_t w = ir_swizzle_row(b), e = ir_swizzle_chunk(b);
   int64_t row = off / w, col = off % w;
   int64_t chunk = (col / e) ^ ((row / ir_swizzle_rows(b)) % b->swizzle);
-  return row * w + chunk * e + col % e;
+  int64_t panel = ir_swizzle_panel(b);
+  if (!panel)
+    return row * w + chunk * e + col % e;
+  /* Rows of more than 128 bytes: each copy's rows cut into 128-byte
+   * panels, stored one panel after another. */
+  int64_t rows = b->shape[b->order[b->ndim - 2]];
+  int64_t copy = row / rows, r = row % rows;
+  return copy * rows * w + (col / panel) * rows * panel + r * panel +
+         (chunk % 8) * e + col % e;
 }
 
 int64_t ir_buffer_size(const ir_buffer *b) {

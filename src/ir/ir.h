@@ -125,7 +125,10 @@ typedef struct ir_buffer {
   /* ts_storage_swizzle: the 16-byte chunks of each stored row permuted,
    * chunk ^ (row / (8 / swizzle)) % swizzle, so that 8 consecutive rows
    * read or written at one chunk fall in different banks; 0: none, else
-   * the chunks a group (2, 4 or 8).  Offsets go through ir_swizzle_offset. */
+   * the chunks a group (2, 4 or 8).  Rows of more than 8 chunks (128
+   * bytes) are stored as 128-byte panels, each the buffer's rows (per
+   * stage) by 8 chunks, one panel after the other: the layout wgmma's
+   * descriptors read (mma.h).  Offsets go through ir_swizzle_offset. */
   int swizzle;
   /* A vector temporary (lowering's lane expansion): a local buffer of
    * shape[0] elements held as one vector register, which an allocation
@@ -319,6 +322,9 @@ int64_t ir_swizzle_offset(const ir_buffer *b, int64_t off);
 int64_t ir_swizzle_row(const ir_buffer *b);
 int64_t ir_swizzle_chunk(const ir_buffer *b);
 int64_t ir_swizzle_rows(const ir_buffer *b);
+/* Elements a 128-byte panel of a row holds, where the rows are stored in
+ * panels (see ir_buffer.swizzle); 0 where not. */
+int64_t ir_swizzle_panel(const ir_buffer *b);
 
 /* Elements a buffer spans in memory, padding included. */
 int64_t ir_buffer_size(const ir_buffer *b);

@@ -308,6 +308,8 @@ static void print_layout(ts_buf *b, const ir_buffer *buf) {
   if (buf->swizzle)
     ts_buf_printf(b, " swizzled (16-byte chunk ^ row / %lld %% %d)",
                   (long long)ir_swizzle_rows(buf), buf->swizzle);
+  if (ir_swizzle_panel(buf))
+    ts_buf_puts(b, " in 128-byte panels");
 }
 
 static void print_expr_line(ts_buf *b, const ir_expr *e) {
