@@ -22,6 +22,8 @@ ts_status example_splitk(ts_sched *s);
 /* Tensor cores (tensorcore.c): f16 or bf16 A and B, or f32 in tf32. */
 ts_status example_tc128(ts_sched *s);
 ts_status example_tc64(ts_sched *s);
+ts_status example_wg128(ts_sched *s);
+ts_status space_warpgroup(ts_sched *s, ts_config *c);
 ts_status space_tensorcore(ts_sched *s, ts_config *c);
 
 /* blocktile2d with `k` as its reduction loop: k itself, or the part of it

@@ -9,36 +9,38 @@
 
 static const ts_builtin builtins[] = {
     {"naive", "one thread per C element, threadIdx.x on rows (uncoalesced)",
-     example_naive, false},
+     example_naive, false, false},
     {"coalesced", "one thread per C element, threadIdx.x on columns (seeds "
-     "001, 004)", example_coalesced, false},
+     "001, 004)", example_coalesced, false, false},
     {"smem32", "32x32 tiles of A and B in shared memory (seed 001)",
-     example_smem32, false},
+     example_smem32, false, false},
     {"smem16", "16x16 tiles of A and B in shared memory (seed 004)",
-     example_smem16, false},
+     example_smem16, false, false},
     {"blocktile1d", "64x64 block tiles, 8 results per thread in registers",
-     example_blocktile1d, false},
+     example_blocktile1d, false, false},
     {"blocktile2d", "128x128 block tiles, 8x8 results per thread, register "
-     "copies of A and B (seed 000 matmul3)", example_blocktile2d, false},
+     "copies of A and B (seed 000 matmul3)", example_blocktile2d, false, false},
     {"tvm_step2", "seed 003's TVM schedule: 32x32x32 tiles, 8x4 per thread, "
-     "k innermost", example_tvm_step2, false},
+     "k innermost", example_tvm_step2, false, false},
     {"vectorized", "blocktile2d with float4 loads, A stored transposed "
-     "(seed 000 matmul4)", example_vectorized, false},
+     "(seed 000 matmul4)", example_vectorized, false, false},
     {"bankfree", "vectorized with padded shared A: no bank conflicts",
-     example_bankfree, false},
+     example_bankfree, false, false},
     {"double_buffered", "bankfree with two shared copies, next tile "
-     "prefetched into registers (seed 000)", example_double_buffered, false},
+     "prefetched into registers (seed 000)", example_double_buffered, false, false},
     {"warptiled", "block / warp / thread tiles, 8x16 outer products per "
-     "thread (seed 002)", example_warptiled, false},
+     "thread (seed 002)", example_warptiled, false, false},
     {"splitk", "blocktile2d with k split across 4 blocks (blockIdx.z), "
-     "partial sums reduced by a second kernel", example_splitk, false},
+     "partial sums reduced by a second kernel", example_splitk, false, false},
     {"pipelined", "warptiled with 3 shared copies filled by cp.async "
-     "(sm_80+), no register staging", example_pipelined, false},
+     "(sm_80+), no register staging", example_pipelined, false, false},
     {"tc128", "tensor cores (mma.sync, ldmatrix): 128x128 tiles of 4 warps "
-     "of 64x64, 3 cp.async stages; f16, bf16 or tf32", example_tc128,
-     true},
+     "of 64x64, 3 cp.async stages; f16, bf16 or tf32", example_tc128, true, false},
     {"tc64", "tensor cores as tc128, 64x64 tiles of 4 warps of 32x32: for "
-     "small and skinny shapes", example_tc64, true},
+     "small and skinny shapes", example_tc64, true, false},
+    {"wg128", "tensor cores (wgmma, sm_90): 128x256 tiles of 2 warpgroups "
+     "of 64x256, 4 cp.async stages into swizzled tiles; f16 or bf16",
+     example_wg128, true, true},
 };
 
 enum { NBUILTINS = sizeof(builtins) / sizeof(builtins[0]) };
@@ -72,11 +74,14 @@ ts_sched *ts_builtin_schedule(const char *name, const ts_gemm *def) {
 
 static const ts_space spaces[] = {
     {"seed003", "seed 003's sweep of its TVM schedule: 5 block tiles x 5 "
-     "thread tiles x 3 loop orders", space_seed003, false},
+     "thread tiles x 3 loop orders", space_seed003, false, false},
     {"warptiled", "warptiled's block, warp and k tiles and double buffering, "
-     "for small, skinny and odd shapes", space_warptiled, false},
+     "for small, skinny and odd shapes", space_warptiled, false, false},
     {"tensorcore", "tc128's block, warp and k tiles, cp.async stages and "
      "block swizzle (tensor cores: f16, bf16 or tf32)", space_tensorcore,
+     true, false},
+    {"warpgroup", "wg128's block tiles, warpgroups, cp.async stages and "
+     "block swizzle (wgmma, sm_90: f16 or bf16)", space_warpgroup, true,
      true},
 };
 

@@ -95,6 +95,67 @@ ts_status example_tc64(ts_sched *s) {
   return tensor_tiles(s, &(tc_tiling){64, 64, 32, 32, 32, 3, 0, 0});
 }
 
+/* ---- A warpgroup's instruction: wgmma (sm_90a) ------------------------------
+ *
+ * Each warpgroup (4 warps, 128 lanes on threadIdx.x) takes 64 rows of the
+ * block's tile across all its bn columns: one m64n<bn>k16 instruction a
+ * k step, reading both operands from shared memory, which must be
+ * swizzled in 128-byte rows (k tiles of 64 halves for A, and B's rows cut
+ * into 128-byte panels). */
+
+typedef struct wg_tiling {
+  int64_t bm, bn, bk, stages, swizzle;
+} wg_tiling;
+
+static ts_status warpgroup_tiles(ts_sched *s, const wg_tiling *t) {
+  ts_loop *io, *ir, *wg, *ii, *jo, *jj, *ko, *ki, *kq, *kk;
+  ts_split(s, ts_get_loop(s, "i"), t->bm, &io, &ir);
+  ts_split(s, ir, 64, &wg, &ii);
+  ts_split(s, ts_get_loop(s, "j"), t->bn, &jo, &jj);
+  ts_split(s, ts_get_loop(s, "k"), t->bk, &ko, &ki);
+  ts_split(s, ki, 16, &kq, &kk);
+  ts_reorder(s, 8, (ts_loop *[]){io, jo, wg, ko, kq, ii, jj, kk});
+  ts_rename(s, wg, "warpgroup");
+  ts_bind(s, io, TS_BLOCK_Y);
+  ts_bind(s, jo, TS_BLOCK_X);
+  ts_bind(s, wg, TS_THREAD_Y);
+  if (t->swizzle)
+    ts_swizzle(s, io, jo, t->swizzle);
+  shared_tile(s, "A", ko, 8, t->stages, 1);
+  shared_tile(s, "B", ko, 8, t->stages, 1);
+  ts_unroll(s, kq);
+  ts_tensorize(s, ii, jj, kk);
+  return ts_sched_status(s);
+}
+
+/* 128 x 256 block tiles of 2 warpgroups of 64 x 256, k in 64s, 4
+ * stages: fp16 or bf16 on sm_90. */
+ts_status example_wg128(ts_sched *s) {
+  return warpgroup_tiles(s, &(wg_tiling){128, 256, 64, 4, 0});
+}
+
+/* Each knob's first value is wg128's: block tiles of 1 to 4 warpgroups,
+ * n of 64 to 256 (for small and skinny shapes, more blocks), 2 to 4
+ * stages (a 64 x 256 tile of B and 128 x 64 of A take 48 KiB a stage). */
+ts_status space_warpgroup(ts_sched *s, ts_config *c) {
+  wg_tiling t = {.bk = 64};
+  t.bm = ts_knob(c, "bm", 4, (int64_t[]){128, 64, 192, 256});
+  t.bn = ts_knob(c, "bn", 3, (int64_t[]){256, 128, 64});
+  t.stages = ts_knob(c, "stages", 3, (int64_t[]){4, 3, 2});
+  t.swizzle = ts_knob(c, "swizzle", 2, (int64_t[]){0, 8});
+  int64_t bytes = t.stages * (t.bm + t.bn) * t.bk * 2;
+  /* A lane's bn / 2 accumulators and about 30 registers more (ptxas asks
+   * 154 for 128), under the 65536 of an SM shared by the block. */
+  int64_t threads = t.bm / 64 * 128, regs = t.bn / 2 + 30;
+  if (!ts_knob_require(c, bytes <= 227 * 1024, "%lld KiB of shared memory "
+                       "a block", (long long)(bytes / 1024)) ||
+      !ts_knob_require(c, threads * regs <= 65536, "%lld threads of about "
+                       "%lld registers", (long long)threads,
+                       (long long)regs))
+    return ts_sched_status(s);
+  return warpgroup_tiles(s, &t);
+}
+
 /* Each knob's first value is tc128's. */
 ts_status space_tensorcore(ts_sched *s, ts_config *c) {
   tc_tiling t;

@@ -359,6 +359,9 @@ int ts_program_min_blocks(const ts_program *p);
 /* The oldest compute capability the kernel runs on, as 80 for sm_80 (which
  * cp.async needs); 0: any. */
 int ts_program_min_arch(const ts_program *p);
+/* Whether it uses instructions of one architecture only (wgmma: sm_90,
+ * compiled for sm_90a), which ts_program_min_arch names. */
+bool ts_program_arch_specific(const ts_program *p);
 /* Malloc'd text the caller frees, or NULL when out of memory or the program
  * is in error: the loop nest, and the CUDA C (deterministic). */
 char *ts_program_ir(const ts_program *p);
@@ -579,6 +582,8 @@ typedef struct ts_builtin {
   /* It tensorizes: it needs f16 or bf16 A and B, or f32 with
    * TS_MATH_TF32, and refuses exact fp32. */
   bool tensor_cores;
+  /* Its instruction (wgmma) takes f16 or bf16 A and B only, not tf32. */
+  bool half_only;
 } ts_builtin;
 
 int ts_builtin_count(void);
@@ -615,6 +620,7 @@ typedef struct ts_space {
   const char *summary;
   ts_status (*apply)(ts_sched *s, ts_config *c);
   bool tensor_cores; /* as a ts_builtin's */
+  bool half_only;    /* as a ts_builtin's */
 } ts_space;
 
 /* The configuration's value of the knob `name`, one of values[0..n).  When

@@ -275,6 +275,16 @@ ts_kernel *ts_compile(const ts_program *p, const char *arch) {
   ts_program_launch(p, &k->launch);
   k->min_blocks = ts_program_min_blocks(p);
   int min_arch = ts_program_min_arch(p);
+  if (ts_program_arch_specific(p) && arch_number(k->arch) > 0) {
+    if (arch_number(k->arch) != min_arch)
+      return kernel_fail(k, TS_ERR_BAD_ARCH, "ts_compile: \"%s\" uses "
+                         "sm_%da's warpgroup instructions (wgmma), which "
+                         "only sm_%d has; %s has not: use a schedule of "
+                         "mma.sync (tc128) there", k->label, min_arch,
+                         min_arch, k->arch);
+    if (!strchr(k->arch, 'a'))
+      strncat(k->arch, "a", sizeof(k->arch) - strlen(k->arch) - 1);
+  }
   if (arch_number(k->arch) > 0 && arch_number(k->arch) < min_arch)
     return kernel_fail(k, TS_ERR_BAD_ARCH, "ts_compile: \"%s\" needs sm_%d "
                        "or newer (its asynchronous copies of ts_pipeline or "

@@ -579,7 +579,7 @@ static void test_dynamic_shared_memory(void **state) {
   assert_int_equal(l.dynamic_shared, 2 * 65536);
   char *cu = ts_cuda_source(s);
   assert_non_null(cu);
-  assert_non_null(strstr(cu, "extern __shared__ __align__(16) float "
+  assert_non_null(strstr(cu, "extern __shared__ __align__(1024) float "
                              "tessel_shared[];"));
   assert_non_null(strstr(cu, "float (&B_shared)[2][64][128] = "
                              "*reinterpret_cast<float (*)[2][64][128]>"

@@ -112,6 +112,16 @@ static void test_codegen_is_deterministic(void **state) {
   }
 }
 
+/* The one known spill: wgmma's 128 accumulators a lane leave no room for
+ * the element-by-element guarded copies of rows that are not 16-byte
+ * aligned (K or N not a multiple of 8 halves); it stays under 1 KiB
+ * (docs/performance.md, "wgmma"). */
+static bool wgmma_misaligned(const ts_builtin *b, const ts_gemm *g,
+                             const ts_ptxas_info *p) {
+  return b->half_only && (g->k % 8 != 0 || g->n % 8 != 0) &&
+         p->spill_store_bytes + p->spill_load_bytes <= 1024;
+}
+
 /* Every example compiles for both architectures; at the benchmark shapes
  * none spills registers.  (At small odd shapes the edge guards cost
  * registers, and warptiled, at 255, spills a little.) */
@@ -126,18 +136,28 @@ static void test_every_example_compiles(void **state) {
         ts_gemm g = ts_gemm_make(sizes[z][0], sizes[z][1], sizes[z][2]);
         ts_sched *s = builtin_at(b, g);
         ts_kernel *k = ts_compile_sched(s, archs[a]);
+        if (ts_builtin_at(b)->half_only && a == 0) { /* wgmma: sm_90 only */
+          assert_int_equal(ts_kernel_status(k), TS_ERR_BAD_ARCH);
+          assert_non_null(strstr(ts_kernel_errmsg(k), "only sm_90 has"));
+          ts_kernel_free(k);
+          ts_sched_free(s);
+          continue;
+        }
         if (ts_kernel_status(k) != TS_OK)
           fail_msg("%s for %s: %s", ts_builtin_at(b)->name, archs[a],
                    ts_kernel_errmsg(k));
         ts_ptxas_info p = ts_kernel_ptxas(k);
         assert_true(p.valid);
         assert_true(p.registers > 0);
-        if (z > 0 && p.spill_store_bytes + p.spill_load_bytes != 0)
+        if (z > 0 && p.spill_store_bytes + p.spill_load_bytes != 0 &&
+            !wgmma_misaligned(ts_builtin_at(b), &g, &p))
           fail_msg("%s for %s at %lldx%lldx%lld spills %d bytes",
                    ts_builtin_at(b)->name, archs[a], (long long)g.m,
                    (long long)g.n, (long long)g.k,
                    p.spill_store_bytes + p.spill_load_bytes);
-        assert_string_equal(ts_kernel_arch(k), archs[a]);
+        assert_string_equal(ts_kernel_arch(k), ts_builtin_at(b)->half_only
+                                                   ? "sm_90a"
+                                                   : archs[a]);
         ts_kernel_free(k);
         ts_sched_free(s);
       }
@@ -161,7 +181,8 @@ static void test_every_example_compiles_in_fp16_and_bf16(void **state) {
                  ts_dtype_name(g.a_type), ts_kernel_errmsg(k));
       ts_ptxas_info p = ts_kernel_ptxas(k);
       assert_true(p.valid);
-      if (p.spill_store_bytes + p.spill_load_bytes != 0)
+      if (p.spill_store_bytes + p.spill_load_bytes != 0 &&
+          !wgmma_misaligned(ts_builtin_at(b), &g, &p))
         fail_msg("%s in %s spills %d bytes", ts_builtin_at(b)->name,
                  ts_dtype_name(g.a_type),
                  p.spill_store_bytes + p.spill_load_bytes);

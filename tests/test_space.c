@@ -22,7 +22,7 @@ static ts_status toy_apply(ts_sched *s, ts_config *c) {
   return ts_sched_status(s);
 }
 
-static const ts_space toy = {"toy", "a test space", toy_apply, false};
+static const ts_space toy = {"toy", "a test space", toy_apply, false, false};
 
 /* A space whose knob reaches a primitive's refusal: a split by 0. */
 static ts_status refusing_apply(ts_sched *s, ts_config *c) {
@@ -33,7 +33,7 @@ static ts_status refusing_apply(ts_sched *s, ts_config *c) {
 }
 
 static const ts_space refusing = {"refusing", "a split by 0", refusing_apply,
-                                  false};
+                                  false, false};
 
 /* Spaces that declare a knob wrongly: without values (then split by the 0
  * it gets), or more knobs than a configuration holds. */
@@ -54,9 +54,9 @@ static ts_status many_knobs_apply(ts_sched *s, ts_config *c) {
 }
 
 static const ts_space no_values = {"no_values", "a knob without values",
-                                   no_values_apply, false};
+                                   no_values_apply, false, false};
 static const ts_space many_knobs = {"many_knobs", "40 knobs",
-                                    many_knobs_apply, false};
+                                    many_knobs_apply, false, false};
 
 static char *text_of(const ts_config *c) {
   char *t = ts_config_text(c);

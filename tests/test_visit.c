@@ -5,6 +5,7 @@
  */
 #include "helpers.h"
 
+#include "ir/mma.h"
 #include "ir/visit.h"
 
 #define COUNT_KIND(k, s, form) +1
@@ -71,10 +72,13 @@ static int setup(void **state) {
   ir_expr *row[2] = {V(), I(8)};
   ir_stmt *ldsm = ir_new_ldmatrix(&f->a, f->shared, at1,
                                   ir_load(&f->a, f->shared, row), 4, true);
-  ir_stmt *items[7] = {loop, compute, lanes, ir_new_async_commit(&f->a),
+  ir_stmt *wgmma = ir_new_wgmma(&f->a, mma_instr_for_tile(TS_F16, 64, 8, 16),
+                                f->buf, at0, ir_load(&f->a, f->shared, row),
+                                ir_load(&f->a, f->shared, at2));
+  ir_stmt *items[9] = {loop, compute, lanes, ir_new_async_commit(&f->a),
                        ir_new_async_wait(&f->a, 1), ir_new_mma(&f->a, frag, at),
-                       ldsm};
-  f->root = ir_new_seq(&f->a, items, 7);
+                       ldsm, wgmma, ir_new_wgmma_sync(&f->a, 0, f->buf)};
+  f->root = ir_new_seq(&f->a, items, 9);
   assert_non_null(f->root);
   assert_false(f->a.failed);
   *state = f;
@@ -170,7 +174,7 @@ static void test_visitor_skips_and_stops(void **state) {
   assert_int_equal(t.post_stmt[S_FOR], 0); /* its children were skipped */
   assert_int_equal(t.pre_stmt[S_ALLOC] + t.pre_stmt[S_STORE], 0);
   assert_int_equal(t.pre_stmt[S_COMPUTE], 1);
-  assert_int_equal(t.pre_expr[E_LOAD], 1); /* the ldmatrix's row only */
+  assert_int_equal(t.pre_expr[E_LOAD], 3); /* the ldmatrix's row, wgmma's tiles */
 
   /* A hook ends the walk: no hook runs again, post hooks included. */
   tally some = {.skip_kind = -1, .stop_after = 5};

@@ -34,6 +34,10 @@ typedef struct {
   bool mma_used[TS_DTYPE_COUNT]; /* tensor-core helpers, by operand type */
   unsigned ldmatrix_used; /* fragment loads, a bit per matrices (x1, x2, x4)
                            * and one more for .trans */
+  /* wgmma forms used, by operand type, instruction n / 8 - 1 and the
+   * operands' majorness (a bit each). */
+  bool wgmma_used[TS_DTYPE_COUNT][32][4];
+  bool unswizzled; /* shared accesses printed without the chunk swizzle */
 } emitter;
 
 static const char *cuda_type(emitter *em, ts_dtype t) {
@@ -92,7 +96,8 @@ static void c_access(ts_buf *b, const ir_buffer *buf, ir_expr *const *idx,
       } else {
         ir_print_expr(b, idx[buf->order[s]], st);
       }
-      if (buf->swizzle && s == buf->ndim - 1) { /* ir_swizzle_offset */
+      if (buf->swizzle && s == buf->ndim - 1 && !em->unswizzled) {
+        /* ir_swizzle_offset */
         ts_buf_puts(b, " ^ (");
         ir_print_expr(b, idx[buf->order[s - 1]], st);
         ts_buf_printf(b, ") / %lld %% %d * %lld",
@@ -357,6 +362,7 @@ static void array_dims(ts_buf *b, const ir_buffer *buf) {
 static void emit_dynamic_shared(emitter *em, const ir_buffer *buf) {
   ts_buf *b = em->b;
   const char *type = cuda_type(em, buf->dtype);
+  em->shared_offset = ir_shared_slot_start(buf, em->shared_offset);
   ts_buf_printf(b, "%s (&", type);
   ts_buf_c_name(b, buf->name);
   ts_buf_puts(b, ")");
@@ -379,7 +385,8 @@ static void c_alloc(ts_buf *b, const ir_stmt *s, int depth,
     emit_dynamic_shared(em, buf);
   } else {
     if (buf->scope == SCOPE_SHARED)
-      ts_buf_puts(b, "__shared__ __align__(16) ");
+      ts_buf_printf(b, "__shared__ __align__(%d) ",
+                    ir_shared_alignment(buf));
     ts_buf_printf(b, "%s ", cuda_type(em, buf->dtype));
     ts_buf_c_name(b, buf->name);
     if (!is_scalar(buf) || buf->scope == SCOPE_SHARED)
@@ -524,6 +531,115 @@ static void mma_definitions(ts_buf *b, const emitter *em) {
   ts_buf_puts(b, "\n");
 }
 
+/* ---- wgmma ------------------------------------------------------------------ */
+
+static int wgmma_form(const ir_stmt *s) {
+  return s->wgmma.mn_major[0] | s->wgmma.mn_major[1] << 1;
+}
+
+static const char *const majors[4] = {"kk", "mk", "kn", "mn"};
+
+/* tessel_wgmma_m64n256k16_f16_kn(&acc[..], tessel_wgmma_desc(&A_shared[..],
+ * lbo, sbo), ...): each descriptor from its tile's first element, printed
+ * without the swizzle (the hardware applies it). */
+static void c_wgmma(ts_buf *b, const ir_stmt *s, int depth,
+                    const ir_stmt_style *st) {
+  emitter *em = st->ctx;
+  const mma_instr *in = s->wgmma.in;
+  em->wgmma_used[in->ab][in->n / 8 - 1][wgmma_form(s)] = true;
+  cuda_type(em, in->ab);
+  ts_buf_indent(b, depth);
+  ts_buf_printf(b, "tessel_wgmma_%s_%s_%s(&", in->name,
+                dtype_info_of(in->ab)->name, majors[wgmma_form(s)]);
+  c_access(b, s->wgmma.acc, s->wgmma.idx, &em->style);
+  em->unswizzled = true;
+  for (int w = 0; w < 2; w++) {
+    const ir_expr *src = s->wgmma.src[w];
+    ts_buf_puts(b, ",\n");
+    ts_buf_indent(b, depth + 2);
+    ts_buf_puts(b, "tessel_wgmma_desc(&");
+    c_access(b, src->load.buf, src->load.idx, &em->style);
+    ts_buf_printf(b, ", %lld, %lld)", (long long)s->wgmma.lbo[w],
+                  (long long)s->wgmma.sbo[w]);
+  }
+  em->unswizzled = false;
+  ts_buf_puts(b, ");\n");
+}
+
+/* The fence before a batch, and its commit and wait after.  The empty asm
+ * on each accumulator tells the compiler the instructions change them
+ * asynchronously: no read of one moves across the wait (CUTLASS's
+ * warpgroup_fence_operand). */
+static void c_wgmma_sync(ts_buf *b, const ir_stmt *s, int depth,
+                         const ir_stmt_style *st) {
+  emitter *em = st->ctx;
+  const ir_buffer *acc = s->wait.acc;
+  if (s->wait.pending >= 0) {
+    ts_buf_indent(b, depth);
+    ts_buf_printf(b, "asm volatile(\"wgmma.commit_group.sync.aligned;\\n"
+                  "wgmma.wait_group.sync.aligned %d;\\n\" ::: \"memory\");"
+                  "\n", s->wait.pending);
+  }
+  ts_buf_indent(b, depth);
+  ts_buf_printf(b, "#pragma unroll\n");
+  ts_buf_indent(b, depth);
+  ts_buf_printf(b, "for (int r = 0; r < %lld; ++r) asm volatile(\"\" : "
+                "\"+f\"((&", (long long)ir_buffer_size(acc));
+  ts_buf_c_name(b, acc->name);
+  for (int d = 0; d < acc->ndim; d++)
+    ts_buf_puts(b, "[0]");
+  ts_buf_puts(b, ")[r]) :: \"memory\");\n");
+  (void)em;
+  if (s->wait.pending < 0) {
+    ts_buf_indent(b, depth);
+    ts_buf_puts(b, "asm volatile(\"wgmma.fence.sync.aligned;\\n\" ::: "
+                "\"memory\");\n");
+  }
+}
+
+static void wgmma_definition(ts_buf *b, const mma_instr *in, int form) {
+  int n = in->frag[MMA_ACC].regs;
+  ts_buf_printf(b, "__device__ __forceinline__ void tessel_wgmma_%s_%s_%s("
+                "float *d,\n    unsigned long long a, unsigned long long b) "
+                "{\n  asm volatile(\"{\\n.reg .pred p;\\nsetp.ne.b32 p, 1, "
+                "0;\\nwgmma.mma_async.sync.aligned.%s%s {", in->name,
+                dtype_info_of(in->ab)->name, majors[form], in->name,
+                in->ptx_types);
+  for (int r = 0; r < n; r++)
+    ts_buf_printf(b, "%s%%%d", r ? "," : "", r);
+  ts_buf_printf(b, "}, %%%d, %%%d, p, 1, 1, %d, %d;\\n}\\n\"\n      :", n,
+                n + 1, form & 1, form >> 1);
+  for (int r = 0; r < n; r++)
+    ts_buf_printf(b, "%s \"+f\"(d[%d])", r ? "," : "", r);
+  ts_buf_puts(b, "\n      : \"l\"(a), \"l\"(b));\n}\n");
+}
+
+static void wgmma_definitions(ts_buf *b, const emitter *em) {
+  bool any = false;
+  for (int t = 0; t < TS_DTYPE_COUNT; t++)
+    for (int n = 0; n < 32; n++)
+      for (int f = 0; f < 4; f++)
+        if (em->wgmma_used[t][n][f]) {
+          if (!any)
+            ts_buf_puts(b, "// wgmma (sm_90a): a warpgroup multiplies tiles "
+                        "that it reads from shared\n// memory by descriptors "
+                        "(start, leading and stride byte offsets, 128-byte\n"
+                        "// swizzle) into fp32 accumulators, asynchronously.\n"
+                        "__device__ __forceinline__ unsigned long long "
+                        "tessel_wgmma_desc(const void *p,\n    unsigned lbo, "
+                        "unsigned sbo) {\n  unsigned a = (unsigned)"
+                        "__cvta_generic_to_shared(p);\n  return (unsigned long "
+                        "long)(a >> 4 & 0x3FFF) |\n         (unsigned long long)"
+                        "(lbo >> 4 & 0x3FFF) << 16 |\n         (unsigned long "
+                        "long)(sbo >> 4 & 0x3FFF) << 32 | 1ull << 62;\n}\n");
+          any = true;
+          wgmma_definition(b, mma_instr_for_tile((ts_dtype)t, 64, 8 * (n + 1),
+                                                 16), f);
+        }
+  if (any)
+    ts_buf_puts(b, "\n");
+}
+
 /* The statements: the printer's walk, in C. */
 static const ir_stmt_style c_stmt_style = {
     .if_open = "if (", .if_then = ") {\n", .else_line = "} else {\n",
@@ -531,7 +647,8 @@ static const ir_stmt_style c_stmt_style = {
     .commit = "asm volatile(\"cp.async.commit_group;\\n\" ::: \"memory\");\n",
     .wait = c_wait, .loop = c_loop,
     .lanes = c_lanes, .alloc = c_alloc, .store = c_store,
-    .compute = c_compute, .mma = c_mma, .ldmatrix = c_ldmatrix};
+    .compute = c_compute, .mma = c_mma, .ldmatrix = c_ldmatrix,
+    .wgmma = c_wgmma, .wgmma_sync = c_wgmma_sync};
 
 /* The headers of the element types used, and the vector structs. */
 static void type_definitions(ts_buf *b, const emitter *em) {
@@ -612,7 +729,7 @@ static char *kernel_body(emitter *em, const ts_program *p, const ir_kernel *k) {
     ts_buf_printf(&body, "  // %lld bytes of shared memory: over the 48 KiB a "
                   "kernel may declare, so\n  // dynamic, with the opt-in "
                   "(cuFuncSetAttribute) at launch.\n  extern __shared__ "
-                  "__align__(16) float tessel_shared[];\n",
+                  "__align__(1024) float tessel_shared[];\n",
                   (long long)k->shared_bytes);
   ir_stmt_style stmts = c_stmt_style;
   stmts.expr = &em->style;
@@ -669,6 +786,7 @@ char *ts_program_cuda(const ts_program *p) {
   type_definitions(&out, &em);
   async_copy_definitions(&out, &em);
   mma_definitions(&out, &em);
+  wgmma_definitions(&out, &em);
   if (em.needs_floordiv)
     ts_buf_printf(&out,
                   "// Floor division and modulo, for numerators that may be "

@@ -377,7 +377,10 @@ static void walk_serial(walk *w, const ir_stmt *s, const bool *mask) {
     w->phase = TS_IN_K;
     w->k_steps = e;
   }
-  if (e <= 2 * ENDS + WINDOW) {
+  /* An unrolled loop is walked whole: it is straight-line code, and its
+   * iterations may differ in ways no window stands for (a lane's
+   * accumulator registers, guarded past an edge, in order). */
+  if (e <= 2 * ENDS + WINDOW || lp->kind == TS_UNROLLED) {
     for (int64_t it = 0; it < e; it++)
       iteration(w, s, it, 1, is_k ? 1.0 / (double)e : 0, mask);
   } else {

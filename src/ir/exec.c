@@ -274,6 +274,10 @@ static void run(exec *x, const ir_stmt *s, const bool *active) {
   case S_LANES: run(x, s->lanes.expanded, active); return;
   case S_MMA: exec_run_mma(x, s, active); return;
   case S_LDMATRIX: exec_run_ldmatrix(x, s, active); return;
+  case S_WGMMA: exec_run_wgmma(x, s, active); return;
+  /* The executor runs each wgmma to completion where it is issued, so a
+   * fence or a wait has nothing left to order. */
+  case S_WGMMA_SYNC: return;
   case S_COMPUTE:
     exec_fault(x, 0, "compute statement in a lowered kernel");
     return;

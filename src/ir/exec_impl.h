@@ -103,6 +103,9 @@ void exec_finish(exec *x);
  * all there. */
 void exec_run_mma(exec *x, const ir_stmt *s, const bool *active);
 void exec_run_ldmatrix(exec *x, const ir_stmt *s, const bool *active);
+/* An S_WGMMA for each warpgroup with active lanes; a fault where one is
+ * not all there or its lanes name different tiles. */
+void exec_run_wgmma(exec *x, const ir_stmt *s, const bool *active);
 
 /* ---- Memory (exec_mem.c) ---- */
 bool mem_init(mem *m, const ir_buffer *b, float *data, size_t copies,

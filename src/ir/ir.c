@@ -164,6 +164,15 @@ int64_t ir_buffer_bytes(const ir_buffer *b) {
   return ir_buffer_size(b) * ts_dtype_size(b->dtype);
 }
 
+int ir_shared_alignment(const ir_buffer *b) {
+  return b->swizzle == 8 ? 1024 : 16;
+}
+
+int64_t ir_shared_slot_start(const ir_buffer *b, int64_t offset) {
+  int64_t align = ir_shared_alignment(b);
+  return (offset + align - 1) / align * align;
+}
+
 int64_t ir_shared_slot_bytes(const ir_buffer *b) {
   int64_t n = ts_dtype_size(b->dtype);
   for (int d = 0; d < b->ndim; d++)
@@ -486,6 +495,29 @@ ir_stmt *ir_new_mma(ts_arena *a, ir_buffer *const *buf, ir_expr **const *idx) {
     s->mma.idx[w] = copy_exprs(a, idx[w], buf[w]->ndim);
     if (!s->mma.idx[w])
       return NULL;
+  }
+  return s;
+}
+
+ir_stmt *ir_new_wgmma(ts_arena *a, const struct mma_instr_s *in,
+                      ir_buffer *acc, ir_expr *const *idx, ir_expr *src_a,
+                      ir_expr *src_b) {
+  ir_stmt *s = new_stmt(a, S_WGMMA);
+  if (!s)
+    return NULL;
+  s->wgmma.in = in;
+  s->wgmma.acc = acc;
+  s->wgmma.idx = copy_exprs(a, idx, acc->ndim);
+  s->wgmma.src[0] = src_a;
+  s->wgmma.src[1] = src_b;
+  return s->wgmma.idx ? s : NULL;
+}
+
+ir_stmt *ir_new_wgmma_sync(ts_arena *a, int pending, ir_buffer *acc) {
+  ir_stmt *s = new_stmt(a, S_WGMMA_SYNC);
+  if (s) {
+    s->wait.pending = pending;
+    s->wait.acc = acc;
   }
   return s;
 }

@@ -42,6 +42,7 @@ typedef enum {
                  * the origins may be NULL */
   FORM_MMA,     /* mma.idx[w][0 .. mma.buf[w]->ndim) for w = 0, 1, 2 */
   FORM_LDMATRIX, /* ldsm.idx[0 .. ldsm.frag->ndim), ldsm.src */
+  FORM_WGMMA,    /* wgmma.idx[0 .. wgmma.acc->ndim), wgmma.src[0], src[1] */
 } ir_form;
 
 #define IR_EXPR_KINDS(X)                                                      \
@@ -85,7 +86,9 @@ typedef enum {
   X(S_ASYNC_COMMIT, "cp.async.commit", FORM_LEAF) /* closes a copy group */  \
   X(S_ASYNC_WAIT, "cp.async.wait", FORM_LEAF) /* all but wait.pending done */ \
   X(S_MMA, "mma", FORM_MMA) /* a warp's tensor-core multiply-add (mma.h) */ \
-  X(S_LDMATRIX, "ldmatrix", FORM_LDMATRIX) /* a warp's fragment load */
+  X(S_LDMATRIX, "ldmatrix", FORM_LDMATRIX) /* a warp's fragment load */    \
+  X(S_WGMMA, "wgmma", FORM_WGMMA) /* a warpgroup's multiply-add (mma.h) */   \
+  X(S_WGMMA_SYNC, "wgmma.sync", FORM_LEAF) /* fence, or commit and wait */
 
 typedef enum {
 #define IR_ENUM(k, s, form) k,
@@ -237,7 +240,12 @@ struct ir_stmt {
       ir_stmt *expanded;
     } lanes;
     struct {
-      int pending; /* S_ASYNC_WAIT: copy groups that may stay in flight */
+      /* S_ASYNC_WAIT: copy groups that may stay in flight.  S_WGMMA_SYNC:
+       * -1, wgmma.fence (before a batch of S_WGMMA: their accumulators
+       * were written by other instructions); else the batch's
+       * commit_group and a wait_group leaving `pending` in flight. */
+      int pending;
+      ir_buffer *acc; /* S_WGMMA_SYNC: the accumulators of its batch */
     } wait;
     struct {
       /* acc += a * b over one instruction's tile, collectively by the 32
@@ -266,6 +274,21 @@ struct ir_stmt {
       bool trans;
     } ldsm;
     struct {
+      /* acc += a * b over one m64nNk16 tile (`in`), collectively by the
+       * 128 lanes of a warpgroup: a lane's n / 2 accumulators are acc's
+       * elements from idx on along its innermost dimension (mma_acc_coord
+       * places them).  src[0] and src[1] load the first element of the a
+       * (64 x 16) and b (16 x n) tiles from swizzled shared caches, which
+       * the instruction reads through descriptors: byte offsets lbo and
+       * sbo, k-major or mn-major (mma_desc). */
+      const struct mma_instr_s *in;
+      ir_buffer *acc;
+      ir_expr **idx;
+      ir_expr *src[2];
+      int64_t lbo[2], sbo[2];
+      bool mn_major[2];
+    } wgmma;
+    struct {
       /* C[i, j] += A[i, k] * B[k, j] for the iteration (i, j, k) that these
        * expressions of the loop variables give, where pred holds. */
       ir_expr *i, *j, *k;
@@ -289,6 +312,7 @@ typedef struct ir_kernel {
   int nvars;            /* every variable's id is below this */
   int min_blocks;       /* blocks per multiprocessor asked for; 0: any */
   int min_arch;         /* compute capability it needs (80: cp.async); 0 */
+  bool arch_specific;   /* sm_90a's instructions (wgmma): sm_90 alone */
 } ir_kernel;
 
 const char *ir_expr_kind_name(ir_expr_kind k);
@@ -333,6 +357,12 @@ int64_t ir_buffer_bytes(const ir_buffer *b);
 /* Bytes of the buffer's C declaration (each stored dimension, the innermost
  * padded), rounded up to 16 so that the next buffer stays aligned. */
 int64_t ir_shared_slot_bytes(const ir_buffer *b);
+/* A shared buffer's alignment in bytes: 1024 for rows swizzled in 128
+ * bytes (the swizzle repeats every 8 rows of 128 bytes, and wgmma's
+ * descriptors apply it from the address), else 16; and the first offset
+ * at or after `offset` so aligned. */
+int ir_shared_alignment(const ir_buffer *b);
+int64_t ir_shared_slot_start(const ir_buffer *b, int64_t offset);
 
 ir_expr *ir_int(ts_arena *a, int64_t v);
 ir_expr *ir_float(ts_arena *a, float v);
@@ -374,6 +404,14 @@ ir_stmt *ir_new_compute(ts_arena *a, ir_expr *i, ir_expr *j, ir_expr *k,
                         ir_expr *pred);
 /* acc[acc_idx..] += a[a_idx..] * b[b_idx..] for one warp (see S_MMA). */
 ir_stmt *ir_new_mma(ts_arena *a, ir_buffer *const *buf, ir_expr **const *idx);
+
+/* A warpgroup's wgmma (see S_WGMMA); its descriptors' fields are set by
+ * the caller. */
+ir_stmt *ir_new_wgmma(ts_arena *a, const struct mma_instr_s *in,
+                      ir_buffer *acc, ir_expr *const *idx, ir_expr *src_a,
+                      ir_expr *src_b);
+/* wgmma.fence (pending -1), or commit_group and wait_group(pending). */
+ir_stmt *ir_new_wgmma_sync(ts_arena *a, int pending, ir_buffer *acc);
 
 /* frag[idx..] = a warp's ldmatrix of `matrices` 8 x 8 matrices whose rows
  * the lanes' `src` loads address (see S_LDMATRIX). */

@@ -46,6 +46,116 @@ const mma_instr *mma_instr_for(ts_dtype ab) {
   return NULL;
 }
 
+/* wgmma.mma_async.sync.aligned.m64nNk16 (fp16 and bf16, fp32
+ * accumulators): a lane holds n / 2 accumulators (mma_acc_coord). */
+#define WGMMA(N, types, type)                                                 \
+  {.name = "m64n" #N "k16", .ptx_types = types, .ab = type, .m = 64,         \
+   .n = N, .k = 16, .frag = {{.regs = N / 2}}, .warpgroup = true}
+
+static const mma_instr wgmma_instrs[] = {
+    WGMMA(8, ".f32.f16.f16", TS_F16),
+    WGMMA(16, ".f32.f16.f16", TS_F16),
+    WGMMA(24, ".f32.f16.f16", TS_F16),
+    WGMMA(32, ".f32.f16.f16", TS_F16),
+    WGMMA(40, ".f32.f16.f16", TS_F16),
+    WGMMA(48, ".f32.f16.f16", TS_F16),
+    WGMMA(56, ".f32.f16.f16", TS_F16),
+    WGMMA(64, ".f32.f16.f16", TS_F16),
+    WGMMA(72, ".f32.f16.f16", TS_F16),
+    WGMMA(80, ".f32.f16.f16", TS_F16),
+    WGMMA(88, ".f32.f16.f16", TS_F16),
+    WGMMA(96, ".f32.f16.f16", TS_F16),
+    WGMMA(104, ".f32.f16.f16", TS_F16),
+    WGMMA(112, ".f32.f16.f16", TS_F16),
+    WGMMA(120, ".f32.f16.f16", TS_F16),
+    WGMMA(128, ".f32.f16.f16", TS_F16),
+    WGMMA(136, ".f32.f16.f16", TS_F16),
+    WGMMA(144, ".f32.f16.f16", TS_F16),
+    WGMMA(152, ".f32.f16.f16", TS_F16),
+    WGMMA(160, ".f32.f16.f16", TS_F16),
+    WGMMA(168, ".f32.f16.f16", TS_F16),
+    WGMMA(176, ".f32.f16.f16", TS_F16),
+    WGMMA(184, ".f32.f16.f16", TS_F16),
+    WGMMA(192, ".f32.f16.f16", TS_F16),
+    WGMMA(200, ".f32.f16.f16", TS_F16),
+    WGMMA(208, ".f32.f16.f16", TS_F16),
+    WGMMA(216, ".f32.f16.f16", TS_F16),
+    WGMMA(224, ".f32.f16.f16", TS_F16),
+    WGMMA(232, ".f32.f16.f16", TS_F16),
+    WGMMA(240, ".f32.f16.f16", TS_F16),
+    WGMMA(248, ".f32.f16.f16", TS_F16),
+    WGMMA(256, ".f32.f16.f16", TS_F16),
+    WGMMA(8, ".f32.bf16.bf16", TS_BF16),
+    WGMMA(16, ".f32.bf16.bf16", TS_BF16),
+    WGMMA(24, ".f32.bf16.bf16", TS_BF16),
+    WGMMA(32, ".f32.bf16.bf16", TS_BF16),
+    WGMMA(40, ".f32.bf16.bf16", TS_BF16),
+    WGMMA(48, ".f32.bf16.bf16", TS_BF16),
+    WGMMA(56, ".f32.bf16.bf16", TS_BF16),
+    WGMMA(64, ".f32.bf16.bf16", TS_BF16),
+    WGMMA(72, ".f32.bf16.bf16", TS_BF16),
+    WGMMA(80, ".f32.bf16.bf16", TS_BF16),
+    WGMMA(88, ".f32.bf16.bf16", TS_BF16),
+    WGMMA(96, ".f32.bf16.bf16", TS_BF16),
+    WGMMA(104, ".f32.bf16.bf16", TS_BF16),
+    WGMMA(112, ".f32.bf16.bf16", TS_BF16),
+    WGMMA(120, ".f32.bf16.bf16", TS_BF16),
+    WGMMA(128, ".f32.bf16.bf16", TS_BF16),
+    WGMMA(136, ".f32.bf16.bf16", TS_BF16),
+    WGMMA(144, ".f32.bf16.bf16", TS_BF16),
+    WGMMA(152, ".f32.bf16.bf16", TS_BF16),
+    WGMMA(160, ".f32.bf16.bf16", TS_BF16),
+    WGMMA(168, ".f32.bf16.bf16", TS_BF16),
+    WGMMA(176, ".f32.bf16.bf16", TS_BF16),
+    WGMMA(184, ".f32.bf16.bf16", TS_BF16),
+    WGMMA(192, ".f32.bf16.bf16", TS_BF16),
+    WGMMA(200, ".f32.bf16.bf16", TS_BF16),
+    WGMMA(208, ".f32.bf16.bf16", TS_BF16),
+    WGMMA(216, ".f32.bf16.bf16", TS_BF16),
+    WGMMA(224, ".f32.bf16.bf16", TS_BF16),
+    WGMMA(232, ".f32.bf16.bf16", TS_BF16),
+    WGMMA(240, ".f32.bf16.bf16", TS_BF16),
+    WGMMA(248, ".f32.bf16.bf16", TS_BF16),
+    WGMMA(256, ".f32.bf16.bf16", TS_BF16),
+};
+
+int mma_lanes(const mma_instr *in) {
+  return in->warpgroup ? WGMMA_LANES : MMA_LANES;
+}
+
+const mma_instr *mma_instr_for_tile(ts_dtype ab, int64_t m, int64_t n,
+                                    int64_t k) {
+  const mma_instr *in = mma_instr_for(ab);
+  if (in && in->m == m && in->n == n && in->k == k)
+    return in;
+  for (size_t i = 0; i < sizeof(wgmma_instrs) / sizeof(wgmma_instrs[0]); i++)
+    if (wgmma_instrs[i].ab == ab && wgmma_instrs[i].m == m &&
+        wgmma_instrs[i].n == n && wgmma_instrs[i].k == k)
+      return &wgmma_instrs[i];
+  return NULL;
+}
+
+/* wgmma's accumulators: warp w of the warpgroup holds rows 16w..16w+15,
+ * in each 8 columns as mma.sync's 16 x 8 tile. */
+void mma_acc_coord(const mma_instr *in, int lane, int r, int *row, int *col) {
+  if (!in->warpgroup) {
+    mma_coord(&in->frag[MMA_ACC], lane, r, row, col);
+    return;
+  }
+  int w = lane / 32, g = lane % 32 / 4, t = lane % 4;
+  *row = 16 * w + g + 8 * (r / 2 % 2);
+  *col = r / 4 * 8 + 2 * t + r % 2;
+}
+
+int64_t mma_desc_address(const mma_desc *d, int mn, int k) {
+  int64_t off = d->mn_major
+                    ? 2 * (mn % 64) + d->lbo * (mn / 64) + 128 * (k % 8) +
+                          d->sbo * (k / 8)
+                    : 128 * (mn % 8) + d->sbo * (mn / 8) + 2 * k;
+  int64_t addr = d->start + off;
+  return addr ^ ((addr >> 7) & 7) << 4; /* the 128-byte swizzle */
+}
+
 void mma_coord(const mma_fragment *f, int lane, int r, int *row, int *col) {
   int g = lane / 4, t = lane % 4;
   *row = g * f->g_row + t * f->t_row + f->row_of[r];

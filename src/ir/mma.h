@@ -25,15 +25,54 @@ typedef struct {
   int row_of[MMA_MAX_REGS], col_of[MMA_MAX_REGS];
 } mma_fragment;
 
-typedef struct {
-  const char *name;      /* "m16n8k16" */
+typedef struct mma_instr_s {
+  const char *name;      /* "m16n8k16", "m64n128k16" */
   const char *ptx_types; /* the instruction's type suffix: ".f32.f16.f16.f32" */
   ts_dtype ab;           /* the operands' element type */
   bool tf32;             /* fp32 operands rounded to tf32 */
   int m, n, k;
-  /* The accumulator (m x n), a (m x k, row-major) and b (k x n). */
+  /* The accumulator (m x n), a (m x k, row-major) and b (k x n).  For a
+   * warpgroup's instruction only frag[MMA_ACC].regs is set (mma_acc_coord
+   * has its layout); a and b are read from shared memory. */
   mma_fragment frag[3];
+  /* wgmma.mma_async (sm_90a): the 128 lanes of a warpgroup, a and b read
+   * from shared memory through descriptors, issued asynchronously. */
+  bool warpgroup;
 } mma_instr;
+
+enum { WGMMA_LANES = 128 };
+
+/* The lanes an instruction takes: 32, or 128 for a warpgroup's. */
+int mma_lanes(const mma_instr *in);
+
+/* The instruction whose tile is m x n x k for operands of type ab:
+ * mma.sync's 16 x 8 x 16 (fp16, bf16) or 16 x 8 x 8 (tf32), or wgmma's
+ * 64 x n x 16 (fp16, bf16; n a multiple of 8 up to 256); NULL for none. */
+const mma_instr *mma_instr_for_tile(ts_dtype ab, int64_t m, int64_t n,
+                                    int64_t k);
+
+/* Row and column in the m x n tile of C of accumulator register r of
+ * `lane` (either kind of instruction). */
+void mma_acc_coord(const mma_instr *in, int lane, int r, int *row, int *col);
+
+/* ---- wgmma's shared-memory operands -----------------------------------------
+ *
+ * A descriptor names an operand tile in shared memory laid out in the
+ * PTX ISA's canonical form with the 128-byte swizzle: 8 rows of 128 bytes
+ * (a 1024-byte atom, aligned), each 16-byte chunk c of row r stored at
+ * chunk c ^ r.  K-major (k contiguous): row = the operand's m or n, 64
+ * k elements to a row; sbo steps 8 rows.  MN-major (m or n contiguous):
+ * row = k, 64 m or n elements to a row; lbo steps 64 of them (a panel),
+ * sbo 8 rows of k. */
+typedef struct {
+  int64_t start; /* byte address of element (0, 0) before the swizzle */
+  int64_t lbo, sbo;
+  bool mn_major;
+} mma_desc;
+
+/* The byte address of 16-bit element (mn, k) of the operand (mn < the
+ * instruction's m or n, k < 16) as the hardware reads it. */
+int64_t mma_desc_address(const mma_desc *d, int mn, int k);
 
 /* The instruction for operands of type ab (fp16, bf16: m16n8k16; fp32:
  * m16n8k8 in tf32); NULL for none. */

@@ -246,6 +246,12 @@ void ir_print_stmt_with(ts_buf *b, const ir_stmt *s, int depth,
   case S_LDMATRIX:
     st->ldmatrix(b, s, depth, st);
     return;
+  case S_WGMMA:
+    st->wgmma(b, s, depth, st);
+    return;
+  case S_WGMMA_SYNC:
+    st->wgmma_sync(b, s, depth, st);
+    return;
   }
 }
 
@@ -498,12 +504,46 @@ static void pseudo_ldmatrix(ts_buf *b, const ir_stmt *s, int depth,
   ts_buf_puts(b, "\n");
 }
 
+/* "wgmma.m64n128k16.f16 acc[mi, 0, 0:+64] += &A.shared[..] * &B.shared[..]
+ * (A k-major, B mn-major)": the tiles' first elements. */
+static void pseudo_wgmma(ts_buf *b, const ir_stmt *s, int depth,
+                         const ir_stmt_style *st) {
+  (void)st;
+  const mma_instr *in = s->wgmma.in;
+  ts_buf_indent(b, depth);
+  ts_buf_printf(b, "wgmma.%s.%s %s[", in->name, ir_dtype_word(in->ab),
+                s->wgmma.acc->name);
+  for (int d = 0; d < s->wgmma.acc->ndim; d++) {
+    if (d)
+      ts_buf_puts(b, ", ");
+    print_expr_line(b, s->wgmma.idx[d]);
+  }
+  ts_buf_printf(b, ":+%d] += &", in->frag[MMA_ACC].regs);
+  print_expr_line(b, s->wgmma.src[0]);
+  ts_buf_puts(b, " * &");
+  print_expr_line(b, s->wgmma.src[1]);
+  ts_buf_printf(b, " (a %s-major, b %s-major)\n",
+                s->wgmma.mn_major[0] ? "m" : "k",
+                s->wgmma.mn_major[1] ? "n" : "k");
+}
+
+static void pseudo_wgmma_sync(ts_buf *b, const ir_stmt *s, int depth,
+                              const ir_stmt_style *st) {
+  (void)st;
+  ts_buf_indent(b, depth);
+  if (s->wait.pending < 0)
+    ts_buf_puts(b, "wgmma.fence\n");
+  else
+    ts_buf_printf(b, "wgmma.commit; wgmma.wait %d\n", s->wait.pending);
+}
+
 static const ir_stmt_style pseudo_stmt_style = {
     .expr = &ir_pseudo_style, .if_open = "if ", .if_then = ":\n",
     .else_line = "else:\n", .barrier = "barrier\n",
     .commit = "cp.async.commit\n", .wait = pseudo_wait, .loop = pseudo_loop,
     .alloc = pseudo_alloc, .store = pseudo_store, .compute = pseudo_compute,
-    .mma = pseudo_mma, .ldmatrix = pseudo_ldmatrix};
+    .mma = pseudo_mma, .ldmatrix = pseudo_ldmatrix, .wgmma = pseudo_wgmma,
+    .wgmma_sync = pseudo_wgmma_sync};
 
 void ir_print_stmt(ts_buf *b, const ir_stmt *s, int depth,
                    const ts_loop *mark) {

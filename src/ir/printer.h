@@ -69,6 +69,11 @@ struct ir_stmt_style {
   /* A warp's fragment load (S_LDMATRIX). */
   void (*ldmatrix)(ts_buf *b, const ir_stmt *s, int depth,
                    const ir_stmt_style *st);
+  /* A warpgroup's instruction (S_WGMMA) and its fences (S_WGMMA_SYNC). */
+  void (*wgmma)(ts_buf *b, const ir_stmt *s, int depth,
+                const ir_stmt_style *st);
+  void (*wgmma_sync)(ts_buf *b, const ir_stmt *s, int depth,
+                     const ir_stmt_style *st);
   void *ctx;
 };
 

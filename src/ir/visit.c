@@ -109,6 +109,12 @@ void ir_visit_stmt(ir_visitor *v, const ir_stmt *s) {
       ir_visit_expr(v, s->ldsm.idx[d]);
     ir_visit_expr(v, s->ldsm.src);
     break;
+  case FORM_WGMMA:
+    for (int d = 0; d < s->wgmma.acc->ndim; d++)
+      ir_visit_expr(v, s->wgmma.idx[d]);
+    ir_visit_expr(v, s->wgmma.src[0]);
+    ir_visit_expr(v, s->wgmma.src[1]);
+    break;
   default: /* a leaf */
     break;
   }
@@ -258,6 +264,11 @@ ir_stmt *ir_mutate_stmt_children(ir_mutator *m, ir_stmt *s) {
   case FORM_LDMATRIX:
     ok = exprs_at(m, &n.ldsm.idx, s->ldsm.frag->ndim, &changed) &&
          expr_at(m, &n.ldsm.src, &changed);
+    break;
+  case FORM_WGMMA:
+    ok = exprs_at(m, &n.wgmma.idx, s->wgmma.acc->ndim, &changed) &&
+         expr_at(m, &n.wgmma.src[0], &changed) &&
+         expr_at(m, &n.wgmma.src[1], &changed);
     break;
   default: /* a leaf */
     break;

@@ -186,6 +186,15 @@ static ir_stmt *adopt_stmt(adopter *ad, const ir_stmt *s) {
     c->ldsm.idx = adopt_exprs(ad, s->ldsm.idx, s->ldsm.frag->ndim);
     c->ldsm.src = adopt_expr(ad, s->ldsm.src);
     break;
+  case S_WGMMA:
+    c->wgmma.acc = adopt_buffer(ad, s->wgmma.acc);
+    c->wgmma.idx = adopt_exprs(ad, s->wgmma.idx, s->wgmma.acc->ndim);
+    c->wgmma.src[0] = adopt_expr(ad, s->wgmma.src[0]);
+    c->wgmma.src[1] = adopt_expr(ad, s->wgmma.src[1]);
+    break;
+  case S_WGMMA_SYNC:
+    c->wait.acc = adopt_buffer(ad, s->wait.acc);
+    break;
   case S_BARRIER:
   case S_ASYNC_COMMIT:
   case S_ASYNC_WAIT:

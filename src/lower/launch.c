@@ -22,7 +22,8 @@ static bool dims(ir_visitor *v, const ir_stmt *s) {
     default: break;
     }
   } else if (s->kind == S_ALLOC && s->alloc.buf->scope == SCOPE_SHARED) {
-    k->shared_bytes += ir_shared_slot_bytes(s->alloc.buf);
+    k->shared_bytes = ir_shared_slot_start(s->alloc.buf, k->shared_bytes) +
+                      ir_shared_slot_bytes(s->alloc.buf);
   }
   return true;
 }

@@ -107,13 +107,20 @@ static bool run_passes(lower_ctx *cx, ir_kernel *k) {
     return lower_fail(cx, TS_ERR_NO_MEMORY, "ts_lower: out of memory");
   if (cx->mma && min_arch < 80)
     min_arch = 80; /* mma.sync with these shapes and types */
+  if (cx->wgmma) {
+    min_arch = 90; /* wgmma: sm_90a, which NVRTC is asked for */
+    body = lower_wgmma_batches(a, body);
+    dump("wgmma", body);
+    if (!body)
+      return lower_fail(cx, TS_ERR_NO_MEMORY, "ts_lower: out of memory");
+  }
   body = lower_swizzle(cx, body);
   dump("swizzle", body);
   if (!body)
     return false; /* the pass recorded why */
   *k = (ir_kernel){.body = body, .A = s->A, .B = s->B, .C = s->C,
                    .W = cx->W, .min_blocks = s->min_blocks,
-                   .min_arch = min_arch};
+                   .min_arch = min_arch, .arch_specific = cx->wgmma};
   lower_launch_dims(body, k);
   k->nvars = cx->next_var;
   int64_t threads = k->block[0] * k->block[1] * k->block[2];

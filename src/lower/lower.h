@@ -23,6 +23,7 @@ typedef struct lower_ctx {
   const ts_loop *split_k; /* ts_split_k's blockIdx.z loop, or NULL */
   ir_buffer *W;           /* split-K's workspace (its mode), or NULL */
   bool mma;               /* the kernel has tensor-core instructions */
+  bool wgmma;             /* ... and they are a warpgroup's (sm_90a) */
   ts_status status;
   char errmsg[1024];
 } lower_ctx;
@@ -83,6 +84,10 @@ ir_stmt *lower_mma_update(lower_ctx *cx, const lower_mma *t,
                           int *at);
 /* s with the lane loop just inside its launch loops. */
 ir_stmt *lower_mma_lanes(lower_ctx *cx, const lower_mma *t, ir_stmt *s);
+/* Each largest statement holding wgmma instructions and no barrier or
+ * wait, opened by a wgmma.fence and closed by a commit and a wait for the
+ * whole batch. */
+ir_stmt *lower_wgmma_batches(ts_arena *a, ir_stmt *root);
 
 /* Passes. */
 ir_stmt *lower_reduction(lower_ctx *cx, ir_stmt *root); /* reduction.c */

@@ -26,6 +26,9 @@ const char *ts_program_entry(const ts_program *p) {
 }
 int ts_program_min_blocks(const ts_program *p) { return p ? p->k.min_blocks : 0; }
 int ts_program_min_arch(const ts_program *p) { return p ? p->k.min_arch : 0; }
+bool ts_program_arch_specific(const ts_program *p) {
+  return p && p->k.arch_specific;
+}
 
 ts_status ts_program_launch(const ts_program *p, ts_launch *out) {
   if (out)

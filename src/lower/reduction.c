@@ -366,6 +366,7 @@ ir_stmt *lower_reduction(lower_ctx *cx, ir_stmt *root) {
   if (body && t.in) {
     body = lower_mma_lanes(cx, &t, body);
     cx->mma = true;
+    cx->wgmma |= t.in->warpgroup;
   }
   if (!body || a->failed)
     goto fail;

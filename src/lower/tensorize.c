@@ -20,6 +20,7 @@
 #include "lower.h"
 
 #include "../ir/analysis.h"
+#include "../ir/visit.h"
 
 /* g * g_coef + t * t_coef + off, with g = lane / 4 and t = lane % 4. */
 static ir_expr *lane_coord(ts_arena *a, const ts_loop *lane, int g_coef,
@@ -80,15 +81,25 @@ bool lower_mma_plan(lower_ctx *cx, const nest_path *path, lower_mma *t) {
                                                          : 2;
     t->loop[axis] = l;
   }
-  t->in = mma_instr_for(s->def.a_type);
+  t->in = mma_instr_for_tile(s->def.a_type, t->loop[0]->extent,
+                             t->loop[1]->extent, t->loop[2]->extent);
+  if (!t->in)
+    return lower_fail(cx, TS_ERR_BAD_TENSORIZE, "ts_lower: the tensorized "
+                      "loops' tile %lld x %lld x %lld is no instruction's",
+                      (long long)t->loop[0]->extent,
+                      (long long)t->loop[1]->extent,
+                      (long long)t->loop[2]->extent);
   for (int i = 0; i < s->nloops; i++)
     if (s->loops[i]->live && s->loops[i]->kind == TS_THREAD_X)
       return lower_fail(cx, TS_ERR_BAD_TENSORIZE, "ts_lower: loop \"%s\" is "
                         "bound to threadIdx.x, which a tensorized nest gives "
                         "the lanes of its warps; bind it to TS_THREAD_Y or "
                         "TS_THREAD_Z", s->loops[i]->name);
-  t->lane = lower_new_loop(cx, "lane", MMA_LANES, TS_THREAD_X);
-  t->reg = lower_new_loop(cx, "reg", t->in->frag[MMA_ACC].regs, TS_SERIAL);
+  t->lane = lower_new_loop(cx, "lane", mma_lanes(t->in), TS_THREAD_X);
+  /* A warpgroup's lane holds up to 128 accumulators: a loop over them
+   * (unrolled, so that each is a register) rather than a copy each. */
+  t->reg = lower_new_loop(cx, "reg", t->in->frag[MMA_ACC].regs,
+                          t->in->warpgroup ? TS_UNROLLED : TS_SERIAL);
   return (t->lane && t->reg) ||
          lower_fail(cx, TS_ERR_NO_MEMORY, "ts_lower: out of memory");
 }
@@ -119,9 +130,35 @@ bool lower_mma_acc_index(lower_ctx *cx, const lower_mma *t, ir_expr *const ai,
          lower_fail(cx, TS_ERR_NO_MEMORY, "ts_lower: out of memory");
 }
 
+/* wgmma's accumulator layout (mma_acc_coord) as expressions of the lane
+ * and the register: row 16 (lane / 32) + lane % 32 / 4 + 8 (reg / 2 % 2),
+ * column reg / 4 * 8 + 2 (lane % 4) + reg % 2. */
+static ir_expr *wgmma_acc_coord(ts_arena *a, const lower_mma *t, int d) {
+  ir_expr *l = ir_varref(a, t->lane->var), *r = ir_varref(a, t->reg->var);
+  ir_expr *(*op)(ts_arena *, ir_expr_kind, ir_expr *, ir_expr *) = ir_binary;
+  if (d == 0)
+    return ir_add(a, ir_add(a, ir_mul(a, op(a, E_DIV, l, ir_int(a, 32)),
+                                      ir_int(a, 16)),
+                            op(a, E_DIV, op(a, E_MOD, l, ir_int(a, 32)),
+                               ir_int(a, 4))),
+                  ir_mul(a, op(a, E_MOD, op(a, E_DIV, r, ir_int(a, 2)),
+                               ir_int(a, 2)),
+                         ir_int(a, 8)));
+  return ir_add(a, ir_add(a, ir_mul(a, op(a, E_DIV, r, ir_int(a, 4)),
+                                    ir_int(a, 8)),
+                          ir_mul(a, op(a, E_MOD, l, ir_int(a, 4)),
+                                 ir_int(a, 2))),
+                op(a, E_MOD, r, ir_int(a, 2)));
+}
+
 ir_stmt *lower_mma_registers(lower_ctx *cx, const lower_mma *t,
                              ir_stmt *body) {
   ts_arena *a = cx->arena;
+  if (t->in->warpgroup) {
+    for (int d = 0; d < 2 && body; d++)
+      body = ir_subst_stmt(a, body, t->loop[d]->var, wgmma_acc_coord(a, t, d));
+    return body ? ir_new_for(a, t->reg, body) : NULL;
+  }
   ir_stmt *items[MMA_MAX_REGS];
   int n = t->in->frag[MMA_ACC].regs;
   for (int r = 0; r < n; r++) {
@@ -402,12 +439,178 @@ static ir_stmt *mma_nest(ts_arena *a, const lower_mma *t, const hoist *h,
   return body;
 }
 
+/* ---- wgmma -------------------------------------------------------------------
+ *
+ * The instruction reads its a and b tiles from shared memory itself, by
+ * descriptors: each operand must be an unguarded load from a shared cache
+ * swizzled in 128-byte rows (ts_storage_swizzle with rows of 64 or more
+ * 16-bit elements, stored in 128-byte panels), the tile loops stepping its
+ * two dimensions.  Which of the two is contiguous makes the operand
+ * k-major or mn-major (mma.h), and the descriptors' byte offsets follow
+ * from the cache's shape. */
+
+static bool wgmma_refuse(lower_ctx *cx, int w, const char *name,
+                         const char *why) {
+  return lower_fail(cx, TS_ERR_BAD_TENSORIZE, "ts_lower: wgmma reads %s "
+                    "(operand %s) from shared memory through a descriptor, "
+                    "and %s", name, w ? "b" : "a", why);
+}
+
+/* Operand w's tile's first element (into *src) and its descriptor's
+ * fields, or false with the error. */
+static bool wgmma_operand(lower_ctx *cx, const lower_mma *t, int w,
+                          ir_expr *operand, ir_stmt *s) {
+  static const int axes[2][2] = {{0, 2}, {2, 1}}; /* a: (i, k); b: (k, j) */
+  ts_arena *a = cx->arena;
+  const char *name = w ? "op(B)" : "op(A)";
+  if (operand->kind != E_LOAD || operand->load.lanes > 1)
+    return wgmma_refuse(cx, w, name, "it is not read from a cache: cache it "
+                        "in shared memory (ts_cache_read) above the k loop");
+  ir_buffer *buf = operand->load.buf;
+  name = buf->name;
+  if (buf->scope != SCOPE_SHARED || buf->ndim != 2)
+    return wgmma_refuse(cx, w, name, "it is not in shared memory: cache it "
+                        "with TS_SHARED");
+  if (buf->swizzle != 8 || buf->pad)
+    return wgmma_refuse(cx, w, name, "it is not swizzled in 128-byte rows: "
+                        "call ts_storage_swizzle on it, with a tile of 64 or "
+                        "more elements along its contiguous dimension");
+  ir_expr *base[2];
+  for (int d = 0; d < 2; d++) {
+    ir_expr *x = operand->load.idx[d];
+    for (int q = 0; q < 2; q++)
+      x = ir_subst_expr(a, x, t->loop[axes[w][q]]->var, ir_int(a, 0));
+    base[d] = ir_simplify_expr(a, x);
+    ir_expr *step = base[d] ? ir_simplify_expr(
+        a, ir_sub(a, operand->load.idx[d], base[d])) : NULL;
+    if (!step || step->kind != E_VAR ||
+        step->var != t->loop[axes[w][d]]->var)
+      return wgmma_refuse(cx, w, name, "the tensorized loops do not step "
+                          "its rows and columns one element each");
+  }
+  int contig = buf->strides[1] == 1 ? 1 : 0;
+  int kdim = w == 0 ? 1 : 0; /* a: (m, k); b: (k, n) */
+  bool mn_major = contig != kdim;
+  int64_t rows = buf->shape[1 - contig], extent = w ? t->in->n : t->in->m;
+  int64_t need[2] = {8, 16}; /* the corner: m or n, then k */
+  if (mn_major)
+    need[0] = 64, need[1] = 8;
+  if (ir_divisor(base[1 - kdim]) % need[0] != 0 ||
+      ir_divisor(base[kdim]) % need[1] != 0)
+    return wgmma_refuse(cx, w, name, mn_major
+                        ? "its tiles do not start at multiples of 64 "
+                          "elements along its contiguous dimension and 8 "
+                          "along k"
+                        : "its tiles do not start at multiples of 8 rows "
+                          "and 16 elements of k");
+  if (mn_major && extent % 64 != 0)
+    return wgmma_refuse(cx, w, name, "the instruction's tile is not a "
+                        "multiple of 64 elements along its contiguous "
+                        "dimension (128-byte rows): store it with k "
+                        "contiguous, or make the tile wider");
+  s->wgmma.src[w] = ir_load(a, buf, base);
+  s->wgmma.mn_major[w] = mn_major;
+  s->wgmma.sbo[w] = 8 * 128; /* 8 rows of 128 bytes */
+  s->wgmma.lbo[w] = mn_major ? rows * 128 : 16; /* a panel; unused */
+  return s->wgmma.src[w] != NULL;
+}
+
+static ir_stmt *wgmma_update(lower_ctx *cx, const lower_mma *t,
+                             ir_expr *const operand[2], ir_expr *pred,
+                             ir_buffer *acc, ir_expr *const acc_idx[3],
+                             int *at) {
+  ts_arena *a = cx->arena;
+  if (pred) {
+    lower_fail(cx, TS_ERR_BAD_TENSORIZE, "ts_lower: wgmma multiplies whole "
+               "tiles, and the computation is guarded; read A and B from "
+               "shared caches, which hold zeros past the matrices' edges");
+    return NULL;
+  }
+  ir_expr *acc_at[3] = {acc_idx[0], acc_idx[1], ir_int(a, 0)};
+  ir_stmt *s = ir_new_wgmma(a, t->in, acc, acc_at, operand[0], operand[1]);
+  if (!s)
+    return NULL;
+  for (int w = 0; w < 2; w++)
+    if (!wgmma_operand(cx, t, w, operand[w], s))
+      return NULL;
+  *at = t->depth;
+  return s;
+}
+
+/* Whether s holds a statement of kind `kind`. */
+static bool holds_kind(const ir_stmt *s, ir_stmt_kind kind);
+
+static bool holds_any(const ir_stmt *s, ir_stmt_kind k1, ir_stmt_kind k2) {
+  return holds_kind(s, k1) || holds_kind(s, k2);
+}
+
+typedef struct {
+  ir_stmt_kind kind;
+  const ir_stmt *found;
+} kind_search;
+
+static bool find_kind(ir_visitor *v, const ir_stmt *s) {
+  kind_search *ks = v->ctx;
+  if (s->kind == ks->kind)
+    ks->found = s;
+  v->stop = ks->found != NULL;
+  return !v->stop;
+}
+
+static const ir_stmt *first_of_kind(const ir_stmt *s, ir_stmt_kind kind) {
+  kind_search ks = {.kind = kind};
+  ir_visitor v = {.stmt = find_kind, .ctx = &ks};
+  ir_visit_stmt(&v, s);
+  return ks.found;
+}
+
+static bool holds_kind(const ir_stmt *s, ir_stmt_kind kind) {
+  return first_of_kind(s, kind) != NULL;
+}
+
+ir_stmt *lower_wgmma_batches(ts_arena *a, ir_stmt *s) {
+  if (!s || !holds_kind(s, S_WGMMA))
+    return s;
+  if (!holds_any(s, S_BARRIER, S_ASYNC_WAIT)) {
+    ir_buffer *acc = first_of_kind(s, S_WGMMA)->wgmma.acc;
+    ir_stmt *items[3] = {ir_new_wgmma_sync(a, -1, acc), s,
+                         ir_new_wgmma_sync(a, 0, acc)};
+    return items[0] && items[2] ? ir_new_seq(a, items, 3) : NULL;
+  }
+  ir_stmt *c = ts_arena_alloc(a, sizeof(*c));
+  if (!c)
+    return NULL;
+  *c = *s;
+  switch (s->kind) {
+  case S_FOR:
+    c->for_.body = lower_wgmma_batches(a, s->for_.body);
+    return c->for_.body ? c : NULL;
+  case S_ALLOC:
+    c->alloc.body = lower_wgmma_batches(a, s->alloc.body);
+    return c->alloc.body ? c : NULL;
+  case S_IF:
+    c->if_.then_ = lower_wgmma_batches(a, s->if_.then_);
+    c->if_.else_ = lower_wgmma_batches(a, s->if_.else_);
+    return c->if_.then_ && (!s->if_.else_ || c->if_.else_) ? c : NULL;
+  case S_SEQ:
+    c->seq.items = ts_arena_alloc(a, sizeof(ir_stmt *) * (size_t)s->seq.n);
+    for (int i = 0; c->seq.items && i < s->seq.n; i++)
+      if (!(c->seq.items[i] = lower_wgmma_batches(a, s->seq.items[i])))
+        return NULL;
+    return c->seq.items ? c : NULL;
+  default:
+    return c;
+  }
+}
+
 ir_stmt *lower_mma_update(lower_ctx *cx, const lower_mma *t,
                           const nest_path *path, int top,
                           ir_expr *const operand[2], ir_expr *pred,
                           ir_buffer *acc, ir_expr *const acc_idx[3],
                           int *at) {
   ts_arena *a = cx->arena;
+  if (t->in->warpgroup)
+    return wgmma_update(cx, t, operand, pred, acc, acc_idx, at);
   if (mixed_conjunct(pred, t)) {
     lower_fail(cx, TS_ERR_BAD_TENSORIZE, "ts_lower: a bound of the "
                "tensorized computation involves both loop \"%s\" and loop "

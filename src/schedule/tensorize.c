@@ -1,8 +1,9 @@
 /*
  * tensorize: the three innermost loops of the nest, over i, j and k, become
- * one warp's tensor-core instruction.  The primitive checks that the loops
- * are the instruction's tile (mma.h: 16 x 8 x 16 for fp16 and bf16, 16 x 8 x
- * 8 for tf32) walking C and the operands with unit steps, and marks them;
+ * one warp's tensor-core instruction, or one warpgroup's.  The primitive
+ * checks that the loops are the instruction's tile (mma.h: mma.sync's 16 x 8
+ * x 16 for fp16 and bf16, 16 x 8 x 8 for tf32; wgmma's 64 x n x 16 for fp16
+ * and bf16) walking C and the operands with unit steps, and marks them;
  * lowering (src/lower/tensorize.c) puts the warp's lanes on threadIdx.x and
  * writes the fragment layouts into the loads and stores around an S_MMA.
  */
@@ -36,10 +37,14 @@ static bool check_axis(ts_sched *s, const ir_stmt *cs, const ts_loop *loop,
   if (loop->extent != want) {
     sched_fail(s, TS_ERR_BAD_TENSORIZE, loop,
                "%s: loop \"%s\" has %lld iteration%s; %s's tile is %lld "
-               "along %s: split the loop by %lld and tensorize the inner one",
-               fn, loop->name, (long long)loop->extent,
+               "along %s: split the loop by %lld and tensorize the inner one"
+               "%s", fn, loop->name, (long long)loop->extent,
                loop->extent == 1 ? "" : "s", in->name, (long long)want,
-               axis_names[axis], (long long)want);
+               axis_names[axis], (long long)want,
+               in->ab == TS_F32 || in->warpgroup
+                   ? ""
+                   : " (or tile 64 x n x 16, n a multiple of 8 up to 256, "
+                     "for a warpgroup's wgmma)");
     return false;
   }
   ir_expr *base;
@@ -147,6 +152,11 @@ ts_status ts_tensorize(ts_sched *s, ts_loop *i, ts_loop *j, ts_loop *k) {
   const mma_instr *in = instruction(s);
   if (!in || !check_lanes_free(s))
     return s->status;
+  /* A 64 x n x 16 tile in fp16 or bf16 is a warpgroup's wgmma. */
+  const mma_instr *wg = mma_instr_for_tile(s->def.a_type, i->extent,
+                                           j->extent, k->extent);
+  if (wg)
+    in = wg;
   /* Check: the loops are the instruction's tile, innermost. */
   nest_path path;
   if (!nest_find_compute(s->root, &path))
