@@ -165,6 +165,32 @@ static void test_lanes_batches_and_arch(void **state) {
   ts_sched_free(s);
 }
 
+/* The descriptors lowering prints: a's k-major (sbo 8 rows of 128 bytes),
+ * b's mn-major with lbo a panel of the tile's k rows, as the layout tests
+ * above require; and the k tiles of two panels correct on the executor. */
+static void test_descriptors_follow_the_tiles(void **state) {
+  (void)state;
+  const int64_t bks[] = {64, 128}, bns[] = {64, 128, 256};
+  for (int k = 0; k < 2; k++)
+    for (int n = 0; n < 3; n++) {
+      ts_gemm g = ts_gemm_make(128, bns[n], 256);
+      g.a_type = g.b_type = TS_F16;
+      wg_shape w = {128, bns[n], bks[k], true, true, true};
+      ts_sched *s = warpgroups(&g, &w);
+      char *cu = ts_cuda_source(s);
+      char want[64];
+      snprintf(want, sizeof(want), "], %lld, 1024)",
+               (long long)(bks[k] * 128));
+      assert_non_null(strstr(cu, "], 16, 1024)")); /* a: lbo unused */
+      if (!strstr(cu, want))
+        fail_msg("bk %lld, bn %lld: no descriptor \"%s\"",
+                 (long long)bks[k], (long long)bns[n], want);
+      free(cu);
+      assert_checks(s, 3);
+      ts_sched_free(s);
+    }
+}
+
 /* ---- Refusals ------------------------------------------------------------------ */
 
 static void assert_refused(const wg_shape *w, const char *says) {
@@ -214,6 +240,7 @@ int main(void) {
       cmocka_unit_test(test_a_wrong_stride_reads_elsewhere),
       cmocka_unit_test(test_correct_in_every_type_layout_and_shape),
       cmocka_unit_test(test_lanes_batches_and_arch),
+      cmocka_unit_test(test_descriptors_follow_the_tiles),
       cmocka_unit_test(test_refuses_operands_it_cannot_describe),
       cmocka_unit_test(test_refuses_tf32_tiles),
   };

@@ -639,9 +639,16 @@ static bool runs_on_arch(const cli_opts *o, const ts_sched *s, char *msg,
   if (!o->arch)
     return true;
   ts_program *p = ts_lower(s);
-  int need = ts_program_status(p) == TS_OK ? ts_program_min_arch(p) : 0;
+  bool ok = ts_program_status(p) == TS_OK;
+  int need = ok ? ts_program_min_arch(p) : 0, have = atoi(o->arch + 3);
+  bool specific = ok && ts_program_arch_specific(p);
   ts_program_free(p);
-  if (need <= atoi(o->arch + 3))
+  if (specific && need != have) {
+    snprintf(msg, msglen, "uses sm_%da's warpgroup instructions (wgmma), "
+             "which only sm_%d has; --arch %s has not", need, need, o->arch);
+    return false;
+  }
+  if (need <= have)
     return true;
   snprintf(msg, msglen, "needs sm_%d or newer (asynchronous copies or "
            "tensor-core instructions); --arch %s is older", need, o->arch);

@@ -572,7 +572,7 @@ static void c_wgmma(ts_buf *b, const ir_stmt *s, int depth,
  * warpgroup_fence_operand). */
 static void c_wgmma_sync(ts_buf *b, const ir_stmt *s, int depth,
                          const ir_stmt_style *st) {
-  emitter *em = st->ctx;
+  (void)st;
   const ir_buffer *acc = s->wait.acc;
   if (s->wait.pending >= 0) {
     ts_buf_indent(b, depth);
@@ -589,7 +589,6 @@ static void c_wgmma_sync(ts_buf *b, const ir_stmt *s, int depth,
   for (int d = 0; d < acc->ndim; d++)
     ts_buf_puts(b, "[0]");
   ts_buf_puts(b, ")[r]) :: \"memory\");\n");
-  (void)em;
   if (s->wait.pending < 0) {
     ts_buf_indent(b, depth);
     ts_buf_puts(b, "asm volatile(\"wgmma.fence.sync.aligned;\\n\" ::: "
@@ -734,6 +733,12 @@ static char *kernel_body(emitter *em, const ts_program *p, const ir_kernel *k) {
   ir_stmt_style stmts = c_stmt_style;
   stmts.expr = &em->style;
   stmts.ctx = em;
+  /* wgmma reads shared memory through the async proxy: the tiles' writes
+   * (cp.async, zero fills) are ordered before it by a proxy fence in each
+   * writer ahead of the barrier that publishes them (PTX ISA, wgmma.fence). */
+  if (k->arch_specific)
+    stmts.barrier = "asm volatile(\"fence.proxy.async.shared::cta;\\n\" ::: "
+                    "\"memory\"); __syncthreads();\n";
   ir_print_stmt_with(&body, k->body, 1, &stmts);
   return ts_buf_take(&body);
 }

@@ -520,19 +520,20 @@ static ir_stmt *wgmma_update(lower_ctx *cx, const lower_mma *t,
                              ir_buffer *acc, ir_expr *const acc_idx[3],
                              int *at) {
   ts_arena *a = cx->arena;
+  ir_expr *acc_at[3] = {acc_idx[0], acc_idx[1], ir_int(a, 0)};
+  ir_stmt *s = ir_new_wgmma(a, t->in, acc, acc_at, operand[0], operand[1]);
+  if (!s)
+    return NULL;
+  /* The operands first: their refusals name the buffer to fix. */
+  for (int w = 0; w < 2; w++)
+    if (!wgmma_operand(cx, t, w, operand[w], s))
+      return NULL;
   if (pred) {
     lower_fail(cx, TS_ERR_BAD_TENSORIZE, "ts_lower: wgmma multiplies whole "
                "tiles, and the computation is guarded; read A and B from "
                "shared caches, which hold zeros past the matrices' edges");
     return NULL;
   }
-  ir_expr *acc_at[3] = {acc_idx[0], acc_idx[1], ir_int(a, 0)};
-  ir_stmt *s = ir_new_wgmma(a, t->in, acc, acc_at, operand[0], operand[1]);
-  if (!s)
-    return NULL;
-  for (int w = 0; w < 2; w++)
-    if (!wgmma_operand(cx, t, w, operand[w], s))
-      return NULL;
   *at = t->depth;
   return s;
 }

@@ -272,7 +272,8 @@ int64_t sched_shared_bytes(const ts_sched *s) {
   for (int i = 0; i < s->nstages; i++) {
     const ts_stage *st = s->stages[i];
     if (!st->write && st->buf->scope == SCOPE_SHARED) /* C.local has no buf */
-      bytes += ir_buffer_bytes(st->buf) * sched_stage_copies(st);
+      bytes = ir_shared_slot_start(st->buf, bytes) +
+              ir_buffer_bytes(st->buf) * sched_stage_copies(st);
   }
   return bytes;
 }

@@ -103,8 +103,8 @@ static bool check_lanes_free(ts_sched *s) {
     if (l->live && l->kind == TS_THREAD_X)
       return sched_fail(s, TS_ERR_BAD_TENSORIZE, l,
                         "ts_tensorize: loop \"%s\" is bound to threadIdx.x, "
-                        "which the instruction takes for the 32 lanes of a "
-                        "warp; bind the warps to TS_THREAD_Y or TS_THREAD_Z",
+                        "which the instruction takes for the lanes of a "
+                        "warp (or warpgroup); bind the warps to TS_THREAD_Y or TS_THREAD_Z",
                         l->name) == TS_OK;
     if (l->live && l->kind == TS_TENSORIZED)
       return sched_fail(s, TS_ERR_BAD_TENSORIZE, l,
