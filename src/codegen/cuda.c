@@ -9,7 +9,7 @@
  * expanded into their lanes (src/lower/lanes.c): vector temporaries are
  * `const float4` registers, vector accesses reinterpret_casts.
  */
-#include "codegen.h"
+#include "codegen_impl.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,28 +19,8 @@
 #include "../ir/mma.h"
 #include "../ir/printer.h"
 
-typedef struct {
-  ts_arena *a;
-  ts_buf *b;
-  bool wide;          /* 64-bit index arithmetic */
-  bool needs_floordiv; /* a division the code must floor itself */
-  ir_expr_style style;
-  bool dynamic_shared;    /* shared buffers are slots of one extern array */
-  int64_t shared_offset;  /* bytes of it given out so far */
-  bool uses[TS_DTYPE_COUNT]; /* element types declared: their headers */
-  /* Vector types of narrow elements used, a bit per width (1 << lanes). */
-  unsigned vectors[TS_DTYPE_COUNT];
-  unsigned async_copies; /* cp.async sizes used, a bit per byte count */
-  bool mma_used[TS_DTYPE_COUNT]; /* tensor-core helpers, by operand type */
-  unsigned ldmatrix_used; /* fragment loads, a bit per matrices (x1, x2, x4)
-                           * and one more for .trans */
-  /* wgmma forms used, by operand type, instruction n / 8 - 1 and the
-   * operands' majorness (a bit each). */
-  bool wgmma_used[TS_DTYPE_COUNT][32][4];
-  bool unswizzled; /* shared accesses printed without the chunk swizzle */
-} emitter;
 
-static const char *cuda_type(emitter *em, ts_dtype t) {
+const char *cuda_type(emitter *em, ts_dtype t) {
   em->uses[t] = true;
   return dtype_info_of(t)->cuda_type;
 }
@@ -69,7 +49,7 @@ static void lane_suffix(ts_buf *b, const ir_buffer *buf, int64_t lane) {
     ts_buf_printf(b, ".v[%lld]", (long long)lane);
 }
 
-static void c_access(ts_buf *b, const ir_buffer *buf, ir_expr *const *idx,
+void c_access(ts_buf *b, const ir_buffer *buf, ir_expr *const *idx,
                      const ir_expr_style *st) {
   emitter *em = st->ctx;
   ts_buf_c_name(b, buf->name);
@@ -529,114 +509,6 @@ static void mma_definitions(ts_buf *b, const emitter *em) {
       mma_definition(b, mma_instr_for((ts_dtype)t));
   ldmatrix_definitions(b, em);
   ts_buf_puts(b, "\n");
-}
-
-/* ---- wgmma ------------------------------------------------------------------ */
-
-static int wgmma_form(const ir_stmt *s) {
-  return s->wgmma.mn_major[0] | s->wgmma.mn_major[1] << 1;
-}
-
-static const char *const majors[4] = {"kk", "mk", "kn", "mn"};
-
-/* tessel_wgmma_m64n256k16_f16_kn(&acc[..], tessel_wgmma_desc(&A_shared[..],
- * lbo, sbo), ...): each descriptor from its tile's first element, printed
- * without the swizzle (the hardware applies it). */
-static void c_wgmma(ts_buf *b, const ir_stmt *s, int depth,
-                    const ir_stmt_style *st) {
-  emitter *em = st->ctx;
-  const mma_instr *in = s->wgmma.in;
-  em->wgmma_used[in->ab][in->n / 8 - 1][wgmma_form(s)] = true;
-  cuda_type(em, in->ab);
-  ts_buf_indent(b, depth);
-  ts_buf_printf(b, "tessel_wgmma_%s_%s_%s(&", in->name,
-                dtype_info_of(in->ab)->name, majors[wgmma_form(s)]);
-  c_access(b, s->wgmma.acc, s->wgmma.idx, &em->style);
-  em->unswizzled = true;
-  for (int w = 0; w < 2; w++) {
-    const ir_expr *src = s->wgmma.src[w];
-    ts_buf_puts(b, ",\n");
-    ts_buf_indent(b, depth + 2);
-    ts_buf_puts(b, "tessel_wgmma_desc(&");
-    c_access(b, src->load.buf, src->load.idx, &em->style);
-    ts_buf_printf(b, ", %lld, %lld)", (long long)s->wgmma.lbo[w],
-                  (long long)s->wgmma.sbo[w]);
-  }
-  em->unswizzled = false;
-  ts_buf_puts(b, ");\n");
-}
-
-/* The fence before a batch, and its commit and wait after.  The empty asm
- * on each accumulator tells the compiler the instructions change them
- * asynchronously: no read of one moves across the wait (CUTLASS's
- * warpgroup_fence_operand). */
-static void c_wgmma_sync(ts_buf *b, const ir_stmt *s, int depth,
-                         const ir_stmt_style *st) {
-  (void)st;
-  const ir_buffer *acc = s->wait.acc;
-  if (s->wait.pending >= 0) {
-    ts_buf_indent(b, depth);
-    ts_buf_printf(b, "asm volatile(\"wgmma.commit_group.sync.aligned;\\n"
-                  "wgmma.wait_group.sync.aligned %d;\\n\" ::: \"memory\");"
-                  "\n", s->wait.pending);
-  }
-  ts_buf_indent(b, depth);
-  ts_buf_printf(b, "#pragma unroll\n");
-  ts_buf_indent(b, depth);
-  ts_buf_printf(b, "for (int r = 0; r < %lld; ++r) asm volatile(\"\" : "
-                "\"+f\"((&", (long long)ir_buffer_size(acc));
-  ts_buf_c_name(b, acc->name);
-  for (int d = 0; d < acc->ndim; d++)
-    ts_buf_puts(b, "[0]");
-  ts_buf_puts(b, ")[r]) :: \"memory\");\n");
-  if (s->wait.pending < 0) {
-    ts_buf_indent(b, depth);
-    ts_buf_puts(b, "asm volatile(\"wgmma.fence.sync.aligned;\\n\" ::: "
-                "\"memory\");\n");
-  }
-}
-
-static void wgmma_definition(ts_buf *b, const mma_instr *in, int form) {
-  int n = in->frag[MMA_ACC].regs;
-  ts_buf_printf(b, "__device__ __forceinline__ void tessel_wgmma_%s_%s_%s("
-                "float *d,\n    unsigned long long a, unsigned long long b) "
-                "{\n  asm volatile(\"{\\n.reg .pred p;\\nsetp.ne.b32 p, 1, "
-                "0;\\nwgmma.mma_async.sync.aligned.%s%s {", in->name,
-                dtype_info_of(in->ab)->name, majors[form], in->name,
-                in->ptx_types);
-  for (int r = 0; r < n; r++)
-    ts_buf_printf(b, "%s%%%d", r ? "," : "", r);
-  ts_buf_printf(b, "}, %%%d, %%%d, p, 1, 1, %d, %d;\\n}\\n\"\n      :", n,
-                n + 1, form & 1, form >> 1);
-  for (int r = 0; r < n; r++)
-    ts_buf_printf(b, "%s \"+f\"(d[%d])", r ? "," : "", r);
-  ts_buf_puts(b, "\n      : \"l\"(a), \"l\"(b));\n}\n");
-}
-
-static void wgmma_definitions(ts_buf *b, const emitter *em) {
-  bool any = false;
-  for (int t = 0; t < TS_DTYPE_COUNT; t++)
-    for (int n = 0; n < 32; n++)
-      for (int f = 0; f < 4; f++)
-        if (em->wgmma_used[t][n][f]) {
-          if (!any)
-            ts_buf_puts(b, "// wgmma (sm_90a): a warpgroup multiplies tiles "
-                        "that it reads from shared\n// memory by descriptors "
-                        "(start, leading and stride byte offsets, 128-byte\n"
-                        "// swizzle) into fp32 accumulators, asynchronously.\n"
-                        "__device__ __forceinline__ unsigned long long "
-                        "tessel_wgmma_desc(const void *p,\n    unsigned lbo, "
-                        "unsigned sbo) {\n  unsigned a = (unsigned)"
-                        "__cvta_generic_to_shared(p);\n  return (unsigned long "
-                        "long)(a >> 4 & 0x3FFF) |\n         (unsigned long long)"
-                        "(lbo >> 4 & 0x3FFF) << 16 |\n         (unsigned long "
-                        "long)(sbo >> 4 & 0x3FFF) << 32 | 1ull << 62;\n}\n");
-          any = true;
-          wgmma_definition(b, mma_instr_for_tile((ts_dtype)t, 64, 8 * (n + 1),
-                                                 16), f);
-        }
-  if (any)
-    ts_buf_puts(b, "\n");
 }
 
 /* The statements: the printer's walk, in C. */

@@ -84,9 +84,9 @@ ir_stmt *lower_mma_update(lower_ctx *cx, const lower_mma *t,
                           int *at);
 /* s with the lane loop just inside its launch loops. */
 ir_stmt *lower_mma_lanes(lower_ctx *cx, const lower_mma *t, ir_stmt *s);
-/* Each largest statement holding wgmma instructions and no barrier or
- * wait, opened by a wgmma.fence and closed by a commit and a wait for the
- * whole batch. */
+/* wgmma.c: each largest statement holding wgmma instructions and no
+ * barrier or wait, opened by a wgmma.fence and closed by a commit and a
+ * wait for the whole batch. */
 ir_stmt *lower_wgmma_batches(ts_arena *a, ir_stmt *root);
 
 /* Passes. */

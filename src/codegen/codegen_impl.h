@@ -1,0 +1,47 @@
+/*
+ * The code generator's state, shared by its files: cuda.c prints kernels,
+ * wgmma.c the warpgroup instructions and their helpers.
+ */
+#ifndef TS_CODEGEN_IMPL_H
+#define TS_CODEGEN_IMPL_H
+
+#include "codegen.h"
+
+#include "../ir/dtype.h"
+#include "../ir/printer.h"
+
+typedef struct {
+  ts_arena *a;
+  ts_buf *b;
+  bool wide;          /* 64-bit index arithmetic */
+  bool needs_floordiv; /* a division the code must floor itself */
+  ir_expr_style style;
+  bool dynamic_shared;    /* shared buffers are slots of one extern array */
+  int64_t shared_offset;  /* bytes of it given out so far */
+  bool uses[TS_DTYPE_COUNT]; /* element types declared: their headers */
+  /* Vector types of narrow elements used, a bit per width (1 << lanes). */
+  unsigned vectors[TS_DTYPE_COUNT];
+  unsigned async_copies; /* cp.async sizes used, a bit per byte count */
+  bool mma_used[TS_DTYPE_COUNT]; /* tensor-core helpers, by operand type */
+  unsigned ldmatrix_used; /* fragment loads, a bit per matrices (x1, x2, x4)
+                           * and one more for .trans */
+  /* wgmma forms used, by operand type, instruction n / 8 - 1 and the
+   * operands' majorness (a bit each). */
+  bool wgmma_used[TS_DTYPE_COUNT][32][4];
+  bool unswizzled; /* shared accesses printed without the chunk swizzle */
+} emitter;
+
+/* The CUDA name of t, noting that its header is needed. */
+const char *cuda_type(emitter *em, ts_dtype t);
+/* buf[idx..] as C: global buffers flattened, shared and local ones in
+ * storage order (swizzled unless em->unswizzled). */
+void c_access(ts_buf *b, const ir_buffer *buf, ir_expr *const *idx,
+              const ir_expr_style *st);
+
+/* wgmma.c: S_WGMMA and S_WGMMA_SYNC, and the helpers of the forms used. */
+void c_wgmma(ts_buf *b, const ir_stmt *s, int depth, const ir_stmt_style *st);
+void c_wgmma_sync(ts_buf *b, const ir_stmt *s, int depth,
+                  const ir_stmt_style *st);
+void wgmma_definitions(ts_buf *b, const emitter *em);
+
+#endif
