@@ -39,8 +39,8 @@ static const ts_builtin builtins[] = {
     {"tc64", "tensor cores as tc128, 64x64 tiles of 4 warps of 32x32: for "
      "small and skinny shapes", example_tc64, true, false},
     {"wg128", "tensor cores (wgmma, sm_90): 128x256 tiles of 2 warpgroups "
-     "of 64x256, 4 cp.async stages into swizzled tiles; f16 or bf16",
-     example_wg128, true, true},
+     "of 64x256, 4 cp.async stages into swizzled tiles, a batch of wgmma "
+     "in flight; f16 or bf16", example_wg128, true, true},
 };
 
 enum { NBUILTINS = sizeof(builtins) / sizeof(builtins[0]) };
@@ -80,9 +80,9 @@ static const ts_space spaces[] = {
     {"tensorcore", "tc128's block, warp and k tiles, cp.async stages and "
      "block swizzle (tensor cores: f16, bf16 or tf32)", space_tensorcore,
      true, false},
-    {"warpgroup", "wg128's block tiles, warpgroups, cp.async stages and "
-     "block swizzle (wgmma, sm_90: f16 or bf16)", space_warpgroup, true,
-     true},
+    {"warpgroup", "wg128's block tiles, warpgroups, cp.async stages, "
+     "block swizzle and wgmma batches in flight (wgmma, sm_90: f16 or "
+     "bf16)", space_warpgroup, true, true},
 };
 
 enum { NSPACES = sizeof(spaces) / sizeof(spaces[0]) };

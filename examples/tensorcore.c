@@ -105,6 +105,7 @@ ts_status example_tc64(ts_sched *s) {
 
 typedef struct wg_tiling {
   int64_t bm, bn, bk, stages, swizzle;
+  int64_t in_flight; /* wgmma batches left running into the next k tile */
 } wg_tiling;
 
 static ts_status warpgroup_tiles(ts_sched *s, const wg_tiling *t) {
@@ -125,30 +126,39 @@ static ts_status warpgroup_tiles(ts_sched *s, const wg_tiling *t) {
   shared_tile(s, "B", ko, 8, t->stages, 1);
   ts_unroll(s, kq);
   ts_tensorize(s, ii, jj, kk);
+  if (t->in_flight)
+    ts_wgmma_in_flight(s, ko, (int)t->in_flight);
   return ts_sched_status(s);
 }
 
 /* 128 x 256 block tiles of 2 warpgroups of 64 x 256, k in 64s, 4
- * stages: fp16 or bf16 on sm_90. */
+ * stages, each k tile's batch of wgmma running on while the next is
+ * issued: fp16 or bf16 on sm_90. */
 ts_status example_wg128(ts_sched *s) {
-  return warpgroup_tiles(s, &(wg_tiling){128, 256, 64, 4, 0});
+  return warpgroup_tiles(s, &(wg_tiling){128, 256, 64, 4, 0, 1});
 }
 
 /* Each knob's first value is wg128's: block tiles of 1 to 4 warpgroups,
  * n of 64 to 256 (for small and skinny shapes, more blocks), 2 to 4
- * stages (a 64 x 256 tile of B and 128 x 64 of A take 48 KiB a stage). */
+ * stages (a 64 x 256 tile of B and 128 x 64 of A take 48 KiB a stage),
+ * and a k tile's batch of wgmma left in flight or not (with it, the
+ * copies run one tile less ahead). */
 ts_status space_warpgroup(ts_sched *s, ts_config *c) {
   wg_tiling t = {.bk = 64};
   t.bm = ts_knob(c, "bm", 4, (int64_t[]){128, 64, 192, 256});
   t.bn = ts_knob(c, "bn", 3, (int64_t[]){256, 128, 64});
   t.stages = ts_knob(c, "stages", 3, (int64_t[]){4, 3, 2});
   t.swizzle = ts_knob(c, "swizzle", 2, (int64_t[]){0, 8});
+  t.in_flight = ts_knob(c, "inflight", 2, (int64_t[]){1, 0});
   int64_t bytes = t.stages * (t.bm + t.bn) * t.bk * 2;
   /* A lane's bn / 2 accumulators and about 30 registers more (ptxas asks
    * 154 for 128), under the 65536 of an SM shared by the block. */
   int64_t threads = t.bm / 64 * 128, regs = t.bn / 2 + 30;
   if (!ts_knob_require(c, bytes <= 227 * 1024, "%lld KiB of shared memory "
                        "a block", (long long)(bytes / 1024)) ||
+      !ts_knob_require(c, t.stages >= t.in_flight + 2, "%lld stages for "
+                       "%lld batch in flight", (long long)t.stages,
+                       (long long)t.in_flight) ||
       !ts_knob_require(c, threads * regs <= 65536, "%lld threads of about "
                        "%lld registers", (long long)threads,
                        (long long)regs))

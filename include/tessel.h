@@ -285,6 +285,16 @@ ts_status ts_double_buffer(ts_sched *s, ts_stage *stage);
  * attach loop pipeline together and need the same count; not with
  * ts_double_buffer.  Kernels using it need sm_80 or newer. */
 ts_status ts_pipeline(ts_sched *s, ts_stage *stage, int stages);
+/* wgmma batches left running across iterations of `loop`, the k loop
+ * whose caches are pipelined: with `batches` 1, iteration ko's batch of
+ * wgmma is waited for in iteration ko + 1, after that iteration's batch is
+ * issued, so the tensor cores never wait for the warpgroup to issue.  The
+ * tile a batch reads stays untouched while it runs, so the pipeline issues
+ * each copy `batches` tiles later: ts_pipeline's stages must be at least
+ * batches + 2.  0 (the default) waits for each batch in its own
+ * iteration.  Lowering refuses it on a loop whose body has no wgmma or
+ * whose caches are not pipelined. */
+ts_status ts_wgmma_in_flight(ts_sched *s, ts_loop *loop, int batches);
 
 /* ---- Occupancy ----------------------------------------------------------- */
 

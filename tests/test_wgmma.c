@@ -4,12 +4,17 @@
  * element by element (what the hardware reads is what the executor
  * reads); warpgroup schedules checked on the reference executor against a
  * plain GEMM at odd shapes in every layout, with the accumulators' lane
- * layout followed; and lowering's refusals, with what they say.
+ * layout followed; batches left in flight across k tiles, with the
+ * executor catching a copy into a tile a running batch reads; and
+ * lowering's refusals, with what they say.
  */
 #include "helpers.h"
 
+#include "ir/exec.h"
 #include "ir/ir.h"
 #include "ir/mma.h"
+#include "ir/program.h"
+#include "ir/visit.h"
 
 /* ---- Descriptors and the swizzled caches ------------------------------------ */
 
@@ -86,10 +91,21 @@ static void test_a_wrong_stride_reads_elsewhere(void **state) {
 typedef struct {
   int64_t bm, bn, bk;
   bool swizzle_a, swizzle_b, cache_b;
+  int stages;    /* ts_pipeline's, or 0: caches filled by plain copies */
+  int in_flight; /* ts_wgmma_in_flight's batches at the k tile loop */
 } wg_shape;
 
+/* A pipelined cache copied 8 halves (16 bytes, one cp.async) at a time. */
+static void pipeline(ts_sched *s, ts_stage *st, int stages) {
+  ts_loop *outer, *lanes;
+  ts_split(s, ts_stage_axis(st, ts_stage_contiguous(st)), 8, &outer, &lanes);
+  ts_vectorize(s, lanes);
+  assert_int_equal(ts_pipeline(s, st, stages), TS_OK);
+}
+
 /* bm x bn block tiles of warpgroups of 64 x bn, k in bk (16 a step), A
- * and B cached in shared memory above the k loop. */
+ * and B cached in shared memory above the k loop, pipelined in `stages`
+ * and with `in_flight` batches running on where asked. */
 static ts_sched *warpgroups(const ts_gemm *g, const wg_shape *w) {
   ts_sched *s = ts_matmul_named(g, "wg");
   ts_loop *io, *ir, *wg, *ii, *jo, *jj, *ko, *ki, *kq, *kk;
@@ -110,12 +126,20 @@ static ts_sched *warpgroups(const ts_gemm *g, const wg_shape *w) {
     ts_cache_read(s, "B", TS_SHARED, ko, &bs);
     if (w->swizzle_b)
       ts_storage_swizzle(s, bs);
+    if (w->stages)
+      pipeline(s, bs, w->stages);
   }
+  if (w->stages)
+    pipeline(s, as, w->stages);
   assert_int_equal(ts_tensorize(s, ii, jj, kk), TS_OK);
+  if (w->in_flight)
+    assert_int_equal(ts_wgmma_in_flight(s, ko, w->in_flight), TS_OK);
   return s;
 }
 
-static const wg_shape whole = {128, 128, 64, true, true, true};
+static const wg_shape whole = {128, 128, 64, true, true, true, 0, 0};
+/* As wg128: 4 stages, a batch left running into the next k tile. */
+static const wg_shape flying = {128, 128, 64, true, true, true, 4, 1};
 
 static void test_correct_in_every_type_layout_and_shape(void **state) {
   (void)state;
@@ -131,9 +155,11 @@ static void test_correct_in_every_type_layout_and_shape(void **state) {
         g.layout = layouts[l];
         g.alpha = 1.5f;
         g.beta = 0.5f;
-        ts_sched *s = warpgroups(&g, &whole);
-        assert_checks(s, 17 + (uint64_t)z);
-        ts_sched_free(s);
+        for (int f = 0; f < 2; f++) {
+          ts_sched *s = warpgroups(&g, f ? &flying : &whole);
+          assert_checks(s, 17 + (uint64_t)z);
+          ts_sched_free(s);
+        }
       }
 }
 
@@ -175,7 +201,7 @@ static void test_descriptors_follow_the_tiles(void **state) {
     for (int n = 0; n < 3; n++) {
       ts_gemm g = ts_gemm_make(128, bns[n], 256);
       g.a_type = g.b_type = TS_F16;
-      wg_shape w = {128, bns[n], bks[k], true, true, true};
+      wg_shape w = {128, bns[n], bks[k], true, true, true, 0, 0};
       ts_sched *s = warpgroups(&g, &w);
       char *cu = ts_cuda_source(s);
       char want[64];
@@ -191,29 +217,178 @@ static void test_descriptors_follow_the_tiles(void **state) {
     }
 }
 
-/* ---- Refusals ------------------------------------------------------------------ */
+/* ---- Batches in flight ---------------------------------------------------------- */
 
-static void assert_refused(const wg_shape *w, const char *says) {
+/* With a batch in flight, a k tile's copies go one tile later (tile
+ * ko + 2 into the 4 stages, not ko + 3), the copy groups waited for to
+ * one pending, the batch to one pending inside the loop and to none
+ * after it. */
+static void test_in_flight_lowering(void **state) {
+  (void)state;
+  ts_gemm g = ts_gemm_make(256, 256, 1024);
+  g.a_type = g.b_type = TS_F16;
+  for (int f = 0; f < 2; f++) {
+    ts_sched *s = warpgroups(&g, f ? &flying : &(wg_shape){128, 128, 64, true,
+                                                         true, true, 4, 0});
+    ts_program *p = ts_lower(s);
+    char *ir = ts_program_ir(p);
+    assert_non_null(ir);
+    const char *ahead = f ? "if k.outer + 2 < 16:" : "if k.outer + 3 < 16:";
+    const char *copies = f ? "cp.async.wait 1" : "cp.async.wait 2";
+    const char *batch = f ? "wgmma.commit; wgmma.wait 1"
+                          : "wgmma.commit; wgmma.wait 0";
+    if (!strstr(ir, ahead) || !strstr(ir, copies) || !strstr(ir, batch))
+      fail_msg("in flight %d: \"%s\", \"%s\" or \"%s\" missing from\n%s", f,
+               ahead, copies, batch, ir);
+    char *last = strstr(ir, "wgmma.commit; wgmma.wait 0");
+    char *epilogue = strstr(ir, "] = acc[");
+    assert_true(last && epilogue && last < epilogue);
+    free(ir);
+    ts_program_free(p);
+    ts_sched_free(s);
+  }
+}
+
+/* Every wgmma.commit and wait_group `from` of p's kernel made `to`. */
+static ir_stmt *retarget_wait(ir_mutator *m, ir_stmt *s) {
+  const int *from_to = m->ctx;
+  if (s->kind == S_WGMMA_SYNC && s->wait.pending == from_to[0])
+    return ir_new_wgmma_sync(m->a, from_to[1], s->wait.acc);
+  return ir_mutate_stmt_children(m, s);
+}
+
+/* What the executor says of p's kernel with its waits for `from` batches
+ * made waits for `to`; NULL when it runs without a fault. */
+static char *fault_with_wait(ts_program *p, int from, int to) {
+  int from_to[2] = {from, to};
+  ir_mutator m = {.a = &p->arena, .stmt = retarget_wait, .ctx = from_to};
+  ir_kernel k = p->k;
+  k.body = ir_mutate_stmt(&m, p->k.body);
+  assert_non_null(k.body);
+  assert_true(k.body != p->k.body);
+  const ts_gemm *g = &p->def;
+  float *A = calloc((size_t)(g->m * g->k), sizeof(float));
+  float *B = calloc((size_t)(g->k * g->n), sizeof(float));
+  float *C = calloc((size_t)(g->m * g->n), sizeof(float));
+  assert_true(A && B && C);
+  for (int64_t i = 0; i < g->m * g->k; i++)
+    A[i] = (float)(i % 7) - 3;
+  for (int64_t i = 0; i < g->k * g->n; i++)
+    B[i] = (float)(i % 5) - 2;
+  char msg[1024];
+  bool ok = ir_execute(&k, A, B, C, false, msg, sizeof(msg));
+  free(A);
+  free(B);
+  free(C);
+  return ok ? NULL : strdup(msg);
+}
+
+/* A batch left in flight while the pipeline still copies 3 tiles ahead
+ * into 4 stages: the next tile's copy lands in the tile the running batch
+ * reads, and the executor, which reads a batch's tiles when it retires,
+ * finds the copy in flight there. */
+static void test_executor_catches_a_copy_under_a_running_batch(void **state) {
+  (void)state;
+  ts_gemm g = ts_gemm_make(128, 128, 512);
+  g.a_type = g.b_type = TS_F16;
+  g.beta = 0;
+  ts_sched *s = warpgroups(&g, &(wg_shape){128, 128, 64, true, true, true,
+                                           4, 0});
+  ts_program *p = ts_lower(s);
+  assert_int_equal(ts_program_status(p), TS_OK);
+  assert_null(fault_with_wait(p, 0, 0)); /* the kernel as lowered runs */
+  char *msg = fault_with_wait(p, 0, 1);
+  assert_non_null(msg);
+  if (!strstr(msg, "retired by wgmma.wait_group 1") ||
+      !strstr(msg, "before its cp.async landed"))
+    fail_msg("the executor says: %s", msg);
+  free(msg);
+  ts_program_free(p);
+  ts_sched_free(s);
+}
+
+/* The last batch never waited for (the wait after the loop, which
+ * follows an empty commit, made to keep 2 batches): a fault when the
+ * scope of the tiles it reads ends, not a silent result without it. */
+static void test_executor_catches_a_batch_never_waited_for(void **state) {
+  (void)state;
+  ts_gemm g = ts_gemm_make(128, 128, 256);
+  g.a_type = g.b_type = TS_F16;
+  g.beta = 0;
+  ts_sched *s = warpgroups(&g, &flying);
+  ts_program *p = ts_lower(s);
+  assert_int_equal(ts_program_status(p), TS_OK);
+  assert_null(fault_with_wait(p, 1, 1));
+  char *msg = fault_with_wait(p, 0, 2);
+  assert_non_null(msg);
+  if (!strstr(msg, "(batch 3) is still in flight at the end of A.shared's "
+                   "scope"))
+    fail_msg("the executor says: %s", msg);
+  free(msg);
+  ts_program_free(p);
+  ts_sched_free(s);
+}
+
+static void assert_refused(const wg_shape *w, ts_status want,
+                           const char *says) {
   ts_gemm g = ts_gemm_make(128, 128, 128);
   g.a_type = g.b_type = TS_F16;
   ts_sched *s = warpgroups(&g, w);
   ts_program *p = ts_lower(s);
-  assert_int_equal(ts_program_status(p), TS_ERR_BAD_TENSORIZE);
+  assert_int_equal(ts_program_status(p), want);
   if (!strstr(ts_program_errmsg(p), says))
     fail_msg("\"%s\" does not say \"%s\"", ts_program_errmsg(p), says);
   ts_program_free(p);
   ts_sched_free(s);
 }
 
+static void test_in_flight_refusals(void **state) {
+  (void)state;
+  /* Lowering: 2 stages leave no copy ahead of the batch's tile; plain
+   * copies cannot wait for a batch. */
+  assert_refused(&(wg_shape){128, 128, 64, true, true, true, 2, 1},
+                 TS_ERR_BAD_ATTACH, "needs 3 stages or more");
+  assert_refused(&(wg_shape){128, 128, 64, true, true, true, 0, 1},
+                 TS_ERR_BAD_ARG, "its caches are not pipelined");
+  /* A k loop without wgmma, in fp32. */
+  ts_gemm g = ts_gemm_make(128, 128, 64);
+  ts_sched *s = ts_matmul_named(&g, "plain");
+  assert_int_equal(ts_wgmma_in_flight(s, ts_get_loop(s, "k"), 1), TS_OK);
+  ts_program *p = ts_lower(s);
+  assert_int_not_equal(ts_program_status(p), TS_OK);
+  assert_non_null(strstr(ts_program_errmsg(p), "its body has no wgmma"));
+  ts_program_free(p);
+  ts_sched_free(s);
+  /* The primitive: a k loop, 0..6 batches. */
+  s = ts_matmul_named(&g, "plain");
+  assert_refused_with(s, ts_wgmma_in_flight(s, ts_get_loop(s, "k"), 7),
+                      TS_ERR_BAD_ARG, "must be in 0..6 (got 7)");
+  s = ts_matmul_named(&g, "plain");
+  assert_refused_with(s, ts_wgmma_in_flight(s, ts_get_loop(s, "i"), 1),
+                      TS_ERR_BAD_ARG, "is a spatial loop");
+  /* Replayed from its trace. */
+  g.a_type = g.b_type = TS_F16;
+  s = warpgroups(&g, &flying);
+  char *trace = ts_print_trace(s);
+  assert_non_null(strstr(trace, "ts_wgmma_in_flight(s, k_outer, 1);"));
+  free(trace);
+  assert_replays(s);
+  ts_sched_free(s);
+}
+
+/* ---- Refusals ------------------------------------------------------------------ */
+
 static void test_refuses_operands_it_cannot_describe(void **state) {
   (void)state;
-  assert_refused(&(wg_shape){128, 128, 64, false, true, true},
-                 "not swizzled in 128-byte rows");
-  assert_refused(&(wg_shape){128, 128, 64, true, true, false},
+  assert_refused(&(wg_shape){128, 128, 64, false, true, true, 0, 0},
+                 TS_ERR_BAD_TENSORIZE, "not swizzled in 128-byte rows");
+  assert_refused(&(wg_shape){128, 128, 64, true, true, false, 0, 0},
+                 TS_ERR_BAD_TENSORIZE,
                  "it is not in shared memory: cache it with TS_SHARED");
   /* B n-major in 32-element tiles: rows of 64 bytes, swizzled in 4
    * chunks, not the 8 of a descriptor's 128-byte rows. */
-  assert_refused(&(wg_shape){128, 32, 64, true, true, true},
+  assert_refused(&(wg_shape){128, 32, 64, true, true, true, 0, 0},
+                 TS_ERR_BAD_TENSORIZE,
                  "with a tile of 64 or more elements");
 }
 
@@ -241,6 +416,10 @@ int main(void) {
       cmocka_unit_test(test_correct_in_every_type_layout_and_shape),
       cmocka_unit_test(test_lanes_batches_and_arch),
       cmocka_unit_test(test_descriptors_follow_the_tiles),
+      cmocka_unit_test(test_in_flight_lowering),
+      cmocka_unit_test(test_executor_catches_a_copy_under_a_running_batch),
+      cmocka_unit_test(test_executor_catches_a_batch_never_waited_for),
+      cmocka_unit_test(test_in_flight_refusals),
       cmocka_unit_test(test_refuses_operands_it_cannot_describe),
       cmocka_unit_test(test_refuses_tf32_tiles),
   };

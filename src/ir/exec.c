@@ -241,6 +241,7 @@ static void run_alloc(exec *x, const ir_stmt *s, const bool *active) {
     fill_vector_temp(x, m, s->alloc.init, active);
   run(x, s->alloc.body, active);
   check_landed(x, m);
+  exec_wgmma_scope_ends(x, m);
   x->nlive--;
   mem_free(m, true);
 }
@@ -277,7 +278,7 @@ static void run(exec *x, const ir_stmt *s, const bool *active) {
   case S_WGMMA: exec_run_wgmma(x, s, active); return;
   /* The executor runs each wgmma to completion where it is issued, so a
    * fence or a wait has nothing left to order. */
-  case S_WGMMA_SYNC: return;
+  case S_WGMMA_SYNC: exec_run_wgmma_sync(x, s, active); return;
   case S_COMPUTE:
     exec_fault(x, 0, "compute statement in a lowered kernel");
     return;
@@ -301,6 +302,9 @@ static void end_kernel(exec *x) {
   for (int t = 0; x->queues && t < x->nqueues; t++)
     free(x->queues[t].recs);
   free(x->queues);
+  free(x->flight);
+  x->flight = NULL;
+  x->nflight = x->capflight = 0;
   free(x->env);
   free(x->uenv);
   free(x->varying);
@@ -361,6 +365,7 @@ bool exec_run_block(exec *x, int64_t bx, int64_t by, int64_t bz) {
   x->top = 0;
   reset_queues(x);
   run(x, k->body, x->all);
+  exec_wgmma_block_ends(x);
   return !x->fault;
 }
 

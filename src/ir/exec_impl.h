@@ -1,8 +1,10 @@
 /*
- * The reference executor's state, shared by its three files: exec_mem.c
+ * The reference executor's state, shared by its files: exec_mem.c
  * (buffers, their shadows, asynchronous copies), exec_eval.c (expressions,
- * evaluated for every thread of a block at once) and exec.c (statements,
- * blocks and kernels).  Private to them.
+ * evaluated for every thread of a block at once), exec.c (statements,
+ * blocks and kernels), exec_mma.c (a warp's tensor-core instructions) and
+ * exec_wgmma.c (a warpgroup's, in flight until waited for).  Private to
+ * them.
  *
  * A block's threads run in lockstep, so the executor evaluates each
  * expression node for all of them in one loop rather than walking the
@@ -20,7 +22,8 @@
 
 #include "exec.h"
 
-enum { NONE = -1, MANY = -2, MAX_LIVE = 64 };
+enum { NONE = -1, MANY = -2, MAX_LIVE = 64,
+       MAX_WARPGROUPS = 8 /* of 128 threads in a block of 1024 */ };
 
 struct exec_space; /* a sampled run's sparse global memory (exec_sample.h) */
 
@@ -57,6 +60,9 @@ typedef struct {
   uint64_t waited;           /* groups closed at the last wait */
 } copy_queue;
 
+/* A wgmma issued and not yet retired (exec_wgmma.c). */
+typedef struct wg_flight wg_flight;
+
 typedef struct exec {
   const ir_kernel *k;
   int nthreads;
@@ -77,6 +83,11 @@ typedef struct exec {
   uint64_t epoch; /* barriers so far, all blocks */
   copy_queue *queues; /* per thread of the block */
   int nqueues;
+  /* wgmma in flight, oldest first, and each warpgroup's batches
+   * committed so far. */
+  wg_flight *flight;
+  size_t nflight, capflight;
+  uint64_t wg_batches[MAX_WARPGROUPS];
   const ir_observer *observer; /* accesses reported to it; NULL: none */
   bool fault;
   char *msg;
@@ -103,9 +114,22 @@ void exec_finish(exec *x);
  * all there. */
 void exec_run_mma(exec *x, const ir_stmt *s, const bool *active);
 void exec_run_ldmatrix(exec *x, const ir_stmt *s, const bool *active);
-/* An S_WGMMA for each warpgroup with active lanes; a fault where one is
- * not all there or its lanes name different tiles. */
+/* Faults unless every lane of the `lanes` (a warp's or a warpgroup's) at
+ * w0 is there; false when none is (nothing to run). */
+bool exec_whole_group(exec *x, int w0, int lanes, const bool *active,
+                      const char *what);
+
+/* ---- wgmma, asynchronous (exec_wgmma.c) ---- */
+/* An S_WGMMA issued for each warpgroup with active lanes; a fault where
+ * one is not all there or its lanes name different tiles. */
 void exec_run_wgmma(exec *x, const ir_stmt *s, const bool *active);
+/* S_WGMMA_SYNC: a commit and wait retires all batches but the newest
+ * `pending` of each warpgroup; a fence does nothing. */
+void exec_run_wgmma_sync(exec *x, const ir_stmt *s, const bool *active);
+/* Faults where a wgmma in flight reads or writes m, whose scope ends. */
+void exec_wgmma_scope_ends(exec *x, const mem *m);
+/* Faults where a wgmma is in flight; clears the block's batches. */
+void exec_wgmma_block_ends(exec *x);
 
 /* ---- Memory (exec_mem.c) ---- */
 bool mem_init(mem *m, const ir_buffer *b, float *data, size_t copies,

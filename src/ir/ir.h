@@ -187,6 +187,7 @@ struct ts_loop {
   bool reduce;       /* iterates the reduction axis k */
   bool live;         /* false once split or fused away */
   bool partitioned;  /* ts_partition: lowering splits off its tail */
+  int wgmma_in_flight; /* ts_wgmma_in_flight: batches left running */
   const void *owner; /* the schedule that made it */
   struct ts_stage *stage; /* the cache stage whose copy it walks, or NULL */
   /* The primitive that made it: "ts_split, step 3"; NULL for i, j and k,

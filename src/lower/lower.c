@@ -14,6 +14,7 @@
  *   lanes       expand each vectorized loop into its lanes: vector
  *               temporaries, per-lane statements, vector stores
  *   async       make the stores into pipelined caches cp.async copies
+ *   wgmma       fence, commit and wait around each batch of wgmma
  *   swizzle     give swizzled block loops their index expressions
  *   launch      read grid and block dimensions off the bound loops
  *   verify      check the result is well formed
@@ -107,13 +108,12 @@ static bool run_passes(lower_ctx *cx, ir_kernel *k) {
     return lower_fail(cx, TS_ERR_NO_MEMORY, "ts_lower: out of memory");
   if (cx->mma && min_arch < 80)
     min_arch = 80; /* mma.sync with these shapes and types */
-  if (cx->wgmma) {
+  if (cx->wgmma)
     min_arch = 90; /* wgmma: sm_90a, which NVRTC is asked for */
-    body = lower_wgmma_batches(a, body);
-    dump("wgmma", body);
-    if (!body)
-      return lower_fail(cx, TS_ERR_NO_MEMORY, "ts_lower: out of memory");
-  }
+  body = lower_wgmma_batches(cx, body);
+  dump("wgmma", body);
+  if (!body)
+    return false; /* the pass recorded why */
   body = lower_swizzle(cx, body);
   dump("swizzle", body);
   if (!body)

@@ -86,8 +86,10 @@ ir_stmt *lower_mma_update(lower_ctx *cx, const lower_mma *t,
 ir_stmt *lower_mma_lanes(lower_ctx *cx, const lower_mma *t, ir_stmt *s);
 /* wgmma.c: each largest statement holding wgmma instructions and no
  * barrier or wait, opened by a wgmma.fence and closed by a commit and a
- * wait for the whole batch. */
-ir_stmt *lower_wgmma_batches(ts_arena *a, ir_stmt *root);
+ * wait: for the whole batch, or inside a loop of ts_wgmma_in_flight for
+ * all but its count.  NULL with cx's error where a marked loop has no
+ * wgmma or no pipeline; root itself where it has no wgmma. */
+ir_stmt *lower_wgmma_batches(lower_ctx *cx, ir_stmt *root);
 
 /* Passes. */
 ir_stmt *lower_reduction(lower_ctx *cx, ir_stmt *root); /* reduction.c */

@@ -493,13 +493,13 @@ static ir_stmt *issue_tile(ts_arena *a, const ts_loop *f, const attach *at,
   return seq_of(a, items, n);
 }
 
-/* The prologue: tiles 0 .. depth-2 issued, each its own copy group; a tile
- * past the loop's end is an empty group, so that the waits count alike
- * at every extent. */
+/* The prologue: tiles 0 .. tiles-1 issued, each its own copy group; a
+ * tile past the loop's end is an empty group, so that the waits count
+ * alike at every extent. */
 static int prologue(ts_arena *a, const ts_loop *f, const attach *at,
-                    ir_buffer *const *staged, int depth, ir_stmt **items) {
+                    ir_buffer *const *staged, int tiles, ir_stmt **items) {
   int n = 0;
-  for (int t = 0; t < depth - 1; t++) {
+  for (int t = 0; t < tiles; t++) {
     if (t < f->extent)
       items[n++] = issue_tile(a, f, at, staged, ir_int(a, t), ir_int(a, t));
     items[n++] = ir_new_async_commit(a);
@@ -521,7 +521,13 @@ static int prologue(ts_arena *a, const ts_loop *f, const attach *at,
  * finished before the barrier; it is issued before the computation, so it
  * has the whole iteration to land.  When an enclosing loop runs the
  * pipeline again, a barrier after it keeps the next prologue from
- * overwriting tiles still in use. */
+ * overwriting tiles still in use.
+ *
+ * With n wgmma batches left in flight (ts_wgmma_in_flight), the batch of
+ * iteration ko - 1 may still read its tile after the barrier: the barrier
+ * proves only the batches of ko - 1 - n and before finished.  So each copy
+ * goes n tiles later, tile ko + depth-1-n into the copy of ko - 1 - n, and
+ * the waits keep n groups fewer in flight. */
 static ir_stmt *async_pipeline(walker *w, ts_loop *f, attach *at,
                                bool outer_repeats) {
   ts_arena *a = w->cx->arena;
@@ -533,11 +539,20 @@ static ir_stmt *async_pipeline(walker *w, ts_loop *f, attach *at,
          "is bound; attach it at a serial k loop", f->name);
     return NULL;
   }
+  int lag = f->wgmma_in_flight;
+  if (depth < lag + 2) {
+    fail(w, "ts_lower: loop \"%s\" keeps %d wgmma batch%s in flight, so its "
+         "pipeline needs %d stages or more (the tile in use, one in flight, "
+         "the batches'); it has %d: raise ts_pipeline's stages or lower "
+         "ts_wgmma_in_flight's batches", f->name, lag, lag == 1 ? "" : "es",
+         lag + 2, depth);
+    return NULL;
+  }
   ir_buffer *staged[MAX_ITEMS] = {NULL}, *local_bufs[MAX_ITEMS];
   ir_stmt *locals[MAX_ITEMS];
   int nl = register_copies(at, locals, local_bufs);
   ir_expr *fv = ir_varref(a, f->var);
-  ir_expr *ahead = ir_add(a, fv, ir_int(a, depth - 1));
+  ir_expr *ahead = ir_add(a, fv, ir_int(a, depth - 1 - lag));
   retarget cur = {NULL, NULL, ir_binary(a, E_MOD, fv, ir_int(a, depth))};
   ir_stmt *rest = at->rest;
   for (int i = 0; i < at->n; i++) {
@@ -554,7 +569,7 @@ static ir_stmt *async_pipeline(walker *w, ts_loop *f, attach *at,
   }
   ir_stmt *body[MAX_ITEMS + 5];
   int nb = 0;
-  body[nb++] = ir_new_async_wait(a, depth - 2);
+  body[nb++] = ir_new_async_wait(a, depth - 2 - lag);
   body[nb++] = ir_new_barrier(a);
   body[nb++] = ir_new_if(
       a, ir_binary(a, E_LT, ahead, ir_int(a, f->extent)),
@@ -566,7 +581,7 @@ static ir_stmt *async_pipeline(walker *w, ts_loop *f, attach *at,
     body[nb++] = locals[j];
   body[nb++] = rest;
   ir_stmt *items[2 * MAX_DEPTH + 2]; /* ts_pipeline allows 2..8 stages */
-  int n = prologue(a, f, at, staged, depth, items);
+  int n = prologue(a, f, at, staged, depth - 1 - lag, items);
   items[n++] = ir_new_for(a, f, ir_new_seq(a, body, nb));
   if (outer_repeats)
     items[n++] = ir_new_barrier(a);

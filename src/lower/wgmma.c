@@ -2,9 +2,16 @@
  * wgmma's batches: a warpgroup's instructions run asynchronously, so each
  * run of them between barriers is opened by a wgmma.fence (their
  * accumulators were written by other instructions) and closed by a commit
- * and a wait for the whole batch, before anything reads the accumulators
- * or a barrier lets the tiles be overwritten.  A batch is the largest
- * statement holding wgmma and no barrier or cp.async wait.
+ * and a wait, before anything reads the accumulators or a barrier lets the
+ * tiles be overwritten.  A batch is the largest statement holding wgmma
+ * and no barrier or cp.async wait.
+ *
+ * The wait is for the whole batch (wait_group 0), except inside a loop
+ * marked by ts_wgmma_in_flight(loop, n): there it leaves the n newest
+ * batches running (wait_group n), so that the tensor cores work on
+ * iteration ko's batch while the warpgroup issues iteration ko + 1's, and
+ * a commit with wait_group 0 after the loop lets the last ones finish.
+ * The pipeline at that loop delays its copies to match (stages.c).
  */
 #include "lower.h"
 
@@ -35,41 +42,86 @@ static bool holds_kind(const ir_stmt *s, ir_stmt_kind kind) {
   return first_of_kind(s, kind) != NULL;
 }
 
-static bool holds_any(const ir_stmt *s, ir_stmt_kind k1, ir_stmt_kind k2) {
-  return holds_kind(s, k1) || holds_kind(s, k2);
+typedef struct {
+  lower_ctx *cx;
+  int pending; /* batches the innermost in-flight loop leaves running */
+  bool failed; /* a refusal recorded in cx */
+} batch_pass;
+
+/* fence; s; commit and wait until `pending` batches run. */
+static ir_stmt *fenced(ts_arena *a, ir_stmt *s, int pending) {
+  ir_buffer *acc = first_of_kind(s, S_WGMMA)->wgmma.acc;
+  ir_stmt *items[3] = {ir_new_wgmma_sync(a, -1, acc), s,
+                       ir_new_wgmma_sync(a, pending, acc)};
+  return items[0] && items[2] ? ir_new_seq(a, items, 3) : NULL;
 }
 
-ir_stmt *lower_wgmma_batches(ts_arena *a, ir_stmt *s) {
-  if (!s || !holds_kind(s, S_WGMMA))
-    return s;
-  if (!holds_any(s, S_BARRIER, S_ASYNC_WAIT)) {
-    ir_buffer *acc = first_of_kind(s, S_WGMMA)->wgmma.acc;
-    ir_stmt *items[3] = {ir_new_wgmma_sync(a, -1, acc), s,
-                         ir_new_wgmma_sync(a, 0, acc)};
-    return items[0] && items[2] ? ir_new_seq(a, items, 3) : NULL;
-  }
-  ir_stmt *c = ts_arena_alloc(a, sizeof(*c));
-  if (!c)
+static void refuse_loop(batch_pass *p, const ir_stmt *s, const char *why) {
+  p->failed = true;
+  lower_fail(p->cx, TS_ERR_BAD_ARG, "ts_lower: loop \"%s\" keeps %d wgmma "
+             "batch%s in flight (ts_wgmma_in_flight), but %s",
+             s->for_.loop->name, s->for_.loop->wgmma_in_flight,
+             s->for_.loop->wgmma_in_flight == 1 ? "" : "es", why);
+}
+
+static ir_stmt *refuse(ir_mutator *m, ir_stmt *s, const char *why) {
+  refuse_loop(m->ctx, s, why);
+  return s;
+}
+
+/* Every loop marked in flight has wgmma in its body. */
+static bool check_marked(ir_visitor *v, const ir_stmt *s) {
+  batch_pass *p = v->ctx;
+  if (s->kind == S_FOR && s->for_.loop->wgmma_in_flight > 0 &&
+      !holds_kind(s->for_.body, S_WGMMA))
+    refuse_loop(p, s, "its body has no wgmma (ts_tensorize over a "
+                "warpgroup's tile inside it)");
+  v->stop = p->failed;
+  return !v->stop;
+}
+
+/* A loop that leaves batches in flight: its batches wait for all but the
+ * loop's count, and the last ones are waited for after it. */
+static ir_stmt *in_flight_loop(ir_mutator *m, ir_stmt *s) {
+  batch_pass *p = m->ctx;
+  if (!holds_kind(s->for_.body, S_ASYNC_WAIT))
+    return refuse(m, s, "its caches are not pipelined: the copies into a "
+                  "tile a running batch reads must wait for it (ts_pipeline "
+                  "on the caches attached there)");
+  int outer = p->pending;
+  p->pending = s->for_.loop->wgmma_in_flight;
+  ir_stmt *loop = ir_mutate_stmt_children(m, s);
+  p->pending = outer;
+  if (!loop)
     return NULL;
-  *c = *s;
-  switch (s->kind) {
-  case S_FOR:
-    c->for_.body = lower_wgmma_batches(a, s->for_.body);
-    return c->for_.body ? c : NULL;
-  case S_ALLOC:
-    c->alloc.body = lower_wgmma_batches(a, s->alloc.body);
-    return c->alloc.body ? c : NULL;
-  case S_IF:
-    c->if_.then_ = lower_wgmma_batches(a, s->if_.then_);
-    c->if_.else_ = lower_wgmma_batches(a, s->if_.else_);
-    return c->if_.then_ && (!s->if_.else_ || c->if_.else_) ? c : NULL;
-  case S_SEQ:
-    c->seq.items = ts_arena_alloc(a, sizeof(ir_stmt *) * (size_t)s->seq.n);
-    for (int i = 0; c->seq.items && i < s->seq.n; i++)
-      if (!(c->seq.items[i] = lower_wgmma_batches(a, s->seq.items[i])))
-        return NULL;
-    return c->seq.items ? c : NULL;
-  default:
-    return c;
-  }
+  ir_buffer *acc = first_of_kind(s, S_WGMMA)->wgmma.acc;
+  ir_stmt *items[2] = {loop, ir_new_wgmma_sync(m->a, outer, acc)};
+  return items[1] ? ir_new_seq(m->a, items, 2) : NULL;
+}
+
+static ir_stmt *batch(ir_mutator *m, ir_stmt *s) {
+  batch_pass *p = m->ctx;
+  bool flight = s->kind == S_FOR && s->for_.loop->wgmma_in_flight > 0;
+  if (p->failed || !holds_kind(s, S_WGMMA))
+    return s;
+  if (flight)
+    return in_flight_loop(m, s);
+  if (!holds_kind(s, S_BARRIER) && !holds_kind(s, S_ASYNC_WAIT))
+    return fenced(m->a, s, p->pending);
+  return ir_mutate_stmt_children(m, s);
+}
+
+ir_stmt *lower_wgmma_batches(lower_ctx *cx, ir_stmt *root) {
+  batch_pass p = {.cx = cx};
+  ir_visitor v = {.stmt = check_marked, .ctx = &p};
+  ir_visit_stmt(&v, root);
+  if (p.failed)
+    return NULL;
+  if (!holds_kind(root, S_WGMMA))
+    return root;
+  ir_mutator m = {.a = cx->arena, .stmt = batch, .ctx = &p};
+  ir_stmt *out = ir_mutate_stmt(&m, root);
+  if (!p.failed && !out)
+    lower_fail(cx, TS_ERR_NO_MEMORY, "ts_lower: out of memory");
+  return p.failed ? NULL : out;
 }

@@ -16,6 +16,10 @@
  *     if ko + 1 < n: store R into           commit
  *                    S[(ko + 1) % 2]        compute on S[ko % S]
  *     barrier
+ *
+ * ts_wgmma_in_flight(loop, n) lets the wgmma batch of iteration ko run on
+ * through n more iterations; the pipeline then issues tile ko + S-1-n into
+ * S[(ko + S-1-n) % S], the copy whose batch the barrier proved finished.
  */
 #include "sched.h"
 
@@ -96,4 +100,32 @@ ts_status ts_pipeline(ts_sched *s, ts_stage *stage, int stages) {
   if (status == TS_OK)
     stage->pipeline = stages;
   return status;
+}
+
+ts_status ts_wgmma_in_flight(ts_sched *s, ts_loop *loop, int batches) {
+  CHECK_SCHED(s);
+  const char *fn = "ts_wgmma_in_flight";
+  /* Check: a live serial loop over k, and a count a pipeline of 8 stages
+   * can keep (the tile in use, one in flight, the batches').  Whether its
+   * body has wgmma and pipelined caches is lowering's check: tensorize and
+   * the caches may come after. */
+  if (!sched_check_loop(s, fn, 2, "loop", loop) ||
+      !sched_require_serial(s, fn, loop))
+    return s->status;
+  if (!loop->reduce)
+    return sched_fail(s, TS_ERR_BAD_ARG, loop, "%s: loop \"%s\" is a "
+                      "spatial loop; wgmma batches run on across the "
+                      "iterations of a k loop", fn, loop->name);
+  if (batches < 0 || batches > 6)
+    return sched_fail(s, TS_ERR_BAD_ARG, loop, "%s: argument 3 'batches' "
+                      "must be in 0..6 (got %d): a pipeline of at most 8 "
+                      "stages holds the tile in use, one in flight and the "
+                      "batches'", fn, batches);
+  /* Step 1. Mark the loop; lowering delays the copies and the waits. */
+  trace_rec rec = {.op = TR_WGMMA_IN_FLIGHT, .loops = {loop->id},
+                   .nloops = 1, .factor = batches};
+  ts_status st = sched_commit(s, fn, s->root, NULL, 0, &rec);
+  if (st == TS_OK)
+    loop->wgmma_in_flight = batches;
+  return st;
 }

@@ -32,6 +32,7 @@ typedef enum {
   TR_PARTITION,
   TR_TENSORIZE,
   TR_SWIZZLE_STORAGE,
+  TR_WGMMA_IN_FLIGHT,
 } trace_op;
 
 enum { TRACE_MAX_LOOPS = 16 };
