@@ -366,6 +366,33 @@ static void test_every_builtin_matches_the_executor(void **state) {
   }
 }
 
+/* Occupancy only on the architectures a kernel runs on: wg128 (sm_90a)
+ * on sm_90 alone, refused for --arch sm_80; tc128 (sm_80) on both. */
+static void test_occupancy_where_the_kernel_runs(void **state) {
+  (void)state;
+  ts_gemm g = ts_gemm_make(256, 256, 256);
+  g.a_type = g.b_type = TS_F16;
+  const char *names[2] = {"wg128", "tc128"};
+  for (int b = 0; b < 2; b++) {
+    ts_sched *s = ts_builtin_schedule(names[b], &g);
+    ts_program *p = ts_lower(s);
+    ts_sched_free(s);
+    ts_explain *e = ts_program_explain(p, NULL);
+    assert_int_equal(e->status, TS_OK);
+    const ts_kernel_report *k = &e->kernels[0];
+    assert_int_equal(k->noccupancy, b == 0 ? 1 : 2);
+    assert_string_equal(k->occupancy[0].arch, b == 0 ? "sm_90" : "sm_80");
+    ts_explain_free(e);
+    e = ts_program_explain(p, &(ts_explain_opts){.arch = "sm_80"});
+    assert_int_equal(e->status, b == 0 ? TS_ERR_BAD_ARCH : TS_OK);
+    if (b == 0)
+      assert_true(has(e->errmsg, "wg128 needs sm_90a itself (wgmma); it "
+                                 "does not run on sm_80"));
+    ts_explain_free(e);
+    ts_program_free(p);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_cost_of_global_requests),
@@ -376,6 +403,7 @@ int main(void) {
       cmocka_unit_test(test_unaligned_rows_run_lane_by_lane),
       cmocka_unit_test(test_misaligned_float4),
       cmocka_unit_test(test_every_builtin_matches_the_executor),
+      cmocka_unit_test(test_occupancy_where_the_kernel_runs),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -15,6 +15,7 @@
 #include "ir/mma.h"
 #include "ir/program.h"
 #include "ir/visit.h"
+#include "lower/lower.h"
 
 /* ---- Descriptors and the swizzled caches ------------------------------------ */
 
@@ -376,6 +377,43 @@ static void test_in_flight_refusals(void **state) {
   ts_sched_free(s);
 }
 
+/* The verifier passes the kernel as lowered, and refuses it for blocks of
+ * partial warpgroups, for an architecture other than sm_90a, and with a
+ * wgmma reading a tile not swizzled for its descriptors. */
+static bool find_wgmma(ir_visitor *v, const ir_stmt *s) {
+  if (s->kind == S_WGMMA)
+    *(const ir_stmt **)v->ctx = s;
+  return true;
+}
+
+static void test_verifier_checks_wgmma(void **state) {
+  (void)state;
+  ts_gemm g = ts_gemm_make(128, 128, 256);
+  g.a_type = g.b_type = TS_F16;
+  ts_sched *s = warpgroups(&g, &flying);
+  ts_program *p = ts_lower(s);
+  assert_int_equal(ts_program_status(p), TS_OK);
+  assert_null(lower_verify(&p->arena, &p->k));
+  ir_kernel k = p->k;
+  k.block[0] = 96; /* 2 x 96 threads: a warpgroup and a half */
+  assert_non_null(strstr(lower_verify(&p->arena, &k), "partial warpgroups"));
+  k = p->k;
+  k.arch_specific = false;
+  assert_non_null(strstr(lower_verify(&p->arena, &k), "not built for sm_90a"));
+  const ir_stmt *mma = NULL;
+  ir_visitor v = {.stmt = find_wgmma, .ctx = &mma};
+  ir_visit_stmt(&v, p->k.body);
+  assert_non_null(mma);
+  ir_buffer *b = mma->wgmma.src[1]->load.buf;
+  b->swizzle = 0;
+  const char *why = lower_verify(&p->arena, &p->k);
+  b->swizzle = 8;
+  assert_non_null(why);
+  assert_non_null(strstr(why, "swizzled in 128-byte rows: \"B.shared\""));
+  ts_program_free(p);
+  ts_sched_free(s);
+}
+
 /* ---- Refusals ------------------------------------------------------------------ */
 
 static void test_refuses_operands_it_cannot_describe(void **state) {
@@ -390,6 +428,40 @@ static void test_refuses_operands_it_cannot_describe(void **state) {
   assert_refused(&(wg_shape){128, 32, 64, true, true, true, 0, 0},
                  TS_ERR_BAD_TENSORIZE,
                  "with a tile of 64 or more elements");
+}
+
+/* B mn-major in a 128-wide cache, its instruction 32 wide (m64n32k16):
+ * the second tile starts at column 32, inside a 128-byte row, where no
+ * descriptor starts. */
+static void test_refuses_a_tile_narrower_than_the_row(void **state) {
+  (void)state;
+  ts_gemm g = ts_gemm_make(128, 128, 128);
+  g.a_type = g.b_type = TS_F16;
+  ts_sched *s = ts_matmul_named(&g, "wg");
+  ts_loop *io, *ir, *wg, *ii, *jo, *jr, *jw, *jj, *ko, *ki, *kq, *kk;
+  ts_stage *as, *bs;
+  ts_split(s, ts_get_loop(s, "i"), 128, &io, &ir);
+  ts_split(s, ir, 64, &wg, &ii);
+  ts_split(s, ts_get_loop(s, "j"), 128, &jo, &jr);
+  ts_split(s, jr, 32, &jw, &jj);
+  ts_split(s, ts_get_loop(s, "k"), 64, &ko, &ki);
+  ts_split(s, ki, 16, &kq, &kk);
+  ts_reorder(s, 9, (ts_loop *[]){io, jo, wg, ko, kq, jw, ii, jj, kk});
+  ts_bind(s, io, TS_BLOCK_Y);
+  ts_bind(s, jo, TS_BLOCK_X);
+  ts_bind(s, wg, TS_THREAD_Y);
+  ts_cache_read(s, "A", TS_SHARED, ko, &as);
+  ts_storage_swizzle(s, as);
+  ts_cache_read(s, "B", TS_SHARED, ko, &bs);
+  ts_storage_swizzle(s, bs);
+  assert_int_equal(ts_tensorize(s, ii, jj, kk), TS_OK);
+  ts_program *p = ts_lower(s);
+  assert_int_equal(ts_program_status(p), TS_ERR_BAD_TENSORIZE);
+  assert_non_null(strstr(ts_program_errmsg(p), "B.shared (operand b)"));
+  assert_non_null(strstr(ts_program_errmsg(p), "multiples of 64 elements "
+                                               "along its contiguous"));
+  ts_program_free(p);
+  ts_sched_free(s);
 }
 
 /* tf32 has no wgmma here: a 64-row tile is no instruction's. */
@@ -420,7 +492,9 @@ int main(void) {
       cmocka_unit_test(test_executor_catches_a_copy_under_a_running_batch),
       cmocka_unit_test(test_executor_catches_a_batch_never_waited_for),
       cmocka_unit_test(test_in_flight_refusals),
+      cmocka_unit_test(test_verifier_checks_wgmma),
       cmocka_unit_test(test_refuses_operands_it_cannot_describe),
+      cmocka_unit_test(test_refuses_a_tile_narrower_than_the_row),
       cmocka_unit_test(test_refuses_tf32_tiles),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

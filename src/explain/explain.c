@@ -246,6 +246,14 @@ ts_explain *ts_program_explain(const ts_program *p,
                                   NULL, &own->arena, &(ts_kernel_report){0}))
     return failed(e, TS_ERR_BAD_ARCH, "explain: no occupancy table for %s",
                   o.arch);
+  if (o.arch && !explain_runs_on(&p->k, o.arch)) {
+    char why[160];
+    snprintf(why, sizeof(why), "explain: %%s needs sm_%d%s; it does not run "
+             "on %s", p->k.min_arch, p->k.arch_specific
+             ? "a itself (wgmma)" : " or newer (asynchronous copies or "
+             "tensor-core instructions)", o.arch);
+    return failed(e, TS_ERR_BAD_ARCH, why, e->name);
+  }
   e->kernels = calloc((size_t)p->nkernels, sizeof(*e->kernels));
   explain_rows rows = {.arena = &own->arena};
   bool ok = e->kernels != NULL;

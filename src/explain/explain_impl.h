@@ -103,11 +103,14 @@ bool walk_kernel(const ir_kernel *k, int index, const ts_explain_opts *o,
                  explain_rows *rows, kernel_walk *out);
 
 /* Registers (of the locals kw saw touched; kw may be NULL), shared
- * memory, occupancy for `arch` (NULL: sm_80 and sm_90), into r; false for
- * an architecture not in the table. */
+ * memory, occupancy for `arch` (NULL: those of sm_80 and sm_90 the kernel
+ * runs on), into r; false for an architecture not in the table. */
 bool kernel_resources(const ir_kernel *k, const char *arch,
                       const kernel_walk *kw,
                       ts_arena *strings, ts_kernel_report *r);
+/* Whether k runs on `arch` ("sm_86"): its min_arch or newer, and exactly
+ * it for an arch-specific kernel (wgmma's sm_90a). */
+bool explain_runs_on(const ir_kernel *k, const char *arch);
 /* "sm_80, sm_86, sm_89, sm_90": the architectures known. */
 const char *explain_arch_list(void);
 

@@ -104,6 +104,13 @@ static ts_occupancy occupancy(const arch_limits *a, int64_t threads,
   return o;
 }
 
+/* Whether k runs on architecture a at all: sm_80's copies and tensor cores
+ * need it or newer, sm_90a's wgmma needs sm_90 itself. */
+bool explain_runs_on(const ir_kernel *k, const char *arch) {
+  int have = atoi(arch + 3);
+  return have >= k->min_arch && (!k->arch_specific || have == k->min_arch);
+}
+
 bool kernel_resources(const ir_kernel *k, const char *arch,
                       const kernel_walk *kw, ts_arena *strings,
                       ts_kernel_report *r) {
@@ -128,8 +135,9 @@ bool kernel_resources(const ir_kernel *k, const char *arch,
   r->noccupancy = 0;
   for (int i = 0; i < NARCHS; i++) {
     bool wanted = arch ? strcmp(arch, archs[i].name) == 0
-                       : !strcmp(archs[i].name, "sm_80") ||
-                             !strcmp(archs[i].name, "sm_90");
+                       : (!strcmp(archs[i].name, "sm_80") ||
+                          !strcmp(archs[i].name, "sm_90")) &&
+                             explain_runs_on(k, archs[i].name);
     if (wanted)
       r->occupancy[r->noccupancy++] =
           occupancy(&archs[i], r->threads, k->shared_bytes, regs);

@@ -490,7 +490,7 @@ static bool wgmma_operand(lower_ctx *cx, const lower_mma *t, int w,
   int contig = buf->strides[1] == 1 ? 1 : 0;
   int kdim = w == 0 ? 1 : 0; /* a: (m, k); b: (k, n) */
   bool mn_major = contig != kdim;
-  int64_t rows = buf->shape[1 - contig], extent = w ? t->in->n : t->in->m;
+  int64_t rows = buf->shape[1 - contig];
   int64_t need[2] = {8, 16}; /* the corner: m or n, then k */
   if (mn_major)
     need[0] = 64, need[1] = 8;
@@ -502,11 +502,10 @@ static bool wgmma_operand(lower_ctx *cx, const lower_mma *t, int w,
                           "along k"
                         : "its tiles do not start at multiples of 8 rows "
                           "and 16 elements of k");
-  if (mn_major && extent % 64 != 0)
-    return wgmma_refuse(cx, w, name, "the instruction's tile is not a "
-                        "multiple of 64 elements along its contiguous "
-                        "dimension (128-byte rows): store it with k "
-                        "contiguous, or make the tile wider");
+  /* An mn-major tile narrower than a 128-byte row needs no check of its
+   * own: its cache's rows are either that narrow, and not swizzled in 8
+   * chunks (refused above), or wider, and some tile then starts off a
+   * multiple of 64 (refused just above). */
   s->wgmma.src[w] = ir_load(a, buf, base);
   s->wgmma.mn_major[w] = mn_major;
   s->wgmma.sbo[w] = 8 * 128; /* 8 rows of 128 bytes */

@@ -11,8 +11,12 @@
  * A tensor-core instruction has an instruction for its operands' type, an
  * fp32 accumulator, local operands in scope with room for a lane's
  * registers, and a kernel of blocks of whole warps built for sm_80 or later.
- * A failure is a bug in tessel, not in the user's schedule, and the
- * message says which node.
+ * A warpgroup's (wgmma) reads its operands' tiles from shared buffers in
+ * scope, swizzled in 128-byte rows and of its operand type, into fp32
+ * local accumulators with room for a lane's registers, in blocks of whole
+ * warpgroups of a kernel built for sm_90a alone; its fences and waits name
+ * accumulators in scope.  A failure is a bug in tessel, not in the user's
+ * schedule, and the message says which node.
  */
 #include "lower.h"
 
@@ -234,6 +238,44 @@ static bool check_ldmatrix(ir_visitor *v, const ir_stmt *s) {
   return true;
 }
 
+static bool check_accumulators(ir_visitor *v, const ir_buffer *acc) {
+  if (acc->scope != SCOPE_LOCAL || acc->vector || acc->dtype != TS_F32 ||
+      !buffer_visible(v->ctx, acc))
+    return fail(v, "wgmma accumulators not a local fp32 buffer in scope:",
+                acc->name);
+  return true;
+}
+
+static bool check_wgmma(ir_visitor *v, const ir_stmt *s) {
+  verifier *vf = v->ctx;
+  const mma_instr *in = s->wgmma.in;
+  const ir_buffer *acc = s->wgmma.acc;
+  if (!in || !in->warpgroup)
+    return fail(v, "wgmma without a warpgroup's instruction:", acc->name);
+  if (!check_accumulators(v, acc))
+    return false;
+  for (int w = 0; w < 2; w++) {
+    const ir_expr *src = s->wgmma.src[w];
+    const ir_buffer *b = src->kind == E_LOAD ? src->load.buf : NULL;
+    if (!b || b->scope != SCOPE_SHARED || !buffer_visible(vf, b) ||
+        b->swizzle != 8 || b->dtype != in->ab || src->load.lanes > 1)
+      return fail(v, "wgmma operand not a scalar load of a shared buffer "
+                  "in scope, of its type, swizzled in 128-byte rows:",
+                  b ? b->name : acc->name);
+  }
+  const ir_expr *last = s->wgmma.idx[acc->ndim - 1];
+  if (last->kind != E_INT ||
+      last->ival + in->frag[MMA_ACC].regs > acc->shape[acc->ndim - 1])
+    return fail(v, "wgmma accumulators without room for a lane's "
+                "registers:", acc->name);
+  const int64_t *blk = vf->k->block;
+  if ((blk[0] * blk[1] * blk[2]) % WGMMA_LANES != 0 ||
+      vf->k->min_arch < 90 || !vf->k->arch_specific)
+    return fail(v, "wgmma in a kernel of partial warpgroups or not built "
+                "for sm_90a:", acc->name);
+  return true;
+}
+
 /* Before a statement's children: its own checks, and the loop variable or
  * buffer it brings into scope. */
 static bool enter(ir_visitor *v, const ir_stmt *s) {
@@ -257,6 +299,10 @@ static bool enter(ir_visitor *v, const ir_stmt *s) {
     return check_mma(v, s);
   case S_LDMATRIX:
     return check_ldmatrix(v, s);
+  case S_WGMMA:
+    return check_wgmma(v, s);
+  case S_WGMMA_SYNC:
+    return check_accumulators(v, s->wait.acc);
   default:
     return true;
   }
