@@ -139,17 +139,17 @@ ts_status example_wg128(ts_sched *s) {
 }
 
 /* Each knob's first value is wg128's: block tiles of 1 to 4 warpgroups,
- * n of 64 to 256 (for small and skinny shapes, more blocks), 2 to 4
- * stages (a 64 x 256 tile of B and 128 x 64 of A take 48 KiB a stage),
- * and a k tile's batch of wgmma left in flight or not (with it, the
- * copies run one tile less ahead). */
+ * n of 64 to 256 (for small and skinny shapes, more blocks), 2 to 6
+ * stages (a 64 x 256 tile of B and 128 x 64 of A take 48 KiB a stage; 5
+ * and 6 fit smaller tiles), and 0 to 2 k tiles' batches of wgmma left in
+ * flight (each one runs the copies a tile less ahead). */
 ts_status space_warpgroup(ts_sched *s, ts_config *c) {
   wg_tiling t = {.bk = 64};
   t.bm = ts_knob(c, "bm", 4, (int64_t[]){128, 64, 192, 256});
   t.bn = ts_knob(c, "bn", 3, (int64_t[]){256, 128, 64});
-  t.stages = ts_knob(c, "stages", 3, (int64_t[]){4, 3, 2});
+  t.stages = ts_knob(c, "stages", 5, (int64_t[]){4, 3, 2, 5, 6});
   t.swizzle = ts_knob(c, "swizzle", 2, (int64_t[]){0, 8});
-  t.in_flight = ts_knob(c, "inflight", 2, (int64_t[]){1, 0});
+  t.in_flight = ts_knob(c, "inflight", 3, (int64_t[]){1, 0, 2});
   int64_t bytes = t.stages * (t.bm + t.bn) * t.bk * 2;
   /* A lane's bn / 2 accumulators and about 30 registers more (ptxas asks
    * 154 for 128), under the 65536 of an SM shared by the block. */
@@ -157,7 +157,7 @@ ts_status space_warpgroup(ts_sched *s, ts_config *c) {
   if (!ts_knob_require(c, bytes <= 227 * 1024, "%lld KiB of shared memory "
                        "a block", (long long)(bytes / 1024)) ||
       !ts_knob_require(c, t.stages >= t.in_flight + 2, "%lld stages for "
-                       "%lld batch in flight", (long long)t.stages,
+                       "%lld batches in flight", (long long)t.stages,
                        (long long)t.in_flight) ||
       !ts_knob_require(c, threads * regs <= 65536, "%lld threads of about "
                        "%lld registers", (long long)threads,

@@ -130,33 +130,49 @@ bool lower_mma_acc_index(lower_ctx *cx, const lower_mma *t, ir_expr *const ai,
 }
 
 /* wgmma's accumulator layout (mma_acc_coord) as expressions of the lane
- * and the register: row 16 (lane / 32) + lane % 32 / 4 + 8 (reg / 2 % 2),
- * column reg / 4 * 8 + 2 (lane % 4) + reg % 2. */
-static ir_expr *wgmma_acc_coord(ts_arena *a, const lower_mma *t, int d) {
-  ir_expr *l = ir_varref(a, t->lane->var), *r = ir_varref(a, t->reg->var);
+ * and the register r = 2 pair + half: row 16 (lane / 32) + lane % 32 / 4
+ * + 8 (pair % 2), column pair / 2 * 8 + 2 (lane % 4) + half. */
+static ir_expr *wgmma_acc_coord(ts_arena *a, const lower_mma *t,
+                                const ts_loop *pair, const ts_loop *half,
+                                int d) {
+  ir_expr *l = ir_varref(a, t->lane->var), *p = ir_varref(a, pair->var);
   ir_expr *(*op)(ts_arena *, ir_expr_kind, ir_expr *, ir_expr *) = ir_binary;
   if (d == 0)
     return ir_add(a, ir_add(a, ir_mul(a, op(a, E_DIV, l, ir_int(a, 32)),
                                       ir_int(a, 16)),
                             op(a, E_DIV, op(a, E_MOD, l, ir_int(a, 32)),
                                ir_int(a, 4))),
-                  ir_mul(a, op(a, E_MOD, op(a, E_DIV, r, ir_int(a, 2)),
-                               ir_int(a, 2)),
-                         ir_int(a, 8)));
-  return ir_add(a, ir_add(a, ir_mul(a, op(a, E_DIV, r, ir_int(a, 4)),
+                  ir_mul(a, op(a, E_MOD, p, ir_int(a, 2)), ir_int(a, 8)));
+  return ir_add(a, ir_add(a, ir_mul(a, op(a, E_DIV, p, ir_int(a, 2)),
                                     ir_int(a, 8)),
                           ir_mul(a, op(a, E_MOD, l, ir_int(a, 4)),
                                  ir_int(a, 2))),
-                op(a, E_MOD, r, ir_int(a, 2)));
+                ir_varref(a, half->var));
 }
 
 ir_stmt *lower_mma_registers(lower_ctx *cx, const lower_mma *t,
                              ir_stmt *body) {
   ts_arena *a = cx->arena;
   if (t->in->warpgroup) {
+    /* Registers 2r and 2r + 1 are neighbours in a row of the tile: a
+     * vectorized pair, so that C is stored (and read, with beta) 8 bytes
+     * at a time where its rows are aligned. */
+    ts_loop *pair = lower_new_loop(cx, "reg.pair",
+                                   t->in->frag[MMA_ACC].regs / 2,
+                                   TS_UNROLLED);
+    ts_loop *half = lower_new_loop(cx, "reg.half", 2, TS_VECTORIZED);
+    if (!pair || !half)
+      return NULL;
     for (int d = 0; d < 2 && body; d++)
-      body = ir_subst_stmt(a, body, t->loop[d]->var, wgmma_acc_coord(a, t, d));
-    return body ? ir_new_for(a, t->reg, body) : NULL;
+      body = ir_subst_stmt(a, body, t->loop[d]->var,
+                           wgmma_acc_coord(a, t, pair, half, d));
+    body = body ? ir_subst_stmt(a, body, t->reg->var,
+                                ir_add(a, ir_mul(a, ir_varref(a, pair->var),
+                                                 ir_int(a, 2)),
+                                       ir_varref(a, half->var)))
+                : NULL;
+    body = body ? ir_new_for(a, half, body) : NULL;
+    return body ? ir_new_for(a, pair, body) : NULL;
   }
   ir_stmt *items[MMA_MAX_REGS];
   int n = t->in->frag[MMA_ACC].regs;
