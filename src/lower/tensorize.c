@@ -174,14 +174,29 @@ ir_stmt *lower_mma_registers(lower_ctx *cx, const lower_mma *t,
     body = body ? ir_new_for(a, half, body) : NULL;
     return body ? ir_new_for(a, pair, body) : NULL;
   }
+  /* mma.sync's registers c0, c1 (and c2, c3) are neighbours in a row as
+   * well: each such pair a vectorized loop of its own. */
+  const mma_fragment *f = &t->in->frag[MMA_ACC];
   ir_stmt *items[MMA_MAX_REGS];
-  int n = t->in->frag[MMA_ACC].regs;
-  for (int r = 0; r < n; r++) {
-    ir_stmt *x = ir_subst_stmt(a, body, t->reg->var, ir_int(a, r));
-    for (int d = 0; d < 2 && x; d++)
-      x = ir_subst_stmt(a, x, t->loop[d]->var,
-                        frag_coord(a, t, MMA_ACC, r, d));
-    if (!(items[r] = x))
+  int n = 0;
+  for (int r = 0, step; r < f->regs; r += step) {
+    bool pair = r + 1 < f->regs && f->row_of[r] == f->row_of[r + 1] &&
+                f->col_of[r + 1] == f->col_of[r] + 1;
+    step = pair ? 2 : 1;
+    ts_loop *half = pair ? lower_new_loop(cx, "reg.half", 2, TS_VECTORIZED)
+                         : NULL;
+    if (pair && !half)
+      return NULL;
+    ir_expr *h = half ? ir_varref(a, half->var) : ir_int(a, 0);
+    ir_stmt *x = ir_subst_stmt(a, body, t->reg->var,
+                               ir_add(a, ir_int(a, r), h));
+    x = x ? ir_subst_stmt(a, x, t->loop[0]->var,
+                          frag_coord(a, t, MMA_ACC, r, 0))
+          : NULL;
+    x = x ? ir_subst_stmt(a, x, t->loop[1]->var,
+                          ir_add(a, frag_coord(a, t, MMA_ACC, r, 1), h))
+          : NULL;
+    if (!x || !(items[n++] = half ? ir_new_for(a, half, x) : x))
       return NULL;
   }
   return ir_new_seq(a, items, n);
