@@ -292,8 +292,9 @@ ts_status ts_pipeline(ts_sched *s, ts_stage *stage, int stages);
  * tile a batch reads stays untouched while it runs, so the pipeline issues
  * each copy `batches` tiles later: ts_pipeline's stages must be at least
  * batches + 2.  0 (the default) waits for each batch in its own
- * iteration.  Lowering refuses it on a loop whose body has no wgmma or
- * whose caches are not pipelined. */
+ * iteration.  Call it after every other primitive on the loop (neither
+ * it nor ts_partition follows the other).  Lowering refuses it on a loop
+ * whose body has no wgmma or whose caches are not pipelined at it. */
 ts_status ts_wgmma_in_flight(ts_sched *s, ts_loop *loop, int batches);
 
 /* ---- Occupancy ----------------------------------------------------------- */

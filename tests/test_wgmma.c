@@ -141,6 +141,8 @@ static ts_sched *warpgroups(const ts_gemm *g, const wg_shape *w) {
 static const wg_shape whole = {128, 128, 64, true, true, true, 0, 0};
 /* As wg128: 4 stages, a batch left running into the next k tile. */
 static const wg_shape flying = {128, 128, 64, true, true, true, 4, 1};
+/* Two batches in flight, in the fewest stages that allow them. */
+static const wg_shape flying2 = {128, 128, 64, true, true, true, 4, 2};
 
 static void test_correct_in_every_type_layout_and_shape(void **state) {
   (void)state;
@@ -156,8 +158,9 @@ static void test_correct_in_every_type_layout_and_shape(void **state) {
         g.layout = layouts[l];
         g.alpha = 1.5f;
         g.beta = 0.5f;
-        for (int f = 0; f < 2; f++) {
-          ts_sched *s = warpgroups(&g, f ? &flying : &whole);
+        for (int f = 0; f < 3; f++) {
+          const wg_shape *w[3] = {&whole, &flying, &flying2};
+          ts_sched *s = warpgroups(&g, w[f]);
           assert_checks(s, 17 + (uint64_t)z);
           ts_sched_free(s);
         }
@@ -252,18 +255,21 @@ static void test_in_flight_lowering(void **state) {
   }
 }
 
-/* Every wgmma.commit and wait_group `from` of p's kernel made `to`. */
+/* Every wait of kind from_to[2] (wgmma's or cp.async's) for from_to[0]
+ * pending made one for from_to[1]. */
 static ir_stmt *retarget_wait(ir_mutator *m, ir_stmt *s) {
   const int *from_to = m->ctx;
-  if (s->kind == S_WGMMA_SYNC && s->wait.pending == from_to[0])
-    return ir_new_wgmma_sync(m->a, from_to[1], s->wait.acc);
-  return ir_mutate_stmt_children(m, s);
+  if (s->kind != (ir_stmt_kind)from_to[2] || s->wait.pending != from_to[0])
+    return ir_mutate_stmt_children(m, s);
+  return s->kind == S_WGMMA_SYNC
+             ? ir_new_wgmma_sync(m->a, from_to[1], s->wait.acc)
+             : ir_new_async_wait(m->a, from_to[1]);
 }
 
-/* What the executor says of p's kernel with its waits for `from` batches
- * made waits for `to`; NULL when it runs without a fault. */
-static char *fault_with_wait(ts_program *p, int from, int to) {
-  int from_to[2] = {from, to};
+/* What the executor says of p's kernel with its waits of `kind` for
+ * `from` pending made waits for `to`; NULL when it runs without a fault. */
+static char *fault_with(ts_program *p, ir_stmt_kind kind, int from, int to) {
+  int from_to[3] = {from, to, (int)kind};
   ir_mutator m = {.a = &p->arena, .stmt = retarget_wait, .ctx = from_to};
   ir_kernel k = p->k;
   k.body = ir_mutate_stmt(&m, p->k.body);
@@ -286,6 +292,10 @@ static char *fault_with_wait(ts_program *p, int from, int to) {
   return ok ? NULL : strdup(msg);
 }
 
+static char *fault_with_wait(ts_program *p, int from, int to) {
+  return fault_with(p, S_WGMMA_SYNC, from, to);
+}
+
 /* A batch left in flight while the pipeline still copies 3 tiles ahead
  * into 4 stages: the next tile's copy lands in the tile the running batch
  * reads, and the executor, which reads a batch's tiles when it retires,
@@ -304,6 +314,29 @@ static void test_executor_catches_a_copy_under_a_running_batch(void **state) {
   assert_non_null(msg);
   if (!strstr(msg, "retired by wgmma.wait_group 1") ||
       !strstr(msg, "before its cp.async landed"))
+    fail_msg("the executor says: %s", msg);
+  free(msg);
+  ts_program_free(p);
+  ts_sched_free(s);
+}
+
+/* With a batch in flight, the copy groups waited for one tile short
+ * (cp.async.wait 2 where the pipeline needs 1): each batch is issued on a
+ * tile still in flight, a fault at its issue, before any wait could land
+ * the tile and hide it. */
+static void test_executor_catches_a_batch_on_a_tile_in_flight(void **state) {
+  (void)state;
+  ts_gemm g = ts_gemm_make(128, 128, 512);
+  g.a_type = g.b_type = TS_F16;
+  g.beta = 0;
+  ts_sched *s = warpgroups(&g, &flying);
+  ts_program *p = ts_lower(s);
+  assert_int_equal(ts_program_status(p), TS_OK);
+  assert_null(fault_with(p, S_ASYNC_WAIT, 1, 1));
+  char *msg = fault_with(p, S_ASYNC_WAIT, 1, 2);
+  assert_non_null(msg);
+  if (!strstr(msg, "read of shared A.shared") ||
+      !strstr(msg, "before its cp.async landed") || strstr(msg, "retired"))
     fail_msg("the executor says: %s", msg);
   free(msg);
   ts_program_free(p);
@@ -352,13 +385,13 @@ static void test_in_flight_refusals(void **state) {
   assert_refused(&(wg_shape){128, 128, 64, true, true, true, 2, 1},
                  TS_ERR_BAD_ATTACH, "needs 3 stages or more");
   assert_refused(&(wg_shape){128, 128, 64, true, true, true, 0, 1},
-                 TS_ERR_BAD_ARG, "its caches are not pipelined");
+                 TS_ERR_BAD_ARG, "no caches are pipelined at it");
   /* A k loop without wgmma, in fp32. */
   ts_gemm g = ts_gemm_make(128, 128, 64);
   ts_sched *s = ts_matmul_named(&g, "plain");
   assert_int_equal(ts_wgmma_in_flight(s, ts_get_loop(s, "k"), 1), TS_OK);
   ts_program *p = ts_lower(s);
-  assert_int_not_equal(ts_program_status(p), TS_OK);
+  assert_int_equal(ts_program_status(p), TS_ERR_BAD_ARG);
   assert_non_null(strstr(ts_program_errmsg(p), "its body has no wgmma"));
   ts_program_free(p);
   ts_sched_free(s);
@@ -369,6 +402,41 @@ static void test_in_flight_refusals(void **state) {
   s = ts_matmul_named(&g, "plain");
   assert_refused_with(s, ts_wgmma_in_flight(s, ts_get_loop(s, "i"), 1),
                       TS_ERR_BAD_ARG, "is a spatial loop");
+  /* Caches pipelined at an inner k loop, not at the marked one. */
+  g = ts_gemm_make(128, 128, 512);
+  g.a_type = g.b_type = TS_F16;
+  s = ts_matmul_named(&g, "wg");
+  ts_loop *io, *ir, *wg, *ii, *jo, *jj, *k2, *ki, *ko, *kt, *kq, *kk;
+  ts_stage *as, *bs;
+  ts_split(s, ts_get_loop(s, "i"), 128, &io, &ir);
+  ts_split(s, ir, 64, &wg, &ii);
+  ts_split(s, ts_get_loop(s, "j"), 128, &jo, &jj);
+  ts_split(s, ts_get_loop(s, "k"), 256, &k2, &ki);
+  ts_split(s, ki, 64, &ko, &kt);
+  ts_split(s, kt, 16, &kq, &kk);
+  ts_reorder(s, 9, (ts_loop *[]){io, jo, wg, k2, ko, kq, ii, jj, kk});
+  ts_bind(s, io, TS_BLOCK_Y);
+  ts_bind(s, jo, TS_BLOCK_X);
+  ts_bind(s, wg, TS_THREAD_Y);
+  ts_cache_read(s, "A", TS_SHARED, ko, &as);
+  ts_storage_swizzle(s, as);
+  ts_cache_read(s, "B", TS_SHARED, ko, &bs);
+  ts_storage_swizzle(s, bs);
+  pipeline(s, as, 4);
+  pipeline(s, bs, 4);
+  assert_int_equal(ts_tensorize(s, ii, jj, kk), TS_OK);
+  assert_int_equal(ts_wgmma_in_flight(s, k2, 1), TS_OK);
+  p = ts_lower(s);
+  assert_int_equal(ts_program_status(p), TS_ERR_BAD_ARG);
+  assert_non_null(strstr(ts_program_errmsg(p), "loop \"k.outer\" keeps 1 "
+                         "wgmma batch in flight"));
+  assert_non_null(strstr(ts_program_errmsg(p), "no caches are pipelined at "
+                         "it"));
+  ts_program_free(p);
+  /* The mark is the last primitive on its loop. */
+  assert_refused_with(s, ts_split(s, k2, 2, &ko, &kt), TS_ERR_ALREADY_BOUND,
+                      "keeps wgmma batches in flight; call "
+                      "ts_wgmma_in_flight after every other primitive");
   /* Replayed from its trace. */
   g.a_type = g.b_type = TS_F16;
   s = warpgroups(&g, &flying);
@@ -398,10 +466,12 @@ static void test_verifier_checks_wgmma(void **state) {
   assert_null(lower_verify(&p->arena, &p->k));
   ir_kernel k = p->k;
   k.block[0] = 96; /* 2 x 96 threads: a warpgroup and a half */
-  assert_non_null(strstr(lower_verify(&p->arena, &k), "partial warpgroups"));
+  assert_non_null(strstr(lower_verify(&p->arena, &k),
+                         "in a kernel of partial warpgroups:"));
   k = p->k;
   k.arch_specific = false;
-  assert_non_null(strstr(lower_verify(&p->arena, &k), "not built for sm_90a"));
+  assert_non_null(strstr(lower_verify(&p->arena, &k),
+                         "in a kernel not built for sm_90a:"));
   const ir_stmt *mma = NULL;
   ir_visitor v = {.stmt = find_wgmma, .ctx = &mma};
   ir_visit_stmt(&v, p->k.body);
@@ -492,6 +562,7 @@ int main(void) {
       cmocka_unit_test(test_descriptors_follow_the_tiles),
       cmocka_unit_test(test_in_flight_lowering),
       cmocka_unit_test(test_executor_catches_a_copy_under_a_running_batch),
+      cmocka_unit_test(test_executor_catches_a_batch_on_a_tile_in_flight),
       cmocka_unit_test(test_executor_catches_a_batch_never_waited_for),
       cmocka_unit_test(test_in_flight_refusals),
       cmocka_unit_test(test_verifier_checks_wgmma),

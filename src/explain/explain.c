@@ -247,12 +247,12 @@ ts_explain *ts_program_explain(const ts_program *p,
     return failed(e, TS_ERR_BAD_ARCH, "explain: no occupancy table for %s",
                   o.arch);
   if (o.arch && !explain_runs_on(&p->k, o.arch)) {
-    char why[160];
-    snprintf(why, sizeof(why), "explain: %%s needs sm_%d%s; it does not run "
-             "on %s", p->k.min_arch, p->k.arch_specific
+    char why[256];
+    snprintf(why, sizeof(why), "%s needs sm_%d%s; it does not run on %s",
+             e->name, p->k.min_arch, p->k.arch_specific
              ? "a itself (wgmma)" : " or newer (asynchronous copies or "
              "tensor-core instructions)", o.arch);
-    return failed(e, TS_ERR_BAD_ARCH, why, e->name);
+    return failed(e, TS_ERR_BAD_ARCH, "explain: %s", why);
   }
   e->kernels = calloc((size_t)p->nkernels, sizeof(*e->kernels));
   explain_rows rows = {.arena = &own->arena};

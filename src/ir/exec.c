@@ -275,9 +275,9 @@ static void run(exec *x, const ir_stmt *s, const bool *active) {
   case S_LANES: run(x, s->lanes.expanded, active); return;
   case S_MMA: exec_run_mma(x, s, active); return;
   case S_LDMATRIX: exec_run_ldmatrix(x, s, active); return;
+  /* A wgmma reads its tiles at its issue and again when a wait retires
+   * it, which adds its products (exec_wgmma.c). */
   case S_WGMMA: exec_run_wgmma(x, s, active); return;
-  /* The executor runs each wgmma to completion where it is issued, so a
-   * fence or a wait has nothing left to order. */
   case S_WGMMA_SYNC: exec_run_wgmma_sync(x, s, active); return;
   case S_COMPUTE:
     exec_fault(x, 0, "compute statement in a lowered kernel");
@@ -302,6 +302,7 @@ static void end_kernel(exec *x) {
   for (int t = 0; x->queues && t < x->nqueues; t++)
     free(x->queues[t].recs);
   free(x->queues);
+  exec_wgmma_forget(x);
   free(x->flight);
   x->flight = NULL;
   x->nflight = x->capflight = 0;

@@ -130,6 +130,8 @@ void exec_run_wgmma_sync(exec *x, const ir_stmt *s, const bool *active);
 void exec_wgmma_scope_ends(exec *x, const mem *m);
 /* Faults where a wgmma is in flight; clears the block's batches. */
 void exec_wgmma_block_ends(exec *x);
+/* Drops every wgmma in flight and the batch counts (no fault). */
+void exec_wgmma_forget(exec *x);
 
 /* ---- Memory (exec_mem.c) ---- */
 bool mem_init(mem *m, const ir_buffer *b, float *data, size_t copies,

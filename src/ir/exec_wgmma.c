@@ -1,19 +1,17 @@
 /*
  * The reference executor's warpgroup instruction, wgmma, which runs
- * asynchronously.  An S_WGMMA is issued: every lane of each warpgroup
- * that reaches it must be there and name the same tiles, and what it will
- * read is recorded, not read.  A commit (S_WGMMA_SYNC with pending >= 0)
- * closes the warpgroup's batch; its wait retires every batch but the
- * `pending` newest, oldest first: only then are the tiles read from their
- * shared caches and the products added to the accumulators.
- *
- * So a tile overwritten while a batch that reads it is in flight is read
- * as the hardware may read it: after the overwrite.  A copy still in
- * flight into it is a fault naming the copy (exec_mem.c), another
- * thread's store since the last barrier a race, and a store that landed
- * gives wrong products the comparison with the reference catches.  A
- * batch still in flight when its accumulators' or tiles' scope ends, or
- * at the end of the block, is a fault.
+ * asynchronously: the hardware may read its tiles at any time between its
+ * issue and the wait that retires it.  So an S_WGMMA is issued (every lane
+ * of each warpgroup that reaches it must be there and name the same
+ * tiles) by reading its tiles as a read does: a tile element not landed,
+ * never written or raced on is a fault there.  A commit (S_WGMMA_SYNC with
+ * pending >= 0) closes the warpgroup's batch; its wait retires every batch
+ * but the `pending` newest, oldest first: the tiles are read again, and an
+ * element written since the issue (a store, or a copy that landed) or
+ * with a copy in flight into it is a fault, as is a race; then the
+ * products are added to the accumulators.  A batch still in flight when
+ * its accumulators' or tiles' scope ends is a fault (and, for IR built by
+ * hand, at the end of the block).
  *
  * The a and b tiles are read at the logical elements their first elements
  * (src) and the instruction's shape name, through the caches' layouts;
@@ -32,11 +30,72 @@ struct wg_flight {
   const ir_stmt *s;
   int w0;          /* the warpgroup's first thread */
   uint64_t batch;  /* its warpgroup's batch: committed batches at issue */
+  uint64_t epoch;  /* the barrier epoch it was issued in */
+  float *tile_values; /* a (m x k) then b (k x n) as read at issue (malloc) */
   mem *tile[2];    /* the a and b caches */
   int64_t corner[2][IR_MAX_DIMS]; /* the tiles' first elements */
   mem *acc;
   int64_t acc_off[WGMMA_LANES]; /* each lane's first accumulator */
 };
+
+/* ---- Tiles ------------------------------------------------------------------ */
+
+/* The element (row, col) of the tile at `corner` in m, or -1 after a
+ * fault. */
+static int64_t tile_element(exec *x, const mem *m, const int64_t *corner,
+                            int w0, int row, int col) {
+  const ir_buffer *b = m->buf;
+  int64_t off = 0;
+  for (int d = 0; d < b->ndim; d++) {
+    int64_t i = corner[d] + (d == b->ndim - 2 ? row : 0) +
+                (d == b->ndim - 1 ? col : 0);
+    if (i < 0 || i >= b->shape[d]) {
+      exec_fault(x, w0, "wgmma reads element %lld of dimension %d of %s, "
+                 "outside its %lld", (long long)i, d, b->name,
+                 (long long)b->shape[d]);
+      return -1;
+    }
+    off += i * b->strides[d];
+  }
+  return ir_swizzle_offset(b, off);
+}
+
+static int64_t tile_size(const mma_instr *in) {
+  return in->m * in->k + in->k * in->n;
+}
+
+/* Reads the instruction's a tile (m x k) then its b tile (k x n), as
+ * `read_at` reads (landed, written, no race): into out at its issue;
+ * at its retirement, checked against out, the values read at the issue,
+ * and against writes since (an element's write epoch after the issue's).
+ * False after a fault. */
+static bool read_tiles(exec *x, const wg_flight *f, float *out, bool again) {
+  const mma_instr *in = f->s->wgmma.in;
+  for (int w = 0, i = 0; w < 2; w++) {
+    int rows = w ? in->k : in->m, cols = w ? in->n : in->k;
+    mem *m = f->tile[w];
+    for (int r = 0; r < rows; r++)
+      for (int c = 0; c < cols; c++, i++) {
+        int64_t off = tile_element(x, m, f->corner[w], f->w0, r, c);
+        if (off < 0)
+          return false;
+        float v = read_at(x, m, off, f->w0);
+        if (x->fault)
+          return false;
+        if (!again) {
+          out[i] = v;
+        } else if (v != out[i] || m->wepoch[mem_slot(m, off, f->w0)] >
+                                      f->epoch) {
+          exec_fault(x, f->w0, "%s's element %lld (row %d, column %d of "
+                     "the %s tile) was written after the wgmma that reads "
+                     "it was issued, while it ran", m->buf->name,
+                     (long long)off, r, c, w ? "b" : "a");
+          return false;
+        }
+      }
+  }
+  return true;
+}
 
 /* ---- Issue ------------------------------------------------------------------ */
 
@@ -66,6 +125,17 @@ static bool same_tile(exec *x, const wg_operand *o, int w0) {
   return true;
 }
 
+/* Whether the block's warpgroup at w0 is one the executor counts batches
+ * for (a block of up to 1024 threads has 8). */
+static bool warpgroup_counted(exec *x, int w0) {
+  if (w0 / WGMMA_LANES < MAX_WARPGROUPS)
+    return true;
+  exec_fault(x, w0, "wgmma in warpgroup %d of a block; the executor counts "
+             "the batches of %d, a block of 1024 threads", w0 / WGMMA_LANES,
+             MAX_WARPGROUPS);
+  return false;
+}
+
 static wg_flight *next_flight(exec *x) {
   if (x->nflight == x->capflight) {
     size_t cap = x->capflight ? 2 * x->capflight : 16;
@@ -88,7 +158,7 @@ static bool issue(exec *x, const ir_stmt *s, int w0, const wg_operand *op,
     exec_fault(x, w0, "the executor ran out of memory for wgmma in flight");
     return false;
   }
-  *f = (wg_flight){.s = s, .w0 = w0, .acc = acc,
+  *f = (wg_flight){.s = s, .w0 = w0, .acc = acc, .epoch = x->epoch,
                    .batch = x->wg_batches[w0 / WGMMA_LANES]};
   for (int w = 0; w < 2; w++) {
     f->tile[w] = op[w].m;
@@ -96,8 +166,13 @@ static bool issue(exec *x, const ir_stmt *s, int w0, const wg_operand *op,
       f->corner[w][d] = index_of(&op[w], d, w0);
   }
   memcpy(f->acc_off, acc_off + w0, sizeof(f->acc_off));
-  x->nflight++;
-  return true;
+  f->tile_values = malloc(sizeof(float) * (size_t)tile_size(s->wgmma.in));
+  if (!f->tile_values) {
+    exec_fault(x, w0, "the executor ran out of memory for wgmma in flight");
+    return false;
+  }
+  x->nflight++; /* counted before the read, so a fault frees its values */
+  return read_tiles(x, f, f->tile_values, false);
 }
 
 /* Each operand's tile corner for every active thread. */
@@ -142,7 +217,7 @@ void exec_run_wgmma(exec *x, const ir_stmt *s, const bool *active) {
     snprintf(what, sizeof(what), "wgmma.%s", s->wgmma.in->name);
     for (int w0 = 0; w0 < x->nthreads && !x->fault; w0 += WGMMA_LANES)
       if (exec_whole_group(x, w0, WGMMA_LANES, active, what) &&
-          !issue(x, s, w0, op, acc, acc_off))
+          (!warpgroup_counted(x, w0) || !issue(x, s, w0, op, acc, acc_off)))
         break;
   }
   x->top = mark; /* exec_push's faults (out of scratch) are x's already */
@@ -150,47 +225,13 @@ void exec_run_wgmma(exec *x, const ir_stmt *s, const bool *active) {
 
 /* ---- Retire ----------------------------------------------------------------- */
 
-/* The element (row, col) of the tile at `corner` in m, or -1 after a
- * fault. */
-static int64_t tile_element(exec *x, const mem *m, const int64_t *corner,
-                            int w0, int row, int col) {
-  const ir_buffer *b = m->buf;
-  int64_t off = 0;
-  for (int d = 0; d < b->ndim; d++) {
-    int64_t i = corner[d] + (d == b->ndim - 2 ? row : 0) +
-                (d == b->ndim - 1 ? col : 0);
-    if (i < 0 || i >= b->shape[d]) {
-      exec_fault(x, w0, "wgmma reads element %lld of dimension %d of %s, "
-                 "outside its %lld", (long long)i, d, b->name,
-                 (long long)b->shape[d]);
-      return -1;
-    }
-    off += i * b->strides[d];
-  }
-  return ir_swizzle_offset(b, off);
-}
-
-/* The instruction's tile w (0: a, m x k; 1: b, k x n) into out. */
-static bool read_tile(exec *x, const wg_flight *f, int w, float *out) {
-  const mma_instr *in = f->s->wgmma.in;
-  int rows = w ? in->k : in->m, cols = w ? in->n : in->k;
-  for (int r = 0; r < rows; r++)
-    for (int c = 0; c < cols; c++) {
-      int64_t off = tile_element(x, f->tile[w], f->corner[w], f->w0, r, c);
-      if (off < 0)
-        return false;
-      out[r * cols + c] = read_at(x, f->tile[w], off, f->w0);
-    }
-  return !x->fault;
-}
-
-/* The instruction run: its tiles read now, the products added to its
- * lanes' accumulators. */
+/* The instruction run: its tiles checked unchanged since its issue, the
+ * products added to its lanes' accumulators. */
 static bool run_flight(exec *x, const wg_flight *f, float *d) {
   const mma_instr *in = f->s->wgmma.in;
-  float *a = d + in->m * in->n, *b = a + in->m * in->k;
-  if (!read_tile(x, f, 0, a) || !read_tile(x, f, 1, b))
-    return false;
+  const float *a = f->tile_values, *b = a + in->m * in->k;
+  if (!read_tiles(x, f, f->tile_values, true))
+    return false; /* f->tile_values is only read again: checked equal */
   for (int r = 0; r < in->m; r++)
     for (int c = 0; c < in->n; c++) {
       float sum = 0;
@@ -232,11 +273,10 @@ static void retire(exec *x, int g, uint64_t keep) {
       continue;
     }
     const mma_instr *in = f->s->wgmma.in;
-    float *d = exec_push(x, sizeof(float) * (size_t)(in->m * in->n +
-                                                     in->m * in->k +
-                                                     in->k * in->n));
+    float *d = exec_push(x, sizeof(float) * (size_t)(in->m * in->n));
     if (d && !run_flight(x, f, d))
       name_retirement(x, f, (int)keep);
+    free(f->tile_values);
     x->top = mark;
   }
   x->nflight = kept;
@@ -247,7 +287,8 @@ void exec_run_wgmma_sync(exec *x, const ir_stmt *s, const bool *active) {
     return; /* wgmma.fence: ordering the executor has by running in order */
   const char *what = "wgmma.commit_group and wait_group";
   for (int w0 = 0; w0 < x->nthreads && !x->fault; w0 += WGMMA_LANES)
-    if (exec_whole_group(x, w0, WGMMA_LANES, active, what)) {
+    if (exec_whole_group(x, w0, WGMMA_LANES, active, what) &&
+        warpgroup_counted(x, w0)) {
       x->wg_batches[w0 / WGMMA_LANES]++;
       retire(x, w0 / WGMMA_LANES, (uint64_t)s->wait.pending);
     }
@@ -273,9 +314,17 @@ void exec_wgmma_scope_ends(exec *x, const mem *m) {
   }
 }
 
+/* A backstop for IR built by hand: lowering allocates the tiles and the
+ * accumulators inside the block's body, so their scope ends first. */
 void exec_wgmma_block_ends(exec *x) {
   if (x->nflight > 0)
     in_flight_at_end(x, &x->flight[0], "the end of the block");
+  exec_wgmma_forget(x);
+}
+
+void exec_wgmma_forget(exec *x) {
+  for (size_t i = 0; i < x->nflight; i++)
+    free(x->flight[i].tile_values);
   x->nflight = 0;
   memset(x->wg_batches, 0, sizeof(x->wg_batches));
 }

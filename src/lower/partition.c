@@ -81,7 +81,6 @@ static ir_stmt *part(lower_ctx *cx, const ts_loop *l, ir_stmt *body,
   if (!p)
     return NULL;
   p->reduce = l->reduce;
-  p->wgmma_in_flight = l->wgmma_in_flight;
   ir_expr *at = ir_add(a, ir_varref(a, p->var), ir_int(a, first));
   ir_stmt *moved = ir_subst_stmt(a, body, l->var, at);
   /* Kept a loop even for one iteration (the simplifier would make it its

@@ -264,15 +264,15 @@ static bool check_wgmma(ir_visitor *v, const ir_stmt *s) {
                   b ? b->name : acc->name);
   }
   const ir_expr *last = s->wgmma.idx[acc->ndim - 1];
-  if (last->kind != E_INT ||
+  if (last->kind != E_INT || last->ival < 0 ||
       last->ival + in->frag[MMA_ACC].regs > acc->shape[acc->ndim - 1])
     return fail(v, "wgmma accumulators without room for a lane's "
                 "registers:", acc->name);
   const int64_t *blk = vf->k->block;
-  if ((blk[0] * blk[1] * blk[2]) % WGMMA_LANES != 0 ||
-      vf->k->min_arch < 90 || !vf->k->arch_specific)
-    return fail(v, "wgmma in a kernel of partial warpgroups or not built "
-                "for sm_90a:", acc->name);
+  if ((blk[0] * blk[1] * blk[2]) % WGMMA_LANES != 0)
+    return fail(v, "wgmma in a kernel of partial warpgroups:", acc->name);
+  if (vf->k->min_arch < 90 || !vf->k->arch_specific)
+    return fail(v, "wgmma in a kernel not built for sm_90a:", acc->name);
   return true;
 }
 

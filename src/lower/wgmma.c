@@ -42,6 +42,22 @@ static bool holds_kind(const ir_stmt *s, ir_stmt_kind kind) {
   return first_of_kind(s, kind) != NULL;
 }
 
+/* A cp.async wait of the loop's own pipeline: one not inside a loop nested
+ * in its body (a pipeline at an inner loop waits there). */
+static bool own_wait(ir_visitor *v, const ir_stmt *s) {
+  bool *found = v->ctx;
+  *found |= s->kind == S_ASYNC_WAIT;
+  v->stop = *found;
+  return !v->stop && s->kind != S_FOR;
+}
+
+static bool pipelined_here(const ir_stmt *loop) {
+  bool found = false;
+  ir_visitor v = {.stmt = own_wait, .ctx = &found};
+  ir_visit_stmt(&v, loop->for_.body);
+  return found;
+}
+
 typedef struct {
   lower_ctx *cx;
   int pending; /* batches the innermost in-flight loop leaves running */
@@ -84,10 +100,10 @@ static bool check_marked(ir_visitor *v, const ir_stmt *s) {
  * loop's count, and the last ones are waited for after it. */
 static ir_stmt *in_flight_loop(ir_mutator *m, ir_stmt *s) {
   batch_pass *p = m->ctx;
-  if (!holds_kind(s->for_.body, S_ASYNC_WAIT))
-    return refuse(m, s, "its caches are not pipelined: the copies into a "
+  if (!pipelined_here(s))
+    return refuse(m, s, "no caches are pipelined at it: the copies into a "
                   "tile a running batch reads must wait for it (ts_pipeline "
-                  "on the caches attached there)");
+                  "on caches attached at this loop, not at one inside it)");
   int outer = p->pending;
   p->pending = s->for_.loop->wgmma_in_flight;
   ir_stmt *loop = ir_mutate_stmt_children(m, s);

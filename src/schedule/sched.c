@@ -210,6 +210,13 @@ ts_status sched_commit(ts_sched *s, const char *fn, ir_stmt *root,
 }
 
 bool sched_require_serial(ts_sched *s, const char *fn, const ts_loop *l) {
+  if (l->kind == TS_SERIAL && l->wgmma_in_flight > 0) {
+    sched_fail(s, TS_ERR_ALREADY_BOUND, l,
+               "%s: loop \"%s\" keeps wgmma batches in flight; call "
+               "ts_wgmma_in_flight after every other primitive on the loop",
+               fn, l->name);
+    return false;
+  }
   if (l->kind == TS_SERIAL && !l->partitioned)
     return true;
   if (l->kind == TS_SERIAL) {
