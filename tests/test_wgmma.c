@@ -292,32 +292,42 @@ static char *fault_with(ts_program *p, ir_stmt_kind kind, int from, int to) {
   return ok ? NULL : strdup(msg);
 }
 
-static char *fault_with_wait(ts_program *p, int from, int to) {
-  return fault_with(p, S_WGMMA_SYNC, from, to);
-}
-
-/* A batch left in flight while the pipeline still copies 3 tiles ahead
- * into 4 stages: the next tile's copy lands in the tile the running batch
- * reads, and the executor, which reads a batch's tiles when it retires,
- * finds the copy in flight there. */
-static void test_executor_catches_a_copy_under_a_running_batch(void **state) {
-  (void)state;
-  ts_gemm g = ts_gemm_make(128, 128, 512);
+/* The schedule w at 128 x 128 x K in f16, lowered: it runs on the
+ * executor with its `same` waits of `kind` left alone (rewritten to
+ * themselves), and with its `from` waits made `to` faults saying each of
+ * `says` and not `never` (NULL: nothing excluded). */
+static void assert_mutant_faults(int64_t k, const wg_shape *w,
+                                 ir_stmt_kind kind, int same, int from,
+                                 int to, const char *const says[2],
+                                 const char *never) {
+  ts_gemm g = ts_gemm_make(128, 128, k);
   g.a_type = g.b_type = TS_F16;
   g.beta = 0;
-  ts_sched *s = warpgroups(&g, &(wg_shape){128, 128, 64, true, true, true,
-                                           4, 0});
+  ts_sched *s = warpgroups(&g, w);
   ts_program *p = ts_lower(s);
   assert_int_equal(ts_program_status(p), TS_OK);
-  assert_null(fault_with_wait(p, 0, 0)); /* the kernel as lowered runs */
-  char *msg = fault_with_wait(p, 0, 1);
+  assert_null(fault_with(p, kind, same, same));
+  char *msg = fault_with(p, kind, from, to);
   assert_non_null(msg);
-  if (!strstr(msg, "retired by wgmma.wait_group 1") ||
-      !strstr(msg, "before its cp.async landed"))
+  if (!strstr(msg, says[0]) || (says[1] && !strstr(msg, says[1])) ||
+      (never && strstr(msg, never)))
     fail_msg("the executor says: %s", msg);
   free(msg);
   ts_program_free(p);
   ts_sched_free(s);
+}
+
+/* A batch left in flight while the pipeline still copies 3 tiles ahead
+ * into 4 stages: the next tile's copy lands in the tile the running batch
+ * reads, and the executor, which reads a batch's tiles again when it
+ * retires, finds the copy in flight there. */
+static void test_executor_catches_a_copy_under_a_running_batch(void **state) {
+  (void)state;
+  assert_mutant_faults(512, &(wg_shape){128, 128, 64, true, true, true, 4, 0},
+                       S_WGMMA_SYNC, 0, 0, 1,
+                       (const char *[2]){"retired by wgmma.wait_group 1",
+                                         "before its cp.async landed"},
+                       NULL);
 }
 
 /* With a batch in flight, the copy groups waited for one tile short
@@ -326,21 +336,10 @@ static void test_executor_catches_a_copy_under_a_running_batch(void **state) {
  * the tile and hide it. */
 static void test_executor_catches_a_batch_on_a_tile_in_flight(void **state) {
   (void)state;
-  ts_gemm g = ts_gemm_make(128, 128, 512);
-  g.a_type = g.b_type = TS_F16;
-  g.beta = 0;
-  ts_sched *s = warpgroups(&g, &flying);
-  ts_program *p = ts_lower(s);
-  assert_int_equal(ts_program_status(p), TS_OK);
-  assert_null(fault_with(p, S_ASYNC_WAIT, 1, 1));
-  char *msg = fault_with(p, S_ASYNC_WAIT, 1, 2);
-  assert_non_null(msg);
-  if (!strstr(msg, "read of shared A.shared") ||
-      !strstr(msg, "before its cp.async landed") || strstr(msg, "retired"))
-    fail_msg("the executor says: %s", msg);
-  free(msg);
-  ts_program_free(p);
-  ts_sched_free(s);
+  assert_mutant_faults(512, &flying, S_ASYNC_WAIT, 1, 1, 2,
+                       (const char *[2]){"read of shared A.shared",
+                                         "before its cp.async landed"},
+                       "retired");
 }
 
 /* The last batch never waited for (the wait after the loop, which
@@ -348,21 +347,11 @@ static void test_executor_catches_a_batch_on_a_tile_in_flight(void **state) {
  * scope of the tiles it reads ends, not a silent result without it. */
 static void test_executor_catches_a_batch_never_waited_for(void **state) {
   (void)state;
-  ts_gemm g = ts_gemm_make(128, 128, 256);
-  g.a_type = g.b_type = TS_F16;
-  g.beta = 0;
-  ts_sched *s = warpgroups(&g, &flying);
-  ts_program *p = ts_lower(s);
-  assert_int_equal(ts_program_status(p), TS_OK);
-  assert_null(fault_with_wait(p, 1, 1));
-  char *msg = fault_with_wait(p, 0, 2);
-  assert_non_null(msg);
-  if (!strstr(msg, "(batch 3) is still in flight at the end of A.shared's "
-                   "scope"))
-    fail_msg("the executor says: %s", msg);
-  free(msg);
-  ts_program_free(p);
-  ts_sched_free(s);
+  assert_mutant_faults(256, &flying, S_WGMMA_SYNC, 1, 0, 2,
+                       (const char *[2]){"(batch 3) is still in flight at "
+                                         "the end of A.shared's scope",
+                                         NULL},
+                       NULL);
 }
 
 static void assert_refused(const wg_shape *w, ts_status want,
