@@ -40,7 +40,8 @@ static const ts_builtin builtins[] = {
      "small and skinny shapes", example_tc64, true, false},
     {"wg128", "tensor cores (wgmma, sm_90): 128x256 tiles of 2 warpgroups "
      "of 64x256, 4 cp.async stages into swizzled tiles, a batch of wgmma "
-     "in flight; f16 or bf16", example_wg128, true, true},
+     "in flight; f16, bf16, or tf32 with A and B packed", example_wg128,
+     true, true},
 };
 
 enum { NBUILTINS = sizeof(builtins) / sizeof(builtins[0]) };
@@ -81,8 +82,8 @@ static const ts_space spaces[] = {
      "block swizzle (tensor cores: f16, bf16 or tf32)", space_tensorcore,
      true, false},
     {"warpgroup", "wg128's block tiles, warpgroups, cp.async stages, "
-     "block swizzle and wgmma batches in flight (wgmma, sm_90: f16 or "
-     "bf16)", space_warpgroup, true, true},
+     "block swizzle and wgmma batches in flight (wgmma, sm_90: f16, bf16 "
+     "or tf32)", space_warpgroup, true, true},
 };
 
 enum { NSPACES = sizeof(spaces) / sizeof(spaces[0]) };

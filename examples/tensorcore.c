@@ -104,17 +104,39 @@ ts_status example_tc64(ts_sched *s) {
  * into 128-byte panels). */
 
 typedef struct wg_tiling {
-  int64_t bm, bn, bk, stages, swizzle;
+  int64_t bm, bn, stages, swizzle;
   int64_t in_flight; /* wgmma batches left running into the next k tile */
 } wg_tiling;
 
+/* A wgmma operand's shared tile: swizzled in 128-byte rows, copied 16
+ * bytes an access in stages; `k_major`: stored with k contiguous. */
+static void warpgroup_tile(ts_sched *s, const char *operand, ts_loop *at,
+                           const wg_tiling *t, bool k_major) {
+  ts_stage *st;
+  ts_cache_read(s, operand, TS_SHARED, at, &st);
+  if (k_major)
+    ts_storage_transpose(s, st);
+  ts_storage_swizzle(s, st);
+  vector_copy(s, st, 16 / ts_dtype_size(ts_sched_gemm(s)->a_type));
+  ts_pipeline(s, st, (int)t->stages);
+}
+
 static ts_status warpgroup_tiles(ts_sched *s, const wg_tiling *t) {
   ts_loop *io, *ir, *wg, *ii, *jo, *jj, *ko, *ki, *kq, *kk;
+  /* tf32: wgmma reads its operands k-major and rounded only, so both are
+   * packed first (ts_pack) and B's tile is stored k-major; k steps of 8.
+   * A k tile is one 128-byte row of the swizzle: 64 halves, 32 tf32. */
+  bool tf32 = ts_sched_gemm(s)->a_type == TS_F32;
+  int64_t size = ts_dtype_size(ts_sched_gemm(s)->a_type);
+  if (tf32) {
+    ts_pack(s, "A");
+    ts_pack(s, "B");
+  }
   ts_split(s, ts_get_loop(s, "i"), t->bm, &io, &ir);
   ts_split(s, ir, 64, &wg, &ii);
   ts_split(s, ts_get_loop(s, "j"), t->bn, &jo, &jj);
-  ts_split(s, ts_get_loop(s, "k"), t->bk, &ko, &ki);
-  ts_split(s, ki, 16, &kq, &kk);
+  ts_split(s, ts_get_loop(s, "k"), 128 / size, &ko, &ki);
+  ts_split(s, ki, tf32 ? 8 : 16, &kq, &kk);
   ts_reorder(s, 8, (ts_loop *[]){io, jo, wg, ko, kq, ii, jj, kk});
   ts_rename(s, wg, "warpgroup");
   ts_bind(s, io, TS_BLOCK_Y);
@@ -122,8 +144,8 @@ static ts_status warpgroup_tiles(ts_sched *s, const wg_tiling *t) {
   ts_bind(s, wg, TS_THREAD_Y);
   if (t->swizzle)
     ts_swizzle(s, io, jo, t->swizzle);
-  shared_tile(s, "A", ko, 8, t->stages, 1);
-  shared_tile(s, "B", ko, 8, t->stages, 1);
+  warpgroup_tile(s, "A", ko, t, false);
+  warpgroup_tile(s, "B", ko, t, tf32);
   ts_unroll(s, kq);
   ts_tensorize(s, ii, jj, kk);
   if (t->in_flight)
@@ -131,11 +153,11 @@ static ts_status warpgroup_tiles(ts_sched *s, const wg_tiling *t) {
   return ts_sched_status(s);
 }
 
-/* 128 x 256 block tiles of 2 warpgroups of 64 x 256, k in 64s, 4
- * stages, each k tile's batch of wgmma running on while the next is
- * issued: fp16 or bf16 on sm_90. */
+/* 128 x 256 block tiles of 2 warpgroups of 64 x 256, k tiles of 128
+ * bytes, 4 stages, each k tile's batch of wgmma running on while the next
+ * is issued: fp16, bf16, or tf32 with A and B packed, on sm_90. */
 ts_status example_wg128(ts_sched *s) {
-  return warpgroup_tiles(s, &(wg_tiling){128, 256, 64, 4, 0, 1});
+  return warpgroup_tiles(s, &(wg_tiling){128, 256, 4, 0, 1});
 }
 
 /* Each knob's first value is wg128's: block tiles of 1 to 4 warpgroups,
@@ -144,13 +166,13 @@ ts_status example_wg128(ts_sched *s) {
  * and 6 fit smaller tiles), and 0 to 2 k tiles' batches of wgmma left in
  * flight (each one runs the copies a tile less ahead). */
 ts_status space_warpgroup(ts_sched *s, ts_config *c) {
-  wg_tiling t = {.bk = 64};
+  wg_tiling t;
   t.bm = ts_knob(c, "bm", 4, (int64_t[]){128, 64, 192, 256});
   t.bn = ts_knob(c, "bn", 3, (int64_t[]){256, 128, 64});
   t.stages = ts_knob(c, "stages", 5, (int64_t[]){4, 3, 2, 5, 6});
   t.swizzle = ts_knob(c, "swizzle", 2, (int64_t[]){0, 8});
   t.in_flight = ts_knob(c, "inflight", 3, (int64_t[]){1, 0, 2});
-  int64_t bytes = t.stages * (t.bm + t.bn) * t.bk * 2;
+  int64_t bytes = t.stages * (t.bm + t.bn) * 128; /* k tiles of 128 bytes */
   /* A lane's bn / 2 accumulators and about 30 registers more (ptxas asks
    * 154 for 128), under the 65536 of an SM shared by the block. */
   int64_t threads = t.bm / 64 * 128, regs = t.bn / 2 + 30;

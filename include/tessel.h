@@ -296,6 +296,14 @@ ts_status ts_pipeline(ts_sched *s, ts_stage *stage, int stages);
  * it nor ts_partition follows the other).  Lowering refuses it on a loop
  * whose body has no wgmma or whose caches are not pipelined at it. */
 ts_status ts_wgmma_in_flight(ts_sched *s, ts_loop *loop, int batches);
+/* Packs `buffer` ("A" or "B"): a first kernel of the program copies op(A)
+ * or op(B) into the workspace k-major (op(A) as M rows of K, op(B) as N
+ * rows of K, each row padded to 16 bytes) and rounded as the math rounds
+ * (to tf32 under TS_MATH_TF32), and the schedule reads that copy, as BLIS
+ * packs its panels.  wgmma takes tf32 operands only so: k-major, and
+ * already rounded (it reads fp32 as tf32 by dropping bits).  Call it
+ * before any ts_cache_read of the buffer. */
+ts_status ts_pack(ts_sched *s, const char *buffer);
 
 /* ---- Occupancy ----------------------------------------------------------- */
 
@@ -338,6 +346,10 @@ ts_status ts_replay(const ts_sched *from, ts_sched *onto);
  * program carries the error.  Free the schedule whenever you like. */
 typedef struct ts_program ts_program;
 
+/* The most kernels a program launches: two of ts_pack, the schedule's,
+ * and split-K's second. */
+enum { TS_MAX_KERNELS = 4 };
+
 typedef struct ts_launch {
   int64_t grid[3], block[3];
   /* Dynamic shared memory, in bytes: the shared caches when they pass the
@@ -355,15 +367,16 @@ const ts_gemm *ts_program_gemm(const ts_program *p);
 const char *ts_program_name(const ts_program *p);  /* the schedule's */
 const char *ts_program_entry(const ts_program *p); /* "tessel_<name>" */
 ts_status ts_program_launch(const ts_program *p, ts_launch *out);
-/* The kernels a program launches, in order: 1, or 2 with split-K (the
- * schedule's kernel then the workspace's reduction, or the scaling of C by
- * beta then the schedule's kernel).  ts_program_entry and ts_program_launch
+/* The kernels a program launches, in order: ts_pack's (op(A)'s, then
+ * op(B)'s) first, then the schedule's kernel, with split-K's second (the
+ * workspace's reduction after it, or the scaling of C by beta before it).  ts_program_entry and ts_program_launch
  * are the schedule's kernel; these give kernel i (0 .. count - 1). */
 int ts_program_kernel_count(const ts_program *p);
 const char *ts_program_kernel_entry(const ts_program *p, int i);
 ts_status ts_program_kernel_launch(const ts_program *p, int i, ts_launch *out);
-/* Bytes of the fp32 workspace the kernels share (split-K's partial sums),
- * passed to each kernel as a fourth parameter; 0: none. */
+/* Bytes of the workspace the kernels share (split-K's fp32 partial sums,
+ * then ts_pack's copies of the operands), passed to each kernel as a
+ * fourth parameter; 0: none. */
 int64_t ts_program_workspace(const ts_program *p);
 /* Blocks per multiprocessor asked for (__launch_bounds__); 0: any. */
 int ts_program_min_blocks(const ts_program *p);
@@ -593,8 +606,8 @@ typedef struct ts_builtin {
   /* It tensorizes: it needs f16 or bf16 A and B, or f32 with
    * TS_MATH_TF32, and refuses exact fp32. */
   bool tensor_cores;
-  /* Its instruction (wgmma) takes f16 or bf16 A and B only, not tf32. */
-  bool half_only;
+  /* Its instruction (wgmma) is sm_90a's: it compiles for sm_90 alone. */
+  bool sm90_only;
 } ts_builtin;
 
 int ts_builtin_count(void);
@@ -631,7 +644,7 @@ typedef struct ts_space {
   const char *summary;
   ts_status (*apply)(ts_sched *s, ts_config *c);
   bool tensor_cores; /* as a ts_builtin's */
-  bool half_only;    /* as a ts_builtin's */
+  bool sm90_only;    /* as a ts_builtin's */
 } ts_space;
 
 /* The configuration's value of the knob `name`, one of values[0..n).  When

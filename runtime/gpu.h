@@ -41,9 +41,9 @@ typedef struct gpu_module {
    * and launch are one of them), and the workspace they share, allocated
    * at load and kept until unload; nfns is 0 for one entry point. */
   int nfns;
-  CUfunction fns[2];
-  ts_launch launches[2];
-  const char *entries[2]; /* the kernel's */
+  CUfunction fns[TS_MAX_KERNELS];
+  ts_launch launches[TS_MAX_KERNELS];
+  const char *entries[TS_MAX_KERNELS]; /* the kernel's */
   CUdeviceptr W;
   ts_ptxas_info ptxas;
   bool hand_written;

@@ -26,8 +26,8 @@ struct ts_kernel {
    * them), each one's launch, and the bytes of the workspace they share;
    * nkernels is 0 for a kernel of one entry point. */
   int nkernels;
-  char *entries[2]; /* malloc'd */
-  ts_launch launches[2];
+  char *entries[TS_MAX_KERNELS]; /* malloc'd */
+  ts_launch launches[TS_MAX_KERNELS];
   int64_t workspace;
   int min_blocks;    /* blocks per multiprocessor it was compiled for */
   bool hand_written; /* a ts_cuda_kernel: (A, B, C, M, N, K, alpha, beta),

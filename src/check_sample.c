@@ -113,10 +113,12 @@ static void report(const ir_sample *r, ts_sample *s) {
  * touch, a box's rows n wide meeting at most n / SPACE_PAGE + 2 pages,
  * with their hash table's share; and the largest box's rows of op(A) and
  * columns of op(B), K long, made for the comparison (one box at a time),
- * those in *inputs. */
+ * those in *inputs.  A packed operand adds the pages of its rows (op(A))
+ * or columns (op(B)) that the packing blocks run write: the box's, and a
+ * packing tile's (32) either side. */
 static double region_bytes(const ts_program *p, const exec_space *sp,
                            double *inputs_out) {
-  double pages = 0, inputs = 0;
+  double pages = 0, inputs = 0, packed = 0;
   for (int i = 0; i < sp->nboxes; i++) {
     const ir_box *b = &sp->boxes[i];
     double rows = (double)(b->hi[0] - b->lo[0] + 1);
@@ -124,11 +126,14 @@ static double region_bytes(const ts_program *p, const exec_space *sp,
     pages += rows * (double)((int64_t)cols / SPACE_PAGE + 2);
     double in = (rows + cols) * (double)p->def.k * sizeof(float);
     inputs = in > inputs ? in : inputs;
+    for (int w = 0; w < 2; w++)
+      if (p->k.packed[w])
+        packed += ((w ? cols : rows) + 64) * (double)p->def.k / SPACE_PAGE;
   }
-  double planes = 1 + (p->workspace > 0 ? (double)p->k.grid[2] : 0);
+  double planes = 1 + (p->k.W ? (double)p->k.grid[2] : 0);
   double page = sizeof(space_page) + 4 * (sizeof(uint64_t) + sizeof(void *));
   *inputs_out = inputs;
-  return pages * planes * page + inputs;
+  return (pages * planes + packed) * page + inputs;
 }
 
 /* The checks both entry points make first; TS_OK to go on. */
@@ -153,7 +158,9 @@ static ts_status sample_args(const ts_program *p, const ts_sample *s,
  * with a fault in msg. */
 static bool execute(const ts_program *p, uint64_t seed, const ts_sample *s,
                     bool plan_only, ir_sample *r, char *msg, size_t msglen) {
-  int main = p->order[0] == &p->k ? 0 : 1;
+  int main = 0;
+  while (p->order[main] != &p->k)
+    main++;
   ir_sample_opts o = {.seed = seed, .random = s->random,
                       .budget = s->budget_s * ts_check_rate(),
                       .plan_only = plan_only};

@@ -64,10 +64,7 @@ static inline void assert_ir(ts_sched *s, const char *want) {
 /* def as built-in b can take it: a tensor-core built-in gets fp32 A and
  * B multiplied in tf32 (it refuses exact fp32). */
 static inline ts_gemm def_for_builtin(const ts_builtin *b, ts_gemm def) {
-  if (b && b->half_only && def.a_type == TS_F32 && def.b_type == TS_F32)
-    def.a_type = def.b_type = TS_F16;
-  else if (b && b->tensor_cores && def.a_type == TS_F32 &&
-           def.b_type == TS_F32)
+  if (b && b->tensor_cores && def.a_type == TS_F32 && def.b_type == TS_F32)
     def.math = TS_MATH_TF32;
   return def;
 }

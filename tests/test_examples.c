@@ -118,7 +118,7 @@ static void test_codegen_is_deterministic(void **state) {
  * (docs/performance.md, "wgmma"). */
 static bool wgmma_misaligned(const ts_builtin *b, const ts_gemm *g,
                              const ts_ptxas_info *p) {
-  return b->half_only && (g->k % 8 != 0 || g->n % 8 != 0) &&
+  return b->sm90_only && (g->k % 8 != 0 || g->n % 8 != 0) &&
          p->spill_store_bytes + p->spill_load_bytes <= 1024;
 }
 
@@ -136,7 +136,7 @@ static void test_every_example_compiles(void **state) {
         ts_gemm g = ts_gemm_make(sizes[z][0], sizes[z][1], sizes[z][2]);
         ts_sched *s = builtin_at(b, g);
         ts_kernel *k = ts_compile_sched(s, archs[a]);
-        if (ts_builtin_at(b)->half_only && a == 0) { /* wgmma: sm_90 only */
+        if (ts_builtin_at(b)->sm90_only && a == 0) { /* wgmma: sm_90 only */
           assert_int_equal(ts_kernel_status(k), TS_ERR_BAD_ARCH);
           assert_non_null(strstr(ts_kernel_errmsg(k), "only sm_90 has"));
           ts_kernel_free(k);
@@ -155,7 +155,7 @@ static void test_every_example_compiles(void **state) {
                    ts_builtin_at(b)->name, archs[a], (long long)g.m,
                    (long long)g.n, (long long)g.k,
                    p.spill_store_bytes + p.spill_load_bytes);
-        assert_string_equal(ts_kernel_arch(k), ts_builtin_at(b)->half_only
+        assert_string_equal(ts_kernel_arch(k), ts_builtin_at(b)->sm90_only
                                                    ? "sm_90a"
                                                    : archs[a]);
         ts_kernel_free(k);

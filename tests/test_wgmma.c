@@ -10,12 +10,15 @@
  */
 #include "helpers.h"
 
+#include <math.h>
+
 #include "ir/exec.h"
 #include "ir/ir.h"
 #include "ir/mma.h"
 #include "ir/program.h"
 #include "ir/visit.h"
 #include "lower/lower.h"
+#include "random.h"
 
 /* ---- Descriptors and the swizzled caches ------------------------------------ */
 
@@ -48,7 +51,8 @@ static void test_k_major_descriptor_reads_the_cache(void **state) {
   ir_buffer b = swizzled(128, 64);
   for (int64_t m0 = 0; m0 < 128; m0 += 64)
     for (int64_t k0 = 0; k0 < 64; k0 += 16) {
-      mma_desc d = {.start = unswizzled(&b, m0, k0), .lbo = 16, .sbo = 1024};
+      mma_desc d = {.start = unswizzled(&b, m0, k0), .lbo = 16, .sbo = 1024,
+                    .size = 2};
       for (int m = 0; m < 64; m++)
         for (int k = 0; k < 16; k++)
           assert_int_equal(mma_desc_address(&d, m, k),
@@ -65,7 +69,7 @@ static void test_mn_major_descriptor_reads_the_panels(void **state) {
     ir_buffer b = swizzled(64, widths[w]);
     for (int64_t k0 = 0; k0 < 64; k0 += 16) {
       mma_desc d = {.start = unswizzled(&b, k0, 0), .lbo = 64 * 128,
-                    .sbo = 1024, .mn_major = true};
+                    .sbo = 1024, .mn_major = true, .size = 2};
       for (int n = 0; n < widths[w]; n++)
         for (int k = 0; k < 16; k++)
           assert_int_equal(mma_desc_address(&d, n, k),
@@ -79,7 +83,8 @@ static void test_mn_major_descriptor_reads_the_panels(void **state) {
 static void test_a_wrong_stride_reads_elsewhere(void **state) {
   (void)state;
   ir_buffer b = swizzled(64, 128);
-  mma_desc d = {.start = 0, .lbo = 1024, .sbo = 64 * 128, .mn_major = true};
+  mma_desc d = {.start = 0, .lbo = 1024, .sbo = 64 * 128, .mn_major = true,
+                .size = 2};
   int differ = 0;
   for (int n = 0; n < 128; n++)
     for (int k = 0; k < 16; k++)
@@ -525,19 +530,138 @@ static void test_refuses_a_tile_narrower_than_the_row(void **state) {
   ts_sched_free(s);
 }
 
-/* tf32 has no wgmma here: a 64-row tile is no instruction's. */
-static void test_refuses_tf32_tiles(void **state) {
+/* wg128 in tf32 (A and B packed, rounded, B's tile k-major, m64n256k8)
+ * against the rounded reference at odd shapes in every layout, alpha and
+ * beta included, two batches in flight too. */
+static void test_tf32_correct_in_every_layout(void **state) {
   (void)state;
+  static const int64_t shapes[][3] = {{67, 45, 70}, {1, 1, 1},
+                                      {130, 129, 200}};
+  for (int l = TS_NN; l <= TS_TT; l++)
+    for (int z = 0; z < 3; z++) {
+      ts_gemm g = ts_gemm_make(shapes[z][0], shapes[z][1], shapes[z][2]);
+      g.math = TS_MATH_TF32;
+      g.layout = (ts_layout)l;
+      g.alpha = 1.5f;
+      g.beta = 0.5f;
+      ts_sched *s = ts_builtin_schedule("wg128", &g);
+      assert_checks(s, 5 + (uint64_t)z);
+      char *ir = ts_print_ir(s);
+      assert_non_null(strstr(ir, "wgmma.m64n256k8.tf32"));
+      assert_non_null(strstr(ir, "(a k-major, b k-major)"));
+      free(ir);
+      ts_sched_free(s);
+    }
+}
+
+/* The packing kernels' rounding is what makes wgmma's truncation exact:
+ * the program's C is the fp32 sum of the products of A and B rounded to
+ * tf32 (to fp32's accumulation error, far below tf32's); without the
+ * rounding the executor, truncating as the hardware reads, misses it by
+ * tf32's. */
+static ir_expr *unrounded(ir_mutator *m, ir_expr *e) {
+  return e->kind == E_ROUND_TF32 ? e->op.a : ir_mutate_expr_children(m, e);
+}
+
+/* The largest |C - the GEMM of the rounded inputs| over the tolerance of
+ * an fp32 sum of K products. */
+static double rounded_gemm_error(const ts_program *p, const float *A,
+                                 const float *B) {
+  const ts_gemm *g = ts_program_gemm(p);
+  float *C = calloc((size_t)(g->m * g->n), sizeof(float));
+  char msg[512];
+  assert_int_equal(ts_program_execute(p, A, B, C, msg, sizeof(msg)), TS_OK);
+  double worst = 0;
+  for (int64_t i = 0; i < g->m; i++)
+    for (int64_t j = 0; j < g->n; j++) {
+      double sum = 0, mag = 0;
+      for (int64_t k = 0; k < g->k; k++) {
+        double x = (double)mma_round_tf32(A[i * g->k + k]) *
+                   mma_round_tf32(B[k * g->n + j]);
+        sum += x;
+        mag += fabs(x);
+      }
+      double err = fabs(C[i * g->n + j] - sum) / ((g->k + 4) * 0x1p-24 * mag);
+      worst = err > worst ? err : worst;
+    }
+  free(C);
+  return worst;
+}
+
+static void test_tf32_needs_the_packs_rounding(void **state) {
+  (void)state;
+  ts_gemm g = ts_gemm_make(64, 256, 300);
+  g.math = TS_MATH_TF32;
+  ts_sched *s = ts_builtin_schedule("wg128", &g);
+  ts_program *p = ts_lower(s);
+  float *A = malloc(sizeof(float) * 64 * 300);
+  float *B = malloc(sizeof(float) * 300 * 256);
+  uint64_t seed = 5;
+  ts_fill_random(A, 64 * 300, &seed);
+  ts_fill_random(B, 300 * 256, &seed);
+  assert_true(rounded_gemm_error(p, A, B) <= 1.0);
+  ir_mutator m = {.a = &p->arena, .expr = unrounded};
+  for (int w = 0; w < 2; w++)
+    p->pack[w].body = ir_mutate_stmt(&m, p->pack[w].body);
+  assert_true(rounded_gemm_error(p, A, B) > 1.0);
+  free(A);
+  free(B);
+  ts_program_free(p);
+  ts_sched_free(s);
+}
+
+/* tf32 64 x 64 x 8 tiles of warpgroups, A and B packed or not, B's tile
+ * stored k-major or not. */
+static ts_sched *tf32_warpgroups(bool pack_a, bool pack_b, bool b_k_major) {
   ts_gemm g = ts_gemm_make(128, 128, 128);
   g.math = TS_MATH_TF32;
   ts_sched *s = ts_matmul_named(&g, "wg");
-  ts_loop *io, *ii, *jo, *jj, *ko, *kk;
+  if (pack_a)
+    ts_pack(s, "A");
+  if (pack_b)
+    ts_pack(s, "B");
+  ts_loop *io, *ii, *jo, *jj, *ko, *ki, *kq, *kk;
+  ts_stage *as, *bs;
   ts_split(s, ts_get_loop(s, "i"), 64, &io, &ii);
   ts_split(s, ts_get_loop(s, "j"), 64, &jo, &jj);
-  ts_split(s, ts_get_loop(s, "k"), 8, &ko, &kk);
-  ts_reorder(s, 6, (ts_loop *[]){io, jo, ko, ii, jj, kk});
-  assert_int_equal(ts_tensorize(s, ii, jj, kk), TS_ERR_BAD_TENSORIZE);
-  assert_non_null(strstr(ts_sched_errmsg(s), "m16n8k8's tile is 16"));
+  ts_split(s, ts_get_loop(s, "k"), 32, &ko, &ki);
+  ts_split(s, ki, 8, &kq, &kk);
+  ts_reorder(s, 7, (ts_loop *[]){io, jo, ko, kq, ii, jj, kk});
+  ts_bind(s, io, TS_BLOCK_Y);
+  ts_bind(s, jo, TS_BLOCK_X);
+  ts_cache_read(s, "A", TS_SHARED, ko, &as);
+  ts_storage_swizzle(s, as);
+  ts_cache_read(s, "B", TS_SHARED, ko, &bs);
+  if (b_k_major)
+    ts_storage_transpose(s, bs);
+  ts_storage_swizzle(s, bs);
+  assert_int_equal(ts_tensorize(s, ii, jj, kk), TS_OK);
+  return s;
+}
+
+/* wgmma takes tf32 operands packed (rounded) and k-major; each refusal
+ * names the operand and the primitive that fixes it. */
+static void test_tf32_refusals(void **state) {
+  (void)state;
+  const struct {
+    bool a, b, k_major;
+    const char *operand, *why;
+  } cases[] = {
+      {false, true, true, "A.shared (operand a)", "ts_pack(s, \"A\")"},
+      {true, false, true, "B.shared (operand b)", "ts_pack(s, \"B\")"},
+      {true, true, false, "B.shared (operand b)", "ts_storage_transpose"},
+  };
+  for (int i = 0; i < 3; i++) {
+    ts_sched *s = tf32_warpgroups(cases[i].a, cases[i].b, cases[i].k_major);
+    ts_program *p = ts_lower(s);
+    assert_int_equal(ts_program_status(p), TS_ERR_BAD_TENSORIZE);
+    assert_non_null(strstr(ts_program_errmsg(p), cases[i].operand));
+    assert_non_null(strstr(ts_program_errmsg(p), cases[i].why));
+    ts_program_free(p);
+    ts_sched_free(s);
+  }
+  ts_sched *s = tf32_warpgroups(true, true, true);
+  assert_checks(s, 9);
   ts_sched_free(s);
 }
 
@@ -557,7 +681,9 @@ int main(void) {
       cmocka_unit_test(test_verifier_checks_wgmma),
       cmocka_unit_test(test_refuses_operands_it_cannot_describe),
       cmocka_unit_test(test_refuses_a_tile_narrower_than_the_row),
-      cmocka_unit_test(test_refuses_tf32_tiles),
+      cmocka_unit_test(test_tf32_correct_in_every_layout),
+      cmocka_unit_test(test_tf32_needs_the_packs_rounding),
+      cmocka_unit_test(test_tf32_refusals),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

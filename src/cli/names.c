@@ -256,13 +256,6 @@ static int check_name(const char *name, bool spaces, const cli_opts *o) {
   }
   bool tensor = (t.sched && t.sched->tensor_cores) ||
                 (t.space && t.space->tensor_cores && (spaces || !t.sched));
-  bool half = (t.sched && t.sched->half_only) ||
-              (t.space && t.space->half_only && (spaces || !t.sched));
-  if (half && o->ab_type == TS_F32) {
-    fprintf(stderr, "tessel: %s runs wgmma, which tessel gives f16 or bf16 "
-            "A and B: take --dtype f16 or bf16 (tc128 runs tf32)\n", name);
-    return EXIT_USAGE;
-  }
   if (tensor && o->ab_type == TS_F32 && o->math != TS_MATH_TF32) {
     fprintf(stderr, "tessel: %s runs on tensor cores, which take --dtype "
             "f16, bf16 or tf32 (fp32 rounded to tf32), not exact f32\n",

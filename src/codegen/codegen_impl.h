@@ -15,6 +15,7 @@ typedef struct {
   ts_buf *b;
   bool wide;          /* 64-bit index arithmetic */
   bool needs_floordiv; /* a division the code must floor itself */
+  bool rounds_tf32;    /* ts_pack's kernel rounds to tf32 */
   ir_expr_style style;
   bool dynamic_shared;    /* shared buffers are slots of one extern array */
   int64_t shared_offset;  /* bytes of it given out so far */

@@ -486,9 +486,10 @@ static void mma_definitions(ts_buf *b, const emitter *em) {
   bool any = false;
   for (int t = 0; t < TS_DTYPE_COUNT; t++)
     any |= em->mma_used[t];
-  if (!any)
+  if (!any && !em->rounds_tf32)
     return;
-  ts_buf_puts(b, "// mma.sync (sm_80): one warp multiplies a tile of A by a "
+  if (any)
+    ts_buf_puts(b, "// mma.sync (sm_80): one warp multiplies a tile of A by a "
               "tile of B into\n// fp32 accumulators; each lane holds the "
               "elements the PTX ISA's fragment\n// layouts give it.\n");
   if (em->mma_used[TS_F16])
@@ -500,10 +501,13 @@ static void mma_definitions(ts_buf *b, const emitter *em) {
                 "__nv_bfloat16 lo, __nv_bfloat16 hi) {\n  return (unsigned)"
                 "__bfloat16_as_ushort(lo) | (unsigned)__bfloat16_as_ushort(hi)"
                 " << 16;\n}\n");
-  if (em->mma_used[TS_F32])
+  if (em->mma_used[TS_F32] || em->rounds_tf32)
     ts_buf_puts(b, "__device__ __forceinline__ unsigned tessel_tf32(float x) "
                 "{\n  unsigned r;\n  asm(\"cvt.rna.tf32.f32 %0, %1;\\n\" : "
                 "\"=r\"(r) : \"f\"(x));\n  return r;\n}\n");
+  if (em->rounds_tf32) /* ts_pack's rounding, as a float */
+    ts_buf_puts(b, "__device__ __forceinline__ float tessel_round_tf32(float "
+                "x) {\n  return __uint_as_float(tessel_tf32(x));\n}\n");
   for (int t = 0; t < TS_DTYPE_COUNT; t++)
     if (em->mma_used[t])
       mma_definition(b, mma_instr_for((ts_dtype)t));
@@ -539,6 +543,12 @@ static void type_definitions(ts_buf *b, const emitter *em) {
 static bool needs_wide_index(const ts_gemm *g) {
   const int64_t limit = (int64_t)1 << 31;
   return g->m * g->k >= limit || g->k * g->n >= limit || g->m * g->n >= limit;
+}
+
+/* Whether ts_pack's kernel of operand w rounds it to tf32. */
+static bool packs_tf32(const ts_program *p, int w) {
+  return p->k.packed[w] && p->def.math == TS_MATH_TF32 &&
+         p->k.packed[w]->dtype == TS_F32;
 }
 
 static void header(ts_buf *b, const ts_program *p) {
@@ -583,11 +593,34 @@ static void header(ts_buf *b, const ts_program *p) {
                   (long long)k->block[1], (long long)k->block[2]);
   }
   if (p->workspace)
-    ts_buf_printf(b, "// Workspace: W, %lld bytes of fp32 partial sums "
-                  "[%lld][%lld][%lld].\n", (long long)p->workspace,
-                  (long long)p->k.W->shape[0], (long long)g->m,
-                  (long long)g->n);
+    ts_buf_printf(b, "// Workspace: W, %lld bytes.\n", (long long)p->workspace);
+  if (p->k.W)
+    ts_buf_printf(b, "//   Split-K's fp32 partial sums [%lld][%lld][%lld] "
+                  "from byte 0.\n", (long long)p->k.W->shape[0],
+                  (long long)g->m, (long long)g->n);
+  for (int w = 0; w < 2; w++)
+    if (p->k.packed[w])
+      ts_buf_printf(b, "//   op(%c) packed k-major%s from byte %lld.\n",
+                    "AB"[w], packs_tf32(p, w) ? ", rounded to tf32," : "",
+                    (long long)p->k.packed[w]->workspace_offset);
   ts_buf_puts(b, "\n");
+}
+
+/* ts_pack's views of the workspace the kernel reads or writes, as
+ * pointers into W. */
+static void workspace_views(ts_buf *b, emitter *em, const ir_kernel *k) {
+  for (int w = 0; w < 2; w++) {
+    const ir_buffer *v = k->packed[w];
+    if (!v)
+      continue;
+    const char *type = cuda_type(em, v->dtype);
+    ts_buf_printf(b, "  // op(%c), packed k-major (ts_pack): rows of %lld "
+                  "elements.\n  %s *__restrict__ ", "AB"[w],
+                  (long long)v->strides[w == 0 ? 0 : 1], type);
+    ts_buf_c_name(b, v->name);
+    ts_buf_printf(b, " = (%s *)((char *)W + %lld);\n", type,
+                  (long long)v->workspace_offset);
+  }
 }
 
 /* One kernel's body, printed in C with the emitter's style. */
@@ -595,6 +628,7 @@ static char *kernel_body(emitter *em, const ts_program *p, const ir_kernel *k) {
   ts_buf body;
   ts_buf_init(&body);
   em->b = &body;
+  workspace_views(&body, em, k);
   em->dynamic_shared = k == &p->k && p->dynamic_shared > 0;
   if (em->dynamic_shared)
     ts_buf_printf(&body, "  // %lld bytes of shared memory: over the 48 KiB a "
@@ -628,7 +662,7 @@ static void kernel_definition(ts_buf *out, emitter *em, const ir_kernel *k,
   ts_buf_printf(out, "(const %s *__restrict__ A, const %s *__restrict__ "
                 "B,\n    %s *__restrict__ C", cuda_type(em, k->A->dtype),
                 cuda_type(em, k->B->dtype), cuda_type(em, k->C->dtype));
-  if (k->W)
+  if (k->W || k->packed[0] || k->packed[1])
     ts_buf_puts(out, ", float *__restrict__ W");
   ts_buf_puts(out, ")\n{\n");
   if (body)
@@ -649,8 +683,9 @@ char *ts_program_cuda(const ts_program *p) {
   em.style = (ir_expr_style){.var = c_var, .access = c_access,
                              .vector = c_vector, .cuda = true, .ctx = &em,
                              .floor_call = floor_call};
+  em.rounds_tf32 = packs_tf32(p, 0) || packs_tf32(p, 1);
   /* The bodies first: what they use decides the headers and helpers. */
-  char *bodies[2] = {NULL, NULL};
+  char *bodies[TS_MAX_KERNELS] = {NULL};
   for (int i = 0; i < p->nkernels; i++)
     bodies[i] = kernel_body(&em, p, p->order[i]);
   for (int i = 0; i < p->nkernels; i++) /* the parameters' types */

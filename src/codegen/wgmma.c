@@ -15,6 +15,11 @@ static int wgmma_form(const ir_stmt *s) {
 
 static const char *const majors[4] = {"kk", "mk", "kn", "mn"};
 
+/* "f16", "bf16", or "tf32" for fp32 operands. */
+static const char *operand_type(const mma_instr *in) {
+  return in->tf32 ? "tf32" : dtype_info_of(in->ab)->name;
+}
+
 /* tessel_wgmma_m64n256k16_f16_kn(&acc[..], tessel_wgmma_desc(&A_shared[..],
  * lbo, sbo), ...): each descriptor from its tile's first element, printed
  * without the swizzle (the hardware applies it). */
@@ -24,8 +29,8 @@ void c_wgmma(ts_buf *b, const ir_stmt *s, int depth, const ir_stmt_style *st) {
   em->wgmma_used[in->ab][in->n / 8 - 1][wgmma_form(s)] = true;
   cuda_type(em, in->ab);
   ts_buf_indent(b, depth);
-  ts_buf_printf(b, "tessel_wgmma_%s_%s_%s(&", in->name,
-                dtype_info_of(in->ab)->name, majors[wgmma_form(s)]);
+  ts_buf_printf(b, "tessel_wgmma_%s_%s_%s(&", in->name, operand_type(in),
+                majors[wgmma_form(s)]);
   c_access(b, s->wgmma.acc, s->wgmma.idx, &em->style);
   em->unswizzled = true;
   for (int w = 0; w < 2; w++) {
@@ -77,12 +82,14 @@ static void wgmma_definition(ts_buf *b, const mma_instr *in, int form) {
                 "float *d,\n    unsigned long long a, unsigned long long b) "
                 "{\n  asm volatile(\"{\\n.reg .pred p;\\nsetp.ne.b32 p, 1, "
                 "0;\\nwgmma.mma_async.sync.aligned.%s%s {", in->name,
-                dtype_info_of(in->ab)->name, majors[form], in->name,
-                in->ptx_types);
+                operand_type(in), majors[form], in->name, in->ptx_types);
   for (int r = 0; r < n; r++)
     ts_buf_printf(b, "%s%%%d", r ? "," : "", r);
-  ts_buf_printf(b, "}, %%%d, %%%d, p, 1, 1, %d, %d;\\n}\\n\"\n      :", n,
-                n + 1, form & 1, form >> 1);
+  if (in->tf32) /* no transpose operands: tf32 is k-major only */
+    ts_buf_printf(b, "}, %%%d, %%%d, p, 1, 1;\\n}\\n\"\n      :", n, n + 1);
+  else
+    ts_buf_printf(b, "}, %%%d, %%%d, p, 1, 1, %d, %d;\\n}\\n\"\n      :",
+                  n, n + 1, form & 1, form >> 1);
   for (int r = 0; r < n; r++)
     ts_buf_printf(b, "%s \"+f\"(d[%d])", r ? "," : "", r);
   ts_buf_puts(b, "\n      : \"l\"(a), \"l\"(b));\n}\n");
@@ -108,7 +115,7 @@ void wgmma_definitions(ts_buf *b, const emitter *em) {
                         "long)(sbo >> 4 & 0x3FFF) << 32 | 1ull << 62;\n}\n");
           any = true;
           wgmma_definition(b, mma_instr_for_tile((ts_dtype)t, 64, 8 * (n + 1),
-                                                 16), f);
+                                                 t == TS_F32 ? 8 : 16), f);
         }
   if (any)
     ts_buf_puts(b, "\n");

@@ -289,12 +289,19 @@ static void run(exec *x, const ir_stmt *s, const bool *active) {
 
 /* The buffers global memory holds, as kernel k names them. */
 static void bind_globals(exec *x, const ir_kernel *k) {
-  const ir_buffer *bufs[4] = {k->A, k->B, k->C, k->W};
-  for (int i = 0; i < x->nlive; i++) {
+  const ir_buffer *bufs[GLOBALS];
+  exec_globals(k, bufs);
+  for (int i = 0; i < x->nlive && i < GLOBALS; i++) {
     forget_accesses(&x->live[i]);
     if (bufs[i])
       x->live[i].buf = bufs[i];
   }
+}
+
+void exec_globals(const ir_kernel *k, const ir_buffer *out[GLOBALS]) {
+  const ir_buffer *g[GLOBALS] = {k->A, k->B, k->C, k->W, k->packed[0],
+                                 k->packed[1]};
+  memcpy(out, g, sizeof(g));
 }
 
 /* Frees what exec_begin_kernel allocated. */
@@ -412,14 +419,22 @@ bool ir_execute_observed(const ir_kernel *const *ks, int n, const float *A,
   exec x = {.k = ks[0], .msg = msglen ? msg : scratch,
             .msglen = msglen ? msglen : 1, .observer = observer};
   x.msg[0] = 0;
-  const ir_buffer *w = NULL;
-  for (int i = 0; i < n; i++)
-    w = ks[i]->W ? ks[i]->W : w;
-  bool ok = mem_init(&x.live[0], ks[0]->A, (float *)A, 1, false) &&
-            mem_init(&x.live[1], ks[0]->B, (float *)B, 1, false) &&
-            mem_init(&x.live[2], ks[0]->C, C, 1, true) &&
-            (!w || mem_init(&x.live[3], w, NULL, 1, true));
-  x.nlive = w ? 4 : 3;
+  /* The workspace's buffers, as the first kernel naming each has it. */
+  const ir_buffer *g[GLOBALS] = {NULL};
+  for (int i = n - 1; i >= 0; i--) {
+    const ir_buffer *gi[GLOBALS];
+    exec_globals(ks[i], gi);
+    for (int j = 0; j < GLOBALS; j++)
+      g[j] = gi[j] ? gi[j] : g[j];
+  }
+  bool ok = mem_init(&x.live[0], g[0], (float *)A, 1, false) &&
+            mem_init(&x.live[1], g[1], (float *)B, 1, false) &&
+            mem_init(&x.live[2], g[2], C, 1, true);
+  x.nlive = 3;
+  for (int j = 3; ok && j < GLOBALS; j++) {
+    ok = !g[j] || mem_init(&x.live[j], g[j], NULL, 1, true);
+    x.nlive = g[j] ? j + 1 : x.nlive;
+  }
   if (!ok) {
     snprintf(x.msg, x.msglen, "the executor ran out of memory");
   } else {
@@ -432,7 +447,7 @@ bool ir_execute_observed(const ir_kernel *const *ks, int n, const float *A,
     }
   }
   for (int i = 0; i < x.nlive; i++)
-    mem_free(&x.live[i], i == 3);
+    mem_free(&x.live[i], i >= 3);
   exec_finish(&x);
   return ok && !x.fault;
 }

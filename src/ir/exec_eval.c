@@ -13,6 +13,7 @@
 
 #include "dtype.h"
 #include "eval.h"
+#include "mma.h"
 
 enum { SCRATCH_ALIGN = 16 };
 
@@ -350,6 +351,13 @@ bool eval_float(exec *x, const ir_expr *e, const bool *mask, float *out) {
     for (int t = 0; t < (u ? 1 : x->nthreads); t++)
       if (u || mask[t])
         out[t] = ts_round_to(e->dtype, out[t]);
+    return u;
+  }
+  case E_ROUND_TF32: {
+    bool u = eval_float(x, e->op.a, mask, out);
+    for (int t = 0; t < (u ? 1 : x->nthreads); t++)
+      if (u || mask[t])
+        out[t] = mma_round_tf32(out[t]);
     return u;
   }
   case E_SELECT: return eval_select_float(x, e, mask, out);

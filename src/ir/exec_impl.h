@@ -22,6 +22,12 @@
 
 #include "exec.h"
 
+/* Global memory's buffers are x->live[0 .. GLOBALS): A, B, C, split-K's
+ * W, then ts_pack's copies of A and B (each NULL where a program has
+ * none); shared and local buffers follow them as they are allocated. */
+enum { GLOBAL_A, GLOBAL_B, GLOBAL_C, GLOBAL_W, GLOBAL_PACKED_A,
+       GLOBAL_PACKED_B, GLOBALS };
+
 enum { NONE = -1, MANY = -2, MAX_LIVE = 64,
        MAX_WARPGROUPS = 8 /* of 128 threads in a block of 1024 */ };
 
@@ -43,7 +49,7 @@ typedef struct mem {
   /* A sampled run's global matrix: elements live in the space's pages
    * (or, for A and B, are computed), not in the arrays above. */
   struct exec_space *space;
-  int matrix; /* which of the space's matrices: 0 A, 1 B, 2 C, 3 W */
+  int matrix; /* which of the space's matrices: its slot among GLOBALS */
 } mem;
 
 /* A thread's asynchronous copies in flight, oldest first. */
@@ -99,6 +105,8 @@ __attribute__((format(printf, 3, 4))) void exec_fault(exec *x, int t,
 const char *exec_scope_word(ir_scope s);
 
 /* ---- Kernels and blocks (exec.c) ---- */
+/* Kernel k's global buffers in the slots of x->live (NULL: none). */
+void exec_globals(const ir_kernel *k, const ir_buffer *out[GLOBALS]);
 /* Sets up x to run blocks of k (its globals in x->live[0..3] already);
  * false with x->msg set when out of memory. */
 bool exec_begin_kernel(exec *x, const ir_kernel *k);

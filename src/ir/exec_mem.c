@@ -254,7 +254,10 @@ float read_at(exec *x, mem *m, int64_t off, int t) {
   if (at == SIZE_MAX)
     return 0.0f;
   if (!m->read_only && !m->defined[at]) {
-    if (m->space && !space_in_sample(m->space, off))
+    /* A packed operand's elements that the blocks run read are all
+     * written by the packing blocks run (exec_sample.c). */
+    if (m->space && m->matrix < GLOBAL_PACKED_A &&
+        !space_in_sample(m->space, off))
       return NAN;
     exec_fault(x, t, "read of %s %s at element %lld, which nothing wrote",
           exec_scope_word(b->scope), b->name, (long long)off);

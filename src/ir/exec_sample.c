@@ -122,15 +122,20 @@ static ival iv(const footprint *f, const ir_expr *e) {
 }
 
 /* A store to C or W: its elements' bound over C's rows and columns (W's
- * last two dimensions are C's), widened by its lanes. */
+ * last two dimensions are C's), widened by its lanes.  A store to a packed
+ * operand bounds the C elements that read it: op(A)'s rows (every column),
+ * or op(B)'s columns (every row). */
 static void add_store(footprint *f, const ir_stmt *s) {
   const ir_buffer *b = s->store.buf;
-  if (b != f->k->C && (!f->k->W || b != f->k->W))
+  int packed = b == f->k->packed[0] ? 0 : b == f->k->packed[1] ? 1 : -1;
+  if (b != f->k->C && (!f->k->W || b != f->k->W) && packed < 0)
     return;
   int64_t ext[2] = {f->m, f->n};
   ir_box box;
   for (int d = 0; d < 2; d++) {
-    ival v = iv(f, s->store.idx[b->ndim - 2 + d]);
+    ival v = packed < 0 ? iv(f, s->store.idx[b->ndim - 2 + d])
+             : packed == d ? iv(f, s->store.idx[d])
+                           : UNBOUNDED;
     if (d == 1 && bounded(v) && s->store.lanes > 1)
       v.hi += s->store.lanes - 1;
     box.lo[d] = bounded(v) && v.lo > 0 ? v.lo : 0;
@@ -320,11 +325,13 @@ static bool choose_main(footprint *f, const ir_box *targets, int nt,
 
 /* The kernels' globals as the sampled space holds them. */
 static void bind_space(exec *x, const ir_kernel *k, exec_space *sp) {
-  const ir_buffer *bufs[4] = {k->A, k->B, k->C, k->W};
-  x->nlive = k->W ? 4 : 3;
-  for (int i = 0; i < x->nlive; i++)
-    x->live[i] = (mem){.buf = bufs[i], .size = (size_t)ir_buffer_size(bufs[i]),
-                       .read_only = i < 2, .space = sp, .matrix = i};
+  const ir_buffer *bufs[GLOBALS];
+  exec_globals(k, bufs);
+  x->nlive = GLOBALS;
+  for (int i = 0; i < GLOBALS; i++)
+    x->live[i] = (mem){.buf = bufs[i],
+                       .size = bufs[i] ? (size_t)ir_buffer_size(bufs[i]) : 0,
+                       .read_only = i < GLOBAL_C, .space = sp, .matrix = i};
 }
 
 static bool run_blocks(exec *x, const ir_kernel *k, block_list *l) {
@@ -354,7 +361,7 @@ bool ir_execute_sampled(const ir_kernel *const *ks, int n, int main,
     s->blocks_total += ks[i]->grid[0] * ks[i]->grid[1] * ks[i]->grid[2];
   }
   ir_box *targets = malloc(sizeof(ir_box) * (size_t)(8 + o->random));
-  block_list lists[2] = {{0}};
+  block_list lists[TS_MAX_KERNELS] = {{0}};
   footprint f = {.k = ks[main], .m = g->m, .n = g->n,
                  .vars = calloc((size_t)nvars, sizeof(ival))};
   bool ok = targets && f.vars;
@@ -386,7 +393,7 @@ bool ir_execute_sampled(const ir_kernel *const *ks, int n, int main,
       exec_name_kernel(&x, i, n);
     exec_finish(&x);
   }
-  for (int i = 0; i < 2; i++)
+  for (int i = 0; i < n; i++)
     free(lists[i].items);
   free(targets);
   free(f.vars);

@@ -225,6 +225,12 @@ void exec_run_wgmma(exec *x, const ir_stmt *s, const bool *active) {
 
 /* ---- Retire ----------------------------------------------------------------- */
 
+/* An operand as the instruction reads it: fp32 as tf32 by dropping its
+ * low bits (exact on the values ts_pack rounded). */
+static float operand(const mma_instr *in, float v) {
+  return in->tf32 ? mma_truncate_tf32(v) : v;
+}
+
 /* The instruction run: its tiles checked unchanged since its issue, the
  * products added to its lanes' accumulators. */
 static bool run_flight(exec *x, const wg_flight *f, float *d) {
@@ -236,7 +242,7 @@ static bool run_flight(exec *x, const wg_flight *f, float *d) {
     for (int c = 0; c < in->n; c++) {
       float sum = 0;
       for (int k = 0; k < in->k; k++)
-        sum += a[r * in->k + k] * b[k * in->n + c];
+        sum += operand(in, a[r * in->k + k]) * operand(in, b[k * in->n + c]);
       d[r * in->n + c] = sum;
     }
   const ir_buffer *ab = f->s->wgmma.acc;

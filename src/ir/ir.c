@@ -218,6 +218,17 @@ ir_expr *ir_cast(ts_arena *a, ts_dtype to, ir_expr *x) {
   return e;
 }
 
+ir_expr *ir_round_tf32(ts_arena *a, ir_expr *x) {
+  if (!x)
+    return NULL;
+  ir_expr *e = new_expr(a, E_ROUND_TF32, TY_FLOAT);
+  if (e) {
+    e->dtype = TS_F32;
+    e->op.a = ir_cast(a, TS_F32, x);
+  }
+  return e;
+}
+
 /* Data operands of arithmetic, widened to fp32. */
 static ir_expr *widened(ts_arena *a, ir_expr *x) {
   return x->type == TY_FLOAT ? ir_cast(a, TS_F32, x) : x;

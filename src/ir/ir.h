@@ -64,6 +64,7 @@ typedef enum {
   X(E_OR, "||", FORM_BINARY)                                                  \
   X(E_NOT, "!", FORM_UNARY)                                                   \
   X(E_CAST, "cast", FORM_UNARY)      /* op.a converted to the node's dtype */ \
+  X(E_ROUND_TF32, "round_tf32", FORM_UNARY) /* fp32 op.a rounded to tf32 */ \
   X(E_SELECT, "select", FORM_SELECT) /* c ? a : b */                          \
   X(E_LOAD, "load", FORM_LOAD)       /* buffer[indices] */                  \
   X(E_VECTOR, "vector", FORM_VECTOR) /* lanes side by side: a vector value */
@@ -143,6 +144,11 @@ typedef struct ir_buffer {
   /* The primitive that made it ("ts_cache_read, step 9"); NULL for the
    * inputs and C and for what lowering makes. */
   const char *made_by;
+  /* ts_pack: a global buffer that lives in the workspace, at this many
+   * bytes from its start (256-byte aligned), written by the program's
+   * packing kernel and read by the schedule's. */
+  bool workspace_view;
+  int64_t workspace_offset;
 } ir_buffer;
 
 typedef struct ir_expr ir_expr;
@@ -309,6 +315,10 @@ typedef struct ir_kernel {
   int64_t shared_bytes; /* every shared buffer, each 16-byte aligned */
   ir_buffer *A, *B, *C; /* the parameters, in this order */
   ir_buffer *W;         /* split-K's workspace, a fourth parameter; or NULL */
+  /* ts_pack's copies of op(A) and op(B), views of the workspace that the
+   * kernel reads (the schedule's) or writes (a packing kernel); NULL for an
+   * operand not packed.  Any of them also makes W a parameter. */
+  ir_buffer *packed[2];
   const char *entry;    /* the entry point's name */
   int nvars;            /* every variable's id is below this */
   int min_blocks;       /* blocks per multiprocessor asked for; 0: any */
@@ -376,6 +386,8 @@ ir_expr *ir_load(ts_arena *a, ir_buffer *buf, ir_expr *const *idx);
 ir_expr *ir_vector(ts_arena *a, ir_expr *const *lanes, int n);
 /* x converted to `to` (rounding to nearest even when narrowing); x itself
  * when it already is of that type. */
+/* fp32 x rounded to tf32 as cvt.rna.tf32.f32 rounds (mma_round_tf32). */
+ir_expr *ir_round_tf32(ts_arena *a, ir_expr *x);
 ir_expr *ir_cast(ts_arena *a, ts_dtype to, ir_expr *x);
 /* Folding helpers: like ir_binary, but fold constants and identities
  * (x + 0, x * 1, x * 0, true && x) so built expressions stay small. */

@@ -47,12 +47,51 @@ const mma_instr *mma_instr_for(ts_dtype ab) {
 }
 
 /* wgmma.mma_async.sync.aligned.m64nNk16 (fp16 and bf16, fp32
- * accumulators): a lane holds n / 2 accumulators (mma_acc_coord). */
+ * accumulators) and m64nNk8 (tf32): a lane holds n / 2 accumulators
+ * (mma_acc_coord). */
 #define WGMMA(N, types, type)                                                 \
   {.name = "m64n" #N "k16", .ptx_types = types, .ab = type, .m = 64,         \
    .n = N, .k = 16, .frag = {{.regs = N / 2}}, .warpgroup = true}
 
+/* tf32 (fp32 operands rounded): k of 8, both operands k-major. */
+#define WGMMA_TF32(N)                                                          \
+  {.name = "m64n" #N "k8", .ptx_types = ".f32.tf32.tf32", .ab = TS_F32,     \
+   .tf32 = true, .m = 64, .n = N, .k = 8, .frag = {{.regs = N / 2}},        \
+   .warpgroup = true}
+
 static const mma_instr wgmma_instrs[] = {
+    WGMMA_TF32(8),
+    WGMMA_TF32(16),
+    WGMMA_TF32(24),
+    WGMMA_TF32(32),
+    WGMMA_TF32(40),
+    WGMMA_TF32(48),
+    WGMMA_TF32(56),
+    WGMMA_TF32(64),
+    WGMMA_TF32(72),
+    WGMMA_TF32(80),
+    WGMMA_TF32(88),
+    WGMMA_TF32(96),
+    WGMMA_TF32(104),
+    WGMMA_TF32(112),
+    WGMMA_TF32(120),
+    WGMMA_TF32(128),
+    WGMMA_TF32(136),
+    WGMMA_TF32(144),
+    WGMMA_TF32(152),
+    WGMMA_TF32(160),
+    WGMMA_TF32(168),
+    WGMMA_TF32(176),
+    WGMMA_TF32(184),
+    WGMMA_TF32(192),
+    WGMMA_TF32(200),
+    WGMMA_TF32(208),
+    WGMMA_TF32(216),
+    WGMMA_TF32(224),
+    WGMMA_TF32(232),
+    WGMMA_TF32(240),
+    WGMMA_TF32(248),
+    WGMMA_TF32(256),
     WGMMA(8, ".f32.f16.f16", TS_F16),
     WGMMA(16, ".f32.f16.f16", TS_F16),
     WGMMA(24, ".f32.f16.f16", TS_F16),
@@ -148,10 +187,11 @@ void mma_acc_coord(const mma_instr *in, int lane, int r, int *row, int *col) {
 }
 
 int64_t mma_desc_address(const mma_desc *d, int mn, int k) {
+  int64_t per_row = 128 / d->size; /* elements in a 128-byte row */
   int64_t off = d->mn_major
-                    ? 2 * (mn % 64) + d->lbo * (mn / 64) + 128 * (k % 8) +
-                          d->sbo * (k / 8)
-                    : 128 * (mn % 8) + d->sbo * (mn / 8) + 2 * k;
+                    ? d->size * (mn % per_row) + d->lbo * (mn / per_row) +
+                          128 * (k % 8) + d->sbo * (k / 8)
+                    : 128 * (mn % 8) + d->sbo * (mn / 8) + d->size * k;
   int64_t addr = d->start + off;
   return addr ^ ((addr >> 7) & 7) << 4; /* the 128-byte swizzle */
 }
@@ -160,6 +200,16 @@ void mma_coord(const mma_fragment *f, int lane, int r, int *row, int *col) {
   int g = lane / 4, t = lane % 4;
   *row = g * f->g_row + t * f->t_row + f->row_of[r];
   *col = g * f->g_col + t * f->t_col + f->col_of[r];
+}
+
+float mma_truncate_tf32(float x) {
+  if (!isfinite(x))
+    return x;
+  uint32_t bits;
+  memcpy(&bits, &x, sizeof(bits));
+  bits &= ~(uint32_t)0x1FFF;
+  memcpy(&x, &bits, sizeof(bits));
+  return x;
 }
 
 float mma_round_tf32(float x) {

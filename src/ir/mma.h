@@ -60,18 +60,19 @@ void mma_acc_coord(const mma_instr *in, int lane, int r, int *row, int *col);
  * A descriptor names an operand tile in shared memory laid out in the
  * PTX ISA's canonical form with the 128-byte swizzle: 8 rows of 128 bytes
  * (a 1024-byte atom, aligned), each 16-byte chunk c of row r stored at
- * chunk c ^ r.  K-major (k contiguous): row = the operand's m or n, 64
- * k elements to a row; sbo steps 8 rows.  MN-major (m or n contiguous):
+ * chunk c ^ r.  K-major (k contiguous): row = the operand's m or n, 128
+ * bytes of k to a row; sbo steps 8 rows.  MN-major (m or n contiguous):
  * row = k, 64 m or n elements to a row; lbo steps 64 of them (a panel),
  * sbo 8 rows of k. */
 typedef struct {
   int64_t start; /* byte address of element (0, 0) before the swizzle */
   int64_t lbo, sbo;
-  bool mn_major;
+  bool mn_major; /* 16-bit elements only: tf32 is k-major */
+  int size;      /* bytes an element: 2, or 4 for tf32 */
 } mma_desc;
 
-/* The byte address of 16-bit element (mn, k) of the operand (mn < the
- * instruction's m or n, k < 16) as the hardware reads it. */
+/* The byte address of element (mn, k) of the operand (mn < the
+ * instruction's m or n, k < its k) as the hardware reads it. */
 int64_t mma_desc_address(const mma_desc *d, int mn, int k);
 
 /* The instruction for operands of type ab (fp16, bf16: m16n8k16; fp32:
@@ -84,6 +85,10 @@ void mma_coord(const mma_fragment *f, int lane, int r, int *row, int *col);
 /* x rounded to tf32 (10 significand bits) to nearest, ties away from zero,
  * as cvt.rna.tf32.f32 rounds; infinities and NaNs unchanged. */
 float mma_round_tf32(float x);
+/* x with its 13 low significand bits dropped (toward zero): how wgmma
+ * reads fp32 operands from shared memory as tf32, unconverted (measured on
+ * an H200 against cvt.rna's rounding, docs/performance.md "wgmma"). */
+float mma_truncate_tf32(float x);
 
 /* One warp's instruction: acc[lane][r] += sum over the tile's k of
  * a * b, the operands gathered from every lane's registers by the

@@ -135,6 +135,11 @@ void ir_print_expr(ts_buf *b, const ir_expr *e, const ir_expr_style *st) {
   case E_CAST:
     print_cast(b, e, st);
     return;
+  case E_ROUND_TF32: /* a helper of the generated source, in CUDA */
+    ts_buf_puts(b, st->cuda ? "tessel_round_tf32(" : "round_tf32(");
+    ir_print_expr(b, e->op.a, st);
+    ts_buf_puts(b, ")");
+    return;
   case E_SELECT:
     print_operand(b, e->op.c, 1, false, E_SELECT, st);
     ts_buf_puts(b, " ? ");
@@ -511,8 +516,8 @@ static void pseudo_wgmma(ts_buf *b, const ir_stmt *s, int depth,
   (void)st;
   const mma_instr *in = s->wgmma.in;
   ts_buf_indent(b, depth);
-  ts_buf_printf(b, "wgmma.%s.%s %s[", in->name, ir_dtype_word(in->ab),
-                s->wgmma.acc->name);
+  ts_buf_printf(b, "wgmma.%s.%s %s[", in->name,
+                in->tf32 ? "tf32" : ir_dtype_word(in->ab), s->wgmma.acc->name);
   for (int d = 0; d < s->wgmma.acc->ndim; d++) {
     if (d)
       ts_buf_puts(b, ", ");

@@ -25,12 +25,14 @@ struct ts_program {
    * 48 KiB a kernel may declare statically (then one extern array holds
    * them and the launch opts in); 0 otherwise. */
   int64_t dynamic_shared;
-  /* Split-K: the kernels in launch order (k alone, or with aux: the
-   * workspace's reduction after k, or C's scaling by beta before it), and
-   * the bytes of the fp32 workspace they share (0: none). */
+  /* The kernels in launch order: ts_pack's (pack[0] for op(A), pack[1]
+   * for op(B)) first, then k, with split-K's aux (the workspace's
+   * reduction after k, or C's scaling by beta before it); and the bytes of
+   * the workspace they share (0: none): split-K's fp32 partial sums, then
+   * the packed operands, each at its view's offset. */
   int nkernels;
-  const ir_kernel *order[2];
-  ir_kernel aux;
+  const ir_kernel *order[TS_MAX_KERNELS];
+  ir_kernel aux, pack[2];
   int64_t workspace;
 };
 

@@ -217,6 +217,8 @@ static bool adopt_kernel(ts_program *p, const ir_kernel *k, ir_kernel *out) {
     out->B = adopt_buffer(&ad, k->B);
     out->C = adopt_buffer(&ad, k->C);
     out->W = k->W ? adopt_buffer(&ad, k->W) : NULL;
+    for (int w = 0; w < 2; w++)
+      out->packed[w] = k->packed[w] ? adopt_buffer(&ad, k->packed[w]) : NULL;
     out->body = adopt_stmt(&ad, k->body);
     out->nvars = ad.nvars;
     ok = !ad.failed && !p->arena.failed;
@@ -234,4 +236,8 @@ bool lower_adopt(ts_program *p, const ir_kernel *k) {
 
 bool lower_adopt_aux(ts_program *p, const ir_kernel *k) {
   return adopt_kernel(p, k, &p->aux);
+}
+
+bool lower_adopt_pack(ts_program *p, int w, const ir_kernel *k) {
+  return adopt_kernel(p, k, &p->pack[w]);
 }

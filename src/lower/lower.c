@@ -118,9 +118,11 @@ static bool run_passes(lower_ctx *cx, ir_kernel *k) {
   dump("swizzle", body);
   if (!body)
     return false; /* the pass recorded why */
-  *k = (ir_kernel){.body = body, .A = s->A, .B = s->B, .C = s->C,
-                   .W = cx->W, .min_blocks = s->min_blocks,
+  *k = (ir_kernel){.body = body, .A = s->input[0], .B = s->input[1],
+                   .C = s->C, .W = cx->W, .min_blocks = s->min_blocks,
                    .min_arch = min_arch, .arch_specific = cx->wgmma};
+  for (int w = 0; w < 2; w++)
+    k->packed[w] = lower_packed(s, w);
   lower_launch_dims(body, k);
   k->nvars = cx->next_var;
   int64_t threads = k->block[0] * k->block[1] * k->block[2];
@@ -154,18 +156,58 @@ static bool run_aux(lower_ctx *cx, ts_program *p, ir_kernel *aux) {
                                   "ts_lower: out of memory");
 }
 
-/* The kernels in launch order, and the workspace's bytes. */
+/* ts_pack's kernel of operand w, verified, named "<entry>_pack_a" or
+ * "_pack_b", and adopted into p. */
+static bool run_pack(lower_ctx *cx, ts_program *p, int w) {
+  ir_kernel k;
+  if (!lower_pack_kernel(cx, w, &k))
+    return false;
+  const char *bad = lower_verify(cx->arena, &k);
+  if (bad)
+    return lower_fail(cx, TS_ERR_BAD_ARG, "ts_lower: malformed packing "
+                      "kernel: %s", bad);
+  k.nvars = cx->next_var;
+  k.entry = ts_arena_printf(&p->arena, "%s_pack_%c", p->entry, "ab"[w]);
+  if (!k.entry || !lower_adopt_pack(p, w, &k))
+    return lower_fail(cx, TS_ERR_NO_MEMORY, "ts_lower: out of memory");
+  return true;
+}
+
+/* Bytes rounded up to the 256 a workspace view starts at. */
+static int64_t view_aligned(int64_t bytes) { return (bytes + 255) / 256 * 256; }
+
+/* The workspace: split-K's partial sums, then each packed operand; every
+ * kernel's copy of a view learns its offset. */
+static void lay_out_workspace(ts_program *p, const lower_ctx *cx) {
+  int64_t at = cx->W ? ir_buffer_bytes(cx->W) : 0;
+  for (int w = 0; w < 2; w++) {
+    if (!p->pack[w].body)
+      continue;
+    at = view_aligned(at);
+    ir_kernel *ks[3] = {&p->k, &p->aux, &p->pack[w]};
+    for (int i = 0; i < 3; i++)
+      if (ks[i]->packed[w])
+        ks[i]->packed[w]->workspace_offset = at;
+    at += ir_buffer_bytes(p->pack[w].packed[w]);
+  }
+  p->workspace = at;
+}
+
+/* The kernels in launch order: the packing kernels, then the schedule's
+ * with split-K's second before or after it. */
 static void launch_order(ts_program *p, const lower_ctx *cx) {
   p->k.entry = p->entry;
-  p->nkernels = 1;
-  p->order[0] = &p->k;
-  if (!lower_split_k_has_aux(cx))
-    return;
-  bool first = lower_split_k_aux_first(cx);
-  p->order[first ? 0 : 1] = &p->aux;
-  p->order[first ? 1 : 0] = &p->k;
-  p->nkernels = 2;
-  p->workspace = cx->W ? ir_buffer_bytes(cx->W) : 0;
+  p->nkernels = 0;
+  for (int w = 0; w < 2; w++)
+    if (p->pack[w].body)
+      p->order[p->nkernels++] = &p->pack[w];
+  bool aux = lower_split_k_has_aux(cx), first = lower_split_k_aux_first(cx);
+  if (aux && first)
+    p->order[p->nkernels++] = &p->aux;
+  p->order[p->nkernels++] = &p->k;
+  if (aux && !first)
+    p->order[p->nkernels++] = &p->aux;
+  lay_out_workspace(p, cx);
 }
 
 static ts_program nomem_program = {
@@ -214,7 +256,9 @@ ts_program *ts_lower(const ts_sched *s) {
   ir_kernel k, aux;
   bool has_aux = lower_split_k_has_aux(&cx);
   if (cx.status == TS_OK && run_passes(&cx, &k) &&
-      (!has_aux || run_aux(&cx, p, &aux))) {
+      (!has_aux || run_aux(&cx, p, &aux)) &&
+      (!lower_packed(s, 0) || run_pack(&cx, p, 0)) &&
+      (!lower_packed(s, 1) || run_pack(&cx, p, 1))) {
     if (!lower_adopt(p, &k) || (has_aux && !lower_adopt_aux(p, &aux)))
       lower_fail(&cx, TS_ERR_NO_MEMORY, "ts_lower: out of memory");
     launch_order(p, &cx);

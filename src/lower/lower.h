@@ -49,6 +49,11 @@ bool lower_split_k_has_aux(const lower_ctx *cx);
 bool lower_split_k_aux_first(const lower_ctx *cx);
 bool lower_split_k_aux(lower_ctx *cx, ir_kernel *k);
 
+/* ts_pack (pack.c): the schedule's packed view of operand w (0: op(A),
+ * 1: op(B)), or NULL; the kernel that fills it, launched first. */
+ir_buffer *lower_packed(const ts_sched *s, int w);
+bool lower_pack_kernel(lower_ctx *cx, int w, ir_kernel *k);
+
 /* Tensorized nests (tensorize.c), for the reduction pass.  The plan: the
  * instruction, the schedule's tensorized loops over i, j and k, the lane
  * loop (threadIdx.x) and a placeholder loop over a lane's accumulator
@@ -114,5 +119,7 @@ bool lower_adopt(ts_program *p, const ir_kernel *k);
 /* The same for split-K's second kernel (p->aux), with buffers and
  * variables of its own. */
 bool lower_adopt_aux(ts_program *p, const ir_kernel *k);
+/* The same for ts_pack's kernel of operand w (p->pack[w]). */
+bool lower_adopt_pack(ts_program *p, int w, const ir_kernel *k);
 
 #endif

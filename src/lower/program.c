@@ -108,10 +108,20 @@ static char *program_ir(const ts_program *p, bool provenance) {
   ts_buf b;
   ts_buf_init(&b);
   print_definition(&b, p);
-  if (p->workspace)
+  if (p->k.W)
     ts_buf_printf(&b, "// workspace W[%lld, %lld, %lld] (fp32, %lld bytes)\n",
-                  (long long)p->aux.W->shape[0], (long long)p->def.m,
-                  (long long)p->def.n, (long long)p->workspace);
+                  (long long)p->k.W->shape[0], (long long)p->def.m,
+                  (long long)p->def.n, (long long)ir_buffer_bytes(p->k.W));
+  for (int w = 0; w < 2; w++)
+    if (p->k.packed[w])
+      ts_buf_printf(&b, "// workspace %s[%lld, %lld] (%s, k-major rows of "
+                    "%lld, %lld bytes at byte %lld)\n", p->k.packed[w]->name,
+                    (long long)p->k.packed[w]->shape[0],
+                    (long long)p->k.packed[w]->shape[1],
+                    ts_dtype_name(p->k.packed[w]->dtype),
+                    (long long)p->k.packed[w]->strides[w == 0 ? 0 : 1],
+                    (long long)ir_buffer_bytes(p->k.packed[w]),
+                    (long long)p->k.packed[w]->workspace_offset);
   for (int i = 0; i < p->nkernels; i++) {
     const ir_kernel *k = p->order[i];
     if (p->nkernels > 1)

@@ -102,7 +102,8 @@ bool lower_split_k_aux(lower_ctx *cx, ir_kernel *k) {
   body = body ? ir_simplify_stmt(a, body) : NULL;
   if (!body || a->failed)
     return lower_fail(cx, TS_ERR_NO_MEMORY, "ts_lower: out of memory");
-  *k = (ir_kernel){.body = body, .A = s->A, .B = s->B, .C = s->C, .W = cx->W};
+  *k = (ir_kernel){.body = body, .A = s->input[0], .B = s->input[1], .C = s->C,
+                   .W = cx->W};
   lower_launch_dims(body, k);
   return true;
 }

@@ -486,6 +486,29 @@ static bool wgmma_refuse(lower_ctx *cx, int w, const char *name,
                     "and %s", name, w ? "b" : "a", why);
 }
 
+/* wgmma's tf32 operands: k-major (it has no transposes for 4-byte
+ * elements), and rounded before, by ts_pack (it reads fp32 as tf32 by
+ * dropping the low bits, where TS_MATH_TF32 rounds to nearest). */
+static bool tf32_operand(lower_ctx *cx, int w, const char *name,
+                         bool mn_major) {
+  if (!lower_packed(cx->s, w))
+    return wgmma_refuse(cx, w, name, w == 0
+                        ? "wgmma reads fp32 as tf32 by dropping low bits, "
+                          "where TS_MATH_TF32 rounds: pack op(A) first "
+                          "(ts_pack(s, \"A\"), before ts_cache_read), and "
+                          "its packing kernel rounds it"
+                        : "wgmma reads fp32 as tf32 by dropping low bits, "
+                          "where TS_MATH_TF32 rounds: pack op(B) first "
+                          "(ts_pack(s, \"B\"), before ts_cache_read), and "
+                          "its packing kernel rounds it");
+  if (mn_major)
+    return wgmma_refuse(cx, w, name, "its tile is stored with k across the "
+                        "rows, and wgmma takes tf32 operands k-major only: "
+                        "store it transposed (ts_storage_transpose, before "
+                        "ts_storage_swizzle)");
+  return true;
+}
+
 /* Operand w's tile's first element (into *src) and its descriptor's
  * fields, or false with the error. */
 static bool wgmma_operand(lower_ctx *cx, const lower_mma *t, int w,
@@ -522,7 +545,9 @@ static bool wgmma_operand(lower_ctx *cx, const lower_mma *t, int w,
   int kdim = w == 0 ? 1 : 0; /* a: (m, k); b: (k, n) */
   bool mn_major = contig != kdim;
   int64_t rows = buf->shape[1 - contig];
-  int64_t need[2] = {8, 16}; /* the corner: m or n, then k */
+  if (t->in->tf32 && !tf32_operand(cx, w, name, mn_major))
+    return false;
+  int64_t need[2] = {8, t->in->k}; /* the corner: m or n, then k */
   if (mn_major)
     need[0] = 64, need[1] = 8;
   if (ir_divisor(base[1 - kdim]) % need[0] != 0 ||
@@ -531,6 +556,9 @@ static bool wgmma_operand(lower_ctx *cx, const lower_mma *t, int w,
                         ? "its tiles do not start at multiples of 64 "
                           "elements along its contiguous dimension and 8 "
                           "along k"
+                        : t->in->tf32
+                        ? "its tiles do not start at multiples of 8 rows "
+                          "and 8 elements of k"
                         : "its tiles do not start at multiples of 8 rows "
                           "and 16 elements of k");
   /* An mn-major tile narrower than a 128-byte row needs no check of its

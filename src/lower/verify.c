@@ -51,7 +51,8 @@ static bool var_defined(const verifier *v, const ir_var *var) {
 }
 
 static bool buffer_visible(const verifier *v, const ir_buffer *b) {
-  if (b == v->k->A || b == v->k->B || b == v->k->C || (b && b == v->k->W))
+  if (b == v->k->A || b == v->k->B || b == v->k->C || (b && b == v->k->W) ||
+      (b && (b == v->k->packed[0] || b == v->k->packed[1])))
     return true;
   for (int i = 0; i < v->nbufs; i++)
     if (v->bufs[i] == b)

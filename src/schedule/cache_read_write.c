@@ -289,13 +289,10 @@ static ir_stmt *copy_nest(ts_sched *s, const ts_stage *st, ir_buffer *src,
 /* The dimension of the source that is contiguous in memory: from the
  * layout for A and B (also when a dimension of 1 makes strides tie), from
  * the storage order for a cache. */
-static int contiguous_dim(const ts_sched *s, const ir_buffer *src, int w) {
+static int contiguous_dim(const ir_buffer *src) {
   if (src->scope != SCOPE_GLOBAL)
     return src->order[1];
-  ts_layout l = s->def.layout;
-  bool transposed = w == 0 ? (l == TS_TN || l == TS_TT)
-                           : (l == TS_NT || l == TS_TT);
-  return transposed ? 0 : 1;
+  return src->strides[0] == 1 ? 0 : 1; /* the layout's, or ts_pack's */
 }
 
 /* at's body with the copy after the copies already there. */
@@ -379,7 +376,7 @@ ts_status ts_cache_read(ts_sched *s, const char *buffer, ts_scope scope,
   *st = (ts_stage){.id = s->nstages, .name = stage_name(s, buffer, scope),
                    .operand = w, .at = at, .owner = s};
   st->src = src;
-  st->inner = contiguous_dim(s, st->src, w);
+  st->inner = contiguous_dim(st->src);
   st->buf = ir_new_buffer(a, st->name, scope == TS_SHARED ? SCOPE_SHARED
                                                           : SCOPE_LOCAL,
                           type, 2, ext, NULL);

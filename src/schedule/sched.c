@@ -367,6 +367,8 @@ static void make_buffers(ts_sched *s) {
                        b_str);
   s->C = ir_new_buffer(&s->arena, "C", SCOPE_GLOBAL, g->c_type, 2, c_shape,
                        NULL);
+  s->input[0] = s->A;
+  s->input[1] = s->B;
 }
 
 static void make_nest(ts_sched *s) {

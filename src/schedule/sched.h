@@ -33,6 +33,7 @@ typedef enum {
   TR_TENSORIZE,
   TR_SWIZZLE_STORAGE,
   TR_WGMMA_IN_FLIGHT,
+  TR_PACK,
 } trace_op;
 
 enum { TRACE_MAX_LOOPS = 16 };
@@ -81,7 +82,10 @@ struct ts_sched {
   ts_arena arena;
   ts_gemm def;
   const char *name;
+  /* The operands the computation reads (ts_pack's views of the workspace
+   * once packed) and C; input: A and B as given, the kernels' parameters. */
   ir_buffer *A, *B, *C;
+  ir_buffer *input[2];
   ir_stmt *root;
   ts_loop **loops; /* by id; malloc'd */
   int nloops, loops_cap;

@@ -136,6 +136,9 @@ void sched_print_record(ts_buf *b, const ts_sched *s, const trace_rec *r) {
   case TR_MIN_BLOCKS:
     ts_buf_printf(b, "ts_min_blocks_per_sm(s, %lld);\n", (long long)r->factor);
     return;
+  case TR_PACK:
+    ts_buf_printf(b, "ts_pack(s, \"%s\");\n", r->name);
+    return;
   case TR_WGMMA_IN_FLIGHT:
     ts_buf_puts(b, "ts_wgmma_in_flight(s, ");
     loop_ref(b, s, r->loops[0]);
@@ -280,6 +283,7 @@ ts_status sched_replay_record(ts_sched *onto, const trace_rec *r) {
   case TR_TENSORIZE: return ts_tensorize(onto, l[0], l[1], l[2]);
   case TR_RENAME: return ts_rename(onto, l[0], r->name);
   case TR_MIN_BLOCKS: return ts_min_blocks_per_sm(onto, (int)r->factor);
+  case TR_PACK: return ts_pack(onto, r->name);
   case TR_WGMMA_IN_FLIGHT:
     return ts_wgmma_in_flight(onto, l[0], (int)r->factor);
   case TR_SWIZZLE: return ts_swizzle(onto, l[0], l[1], r->factor);
