@@ -345,6 +345,18 @@ static void op_partition(fz_case *c) {
     c->gone[index] = true;
 }
 
+/* ts_pack of an input, or (hostile) of C or NULL. */
+static void op_pack(fz_case *c) {
+  static const char *const buffers[] = {"A", "B", "C", NULL};
+  const char *buffer = buffers[pick(c->src, c->hostile ? 4 : 2)];
+  ts_status st = ts_pack(c->s, buffer);
+  if (buffer)
+    ts_buf_printf(&c->prog, "  ts_pack(s, \"%s\");\n", buffer);
+  else
+    ts_buf_printf(&c->prog, "  ts_pack(s, NULL);\n");
+  after_call(c, st, "ts_pack");
+}
+
 static void op_rename(fz_case *c) {
   static const char *const names[] = {"x", "tile", "i", "i.outer", "",
                                       "9a", "a b", NULL, "long"};
@@ -579,7 +591,8 @@ static void random_op(fz_case *c) {
   else if (r < 95) op_min_blocks(c);
   else if (r < 96) op_swizzle(c);
   else if (r < 98) op_split_k(c);
-  else if (r < 99 || chance(c, 50)) op_partition(c);
+  else if (r < 99) op_partition(c);
+  else if (chance(c, 50)) op_pack(c);
   else op_get_loop_random(c);
 }
 
