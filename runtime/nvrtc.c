@@ -405,7 +405,7 @@ void ts_kernel_free(ts_kernel *k) {
   free(k->name);
   free(k->label);
   free(k->cubin);
-  for (int i = 0; i < 2; i++)
+  for (int i = 0; i < TS_MAX_KERNELS; i++)
     free(k->entries[i]);
   free(k);
 }

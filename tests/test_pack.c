@@ -133,6 +133,39 @@ static void test_sampled(void **state) {
   ts_sched_free(s);
 }
 
+/* A cache whose region over-reads: i and j fused and split by 64, so a
+ * block's copy of A spans more rows than its C elements take.  The rows
+ * outside the sample are not packed there, and reading them is no fault
+ * (as C's elements outside it), while the full run packs them all. */
+static void test_sampled_over_reading_cache(void **state) {
+  (void)state;
+  for (int packs = 0; packs < 4; packs++) {
+    ts_gemm g = ts_gemm_make(300, 50, 20);
+    ts_sched *s = ts_matmul_named(&g, "fz");
+    if (packs & 1)
+      ts_pack(s, "A");
+    if (packs & 2)
+      ts_pack(s, "B");
+    ts_loop *f, *fo, *fi, *ko, *ki;
+    ts_fuse(s, ts_get_loop(s, "i"), ts_get_loop(s, "j"), &f);
+    ts_split(s, f, 64, &fo, &fi);
+    ts_bind(s, fo, TS_BLOCK_X);
+    ts_bind(s, fi, TS_THREAD_X);
+    ts_split(s, ts_get_loop(s, "k"), 4, &ko, &ki);
+    ts_stage *st;
+    ts_cache_read(s, "A", TS_SHARED, ko, &st);
+    assert_checks(s, 1);
+    ts_program *p = ts_lower(s);
+    ts_sample sm = {.random = 2};
+    char msg[512];
+    assert_int_equal(ts_program_check_sampled(p, 1, &sm, msg, sizeof(msg)),
+                     TS_OK);
+    assert_true(sm.blocks_run < sm.blocks_total);
+    ts_program_free(p);
+    ts_sched_free(s);
+  }
+}
+
 /* A packing kernel that skips its last row of k leaves elements that the
  * schedule reads unwritten: a fault. */
 static ir_stmt *skip_last_k(ir_mutator *m, ir_stmt *s) {
@@ -179,6 +212,10 @@ static void test_refusals(void **state) {
   s = sched_of(8, 8, 8);
   assert_refused_with(s, ts_pack(s, NULL), TS_ERR_NULL_ARG, "'buffer' is "
                       "NULL");
+  /* The generated source's names for the views are not loop names. */
+  s = sched_of(8, 8, 8);
+  assert_int_not_equal(ts_rename(s, ts_get_loop(s, "i"), "B_packed"), TS_OK);
+  ts_sched_free(s);
 }
 
 /* The trace prints ts_pack and replays to the same nest. */
@@ -197,6 +234,7 @@ int main(void) {
       cmocka_unit_test(test_nest_and_workspace),
       cmocka_unit_test(test_checks_in_every_layout_and_type),
       cmocka_unit_test(test_sampled),
+      cmocka_unit_test(test_sampled_over_reading_cache),
       cmocka_unit_test(test_executor_catches_an_unpacked_element),
       cmocka_unit_test(test_refusals),
       cmocka_unit_test(test_trace_replays),

@@ -557,16 +557,16 @@ static void test_tf32_correct_in_every_layout(void **state) {
 /* The packing kernels' rounding is what makes wgmma's truncation exact:
  * the program's C is the fp32 sum of the products of A and B rounded to
  * tf32 (to fp32's accumulation error, far below tf32's); without the
- * rounding the executor, truncating as the hardware reads, misses it by
- * tf32's. */
+ * rounding it is the sum of the truncated products, as the hardware reads
+ * fp32 operands, and misses the rounded one by tf32's error. */
 static ir_expr *unrounded(ir_mutator *m, ir_expr *e) {
   return e->kind == E_ROUND_TF32 ? e->op.a : ir_mutate_expr_children(m, e);
 }
 
-/* The largest |C - the GEMM of the rounded inputs| over the tolerance of
- * an fp32 sum of K products. */
-static double rounded_gemm_error(const ts_program *p, const float *A,
-                                 const float *B) {
+/* The largest |C - the GEMM of the inputs as `as_tf32` makes them| over
+ * the tolerance of an fp32 sum of K products. */
+static double tf32_gemm_error(const ts_program *p, const float *A,
+                              const float *B, float (*as_tf32)(float)) {
   const ts_gemm *g = ts_program_gemm(p);
   float *C = calloc((size_t)(g->m * g->n), sizeof(float));
   char msg[512];
@@ -576,8 +576,8 @@ static double rounded_gemm_error(const ts_program *p, const float *A,
     for (int64_t j = 0; j < g->n; j++) {
       double sum = 0, mag = 0;
       for (int64_t k = 0; k < g->k; k++) {
-        double x = (double)mma_round_tf32(A[i * g->k + k]) *
-                   mma_round_tf32(B[k * g->n + j]);
+        double x = (double)as_tf32(A[i * g->k + k]) *
+                   as_tf32(B[k * g->n + j]);
         sum += x;
         mag += fabs(x);
       }
@@ -599,11 +599,12 @@ static void test_tf32_needs_the_packs_rounding(void **state) {
   uint64_t seed = 5;
   ts_fill_random(A, 64 * 300, &seed);
   ts_fill_random(B, 300 * 256, &seed);
-  assert_true(rounded_gemm_error(p, A, B) <= 1.0);
+  assert_true(tf32_gemm_error(p, A, B, mma_round_tf32) <= 1.0);
   ir_mutator m = {.a = &p->arena, .expr = unrounded};
   for (int w = 0; w < 2; w++)
     p->pack[w].body = ir_mutate_stmt(&m, p->pack[w].body);
-  assert_true(rounded_gemm_error(p, A, B) > 1.0);
+  assert_true(tf32_gemm_error(p, A, B, mma_truncate_tf32) <= 1.0);
+  assert_true(tf32_gemm_error(p, A, B, mma_round_tf32) > 1.0);
   free(A);
   free(B);
   ts_program_free(p);

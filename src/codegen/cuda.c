@@ -545,6 +545,16 @@ static bool needs_wide_index(const ts_gemm *g) {
   return g->m * g->k >= limit || g->k * g->n >= limit || g->m * g->n >= limit;
 }
 
+/* The workspace's buffers (split-K's partial sums, ts_pack's copies, whose
+ * padded rows may pass K) with elements past int's reach. */
+static bool views_need_wide_index(const ts_program *p) {
+  const ir_buffer *views[3] = {p->k.W, p->k.packed[0], p->k.packed[1]};
+  for (int i = 0; i < 3; i++)
+    if (views[i] && ir_buffer_size(views[i]) >= (int64_t)1 << 31)
+      return true;
+  return false;
+}
+
 /* Whether ts_pack's kernel of operand w rounds it to tf32. */
 static bool packs_tf32(const ts_program *p, int w) {
   return p->k.packed[w] && p->def.math == TS_MATH_TF32 &&
@@ -679,7 +689,7 @@ char *ts_program_cuda(const ts_program *p) {
   ts_arena_init(&scratch);
   /* Split-K's workspace has parts times C's elements to index. */
   emitter em = {.a = &scratch, .wide = needs_wide_index(&p->def) ||
-                                       p->workspace / 4 >= (int64_t)1 << 31};
+                                       views_need_wide_index(p)};
   em.style = (ir_expr_style){.var = c_var, .access = c_access,
                              .vector = c_vector, .cuda = true, .ctx = &em,
                              .floor_call = floor_call};

@@ -37,8 +37,8 @@ typedef struct ir_observer {
 bool ir_execute(const ir_kernel *k, const float *A, const float *B, float *C,
                 bool c_defined, char *msg, size_t msglen);
 /* Runs n kernels in order, as one stream launches them, on the same
- * matrices and on one workspace (the kernels' W, fp32, which starts
- * unwritten: a read before a write is a fault).  A kernel's end orders
+ * matrices and on one workspace (split-K's W and ts_pack's copies of A
+ * and B, each starting unwritten: a read before a write is a fault).  A kernel's end orders
  * its accesses before the next one's.  Atomic adds to an element do not
  * race with each other, but do with any other access of their kernel.
  * With several kernels a fault names the kernel. */

@@ -107,7 +107,7 @@ const char *exec_scope_word(ir_scope s);
 /* ---- Kernels and blocks (exec.c) ---- */
 /* Kernel k's global buffers in the slots of x->live (NULL: none). */
 void exec_globals(const ir_kernel *k, const ir_buffer *out[GLOBALS]);
-/* Sets up x to run blocks of k (its globals in x->live[0..3] already);
+/* Sets up x to run blocks of k (its globals in x->live[0 .. GLOBALS) already);
  * false with x->msg set when out of memory. */
 bool exec_begin_kernel(exec *x, const ir_kernel *k);
 /* Runs block (bx, by, bz) of the kernel begun; false after a fault. */

@@ -240,6 +240,16 @@ static size_t locate(exec *x, mem **m, int64_t off, int t, mem *view) {
   return (size_t)(off % SPACE_PAGE);
 }
 
+/* Whether a sampled run's element `off` of m lies in the sample: C's and
+ * W's over the sample's elements of C; a packed operand's in a row of
+ * op(A), or a column of op(B), that the sample's elements of C take. */
+static bool in_sample(const mem *m, int64_t off) {
+  if (m->matrix < GLOBAL_PACKED_A)
+    return space_in_sample(m->space, off);
+  int w = m->matrix - GLOBAL_PACKED_A; /* op(A)'s rows are dimension 0 */
+  return space_line_in_sample(m->space, w, off / m->buf->strides[w]);
+}
+
 /* Element `off` of m as thread t reads it: written before (unless an
  * input), and no race with another thread's write.  In a sampled run, A
  * and B are computed, and an unwritten element outside the sample reads
@@ -254,10 +264,7 @@ float read_at(exec *x, mem *m, int64_t off, int t) {
   if (at == SIZE_MAX)
     return 0.0f;
   if (!m->read_only && !m->defined[at]) {
-    /* A packed operand's elements that the blocks run read are all
-     * written by the packing blocks run (exec_sample.c). */
-    if (m->space && m->matrix < GLOBAL_PACKED_A &&
-        !space_in_sample(m->space, off))
+    if (m->space && !in_sample(m, off))
       return NAN;
     exec_fault(x, t, "read of %s %s at element %lld, which nothing wrote",
           exec_scope_word(b->scope), b->name, (long long)off);

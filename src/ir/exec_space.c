@@ -115,6 +115,13 @@ bool space_in_sample(const exec_space *s, int64_t off) {
   return false;
 }
 
+bool space_line_in_sample(const exec_space *s, int dim, int64_t line) {
+  for (int b = 0; b < s->nboxes; b++)
+    if (line >= s->boxes[b].lo[dim] && line <= s->boxes[b].hi[dim])
+      return true;
+  return false;
+}
+
 void space_forget(exec_space *s) {
   for (size_t i = 0; i < s->cap; i++) {
     space_page *p = s->pages[i];

@@ -1,7 +1,8 @@
 /*
  * A sampled run's global memory (exec_space.c): A and B are never stored,
- * each element a pure function of (seed, matrix, storage index); C and the
- * split-K workspace W live in small pages allocated on first touch, each
+ * each element a pure function of (seed, matrix, storage index); C, the
+ * split-K workspace W and ts_pack's copies of A and B live in small pages
+ * (keyed by the executor's global slot) allocated on first touch, each
  * with the shadow a dense buffer keeps (value, defined, last writer and
  * reader with their epochs, atomic).  Private to the executor.
  */
@@ -54,6 +55,8 @@ const space_page *space_page_find(const exec_space *s, int matrix,
 /* Element `off` of C or W lies in the sample (W's [part, i, j] over C's
  * [i, j]). */
 bool space_in_sample(const exec_space *s, int64_t off);
+/* Row (dim 0) or column (dim 1) `line` of C meets the sample. */
+bool space_line_in_sample(const exec_space *s, int dim, int64_t line);
 /* Forgets every page's writers and readers: a kernel boundary. */
 void space_forget(exec_space *s);
 size_t space_bytes(const exec_space *s);

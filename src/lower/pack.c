@@ -4,7 +4,7 @@
  * kernel.  With P the packed operand as R rows of K (op(A): R = M;
  * op(B): R = N, P[r][k] = op(B)[k][r]):
  *
- *   for each 32 x 32 tile of P (blockIdx.y over rows, blockIdx.x over k):
+ *   for each 32 x 32 tile of P (blockIdx.x over rows, blockIdx.y over k):
  *     tile[r][k] = P's element, read along the source's contiguous
  *                  dimension (k, or r where the layout stores the operand
  *                  the other way: the transpose happens in the tile)
@@ -20,7 +20,7 @@
 
 #include "../ir/analysis.h"
 
-enum { TILE = 32, ROWS = 8 };
+enum { TILE = 32, ROWS = 8, MAX_GRID_Y = 65535 };
 
 ir_buffer *lower_packed(const ts_sched *s, int w) {
   ir_buffer *b = w == 0 ? s->A : s->B;
@@ -67,9 +67,15 @@ bool lower_pack_kernel(lower_ctx *cx, int w, ir_kernel *k) {
   const ir_buffer *in = s->input[w];
   ir_buffer *out = lower_packed(s, w);
   int64_t rows = w == 0 ? g->m : g->n;
-  ts_loop *bk = lower_new_loop(cx, "p.k", (g->k + TILE - 1) / TILE,
-                               TS_BLOCK_X);
+  /* Rows on blockIdx.x, which reaches 2^31 - 1; k on y, 65535 tiles. */
+  if ((g->k + TILE - 1) / TILE > MAX_GRID_Y)
+    return lower_fail(cx, TS_ERR_BAD_ARG, "ts_lower: ts_pack's kernel takes "
+                      "K in tiles of %d on blockIdx.y, at most %d of them; "
+                      "K = %lld is too deep to pack", TILE, MAX_GRID_Y,
+                      (long long)g->k);
   ts_loop *br = lower_new_loop(cx, "p.r", (rows + TILE - 1) / TILE,
+                               TS_BLOCK_X);
+  ts_loop *bk = lower_new_loop(cx, "p.k", (g->k + TILE - 1) / TILE,
                                TS_BLOCK_Y);
   ts_loop *tx = lower_new_loop(cx, "p.tx", TILE, TS_THREAD_X);
   ts_loop *ty = lower_new_loop(cx, "p.ty", ROWS, TS_THREAD_Y);
@@ -100,7 +106,7 @@ bool lower_pack_kernel(lower_ctx *cx, int w, ir_kernel *k) {
   ir_stmt *steps[3] = {ir_new_for(a, q[0], load), ir_new_barrier(a),
                        ir_new_for(a, q[1], store)};
   ir_stmt *body = ir_new_alloc(a, tile, ir_new_seq(a, steps, 3));
-  body = ir_new_for(a, bk, ir_new_for(a, br, ir_new_for(a, ty,
+  body = ir_new_for(a, br, ir_new_for(a, bk, ir_new_for(a, ty,
                                                         ir_new_for(a, tx, body))));
   body = body ? ir_simplify_stmt(a, body) : NULL;
   if (!body || a->failed)
@@ -108,6 +114,7 @@ bool lower_pack_kernel(lower_ctx *cx, int w, ir_kernel *k) {
   *k = (ir_kernel){.body = body, .A = s->input[0], .B = s->input[1],
                    .C = s->C, .W = cx->W};
   k->packed[w] = out;
+  k->min_arch = round ? 80 : 0; /* cvt.rna.tf32.f32 */
   lower_launch_dims(body, k);
   return true;
 }

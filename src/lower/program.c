@@ -25,7 +25,14 @@ const char *ts_program_entry(const ts_program *p) {
   return p && p->entry ? p->entry : "";
 }
 int ts_program_min_blocks(const ts_program *p) { return p ? p->k.min_blocks : 0; }
-int ts_program_min_arch(const ts_program *p) { return p ? p->k.min_arch : 0; }
+/* The newest any kernel needs: a packing kernel that rounds to tf32 needs
+ * sm_80 (cvt.rna.tf32) under a schedule's kernel that may not. */
+int ts_program_min_arch(const ts_program *p) {
+  int arch = 0;
+  for (int i = 0; p && i < ts_program_kernel_count(p); i++)
+    arch = p->order[i]->min_arch > arch ? p->order[i]->min_arch : arch;
+  return p ? (arch > p->k.min_arch ? arch : p->k.min_arch) : 0;
+}
 bool ts_program_arch_specific(const ts_program *p) {
   return p && p->k.arch_specific;
 }

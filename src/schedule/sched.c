@@ -124,7 +124,8 @@ static const char *const reserved[] = {
     "else", "while", "do", "return", "const", "void", "long", "char",
     "short", "unsigned", "signed", "double", "struct", "union", "static",
     "extern", "switch", "case", "default", "break", "continue", "goto",
-    "sizeof", "threadIdx", "blockIdx", "blockDim", "gridDim", "min", "max"};
+    "sizeof", "threadIdx", "blockIdx", "blockDim", "gridDim", "min", "max",
+    "W", "A_packed", "B_packed", "P_tile"};
 
 bool sched_name_taken(const ts_sched *s, const char *name) {
   for (size_t i = 0; i < sizeof(reserved) / sizeof(reserved[0]); i++)
