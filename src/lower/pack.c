@@ -45,15 +45,15 @@ static ir_expr *inside(ts_arena *a, const ts_gemm *g, int w, ir_expr *r,
  * `to` (either a global buffer or the tile, indexed (rl, kl)), guarded to
  * lie inside P. */
 static ir_stmt *move(lower_ctx *cx, int w, ir_expr *r0, ir_expr *k0,
-                     ir_expr *rl, ir_expr *kl, const ir_buffer *from,
+                     ir_expr *rl, ir_expr *kl, ir_buffer *from,
                      ir_buffer *to, bool round) {
   ts_arena *a = cx->arena;
   ir_expr *r = ir_add(a, r0, rl), *k = ir_add(a, k0, kl);
   ir_expr *local[2] = {rl, kl}, *global[2];
   element(w, r, k, global);
-  ir_expr *const *src = from->scope == SCOPE_GLOBAL ? global : local;
+  ir_expr **src = from->scope == SCOPE_GLOBAL ? global : local;
   ir_expr **dst = to->scope == SCOPE_GLOBAL ? global : local;
-  ir_expr *value = ir_load(a, (ir_buffer *)from, (ir_expr **)src);
+  ir_expr *value = ir_load(a, from, src);
   if (round)
     value = ir_round_tf32(a, value);
   return ir_new_if(a, inside(a, &cx->s->def, w, r, k),
@@ -64,7 +64,7 @@ bool lower_pack_kernel(lower_ctx *cx, int w, ir_kernel *k) {
   ts_arena *a = cx->arena;
   const ts_sched *s = cx->s;
   const ts_gemm *g = &s->def;
-  const ir_buffer *in = s->input[w];
+  ir_buffer *in = s->input[w];
   ir_buffer *out = lower_packed(s, w);
   int64_t rows = w == 0 ? g->m : g->n;
   /* Rows on blockIdx.x, which reaches 2^31 - 1; k on y, 65535 tiles. */

@@ -491,16 +491,15 @@ static bool wgmma_refuse(lower_ctx *cx, int w, const char *name,
  * dropping the low bits, where TS_MATH_TF32 rounds to nearest). */
 static bool tf32_operand(lower_ctx *cx, int w, const char *name,
                          bool mn_major) {
-  if (!lower_packed(cx->s, w))
-    return wgmma_refuse(cx, w, name, w == 0
-                        ? "wgmma reads fp32 as tf32 by dropping low bits, "
-                          "where TS_MATH_TF32 rounds: pack op(A) first "
-                          "(ts_pack(s, \"A\"), before ts_cache_read), and "
-                          "its packing kernel rounds it"
-                        : "wgmma reads fp32 as tf32 by dropping low bits, "
-                          "where TS_MATH_TF32 rounds: pack op(B) first "
-                          "(ts_pack(s, \"B\"), before ts_cache_read), and "
-                          "its packing kernel rounds it");
+  char op = "AB"[w];
+  if (!lower_packed(cx->s, w)) {
+    const char *why = ts_arena_printf(
+        cx->arena, "wgmma reads fp32 as tf32 by dropping low bits, where "
+        "TS_MATH_TF32 rounds: pack op(%c) first (ts_pack(s, \"%c\"), before "
+        "ts_cache_read), and its packing kernel rounds it", op, op);
+    return why ? wgmma_refuse(cx, w, name, why)
+               : lower_fail(cx, TS_ERR_NO_MEMORY, "ts_lower: out of memory");
+  }
   if (mn_major)
     return wgmma_refuse(cx, w, name, "its tile is stored with k across the "
                         "rows, and wgmma takes tf32 operands k-major only: "
