@@ -53,6 +53,9 @@ void thread_tile_registers(ts_sched *s, ts_loop *ki, ts_loop *b_at,
 typedef struct warp_tiling {
   int64_t bm, bn, wm, wn, bk, buffers, swizzle, parts;
   int64_t partition; /* 1: ts_partition of the k tile loop */
+  /* With buffers 2: k tiles a copy of the shared tiles, one barrier each
+   * (ts_double_buffer_tiles); 0 or 1: one tile. */
+  int64_t bar_tiles;
   /* A thread's columns of C as blocks of 4 lanes' float4s side by side
    * (column = chunk * 16 + lane column * 4 + c), so that a quarter warp
    * reads 128 contiguous bytes of B.shared, rather than one block of wn/4

@@ -12,9 +12,11 @@
  * columns a thread, seed 002's layout, whose float4 reads of B.shared
  * conflict 2-way where wn is 64) or `strided` (4 lanes' float4s side by
  * side, free of conflicts: faster with cp.async stages, slower without;
- * docs/performance.md).  `buffers` says how the shared tiles are filled: 2 copies,
- * the next tile staged in registers (ts_double_buffer); 1 copy; or 3 or 4
- * copies filled by cp.async (ts_pipeline, sm_80 and newer; see
+ * docs/performance.md).  `buffers` says how the shared tiles are filled:
+ * 2 copies, the next tile staged in registers (ts_double_buffer), each
+ * copy holding `bar_tiles` k tiles where K is 256 or more, so that the
+ * block meets at one barrier per `bar_tiles` tiles
+ * (ts_double_buffer_tiles); 1 copy; or 3 or 4 copies filled by cp.async (ts_pipeline, sm_80 and newer; see
  * pipelined.c).  Where the grid has 16 block rows and columns or more,
  * `swizzle` may group them by 8 (ts_swizzle) so that the blocks running at
  * once share their tiles of A and B in L2.  Where the grid has fewer than
@@ -38,7 +40,8 @@ static const int64_t warp_dims[][2] = {{64, 64}, {32, 64}, {64, 32},
                                        {32, 32}};
 enum { NWARPS = 4, LANE_ROWS = 8, LANE_COLS = 4, MAX_WARPS = 16,
        SWIZZLE_ROWS = 16, SPLIT_K_BLOCKS = 256, SPLIT_K_DEPTH = 512,
-       DEEPEST_BK = 16 /* the largest bk: K a multiple leaves no k tail */ };
+       DEEPEST_BK = 16 /* the largest bk: K a multiple leaves no k tail */,
+       BAR_TILES_DEPTH = 256 /* 16 tiles of 16 or more: groups of 4 */ };
 
 /* Registers a thread needs, roughly: its accumulators, one k step of A and
  * B, and addresses.  Past 255 ptxas spills; past 64K a block cannot run. */
@@ -48,8 +51,11 @@ static int64_t registers_estimate(int64_t tm, int64_t tn) {
 
 /* The shared tiles filled as `buffers` says. */
 static void fill_tiles(ts_sched *s, ts_stage *as, ts_stage *bs,
-                       int64_t buffers) {
-  if (buffers == 2) {
+                       int64_t buffers, int64_t bar_tiles) {
+  if (buffers == 2 && bar_tiles > 1) {
+    ts_double_buffer_tiles(s, as, (int)bar_tiles);
+    ts_double_buffer_tiles(s, bs, (int)bar_tiles);
+  } else if (buffers == 2) {
     ts_double_buffer(s, as);
     ts_double_buffer(s, bs);
   } else if (buffers > 2) {
@@ -104,7 +110,7 @@ ts_status warptiled_with(ts_sched *s, const warp_tiling *t) {
   vectorize_copy(s, as);
   ts_cache_read(s, "B", TS_SHARED, ko, &bs);
   vectorize_copy(s, bs);
-  fill_tiles(s, as, bs, t->buffers);
+  fill_tiles(s, as, bs, t->buffers, t->bar_tiles);
   /* Strided, B's register copy is one chunk's float4: a copy for the whole
    * k step would span the gaps between the chunks. */
   thread_tile_registers(s, ki, t->strided ? tjo : ki, ti, tjo, tji);
@@ -124,6 +130,9 @@ ts_status space_warptiled(ts_sched *s, ts_config *c) {
   t.bk = ts_knob(c, "bk", 2, (int64_t[]){16, 8});
   t.buffers = ts_knob(c, "buffers", 4, (int64_t[]){2, 1, 3, 4});
   const ts_gemm *g = ts_sched_gemm(s);
+  t.bar_tiles = t.buffers == 2 && g->k >= BAR_TILES_DEPTH
+                      ? ts_knob(c, "bar_tiles", 3, (int64_t[]){1, 2, 4})
+                      : 1;
   int64_t rows = (g->m + t.bm - 1) / t.bm, cols = (g->n + t.bn - 1) / t.bn;
   t.swizzle = rows >= SWIZZLE_ROWS && cols >= SWIZZLE_ROWS
                   ? ts_knob(c, "swizzle", 2, (int64_t[]){0, 8})

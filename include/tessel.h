@@ -279,6 +279,14 @@ ts_status ts_tensorize(ts_sched *s, ts_loop *i, ts_loop *j, ts_loop *k);
  * into registers while the current one is used, then stored to the other
  * copy; one barrier per iteration. */
 ts_status ts_double_buffer(ts_sched *s, ts_stage *stage);
+/* ts_double_buffer with `tiles` (1..8) k tiles in each of the two copies:
+ * the block meets at one barrier every `tiles` tiles instead of every
+ * tile.  Each tile's copy is staged in registers while the tile `tiles`
+ * before it computes, and stored right after, so the registers hold one
+ * tile as with ts_double_buffer; shared memory holds 2 x tiles.  The
+ * double-buffered stages of one attach loop need the same count.
+ * ts_double_buffer(s, st) is ts_double_buffer_tiles(s, st, 1). */
+ts_status ts_double_buffer_tiles(ts_sched *s, ts_stage *stage, int tiles);
 /* `stages` (2..8) copies of a shared cache filled by cp.async, global
  * memory straight to shared memory without registers: tiles ko + 1 ..
  * ko + stages - 1 are in flight while tile ko is used.  The stages of one

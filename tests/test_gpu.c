@@ -120,6 +120,30 @@ static void test_tensor_cores_match_cublas(void **state) {
         }
 }
 
+/* warptiled's tiles double-buffered with 2 and 4 k tiles a copy
+ * (ts_double_buffer_tiles), with a partitioned k tail and with split-K, at
+ * odd shapes in every layout. */
+static void test_buffer_tiles_match_cublas(void **state) {
+  (void)state;
+  const int64_t shapes[][3] = {{999, 1001, 1003}, {37, 53, 300}, {1, 1, 1},
+                               {256, 384, 200}};
+  for (int i = 0; i < 4; i++)
+    for (int l = TS_NN; l <= TS_TT; l++)
+      for (int v = 0; v < 3; v++) {
+        ts_gemm g = ts_gemm_make(shapes[i][0], shapes[i][1], shapes[i][2]);
+        g.layout = (ts_layout)l;
+        g.alpha = l == TS_TT ? 1.5f : 1.0f;
+        g.beta = l == TS_TT ? -0.5f : 0.0f;
+        ts_sched *s = ts_matmul_named(&g, "bar_tiles");
+        warp_tiling t = {.bm = 128, .bn = 128, .wm = 64, .wn = 32, .bk = 16,
+                         .buffers = 2, .parts = v == 2 ? 2 : 1,
+                         .partition = v == 1, .bar_tiles = v ? 2 : 4};
+        assert_int_equal(warptiled_with(s, &t), TS_OK);
+        check_against_cublas(s, g);
+        ts_sched_free(s);
+      }
+}
+
 /* 128 KiB of dynamic shared memory per block, with the opt-in. */
 static void test_dynamic_shared_memory(void **state) {
   (void)state;
@@ -435,6 +459,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_bench_reports_every_variant),
       cmocka_unit_test(test_bench_times_the_rest),
       cmocka_unit_test(test_dynamic_shared_memory),
+      cmocka_unit_test(test_buffer_tiles_match_cublas),
       cmocka_unit_test(test_split_k_modes),
       cmocka_unit_test(test_large_shape),
       cmocka_unit_test(test_baselines_match_cublas),

@@ -16,16 +16,8 @@
 /* 8 x 8 x k in 4 x 4 tiles, A and B in shared memory at k.outer,
  * pipelined with `stages` copies each. */
 static ts_sched *pipelined_k(const ts_gemm *def, int stages) {
-  ts_sched *s = ts_matmul_named(def, "pipelined_tiles");
-  ts_loop *ko, *ki;
-  block_tiled(s, 4, 4, 4, &ko, &ki);
   ts_stage *as, *bs;
-  ts_cache_read(s, "A", TS_SHARED, ko, &as);
-  ts_cache_read(s, "B", TS_SHARED, ko, &bs);
-  ts_pipeline(s, as, stages);
-  ts_pipeline(s, bs, stages);
-  assert_int_equal(ts_sched_status(s), TS_OK);
-  return s;
+  return shared_tiles(def, "pipelined_tiles", ts_pipeline, stages, &as, &bs);
 }
 
 static ts_sched *pipelined(int64_t k, int stages) {
@@ -252,15 +244,6 @@ static void test_pipeline_shared_limit(void **state) {
 }
 
 /* The stages at one loop share copy groups: all pipelined, one count. */
-static void expect_lowering_error(ts_sched *s, const char *want) {
-  ts_program *p = ts_lower(s);
-  assert_int_equal(ts_program_status(p), TS_ERR_BAD_ATTACH);
-  if (!strstr(ts_program_errmsg(p), want))
-    fail_msg("\"%s\" lacks \"%s\"", ts_program_errmsg(p), want);
-  ts_program_free(p);
-  assert_int_equal(ts_sched_status(s), TS_OK);
-}
-
 static void test_stages_at_one_loop_pipeline_alike(void **state) {
   (void)state;
   ts_loop *ko, *ki;

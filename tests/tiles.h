@@ -34,6 +34,38 @@ static inline ts_sched *tiled_k(int64_t k, ts_loop **ko, ts_loop **ki) {
 
 static inline ts_sched *tiled(ts_loop **ko, ts_loop **ki) { return tiled_k(8, ko, ki); }
 
+/* def's GEMM in 4 x 4 x 4 tiles with A and B in shared memory at k.outer,
+ * each given to `fill` with `count` (ts_pipeline, ts_double_buffer_tiles);
+ * fill NULL: the caches alone. */
+static inline ts_sched *shared_tiles(const ts_gemm *def, const char *name,
+                                     ts_status (*fill)(ts_sched *, ts_stage *,
+                                                       int),
+                                     int count, ts_stage **as,
+                                     ts_stage **bs) {
+  ts_sched *s = ts_matmul_named(def, name);
+  ts_loop *ko, *ki;
+  block_tiled(s, 4, 4, 4, &ko, &ki);
+  ts_cache_read(s, "A", TS_SHARED, ko, as);
+  ts_cache_read(s, "B", TS_SHARED, ko, bs);
+  if (fill) {
+    fill(s, *as, count);
+    fill(s, *bs, count);
+  }
+  assert_int_equal(ts_sched_status(s), TS_OK);
+  return s;
+}
+
+/* Lowering's refusal (TS_ERR_BAD_ATTACH) saying `want`; the schedule
+ * stays as it was. */
+static inline void expect_lowering_error(ts_sched *s, const char *want) {
+  ts_program *p = ts_lower(s);
+  assert_int_equal(ts_program_status(p), TS_ERR_BAD_ATTACH);
+  if (!strstr(ts_program_errmsg(p), want))
+    fail_msg("\"%s\" lacks \"%s\"", ts_program_errmsg(p), want);
+  ts_program_free(p);
+  assert_int_equal(ts_sched_status(s), TS_OK);
+}
+
 static inline void assert_correct(ts_sched *s) {
   char msg[512];
   ts_status st = ts_check(s, 7, msg, sizeof(msg));

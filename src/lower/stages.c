@@ -380,26 +380,13 @@ static int register_copies(const attach *at, ir_stmt **copies,
   return n;
 }
 
-static ir_stmt *pipeline(walker *w, ts_loop *f, attach *at) {
-  ts_arena *a = w->cx->arena;
-  if (ir_kind_is_launch(f->kind)) {
-    fail(w, "ts_lower: a double-buffered cache is attached at loop \"%s\", "
-         "which is bound; attach it at a serial k loop", f->name);
-    return NULL;
-  }
-  ir_expr *fv = ir_varref(a, f->var);
-  ir_expr *next = ir_add(a, fv, ir_int(a, 1));
-  ir_expr *has_next = ir_binary(a, E_LT, next, ir_int(a, f->extent));
-  ir_stmt *pro[MAX_ITEMS], *loads[MAX_ITEMS], *stores[MAX_ITEMS];
-  ir_stmt *locals[MAX_ITEMS + 1];
-  ir_buffer *regs[MAX_ITEMS], *bufs[MAX_ITEMS], *local_bufs[MAX_ITEMS];
-  int np = 0, nl = 0;
-  ir_stmt *rest = at->rest;
-  const ts_stage *db = at->stages[0];
+/* The double-buffered shared stages at one loop, with one count of tiles
+ * a copy: the count, or 0 after failing. */
+static int buffer_tiles(walker *w, const attach *at) {
+  const ts_stage *db = NULL;
   for (int i = 0; i < at->n; i++)
-    if (at->stages[i]->double_buffered)
+    if (at->stages[i]->double_buffered && !db)
       db = at->stages[i];
-  nl = register_copies(at, locals, local_bufs);
   for (int i = 0; i < at->n; i++) {
     const ts_stage *st = at->stages[i];
     if (st->buf->scope != SCOPE_SHARED)
@@ -407,44 +394,181 @@ static ir_stmt *pipeline(walker *w, ts_loop *f, attach *at) {
     if (!st->double_buffered) {
       fail(w, "ts_lower: \"%s\" is double-buffered and \"%s\", attached at "
            "the same loop, is not; double buffer both", db->name, st->name);
-      return NULL;
+      return 0;
     }
-    ir_buffer *two = copies_of(a, st->buf, 2);
-    ir_stmt *ld, *sd;
-    if (!two || !split_copy(w, at->copies[i], st, &regs[np], &ld, &sd))
-      return NULL;
-    retarget first = {st->buf, two, ir_int(a, 0)};
-    retarget cur = {st->buf, two, ir_binary(a, E_MOD, fv, ir_int(a, 2))};
-    retarget nxt = {st->buf, two, ir_binary(a, E_MOD, next, ir_int(a, 2))};
-    pro[np] = retarget_stmt(a, ir_subst_stmt(a, at->copies[i], f->var,
-                                             ir_int(a, 0)), &first);
-    loads[np] = ir_subst_stmt(a, ld, f->var, next);
-    stores[np] = retarget_stmt(a, ir_subst_stmt(a, sd, f->var, next), &nxt);
-    rest = retarget_stmt(a, rest, &cur);
-    for (int j = 0; j < nl; j++)
-      locals[j] = retarget_stmt(a, locals[j], &cur);
-    bufs[np++] = two;
+    if (st->buffer_tiles != db->buffer_tiles) {
+      fail(w, "ts_lower: \"%s\" and \"%s\" are double-buffered at the same "
+           "loop with %d and %d tiles a copy; their copies share the "
+           "barriers, so give both the same count", db->name, st->name,
+           db->buffer_tiles, st->buffer_tiles);
+      return 0;
+    }
   }
-  /* The loop: next tile into registers, this tile used, registers into
-   * the other copy, one barrier. */
-  ir_stmt *body[MAX_ITEMS + 4];
+  return db->buffer_tiles;
+}
+
+/* A double-buffered loop's pieces: per shared stage its prologue copy, its
+ * registers R, the load of the next tile into R and the store of R into
+ * the other copy; the register caches and the rest of the body. */
+typedef struct {
+  ir_stmt *pro[MAX_ITEMS], *loads[MAX_ITEMS], *stores[MAX_ITEMS];
+  ir_buffer *regs[MAX_ITEMS], *bufs[MAX_ITEMS];
+  int np;
+  ir_stmt *locals[MAX_ITEMS];
+  ir_buffer *local_bufs[MAX_ITEMS];
+  int nl;
+  ir_stmt *rest;
+} doubled;
+
+/* Splits each shared stage's copy into pieces over `copies` copies:
+ * iteration `t` computes on copy `cur`, loads tile `ahead` and stores it
+ * into copy `nxt`; the prologue copies tile `first` into copy `first_at`.
+ * Expressions in f's variable are taken as they are. */
+static bool split_doubled(walker *w, ts_loop *f, attach *at, int copies,
+                          ir_expr *t, ir_expr *cur, ir_expr *ahead,
+                          ir_expr *nxt, ir_expr *first, ir_expr *first_at,
+                          doubled *d) {
+  ts_arena *a = w->cx->arena;
+  d->nl = register_copies(at, d->locals, d->local_bufs);
+  d->rest = at->rest;
+  for (int i = 0; i < at->n; i++) {
+    const ts_stage *st = at->stages[i];
+    if (st->buf->scope != SCOPE_SHARED)
+      continue;
+    ir_buffer *all = copies_of(a, st->buf, copies);
+    ir_stmt *ld, *sd;
+    int k = d->np;
+    if (!all || !split_copy(w, at->copies[i], st, &d->regs[k], &ld, &sd))
+      return false;
+    retarget pro = {st->buf, all, first_at};
+    retarget now = {st->buf, all, cur};
+    retarget other = {st->buf, all, nxt};
+    d->pro[k] = retarget_stmt(a, ir_subst_stmt(a, at->copies[i], f->var,
+                                               first), &pro);
+    d->loads[k] = ir_subst_stmt(a, ld, f->var, ahead);
+    d->stores[k] = retarget_stmt(a, ir_subst_stmt(a, sd, f->var, ahead),
+                                 &other);
+    d->rest = retarget_stmt(a, d->rest, &now);
+    for (int j = 0; j < d->nl; j++)
+      d->locals[j] = retarget_stmt(a, d->locals[j], &now);
+    d->bufs[d->np++] = all;
+  }
+  if (t != NULL) {
+    d->rest = ir_subst_stmt(a, d->rest, f->var, t);
+    for (int j = 0; j < d->nl; j++)
+      d->locals[j] = ir_subst_stmt(a, d->locals[j], f->var, t);
+  }
+  return d->rest != NULL;
+}
+
+/* One step of the loop: the tile `ahead` into registers, this tile used,
+ * the registers into the other copy. */
+static ir_stmt *doubled_step(ts_arena *a, const doubled *d, ir_expr *has_next) {
+  ir_stmt *body[MAX_ITEMS + 3];
   int nb = 0;
-  body[nb++] = ir_new_if(a, has_next, seq_of(a, loads, np), NULL);
-  for (int j = 0; j < nl; j++)
-    body[nb++] = locals[j];
-  body[nb++] = rest;
-  body[nb++] = ir_new_if(a, has_next, seq_of(a, stores, np), NULL);
-  body[nb++] = ir_new_barrier(a);
-  pro[np] = ir_new_barrier(a);
-  pro[np + 1] = ir_new_for(a, f, ir_new_seq(a, body, nb));
-  ir_stmt *out = ir_new_seq(a, pro, np + 2);
-  for (int i = 0; i < nl; i++)
-    out = ir_new_alloc(a, local_bufs[i], out);
-  for (int i = 0; i < np; i++)
-    out = ir_new_alloc(a, regs[i], out);
-  for (int i = 0; i < np; i++)
-    out = ir_new_alloc(a, bufs[i], out);
+  body[nb++] = ir_new_if(a, has_next, seq_of(a, d->loads, d->np), NULL);
+  for (int j = 0; j < d->nl; j++)
+    body[nb++] = d->locals[j];
+  body[nb++] = d->rest;
+  body[nb++] = ir_new_if(a, has_next, seq_of(a, d->stores, d->np), NULL);
+  return ir_new_seq(a, body, nb);
+}
+
+static ir_stmt *wrap_doubled(ts_arena *a, const doubled *d, ir_stmt *out) {
+  for (int i = 0; i < d->nl; i++)
+    out = ir_new_alloc(a, d->local_bufs[i], out);
+  for (int i = 0; i < d->np; i++)
+    out = ir_new_alloc(a, d->regs[i], out);
+  for (int i = 0; i < d->np; i++)
+    out = ir_new_alloc(a, d->bufs[i], out);
   return out;
+}
+
+/* One tile a copy:
+ *
+ *   copy tile 0 into S[0]; barrier
+ *   for ko: step (tile ko + 1 into R, compute on S[ko % 2], R into
+ *           S[(ko + 1) % 2]); barrier                                    */
+static ir_stmt *pipeline_by_tile(walker *w, ts_loop *f, attach *at) {
+  ts_arena *a = w->cx->arena;
+  ir_expr *fv = ir_varref(a, f->var);
+  ir_expr *next = ir_add(a, fv, ir_int(a, 1));
+  doubled d = {.np = 0};
+  if (!split_doubled(w, f, at, 2, NULL, ir_binary(a, E_MOD, fv, ir_int(a, 2)),
+                     next, ir_binary(a, E_MOD, next, ir_int(a, 2)),
+                     ir_int(a, 0), ir_int(a, 0), &d))
+    return NULL;
+  ir_expr *has_next = ir_binary(a, E_LT, next, ir_int(a, f->extent));
+  ir_stmt *body[2] = {doubled_step(a, &d, has_next), ir_new_barrier(a)};
+  ir_stmt *items[MAX_ITEMS + 2];
+  int n = 0;
+  for (int i = 0; i < d.np; i++)
+    items[n++] = d.pro[i];
+  items[n++] = ir_new_barrier(a);
+  items[n++] = ir_new_for(a, f, ir_new_seq(a, body, 2));
+  return wrap_doubled(a, &d, ir_new_seq(a, items, n));
+}
+
+/* P tiles a copy (ts_double_buffer_tiles), t = g * P + q:
+ *
+ *   for q in 0..min(P, n): copy tile q into S[q]; barrier
+ *   for g in 0..ceil(n / P):
+ *     for q in 0..P (unrolled):
+ *       if t < n: step (tile t + P into R, compute on S[g % 2 * P + q],
+ *                       R into S[(g + 1) % 2 * P + q])
+ *     barrier
+ *
+ * Tile t + P goes where tile t - P was, which every thread finished with
+ * before the barrier that ended group g - 1. */
+static ir_stmt *pipeline_by_group(walker *w, ts_loop *f, attach *at,
+                                  int tiles) {
+  ts_arena *a = w->cx->arena;
+  int64_t n = f->extent, groups = (n + tiles - 1) / tiles;
+  ts_loop *g = lower_new_loop(w->cx, ts_arena_printf(a, "%s.group", f->name),
+                              groups, TS_SERIAL);
+  ts_loop *q = lower_new_loop(w->cx, ts_arena_printf(a, "%s.tile", f->name),
+                              tiles, TS_UNROLLED);
+  ts_loop *q0 = lower_new_loop(w->cx, ts_arena_printf(a, "%s.first", f->name),
+                               n < tiles ? n : tiles, TS_UNROLLED);
+  if (!g || !q || !q0)
+    return NULL;
+  g->reduce = q->reduce = q0->reduce = f->reduce;
+  g->partitioned = f->partitioned; /* the tail is the last groups' */
+  ir_expr *gv = ir_varref(a, g->var), *qv = ir_varref(a, q->var);
+  ir_expr *p = ir_int(a, tiles);
+  ir_expr *t = ir_add(a, ir_mul(a, gv, p), qv);
+  ir_expr *ahead = ir_add(a, t, p);
+  ir_expr *cur = ir_add(a, ir_mul(a, ir_binary(a, E_MOD, gv, ir_int(a, 2)), p),
+                        qv);
+  ir_expr *nxt = ir_add(
+      a, ir_mul(a, ir_binary(a, E_MOD, ir_add(a, gv, ir_int(a, 1)),
+                             ir_int(a, 2)), p), qv);
+  ir_expr *q0v = ir_varref(a, q0->var);
+  doubled d = {.np = 0};
+  if (!split_doubled(w, f, at, 2 * tiles, t, cur, ahead, nxt, q0v, q0v, &d))
+    return NULL;
+  ir_expr *has_next = ir_binary(a, E_LT, ahead, ir_int(a, n));
+  ir_stmt *step = doubled_step(a, &d, has_next);
+  if (n % tiles)
+    step = ir_new_if(a, ir_binary(a, E_LT, t, ir_int(a, n)), step, NULL);
+  ir_stmt *body[2] = {ir_new_for(a, q, step), ir_new_barrier(a)};
+  ir_stmt *items[3] = {ir_new_for(a, q0, seq_of(a, d.pro, d.np)),
+                       ir_new_barrier(a),
+                       ir_new_for(a, g, ir_new_seq(a, body, 2))};
+  return wrap_doubled(a, &d, ir_new_seq(a, items, 3));
+}
+
+static ir_stmt *pipeline(walker *w, ts_loop *f, attach *at) {
+  if (ir_kind_is_launch(f->kind)) {
+    fail(w, "ts_lower: a double-buffered cache is attached at loop \"%s\", "
+         "which is bound; attach it at a serial k loop", f->name);
+    return NULL;
+  }
+  int tiles = buffer_tiles(w, at);
+  if (!tiles)
+    return NULL;
+  return tiles == 1 ? pipeline_by_tile(w, f, at)
+                    : pipeline_by_group(w, f, at, tiles);
 }
 
 /* ---- cp.async pipelines -------------------------------------------------------- */

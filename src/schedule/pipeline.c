@@ -1,7 +1,9 @@
 /*
  * Software pipelining.  ts_double_buffer gives a shared cache two copies, so
  * that the global loads of the next tile overlap the computation on the
- * current one (seed 000's prefetching); ts_pipeline gives it 2..8 copies
+ * current one (seed 000's prefetching); ts_double_buffer_tiles puts several
+ * k tiles in each copy, so that the block meets at one barrier per copy
+ * rather than per tile; ts_pipeline gives it 2..8 copies
  * filled by cp.async, global memory straight into shared memory with no
  * registers between (sm_80's asynchronous copies).  The primitives only
  * mark the stage; lowering builds the pipelines (src/lower/stages.c):
@@ -47,11 +49,16 @@ static bool check_shared_copies(ts_sched *s, const char *fn, ts_stage *stage,
   return true;
 }
 
-ts_status ts_double_buffer(ts_sched *s, ts_stage *stage) {
-  CHECK_SCHED(s);
-  const char *fn = "ts_double_buffer";
+enum { MAX_BUFFER_TILES = 8 };
+
+static ts_status double_buffer(ts_sched *s, ts_stage *stage, int tiles,
+                               const char *fn) {
   /* Check: a shared cache_read stage, not doubled or pipelined yet, whose
-   * two copies fit. */
+   * two copies of `tiles` tiles fit. */
+  if (tiles < 1 || tiles > MAX_BUFFER_TILES)
+    return sched_fail(s, TS_ERR_BAD_ARG, NULL,
+                      "%s: argument 3 'tiles' must be in 1..%d (got %d)", fn,
+                      MAX_BUFFER_TILES, tiles);
   if (!sched_check_read_stage(s, fn, stage))
     return s->status;
   if (stage->double_buffered)
@@ -62,14 +69,27 @@ ts_status ts_double_buffer(ts_sched *s, ts_stage *stage) {
                       "%s: \"%s\" is already pipelined (ts_pipeline, %d "
                       "stages), which overlaps its loads already; use one "
                       "or the other", fn, stage->name, stage->pipeline);
-  if (!check_shared_copies(s, fn, stage, 2, "double buffering"))
+  if (!check_shared_copies(s, fn, stage, 2 * tiles, "double buffering"))
     return s->status;
   /* Step 1. Mark it; lowering builds the pipeline. */
-  trace_rec rec = {.op = TR_DOUBLE_BUFFER, .stage = stage->id};
+  trace_rec rec = {.op = TR_DOUBLE_BUFFER, .stage = stage->id,
+                   .factor = tiles};
   ts_status status = sched_commit(s, fn, s->root, NULL, 0, &rec);
-  if (status == TS_OK)
+  if (status == TS_OK) {
     stage->double_buffered = true;
+    stage->buffer_tiles = tiles;
+  }
   return status;
+}
+
+ts_status ts_double_buffer(ts_sched *s, ts_stage *stage) {
+  CHECK_SCHED(s);
+  return double_buffer(s, stage, 1, "ts_double_buffer");
+}
+
+ts_status ts_double_buffer_tiles(ts_sched *s, ts_stage *stage, int tiles) {
+  CHECK_SCHED(s);
+  return double_buffer(s, stage, tiles, "ts_double_buffer_tiles");
 }
 
 ts_status ts_pipeline(ts_sched *s, ts_stage *stage, int stages) {

@@ -272,7 +272,9 @@ bool sched_check_read_stage(ts_sched *s, const char *fn, ts_stage *stage) {
 }
 
 int sched_stage_copies(const ts_stage *st) {
-  return st->pipeline ? st->pipeline : st->double_buffered ? 2 : 1;
+  return st->pipeline          ? st->pipeline
+         : st->double_buffered ? 2 * st->buffer_tiles
+                               : 1;
 }
 
 int64_t sched_shared_bytes(const ts_sched *s) {

@@ -83,7 +83,8 @@ static void print_stage_call(ts_buf *b, const ts_sched *s, const trace_rec *r,
                              const char *fn) {
   ts_buf_printf(b, "%s(s, ", fn);
   stage_ref(b, s, r->stage);
-  if (r->op == TR_PAD || r->op == TR_PIPELINE)
+  if (r->op == TR_PAD || r->op == TR_PIPELINE ||
+      (r->op == TR_DOUBLE_BUFFER && r->factor > 1))
     ts_buf_printf(b, ", %lld", (long long)r->factor);
   ts_buf_puts(b, ");\n");
 }
@@ -128,7 +129,8 @@ void sched_print_record(ts_buf *b, const ts_sched *s, const trace_rec *r) {
     print_stage_call(b, s, r, "ts_storage_swizzle");
     return;
   case TR_DOUBLE_BUFFER:
-    print_stage_call(b, s, r, "ts_double_buffer");
+    print_stage_call(b, s, r, r->factor > 1 ? "ts_double_buffer_tiles"
+                                            : "ts_double_buffer");
     return;
   case TR_PIPELINE:
     print_stage_call(b, s, r, "ts_pipeline");
@@ -270,7 +272,9 @@ ts_status sched_replay_record(ts_sched *onto, const trace_rec *r) {
   case TR_PAD: return ts_storage_pad(onto, onto->stages[r->stage], r->factor);
   case TR_SWIZZLE_STORAGE:
     return ts_storage_swizzle(onto, onto->stages[r->stage]);
-  case TR_DOUBLE_BUFFER: return ts_double_buffer(onto, onto->stages[r->stage]);
+  case TR_DOUBLE_BUFFER:
+    return ts_double_buffer_tiles(onto, onto->stages[r->stage],
+                                  r->factor > 1 ? (int)r->factor : 1);
   case TR_PIPELINE:
     return ts_pipeline(onto, onto->stages[r->stage], (int)r->factor);
   case TR_VECTORIZE: return ts_vectorize(onto, l[0]);

@@ -441,24 +441,42 @@ static void op_bind_copy(fz_case *c) {
              (ts_loop_kind)(TS_THREAD_X + pick(c->src, 3)));
 }
 
-/* ts_pipeline on one stage, or (as a user would, since the shared stages
- * of one loop pipeline together) on every shared stage with one count. */
-static void op_pipeline(fz_case *c, ts_stage *stage, const char *text) {
-  static const int counts[] = {2, 3, 4, 8, 1, 9};
-  int n = counts[c->hostile && chance(c, 10) ? 4 + pick(c->src, 2)
-                                             : pick(c->src, 4)];
+/* A primitive taking a stage and a count (ts_pipeline,
+ * ts_double_buffer_tiles) on one stage, or (as a user would, since the
+ * shared stages of one loop pipeline together) on every shared stage with
+ * one count. */
+static void on_stages(fz_case *c, ts_stage *stage, const char *text,
+                      const char *fn,
+                      ts_status (*call)(ts_sched *, ts_stage *, int), int n) {
   bool all = stage && chance(c, c->hostile ? 50 : 90);
   for (int i = 0; i < (all ? c->nstages : 1); i++) {
     const char *name = all ? ts_stage_name(c->stages[i]) : "";
     if (all && !strstr(name, ".shared"))
       continue;
-    ts_status st = ts_pipeline(c->s, all ? c->stages[i] : stage, n);
+    ts_status st = call(c->s, all ? c->stages[i] : stage, n);
     if (all)
-      ts_buf_printf(&c->prog, "  ts_pipeline(s, S[%d], %d);\n", i, n);
+      ts_buf_printf(&c->prog, "  %s(s, S[%d], %d);\n", fn, i, n);
     else
-      ts_buf_printf(&c->prog, "  ts_pipeline(s, %s, %d);\n", text, n);
-    after_call(c, st, "ts_pipeline");
+      ts_buf_printf(&c->prog, "  %s(s, %s, %d);\n", fn, text, n);
+    after_call(c, st, fn);
   }
+}
+
+static void op_pipeline(fz_case *c, ts_stage *stage, const char *text) {
+  static const int counts[] = {2, 3, 4, 8, 1, 9};
+  int n = counts[c->hostile && chance(c, 10) ? 4 + pick(c->src, 2)
+                                             : pick(c->src, 4)];
+  on_stages(c, stage, text, "ts_pipeline", ts_pipeline, n);
+}
+
+/* k tiles a copy: 1 is plain double buffering; 0 and 9 are refused. */
+static void op_double_buffer_tiles(fz_case *c, ts_stage *stage,
+                                   const char *text) {
+  static const int counts[] = {2, 3, 4, 1, 8, 0, 9};
+  int n = counts[c->hostile && chance(c, 10) ? 5 + pick(c->src, 2)
+                                             : pick(c->src, 5)];
+  on_stages(c, stage, text, "ts_double_buffer_tiles", ts_double_buffer_tiles,
+            n);
 }
 
 static void op_layout(fz_case *c) {
@@ -485,6 +503,10 @@ static void op_layout(fz_case *c) {
     break;
   }
   default:
+    if (chance(c, 50)) {
+      op_double_buffer_tiles(c, stage, text);
+      return;
+    }
     fn = "ts_double_buffer";
     st = ts_double_buffer(c->s, stage);
     ts_buf_printf(&c->prog, "  %s(s, %s);\n", fn, text);
