@@ -414,6 +414,37 @@ if [ -n "$fake" ]; then
     "$f:regtiles" --tuned --shape 128x128x64 --beta 1
   case "$last" in *"no tuning record"*) echo "FAIL: the record was not read"
     fails=$((fails + 1)) ;; esac
+  # A knob declared for one value of another (b only where a is 8): each
+  # table by knob lists that knob's values and no other's.
+  cat > "$work/cond.c" <<'EOF'
+#include <tessel.h>
+TS_SPACE(cond, "b only where a is 8") {
+  int64_t a = ts_knob(c, "a", 2, (int64_t[]){4, 8});
+  int64_t b = a == 8 ? ts_knob(c, "b", 2, (int64_t[]){2, 4}) : 1;
+  int64_t d = ts_knob(c, "d", 2, (int64_t[]){16, 32});
+  ts_loop *io, *ii, *jo, *ji, *ko, *ki;
+  ts_split(s, ts_get_loop(s, "i"), a, &io, &ii);
+  ts_split(s, ts_get_loop(s, "j"), d, &jo, &ji);
+  ts_split(s, ts_get_loop(s, "k"), b, &ko, &ki);
+  ts_reorder(s, 6, (ts_loop *[]){io, jo, ii, ji, ko, ki});
+  ts_bind(s, io, TS_BLOCK_Y);
+  ts_bind(s, jo, TS_BLOCK_X);
+  ts_bind(s, ii, TS_THREAD_Y);
+  ts_bind(s, ji, TS_THREAD_X);
+  return ts_sched_status(s);
+}
+EOF
+  expect 0 "tune a space with a dependent knob" -- fakerun "$tessel" tune \
+    "$work/cond.c" --shape 64x64x64 --beta 1
+  table_rows() { # the first column of knob $1's table in the last output
+    printf '%s\n' "$last" |
+      awk -v k="$1" '$1 == k && $2 == "count" {on = 1; next}
+                     on && NF == 0 {on = 0} on {printf "%s ", $1}'
+  }
+  [ "$(table_rows b)" = "2 4 " ] ||
+    { echo "FAIL: knob b's table has rows '$(table_rows b)'"; fails=$((fails + 1)); }
+  [ "$(table_rows d)" = "16 32 " ] ||
+    { echo "FAIL: knob d's table has rows '$(table_rows d)'"; fails=$((fails + 1)); }
   echo "/* edited */" >> "$f"
   expect 0 "--tuned after the file changed" -- fakerun "$tessel" check \
     "$f:regtiles" --tuned --shape 128x128x64 --beta 1

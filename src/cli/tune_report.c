@@ -80,28 +80,39 @@ int tune_count_failures(const shape_run *r) {
   return failed;
 }
 
-/* Whether value v of knob k appears before candidate i of run s. */
-static bool seen_before(const shape_run *runs, int s, int i, int k,
+/* The value c gives the knob `name`, or NULL where c does not declare it
+ * (a knob may depend on another's value: warptiled's bar_tiles exists only
+ * with buffers=2, so knobs are matched by name, not by position). */
+static const char *value_of(const ts_config *c, const char *name) {
+  for (int k = 0; k < ts_config_knob_count(c); k++)
+    if (strcmp(ts_config_knob_name(c, k), name) == 0)
+      return ts_config_knob_value(c, k);
+  return NULL;
+}
+
+/* Whether a candidate before candidate i of run s declares knob `name`
+ * (v NULL) or gives it value v. */
+static bool seen_before(const shape_run *runs, int s, int i, const char *name,
                         const char *v) {
   for (int t = 0; t <= s; t++)
     for (int j = 0; j < (t == s ? i : runs[t].n); j++) {
-      const char *w = ts_config_knob_value(runs[t].c[j].config, k);
-      if (w && strcmp(w, v) == 0)
+      const char *w = value_of(runs[t].c[j].config, name);
+      if (w && (!v || strcmp(w, v) == 0))
         return true;
     }
   return false;
 }
 
 /* One row of a knob's table: the first-pass TFLOP/s of every timed
- * candidate whose knob k has value v. */
-static void print_knob_value(const shape_run *runs, int nruns, int k,
-                             const char *v) {
+ * candidate whose knob `name` has value v. */
+static void print_knob_value(const shape_run *runs, int nruns,
+                             const char *name, const char *v) {
   int count = 0;
   double sum = 0, best = 0;
   for (int t = 0; t < nruns; t++)
     for (int j = 0; j < runs[t].n; j++) {
       const candidate *c = &runs[t].c[j];
-      const char *w = ts_config_knob_value(c->config, k);
+      const char *w = value_of(c->config, name);
       if (!w || strcmp(w, v) != 0 || !c->has_quick ||
           c->quick.status != TS_OK || c->quick.skipped)
         continue;
@@ -113,25 +124,32 @@ static void print_knob_value(const shape_run *runs, int nruns, int k,
          best);
 }
 
+/* One knob's table: a row per value, in the order the values first
+ * appear. */
+static void print_knob_table(const shape_run *runs, int nruns,
+                             const char *name) {
+  printf("\n  %-20s %6s %10s %10s\n", name, "count", "mean", "best");
+  for (int s = 0; s < nruns; s++)
+    for (int i = 0; i < runs[s].n; i++) {
+      const char *v = value_of(runs[s].c[i].config, name);
+      if (v && !seen_before(runs, s, i, name, v))
+        print_knob_value(runs, nruns, name, v);
+    }
+}
+
 /* Seed 003's tables: for each knob, each value's mean and best TFLOP/s over
  * every timed configuration of every shape (first-pass times, which every
- * candidate has), the values in the order they first appear. */
+ * candidate has), the knobs and values in the order they first appear. */
 void tune_print_knob_tables(const shape_run *runs, int nruns) {
-  const candidate *first = NULL;
-  for (int s = 0; s < nruns && !first; s++)
-    for (int i = 0; i < runs[s].n && !first; i++)
-      if (!ts_config_pruned(runs[s].c[i].config))
-        first = &runs[s].c[i];
-  for (int k = 0; first && k < ts_config_knob_count(first->config); k++) {
-    printf("\n  %-20s %6s %10s %10s\n", ts_config_knob_name(first->config, k),
-           "count", "mean", "best");
-    for (int s = 0; s < nruns; s++)
-      for (int i = 0; i < runs[s].n; i++) {
-        const char *v = ts_config_knob_value(runs[s].c[i].config, k);
-        if (v && !seen_before(runs, s, i, k, v))
-          print_knob_value(runs, nruns, k, v);
+  for (int s = 0; s < nruns; s++)
+    for (int i = 0; i < runs[s].n; i++) {
+      const ts_config *c = runs[s].c[i].config;
+      for (int k = 0; k < ts_config_knob_count(c); k++) {
+        const char *name = ts_config_knob_name(c, k);
+        if (!seen_before(runs, s, i, name, NULL))
+          print_knob_table(runs, nruns, name);
       }
-  }
+    }
 }
 
 /* The best configuration becomes the tuning record of this GPU, space and
