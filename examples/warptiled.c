@@ -16,10 +16,10 @@
  * 2 copies, the next tile staged in registers (ts_double_buffer), each
  * copy holding `bar_tiles` k tiles where K is 256 or more, so that the
  * block meets at one barrier per `bar_tiles` tiles
- * (ts_double_buffer_tiles); 1 copy; or 3 or 4 copies filled by cp.async (ts_pipeline, sm_80 and newer; see
- * pipelined.c).  Where the grid has 16 block rows and columns or more,
- * `swizzle` may group them by 8 (ts_swizzle) so that the blocks running at
- * once share their tiles of A and B in L2.  Where the grid has fewer than
+ * (ts_double_buffer_tiles); 1 copy; or 3 or 4 copies filled by cp.async
+ * (ts_pipeline, sm_80 and newer; see pipelined.c).  Where the grid has
+ * 16 block rows and columns or more, `swizzle` may group them by 8
+ * (ts_swizzle) so that the blocks running at once share their tiles of A and B in L2.  Where the grid has fewer than
  * 256 blocks and K is 512 or more, `splitk` may split the reduction
  * across 2 or 4 blocks (ts_split_k, a workspace summed in order by a
  * second kernel), so that a skinny C still fills the GPU.  Where K is not
@@ -41,7 +41,8 @@ static const int64_t warp_dims[][2] = {{64, 64}, {32, 64}, {64, 32},
 enum { NWARPS = 4, LANE_ROWS = 8, LANE_COLS = 4, MAX_WARPS = 16,
        SWIZZLE_ROWS = 16, SPLIT_K_BLOCKS = 256, SPLIT_K_DEPTH = 512,
        DEEPEST_BK = 16 /* the largest bk: K a multiple leaves no k tail */,
-       BAR_TILES_DEPTH = 256 /* 16 tiles of 16 or more: groups of 4 */ };
+       BAR_TILES_DEPTH = 256 /* 16 tiles of 16 or more (before split-K's
+                              * parts): room for groups of 4 */ };
 
 /* Registers a thread needs, roughly: its accumulators, one k step of A and
  * B, and addresses.  Past 255 ptxas spills; past 64K a block cannot run. */

@@ -4,8 +4,10 @@
  * partial group, a tile staged in registers while the tile one copy before
  * it computes), the reference executor against a plain C GEMM at odd
  * shapes in every layout and type with 1..5 and 8 tiles, warptiled's
- * `bar_tiles` beside ts_partition and split-K, each refusal, lowering's
- * refusal of stages at one loop with different counts, and the trace.
+ * `bar_tiles` beside ts_partition and split-K, the groups' loop
+ * partitioned, run twice by an enclosing loop and keeping the k loop's
+ * marks, each refusal, lowering's refusal of stages at one loop with
+ * different counts, and the trace.
  */
 #include "tiles.h"
 
@@ -14,7 +16,7 @@
 static ts_sched *grouped(const ts_gemm *def, int tiles) {
   ts_stage *as, *bs;
   return shared_tiles(def, "grouped_tiles", ts_double_buffer_tiles, tiles, &as,
-                      &bs);
+                      &bs, NULL);
 }
 
 /* K = 20: five tiles of 4 in groups of 2, so the last group has one tile
@@ -71,7 +73,7 @@ static void test_one_tile_is_double_buffering(void **state) {
   ts_gemm g = ts_gemm_make(8, 8, 20);
   ts_sched *one = grouped(&g, 1);
   ts_stage *as, *bs;
-  ts_sched *s = shared_tiles(&g, "grouped_tiles", NULL, 0, &as, &bs);
+  ts_sched *s = shared_tiles(&g, "grouped_tiles", NULL, 0, &as, &bs, NULL);
   ts_double_buffer(s, as);
   ts_double_buffer(s, bs);
   char *want = ts_cuda_source(s), *got = ts_cuda_source(one);
@@ -137,6 +139,66 @@ static void test_warptiled_bar_tiles(void **state) {
         check_or_fail(s, &g, (int)t.bar_tiles);
         ts_sched_free(s);
       }
+}
+
+/* ts_partition of the attach loop partitions the groups' loop: the steady
+ * groups without the k guard, the last (partial) group as the tail. */
+static void test_partitioned_groups(void **state) {
+  (void)state;
+  ts_gemm g = ts_gemm_make(8, 8, 37); /* 10 tiles of 4, the last partial */
+  ts_stage *as, *bs;
+  ts_loop *ko;
+  ts_sched *s = shared_tiles(&g, "partitioned_groups", ts_double_buffer_tiles,
+                             3, &as, &bs, &ko);
+  assert_int_equal(ts_partition(s, ko), TS_OK);
+  char *ir = ts_print_ir(s);
+  /* Groups 0 and 1 stage tiles 3..8, all whole; groups 2 and 3 stage past
+   * the end or hold the partial tile 9. */
+  assert_non_null(strstr(ir, "for k.outer.group in 0..2:"));
+  assert_non_null(strstr(ir, "for k.outer.group.tail in 0..2:"));
+  free(ir);
+  assert_correct(s);
+  ts_sched_free(s);
+}
+
+/* The grouped pipeline inside a serial loop that runs it twice: the
+ * barrier that ends its last group keeps the next prologue off the tiles
+ * still in use (the executor would report the race). */
+static void test_groups_run_twice(void **state) {
+  (void)state;
+  ts_gemm g = ts_gemm_make(8, 8, 20);
+  ts_stage *bs;
+  ts_sched *s = b_cached_twice(&g, &bs);
+  assert_int_equal(ts_double_buffer_tiles(s, bs, 2), TS_OK);
+  char *ir = ts_print_ir(s);
+  assert_int_equal(count(ir, "barrier"), 2); /* prologue's, each group's */
+  free(ir);
+  assert_correct(s);
+  ts_sched_free(s);
+}
+
+/* The groups' loop keeps the k loop's marks: wgmma batches in flight at a
+ * loop whose body has no wgmma are refused as with one tile a copy. */
+static void test_groups_keep_the_loops_marks(void **state) {
+  (void)state;
+  for (int tiles = 1; tiles <= 2; tiles++) {
+    ts_gemm g = ts_gemm_make(8, 8, 16);
+    ts_stage *as, *bs;
+    ts_loop *ko;
+    ts_sched *s = shared_tiles(&g, "marks", ts_double_buffer_tiles, tiles, &as,
+                               &bs, &ko);
+    if (ts_wgmma_in_flight(s, ko, 1) != TS_OK) { /* refused already */
+      ts_sched_free(s);
+      continue;
+    }
+    ts_program *p = ts_lower(s);
+    assert_int_not_equal(ts_program_status(p), TS_OK);
+    if (!strstr(ts_program_errmsg(p), "wgmma"))
+      fail_msg("%d tiles a copy: \"%s\" does not name wgmma", tiles,
+               ts_program_errmsg(p));
+    ts_program_free(p);
+    ts_sched_free(s);
+  }
 }
 
 static void test_buffer_tiles_errors(void **state) {
@@ -218,15 +280,15 @@ static void test_stages_at_one_loop_group_alike(void **state) {
   (void)state;
   ts_gemm g = ts_gemm_make(8, 8, 8);
   ts_stage *as, *bs;
-  ts_sched *s = shared_tiles(&g, "alike", NULL, 0, &as, &bs);
+  ts_sched *s = shared_tiles(&g, "alike", NULL, 0, &as, &bs, NULL);
   ts_double_buffer_tiles(s, as, 2);
   ts_double_buffer_tiles(s, bs, 4);
   expect_lowering_error(s, "ts_lower: \"A.shared\" and \"B.shared\" are "
-                           "double-buffered at the same loop with 2 and 4 "
-                           "tiles a copy");
+                           "double-buffered at the same loop \"k.outer\" "
+                           "with 2 and 4 tiles a copy");
   ts_sched_free(s);
 
-  s = shared_tiles(&g, "alike", NULL, 0, &as, &bs);
+  s = shared_tiles(&g, "alike", NULL, 0, &as, &bs, NULL);
   ts_double_buffer_tiles(s, as, 2);
   expect_lowering_error(s, "ts_lower: \"A.shared\" is double-buffered and "
                            "\"B.shared\", attached at the same loop, is not");
@@ -258,6 +320,9 @@ int main(void) {
       cmocka_unit_test(test_one_tile_is_double_buffering),
       cmocka_unit_test(test_groups_compute_the_gemm),
       cmocka_unit_test(test_warptiled_bar_tiles),
+      cmocka_unit_test(test_partitioned_groups),
+      cmocka_unit_test(test_groups_run_twice),
+      cmocka_unit_test(test_groups_keep_the_loops_marks),
       cmocka_unit_test(test_buffer_tiles_errors),
       cmocka_unit_test(test_buffer_tiles_shared_limit),
       cmocka_unit_test(test_stages_at_one_loop_group_alike),

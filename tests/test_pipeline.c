@@ -17,7 +17,8 @@
  * pipelined with `stages` copies each. */
 static ts_sched *pipelined_k(const ts_gemm *def, int stages) {
   ts_stage *as, *bs;
-  return shared_tiles(def, "pipelined_tiles", ts_pipeline, stages, &as, &bs);
+  return shared_tiles(def, "pipelined_tiles", ts_pipeline, stages, &as, &bs,
+                      NULL);
 }
 
 static ts_sched *pipelined(int64_t k, int stages) {
@@ -323,19 +324,8 @@ static void test_pipelines_compute_the_gemm(void **state) {
 static void test_pipeline_run_twice(void **state) {
   (void)state;
   ts_gemm g = ts_gemm_make(8, 8, 12);
-  ts_sched *s = ts_matmul(&g);
-  ts_loop *io, *ii, *jo, *ji, *ko, *ki, *iio, *iii;
-  ts_split(s, ts_get_loop(s, "i"), 4, &io, &ii);
-  ts_split(s, ts_get_loop(s, "j"), 4, &jo, &ji);
-  ts_split(s, ii, 2, &iio, &iii);
-  ts_split(s, ts_get_loop(s, "k"), 4, &ko, &ki);
-  ts_reorder(s, 7, (ts_loop *[]){io, jo, iii, ji, iio, ko, ki});
-  ts_bind(s, io, TS_BLOCK_Y);
-  ts_bind(s, jo, TS_BLOCK_X);
-  ts_bind(s, iii, TS_THREAD_Y);
-  ts_bind(s, ji, TS_THREAD_X);
   ts_stage *bs;
-  assert_int_equal(ts_cache_read(s, "B", TS_SHARED, ko, &bs), TS_OK);
+  ts_sched *s = b_cached_twice(&g, &bs);
   assert_int_equal(ts_pipeline(s, bs, 2), TS_OK);
   char *ir = ts_print_ir(s);
   assert_non_null(strstr(ir, "            acc[0, 0] = acc[0, 0] + A["));

@@ -34,24 +34,45 @@ static inline ts_sched *tiled_k(int64_t k, ts_loop **ko, ts_loop **ki) {
 
 static inline ts_sched *tiled(ts_loop **ko, ts_loop **ki) { return tiled_k(8, ko, ki); }
 
-/* def's GEMM in 4 x 4 x 4 tiles with A and B in shared memory at k.outer,
- * each given to `fill` with `count` (ts_pipeline, ts_double_buffer_tiles);
- * fill NULL: the caches alone. */
+/* def's GEMM in 4 x 4 x 4 tiles with A and B in shared memory at k.outer
+ * (*ko, where ko is not NULL), each given to `fill` with `count`
+ * (ts_pipeline, ts_double_buffer_tiles); fill NULL: the caches alone. */
 static inline ts_sched *shared_tiles(const ts_gemm *def, const char *name,
                                      ts_status (*fill)(ts_sched *, ts_stage *,
                                                        int),
-                                     int count, ts_stage **as,
-                                     ts_stage **bs) {
+                                     int count, ts_stage **as, ts_stage **bs,
+                                     ts_loop **ko) {
   ts_sched *s = ts_matmul_named(def, name);
-  ts_loop *ko, *ki;
-  block_tiled(s, 4, 4, 4, &ko, &ki);
-  ts_cache_read(s, "A", TS_SHARED, ko, as);
-  ts_cache_read(s, "B", TS_SHARED, ko, bs);
+  ts_loop *k_outer, *ki;
+  block_tiled(s, 4, 4, 4, &k_outer, &ki);
+  if (ko)
+    *ko = k_outer;
+  ts_cache_read(s, "A", TS_SHARED, k_outer, as);
+  ts_cache_read(s, "B", TS_SHARED, k_outer, bs);
   if (fill) {
     fill(s, *as, count);
     fill(s, *bs, count);
   }
   assert_int_equal(ts_sched_status(s), TS_OK);
+  return s;
+}
+
+/* 8 x 8 x def's K with a serial loop over each thread's two rows around
+ * k.outer, so a pipeline there runs twice per block; B in shared memory
+ * at k.outer (*bs). */
+static inline ts_sched *b_cached_twice(const ts_gemm *def, ts_stage **bs) {
+  ts_sched *s = ts_matmul(def);
+  ts_loop *io, *ii, *jo, *ji, *ko, *ki, *iio, *iii;
+  ts_split(s, ts_get_loop(s, "i"), 4, &io, &ii);
+  ts_split(s, ts_get_loop(s, "j"), 4, &jo, &ji);
+  ts_split(s, ii, 2, &iio, &iii);
+  ts_split(s, ts_get_loop(s, "k"), 4, &ko, &ki);
+  ts_reorder(s, 7, (ts_loop *[]){io, jo, iii, ji, iio, ko, ki});
+  ts_bind(s, io, TS_BLOCK_Y);
+  ts_bind(s, jo, TS_BLOCK_X);
+  ts_bind(s, iii, TS_THREAD_Y);
+  ts_bind(s, ji, TS_THREAD_X);
+  assert_int_equal(ts_cache_read(s, "B", TS_SHARED, ko, bs), TS_OK);
   return s;
 }
 

@@ -90,14 +90,14 @@ static const char *value_of(const ts_config *c, const char *name) {
   return NULL;
 }
 
-/* Whether a candidate before candidate i of run s declares knob `name`
- * (v NULL) or gives it value v. */
+/* Whether a candidate before candidate i of run s gives knob `name` the
+ * value v. */
 static bool seen_before(const shape_run *runs, int s, int i, const char *name,
                         const char *v) {
   for (int t = 0; t <= s; t++)
     for (int j = 0; j < (t == s ? i : runs[t].n); j++) {
       const char *w = value_of(runs[t].c[j].config, name);
-      if (w && (!v || strcmp(w, v) == 0))
+      if (w && strcmp(w, v) == 0)
         return true;
     }
   return false;
@@ -137,18 +137,30 @@ static void print_knob_table(const shape_run *runs, int nruns,
     }
 }
 
+/* Whether a configuration before candidate i of run s that was not pruned
+ * declares knob `name`. */
+static bool named_before(const shape_run *runs, int s, int i,
+                         const char *name) {
+  for (int t = 0; t <= s; t++)
+    for (int j = 0; j < (t == s ? i : runs[t].n); j++) {
+      const ts_config *c = runs[t].c[j].config;
+      if (!ts_config_pruned(c) && value_of(c, name))
+        return true;
+    }
+  return false;
+}
+
 /* Seed 003's tables: for each knob, each value's mean and best TFLOP/s over
  * every timed configuration of every shape (first-pass times, which every
- * candidate has), the knobs and values in the order they first appear. */
+ * candidate has), the knobs in the order configurations that were not
+ * pruned declare them, and their values in the order they first appear. */
 void tune_print_knob_tables(const shape_run *runs, int nruns) {
   for (int s = 0; s < nruns; s++)
     for (int i = 0; i < runs[s].n; i++) {
       const ts_config *c = runs[s].c[i].config;
-      for (int k = 0; k < ts_config_knob_count(c); k++) {
-        const char *name = ts_config_knob_name(c, k);
-        if (!seen_before(runs, s, i, name, NULL))
-          print_knob_table(runs, nruns, name);
-      }
+      for (int k = 0; !ts_config_pruned(c) && k < ts_config_knob_count(c); k++)
+        if (!named_before(runs, s, i, ts_config_knob_name(c, k)))
+          print_knob_table(runs, nruns, ts_config_knob_name(c, k));
     }
 }
 

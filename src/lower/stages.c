@@ -13,8 +13,9 @@
  *     and another ends the body when the copy will be refilled while other
  *     threads may still read it; nowhere else;
  *   - a double-buffered copy becomes a pipeline with one barrier per
- *     iteration (and a copy pipelined by ts_pipeline one of cp.async
- *     copies, async_pipeline below):
+ *     iteration, or per group of tiles (ts_double_buffer_tiles,
+ *     pipeline_by_group below), and a copy pipelined by ts_pipeline one of
+ *     cp.async copies (async_pipeline below):
  *
  *       copy tile 0 into S[0]; barrier
  *       for ko:
@@ -382,7 +383,7 @@ static int register_copies(const attach *at, ir_stmt **copies,
 
 /* The double-buffered shared stages at one loop, with one count of tiles
  * a copy: the count, or 0 after failing. */
-static int buffer_tiles(walker *w, const attach *at) {
+static int buffer_tiles(walker *w, const ts_loop *at_loop, const attach *at) {
   const ts_stage *db = NULL;
   for (int i = 0; i < at->n; i++)
     if (at->stages[i]->double_buffered && !db)
@@ -398,9 +399,9 @@ static int buffer_tiles(walker *w, const attach *at) {
     }
     if (st->buffer_tiles != db->buffer_tiles) {
       fail(w, "ts_lower: \"%s\" and \"%s\" are double-buffered at the same "
-           "loop with %d and %d tiles a copy; their copies share the "
+           "loop \"%s\" with %d and %d tiles a copy; their copies share the "
            "barriers, so give both the same count", db->name, st->name,
-           db->buffer_tiles, st->buffer_tiles);
+           at_loop->name, db->buffer_tiles, st->buffer_tiles);
       return 0;
     }
   }
@@ -421,13 +422,12 @@ typedef struct {
 } doubled;
 
 /* Splits each shared stage's copy into pieces over `copies` copies:
- * iteration `t` computes on copy `cur`, loads tile `ahead` and stores it
- * into copy `nxt`; the prologue copies tile `first` into copy `first_at`.
- * Expressions in f's variable are taken as they are. */
+ * iteration `t` (NULL: f's variable as it is) computes on copy `cur`,
+ * loads tile `ahead` and stores it into copy `nxt`; the prologue copies
+ * tile `first` into copy `first`. */
 static bool split_doubled(walker *w, ts_loop *f, attach *at, int copies,
                           ir_expr *t, ir_expr *cur, ir_expr *ahead,
-                          ir_expr *nxt, ir_expr *first, ir_expr *first_at,
-                          doubled *d) {
+                          ir_expr *nxt, ir_expr *first, doubled *d) {
   ts_arena *a = w->cx->arena;
   d->nl = register_copies(at, d->locals, d->local_bufs);
   d->rest = at->rest;
@@ -440,7 +440,7 @@ static bool split_doubled(walker *w, ts_loop *f, attach *at, int copies,
     int k = d->np;
     if (!all || !split_copy(w, at->copies[i], st, &d->regs[k], &ld, &sd))
       return false;
-    retarget pro = {st->buf, all, first_at};
+    retarget pro = {st->buf, all, first};
     retarget now = {st->buf, all, cur};
     retarget other = {st->buf, all, nxt};
     d->pro[k] = retarget_stmt(a, ir_subst_stmt(a, at->copies[i], f->var,
@@ -474,6 +474,8 @@ static ir_stmt *doubled_step(ts_arena *a, const doubled *d, ir_expr *has_next) {
   return ir_new_seq(a, body, nb);
 }
 
+/* The pipeline inside the allocations of its buffers, staging registers
+ * and register caches. */
 static ir_stmt *wrap_doubled(ts_arena *a, const doubled *d, ir_stmt *out) {
   for (int i = 0; i < d->nl; i++)
     out = ir_new_alloc(a, d->local_bufs[i], out);
@@ -496,7 +498,7 @@ static ir_stmt *pipeline_by_tile(walker *w, ts_loop *f, attach *at) {
   doubled d = {.np = 0};
   if (!split_doubled(w, f, at, 2, NULL, ir_binary(a, E_MOD, fv, ir_int(a, 2)),
                      next, ir_binary(a, E_MOD, next, ir_int(a, 2)),
-                     ir_int(a, 0), ir_int(a, 0), &d))
+                     ir_int(a, 0), &d))
     return NULL;
   ir_expr *has_next = ir_binary(a, E_LT, next, ir_int(a, f->extent));
   ir_stmt *body[2] = {doubled_step(a, &d, has_next), ir_new_barrier(a)};
@@ -532,8 +534,14 @@ static ir_stmt *pipeline_by_group(walker *w, ts_loop *f, attach *at,
                                n < tiles ? n : tiles, TS_UNROLLED);
   if (!g || !q || !q0)
     return NULL;
-  g->reduce = q->reduce = q0->reduce = f->reduce;
-  g->partitioned = f->partitioned; /* the tail is the last groups' */
+  /* The groups' loop takes the k loop's place: its kind (serial or
+   * unrolled), its partition (the tail is the last groups) and its wgmma
+   * batches, which lowering then checks as it would the k loop's.  The
+   * prologue's loop is a copy, not a step of k. */
+  g->kind = f->kind;
+  g->reduce = q->reduce = f->reduce;
+  g->partitioned = f->partitioned;
+  g->wgmma_in_flight = f->wgmma_in_flight;
   ir_expr *gv = ir_varref(a, g->var), *qv = ir_varref(a, q->var);
   ir_expr *p = ir_int(a, tiles);
   ir_expr *t = ir_add(a, ir_mul(a, gv, p), qv);
@@ -545,7 +553,7 @@ static ir_stmt *pipeline_by_group(walker *w, ts_loop *f, attach *at,
                              ir_int(a, 2)), p), qv);
   ir_expr *q0v = ir_varref(a, q0->var);
   doubled d = {.np = 0};
-  if (!split_doubled(w, f, at, 2 * tiles, t, cur, ahead, nxt, q0v, q0v, &d))
+  if (!split_doubled(w, f, at, 2 * tiles, t, cur, ahead, nxt, q0v, &d))
     return NULL;
   ir_expr *has_next = ir_binary(a, E_LT, ahead, ir_int(a, n));
   ir_stmt *step = doubled_step(a, &d, has_next);
@@ -564,7 +572,7 @@ static ir_stmt *pipeline(walker *w, ts_loop *f, attach *at) {
          "which is bound; attach it at a serial k loop", f->name);
     return NULL;
   }
-  int tiles = buffer_tiles(w, at);
+  int tiles = buffer_tiles(w, f, at);
   if (!tiles)
     return NULL;
   return tiles == 1 ? pipeline_by_tile(w, f, at)

@@ -53,14 +53,14 @@ enum { MAX_BUFFER_TILES = 8 };
 
 static ts_status double_buffer(ts_sched *s, ts_stage *stage, int tiles,
                                const char *fn) {
-  /* Check: a shared cache_read stage, not doubled or pipelined yet, whose
-   * two copies of `tiles` tiles fit. */
+  /* Check: a shared cache_read stage, 1..8 tiles a copy, not doubled or
+   * pipelined yet, whose two copies of `tiles` tiles fit. */
+  if (!sched_check_read_stage(s, fn, stage))
+    return s->status;
   if (tiles < 1 || tiles > MAX_BUFFER_TILES)
     return sched_fail(s, TS_ERR_BAD_ARG, NULL,
                       "%s: argument 3 'tiles' must be in 1..%d (got %d)", fn,
                       MAX_BUFFER_TILES, tiles);
-  if (!sched_check_read_stage(s, fn, stage))
-    return s->status;
   if (stage->double_buffered)
     return sched_fail(s, TS_ERR_STAGE_USED, NULL,
                       "%s: \"%s\" is already double-buffered", fn, stage->name);
@@ -111,7 +111,8 @@ ts_status ts_pipeline(ts_sched *s, ts_stage *stage, int stages) {
     return sched_fail(s, TS_ERR_STAGE_USED, NULL,
                       "%s: \"%s\" is double-buffered (through registers); "
                       "ts_pipeline replaces that with cp.async, so call it "
-                      "instead of ts_double_buffer", fn, stage->name);
+                      "instead of double buffering the stage", fn,
+                      stage->name);
   if (!check_shared_copies(s, fn, stage, stages, "pipelining"))
     return s->status;
   /* Step 1. Mark it; lowering builds the pipeline. */

@@ -67,7 +67,8 @@ struct ts_stage {
   int inner;        /* read: the dimension the copy walks innermost */
   bool transposed;
   bool double_buffered;
-  int buffer_tiles; /* ts_double_buffer_tiles: k tiles a copy; 1 before */
+  int buffer_tiles; /* k tiles a copy when double_buffered (1 for
+                     * ts_double_buffer); 0 before */
   int pipeline; /* ts_pipeline: copies of the cache, cp.async; 0: none */
   const void *owner;
 };

@@ -272,9 +272,10 @@ ts_status sched_replay_record(ts_sched *onto, const trace_rec *r) {
   case TR_PAD: return ts_storage_pad(onto, onto->stages[r->stage], r->factor);
   case TR_SWIZZLE_STORAGE:
     return ts_storage_swizzle(onto, onto->stages[r->stage]);
-  case TR_DOUBLE_BUFFER:
-    return ts_double_buffer_tiles(onto, onto->stages[r->stage],
-                                  r->factor > 1 ? (int)r->factor : 1);
+  case TR_DOUBLE_BUFFER: /* the call the trace prints, for its messages */
+    return r->factor > 1 ? ts_double_buffer_tiles(onto, onto->stages[r->stage],
+                                                  (int)r->factor)
+                         : ts_double_buffer(onto, onto->stages[r->stage]);
   case TR_PIPELINE:
     return ts_pipeline(onto, onto->stages[r->stage], (int)r->factor);
   case TR_VECTORIZE: return ts_vectorize(onto, l[0]);
