@@ -1,23 +1,103 @@
 #!/usr/bin/env bash
-# Data flows forward: schedule -> program -> source -> kernel -> launch.  The
-# runtime takes programs and kernels through the public API and never reaches
-# back into the schedule, lowering or the code generator; the code generator
-# and the executor read the program, not the schedule.
+# Data flows forward, and the build's objects say whether it does: each
+# object file's undefined symbols (nm) are looked up in the object that
+# defines them, and a reference from a lower layer to a higher one fails.
+#
+#   ir < schedule < lower = exec = explain < codegen < compile < runtime
+#      < tune < cli
+#
+# (the executor and explain read programs beside lowering; examples/, the
+# built-in schedules and spaces, sit with tune's spaces, above the
+# runtime).  Some references downward skip a stage's artifact and are
+# refused too: the code generator, the executor, explain and the compiler
+# read programs, never schedules, and the runtime receives compiled
+# kernels, so it calls neither the schedule, lowering, the code generator
+# nor what reads programs.  A reference the layers forbid but the tree still makes is
+# listed in the allowance file, one "FROM_OBJECT SYMBOL" a line: the
+# test fails on any other, and on an allowance no longer needed (so the
+# list only shrinks).  With --strict the allowance is ignored.
+#
+# Usage: test_layers.sh BUILD_DIR ALLOWANCE [--strict]
 set -euo pipefail
-root="$1"
-status=0
-forbid() { # forbid DIR PATTERN WHY
-  local hits
-  hits=$(grep -nE "#include \"[^\"]*($2)/" "$root/$1"/*.[ch] || true)
-  if [ -n "$hits" ]; then
-    echo "$1 must not include $2 headers ($3):"
-    echo "$hits"
-    status=1
-  fi
+build="$1"
+allow="$2"
+strict="${3:-}"
+tmp=$(mktemp -d /tmp/tessel-layers-XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+
+# The layer of an object, from the source path in its name
+# (src_lower_lower.c.o); empty for objects outside the layers.
+layer_of() {
+  case "$1" in
+    src_ir_*|src_memory.c.o) echo "0 ir" ;;
+    src_schedule_*) echo "1 schedule" ;;
+    src_lower_*) echo "2 lower" ;;
+    src_check*|src_exec_*) echo "2 exec" ;;
+    src_explain_*) echo "2 explain" ;;
+    src_codegen_*) echo "3 codegen" ;;
+    src_compile_*) echo "4 compile" ;;
+    runtime_*) echo "5 runtime" ;;
+    src_tune_*|examples_*) echo "6 tune" ;;
+    src_cli_*) echo "7 cli" ;;
+  esac
 }
-forbid runtime 'schedule|lower|codegen' "it takes the lowered kernel"
-forbid src/codegen 'schedule|lower' "it reads the program only"
-grep -q "ts_sched\b" "$root"/src/codegen/*.c "$root"/src/ir/exec.c &&
-  { echo "codegen or the executor names ts_sched"; status=1; }
-[ $status = 0 ] && echo "layers: runtime below the public API and the program"
+
+objects=()
+for dir in "$build"/libtessel_internal.a.p "$build"/tessel.p; do
+  for o in "$dir"/*.o; do
+    [ -e "$o" ] && objects+=("$o")
+  done
+done
+[ ${#objects[@]} -gt 0 ] || { echo "no objects under $build"; exit 1; }
+
+# sym -> defining object; object -> its undefined symbols.
+: > "$tmp/defs"; : > "$tmp/uses"
+for o in "${objects[@]}"; do
+  base=$(basename "$o")
+  nm -g --defined-only "$o" | awk -v o="$base" 'NF == 3 { print $3, o }' >> "$tmp/defs"
+  nm -g --undefined-only "$o" | awk -v o="$base" '{ print o, $NF }' >> "$tmp/uses"
+done
+: > "$tmp/layers"
+for o in "${objects[@]}"; do
+  base=$(basename "$o")
+  l=$(layer_of "$base")
+  [ -n "$l" ] && echo "$base $l" >> "$tmp/layers"
+done
+
+# Each reference upward: FROM SYMBOL (FROM's layer -> TO's layer, in TO).
+awk 'FILENAME == ARGV[1] { rank[$1] = $2; name[$1] = $3; next }
+     FILENAME == ARGV[2] { def[$1] = $2; next }
+     { from = $1; sym = $2; to = def[sym]
+       if (to == "" || !(from in rank) || !(to in rank)) next
+       if (rank[to] > rank[from] || skips[name[from] " " name[to]])
+         print from, sym, "(" name[from] " -> " name[to] ", defined in " to ")" }
+     BEGIN { n = split("codegen schedule,exec schedule,explain schedule," \
+                       "compile schedule,runtime schedule,runtime lower," \
+                       "runtime codegen,runtime exec,runtime explain", p, ",")
+             for (i = 1; i <= n; i++) skips[p[i]] = 1 }' \
+  "$tmp/layers" "$tmp/defs" "$tmp/uses" | sort -u > "$tmp/up"
+
+status=0
+if [ "$strict" = --strict ]; then
+  : > "$tmp/allowed"
+else
+  { grep -vE '^(#|$)' "$allow" || true; } | awk '{ print $1, $2 }' |
+    sort -u > "$tmp/allowed"
+fi
+awk '{ print $1, $2 }' "$tmp/up" | sort -u > "$tmp/up_pairs"
+new=$(comm -23 "$tmp/up_pairs" "$tmp/allowed")
+stale=$(comm -13 "$tmp/up_pairs" "$tmp/allowed")
+if [ -n "$new" ]; then
+  echo "references from a lower layer to a higher one:"
+  while read -r from sym; do
+    grep -F "$from $sym " "$tmp/up"
+  done <<< "$new"
+  status=1
+fi
+if [ -n "$stale" ]; then
+  echo "allowed in $allow but no longer made (remove the lines):"
+  echo "$stale"
+  status=1
+fi
+[ $status = 0 ] && echo "layers: $(wc -l < "$tmp/up_pairs") allowed references upward, no other"
 exit $status
