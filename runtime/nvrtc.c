@@ -311,13 +311,6 @@ ts_kernel *ts_compile(const ts_program *p, const char *arch) {
   return k;
 }
 
-ts_kernel *ts_compile_sched(const ts_sched *s, const char *arch) {
-  ts_program *p = ts_lower(s);
-  ts_kernel *k = ts_compile(p, arch);
-  ts_program_free(p);
-  return k;
-}
-
 ts_kernel *ts_compile_cuda(const ts_cuda_kernel *src, const ts_gemm *def,
                            const char *arch) {
   if (!src || !src->name || !src->source || !def) {

@@ -208,21 +208,3 @@ double ts_gemm_tolerance(const ts_gemm *def) {
                                            def->math == TS_MATH_TF32)
              : 0;
 }
-
-/* ---- From a schedule, for convenience ----------------------------------- */
-
-ts_status ts_execute(const ts_sched *s, const float *A, const float *B,
-                     float *C, char *msg, size_t msglen) {
-  ts_program *p = ts_lower(s);
-  ts_status st = ts_program_execute(p, A, B, C, msg, msglen);
-  ts_program_free(p);
-  return st;
-}
-
-ts_status ts_check(const ts_sched *s, uint64_t seed, char *msg,
-                   size_t msglen) {
-  ts_program *p = ts_lower(s);
-  ts_status st = ts_program_check(p, seed, msg, msglen);
-  ts_program_free(p);
-  return st;
-}

@@ -37,7 +37,7 @@ layer_of() {
     src_codegen_*) echo "3 codegen" ;;
     src_compile_*) echo "4 compile" ;;
     runtime_*) echo "5 runtime" ;;
-    src_tune_*|examples_*) echo "6 tune" ;;
+    src_tune_*|examples_*|src_facade.c.o) echo "6 tune" ;;
     src_cli_*) echo "7 cli" ;;
   esac
 }

@@ -1,8 +1,8 @@
 /*
  * Reading a program: its status, name, entry point, definition and launch,
- * its loop nest as text; and the conveniences that lower a schedule, use
- * the program once and free it (ts_print_ir, ts_cuda_source,
- * ts_launch_dims).  ts_lower itself, the pipeline, is in lower.c.
+ * its loop nest as text.  ts_lower itself, the pipeline, is in lower.c;
+ * the conveniences that lower a schedule and use the program once are in
+ * src/facade.c.
  */
 #include <stdlib.h>
 
@@ -150,32 +150,4 @@ char *ts_program_ir(const ts_program *p) { return program_ir(p, false); }
 
 char *ts_program_ir_provenance(const ts_program *p) {
   return program_ir(p, true);
-}
-
-/* ---- From a schedule, for convenience --------------------------------------- */
-
-char *ts_print_ir(const ts_sched *s) {
-  ts_program *p = ts_lower(s);
-  char *text = ts_program_ir(p);
-  ts_program_free(p);
-  return text;
-}
-
-char *ts_cuda_source(const ts_sched *s) {
-  ts_program *p = ts_lower(s);
-  char *text = ts_program_cuda(p);
-  ts_program_free(p);
-  return text;
-}
-
-ts_status ts_launch_dims(const ts_sched *s, ts_launch *out) {
-  if (!s || !out) {
-    if (out)
-      *out = (ts_launch){0};
-    return TS_ERR_NULL_ARG;
-  }
-  ts_program *p = ts_lower(s);
-  ts_status st = ts_program_launch(p, out);
-  ts_program_free(p);
-  return st;
 }

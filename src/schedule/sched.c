@@ -16,39 +16,6 @@
 #include "../ir/dtype.h"
 #include "../ir/printer.h"
 
-static const struct {
-  ts_status code;
-  const char *text;
-} status_text[] = {
-#define TS_STATUS_TEXT(code, text) {code, text},
-    TS_STATUS_LIST(TS_STATUS_TEXT)
-#undef TS_STATUS_TEXT
-};
-
-const char *ts_strerror(ts_status status) {
-  if ((int)status < 0 || status >= TS_STATUS_COUNT)
-    return "unknown status";
-  return status_text[status].text;
-}
-
-static const char *const layout_names[] = {"NN", "NT", "TN", "TT"};
-
-const char *ts_layout_name(ts_layout layout) {
-  return (unsigned)layout < 4 ? layout_names[layout] : "??";
-}
-
-int ts_layout_parse(const char *text) {
-  for (int i = 0; text && i < 4; i++)
-    if (strcmp(text, layout_names[i]) == 0)
-      return i;
-  return -1;
-}
-
-ts_gemm ts_gemm_make(int64_t m, int64_t n, int64_t k) {
-  return (ts_gemm){.m = m, .n = n, .k = k, .layout = TS_NN, .alpha = 1.0f,
-                   .beta = 0.0f};
-}
-
 /* A schedule that could not be allocated: every call on it is a no-op. */
 static ts_sched nomem_sched = {.status = TS_ERR_NO_MEMORY,
                                .errmsg = (char *)"ts_matmul: out of memory"};
