@@ -6,8 +6,8 @@
 #   ir < schedule < lower = exec = explain < codegen < compile < runtime
 #      < tune < cli
 #
-# (the executor and explain read programs beside lowering; examples/, the
-# built-in schedules and spaces, sit with tune's spaces, above the
+# (the executor and explain read programs beside lowering; src/builtins/,
+# the built-in schedules and spaces, sit with tune's spaces, above the
 # runtime).  Some references downward skip a stage's artifact and are
 # refused too: the code generator, the executor, explain and the compiler
 # read programs, never schedules, and the runtime receives compiled
@@ -37,7 +37,7 @@ layer_of() {
     src_codegen_*) echo "3 codegen" ;;
     src_compile_*) echo "4 compile" ;;
     runtime_*) echo "5 runtime" ;;
-    src_tune_*|examples_*|src_facade.c.o) echo "6 tune" ;;
+    src_tune_*|src_builtins_*|src_facade.c.o) echo "6 tune" ;;
     src_cli_*) echo "7 cli" ;;
   esac
 }

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "../src/schedule/sched.h"
-#include "examples.h"
+#include "builtins.h"
 
 static const ts_builtin builtins[] = {
     {"naive", "one thread per C element, threadIdx.x on rows (uncoalesced)",

@@ -1,9 +1,11 @@
 /*
- * The built-in schedules, one file each in examples/.  Each applies its
- * primitives to a fresh ts_matmul schedule and returns its status.
+ * The built-in schedules and spaces, one file each in src/builtins/ (the
+ * examples/ folder keeps the examples a user reads and copies).  Each
+ * applies its primitives to a fresh ts_matmul schedule and returns its
+ * status.
  */
-#ifndef TS_EXAMPLES_H
-#define TS_EXAMPLES_H
+#ifndef TS_BUILTINS_H
+#define TS_BUILTINS_H
 
 #include "tessel.h"
 
@@ -31,7 +33,7 @@ ts_status space_tensorcore(ts_sched *s, ts_config *c);
 ts_status blocktile2d_over(ts_sched *s, ts_loop *k);
 ts_status example_pipelined(ts_sched *s);
 
-/* The tuning spaces (examples/registry.c lists them). */
+/* The tuning spaces (registry.c lists them). */
 ts_status space_seed003(ts_sched *s, ts_config *c);
 ts_status space_warptiled(ts_sched *s, ts_config *c);
 
