@@ -154,23 +154,23 @@ static int ms_until(const struct timespec *deadline) {
   return ms < 0 ? 0 : ms > INT_MAX ? INT_MAX : (int)ms;
 }
 
-/* Appends what fd has to e->out; false at its end or on an error. */
-static bool read_some(int fd, child_end *e, size_t *cap) {
+/* Appends what fd has to e->out: 1, 0 at its end, -1 on an error. */
+static int read_some(int fd, child_end *e, size_t *cap) {
   if (e->len + 4096 > *cap) {
     size_t grown = *cap ? *cap * 2 : 8192;
     char *p = realloc(e->out, grown);
     if (!p)
-      return false;
+      return -1;
     e->out = p;
     *cap = grown;
   }
   ssize_t n = read(fd, e->out + e->len, *cap - e->len - 1);
   if (n < 0 && errno == EINTR)
-    return true;
+    return 1;
   if (n <= 0)
-    return false;
+    return n == 0 ? 0 : -1;
   e->len += (size_t)n;
-  return true;
+  return 1;
 }
 
 /* Reads the child's output until it closes it, killing it past the
@@ -190,7 +190,10 @@ static void collect(pid_t pid, int fd, int timeout, child_end *e) {
       e->killed = true;
       continue; /* the pipe closes as it dies */
     }
-    if (r < 0 || !read_some(fd, e, &cap))
+    int got = r < 0 ? -1 : read_some(fd, e, &cap);
+    if (got < 0 && !e->killed)
+      kill(pid, SIGKILL); /* not to leave it blocked on a full pipe */
+    if (got <= 0)
       break;
   }
   if (e->out)
