@@ -80,7 +80,8 @@ extern "C" {
   X(TS_ERR_RESOURCES, "the kernel needs more than the device has")           \
   X(TS_ERR_PRUNED, "the configuration breaks a constraint of its space")   \
   X(TS_ERR_BAD_KNOB, "the space declares a knob wrongly")                     \
-  X(TS_ERR_BAD_TENSORIZE, "the loops do not form a tensor-core instruction")
+  X(TS_ERR_BAD_TENSORIZE, "the loops do not form a tensor-core instruction") \
+  X(TS_ERR_SCHEDULE_FAULT, "the schedule's code crashed, hung or called exit")
 
 typedef enum {
 #define TS_STATUS_ENUM(code, text) code,
@@ -168,6 +169,12 @@ ts_status ts_sched_status(const ts_sched *s);
 const char *ts_sched_errmsg(const ts_sched *s);
 const ts_gemm *ts_sched_gemm(const ts_sched *s);
 const char *ts_sched_name(const ts_sched *s);
+/* Records an error on s as a failing primitive does (the first error
+ * stays; later primitives do nothing), with the message whole: for a
+ * program that builds schedules its own way and finds one wrong (tessel
+ * says so of a schedule file's function that crashed).  A code that is not
+ * an error is taken as TS_ERR_BAD_ARG.  Returns s's status. */
+ts_status ts_sched_fail(ts_sched *s, ts_status code, const char *message);
 
 /* A live loop by name ("i", "j", "k", "i.outer", ...), or NULL with the
  * error recorded. */
@@ -342,6 +349,22 @@ char *ts_print_steps(ts_sched *s);
 
 /* Replays the trace of `from` onto `onto` (a fresh ts_matmul). */
 ts_status ts_replay(const ts_sched *from, ts_sched *onto);
+
+/* The schedule as text another process reads back: its definition, each
+ * primitive of its trace, its status and message.  Writes at most cap bytes
+ * of it to buf (NUL-terminated when cap > 0) and returns the length of the
+ * whole text, as snprintf does.  It allocates nothing and calls no stdio,
+ * so a signal handler may save a schedule that no primitive is changing at
+ * that moment (the trace of a schedule whose code crashed). */
+size_t ts_trace_save(const ts_sched *s, char *buf, size_t cap);
+/* Replays text of ts_trace_save onto `onto`, a fresh ts_matmul_named
+ * schedule of the same definition, then sets the status and message saved:
+ * the schedule is the one saved (its loop nest, trace and error).  Text cut
+ * short (its writer died) replays the whole records it has; *complete
+ * (may be NULL) says whether the text was whole.  Returns onto's status;
+ * text that is not a trace of that definition is an error on onto. */
+ts_status ts_trace_load(ts_sched *onto, const char *text, size_t len,
+                        bool *complete);
 
 /* ---- The lowered kernel -------------------------------------------------- */
 

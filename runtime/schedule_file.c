@@ -4,17 +4,22 @@
  * that its schedules and spaces stand beside the built-ins on the command
  * line.
  *
- * The object is cached under the cache directory (schedules/<hash>.so),
- * keyed by the file's text, the compiler, the header's directory and
- * tessel's version, so a second run loads it without compiling.  Each
+ * The object is cached under the cache directory, so a second run loads
+ * it without compiling: schedules/<key>-<deps>.so, where <key> hashes the
+ * file's text, its directory, the compiler, the header's directory and
+ * tessel's version, and <deps> the paths and contents of the headers the
+ * compile read (the compiler's -MMD list, kept in schedules/<key>.deps), so
+ * an edited header compiles the file again.  Each
  * TS_SCHEDULE (TS_SPACE) has a constructor that calls ts_schedule_file_add
  * (ts_schedule_file_add_space) when the object is loaded; loads are
  * serialized, and the definitions added during one load are that file's.
- * The hash of the text alone names the file's version to tuning records.
+ * The hash of the text and of the headers it includes from outside
+ * tessel's own directory names the file's version to tuning records.
  */
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <spawn.h>
 #include <stdarg.h>
@@ -124,23 +129,26 @@ static char *read_text(const char *path, size_t *len) {
   return text;
 }
 
-/* What identifies the object a compile of `text` makes. */
-static uint64_t object_key(const char *text, size_t len) {
+/* What identifies the object a compile of `text` in directory `dir` makes,
+ * less the headers it reads ("..." includes are found beside it). */
+static uint64_t object_key(const char *text, size_t len, const char *dir) {
   uint64_t h = kcache_fnv1a(KCACHE_FNV_SEED, text, len);
-  const char *parts[] = {compiler(), include_dir(), TESSEL_VERSION};
+  const char *parts[] = {dir, compiler(), include_dir(), TESSEL_VERSION};
   for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++)
     h = kcache_fnv1a(h, parts[i], strlen(parts[i]) + 1);
   return h;
 }
 
-/* Runs the compiler on `src` into `out`, its diagnostics into `log`;
- * false with f's error (the diagnostics) when it fails. */
+/* Runs the compiler on `src` into `out`, the headers it reads into `deps`
+ * (make's syntax), its diagnostics into `log`; false with f's error (the
+ * diagnostics) when it fails. */
 static bool compile(ts_schedule_file *f, const char *src, const char *out,
-                    const char *log) {
+                    const char *deps, const char *log) {
   char inc[4200];
   snprintf(inc, sizeof(inc), "-I%s", include_dir());
   char *argv[] = {(char *)compiler(), "-std=c17", "-O2", "-fPIC", "-shared",
-                  "-Wall", inc, "-o", (char *)out, (char *)src, NULL};
+                  "-Wall", inc, "-MMD", "-MF", (char *)deps, "-o", (char *)out,
+                  (char *)src, NULL};
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, log,
@@ -190,35 +198,225 @@ static bool object_dir(ts_schedule_file *f, char *dir, size_t len,
          TS_OK;
 }
 
-/* The object of `src`: the cached one, else compiled (to a temporary name
- * renamed into place, so that a concurrent run never loads half a file). */
-static bool object_of(ts_schedule_file *f, const char *src, char *obj,
-                      size_t len, bool *temp) {
-  size_t n = 0;
-  char *text = read_text(src, &n);
-  if (!text)
-    return file_fail(f, TS_ERR_IO, "ts_schedule_file_open: cannot read "
-                     "%s: %s", src, strerror(errno)) == TS_OK;
-  uint64_t key = object_key(text, n);
-  snprintf(f->hash, sizeof(f->hash), "%016llx",
-           (unsigned long long)kcache_fnv1a(KCACHE_FNV_SEED, text, n));
-  free(text);
-  char dir[4096], tmp[4500], log[4500];
-  if (!object_dir(f, dir, sizeof(dir), temp))
+/* ---- The headers a file includes ------------------------------------------ */
+
+/* The files a compile read besides the source: absolute paths, malloc'd. */
+typedef struct {
+  char **path;
+  int n;
+} dep_list;
+
+static void free_deps(dep_list *d) {
+  for (int i = 0; i < d->n; i++)
+    free(d->path[i]);
+  free(d->path);
+  *d = (dep_list){0};
+}
+
+/* Adds the file at `path` (as the compiler or a manifest wrote it) unless
+ * it is the source; false when out of memory or it is gone. */
+static bool add_dep(dep_list *d, const char *path, const char *src_real) {
+  char real[PATH_MAX];
+  if (!realpath(path, real))
     return false;
-  snprintf(obj, len, "%s/%016llx.so", dir, (unsigned long long)key);
-  if (!*temp && access(obj, R_OK) == 0)
+  if (strcmp(real, src_real) == 0)
     return true;
-  snprintf(tmp, sizeof(tmp), "%s.%ld.tmp", obj, (long)getpid());
-  snprintf(log, sizeof(log), "%s.%ld.log", obj, (long)getpid());
-  bool ok = compile(f, src, tmp, log);
+  char **grown = realloc(d->path, sizeof(*grown) * (size_t)(d->n + 1));
+  if (!grown)
+    return false;
+  d->path = grown;
+  return (d->path[d->n] = strdup(real)) && ++d->n;
+}
+
+/* The next word of a make rule at *p ("\ " a space, "$$" a '$', a
+ * backslash-newline a blank) into word; false at the end. */
+static bool make_word(const char **p, char *word, size_t len) {
+  const char *q = *p;
+  while (*q == ' ' || *q == '\t' || *q == '\n' ||
+         (q[0] == '\\' && q[1] == '\n'))
+    q += *q == '\\' ? 2 : 1;
+  size_t n = 0;
+  for (; *q && *q != ' ' && *q != '\t' && *q != '\n'; q++) {
+    if ((q[0] == '\\' && (q[1] == ' ' || q[1] == '#')) ||
+        (q[0] == '$' && q[1] == '$'))
+      q++;
+    else if (q[0] == '\\' && q[1] == '\n')
+      break;
+    if (n + 1 < len)
+      word[n++] = *q;
+  }
+  word[n] = 0;
+  *p = q;
+  return n > 0;
+}
+
+/* The prerequisites of the one rule a -MMD file holds; false when it
+ * cannot be read. */
+static bool read_depfile(const char *path, const char *src_real,
+                         dep_list *d) {
+  size_t n;
+  char *text = read_text(path, &n), word[PATH_MAX];
+  bool ok = text != NULL;
+  const char *p = text;
+  bool target = true;
+  while (ok && make_word(&p, word, sizeof(word))) {
+    size_t w = strlen(word);
+    if (target) { /* "obj.tmp:" or "obj.tmp" ":" */
+      target = word[w - 1] != ':';
+      continue;
+    }
+    ok = add_dep(d, word, src_real);
+  }
+  free(text);
+  return ok;
+}
+
+/* The manifest: the dependencies of the last compile, a path a line;
+ * false when absent or one is gone. */
+static bool read_manifest(const char *path, const char *src_real,
+                          dep_list *d) {
+  size_t n;
+  char *text = read_text(path, &n);
+  bool ok = text != NULL;
+  for (char *line = text, *end; ok && line && *line; line = end + 1) {
+    if (!(end = strchr(line, '\n')))
+      break;
+    *end = 0;
+    ok = add_dep(d, line, src_real);
+  }
+  free(text);
+  if (!ok)
+    free_deps(d);
+  return ok;
+}
+
+/* Written under a temporary name and renamed into place. */
+static void write_manifest(const char *path, const dep_list *d) {
+  char tmp[4600];
+  snprintf(tmp, sizeof(tmp), "%s.%ld.tmp", path, (long)getpid());
+  FILE *fp = fopen(tmp, "w");
+  if (!fp)
+    return; /* the next run compiles again: slower, not wrong */
+  for (int i = 0; i < d->n; i++)
+    fprintf(fp, "%s\n", d->path[i]);
+  if (fclose(fp) != 0 || rename(tmp, path) != 0)
+    unlink(tmp);
+}
+
+/* Whether path lies under dir (both absolute). */
+static bool under(const char *path, const char *dir) {
+  size_t n = strlen(dir);
+  return strncmp(path, dir, n) == 0 && path[n] == '/';
+}
+
+/* The hash of the dependencies' paths and contents (*objects), and the
+ * file's version (*version, which starts as the text's) continued with the
+ * contents of those outside tessel's include directory; false when one
+ * cannot be read. */
+static bool hash_deps(const dep_list *d, uint64_t *objects,
+                      uint64_t *version) {
+  char inc[PATH_MAX];
+  bool has_inc = realpath(include_dir(), inc) != NULL;
+  uint64_t h = KCACHE_FNV_SEED;
+  for (int i = 0; i < d->n; i++) {
+    size_t n;
+    char *text = read_text(d->path[i], &n);
+    if (!text)
+      return false;
+    h = kcache_fnv1a(h, d->path[i], strlen(d->path[i]) + 1);
+    h = kcache_fnv1a(h, text, n);
+    if (!has_inc || !under(d->path[i], inc))
+      *version = kcache_fnv1a(*version, text, n);
+    free(text);
+  }
+  *objects = h;
+  return true;
+}
+
+/* ---- The object ----------------------------------------------------------------- */
+
+/* The object the manifest's headers, as they are now, select, if it was
+ * compiled; with f's hash. */
+static bool cached_object(ts_schedule_file *f, const char *stem,
+                          const char *src_real, uint64_t version, char *obj,
+                          size_t len) {
+  char manifest[4500];
+  snprintf(manifest, sizeof(manifest), "%s.deps", stem);
+  dep_list d = {0};
+  uint64_t objects;
+  bool ok = read_manifest(manifest, src_real, &d) &&
+            hash_deps(&d, &objects, &version);
+  free_deps(&d);
+  if (!ok)
+    return false;
+  snprintf(obj, len, "%s-%016llx.so", stem, (unsigned long long)objects);
+  if (access(obj, R_OK) != 0)
+    return false;
+  snprintf(f->hash, sizeof(f->hash), "%016llx", (unsigned long long)version);
+  return true;
+}
+
+/* Compiles src to the object its headers select (to a temporary name
+ * renamed into place, so that a concurrent run never loads half a file),
+ * and records them in the manifest (when cached); with f's hash. */
+static bool compile_object(ts_schedule_file *f, const char *src,
+                           const char *stem, const char *src_real,
+                           uint64_t version, bool temp, char *obj,
+                           size_t len) {
+  char tmp[4500], deps[4500], log[4500], manifest[4500];
+  snprintf(tmp, sizeof(tmp), "%s.%ld.tmp", stem, (long)getpid());
+  snprintf(deps, sizeof(deps), "%s.%ld.d", stem, (long)getpid());
+  snprintf(log, sizeof(log), "%s.%ld.log", stem, (long)getpid());
+  bool ok = compile(f, src, tmp, deps, log);
   unlink(log);
+  dep_list d = {0};
+  uint64_t objects = 0;
+  if (ok && !(read_depfile(deps, src_real, &d) &&
+              hash_deps(&d, &objects, &version)))
+    ok = file_fail(f, TS_ERR_IO, "ts_schedule_file_open: cannot read the "
+                   "headers %s includes (as the compiler listed them in "
+                   "%s)", src, deps) == TS_OK;
+  unlink(deps);
+  snprintf(obj, len, "%s-%016llx.so", stem, (unsigned long long)objects);
   if (ok && rename(tmp, obj) != 0)
     ok = file_fail(f, TS_ERR_IO, "ts_schedule_file_open: cannot write %s: "
                    "%s", obj, strerror(errno)) == TS_OK;
-  if (!ok)
+  if (ok && !temp) {
+    snprintf(manifest, sizeof(manifest), "%s.deps", stem);
+    write_manifest(manifest, &d);
+  }
+  if (ok)
+    snprintf(f->hash, sizeof(f->hash), "%016llx",
+             (unsigned long long)version);
+  else
     unlink(tmp);
+  free_deps(&d);
   return ok;
+}
+
+/* The object of `src`: the cached one whose headers are as they are now,
+ * else compiled. */
+static bool object_of(ts_schedule_file *f, const char *src, char *obj,
+                      size_t len, bool *temp) {
+  size_t n = 0;
+  char src_real[PATH_MAX];
+  char *text = realpath(src, src_real) ? read_text(src, &n) : NULL;
+  if (!text)
+    return file_fail(f, TS_ERR_IO, "ts_schedule_file_open: cannot read "
+                     "%s: %s", src, strerror(errno)) == TS_OK;
+  char src_dir[PATH_MAX];
+  snprintf(src_dir, sizeof(src_dir), "%s", src_real);
+  *strrchr(src_dir, '/') = 0; /* realpath's are absolute */
+  uint64_t key = object_key(text, n, src_dir);
+  uint64_t version = kcache_fnv1a(KCACHE_FNV_SEED, text, n);
+  free(text);
+  char dir[4096], stem[4200];
+  if (!object_dir(f, dir, sizeof(dir), temp))
+    return false;
+  snprintf(stem, sizeof(stem), "%s/%016llx", dir, (unsigned long long)key);
+  if (!*temp && cached_object(f, stem, src_real, version, obj, len))
+    return true;
+  return compile_object(f, src, stem, src_real, version, *temp, obj, len);
 }
 
 /* ---- Loading --------------------------------------------------------------- */

@@ -2,7 +2,9 @@
  * Schedule files: a C file of TS_SCHEDULE and TS_SPACE definitions
  * compiled with the system compiler, loaded, its schedules and its space's
  * configurations correct on the reference executor; the hash of its text;
- * the object cached by content (a second open runs no compiler), a compile
+ * the object cached by content (a second open runs no compiler) and by the
+ * headers it includes (an edited header compiles it again, and changes the
+ * hash), a compile
  * error with the compiler's diagnostics, a file with neither schedule nor
  * space, a space named as a built-in is, a missing file.
  */
@@ -276,6 +278,52 @@ static void test_object_cached_by_content(void **state) {
   ts_schedule_file_close(f);
 }
 
+/* The trace of the file's only schedule at 64^3. */
+static char *trace_of_file(ts_schedule_file *f) {
+  if (ts_schedule_file_status(f) != TS_OK)
+    fail_msg("%s", ts_schedule_file_errmsg(f));
+  ts_gemm g = ts_gemm_make(64, 64, 64);
+  ts_sched *s = ts_matmul_named(&g, "tiled");
+  assert_int_equal(ts_schedule_file_at(f, 0)->apply(s), TS_OK);
+  char *t = ts_print_trace(s);
+  ts_sched_free(s);
+  return t;
+}
+
+/* A header the file includes keys its object and its hash: edited, the
+ * file compiles again with it (the object cached for the old text is not
+ * loaded), and the hash names another version; put back, the first. */
+static void test_included_header_keys_the_object(void **state) {
+  (void)state;
+  write_file("tile.h", "#define TILE 32\n");
+  char path[128];
+  snprintf(path, sizeof(path), "%s", write_file("tiled.c",
+      "#include <tessel.h>\n"
+      "#include \"tile.h\"\n"
+      "TS_SCHEDULE(tiled, \"TILE rows a block\") {\n"
+      "  ts_loop *io, *ii;\n"
+      "  ts_split(s, ts_get_loop(s, \"i\"), TILE, &io, &ii);\n"
+      "  return ts_sched_status(s);\n"
+      "}\n"));
+  char hashes[3][17];
+  const char *tiles[] = {"32", "16", "32"};
+  for (int i = 0; i < 3; i++) {
+    char header[64];
+    snprintf(header, sizeof(header), "#define TILE %s\n", tiles[i]);
+    write_file("tile.h", header);
+    ts_schedule_file *f = ts_schedule_file_open(path);
+    char *t = trace_of_file(f), want[64];
+    snprintf(want, sizeof(want), "ts_split(s, i, %s, ", tiles[i]);
+    if (!strstr(t, want))
+      fail_msg("with TILE %s the trace reads:\n%s", tiles[i], t);
+    free(t);
+    snprintf(hashes[i], sizeof(hashes[i]), "%s", ts_schedule_file_hash(f));
+    ts_schedule_file_close(f);
+  }
+  assert_string_not_equal(hashes[0], hashes[1]);
+  assert_string_equal(hashes[0], hashes[2]);
+}
+
 static void test_compile_error_shows_diagnostics(void **state) {
   (void)state;
   const char *path = write_file("bad.c", "#include <tessel.h>\n"
@@ -325,6 +373,7 @@ int main(void) {
       cmocka_unit_test(test_hash_follows_the_text),
       cmocka_unit_test(test_space_names),
       cmocka_unit_test(test_object_cached_by_content),
+      cmocka_unit_test(test_included_header_keys_the_object),
       cmocka_unit_test(test_compile_error_shows_diagnostics),
       cmocka_unit_test(test_file_without_schedules),
       cmocka_unit_test(test_missing_file),

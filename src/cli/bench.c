@@ -39,6 +39,7 @@ static const char *bench_help =
     "             as extern \"C\" __device__ globals.  The seeds' kernels are\n"
     "             in bench/handwritten/ (installed in share/tessel/handwritten).\n"
     "             May repeat; the row is the file's name.\n"
+    CLI_ISOLATION_HELP
     "Exit status: 0 every kernel timed and correct, 1 a failure (no GPU, a\n"
     "compile error, a wrong result), 2 a usage error.\n";
 

@@ -27,6 +27,7 @@ static const char *explain_help =
     "  --shape  default 4096x4096x4096\n"
     "  --json   also write the report as JSON to FILE\n"
     "  --tuned  a space at its tuning record for this GPU and definition\n"
+    CLI_ISOLATION_HELP
     "Exit status: 0 explained, 1 a schedule or lowering error, 2 a usage\n"
     "error.\n";
 

@@ -73,8 +73,9 @@ static const char *list_help =
     "them (FILE.c:NAME), each space with its knobs and their values as\n"
     "tessel tune enumerates them at 1024x1024x1024 (tessel tune --list\n"
     "does so for the built-in spaces).\n"
-    "Exit status: 0 listed, 1 a file that does not compile or load, 2 a\n"
-    "usage error.\n";
+    CLI_ISOLATION_HELP
+    "Exit status: 0 listed, 1 a file that does not compile or load or a\n"
+    "space that fails so, 2 a usage error.\n";
 
 static const char *show_help =
     "usage: tessel show SCHEDULE [--ir [--provenance]|--cuda|--trace|--steps]\n"
@@ -92,6 +93,7 @@ static const char *show_help =
     "  --shape  default 1024x1024x1024\n"
     "  --tuned  a space at its tuning record for this GPU and definition\n"
     "--ir, --cuda, --trace and --steps exclude each other.\n"
+    CLI_ISOLATION_HELP
     "Exit status: 0 shown, 1 a schedule, lowering or compile error, 2 a\n"
     "usage error.\n";
 
@@ -114,6 +116,7 @@ static const char *check_help =
     "sample that would not fit in the memory available is refused.\n"
     "--arch sm_XX: a schedule whose kernels need a newer architecture\n"
     "(cp.async copies, tensor cores) fails, as compiling for it would.\n"
+    CLI_ISOLATION_HELP
     "Exit status: 0 every check correct, 1 a mismatch, a fault or a\n"
     "schedule error, 2 a usage error.\n";
 
@@ -436,9 +439,13 @@ static int cmd_list(int argc, char **argv) {
     fputs(list_help, stdout);
     return 0;
   }
-  for (int i = 1; i < argc; i++) {
-    int rc = cli_list_file(argv[i]);
-    if (rc != 0 || i + 1 == argc)
+  int rc = 0;
+  for (int i = 1; i < argc; i++) { /* a file that fails: the next still */
+    int file_rc = cli_list_file(argv[i]);
+    if (file_rc == EXIT_USAGE)
+      return file_rc;
+    rc = file_rc ? file_rc : rc;
+    if (i + 1 == argc)
       return rc;
   }
   for (int i = 0; i < ts_builtin_count(); i++)

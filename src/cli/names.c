@@ -82,14 +82,19 @@ static bool space_names_clash(const ts_schedule_file *f, const char *path) {
 }
 
 /* A knob the space declares wrongly shows in its first configuration, at
- * the first shape given (else 1024^3): said once, when the file loads. */
+ * the first shape given (else 1024^3): said once, when the file loads.  The
+ * space runs in a child (isolate.c); one that crashes there is said to
+ * when its schedule is built, not here, so the file's other schedules
+ * still run. */
 static bool knobs_declared_well(const ts_schedule_file *f, const char *path,
                                 const cli_opts *o) {
   ts_gemm g = o->nshapes ? o->shapes[0] : ts_gemm_make(1024, 1024, 1024);
   for (int s = 0; s < ts_schedule_file_space_count(f); s++) {
     char err[64];
     ts_config *c = ts_config_parse("", err, sizeof(err));
-    ts_sched *sc = ts_space_schedule(ts_schedule_file_space_at(f, s), &g, c);
+    ts_sched *sc = cli_isolated_schedule(path, NULL,
+                                         ts_schedule_file_space_at(f, s), &g,
+                                         c);
     bool bad = ts_sched_status(sc) == TS_ERR_BAD_KNOB;
     if (bad)
       fprintf(stderr, "tessel: %s:%s: %s\n", path,
@@ -135,6 +140,14 @@ static ts_schedule_file *file_at(const char *name, size_t len,
     return NULL;
   }
   return f;
+}
+
+/* The path of an open file. */
+static const char *path_of(const ts_schedule_file *f) {
+  for (int i = 0; i < nfiles; i++)
+    if (files[i].file == f)
+      return files[i].path;
+  return "?";
 }
 
 /* The file a name's path names, already open. */
@@ -359,16 +372,15 @@ ts_sched *cli_schedule(const cli_opts *o, const char *name, const ts_gemm *g,
   if (t.sched && !t.config && (!t.space || !o->tuned)) {
     if (!t.file)
       return ts_builtin_schedule(name, g);
-    ts_sched *s = ts_matmul_named(g, t.sched->name);
-    if (ts_sched_status(s) == TS_OK)
-      t.sched->apply(s);
-    return s;
+    return cli_isolated_schedule(path_of(t.file), t.sched, NULL, g, NULL);
   }
   char err[256];
   ts_config *c = t.config ? ts_config_parse(t.config, err, sizeof(err))
                  : o->tuned ? tuned_config(name, t.space, g, gpu)
                             : NULL;
-  ts_sched *s = ts_space_schedule(t.space, g, c);
+  ts_sched *s = t.file ? cli_isolated_schedule(path_of(t.file), NULL,
+                                               t.space, g, c)
+                       : ts_space_schedule(t.space, g, c);
   ts_config_free(c);
   return s;
 }
@@ -389,11 +401,13 @@ int cli_list_file(const char *path) {
   for (int i = 0; i < ts_schedule_file_count(f); i++)
     printf("%s:%-16s schedule  %s\n", path, ts_schedule_file_at(f, i)->name,
            ts_schedule_file_at(f, i)->summary);
+  int rc = 0;
   for (int i = 0; i < ts_schedule_file_space_count(f); i++) {
     const ts_space *sp = ts_schedule_file_space_at(f, i);
     printf("%s:%-16s space     %s\n", path, sp->name, sp->summary);
     ts_gemm g = ts_gemm_make(1024, 1024, 1024);
-    cli_print_knobs(sp, &g, "    ");
+    if (!cli_isolated_knobs(path, sp, &g, "    "))
+      rc = EXIT_FAIL; /* said; the next space is listed still */
   }
-  return 0;
+  return rc;
 }

@@ -101,6 +101,33 @@ const char *cli_space_name(const ts_space *sp);
  * knobs below it. */
 int cli_list_file(const char *path);
 
+/* ---- A schedule file's code, run apart (isolate.c) ----------------------
+ *
+ * A file's schedule or space runs in a child process, so that a crash, a
+ * hang or an exit() in it is reported (a schedule in error,
+ * TS_ERR_SCHEDULE_FAULT: "schedule NAME in FILE crashed (SIGSEGV); its
+ * primitives until then:" and the trace) and the command goes on. */
+
+/* What the --help of the commands that run a file's code says of it. */
+#define CLI_ISOLATION_HELP                                                   \
+  "A schedule file's code runs in a process of its own: a schedule or\n"     \
+  "space that crashes, calls exit() or runs past $TESSEL_SCHEDULE_TIMEOUT\n"  \
+  "seconds (default 10; 0 for no limit) is a failure, reported with the\n"   \
+  "primitives it applied, and the others still run.\n"
+/* Seconds a file's code may run: $TESSEL_SCHEDULE_TIMEOUT (whole seconds,
+ * 0 for no limit; a bad value is said once), else 10. */
+int cli_schedule_timeout(void);
+/* The schedule of a file's schedule `sched` or, when it is NULL, of its
+ * space at configuration c (NULL: the first), for g; never NULL.  `file`
+ * names the file in messages. */
+ts_sched *cli_isolated_schedule(const char *file, const ts_builtin *sched,
+                                const ts_space *space, const ts_gemm *g,
+                                ts_config *c);
+/* cli_print_knobs of a file's space, in a child; false when it crashed,
+ * hung or exited, said on stderr with the trace. */
+bool cli_isolated_knobs(const char *file, const ts_space *sp,
+                        const ts_gemm *def, const char *indent);
+
 /* ---- Knobs (knobs.c) ------------------------------------------------------ */
 
 /* The space's configurations at def, how many are pruned, and each knob

@@ -43,6 +43,16 @@ ts_status sched_fail(ts_sched *s, ts_status code, const ts_loop *mark,
   return code;
 }
 
+ts_status ts_sched_fail(ts_sched *s, ts_status code, const char *message) {
+  if (!s)
+    return TS_ERR_NULL_ARG;
+  if (s->status != TS_OK)
+    return s->status;
+  s->status = code > TS_OK && code < TS_STATUS_COUNT ? code : TS_ERR_BAD_ARG;
+  s->errmsg = strdup(message ? message : ts_strerror(s->status));
+  return s->status; /* without its message, ts_sched_errmsg gives the code's */
+}
+
 bool sched_check_loop(ts_sched *s, const char *fn, int pos,
                       const char *argname, const ts_loop *loop) {
   if (!loop) {
