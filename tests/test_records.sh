@@ -126,6 +126,12 @@ has "bad.json is not a tessel record: kind: missing" "$tmp/e.out"
 # ---- plot's command line (the drawing is tested in test_plot.c).
 "$tessel" plot "$records/bench_a.json" > "$tmp/e.out" 2>&1
 status 2 "plot without -o" $?
+# An -o that cannot be written: one line and a usage error, before PLplot
+# (which would end the process after a page of its own messages).
+"$tessel" plot "$records/bench_a.json" -o /nonexistent/x.png > "$tmp/e.out" 2>&1
+status 2 "plot -o into a missing directory" $?
+has "tessel: -o must name a file tessel can write (got '/nonexistent/x.png'" "$tmp/e.out"
+[ "$(wc -l < "$tmp/e.out")" = 1 ] || { fail "plot's -o error is not one line"; cat "$tmp/e.out"; }
 if [ "$have_plplot" = true ]; then
   "$tessel" plot "$records/bench_a.json" -o "$tmp/a.png" > "$tmp/e.out" 2>&1
   status 0 "plot a bench record" $?

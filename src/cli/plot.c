@@ -26,7 +26,7 @@ static const char *plot_help =
     "shape.  Needs tessel built with PLplot (libplplot-dev and\n"
     "plplot-driver-cairo).\n"
     "Exit status: 0 drawn, 1 a record unreadable or no PLplot, 2 a usage\n"
-    "error.\n";
+    "error (-o FILE that cannot be written among them).\n";
 
 #ifdef TESSEL_HAVE_PLPLOT
 #include <plplot.h>
@@ -469,6 +469,10 @@ int cli_plot(int argc, char **argv) {
             "tessel plot RECORD.json -o FILE.png [--knob NAME])\n");
     return EXIT_USAGE;
   }
+  /* Before PLplot opens it: PLplot ends the process on a file it cannot
+   * open, after a page of its own messages. */
+  if (!cli_check_output("-o", out))
+    return EXIT_USAGE;
 #ifdef TESSEL_HAVE_PLPLOT
   char err[512];
   record_data *d = record_read(in, err, sizeof(err));
