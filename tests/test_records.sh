@@ -75,6 +75,35 @@ status 0 "compare a record with itself" $?
 grep -qE '^# clocks not compared: A has no reading of them \(.+\)$' "$tmp/self.out" ||
   { fail "no note that the clocks went unchecked"; cat "$tmp/self.out"; }
 
+# ---- A row whose result differs from cuBLAS's (the fake driver runs no
+# kernel, so with beta 0 C keeps its NaN poison: an infinite error).  The
+# run fails it; so does its record, and compare and plot say it is no
+# speed.
+TESSEL_CACHE_DIR="$tmp/cache" TESSEL_CUDA_DRIVER="$fake" \
+  LD_LIBRARY_PATH="$tmp/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+  "$tessel" bench naive --shape 64x64x64 --repeats 5 --json "$tmp/w.json" \
+  > "$tmp/w.out" 2>&1
+status 1 "bench of a result that differs from cuBLAS" $?
+has "tessel: naive differs from cuBLAS (max relative error inf, over 9.66e-06)" "$tmp/w.out"
+has '"status": "differs"' "$tmp/w.json"
+has '"error": "differs from cuBLAS (max relative error inf, over 9.66e-06)"' "$tmp/w.json"
+has '"max_rel_err": "inf"' "$tmp/w.json"
+grep -q '"status": "ok"' "$tmp/w.json" && fail "a row that differs recorded as ok"
+"$rows" "$tmp/w.json" > "$tmp/wrows.out" 2>&1
+status 0 "a record with a row that differs follows the schema" $?
+has "differs	naive	64x64x64	NN	f32	" "$tmp/wrows.out"
+"$tessel" compare "$tmp/w.json" "$tmp/w.json" > "$tmp/wc.out" 2>&1
+status 0 "compare a record with a row that differs" $?
+grep -qE "^naive +64x64x64 +NN +f32 +differs from cuBLAS in both$" "$tmp/wc.out" ||
+  { fail "compare took a row that differs as valid"; cat "$tmp/wc.out"; }
+has "    A: differs from cuBLAS (max relative error inf" "$tmp/wc.out"
+grep -q "geometric mean speedup of" "$tmp/wc.out" && fail "a row that differs in the mean"
+if [ "$have_plplot" = true ]; then
+  "$tessel" plot "$tmp/w.json" -o "$tmp/w.png" > "$tmp/wp.out" 2>&1
+  status 0 "plot a record with a row that differs" $?
+  has "# naive 64x64x64 NN: not drawn as a speed, marked where its bar would be (differs from cuBLAS" "$tmp/wp.out"
+fi
+
 # ---- compare: B's warptiled 1.25x as fast, the rest within noise.
 "$tessel" compare "$records/bench_a.json" "$records/bench_b.json" \
   > "$tmp/cmp.out" 2>&1

@@ -202,7 +202,7 @@ static bool record_shape(json_t *rec, const cli_opts *o, const ts_gemm *g,
         .hand_written = i >= o->nnames, .trace = c->trace[i],
         .cu_hash = ts_kernel_source_hash(c->k[i]), .result = &r[i],
         .times = times + (size_t)(i + 1) * (size_t)o->repeats,
-        .repeats = o->repeats};
+        .repeats = o->repeats, .tolerance = ts_gemm_tolerance(g)};
     ok = record_add_row(shape, &e);
   }
   return ok;

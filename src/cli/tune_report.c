@@ -49,8 +49,8 @@ static const char *failure(const shape_run *r, const candidate *c,
   if (tune_result(c)->status != TS_OK)
     return tune_result(c)->message;
   if (!(tune_result(c)->max_rel_err < ts_gemm_tolerance(&r->def))) {
-    snprintf(text, len, "differs from cuBLAS (max relative error %.2e)",
-             tune_result(c)->max_rel_err);
+    snprintf(text, len, "differs from cuBLAS (max relative error %.2e, over "
+             "%.2e)", tune_result(c)->max_rel_err, ts_gemm_tolerance(&r->def));
     return text;
   }
   return NULL;
@@ -197,33 +197,40 @@ void tune_print_reproduction(const ts_space *sp, const shape_run *r,
 
 /* ---- The --json record ------------------------------------------------------- */
 
-/* What became of a configuration. */
-static const char *candidate_state(const candidate *c) {
+/* What became of a configuration of r; "differs" where it ran, but its
+ * result is over the tolerance (the run failed it). */
+static const char *candidate_state(const shape_run *r, const candidate *c) {
+  char text[160];
   return ts_config_pruned(c->config)    ? "pruned"
          : c->left_out                  ? "left out"
          : !c->has_quick && !c->has_full ? "not timed"
          : tune_result(c)->status != TS_OK ? "failed"
+         : failure(r, c, text, sizeof(text)) ? "differs"
                                            : "timed";
 }
 
-/* One configuration: its text, then what became of it (why not timed, or
- * its timings: the first pass's and the full count's). */
-static json_t *candidate_json(const candidate *c) {
+/* One configuration of r: its text, then what became of it (why not
+ * timed, or its timings: the first pass's and the full count's, and the
+ * result's error against cuBLAS). */
+static json_t *candidate_json(const shape_run *r, const candidate *c) {
   json_t *j = json_object();
   const char *pruned = ts_config_pruned(c->config);
   const char *why = pruned ? pruned : c->left_out;
   bool timed = c->has_quick || c->has_full;
+  char text[160];
   bool ok = j && record_set(j, "config", json_string(c->text)) &&
-            record_set(j, "state", json_string(candidate_state(c)));
-  if (ok && !why && timed && tune_result(c)->status != TS_OK)
-    why = tune_result(c)->message;
+            record_set(j, "state", json_string(candidate_state(r, c)));
+  if (ok && !why && timed)
+    why = failure(r, c, text, sizeof(text));
   if (ok && why)
     ok = record_set(j, "why", json_string(why));
   if (ok && !pruned && !c->left_out && timed &&
       tune_result(c)->status == TS_OK)
     ok = (!c->has_quick ||
           record_set(j, "first_pass", record_timing(&c->quick, NULL, 0))) &&
-         (!c->has_full || record_set(j, "full", record_timing(&c->full, NULL, 0)));
+         (!c->has_full || record_set(j, "full", record_timing(&c->full, NULL, 0))) &&
+         record_set(j, "max_rel_err",
+                    record_error_json(tune_result(c)->max_rel_err));
   if (ok && !pruned && !c->left_out && timed)
     ok = record_set(j, "resumed", json_boolean(c->resumed));
   if (!ok) {
@@ -243,7 +250,7 @@ static bool add_shape(json_t *rec, const shape_run *r) {
                            : json_null()) &&
             json_object_set(shape, "configurations", list) == 0;
   for (int i = 0; ok && i < r->n; i++)
-    ok = json_array_append_new(list, candidate_json(&r->c[i])) == 0;
+    ok = json_array_append_new(list, candidate_json(r, &r->c[i])) == 0;
   json_decref(list);
   return ok;
 }
