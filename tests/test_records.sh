@@ -104,6 +104,43 @@ if [ "$have_plplot" = true ]; then
   has "# naive 64x64x64 NN: not drawn as a speed, marked where its bar would be (differs from cuBLAS" "$tmp/wp.out"
 fi
 
+# ---- One name for one configuration: tune's record names a file space's
+# configurations FILE.c:SPACE:CONFIG, and bench --tuned names its row after
+# the configuration it ran, so compare matches the two.
+cp "$(dirname "$0")/../examples/regtiles.c" "$tmp/regtiles.c"
+(cd "$tmp" && TESSEL_CACHE_DIR="$tmp/cache" TESSEL_CUDA_DRIVER="$fake" \
+  LD_LIBRARY_PATH="$tmp/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+  "$tessel" tune regtiles.c --shape 128x128x64 --beta 1 --top 2 \
+  --json tune.json > tune.out 2>&1)
+status 0 "tune a file's space with --json" $?
+has '"space": "regtiles.c:regtiles"' "$tmp/tune.json"
+(cd "$tmp" && TESSEL_CACHE_DIR="$tmp/cache" TESSEL_CUDA_DRIVER="$fake" \
+  LD_LIBRARY_PATH="$tmp/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+  "$tessel" bench regtiles.c:regtiles --tuned --shape 128x128x64 --beta 1 \
+  --repeats 5 --json best.json > best.out 2>&1)
+status 0 "bench the space's tuned configuration" $?
+best=$(sed -n 's/^# the best at this shape, \(.*\), as C:$/\1/p' "$tmp/tune.out")
+[ -n "$best" ] || { fail "tune printed no best configuration"; cat "$tmp/tune.out"; }
+has "\"name\": \"regtiles.c:regtiles:$best\"" "$tmp/best.json"
+grep -qE "^regtiles.c:regtiles:$best +128x128x64 +NN " "$tmp/best.out" ||
+  { fail "bench's row is not named after the configuration"; cat "$tmp/best.out"; }
+"$tessel" compare "$tmp/tune.json" "$tmp/best.json" > "$tmp/tb.out" 2>&1
+status 0 "compare a tune record with a bench of its best" $?
+grep -qE "^regtiles.c:regtiles:$best +128x128x64 +NN +f32 +[0-9.]+ +[0-9.]+ +[0-9.]+x " "$tmp/tb.out" ||
+  { fail "the best configuration is not matched across the records"; cat "$tmp/tb.out"; }
+grep -q "only in B" "$tmp/tb.out" && { fail "a bench row unmatched"; cat "$tmp/tb.out"; }
+# Given as text, in part and in another order, a configuration is named in
+# full, as tune names it (the knobs not given at their first values).
+(cd "$tmp" && TESSEL_CACHE_DIR="$tmp/cache" TESSEL_CUDA_DRIVER="$fake" \
+  LD_LIBRARY_PATH="$tmp/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+  "$tessel" bench "regtiles.c:regtiles:bk=16,bm=32" --shape 128x128x64 \
+  --beta 1 --repeats 5 --json given.json > given.out 2>&1)
+status 0 "bench a configuration given in part" $?
+has '"name": "regtiles.c:regtiles:bm=32,bn=64,tm=8,bk=16"' "$tmp/given.json"
+"$tessel" compare "$tmp/tune.json" "$tmp/given.json" > "$tmp/tg.out" 2>&1
+grep -qE "^regtiles.c:regtiles:bm=32,bn=64,tm=8,bk=16 +128x128x64 +NN +f32 +[0-9.]+ " "$tmp/tg.out" ||
+  { fail "a configuration given in part is not matched"; cat "$tmp/tg.out"; }
+
 # ---- compare: B's warptiled 1.25x as fast, the rest within noise.
 "$tessel" compare "$records/bench_a.json" "$records/bench_b.json" \
   > "$tmp/cmp.out" 2>&1

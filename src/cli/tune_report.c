@@ -261,7 +261,9 @@ bool tune_write_json(const char *path, const cli_opts *o, int argc,
   record_machine m = record_machine_of(gpu);
   m.start = *start;
   json_t *rec = record_new("tune", argc, argv, &m, o);
-  bool ok = rec && record_set(rec, "space", json_string(sp->name));
+  /* As the command line names it, so that its configurations' names
+   * (SPACE:CONFIG) are what bench takes and names its rows. */
+  bool ok = rec && record_set(rec, "space", json_string(cli_space_name(sp)));
   for (int s = 0; ok && s < nruns; s++)
     ok = add_shape(rec, &runs[s]);
   ok = ok && record_end_sensors(rec, gpu) && record_write(rec, path);
