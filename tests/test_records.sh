@@ -104,6 +104,29 @@ if [ "$have_plplot" = true ]; then
   has "# naive 64x64x64 NN: not drawn as a speed, marked where its bar would be (differs from cuBLAS" "$tmp/wp.out"
 fi
 
+# ---- Types cuBLAS has no GEMM of (fp32 A and B, an fp16 C; the fake
+# refuses them as cuBLAS does, status 15): timed against the nearest it has,
+# an fp32 C, said on the output and in the record.
+TESSEL_CACHE_DIR="$tmp/cache" TESSEL_CUDA_DRIVER="$fake" \
+  LD_LIBRARY_PATH="$tmp/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+  "$tessel" bench naive --c-dtype f16 --beta 1 --shape 64x64x64 --repeats 3 \
+  --json "$tmp/h.json" > "$tmp/h.out" 2>&1
+status 0 "bench with a C type cuBLAS has no GEMM of" $?
+has "# cuBLAS has no GEMM of A f32, B f32 and C f16: its row is the nearest it has, C f32 (which moves more bytes of C), and results are checked against its C rounded to f16" "$tmp/h.out"
+grep -qE "^naive +64x64x64 +NN .* 0\.0e\+00 " "$tmp/h.out" || { fail "naive not checked against cuBLAS"; cat "$tmp/h.out"; }
+has '"c_type": "f16"' "$tmp/h.json"
+has '"cublas_c_type": "f32"' "$tmp/h.json"
+"$rows" "$tmp/h.json" > /dev/null 2>&1
+status 0 "a record with cuBLAS at other types follows the schema" $?
+# Where cuBLAS has the types, it runs at them and nothing is said.
+TESSEL_CACHE_DIR="$tmp/cache" TESSEL_CUDA_DRIVER="$fake" \
+  LD_LIBRARY_PATH="$tmp/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+  "$tessel" bench naive --dtype f16 --c-dtype f16 --beta 1 --shape 64x64x64 \
+  --repeats 3 --json "$tmp/hh.json" > "$tmp/hh.out" 2>&1
+status 0 "bench in fp16 throughout" $?
+grep -q "cuBLAS has no GEMM" "$tmp/hh.out" && fail "a note for types cuBLAS has"
+grep -q "cublas_c_type" "$tmp/hh.json" && fail "cublas_c_type for types cuBLAS has"
+
 # ---- One name for one configuration: tune's record names a file space's
 # configurations FILE.c:SPACE:CONFIG, and bench --tuned names its row after
 # the configuration it ran, so compare matches the two.

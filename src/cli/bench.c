@@ -21,7 +21,9 @@ static const char *bench_help =
     "Times each schedule and cuBLAS in one run on the same random inputs\n"
     "(median of --repeats launches, default 50) and prints ms, TFLOP/s, the\n"
     "ratio to cuBLAS, the max relative error against cuBLAS and the ptxas\n"
-    "registers and spills.  --csv also writes the rows to FILE; --json FILE\n"
+    "registers and spills.  Where cuBLAS has no GEMM of the element types\n"
+    "(fp32 A and B with an fp16 or bf16 C) it runs with an fp32 C, and a\n"
+    "line says so.  --csv also writes the rows to FILE; --json FILE\n"
     "writes the record of the run (the GPU, versions, the command, each\n"
     "schedule's trace and .cu hash, every timing; docs/records.md), which\n"
     "tessel compare and tessel plot read.  --shape may repeat; default\n"
@@ -316,6 +318,19 @@ static int report_row(const bench_out *out, ts_gpu *gpu, const char *name,
   return 0;
 }
 
+/* Where cuBLAS has no GEMM of g's element types, which it is timed and
+ * checked at instead (ts_bench's choice), said before its row. */
+static void say_baseline(const ts_gemm *g) {
+  ts_gemm b;
+  if (ts_cublas_baseline(g, &b) != TS_OK || b.c_type == g->c_type)
+    return;
+  printf("# cuBLAS has no GEMM of A %s, B %s and C %s: its row is the "
+         "nearest it has, C %s (which moves more bytes of C), and results "
+         "are checked against its C rounded to %s\n", ts_dtype_name(g->a_type),
+         ts_dtype_name(g->b_type), ts_dtype_name(g->c_type),
+         ts_dtype_name(b.c_type), ts_dtype_name(g->c_type));
+}
+
 static int bench_shape(ts_gpu *gpu, const cli_opts *o,
                        const ts_cuda_kernel *cu, const ts_gemm *g,
                        const bench_out *out) {
@@ -345,6 +360,7 @@ static int bench_shape(ts_gpu *gpu, const cli_opts *o,
       snprintf(blas.message, sizeof(blas.message), "%s", ts_gpu_errmsg(gpu));
     rc = EXIT_FAIL;
   } else {
+    say_baseline(g);
     print_row(out->csv, ts_gpu_name(gpu), "cuBLAS", out->width, g, &blas);
   }
   for (int i = 0; i < total && blas.status == TS_OK; i++)

@@ -166,6 +166,12 @@ json_t *record_add_shape(json_t *rec, const ts_gemm *g) {
                                                       ? "tf32" : "f32")) &&
             record_set(shape, "alpha", json_real(g->alpha)) &&
             record_set(shape, "beta", json_real(g->beta));
+  /* Where cuBLAS was timed at other types than the schedules' (it has no
+   * GEMM of theirs): its C's. */
+  ts_gemm b;
+  if (ok && ts_cublas_baseline(g, &b) == TS_OK && b.c_type != g->c_type)
+    ok = record_set(shape, "cublas_c_type",
+                    json_string(ts_dtype_name(b.c_type)));
   if (!ok || json_array_append_new(json_object_get(rec, "shapes"), shape)) {
     json_decref(ok ? NULL : shape);
     return NULL;

@@ -56,7 +56,8 @@ static const field shape_fields[] = {
     {"k", T_INT},      {"layout", T_STR}, {"a_type", T_STR},
     {"b_type", T_STR}, {"c_type", T_STR}, {"alpha", T_NUM},
     {"beta", T_NUM},   {"cublas", T_OBJ | T_NULL},
-    {"math", T_STR | OPTIONAL}, {"error", T_STR | OPTIONAL}, {NULL, 0}};
+    {"math", T_STR | OPTIONAL}, {"error", T_STR | OPTIONAL},
+    {"cublas_c_type", T_STR | OPTIONAL}, {NULL, 0}};
 static const field timing_fields[] = {
     {"median_ms", T_NUM}, {"min_ms", T_NUM | T_NULL},
     {"max_ms", T_NUM | T_NULL}, {"tflops", T_NUM},
