@@ -98,6 +98,7 @@ grep -qE "^naive +64x64x64 +NN +f32 +differs from cuBLAS in both$" "$tmp/wc.out"
   { fail "compare took a row that differs as valid"; cat "$tmp/wc.out"; }
 has "    A: differs from cuBLAS (max relative error inf" "$tmp/wc.out"
 grep -q "geometric mean speedup of" "$tmp/wc.out" && fail "a row that differs in the mean"
+has "# geometric mean of 1 cuBLAS row (the machine's drift): 1.000x" "$tmp/wc.out"
 if [ "$have_plplot" = true ]; then
   "$tessel" plot "$tmp/w.json" -o "$tmp/w.png" > "$tmp/wp.out" 2>&1
   status 0 "plot a record with a row that differs" $?
@@ -152,6 +153,18 @@ status 0 "compare a tune record with a bench of its best" $?
 grep -qE "^regtiles.c:regtiles:$best +128x128x64 +NN +f32 +[0-9.]+ +[0-9.]+ +[0-9.]+x " "$tmp/tb.out" ||
   { fail "the best configuration is not matched across the records"; cat "$tmp/tb.out"; }
 grep -q "only in B" "$tmp/tb.out" && { fail "a bench row unmatched"; cat "$tmp/tb.out"; }
+# Names longer than 16 characters widen the name column: the header's and
+# the rows' columns line up, in bench's table and in compare's.
+aligned() { # aligned FILE HEADER_WORD ROW_PATTERN ROW_WORD
+  h=$(awk -v w="$2" 'index($0, w) && /^schedule/ {print index($0, w); exit}' "$1")
+  r=$(awk -v p="$3" -v w="$4" '$0 ~ p {print index($0, w); exit}' "$1")
+  [ -n "$h" ] && [ "$h" = "$r" ] ||
+    { fail "$1: '$2' at column $h, the row's '$4' at $r"; cat "$1"; }
+}
+aligned "$tmp/best.out" shape "^regtiles.c:regtiles:" 128x128x64
+aligned "$tmp/best.out" shape "^cuBLAS " 128x128x64
+aligned "$tmp/tb.out" shape "^regtiles.c:regtiles:" 128x128x64
+aligned "$tmp/tb.out" shape "^cuBLAS " 128x128x64
 # Given as text, in part and in another order, a configuration is named in
 # full, as tune names it (the knobs not given at their first values).
 (cd "$tmp" && TESSEL_CACHE_DIR="$tmp/cache" TESSEL_CUDA_DRIVER="$fake" \

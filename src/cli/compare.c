@@ -109,8 +109,22 @@ static const record_row *find_row(const record_data *d, const record_row *r) {
   return NULL;
 }
 
-static void print_key(const record_row *r) {
-  printf("%-24s %-16s %-6s %-12s", r->name, r->shape, r->layout, r->types);
+static void print_key(const record_row *r, int width) {
+  printf("%-*s %-16s %-6s %-12s", width, r->name, r->shape, r->layout,
+         r->types);
+}
+
+/* The name column's width: the longest name of a row printed (a pair's,
+ * A's side), 24 at least. */
+static int name_width(const record_data *a, const record_data *b) {
+  int width = 24;
+  for (int i = 0; i < a->nrows; i++) {
+    const record_row *r = &a->rows[i];
+    int len = (int)strlen(r->name);
+    if (counts(a, r) && find_row(b, r) && len > width)
+      width = len;
+  }
+  return width;
 }
 
 /* Geometric means of the speedups, schedules and cuBLAS apart. */
@@ -146,8 +160,9 @@ static void print_not_valid(const record_row *a, const record_row *b) {
 }
 
 /* One matched pair; false when out of memory. */
-static bool print_pair(const record_row *a, const record_row *b, means *m) {
-  print_key(a);
+static bool print_pair(const record_row *a, const record_row *b, int width,
+                       means *m) {
+  print_key(a, width);
   if (!a->valid || !b->valid) {
     print_not_valid(a, b);
     return true;
@@ -251,15 +266,16 @@ static int compare(const char *pa, const record_data *a, const char *pb,
   print_header("A", pa, a);
   print_header("B", pb, b);
   check_clocks(a, b);
-  printf("%-24s %-16s %-6s %-12s %10s %10s %8s %16s %s\n", "schedule", "shape",
-         "layout", "types", "A ms", "B ms", "speedup", "95% interval",
+  int width = name_width(a, b);
+  printf("%-*s %-16s %-6s %-12s %10s %10s %8s %16s %s\n", width, "schedule",
+         "shape", "layout", "types", "A ms", "B ms", "speedup", "95% interval",
          "verdict");
   means m = {{0, 0}, {0, 0}};
   for (int i = 0; i < a->nrows; i++) {
     const record_row *r = &a->rows[i], *other;
     if (!counts(a, r) || !(other = find_row(b, r)))
       continue;
-    if (!print_pair(r, other, &m)) {
+    if (!print_pair(r, other, width, &m)) {
       fprintf(stderr, "tessel: compare: out of memory\n");
       return EXIT_FAIL;
     }
@@ -267,11 +283,13 @@ static int compare(const char *pa, const record_data *a, const char *pb,
   print_only("A", a, b);
   print_only("B", b, a);
   if (m.count[0])
-    printf("# geometric mean speedup of %d schedule rows: %.3fx\n",
-           m.count[0], exp(m.log_sum[0] / m.count[0]));
+    printf("# geometric mean speedup of %d schedule row%s: %.3fx\n",
+           m.count[0], m.count[0] == 1 ? "" : "s",
+           exp(m.log_sum[0] / m.count[0]));
   if (m.count[1])
-    printf("# geometric mean of %d cuBLAS rows (the machine's drift): %.3fx\n",
-           m.count[1], exp(m.log_sum[1] / m.count[1]));
+    printf("# geometric mean of %d cuBLAS row%s (the machine's drift): "
+           "%.3fx\n", m.count[1], m.count[1] == 1 ? "" : "s",
+           exp(m.log_sum[1] / m.count[1]));
   return 0;
 }
 

@@ -106,7 +106,7 @@ static bool seen_before(const shape_run *runs, int s, int i, const char *name,
 /* One row of a knob's table: the first-pass TFLOP/s of every timed
  * candidate whose knob `name` has value v. */
 static void print_knob_value(const shape_run *runs, int nruns,
-                             const char *name, const char *v) {
+                             const char *name, const char *v, int width) {
   int count = 0;
   double sum = 0, best = 0;
   for (int t = 0; t < nruns; t++)
@@ -120,20 +120,34 @@ static void print_knob_value(const shape_run *runs, int nruns,
       sum += c->quick.tflops;
       best = c->quick.tflops > best ? c->quick.tflops : best;
     }
-  printf("  %-20s %6d %10.2f %10.2f\n", v, count, count ? sum / count : 0.0,
-         best);
+  printf("  %-*s %6d %10.2f %10.2f\n", width, v, count,
+         count ? sum / count : 0.0, best);
+}
+
+/* The width of a knob's first column: its name and its longest value,
+ * 20 at least. */
+static int knob_width(const shape_run *runs, int nruns, const char *name) {
+  int width = (int)strlen(name) > 20 ? (int)strlen(name) : 20;
+  for (int s = 0; s < nruns; s++)
+    for (int i = 0; i < runs[s].n; i++) {
+      const char *v = value_of(runs[s].c[i].config, name);
+      if (v && (int)strlen(v) > width)
+        width = (int)strlen(v);
+    }
+  return width;
 }
 
 /* One knob's table: a row per value, in the order the values first
  * appear. */
 static void print_knob_table(const shape_run *runs, int nruns,
                              const char *name) {
-  printf("\n  %-20s %6s %10s %10s\n", name, "count", "mean", "best");
+  int width = knob_width(runs, nruns, name);
+  printf("\n  %-*s %6s %10s %10s\n", width, name, "count", "mean", "best");
   for (int s = 0; s < nruns; s++)
     for (int i = 0; i < runs[s].n; i++) {
       const char *v = value_of(runs[s].c[i].config, name);
       if (v && !seen_before(runs, s, i, name, v))
-        print_knob_value(runs, nruns, name, v);
+        print_knob_value(runs, nruns, name, v, width);
     }
 }
 
