@@ -894,9 +894,16 @@ int ts_nvrtc_version(void);
 /* Runs the compiled kernel once on host data (C updated in place). */
 ts_status ts_gpu_run(ts_gpu *g, const ts_kernel *k, const float *A,
                      const float *B, float *C);
-/* cuBLAS on the same data, for reference. */
+/* cuBLAS on the same data, for reference; TS_ERR_CUBLAS, saying so, for
+ * element types it has no GEMM of (see ts_cublas_baseline). */
 ts_status ts_gpu_cublas(ts_gpu *g, const ts_gemm *def, const float *A,
                         const float *B, float *C);
+/* The definition ts_bench times cuBLAS at, and checks results against, for
+ * def: def itself where cublasGemmEx takes its element types, else the
+ * nearest it takes, an fp32 C (fp32 A and B with an fp16 or bf16 C; fp16
+ * A and B with a bf16 C, bf16 with fp16).  TS_ERR_BAD_ARG when there is
+ * none (A and B of two types). */
+ts_status ts_cublas_baseline(const ts_gemm *def, ts_gemm *baseline);
 
 typedef struct ts_bench_opts {
   int warmup;  /* default 5 */

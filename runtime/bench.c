@@ -5,7 +5,10 @@
  * timed out of the cache.  Each launch is timed with its own pair of CUDA
  * events after a warm-up, rounds interleave the variants so drift hits all
  * alike, and the median is reported.  Correctness is checked first, on a C
- * poisoned with NaN where beta is 0, against cuBLAS's result.
+ * poisoned with NaN where beta is 0, against cuBLAS's result.  Where
+ * cuBLAS has no GEMM of the kernels' element types it runs at the nearest
+ * it has (ts_cublas_baseline: an fp32 C), on its own C, and its result is
+ * rounded to the kernels' C type before the comparison.
  */
 #include <math.h>
 #include <stdarg.h>
@@ -13,16 +16,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../src/ir/dtype.h"
 #include "../src/random.h"
 #include "../src/relerr.h"
 #include "gpu.h"
 
 enum { MAX_SETS = 8 };
 
+/* The input sets; cuBLAS's definition (ts_cublas_baseline), and where its
+ * C differs in type from the kernels', its own C in each set. */
 typedef struct {
-  CUdeviceptr A[MAX_SETS], B[MAX_SETS], C[MAX_SETS];
+  CUdeviceptr A[MAX_SETS], B[MAX_SETS], C[MAX_SETS], Cb[MAX_SETS];
   int nsets;
-  size_t na, nb, nc; /* bytes */
+  size_t na, nb, nc, ncb; /* bytes; ncb 0: cuBLAS shares C */
+  ts_gemm blas;
 } inputs;
 
 static bool same_gemm(const ts_gemm *x, const ts_gemm *y) {
@@ -33,6 +40,17 @@ static bool same_gemm(const ts_gemm *x, const ts_gemm *y) {
          x->acc_type == y->acc_type && x->math == y->math;
 }
 
+/* cuBLAS's own C of set i, where it has one: set 0 from the host (hC,
+ * already of the kernels' C type's values), the others copies. */
+static bool make_blas_c(ts_gpu *g, const float *hC, inputs *in, int i) {
+  const ts_gemm *b = &in->blas;
+  if (!in->ncb)
+    return true;
+  return GPU_CALL(g, cuMemAlloc(&in->Cb[i], in->ncb)) &&
+         (i == 0 ? mat_upload(g, in->Cb[0], hC, (size_t)(b->m * b->n), b->c_type)
+                 : GPU_CALL(g, cuMemcpyDtoD(in->Cb[i], in->Cb[0], in->ncb)));
+}
+
 /* The inputs in the definition's types: set 0 from the host, the others
  * copies of it on the device. */
 static bool make_inputs(ts_gpu *g, const ts_gemm *d, const float *hA,
@@ -40,7 +58,9 @@ static bool make_inputs(ts_gpu *g, const ts_gemm *d, const float *hA,
   in->na = mat_bytes(d->a_type, (size_t)(d->m * d->k));
   in->nb = mat_bytes(d->b_type, (size_t)(d->k * d->n));
   in->nc = mat_bytes(d->c_type, (size_t)(d->m * d->n));
-  size_t set = in->na + in->nb + in->nc;
+  in->ncb = in->blas.c_type == d->c_type
+                ? 0 : mat_bytes(in->blas.c_type, (size_t)(d->m * d->n));
+  size_t set = in->na + in->nb + in->nc + in->ncb;
   in->nsets = (int)((2 * (size_t)g->l2_bytes + set - 1) / set);
   in->nsets = in->nsets < 1 ? 1 : in->nsets > MAX_SETS ? MAX_SETS : in->nsets;
   for (int i = 0; i < in->nsets; i++) {
@@ -54,7 +74,7 @@ static bool make_inputs(ts_gpu *g, const ts_gemm *d, const float *hA,
                      : GPU_CALL(g, cuMemcpyDtoD(in->A[i], in->A[0], in->na)) &&
                        GPU_CALL(g, cuMemcpyDtoD(in->B[i], in->B[0], in->nb)) &&
                        GPU_CALL(g, cuMemcpyDtoD(in->C[i], in->C[0], in->nc));
-    if (!ok)
+    if (!ok || !make_blas_c(g, hC, in, i))
       return false;
   }
   return true;
@@ -65,24 +85,35 @@ static void free_inputs(ts_gpu *g, inputs *in) {
     if (in->A[i]) g->cu.cuMemFree(in->A[i]);
     if (in->B[i]) g->cu.cuMemFree(in->B[i]);
     if (in->C[i]) g->cu.cuMemFree(in->C[i]);
+    if (in->Cb[i]) g->cu.cuMemFree(in->Cb[i]);
   }
 }
 
 /* One launch of variant v (-1: cuBLAS) on input set i. */
-static bool launch(ts_gpu *g, const ts_gemm *d, const gpu_module *mods, int v,
-                   const inputs *in, int i) {
+static bool launch(ts_gpu *g, const gpu_module *mods, int v, const inputs *in,
+                   int i) {
   if (v < 0)
-    return gpu_cublas_launch(g, d, in->A[i], in->B[i], in->C[i]);
+    return gpu_cublas_launch(g, &in->blas, in->A[i], in->B[i],
+                             in->ncb ? in->Cb[i] : in->C[i]);
   return gpu_launch(g, &mods[v], in->A[i], in->B[i], in->C[i]);
 }
 
-/* Runs variant v once on set 0 from C = hC and reads the result back. */
+/* Runs variant v once on set 0 from C = hC and reads the result back.
+ * cuBLAS's result, where its C is wider than the kernels', is rounded to
+ * theirs as a kernel's store rounds, so the comparison holds the kernels
+ * to the tolerance of their own C. */
 static bool run_checked(ts_gpu *g, const ts_gemm *d, const gpu_module *mods,
                         int v, const inputs *in, const float *hC, float *out) {
   size_t nc = (size_t)(d->m * d->n);
-  return mat_upload(g, in->C[0], hC, nc, d->c_type) &&
-         launch(g, d, mods, v, in, 0) && GPU_CALL(g, cuCtxSynchronize(g->ctx)) &&
-         mat_download(g, out, in->C[0], nc, d->c_type);
+  bool own = v < 0 && in->ncb;
+  CUdeviceptr C = own ? in->Cb[0] : in->C[0];
+  ts_dtype t = own ? in->blas.c_type : d->c_type;
+  bool ok = mat_upload(g, C, hC, nc, t) && launch(g, mods, v, in, 0) &&
+            GPU_CALL(g, cuCtxSynchronize(g->ctx)) &&
+            mat_download(g, out, C, nc, t);
+  for (size_t i = 0; ok && own && i < nc; i++)
+    out[i] = ts_round_to(d->c_type, out[i]);
+  return ok;
 }
 
 static int cmp_double(const void *a, const void *b) {
@@ -90,8 +121,8 @@ static int cmp_double(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-static bool time_all(ts_gpu *g, const ts_gemm *d, const gpu_module *mods,
-                     int n, const inputs *in, const ts_bench_opts *o,
+static bool time_all(ts_gpu *g, const gpu_module *mods, int n,
+                     const inputs *in, const ts_bench_opts *o,
                      double *times /* [(n+1) * repeats] */) {
   CUevent start, stop;
   if (!GPU_CALL(g, cuEventCreate(&start, CU_EVENT_DEFAULT)))
@@ -104,14 +135,14 @@ static bool time_all(ts_gpu *g, const ts_gemm *d, const gpu_module *mods,
   int set = 0;
   for (int v = -1; v < n && ok; v++)
     for (int w = 0; w < o->warmup && ok; w++)
-      ok = launch(g, d, mods, v, in, (set++) % in->nsets);
+      ok = launch(g, mods, v, in, (set++) % in->nsets);
   ok = ok && GPU_CALL(g, cuCtxSynchronize(g->ctx));
   for (int r = 0; r < o->repeats && ok; r++) {
     for (int v = -1; v < n && ok; v++) {
       float ms = 0;
       int i = (set++) % in->nsets;
       ok = GPU_CALL(g, cuEventRecord(start, NULL)) &&
-           launch(g, d, mods, v, in, i) &&
+           launch(g, mods, v, in, i) &&
            GPU_CALL(g, cuEventRecord(stop, NULL)) &&
            GPU_CALL(g, cuEventSynchronize(stop)) &&
            GPU_CALL(g, cuEventElapsedTime(&ms, start, stop));
@@ -156,6 +187,13 @@ static ts_status bench_loaded(ts_gpu *g, const ts_gemm *d, gpu_module *mods,
     g->status = TS_ERR_NO_MEMORY;
     goto done;
   }
+  if (ts_cublas_baseline(d, &in.blas) != TS_OK) {
+    ok = gpu_fail(g, TS_ERR_CUBLAS, "ts_bench: cuBLAS has no GEMM of A %s "
+                  "and B %s (cublasGemmEx takes A and B of one type), so "
+                  "nothing to time or check against",
+                  ts_dtype_name(d->a_type), ts_dtype_name(d->b_type));
+    goto done;
+  }
   uint64_t rng = o->seed;
   ts_fill_random(hA, na, &rng);
   ts_fill_random(hB, nb, &rng);
@@ -164,6 +202,9 @@ static ts_status bench_loaded(ts_gpu *g, const ts_gemm *d, gpu_module *mods,
   else
     for (size_t i = 0; i < nc; i++)
       hC[i] = NAN; /* poison: every element must be written */
+  /* cuBLAS's own C starts from the values the kernels' C holds. */
+  for (size_t i = 0; in.blas.c_type != d->c_type && i < nc; i++)
+    hC[i] = ts_round_to(d->c_type, hC[i]);
   ok = make_inputs(g, d, hA, hB, hC, &in) &&
        run_checked(g, d, mods, -1, &in, hC, ref);
   for (int v = 0; v < n && ok; v++) {
@@ -172,7 +213,7 @@ static ts_status bench_loaded(ts_gpu *g, const ts_gemm *d, gpu_module *mods,
     res[v].ptxas = mods[v].ptxas;
   }
   blas->max_rel_err = 0;
-  ok = ok && time_all(g, d, mods, n, &in, o, times);
+  ok = ok && time_all(g, mods, n, &in, o, times);
   if (ok && raw)
     memcpy(raw, times, sizeof(double) * (size_t)(n + 1) * (size_t)o->repeats);
   if (ok) {

@@ -309,6 +309,41 @@ bool gpu_launch(ts_gpu *g, const gpu_module *m, CUdeviceptr A, CUdeviceptr B,
                                     NULL));
 }
 
+/* The element types cublasGemmEx takes with CUBLAS_COMPUTE_32F and an fp32
+ * alpha and beta (the cuBLAS documentation, cublasGemmEx's table of
+ * types): A and B always of one type, and C
+ *
+ *   A and B   C
+ *   fp32      fp32 (CUBLAS_COMPUTE_32F_FAST_TF32 too, which takes no other)
+ *   fp16      fp16 or fp32
+ *   bf16      bf16 or fp32
+ *
+ * (and int8 and complex types, which tessel has not). */
+static const struct {
+  ts_dtype ab, c;
+} cublas_types[] = {
+    {TS_F32, TS_F32}, {TS_F16, TS_F16}, {TS_F16, TS_F32},
+    {TS_BF16, TS_BF16}, {TS_BF16, TS_F32},
+};
+
+static bool cublas_takes(const ts_gemm *d) {
+  for (size_t i = 0; i < sizeof(cublas_types) / sizeof(cublas_types[0]); i++)
+    if (d->a_type == cublas_types[i].ab && d->b_type == cublas_types[i].ab &&
+        d->c_type == cublas_types[i].c)
+      return true;
+  return false;
+}
+
+ts_status ts_cublas_baseline(const ts_gemm *def, ts_gemm *baseline) {
+  if (!def || !baseline)
+    return TS_ERR_NULL_ARG;
+  *baseline = *def;
+  if (cublas_takes(baseline))
+    return TS_OK;
+  baseline->c_type = TS_F32; /* every A and B type of one kind takes it */
+  return cublas_takes(baseline) ? TS_OK : TS_ERR_BAD_ARG;
+}
+
 /* Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: cuBLAS
  * gets B first, and a matrix stored untransposed is already the transpose
  * it needs.  cublasGemmEx takes each matrix's type, and computes in fp32
@@ -318,6 +353,12 @@ bool gpu_cublas_launch(ts_gpu *g, const ts_gemm *d, CUdeviceptr A,
                        CUdeviceptr B, CUdeviceptr C) {
   if (!g->have_blas)
     return gpu_fail(g, TS_ERR_CUBLAS, "cuBLAS is not available");
+  if (!cublas_takes(d))
+    return gpu_fail(g, TS_ERR_CUBLAS, "cuBLAS has no GEMM of A %s, B %s and "
+                    "C %s: cublasGemmEx takes A and B of one type, with C "
+                    "fp32 or (fp16, bf16) of their type; ts_bench times the "
+                    "nearest it has, an fp32 C", ts_dtype_name(d->a_type),
+                    ts_dtype_name(d->b_type), ts_dtype_name(d->c_type));
   bool ta = d->layout == TS_TN || d->layout == TS_TT;
   bool tb = d->layout == TS_NT || d->layout == TS_TT;
   cublasStatus_t r = g->blas.cublasGemmEx(

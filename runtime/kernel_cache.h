@@ -1,7 +1,8 @@
 /*
  * The kernel cache: cubins on disk, so that a schedule compiled once loads
  * at once in later runs.  An entry is keyed by the whole compile (tessel's
- * version, the architecture, NVRTC's options and the source) and holds the
+ * version, NVRTC's version and library file, the architecture, NVRTC's
+ * options with the headers' directory, and the source) and holds the
  * key itself, so a hash collision cannot return another kernel; a checksum
  * covers the rest.  Entries are written to a temporary file and renamed
  * into place, so readers see a whole entry or none, also while other

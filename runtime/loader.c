@@ -130,15 +130,27 @@ static bool try_include_dir(ts_nvrtc_api *api, const char *fmt,
   return false;
 }
 
+/* api->lib_file: the file NVRTC was loaded from, its links followed, so
+ * that a toolkit's patch release names another file. */
+static void find_lib_file(ts_nvrtc_api *api, const char *loaded) {
+  char *real = loaded ? realpath(loaded, NULL) : NULL;
+  int n = snprintf(api->lib_file, sizeof(api->lib_file), "%s",
+                   real ? real : loaded ? loaded : "");
+  free(real);
+  if (n < 0 || (size_t)n >= sizeof(api->lib_file))
+    api->lib_file[0] = 0;
+}
+
 /* The include directory of the toolkit NVRTC came from: beside the
  * library's directory (lib64/../include, or targets/<arch>/lib/../include),
- * else under CUDA_HOME or /usr/local/cuda. */
+ * else under CUDA_HOME or /usr/local/cuda; and the library's file. */
 static void find_include_dir(ts_nvrtc_api *api) {
   char lib_dir[4096] = "";
   Dl_info info;
   void *sym;
   memcpy(&sym, &api->nvrtcVersion, sizeof(sym));
   if (dladdr(sym, &info) && info.dli_fname) {
+    find_lib_file(api, info.dli_fname);
     int n = snprintf(lib_dir, sizeof(lib_dir), "%s", info.dli_fname);
     char *slash = strrchr(lib_dir, '/');
     if (n > 0 && (size_t)n < sizeof(lib_dir) && slash)

@@ -52,6 +52,10 @@ typedef struct ts_nvrtc_api {
   /* The toolkit's include directory (the one holding cuda_fp16.h), which
    * NVRTC does not search by itself; "" when none was found. */
   char include_dir[512];
+  /* The library's file, its links followed ("libnvrtc.so.13.0.88"): its
+   * name carries the patch release that nvrtcVersion leaves out; "" when
+   * unknown. */
+  char lib_file[512];
 } ts_nvrtc_api;
 
 #define TS_CUBLAS_FUNCS(X)                                                    \

@@ -133,12 +133,19 @@ static void include_option(const ts_nvrtc_api *api, char *opt, size_t len) {
     opt[0] = 0;
 }
 
-/* Everything the cubin depends on: the kernel cache's key. */
+/* Everything the cubin depends on: the kernel cache's key.  The compiler
+ * is NVRTC's version and its library's file (whose name carries the patch
+ * release), so that a toolkit upgrade compiles afresh; the headers are
+ * the include directory's, found beside that library. */
 static char *cache_key(const ts_nvrtc_api *api, const char *arch,
                        const char *src) {
+  int major = 0, minor = 0;
+  if (api->nvrtcVersion(&major, &minor) != NVRTC_SUCCESS)
+    major = minor = -1;
   ts_buf b;
   ts_buf_init(&b);
-  ts_buf_printf(&b, "tessel %s\n%s\n", TESSEL_VERSION, arch);
+  ts_buf_printf(&b, "tessel %s\nnvrtc %d.%d %s\n%s\n", TESSEL_VERSION, major,
+                minor, api->lib_file, arch);
   for (int i = 0; i < NOPTIONS; i++)
     ts_buf_printf(&b, "%s\n", options[i]);
   char inc[600];

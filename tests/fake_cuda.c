@@ -322,6 +322,11 @@ int cublasGemmEx(void *handle, int ta, int tb, int m, int n, int k,
   (void)handle, (void)ta, (void)tb, (void)m, (void)n, (void)k, (void)alpha;
   (void)A, (void)at, (void)lda, (void)B, (void)bt, (void)ldb, (void)beta;
   (void)C, (void)ct, (void)ldc, (void)compute, (void)algo;
+  /* As cuBLAS, CUBLAS_STATUS_NOT_SUPPORTED for types it has no GEMM of
+   * (A and B of two types; fp32 A and B with a narrower C; fp16 with bf16):
+   * CUDA_R_32F 0, CUDA_R_16F 2, CUDA_R_16BF 14. */
+  if (at != bt || (ct != 0 && ct != at))
+    return 15;
   clock_ms += 0.05;
   return sticky == CUDA_SUCCESS ? 0 : 13; /* CUBLAS_STATUS_EXECUTION_FAILED */
 }

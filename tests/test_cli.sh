@@ -329,6 +329,13 @@ one_line; contains "none.c defines no schedule and no space"
 expect 1 "FILE.c that is not there" -- "$tessel" check "$work/gone.c"
 one_line; contains "cannot read"
 
+# Counts of one are singular in explain's report: a grid of one block.
+expect 0 "explain a grid of one block" -- "$tessel" explain naive --shape 1x1x1
+contains "= 1 block of (32, 32, 1) threads"
+contains "4-byte accesses, 1 lane; "
+contains "global stores  1 request, 1 sector"
+lacks "1 blocks"; lacks "1 lanes"; lacks "1 requests"
+
 # Spaces in schedule files: listed, checked, shown by configuration, tuned.
 cp "$(dirname "$0")/../examples/regtiles.c" "$work/regtiles.c"
 f="$work/regtiles.c"
@@ -445,6 +452,17 @@ EOF
     { echo "FAIL: knob b's table has rows '$(table_rows b)'"; fails=$((fails + 1)); }
   [ "$(table_rows d)" = "16 32 " ] ||
     { echo "FAIL: knob d's table has rows '$(table_rows d)'"; fails=$((fails + 1)); }
+  # A knob's name past 20 characters widens its table's first column: the
+  # header's "count" and each row's count end in the same column.
+  sed 's/"d", 2/"a_knob_named_past_twenty", 2/' "$work/cond.c" > "$work/long.c"
+  sed -i 's/TS_SPACE(cond,/TS_SPACE(longknob,/' "$work/long.c"
+  expect 0 "tune a space with a long knob name" -- fakerun "$tessel" tune \
+    "$work/long.c" --shape 64x64x64 --beta 1
+  ends=$(printf '%s\n' "$last" | awk '
+    $1 == "a_knob_named_past_twenty" && $2 == "count" {on = 1; print index($0, "count") + 4; next}
+    on && NF == 0 {exit} on {print index($0, " " $2 " ") + length($2)}' | sort -u | wc -l)
+  [ "$ends" = 1 ] || { echo "FAIL: the long knob's table is out of line"
+    printf '%s\n' "$last" | grep -A3 a_knob_named; fails=$((fails + 1)); }
   echo "/* edited */" >> "$f"
   expect 0 "--tuned after the file changed" -- fakerun "$tessel" check \
     "$f:regtiles" --tuned --shape 128x128x64 --beta 1

@@ -1,7 +1,8 @@
 /*
  * The kernel cache's faults: a miss, a hit, a truncated entry, a corrupted
  * byte, an entry of another kernel under this one's name, a read-only or
- * missing directory, and processes writing one entry at once.  In each the
+ * missing directory, processes writing one entry at once, and another
+ * NVRTC than the one that wrote the entry.  In each the
  * kernel must be the one NVRTC makes for the schedule; nothing may crash.
  * Needs NVRTC (the CUDA toolkit), not a GPU.
  */
@@ -229,6 +230,64 @@ static void test_missing_directory_is_made(void **state) {
   setenv("TESSEL_CACHE_DIR", dir, 1);
 }
 
+/* NVRTC as the compiles see it, to be made another for a while: what a
+ * toolkit upgrade does to a cache that outlives it. */
+static ts_nvrtc_api *loaded_nvrtc(void) {
+  char err[512];
+  const ts_nvrtc_api *api = ts_nvrtc(err, sizeof(err));
+  if (!api)
+    fail_msg("%s", err);
+  return (ts_nvrtc_api *)api; /* a static object of the loader's */
+}
+
+static nvrtcResult newer_version(int *major, int *minor) {
+  *major = 99;
+  *minor = 9;
+  return NVRTC_SUCCESS;
+}
+
+/* The key names the compiler: another NVRTC version, or another file of
+ * the library (a patch release), misses and compiles afresh; back to the
+ * first, the first entry is found again.  The entry's key says which. */
+static void test_key_names_the_compiler(void **state) {
+  (void)state;
+  ts_nvrtc_api *api = loaded_nvrtc();
+  int major = 0, minor = 0;
+  assert_int_equal(api->nvrtcVersion(&major, &minor), NVRTC_SUCCESS);
+  ts_kernel_free(compile_named("smem32"));
+  char path[512], want[64];
+  entry_path(path, sizeof(path));
+  FILE *f = fopen(path, "rb");
+  assert_non_null(f);
+  char head[4096] = "";
+  size_t got = fread(head, 1, sizeof(head) - 1, f);
+  fclose(f);
+  head[got] = 0;
+  snprintf(want, sizeof(want), "nvrtc %d.%d ", major, minor);
+  assert_non_null(strstr(head + 48, want)); /* the key, after the header */
+
+  __typeof__(api->nvrtcVersion) real = api->nvrtcVersion;
+  api->nvrtcVersion = newer_version;
+  ts_kernel *k = compile_named("smem32");
+  api->nvrtcVersion = real;
+  assert_false(ts_kernel_from_cache(k));
+  ts_kernel_free(k);
+
+  char file[sizeof(api->lib_file)];
+  memcpy(file, api->lib_file, sizeof(file));
+  assert_true(strlen(file) > 0 && strlen(file) + 2 < sizeof(file));
+  strcat(api->lib_file, ".1");
+  k = compile_named("smem32");
+  memcpy(api->lib_file, file, sizeof(file));
+  assert_false(ts_kernel_from_cache(k));
+  ts_kernel_free(k);
+
+  k = compile_named("smem32");
+  assert_true(ts_kernel_from_cache(k));
+  ts_kernel_free(k);
+  assert_int_equal(count_files(dir), 3);
+}
+
 /* Processes that compile the same kernel at the same moment each write the
  * entry; each must get the right kernel and the entry must end whole. */
 static void test_concurrent_writers(void **state) {
@@ -358,6 +417,7 @@ int main(void) {
       T(test_unwritable_directory),
       T(test_missing_directory_is_made),
       T(test_concurrent_writers),
+      T(test_key_names_the_compiler),
       T(test_tuning_records),
       T(test_tuning_journal),
   };

@@ -57,7 +57,8 @@ static json_t *make_record(void) {
   assert_int_equal(json_object_set_new(shape, "rows", json_array()), 0);
   record_entry e = {.name = "fast", .trace = "ts_split(s, i, 32, &io, &ii);\n",
                     .cu_hash = 0x0123456789abcdefull, .result = &fast,
-                    .times = fast_times, .repeats = REPEATS};
+                    .times = fast_times, .repeats = REPEATS,
+                    .tolerance = 1e-5};
   assert_true(record_add_row(shape, &e));
   ts_bench_result bad = {.status = TS_ERR_RESOURCES};
   snprintf(bad.message, sizeof(bad.message), "too many registers");
@@ -148,6 +149,53 @@ static void test_written_and_read(void **state) {
   record_data_free(d);
 }
 
+/* A row timed whose result is over its tolerance (here not finite, as a
+ * kernel that writes nothing over a C poisoned with NaN gives) is recorded
+ * as the run reported it: "differs", the error as the string "inf", the
+ * reason; read back it is timed but not valid.  So is an ok row whose
+ * max_rel_err is null, as records written before "differs" held it. */
+static void test_differs(void **state) {
+  (void)state;
+  json_t *rec = make_record();
+  json_t *shape = json_array_get(json_object_get(rec, "shapes"), 0);
+  ts_bench_result wrong = timed(0.2, 0.2, 0.2);
+  wrong.max_rel_err = INFINITY;
+  record_entry e = {.name = "wrong", .result = &wrong, .times = fast_times,
+                    .repeats = REPEATS, .tolerance = 9.66e-6};
+  assert_true(record_add_row(shape, &e));
+  json_t *row = json_array_get(json_object_get(shape, "rows"), 2);
+  assert_string_equal(json_string_value(at(row, "status")), "differs");
+  assert_string_equal(json_string_value(at(row, "max_rel_err")), "inf");
+  assert_string_equal(json_string_value(at(row, "error")),
+                      "differs from cuBLAS (max relative error inf, over "
+                      "9.66e-06)");
+  assert_non_null(json_object_get(row, "timing"));
+  /* The older form: ok, null. */
+  json_t *old = json_deep_copy(json_array_get(json_object_get(shape, "rows"), 0));
+  json_object_set_new(old, "name", json_string("old"));
+  json_object_set_new(old, "max_rel_err", json_null());
+  json_array_append_new(json_object_get(shape, "rows"), old);
+  assert_true(record_write(rec, path));
+  json_decref(rec);
+  char err[512];
+  record_data *d = record_read(path, err, sizeof(err));
+  assert_non_null(d);
+  assert_int_equal(d->nrows, 5);
+  const record_row *fast = &d->rows[1], *w = &d->rows[3], *o = &d->rows[4];
+  assert_true(fast->valid);
+  assert_string_equal(w->name, "wrong");
+  assert_string_equal(w->state, "differs");
+  assert_true(w->timed);
+  assert_false(w->valid);
+  assert_non_null(strstr(w->error, "max relative error inf"));
+  assert_string_equal(o->name, "old");
+  assert_string_equal(o->state, "differs");
+  assert_true(o->timed);
+  assert_false(o->valid);
+  assert_non_null(strstr(o->error, "not finite"));
+  record_data_free(d);
+}
+
 /* NaN (a comparison that failed) is written as null and reads back. */
 static void test_nan_is_null(void **state) {
   (void)state;
@@ -210,6 +258,12 @@ static void test_schema_refuses(void **state) {
   expect_refused("gpu/sensors", "start", json_null(),
                  "gpu.sensors.unavailable: missing (the start has no "
                  "reading, and a record says why)");
+  expect_refused("shapes/0/rows/0", "max_rel_err", json_string("big"),
+                 "shapes[0].rows[0].max_rel_err: expected a number, \"inf\", "
+                 "\"nan\" or null (got \"big\")");
+  /* A row that differs ran: it has a timing. */
+  expect_refused("shapes/0/rows/1", "status", json_string("differs"),
+                 "shapes[0].rows[1].timing: missing");
   expect_refused("shapes/0/cublas", "tflops", NULL,
                  "shapes[0].cublas.tflops: missing");
   /* A tune record names its space and lists configurations. */
@@ -241,6 +295,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_header),
       cmocka_unit_test_setup_teardown(test_written_and_read, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_differs, setup, teardown),
       cmocka_unit_test(test_nan_is_null),
       cmocka_unit_test(test_schema_refuses),
       cmocka_unit_test_setup_teardown(test_unreadable, setup, teardown),

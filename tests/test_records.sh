@@ -75,6 +75,108 @@ status 0 "compare a record with itself" $?
 grep -qE '^# clocks not compared: A has no reading of them \(.+\)$' "$tmp/self.out" ||
   { fail "no note that the clocks went unchecked"; cat "$tmp/self.out"; }
 
+# ---- A row whose result differs from cuBLAS's (the fake driver runs no
+# kernel, so with beta 0 C keeps its NaN poison: an infinite error).  The
+# run fails it; so does its record, and compare and plot say it is no
+# speed.
+TESSEL_CACHE_DIR="$tmp/cache" TESSEL_CUDA_DRIVER="$fake" \
+  LD_LIBRARY_PATH="$tmp/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+  "$tessel" bench naive --shape 64x64x64 --repeats 5 --json "$tmp/w.json" \
+  > "$tmp/w.out" 2>&1
+status 1 "bench of a result that differs from cuBLAS" $?
+has "tessel: naive differs from cuBLAS (max relative error inf, over 9.66e-06)" "$tmp/w.out"
+has '"status": "differs"' "$tmp/w.json"
+has '"error": "differs from cuBLAS (max relative error inf, over 9.66e-06)"' "$tmp/w.json"
+has '"max_rel_err": "inf"' "$tmp/w.json"
+grep -q '"status": "ok"' "$tmp/w.json" && fail "a row that differs recorded as ok"
+"$rows" "$tmp/w.json" > "$tmp/wrows.out" 2>&1
+status 0 "a record with a row that differs follows the schema" $?
+has "differs	naive	64x64x64	NN	f32	" "$tmp/wrows.out"
+"$tessel" compare "$tmp/w.json" "$tmp/w.json" > "$tmp/wc.out" 2>&1
+status 0 "compare a record with a row that differs" $?
+grep -qE "^naive +64x64x64 +NN +f32 +differs from cuBLAS in both$" "$tmp/wc.out" ||
+  { fail "compare took a row that differs as valid"; cat "$tmp/wc.out"; }
+has "    A: differs from cuBLAS (max relative error inf" "$tmp/wc.out"
+grep -q "geometric mean speedup of" "$tmp/wc.out" && fail "a row that differs in the mean"
+has "# geometric mean of 1 cuBLAS row (the machine's drift): 1.000x" "$tmp/wc.out"
+if [ "$have_plplot" = true ]; then
+  "$tessel" plot "$tmp/w.json" -o "$tmp/w.png" > "$tmp/wp.out" 2>&1
+  status 0 "plot a record with a row that differs" $?
+  has "# naive 64x64x64 NN: not drawn as a speed, marked where its bar would be (differs from cuBLAS" "$tmp/wp.out"
+fi
+
+# ---- Types cuBLAS has no GEMM of (fp32 A and B, an fp16 C; the fake
+# refuses them as cuBLAS does, status 15): timed against the nearest it has,
+# an fp32 C, said on the output and in the record.
+TESSEL_CACHE_DIR="$tmp/cache" TESSEL_CUDA_DRIVER="$fake" \
+  LD_LIBRARY_PATH="$tmp/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+  "$tessel" bench naive --c-dtype f16 --beta 1 --shape 64x64x64 --repeats 3 \
+  --json "$tmp/h.json" > "$tmp/h.out" 2>&1
+status 0 "bench with a C type cuBLAS has no GEMM of" $?
+has "# cuBLAS has no GEMM of A f32, B f32 and C f16: its row is the nearest it has, C f32 (which moves more bytes of C), and results are checked against its C rounded to f16" "$tmp/h.out"
+grep -qE "^naive +64x64x64 +NN .* 0\.0e\+00 " "$tmp/h.out" || { fail "naive not checked against cuBLAS"; cat "$tmp/h.out"; }
+has '"c_type": "f16"' "$tmp/h.json"
+has '"cublas_c_type": "f32"' "$tmp/h.json"
+"$rows" "$tmp/h.json" > /dev/null 2>&1
+status 0 "a record with cuBLAS at other types follows the schema" $?
+# Where cuBLAS has the types, it runs at them and nothing is said.
+TESSEL_CACHE_DIR="$tmp/cache" TESSEL_CUDA_DRIVER="$fake" \
+  LD_LIBRARY_PATH="$tmp/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+  "$tessel" bench naive --dtype f16 --c-dtype f16 --beta 1 --shape 64x64x64 \
+  --repeats 3 --json "$tmp/hh.json" > "$tmp/hh.out" 2>&1
+status 0 "bench in fp16 throughout" $?
+grep -q "cuBLAS has no GEMM" "$tmp/hh.out" && fail "a note for types cuBLAS has"
+grep -q "cublas_c_type" "$tmp/hh.json" && fail "cublas_c_type for types cuBLAS has"
+
+# ---- One name for one configuration: tune's record names a file space's
+# configurations FILE.c:SPACE:CONFIG, and bench --tuned names its row after
+# the configuration it ran, so compare matches the two.
+cp "$(dirname "$0")/../examples/regtiles.c" "$tmp/regtiles.c"
+(cd "$tmp" && TESSEL_CACHE_DIR="$tmp/cache" TESSEL_CUDA_DRIVER="$fake" \
+  LD_LIBRARY_PATH="$tmp/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+  "$tessel" tune regtiles.c --shape 128x128x64 --beta 1 --top 2 \
+  --json tune.json > tune.out 2>&1)
+status 0 "tune a file's space with --json" $?
+has '"space": "regtiles.c:regtiles"' "$tmp/tune.json"
+(cd "$tmp" && TESSEL_CACHE_DIR="$tmp/cache" TESSEL_CUDA_DRIVER="$fake" \
+  LD_LIBRARY_PATH="$tmp/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+  "$tessel" bench regtiles.c:regtiles --tuned --shape 128x128x64 --beta 1 \
+  --repeats 5 --json best.json > best.out 2>&1)
+status 0 "bench the space's tuned configuration" $?
+best=$(sed -n 's/^# the best at this shape, \(.*\), as C:$/\1/p' "$tmp/tune.out")
+[ -n "$best" ] || { fail "tune printed no best configuration"; cat "$tmp/tune.out"; }
+has "\"name\": \"regtiles.c:regtiles:$best\"" "$tmp/best.json"
+grep -qE "^regtiles.c:regtiles:$best +128x128x64 +NN " "$tmp/best.out" ||
+  { fail "bench's row is not named after the configuration"; cat "$tmp/best.out"; }
+"$tessel" compare "$tmp/tune.json" "$tmp/best.json" > "$tmp/tb.out" 2>&1
+status 0 "compare a tune record with a bench of its best" $?
+grep -qE "^regtiles.c:regtiles:$best +128x128x64 +NN +f32 +[0-9.]+ +[0-9.]+ +[0-9.]+x " "$tmp/tb.out" ||
+  { fail "the best configuration is not matched across the records"; cat "$tmp/tb.out"; }
+grep -q "only in B" "$tmp/tb.out" && { fail "a bench row unmatched"; cat "$tmp/tb.out"; }
+# Names longer than 16 characters widen the name column: the header's and
+# the rows' columns line up, in bench's table and in compare's.
+aligned() { # aligned FILE HEADER_WORD ROW_PATTERN ROW_WORD
+  h=$(awk -v w="$2" 'index($0, w) && /^schedule/ {print index($0, w); exit}' "$1")
+  r=$(awk -v p="$3" -v w="$4" '$0 ~ p {print index($0, w); exit}' "$1")
+  [ -n "$h" ] && [ "$h" = "$r" ] ||
+    { fail "$1: '$2' at column $h, the row's '$4' at $r"; cat "$1"; }
+}
+aligned "$tmp/best.out" shape "^regtiles.c:regtiles:" 128x128x64
+aligned "$tmp/best.out" shape "^cuBLAS " 128x128x64
+aligned "$tmp/tb.out" shape "^regtiles.c:regtiles:" 128x128x64
+aligned "$tmp/tb.out" shape "^cuBLAS " 128x128x64
+# Given as text, in part and in another order, a configuration is named in
+# full, as tune names it (the knobs not given at their first values).
+(cd "$tmp" && TESSEL_CACHE_DIR="$tmp/cache" TESSEL_CUDA_DRIVER="$fake" \
+  LD_LIBRARY_PATH="$tmp/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+  "$tessel" bench "regtiles.c:regtiles:bk=16,bm=32" --shape 128x128x64 \
+  --beta 1 --repeats 5 --json given.json > given.out 2>&1)
+status 0 "bench a configuration given in part" $?
+has '"name": "regtiles.c:regtiles:bm=32,bn=64,tm=8,bk=16"' "$tmp/given.json"
+"$tessel" compare "$tmp/tune.json" "$tmp/given.json" > "$tmp/tg.out" 2>&1
+grep -qE "^regtiles.c:regtiles:bm=32,bn=64,tm=8,bk=16 +128x128x64 +NN +f32 +[0-9.]+ " "$tmp/tg.out" ||
+  { fail "a configuration given in part is not matched"; cat "$tmp/tg.out"; }
+
 # ---- compare: B's warptiled 1.25x as fast, the rest within noise.
 "$tessel" compare "$records/bench_a.json" "$records/bench_b.json" \
   > "$tmp/cmp.out" 2>&1
@@ -126,6 +228,12 @@ has "bad.json is not a tessel record: kind: missing" "$tmp/e.out"
 # ---- plot's command line (the drawing is tested in test_plot.c).
 "$tessel" plot "$records/bench_a.json" > "$tmp/e.out" 2>&1
 status 2 "plot without -o" $?
+# An -o that cannot be written: one line and a usage error, before PLplot
+# (which would end the process after a page of its own messages).
+"$tessel" plot "$records/bench_a.json" -o /nonexistent/x.png > "$tmp/e.out" 2>&1
+status 2 "plot -o into a missing directory" $?
+has "tessel: -o must name a file tessel can write (got '/nonexistent/x.png'" "$tmp/e.out"
+[ "$(wc -l < "$tmp/e.out")" = 1 ] || { fail "plot's -o error is not one line"; cat "$tmp/e.out"; }
 if [ "$have_plplot" = true ]; then
   "$tessel" plot "$records/bench_a.json" -o "$tmp/a.png" > "$tmp/e.out" 2>&1
   status 0 "plot a bench record" $?

@@ -21,7 +21,9 @@ static const char *bench_help =
     "Times each schedule and cuBLAS in one run on the same random inputs\n"
     "(median of --repeats launches, default 50) and prints ms, TFLOP/s, the\n"
     "ratio to cuBLAS, the max relative error against cuBLAS and the ptxas\n"
-    "registers and spills.  --csv also writes the rows to FILE; --json FILE\n"
+    "registers and spills.  Where cuBLAS has no GEMM of the element types\n"
+    "(fp32 A and B with an fp16 or bf16 C) it runs with an fp32 C, and a\n"
+    "line says so.  --csv also writes the rows to FILE; --json FILE\n"
     "writes the record of the run (the GPU, versions, the command, each\n"
     "schedule's trace and .cu hash, every timing; docs/records.md), which\n"
     "tessel compare and tessel plot read.  --shape may repeat; default\n"
@@ -102,14 +104,97 @@ static bool announce_or_refuse(const cli_opts *o) {
   return true;
 }
 
+/* ---- Row names -------------------------------------------------------------------- */
+
+/* A space's configuration in full: base:knob=v,... with every knob the
+ * configuration declares at g, in the order it declares them (as tune
+ * writes a configuration); NULL when the text does not parse or memory
+ * runs out. */
+static char *full_configuration(const ts_space *sp, const char *base,
+                                const char *text, const ts_gemm *g) {
+  char err[256];
+  ts_config *c = ts_config_parse(text, err, sizeof(err));
+  if (!c)
+    return NULL;
+  ts_sched_free(ts_space_schedule(sp, g, c)); /* declares the knobs */
+  char *knobs = ts_config_text(c);
+  ts_config_free(c);
+  char *name = knobs ? malloc(strlen(base) + strlen(knobs) + 2) : NULL;
+  if (name)
+    sprintf(name, "%s:%s", base, knobs);
+  free(knobs);
+  return name;
+}
+
+/* The name a schedule's row goes under (malloc'd; NULL when out of
+ * memory): the one that gets this very configuration again on the command
+ * line, which tune's records use too, so that tessel compare matches a
+ * bench row with the configuration tune timed.  A space's configuration is
+ * written in full (FILE.c:SPACE:knob=v,..., or SPACE:knob=v,... for a
+ * built-in), and so is a space named alone: its first configuration, or
+ * with --tuned the one its tuning record gives (cli_schedule's choices).
+ * A schedule keeps its name (warptiled, without --tuned, is the
+ * schedule). */
+static char *row_name(const cli_opts *o, const char *name, const ts_gemm *g,
+                      const ts_gpu *gpu) {
+  const ts_space *sp = cli_space(name);
+  char base[4096];
+  snprintf(base, sizeof(base), "%s", sp ? cli_space_name(sp) : "");
+  size_t n = strlen(base);
+  bool alone = sp && strcmp(name, base) == 0;
+  if (!sp || (!alone && !(strncmp(name, base, n) == 0 && name[n] == ':')) ||
+      (alone && !o->tuned && ts_builtin_find(name)))
+    return strdup(name);
+  char *recorded = alone && o->tuned && gpu
+                       ? ts_tune_record_load(gpu, cli_space_key(sp), g, NULL)
+                       : NULL;
+  const char *text = !alone ? name + n + 1 : recorded ? recorded : "";
+  char *full = full_configuration(sp, base, text, g);
+  free(recorded);
+  return full ? full : strdup(name);
+}
+
+/* Every schedule's and --cu kernel's row name at each shape: names[j][i]
+ * for shape j, and the widest (at least `least`) in *width; false when out
+ * of memory. */
+static bool row_names(const cli_opts *o, const ts_cuda_kernel *cu,
+                      const ts_gpu *gpu, char **names[MAX_SHAPES], int least,
+                      int *width) {
+  *width = least;
+  for (int j = 0; j < o->nshapes; j++) {
+    int n = o->nnames + o->ncu;
+    if (!(names[j] = calloc((size_t)(n ? n : 1), sizeof(char *))))
+      return false;
+    for (int i = 0; i < n; i++) {
+      names[j][i] = i < o->nnames
+                        ? row_name(o, o->names[i], &o->shapes[j], gpu)
+                        : strdup(cu[i - o->nnames].name);
+      if (!names[j][i])
+        return false;
+      int len = (int)strlen(names[j][i]);
+      *width = len > *width ? len : *width;
+    }
+  }
+  return true;
+}
+
+static void free_row_names(const cli_opts *o, char **names[MAX_SHAPES]) {
+  for (int j = 0; j < o->nshapes; j++) {
+    for (int i = 0; names[j] && i < o->nnames + o->ncu; i++)
+      free(names[j][i]);
+    free(names[j]);
+    names[j] = NULL;
+  }
+}
+
 /* ---- Rows ------------------------------------------------------------------------ */
 
-static void print_row(FILE *csv, const char *gpu, const char *name,
+static void print_row(FILE *csv, const char *gpu, const char *name, int width,
                       const ts_gemm *g, const ts_bench_result *r) {
   char shape[64];
   snprintf(shape, sizeof(shape), "%lldx%lldx%lld", (long long)g->m,
            (long long)g->n, (long long)g->k);
-  printf("%-16s %-16s %-6s %10.4f %9.2f %8.1f%% %9.1e", name, shape,
+  printf("%-*s %-16s %-6s %10.4f %9.2f %8.1f%% %9.1e", width, name, shape,
          ts_layout_name(g->layout), r->median_ms, r->tflops,
          100.0 * r->ratio_to_cublas, r->max_rel_err);
   if (r->ptxas.valid && r->ptxas.spill_store_bytes >= 0)
@@ -130,10 +215,13 @@ static void print_row(FILE *csv, const char *gpu, const char *name,
 }
 
 /* What a run of one shape writes to: --csv and the --json record (each
- * may be NULL). */
+ * may be NULL); the rows' names at this shape and the name column's
+ * width. */
 typedef struct {
   FILE *csv;
   json_t *record;
+  char **names;
+  int width;
 } bench_out;
 
 /* Every candidate of one shape: its kernel and, for a schedule, its trace
@@ -185,7 +273,8 @@ static bool compile_candidates(const cli_opts *o, ts_gpu *gpu,
 
 /* The shape and its rows into the record; false when out of memory. */
 static bool record_shape(json_t *rec, const cli_opts *o, const ts_gemm *g,
-                         const candidates *c, const ts_bench_result *r,
+                         const candidates *c, char *const *names,
+                         const ts_bench_result *r,
                          const ts_bench_result *blas, const double *times) {
   json_t *shape = record_add_shape(rec, g);
   if (!shape)
@@ -199,11 +288,11 @@ static bool record_shape(json_t *rec, const cli_opts *o, const ts_gemm *g,
   ok = ok && json_object_set_new(shape, "rows", json_array()) == 0;
   for (int i = 0; ok && i < c->n; i++) {
     record_entry e = {
-        .name = i < o->nnames ? o->names[i] : ts_kernel_name(c->k[i]),
+        .name = names[i],
         .hand_written = i >= o->nnames, .trace = c->trace[i],
         .cu_hash = ts_kernel_source_hash(c->k[i]), .result = &r[i],
         .times = times + (size_t)(i + 1) * (size_t)o->repeats,
-        .repeats = o->repeats};
+        .repeats = o->repeats, .tolerance = ts_gemm_tolerance(g)};
     ok = record_add_row(shape, &e);
   }
   return ok;
@@ -213,21 +302,34 @@ static bool record_shape(json_t *rec, const cli_opts *o, const ts_gemm *g,
 static int report_row(const bench_out *out, ts_gpu *gpu, const char *name,
                       const ts_gemm *g, const ts_bench_result *r) {
   if (r->skipped) {
-    printf("%-16s skipped: %s\n", name, r->message);
+    printf("%-*s skipped: %s\n", out->width, name, r->message);
     return 0;
   }
   if (r->status != TS_OK) {
-    printf("%-16s FAIL: %s\n", name, ts_strerror(r->status));
+    printf("%-*s FAIL: %s\n", out->width, name, ts_strerror(r->status));
     fprintf(stderr, "tessel: %s: %s\n", name, r->message);
     return EXIT_FAIL;
   }
-  print_row(out->csv, ts_gpu_name(gpu), name, g, r);
+  print_row(out->csv, ts_gpu_name(gpu), name, out->width, g, r);
   if (!(r->max_rel_err < ts_gemm_tolerance(g))) {
     fprintf(stderr, "tessel: %s differs from cuBLAS (max relative error "
             "%.2e, over %.2e)\n", name, r->max_rel_err, ts_gemm_tolerance(g));
     return EXIT_FAIL;
   }
   return 0;
+}
+
+/* Where cuBLAS has no GEMM of g's element types, which it is timed and
+ * checked at instead (ts_bench's choice), said before its row. */
+static void say_baseline(const ts_gemm *g) {
+  ts_gemm b;
+  if (ts_cublas_baseline(g, &b) != TS_OK || b.c_type == g->c_type)
+    return;
+  printf("# cuBLAS has no GEMM of A %s, B %s and C %s: its row is the "
+         "nearest it has, C %s (which moves more bytes of C), and results "
+         "are checked against its C rounded to %s\n", ts_dtype_name(g->a_type),
+         ts_dtype_name(g->b_type), ts_dtype_name(g->c_type),
+         ts_dtype_name(b.c_type), ts_dtype_name(g->c_type));
 }
 
 static int bench_shape(ts_gpu *gpu, const cli_opts *o,
@@ -259,16 +361,14 @@ static int bench_shape(ts_gpu *gpu, const cli_opts *o,
       snprintf(blas.message, sizeof(blas.message), "%s", ts_gpu_errmsg(gpu));
     rc = EXIT_FAIL;
   } else {
-    print_row(out->csv, ts_gpu_name(gpu), "cuBLAS", g, &blas);
+    say_baseline(g);
+    print_row(out->csv, ts_gpu_name(gpu), "cuBLAS", out->width, g, &blas);
   }
-  for (int i = 0; i < total && blas.status == TS_OK; i++) {
-    /* A schedule's row is named as the command line names it, so that
-     * configurations of one space stay apart. */
-    const char *name = i < o->nnames ? o->names[i] : ts_kernel_name(c.k[i]);
-    if (report_row(out, gpu, name, g, &r[i]))
+  for (int i = 0; i < total && blas.status == TS_OK; i++)
+    if (report_row(out, gpu, out->names[i], g, &r[i]))
       rc = EXIT_FAIL;
-  }
-  if (out->record && !record_shape(out->record, o, g, &c, r, &blas, times)) {
+  if (out->record &&
+      !record_shape(out->record, o, g, &c, out->names, r, &blas, times)) {
     fprintf(stderr, "tessel: out of memory for the --json record\n");
     rc = EXIT_FAIL;
   }
@@ -312,18 +412,29 @@ static FILE *open_csv(const char *path) {
   return csv;
 }
 
-/* Every shape timed and printed, into out; returns the exit status. */
+/* Every shape timed and printed, into out; returns the exit status.  The
+ * name column is as wide as the longest row name (16 at least). */
 static int bench_all(ts_gpu *gpu, const cli_opts *o, const ts_cuda_kernel *cu,
-                     const bench_out *out) {
+                     bench_out *out) {
+  char **names[MAX_SHAPES] = {0};
+  if (!row_names(o, cu, gpu, names, 16, &out->width)) {
+    fprintf(stderr, "tessel: out of memory\n");
+    free_row_names(o, names);
+    return EXIT_FAIL;
+  }
   printf("# %s (%s), median of %d run%s after %d warm-up\n",
          ts_gpu_name(gpu), ts_gpu_arch(gpu), o->repeats,
          o->repeats == 1 ? "" : "s", o->warmup);
-  printf("%-16s %-16s %-6s %10s %9s %9s %9s %5s %6s\n", "schedule", "shape",
-         "layout", "ms", "TFLOP/s", "cuBLAS", "max_err", "regs", "spill");
+  printf("%-*s %-16s %-6s %10s %9s %9s %9s %5s %6s\n", out->width, "schedule",
+         "shape", "layout", "ms", "TFLOP/s", "cuBLAS", "max_err", "regs",
+         "spill");
   int rc = 0;
-  for (int j = 0; j < o->nshapes; j++)
+  for (int j = 0; j < o->nshapes; j++) {
+    out->names = names[j];
     if (bench_shape(gpu, o, cu, &o->shapes[j], out) != 0)
       rc = EXIT_FAIL;
+  }
+  free_row_names(o, names);
   if (out->record && (!record_end_sensors(out->record, gpu) ||
                       !record_write(out->record, o->json))) {
     fprintf(stderr, "tessel: cannot write --json %s\n", o->json);

@@ -29,8 +29,10 @@ static const char *compare_help =
     "95% interval from the repeat times (a bootstrap of the medians; the\n"
     "min..max range where a side has fewer than 5 repeats).  A change whose\n"
     "interval holds 1 is within noise.  cuBLAS's rows show the machine's own\n"
-    "drift.  Rows in one record only, and failed rows, get a line each; a\n"
-    "tune record's configurations compare where timed.  A warning says where\n"
+    "drift.  Rows in one record only get a line each; rows that failed, or\n"
+    "whose results differ from cuBLAS's (not valid: their times are no\n"
+    "speed), say so with the reason; a tune record's configurations\n"
+    "compare where timed.  A warning says where\n"
     "the SM or memory clocks the runs ran at (their start and end) differ by\n"
     "more than 3%.\n"
     "Exit status: 0 compared, 1 a record unreadable, 2 a usage error.\n";
@@ -107,8 +109,22 @@ static const record_row *find_row(const record_data *d, const record_row *r) {
   return NULL;
 }
 
-static void print_key(const record_row *r) {
-  printf("%-24s %-16s %-6s %-12s", r->name, r->shape, r->layout, r->types);
+static void print_key(const record_row *r, int width) {
+  printf("%-*s %-16s %-6s %-12s", width, r->name, r->shape, r->layout,
+         r->types);
+}
+
+/* The name column's width: the longest name of a row printed (a pair's,
+ * A's side), 24 at least. */
+static int name_width(const record_data *a, const record_data *b) {
+  int width = 24;
+  for (int i = 0; i < a->nrows; i++) {
+    const record_row *r = &a->rows[i];
+    int len = (int)strlen(r->name);
+    if (counts(a, r) && find_row(b, r) && len > width)
+      width = len;
+  }
+  return width;
 }
 
 /* Geometric means of the speedups, schedules and cuBLAS apart. */
@@ -117,16 +133,38 @@ typedef struct {
   int count[2];
 } means;
 
+/* Why a row has no speed to compare: it failed, was skipped, or ran but
+ * its result differs from cuBLAS's (its time is then no speed). */
+static const char *not_valid(const record_row *r) {
+  if (strcmp(r->state, "differs") == 0)
+    return "differs from cuBLAS";
+  if (strcmp(r->state, "skipped") == 0 || strcmp(r->state, "left out") == 0 ||
+      strcmp(r->state, "pruned") == 0)
+    return r->state;
+  return "failed";
+}
+
+/* A pair where a side has no valid timing: what became of each, and why. */
+static void print_not_valid(const record_row *a, const record_row *b) {
+  if (!a->valid && !b->valid && strcmp(not_valid(a), not_valid(b)) == 0)
+    printf(" %s in both\n", not_valid(a));
+  else if (!a->valid && !b->valid)
+    printf(" %s in A, %s in B\n", not_valid(a), not_valid(b));
+  else
+    printf(" %s in %s\n", not_valid(a->valid ? b : a), a->valid ? "B" : "A");
+  for (int s = 0; s < 2; s++) {
+    const record_row *r = s ? b : a;
+    if (!r->valid && r->error[0])
+      printf("    %s: %.300s\n", s ? "B" : "A", r->error);
+  }
+}
+
 /* One matched pair; false when out of memory. */
-static bool print_pair(const record_row *a, const record_row *b, means *m) {
-  print_key(a);
-  if (!a->timed || !b->timed) {
-    printf(" %s\n", !a->timed && !b->timed ? "failed in both"
-                    : !a->timed            ? "failed in A"
-                                           : "failed in B");
-    const record_row *f = !a->timed ? a : b;
-    if (f->error[0])
-      printf("    %.300s\n", f->error);
+static bool print_pair(const record_row *a, const record_row *b, int width,
+                       means *m) {
+  print_key(a, width);
+  if (!a->valid || !b->valid) {
+    print_not_valid(a, b);
     return true;
   }
   double speedup = a->median_ms / b->median_ms, lo, hi;
@@ -228,15 +266,16 @@ static int compare(const char *pa, const record_data *a, const char *pb,
   print_header("A", pa, a);
   print_header("B", pb, b);
   check_clocks(a, b);
-  printf("%-24s %-16s %-6s %-12s %10s %10s %8s %16s %s\n", "schedule", "shape",
-         "layout", "types", "A ms", "B ms", "speedup", "95% interval",
+  int width = name_width(a, b);
+  printf("%-*s %-16s %-6s %-12s %10s %10s %8s %16s %s\n", width, "schedule",
+         "shape", "layout", "types", "A ms", "B ms", "speedup", "95% interval",
          "verdict");
   means m = {{0, 0}, {0, 0}};
   for (int i = 0; i < a->nrows; i++) {
     const record_row *r = &a->rows[i], *other;
     if (!counts(a, r) || !(other = find_row(b, r)))
       continue;
-    if (!print_pair(r, other, &m)) {
+    if (!print_pair(r, other, width, &m)) {
       fprintf(stderr, "tessel: compare: out of memory\n");
       return EXIT_FAIL;
     }
@@ -244,11 +283,13 @@ static int compare(const char *pa, const record_data *a, const char *pb,
   print_only("A", a, b);
   print_only("B", b, a);
   if (m.count[0])
-    printf("# geometric mean speedup of %d schedule rows: %.3fx\n",
-           m.count[0], exp(m.log_sum[0] / m.count[0]));
+    printf("# geometric mean speedup of %d schedule row%s: %.3fx\n",
+           m.count[0], m.count[0] == 1 ? "" : "s",
+           exp(m.log_sum[0] / m.count[0]));
   if (m.count[1])
-    printf("# geometric mean of %d cuBLAS rows (the machine's drift): %.3fx\n",
-           m.count[1], exp(m.log_sum[1] / m.count[1]));
+    printf("# geometric mean of %d cuBLAS row%s (the machine's drift): "
+           "%.3fx\n", m.count[1], m.count[1] == 1 ? "" : "s",
+           exp(m.log_sum[1] / m.count[1]));
   return 0;
 }
 

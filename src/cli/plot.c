@@ -26,7 +26,7 @@ static const char *plot_help =
     "shape.  Needs tessel built with PLplot (libplplot-dev and\n"
     "plplot-driver-cairo).\n"
     "Exit status: 0 drawn, 1 a record unreadable or no PLplot, 2 a usage\n"
-    "error.\n";
+    "error (-o FILE that cannot be written among them).\n";
 
 #ifdef TESSEL_HAVE_PLPLOT
 #include <plplot.h>
@@ -146,11 +146,12 @@ static bool layout_bench(const record_data *d, bench_layout *b, char *err,
       snprintf(b->keys[g], sizeof(b->keys[g]), "%s", key);
       b->key[g] = b->keys[g];
     }
-    if (r->timed && r->tflops > b->ymax)
+    if (r->valid && r->tflops > b->ymax)
       b->ymax = r->tflops;
   }
   if (b->ymax <= 0) {
-    snprintf(err, len, "nothing in the record was timed");
+    snprintf(err, len, "nothing in the record was timed with a correct "
+             "result");
     return false;
   }
   return true;
@@ -173,7 +174,7 @@ static void draw_group(const record_data *d, const bench_layout *b, int g) {
     if (strcmp(group_key(r, key, sizeof(key)), b->key[g]) != 0)
       continue;
     if (r->cublas) {
-      if (r->timed)
+      if (r->valid)
         reference_line(g + 0.04, g + 0.96, r->tflops);
       continue;
     }
@@ -181,7 +182,7 @@ static void draw_group(const record_data *d, const bench_layout *b, int g) {
     while (strcmp(b->names[s], r->name) != 0)
       s++;
     double x0 = g + 0.1 + s * width;
-    if (r->timed) {
+    if (r->valid) {
       draw_bar(x0, x0 + width * 0.9, r->tflops, schedule_colour(s));
     } else {
       plcol0(C_RED);
@@ -318,7 +319,7 @@ static bool draw_panel(const record_data *d, const tune_layout *t,
   const record_row *best = NULL;
   for (int i = 0; i < d->nrows; i++) {
     const record_row *r = &d->rows[i];
-    if (strcmp(r->shape, shape) != 0 || !r->timed)
+    if (strcmp(r->shape, shape) != 0 || !r->valid)
       continue;
     ymax = r->tflops > ymax ? r->tflops : ymax;
     if (r->cublas) {
@@ -348,7 +349,8 @@ static bool draw_panel(const record_data *d, const tune_layout *t,
       best = r;
   }
   if (!best) {
-    snprintf(err, len, "no configuration at %s was timed", shape);
+    snprintf(err, len, "no configuration at %s was timed with a correct "
+             "result", shape);
     return false;
   }
   sort_values(value, nvalues, count);
@@ -369,7 +371,7 @@ static bool draw_panel(const record_data *d, const tune_layout *t,
   for (int i = 0; i < d->nrows; i++) {
     const record_row *r = &d->rows[i];
     char v[64];
-    if (strcmp(r->shape, shape) != 0 || !r->timed || r->cublas ||
+    if (strcmp(r->shape, shape) != 0 || !r->valid || r->cublas ||
         !knob_value(r->config, t->knob, v, sizeof(v)))
       continue;
     int g = 0;
@@ -438,8 +440,21 @@ static bool plot_tune(const record_data *d, const char *path, const char *knob,
   return ok;
 }
 
+/* A line for each row that was timed but whose result differs from
+ * cuBLAS's: its time is no speed, so it is not drawn as one. */
+static void say_not_drawn(const record_data *d) {
+  for (int i = 0; i < d->nrows; i++) {
+    const record_row *r = &d->rows[i];
+    if (r->timed && !r->valid)
+      printf("# %s %s %s: not drawn as a speed, %s (%s)\n", r->name, r->shape,
+             r->layout, d->space ? "left out" : "marked where its bar would be",
+             r->error[0] ? r->error : r->state);
+  }
+}
+
 bool plot_record(const record_data *d, const char *path, const char *knob,
                  char *err, size_t len) {
+  say_not_drawn(d);
   return d->space ? plot_tune(d, path, knob, err, len)
                   : plot_bench(d, path, err, len);
 }
@@ -469,6 +484,10 @@ int cli_plot(int argc, char **argv) {
             "tessel plot RECORD.json -o FILE.png [--knob NAME])\n");
     return EXIT_USAGE;
   }
+  /* Before PLplot opens it: PLplot ends the process on a file it cannot
+   * open, after a page of its own messages. */
+  if (!cli_check_output("-o", out))
+    return EXIT_USAGE;
 #ifdef TESSEL_HAVE_PLPLOT
   char err[512];
   record_data *d = record_read(in, err, sizeof(err));

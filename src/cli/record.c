@@ -166,6 +166,12 @@ json_t *record_add_shape(json_t *rec, const ts_gemm *g) {
                                                       ? "tf32" : "f32")) &&
             record_set(shape, "alpha", json_real(g->alpha)) &&
             record_set(shape, "beta", json_real(g->beta));
+  /* Where cuBLAS was timed at other types than the schedules' (it has no
+   * GEMM of theirs): its C's. */
+  ts_gemm b;
+  if (ok && ts_cublas_baseline(g, &b) == TS_OK && b.c_type != g->c_type)
+    ok = record_set(shape, "cublas_c_type",
+                    json_string(ts_dtype_name(b.c_type)));
   if (!ok || json_array_append_new(json_object_get(rec, "shapes"), shape)) {
     json_decref(ok ? NULL : shape);
     return NULL;
@@ -199,9 +205,33 @@ json_t *record_timing(const ts_bench_result *r, const double *times,
   return t;
 }
 
-/* What became of a row: "ok", "skipped" or "failed". */
-static const char *row_status(const ts_bench_result *r) {
-  return r->skipped ? "skipped" : r->status == TS_OK ? "ok" : "failed";
+json_t *record_error_json(double err) {
+  return isfinite(err) ? json_real(err)
+                       : json_string(isnan(err) ? "nan" : "inf");
+}
+
+/* Whether a timed row's result is over its tolerance (NaN is). */
+static bool differs(const record_entry *e) {
+  return !(e->result->max_rel_err < e->tolerance);
+}
+
+/* What became of a row: "ok", "differs", "skipped" or "failed". */
+static const char *row_status(const record_entry *e) {
+  const ts_bench_result *r = e->result;
+  return r->skipped              ? "skipped"
+         : r->status != TS_OK    ? "failed"
+         : differs(e)            ? "differs"
+                                 : "ok";
+}
+
+/* Why a row is not ok: the run's error, or bench's words for a result
+ * that differs. */
+static json_t *row_error(const record_entry *e) {
+  const ts_bench_result *r = e->result;
+  if (r->status != TS_OK)
+    return json_string(r->message);
+  return json_sprintf("differs from cuBLAS (max relative error %.2e, over "
+                      "%.2e)", r->max_rel_err, e->tolerance);
 }
 
 static json_t *ptxas_json(const ts_ptxas_info *p) {
@@ -236,12 +266,13 @@ bool record_add_row(json_t *shape, const record_entry *e) {
                  e->trace ? json_string(e->trace) : json_null()) &&
       record_set(row, "cu_hash",
                  hash ? json_sprintf("%016llx", hash) : json_null()) &&
-      record_set(row, "status", json_string(row_status(r)));
-  if (ok && r->status != TS_OK)
-    ok = record_set(row, "error", json_string(r->message));
+      record_set(row, "status", json_string(row_status(e)));
+  if (ok && (r->status != TS_OK || differs(e)))
+    ok = record_set(row, "error", row_error(e));
   if (ok && r->status == TS_OK)
     ok = record_set(row, "timing", record_timing(r, e->times, e->repeats)) &&
-         record_set(row, "max_rel_err", number(r->max_rel_err)) &&
+         record_set(row, "max_rel_err", record_error_json(r->max_rel_err)) &&
+         record_set(row, "tolerance", number(e->tolerance)) &&
          record_set(row, "ptxas", ptxas_json(&r->ptxas));
   if (!ok || json_array_append_new(rows, row)) {
     json_decref(ok ? NULL : row);

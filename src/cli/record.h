@@ -62,9 +62,18 @@ typedef struct record_entry {
   const ts_bench_result *result;
   const double *times; /* as record_timing's, or NULL */
   int repeats;
+  double tolerance; /* the largest max_rel_err a correct result has
+                       (ts_gemm_tolerance); a row over it "differs" */
 } record_entry;
 
-/* Appends the row to the shape's "rows"; false when out of memory. */
+/* A relative error as a record holds it: a number where finite, else
+ * the string "inf" or "nan" (JSON has no such numbers); NULL when out of
+ * memory. */
+json_t *record_error_json(double err);
+
+/* Appends the row to the shape's "rows": "ok", or "differs" (timed, but
+ * its result over the tolerance: the run failed it), "failed" or
+ * "skipped"; false when out of memory. */
 bool record_add_row(json_t *shape, const record_entry *e);
 
 /* Writes the record to path, indented; false with errno set. */
@@ -81,10 +90,12 @@ typedef struct record_row {
   const char *layout; /* "NN" */
   char types[32];     /* "f32" or "f16,f16->f32" */
   bool cublas;
-  const char *state;  /* a bench row's status ("ok", "failed", "skipped"),
-                         a configuration's state ("timed", "pruned", ...) */
-  bool timed;         /* false: failed, skipped or not timed */
-  const char *error;  /* why not, when not timed; may be "" */
+  const char *state;  /* a bench row's status ("ok", "differs", "failed",
+                         "skipped"), a configuration's state ("timed",
+                         "differs", "pruned", ...) */
+  bool timed;         /* it has a timing (a row that differs has one) */
+  bool valid;         /* timed and its result correct: a speed to use */
+  const char *error;  /* why not valid; may be "" */
   double median_ms, min_ms, max_ms, tflops;
   double *times;       /* the repeats, in ms (malloc'd), or NULL */
   int ntimes;

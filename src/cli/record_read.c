@@ -56,7 +56,8 @@ static const field shape_fields[] = {
     {"k", T_INT},      {"layout", T_STR}, {"a_type", T_STR},
     {"b_type", T_STR}, {"c_type", T_STR}, {"alpha", T_NUM},
     {"beta", T_NUM},   {"cublas", T_OBJ | T_NULL},
-    {"math", T_STR | OPTIONAL}, {"error", T_STR | OPTIONAL}, {NULL, 0}};
+    {"math", T_STR | OPTIONAL}, {"error", T_STR | OPTIONAL},
+    {"cublas_c_type", T_STR | OPTIONAL}, {NULL, 0}};
 static const field timing_fields[] = {
     {"median_ms", T_NUM}, {"min_ms", T_NUM | T_NULL},
     {"max_ms", T_NUM | T_NULL}, {"tflops", T_NUM},
@@ -66,12 +67,14 @@ static const field row_fields[] = {
     {"name", T_STR}, {"kind", T_STR}, {"trace", T_STR | T_NULL},
     {"cu_hash", T_STR | T_NULL}, {"status", T_STR},
     {"error", T_STR | OPTIONAL}, {"timing", T_OBJ | OPTIONAL},
-    {"max_rel_err", T_NUM | T_NULL | OPTIONAL},
+    {"max_rel_err", T_NUM | T_STR | T_NULL | OPTIONAL},
+    {"tolerance", T_NUM | OPTIONAL},
     {"ptxas", T_OBJ | T_NULL | OPTIONAL}, {NULL, 0}};
 static const field config_fields[] = {
     {"config", T_STR}, {"state", T_STR}, {"why", T_STR | OPTIONAL},
     {"first_pass", T_OBJ | OPTIONAL}, {"full", T_OBJ | OPTIONAL},
-    {"resumed", T_BOOL | OPTIONAL}, {NULL, 0}};
+    {"resumed", T_BOOL | OPTIONAL},
+    {"max_rel_err", T_NUM | T_STR | OPTIONAL}, {NULL, 0}};
 
 static int type_of(const json_t *v) {
   switch (json_typeof(v)) {
@@ -95,6 +98,8 @@ static const char *type_name(int types) {
          : types == T_BOOL             ? "true or false"
          : types == (T_STR | T_NULL)   ? "a string or null"
          : types == (T_OBJ | T_NULL)   ? "an object or null"
+         : types == (T_NUM | T_STR)    ? "a number, \"inf\" or \"nan\""
+         : types & T_STR               ? "a number, \"inf\", \"nan\" or null"
                                        : "a number or null";
 }
 
@@ -170,17 +175,32 @@ static bool check_timing(const json_t *obj, const char *key, bool required,
   return true;
 }
 
+/* A row's max_rel_err, where a string: "inf" or "nan" (record.c). */
+static bool check_error_text(const json_t *row, const char *path, char *err,
+                             size_t len) {
+  const char *text = json_string_value(json_object_get(row, "max_rel_err"));
+  if (!text || strcmp(text, "inf") == 0 || strcmp(text, "nan") == 0)
+    return true;
+  snprintf(err, len, "%s.max_rel_err: expected a number, \"inf\", \"nan\" "
+           "or null (got \"%s\")", path, text);
+  return false;
+}
+
+/* A row that ran ("ok", or "differs": over the tolerance) has a timing. */
 static bool check_row(const json_t *row, const char *path, char *err,
                       size_t len) {
   if (!check_fields(row, row_fields, path, err, len))
     return false;
-  bool ok = strcmp(json_string_value(json_object_get(row, "status")), "ok") == 0;
-  return check_timing(row, "timing", ok, path, err, len);
+  const char *status = json_string_value(json_object_get(row, "status"));
+  bool ran = strcmp(status, "ok") == 0 || strcmp(status, "differs") == 0;
+  return check_error_text(row, path, err, len) &&
+         check_timing(row, "timing", ran, path, err, len);
 }
 
 static bool check_config(const json_t *c, const char *path, char *err,
                          size_t len) {
   return check_fields(c, config_fields, path, err, len) &&
+         check_error_text(c, path, err, len) &&
          check_timing(c, "first_pass", false, path, err, len) &&
          check_timing(c, "full", false, path, err, len);
 }
@@ -305,13 +325,25 @@ static record_row *new_row(record_data *d, const json_t *s, const char *name) {
   return &rows[d->nrows++];
 }
 
+/* A bench row is valid where ok with a finite error: a record written
+ * before "differs" (schema 1 still) wrote a result that was not finite as
+ * an ok row whose max_rel_err is null. */
 static bool add_bench_row(record_data *d, const json_t *s, const json_t *r) {
   record_row *row = new_row(d, s, str(r, "name"));
   if (!row)
     return false;
   row->state = str(r, "status");
   row->error = str(r, "error");
-  return read_timing(row, json_object_get(r, "timing"));
+  if (!read_timing(row, json_object_get(r, "timing")))
+    return false;
+  bool finite = json_is_number(json_object_get(r, "max_rel_err"));
+  row->valid = row->timed && strcmp(row->state, "ok") == 0 && finite;
+  if (row->timed && strcmp(row->state, "ok") == 0 && !finite) {
+    row->state = "differs";
+    row->error = "max_rel_err is null: the result was not finite (a record "
+                 "older than the status \"differs\")";
+  }
+  return true;
 }
 
 /* A configuration, named SPACE:CONFIG and timed by its full count, else
@@ -329,7 +361,10 @@ static bool add_config_row(record_data *d, const json_t *s, const json_t *c) {
   snprintf(row->name_buf, n, "%s:%s", d->space, row->config);
   row->name = row->name_buf;
   const json_t *t = json_object_get(c, "full");
-  return read_timing(row, t ? t : json_object_get(c, "first_pass"));
+  if (!read_timing(row, t ? t : json_object_get(c, "first_pass")))
+    return false;
+  row->valid = row->timed && strcmp(row->state, "timed") == 0;
+  return true;
 }
 
 static bool add_shape_rows(record_data *d, const json_t *s) {
@@ -340,6 +375,7 @@ static bool add_shape_rows(record_data *d, const json_t *s) {
   blas->error = str(s, "error");
   if (!read_timing(blas, json_object_get(s, "cublas")))
     return false;
+  blas->valid = blas->timed;
   blas->state = blas->timed ? "ok" : "failed";
   size_t i;
   const json_t *x;

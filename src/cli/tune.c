@@ -683,6 +683,13 @@ static void print_space_header(const tune_run *t) {
          cli_space_name(t->sp),
          ts_gpu_name(t->gpu), ts_gpu_arch(t->gpu), ts_dtype_name(o->ab_type),
          ts_dtype_name(o->c_type), ts_layout_name(o->layout));
+  ts_gemm b;
+  if (ts_cublas_baseline(&o->shapes[0], &b) == TS_OK &&
+      b.c_type != o->shapes[0].c_type)
+    printf("# cuBLAS has no GEMM of these types: it is timed with a C %s "
+           "(the nearest it has), and results are checked against its C "
+           "rounded to %s\n", ts_dtype_name(b.c_type),
+           ts_dtype_name(o->c_type));
   if (t->csv)
     fputs("gpu,shape,configuration,layout,median_ms,tflops,"
           "ratio_to_cublas,pass\n", t->csv);

@@ -49,8 +49,8 @@ static const char *failure(const shape_run *r, const candidate *c,
   if (tune_result(c)->status != TS_OK)
     return tune_result(c)->message;
   if (!(tune_result(c)->max_rel_err < ts_gemm_tolerance(&r->def))) {
-    snprintf(text, len, "differs from cuBLAS (max relative error %.2e)",
-             tune_result(c)->max_rel_err);
+    snprintf(text, len, "differs from cuBLAS (max relative error %.2e, over "
+             "%.2e)", tune_result(c)->max_rel_err, ts_gemm_tolerance(&r->def));
     return text;
   }
   return NULL;
@@ -106,7 +106,7 @@ static bool seen_before(const shape_run *runs, int s, int i, const char *name,
 /* One row of a knob's table: the first-pass TFLOP/s of every timed
  * candidate whose knob `name` has value v. */
 static void print_knob_value(const shape_run *runs, int nruns,
-                             const char *name, const char *v) {
+                             const char *name, const char *v, int width) {
   int count = 0;
   double sum = 0, best = 0;
   for (int t = 0; t < nruns; t++)
@@ -120,20 +120,34 @@ static void print_knob_value(const shape_run *runs, int nruns,
       sum += c->quick.tflops;
       best = c->quick.tflops > best ? c->quick.tflops : best;
     }
-  printf("  %-20s %6d %10.2f %10.2f\n", v, count, count ? sum / count : 0.0,
-         best);
+  printf("  %-*s %6d %10.2f %10.2f\n", width, v, count,
+         count ? sum / count : 0.0, best);
+}
+
+/* The width of a knob's first column: its name and its longest value,
+ * 20 at least. */
+static int knob_width(const shape_run *runs, int nruns, const char *name) {
+  int width = (int)strlen(name) > 20 ? (int)strlen(name) : 20;
+  for (int s = 0; s < nruns; s++)
+    for (int i = 0; i < runs[s].n; i++) {
+      const char *v = value_of(runs[s].c[i].config, name);
+      if (v && (int)strlen(v) > width)
+        width = (int)strlen(v);
+    }
+  return width;
 }
 
 /* One knob's table: a row per value, in the order the values first
  * appear. */
 static void print_knob_table(const shape_run *runs, int nruns,
                              const char *name) {
-  printf("\n  %-20s %6s %10s %10s\n", name, "count", "mean", "best");
+  int width = knob_width(runs, nruns, name);
+  printf("\n  %-*s %6s %10s %10s\n", width, name, "count", "mean", "best");
   for (int s = 0; s < nruns; s++)
     for (int i = 0; i < runs[s].n; i++) {
       const char *v = value_of(runs[s].c[i].config, name);
       if (v && !seen_before(runs, s, i, name, v))
-        print_knob_value(runs, nruns, name, v);
+        print_knob_value(runs, nruns, name, v, width);
     }
 }
 
@@ -197,33 +211,40 @@ void tune_print_reproduction(const ts_space *sp, const shape_run *r,
 
 /* ---- The --json record ------------------------------------------------------- */
 
-/* What became of a configuration. */
-static const char *candidate_state(const candidate *c) {
+/* What became of a configuration of r; "differs" where it ran, but its
+ * result is over the tolerance (the run failed it). */
+static const char *candidate_state(const shape_run *r, const candidate *c) {
+  char text[160];
   return ts_config_pruned(c->config)    ? "pruned"
          : c->left_out                  ? "left out"
          : !c->has_quick && !c->has_full ? "not timed"
          : tune_result(c)->status != TS_OK ? "failed"
+         : failure(r, c, text, sizeof(text)) ? "differs"
                                            : "timed";
 }
 
-/* One configuration: its text, then what became of it (why not timed, or
- * its timings: the first pass's and the full count's). */
-static json_t *candidate_json(const candidate *c) {
+/* One configuration of r: its text, then what became of it (why not
+ * timed, or its timings: the first pass's and the full count's, and the
+ * result's error against cuBLAS). */
+static json_t *candidate_json(const shape_run *r, const candidate *c) {
   json_t *j = json_object();
   const char *pruned = ts_config_pruned(c->config);
   const char *why = pruned ? pruned : c->left_out;
   bool timed = c->has_quick || c->has_full;
+  char text[160];
   bool ok = j && record_set(j, "config", json_string(c->text)) &&
-            record_set(j, "state", json_string(candidate_state(c)));
-  if (ok && !why && timed && tune_result(c)->status != TS_OK)
-    why = tune_result(c)->message;
+            record_set(j, "state", json_string(candidate_state(r, c)));
+  if (ok && !why && timed)
+    why = failure(r, c, text, sizeof(text));
   if (ok && why)
     ok = record_set(j, "why", json_string(why));
   if (ok && !pruned && !c->left_out && timed &&
       tune_result(c)->status == TS_OK)
     ok = (!c->has_quick ||
           record_set(j, "first_pass", record_timing(&c->quick, NULL, 0))) &&
-         (!c->has_full || record_set(j, "full", record_timing(&c->full, NULL, 0)));
+         (!c->has_full || record_set(j, "full", record_timing(&c->full, NULL, 0))) &&
+         record_set(j, "max_rel_err",
+                    record_error_json(tune_result(c)->max_rel_err));
   if (ok && !pruned && !c->left_out && timed)
     ok = record_set(j, "resumed", json_boolean(c->resumed));
   if (!ok) {
@@ -243,7 +264,7 @@ static bool add_shape(json_t *rec, const shape_run *r) {
                            : json_null()) &&
             json_object_set(shape, "configurations", list) == 0;
   for (int i = 0; ok && i < r->n; i++)
-    ok = json_array_append_new(list, candidate_json(&r->c[i])) == 0;
+    ok = json_array_append_new(list, candidate_json(r, &r->c[i])) == 0;
   json_decref(list);
   return ok;
 }
@@ -254,7 +275,9 @@ bool tune_write_json(const char *path, const cli_opts *o, int argc,
   record_machine m = record_machine_of(gpu);
   m.start = *start;
   json_t *rec = record_new("tune", argc, argv, &m, o);
-  bool ok = rec && record_set(rec, "space", json_string(sp->name));
+  /* As the command line names it, so that its configurations' names
+   * (SPACE:CONFIG) are what bench takes and names its rows. */
+  bool ok = rec && record_set(rec, "space", json_string(cli_space_name(sp)));
   for (int s = 0; ok && s < nruns; s++)
     ok = add_shape(rec, &runs[s]);
   ok = ok && record_end_sensors(rec, gpu) && record_write(rec, path);

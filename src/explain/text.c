@@ -29,8 +29,9 @@ static void print_counts(ts_buf *b, const ts_access_report *r) {
 static void print_access(ts_buf *b, const ts_access_report *r) {
   ts_buf_printf(b, "  [%s] %s  %s\n", phase_tag(r->phase),
                 ts_access_kind_name(r->kind), r->text);
-  ts_buf_printf(b, "      %d-byte %s, %.3g lanes; ", r->bytes,
-                r->bytes > 4 ? "vectors" : "accesses", r->active_lanes);
+  ts_buf_printf(b, "      %d-byte %s, %.3g lane%s; ", r->bytes,
+                r->bytes > 4 ? "vectors" : "accesses", r->active_lanes,
+                r->active_lanes == 1 ? "" : "s");
   print_counts(b, r);
   double q = r->requests > 0 ? r->requests : 1;
   if (r->sectors > 0)
@@ -49,10 +50,14 @@ static void print_access(ts_buf *b, const ts_access_report *r) {
   ts_buf_printf(b, "\n      %s\n", r->verdict);
 }
 
+/* A count's plural ending: "1 block", "2 blocks". */
+static const char *plural(long long n) { return n == 1 ? "" : "s"; }
+
 static void print_resources(ts_buf *b, const ts_kernel_report *k) {
-  ts_buf_printf(b, "resources: %lld threads (%lld warps), %lld bytes of "
+  long long warps = (long long)(k->threads + 31) / 32;
+  ts_buf_printf(b, "resources: %lld thread%s (%lld warp%s), %lld bytes of "
                 "shared memory a block\n", (long long)k->threads,
-                (long long)(k->threads + 31) / 32,
+                plural(k->threads), warps, plural(warps),
                 (long long)k->shared_bytes);
   ts_buf_printf(b, "  registers: the tiles need %d a thread%s%s%s; about "
                 "%d with indices and addresses (ptxas decides: tessel show "
@@ -61,9 +66,9 @@ static void print_resources(ts_buf *b, const ts_kernel_report *k) {
                 *k->register_detail ? ")" : "", k->registers);
   for (int i = 0; i < k->noccupancy; i++) {
     const ts_occupancy *o = &k->occupancy[i];
-    ts_buf_printf(b, "  occupancy on %s: %d block%s an SM (%d warps, %.0f%%),"
+    ts_buf_printf(b, "  occupancy on %s: %d block%s an SM (%d warp%s, %.0f%%),"
                   " limited by %s\n", o->arch, o->blocks,
-                  o->blocks == 1 ? "" : "s", o->warps, 100 * o->fraction,
+                  plural(o->blocks), o->warps, plural(o->warps), 100 * o->fraction,
                   o->limit);
   }
   if (k->flops > 0)
@@ -72,41 +77,60 @@ static void print_resources(ts_buf *b, const ts_kernel_report *k) {
                   "byte\n", k->flops, k->global_bytes, k->intensity);
 }
 
+/* "  global loads   2 requests, 1 sector": a line of the totals, each
+ * count with its noun, singular for one. */
+static void print_total(ts_buf *b, const char *what, double requests,
+                        double second, const char *noun) {
+  ts_buf_printf(b, "  %-14s %.0f request%s, %.0f %s%s", what, requests,
+                requests == 1 ? "" : "s", second, noun, second == 1 ? "" : "s");
+}
+
+/* "(3 bank conflicts)" and the line's end. */
+static void print_conflicts(ts_buf *b, double n) {
+  ts_buf_printf(b, " (%.0f bank conflict%s)\n", n, n == 1 ? "" : "s");
+}
+
 static void print_totals(ts_buf *b, const ts_kernel_report *k) {
   ts_buf_printf(b, "totals over the grid (as Nsight Compute sums a launch):\n");
-  if (k->global_ld_requests > 0)
-    ts_buf_printf(b, "  global loads   %.0f requests, %.0f sectors\n",
-                  k->global_ld_requests, k->global_ld_sectors);
-  if (k->global_st_requests > 0)
-    ts_buf_printf(b, "  global stores  %.0f requests, %.0f sectors\n",
-                  k->global_st_requests, k->global_st_sectors);
-  if (k->ldgsts_requests > 0)
-    ts_buf_printf(b, "  cp.async       %.0f requests, %.0f sectors; %.0f "
-                  "wavefronts stored (%.0f bank conflicts)\n",
-                  k->ldgsts_requests, k->ldgsts_sectors, k->ldgsts_wavefronts,
-                  k->ldgsts_wavefronts - k->ldgsts_ideal);
-  if (k->shared_ld_requests > 0)
-    ts_buf_printf(b, "  shared loads   %.0f requests, %.0f wavefronts (%.0f "
-                  "bank conflicts)\n", k->shared_ld_requests,
-                  k->shared_ld_wavefronts,
-                  k->shared_ld_wavefronts - k->shared_ld_ideal);
-  if (k->shared_st_requests > 0)
-    ts_buf_printf(b, "  shared stores  %.0f requests, %.0f wavefronts (%.0f "
-                  "bank conflicts)\n", k->shared_st_requests,
-                  k->shared_st_wavefronts,
-                  k->shared_st_wavefronts - k->shared_st_ideal);
+  if (k->global_ld_requests > 0) {
+    print_total(b, "global loads", k->global_ld_requests, k->global_ld_sectors,
+                "sector");
+    ts_buf_printf(b, "\n");
+  }
+  if (k->global_st_requests > 0) {
+    print_total(b, "global stores", k->global_st_requests,
+                k->global_st_sectors, "sector");
+    ts_buf_printf(b, "\n");
+  }
+  if (k->ldgsts_requests > 0) {
+    print_total(b, "cp.async", k->ldgsts_requests, k->ldgsts_sectors, "sector");
+    ts_buf_printf(b, "; %.0f wavefront%s stored", k->ldgsts_wavefronts,
+                  k->ldgsts_wavefronts == 1 ? "" : "s");
+    print_conflicts(b, k->ldgsts_wavefronts - k->ldgsts_ideal);
+  }
+  if (k->shared_ld_requests > 0) {
+    print_total(b, "shared loads", k->shared_ld_requests,
+                k->shared_ld_wavefronts, "wavefront");
+    print_conflicts(b, k->shared_ld_wavefronts - k->shared_ld_ideal);
+  }
+  if (k->shared_st_requests > 0) {
+    print_total(b, "shared stores", k->shared_st_requests,
+                k->shared_st_wavefronts, "wavefront");
+    print_conflicts(b, k->shared_st_wavefronts - k->shared_st_ideal);
+  }
 }
 
 static void print_kernel(ts_buf *b, const ts_explain *e, int i) {
   const ts_kernel_report *k = &e->kernels[i];
-  ts_buf_printf(b, "\nkernel %s: grid (%lld, %lld, %lld) = %lld blocks of "
+  ts_buf_printf(b, "\nkernel %s: grid (%lld, %lld, %lld) = %lld block%s of "
                 "(%lld, %lld, %lld) threads", k->entry,
                 (long long)k->grid[0], (long long)k->grid[1],
                 (long long)k->grid[2], (long long)k->blocks,
-                (long long)k->block[0], (long long)k->block[1],
-                (long long)k->block[2]);
+                plural(k->blocks), (long long)k->block[0],
+                (long long)k->block[1], (long long)k->block[2]);
   if (k->k_steps)
-    ts_buf_printf(b, "; %lld k steps", (long long)k->k_steps);
+    ts_buf_printf(b, "; %lld k step%s", (long long)k->k_steps,
+                  plural(k->k_steps));
   ts_buf_printf(b, "\naccesses, a warp's requests (counts a block):\n");
   for (int a = 0; a < e->naccesses; a++)
     if (e->accesses[a].kernel == i)
