@@ -102,7 +102,8 @@ contains "samples blocks (the matrices do not fit in the "
 contains " GiB of memory available; in full about "
 expect 0 "--blocks at 1x1x1: one element" -- "$tessel" check naive \
   --shape 1x1x1 --blocks 1
-contains "ok (sampled: 1 of 1 blocks, 1 element of C, "
+contains "ok (sampled: 1 of 1 block, 1 element of C, "
+contains "): 1 of 1 block, under 1 s"
 expect 0 "--blocks samples a small shape" -- "$tessel" check splitk \
   --shape 300x301x77 --blocks 1
 contains "ok (sampled: "
@@ -114,6 +115,17 @@ contains " blocks, under 1 s and "; contains " MiB of memory"
 expect 1 "a sample past memory" -- "$tessel" check naive --shape 256x256x2147483647
 contains "1 of 64 blocks, about "; contains "512.0 GiB of memory"
 contains "FAIL: out of memory"; contains "GiB available; check a smaller K"
+# The estimate counts every thread of a block, those past C's edge too,
+# and every step of its k loop: a 4x4 corner of 32x32 threads walking a
+# long K samples, and one block that alone would pass the sample's budget
+# is refused at once with why and what to do.
+expect 1 "a block past the sample's budget" -- "$tessel" check warptiled \
+  --shape 4x4x400000
+contains "samples blocks (a full check would take more than 10 s; in full about "
+contains "): 1 of 1 block, about "
+contains "FAIL: the check would take longer than its budget"
+contains "cannot stay within 45 s: the 1 block writing C[0, 0] alone takes about "
+contains "each of its threads walks K = 400000); check a smaller K"
 expect 2 "bad layout" -- "$tessel" check naive --layout XY
 one_line; contains "--layout must be NN, NT, TN or TT (got 'XY')"
 expect 2 "unknown option" -- "$tessel" show naive --frob
@@ -288,6 +300,24 @@ expect 0 "check FILE.c, every schedule of it, beside a built-in" -- \
   "$tessel" check "$work/mine.c" naive --shape 37x53x29
 contains "mine.c:rows"; contains "mine.c:serial"; contains "naive"
 expect 0 "check FILE.c:NAME at 1x1x1" -- "$tessel" check "$work/mine.c:rows" --shape 1x1x1
+# A user's schedule of 32x32 threads at a skinny, very long shape: refused
+# before it runs (it would take hours), not run.
+cat > "$work/tiles.c" <<'EOF'
+#include <tessel.h>
+TS_SCHEDULE(tiles32, "32x32 thread blocks, a thread an element") {
+  ts_loop *io, *ii, *jo, *ji;
+  ts_split(s, ts_get_loop(s, "i"), 32, &io, &ii);
+  ts_split(s, ts_get_loop(s, "j"), 32, &jo, &ji);
+  ts_reorder(s, 4, (ts_loop *[]){io, jo, ii, ji});
+  ts_bind(s, io, TS_BLOCK_Y);  ts_bind(s, jo, TS_BLOCK_X);
+  ts_bind(s, ii, TS_THREAD_Y); ts_bind(s, ji, TS_THREAD_X);
+  return ts_sched_status(s);
+}
+EOF
+expect 1 "a user's schedule walking K = 4e8 is refused" -- timeout 60 \
+  "$tessel" check "$work/tiles.c" --shape 4x4x400000000
+contains "in full about "; contains " hours and "
+contains "alone takes about "; contains "check a smaller K"
 expect 0 "show FILE.c:NAME" -- "$tessel" show "$work/mine.c:rows" --trace
 contains 'ts_sched *s = ts_matmul_named(&def, "rows");'
 expect 2 "show FILE.c of two schedules" -- "$tessel" show "$work/mine.c"

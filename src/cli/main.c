@@ -110,8 +110,11 @@ static const char *check_help =
     "the elements they write are compared; points are dropped, last\n"
     "first, to keep the run within about 45 s, and the result line says\n"
     "what was sampled.  A check first says its estimated time and memory\n"
-    "where a full one passes 5 s or 1 GiB, and always where it samples; a\n"
-    "sample that would not fit in the memory available is refused.\n"
+    "where a full one passes 5 s or 1 GiB, and always where it samples;\n"
+    "the time counts every thread of every block (those past C's edge\n"
+    "too) and every trip of every loop.  A sample that would not fit in\n"
+    "the memory available, or whose first block alone would pass 45 s (a\n"
+    "block walking a very long K), is refused, saying why.\n"
     "--arch sm_XX: a schedule whose kernels need a newer architecture\n"
     "(cp.async copies, tensor cores) fails, as compiling for it would.\n"
     "Exit status: 0 every check correct, 1 a mismatch, a fault or a\n"
@@ -571,12 +574,15 @@ static void print_cost(FILE *f, double seconds, double bytes) {
     fprintf(f, " and %.1f MiB of memory", bytes / 1048576.0);
 }
 
+/* "s" after a count other than 1. */
+static const char *plural(long long n) { return n == 1 ? "" : "s"; }
+
 /* The reference executor runs every thread of every block, about
- * ts_check_rate() multiply-adds a second, and tracks every element: a
- * full check past about 5 s or 1 GiB says so first. */
+ * ts_check_rate() steps a second, and tracks every element: a full check
+ * past about 5 s or 1 GiB says so first. */
 static void announce_long_check(const char *name, const char *shape,
-                                const ts_gemm *g) {
-  double seconds = ts_check_seconds(g), bytes = ts_check_bytes(g);
+                                const ts_program *p, const ts_gemm *g) {
+  double seconds = ts_check_seconds(p), bytes = ts_check_bytes(g);
   if (seconds < 5 && bytes < 1073741824.0)
     return;
   fprintf(stderr, "tessel: checking %s at %s runs the whole kernel on the "
@@ -589,40 +595,40 @@ static void announce_long_check(const char *name, const char *shape,
 /* Why a check samples and what the sample will cost, said before it
  * starts. */
 static void announce_sample(const char *name, const char *shape,
-                            const ts_gemm *g, const char *why,
-                            const ts_sample *plan) {
+                            const ts_program *p, const ts_gemm *g,
+                            const char *why, const ts_sample *plan) {
   fprintf(stderr, "tessel: checking %s at %s samples blocks (%s; in full ",
           name, shape, why);
-  print_cost(stderr, ts_check_seconds(g), ts_check_bytes(g));
-  fprintf(stderr, "): %lld of %lld blocks, ", plan->blocks_run,
-          plan->blocks_total);
+  print_cost(stderr, ts_check_seconds(p), ts_check_bytes(g));
+  fprintf(stderr, "): %lld of %lld block%s, ", plan->blocks_run,
+          plan->blocks_total, plural(plan->blocks_total));
   print_cost(stderr, plan->seconds, plan->bytes);
   fputs("\n", stderr);
   fflush(stderr);
 }
 
-/* A sampled check of one schedule at one shape, said first with its
- * estimate, refused where it cannot fit; the result's note in `note`. */
+/* A sampled check of one schedule's program at one shape, said first with
+ * its estimate, refused where it cannot fit or stay within the budget;
+ * the result's note in `note`. */
 static ts_status check_sampled(const cli_opts *o, const char *name,
                                const char *shape, const ts_gemm *g,
-                               const char *why, ts_sched *s, char *msg,
-                               size_t msglen, char *note, size_t notelen) {
+                               const char *why, const ts_program *p,
+                               char *msg, size_t msglen, char *note,
+                               size_t notelen) {
   ts_sample smp = {.random = o->blocks ? o->blocks : SAMPLE_POINTS,
                    .budget_s = SAMPLE_BUDGET_S};
-  ts_program *p = ts_lower(s);
   ts_status st = ts_program_sample_plan(p, o->seed, &smp, msg, msglen);
   bool ran = st == TS_OK;
-  if (ran || st == TS_ERR_NO_MEMORY)
-    announce_sample(name, shape, g, why, &smp);
+  if (ran || st == TS_ERR_NO_MEMORY || st == TS_ERR_TOO_SLOW)
+    announce_sample(name, shape, p, g, why, &smp);
   if (ran)
     st = ts_program_check_sampled(p, o->seed, &smp, msg, msglen);
-  ts_program_free(p);
   if (!ran)
     return st; /* refused, or the program in error: nothing sampled */
-  int n = snprintf(note, notelen, " (sampled: %lld of %lld blocks, %lld "
+  int n = snprintf(note, notelen, " (sampled: %lld of %lld block%s, %lld "
                    "element%s of C, %.1f MiB", smp.blocks_run,
-                   smp.blocks_total, smp.elements,
-                   smp.elements == 1 ? "" : "s", smp.bytes / 1048576.0);
+                   smp.blocks_total, plural(smp.blocks_total), smp.elements,
+                   plural(smp.elements), smp.bytes / 1048576.0);
   if (smp.points_run < smp.points_wanted && n > 0 && (size_t)n < notelen)
     n += snprintf(note + n, notelen - (size_t)n, "; %d of %d points, cut "
                   "to stay within %d s", smp.points_run, smp.points_wanted,
@@ -655,6 +661,28 @@ static bool runs_on_arch(const cli_opts *o, const ts_sched *s, char *msg,
   return false;
 }
 
+/* Why a check of p samples, or NULL for a full check: --blocks, the
+ * matrices not fitting, or a full run estimated past SAMPLE_AFTER_S. */
+static const char *why_sample(const cli_opts *o, const ts_program *p,
+                              const ts_gemm *g, char *buf, size_t len) {
+  if (o->blocks)
+    return "--blocks";
+  /* ts_check_fits's message advises a library caller to sample; the
+   * command samples, and says why in its own words. */
+  char scratch[1];
+  if (ts_check_fits(g, scratch, sizeof(scratch)) != TS_OK) {
+    snprintf(buf, len, "the matrices do not fit in the %.1f GiB of memory "
+             "available", ts_memory_available() / 1073741824.0);
+    return buf;
+  }
+  if (ts_check_seconds(p) > SAMPLE_AFTER_S) {
+    snprintf(buf, len, "a full check would take more than %d s",
+             SAMPLE_AFTER_S);
+    return buf;
+  }
+  return NULL;
+}
+
 /* One schedule at one shape: a full check, or a sampled one where the
  * full one would be slow or not fit, or --blocks asks. */
 static ts_status check_one(const cli_opts *o, const char *name,
@@ -664,23 +692,19 @@ static ts_status check_one(const cli_opts *o, const char *name,
   note[0] = 0;
   if (!runs_on_arch(o, s, msg, msglen))
     return TS_ERR_BAD_ARCH;
-  /* ts_check_fits's message advises a library caller to sample; the
-   * command samples, and says why in its own words. */
-  char no_room[96];
-  snprintf(no_room, sizeof(no_room), "the matrices do not fit in the %.1f "
-           "GiB of memory available", ts_memory_available() / 1073741824.0);
-  bool fits = ts_check_fits(g, msg, msglen) == TS_OK;
-  const char *why = o->blocks      ? "--blocks"
-                    : !fits        ? no_room
-                    : ts_check_seconds(g) > SAMPLE_AFTER_S
-                        ? "a full check would take more than 10 s"
-                        : NULL;
+  ts_program *p = ts_lower(s);
+  char buf[96];
+  const char *why = why_sample(o, p, g, buf, sizeof(buf));
+  ts_status st;
   if (!why) {
-    announce_long_check(name, shape, g);
-    return ts_check(s, o->seed, msg, msglen);
-  }
-  return check_sampled(o, name, shape, g, why, s, msg, msglen, note,
+    announce_long_check(name, shape, p, g);
+    st = ts_program_check(p, o->seed, msg, msglen);
+  } else {
+    st = check_sampled(o, name, shape, g, why, p, msg, msglen, note,
                        notelen);
+  }
+  ts_program_free(p);
+  return st;
 }
 
 static int cmd_check(int argc, char **argv) {
