@@ -126,6 +126,17 @@ contains "): 1 of 1 block, about "
 contains "FAIL: the check would take longer than its budget"
 contains "cannot stay within 45 s: the 1 block writing C[0, 0] alone takes about "
 contains "each of its threads walks K = 400000); check a smaller K"
+# Several schedules, one needing --dtype: its row says why, the rest run,
+# exit 1; so too for it alone.
+expect 1 "check, a tensor-core schedule among others in f32" -- "$tessel" \
+  check naive tc128 tensorcore coalesced --shape 16x16x16
+contains "tc128            16x16x16         NN     FAIL: needs --dtype f16, bf16 or tf32"
+contains "tensorcore       16x16x16         NN     FAIL: needs --dtype f16, bf16 or tf32"
+contains "naive            16x16x16         NN     ok"
+contains "coalesced        16x16x16         NN     ok"
+expect 1 "check, a tensor-core schedule alone in f32" -- "$tessel" \
+  check tc128 --shape 16x16x16
+contains "FAIL: needs --dtype f16, bf16 or tf32"
 expect 2 "bad layout" -- "$tessel" check naive --layout XY
 one_line; contains "--layout must be NN, NT, TN or TT (got 'XY')"
 expect 2 "unknown option" -- "$tessel" show naive --frob
@@ -259,7 +270,8 @@ unknown or ambiguous option '--frob'|tune seed003 --frob
 --ir and --trace exclude each other; give one|show naive --ir --trace
 --trace and --steps exclude each other; give one|show naive --trace --steps
 --provenance annotates --ir's nest; it does not go with --cuda|show naive --cuda --provenance
-tc128 runs on tensor cores, which take --dtype f16, bf16 or tf32|check tc128 --shape 16x16x16
+tc128 runs on tensor cores, which take --dtype f16, bf16 or tf32|show tc128 --shape 16x16x16
+tensorcore runs on tensor cores, which take --dtype f16, bf16 or tf32|tune tensorcore --shape 16x16x16
 --cuda and --ir exclude each other; give one|show naive --cuda --ir
 tune --list takes nothing else (got 'seed003')|tune --list seed003
 tune --list takes nothing else (got '--shape')|tune --shape 8x8x8 --list
@@ -430,6 +442,12 @@ if [ -n "$fake" ]; then
   expect 0 "bench --repeats 1 on the fake driver" -- fakerun "$tessel" bench \
     naive --shape 64x64x64 --repeats 1 --warmup 0 --beta 1
   contains ", median of 1 run after 0 warm-up"
+  # Several schedules, one of them needing --dtype: its row says so, the
+  # rest run, and the exit status is 1.
+  expect 1 "bench, one schedule needing --dtype among others" -- fakerun \
+    "$tessel" bench naive tc128 smem32 --shape 64x64x64 --repeats 1 --beta 1
+  contains "tc128            FAIL: needs --dtype f16, bf16 or tf32"
+  contains "smem32 "; contains "naive "
   # --limit: 24 configurations at this shape, pruned ones counted.
   expect 1 "--limit below the space's configurations" -- fakerun "$tessel" \
     tune "$f" --shape 128x128x64 --beta 1 --limit 23

@@ -26,7 +26,9 @@ static const char *bench_help =
     "schedule's trace and .cu hash, every timing; docs/records.md), which\n"
     "tessel compare and tessel plot read.  --shape may repeat; default\n"
     "1024x1024x1024.  Needs a GPU; kernels are compiled for its\n"
-    "architecture.  --tuned: spaces at their tuning records.\n"
+    "architecture.  --tuned: spaces at their tuning records.  A schedule\n"
+    "that cannot run as asked (tensor cores without --dtype f16, bf16 or\n"
+    "tf32) gets a row saying why, and the others run.\n"
     "  --max-seconds S  refuse a run estimated to take longer (default\n"
     "             600); the estimate assumes 5 TFLOP/s and 2 s a compile,\n"
     "             and is printed first when over 10 s\n"
@@ -264,7 +266,10 @@ static int bench_shape(ts_gpu *gpu, const cli_opts *o,
     /* A schedule's row is named as the command line names it, so that
      * configurations of one space stay apart. */
     const char *name = i < o->nnames ? o->names[i] : ts_kernel_name(c.k[i]);
-    if (report_row(out, gpu, name, g, &r[i]))
+    const char *cannot = i < o->nnames ? cli_cannot_run(o, name) : NULL;
+    if (cannot) /* its row says why, not how its lowering failed */
+      printf("%-16s FAIL: %s\n", name, cannot);
+    if (cannot || report_row(out, gpu, name, g, &r[i]))
       rc = EXIT_FAIL;
   }
   if (out->record && !record_shape(out->record, o, g, &c, r, &blas, times)) {

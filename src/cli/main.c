@@ -103,6 +103,8 @@ static const char *check_help =
     "compares with a plain C GEMM; reports out-of-bounds accesses, races,\n"
     "divergent barriers and reads of unwritten memory.  --shape may\n"
     "repeat; default 37x53x29.  --tuned: spaces at their tuning records.\n"
+    "A schedule that cannot run as asked (tensor cores without --dtype\n"
+    "f16, bf16 or tf32) gets a row saying why, and the others run.\n"
     "Where the whole run would take more than about 10 s or not fit in\n"
     "memory, or with --blocks N, check samples: the blocks that write C's\n"
     "four corners, a point on each edge and N random points inside\n"
@@ -276,7 +278,7 @@ int cli_parse(int argc, char **argv, const char *help, unsigned flags,
               cli_opts *o) {
   *o = (cli_opts){.layout = TS_NN, .alpha = 1.0f, .arch = "sm_90",
                   .repeats = 50, .warmup = 5, .seed = 1, .top = 10,
-                  .limit = 100000, .max_seconds = 600};
+                  .limit = 100000, .max_seconds = 600, .command = flags};
   int c, v;
   optind = 1;
   opterr = 0;
@@ -721,12 +723,19 @@ static int cmd_check(int argc, char **argv) {
   printf("%-*s %-16s %-6s %s\n", width, "schedule", "shape", "layout",
          "result");
   for (int i = 0; i < o.nnames; i++) {
+    const char *cannot = cli_cannot_run(&o, o.names[i]);
     for (int j = 0; j < o.nshapes; j++) {
       const ts_gemm *g = &o.shapes[j];
-      ts_sched *s = cli_schedule(&o, o.names[i], g, gpu);
       char msg[1024], shape[64], note[256];
       snprintf(shape, sizeof(shape), "%lldx%lldx%lld", (long long)g->m,
                (long long)g->n, (long long)g->k);
+      if (cannot) { /* its row says why; the others run */
+        printf("%-*s %-16s %-6s FAIL: %s\n", width, o.names[i], shape,
+               ts_layout_name(g->layout), cannot);
+        rc = EXIT_FAIL;
+        continue;
+      }
+      ts_sched *s = cli_schedule(&o, o.names[i], g, gpu);
       ts_status st = check_one(&o, o.names[i], shape, g, s, msg,
                                sizeof(msg), note, sizeof(note));
       /* runs_on_arch's refusal is about --arch, not NVRTC */
