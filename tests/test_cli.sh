@@ -137,6 +137,31 @@ contains "coalesced        16x16x16         NN     ok"
 expect 1 "check, a tensor-core schedule alone in f32" -- "$tessel" \
   check tc128 --shape 16x16x16
 contains "FAIL: needs --dtype f16, bf16 or tf32"
+# check --all on a built-in space: 75 rows and the counts; a schedule or a
+# configuration is no space; a tensor-core space in f32 a row saying why.
+expect 0 "check SPACE --all" -- "$tessel" check seed003 --all --shape 33x65x17
+contains "tessel: checking every configuration of seed003 at 33x65x17 runs 75 checks"
+contains "seed003:block=64x64x64,thread=8x8,order=k_after_threads 33x65x17         NN     ok"
+contains "seed003 at 33x65x17: 75 checked, 0 pruned, 0 failed"
+[ "$(printf '%s\n' "$last" | grep -c ' ok$')" = 75 ] ||
+  { echo "FAIL: check --all: not 75 rows ok"; fails=$((fails + 1)); }
+expect 1 "check --all, a tensor-core space in f32" -- "$tessel" check \
+  tensorcore seed003 --all --shape 8x8x8
+contains "                      8x8x8            NN     FAIL: needs --dtype f16, bf16 or tf32"
+contains "tensorcore at 8x8x8: 0 checked, 0 pruned, 1 failed"
+contains "seed003 at 8x8x8: 75 checked, 0 pruned, 0 failed"
+expect 2 "check --all, a schedule" -- "$tessel" check naive --all
+one_line; contains "check --all checks every configuration of a space; 'naive' is a schedule"
+expect 2 "check --all, a configuration" -- "$tessel" check seed003:order=standard --all
+one_line; contains "'seed003:order=standard' is a configuration"
+# The schedule column widens to the longest name: every row's shape starts
+# under the header's.
+expect 0 "a long name widens the column" -- "$tessel" check naive \
+  seed003:block=64x64x64,thread=8x8,order=k_after_threads --shape 8x8x8
+cols=$(printf '%s\n' "$last" | awk '/^schedule/ { print index($0, "shape") }
+  / 8x8x8 / { print index($0, " 8x8x8 ") + 1 }' | sort -u)
+[ "$cols" = "$(printf '%s\n' "$last" | awk '/^schedule/ { print index($0, "shape") }')" ] ||
+  { echo "FAIL: the shape column moves: $cols"; fails=$((fails + 1)); }
 expect 2 "bad layout" -- "$tessel" check naive --layout XY
 one_line; contains "--layout must be NN, NT, TN or TT (got 'XY')"
 expect 2 "unknown option" -- "$tessel" show naive --frob
@@ -392,6 +417,14 @@ expect 0 "the schedule" -- "$tessel" show "$f:regtile64" --shape 96x96x32
 [ "$space_ir" = "$last" ] || { echo "FAIL: regtiles' first configuration is not regtile64"; fails=$((fails + 1)); }
 expect 1 "FILE.c:SPACE:CONFIG, a knob the space lacks" -- "$tessel" show "$f:regtiles:bq=1"
 one_line; contains "regtiles: the space has no knob \"bq\""
+# check --all: every configuration of a file's space, a row each, pruned
+# ones counted apart, the whole set's time said first.
+expect 0 "check FILE.c:SPACE --all" -- "$tessel" check "$f:regtiles" --all \
+  --shape 128x128x64
+contains "tessel: checking every configuration of $f:regtiles at 128x128x64 runs 22 checks on the reference executor (2 configurations pruned, not run; "
+contains "$f:regtiles:bm=64,bn=64,tm=8,bk=8   128x128x64       NN     ok"
+contains "pruned: 2048 threads a block, over 1024"
+contains "$f:regtiles at 128x128x64: 22 checked, 2 pruned, 0 failed"
 reject_each <<EOF
 regtiles.c defines no schedule or space 'cols'; it defines regtile64; the space regtiles|check $f:cols
 regtiles.c:regtile64 is a schedule, not a space|show $f:regtile64:bm=64

@@ -43,6 +43,7 @@ typedef struct cli_opts {
   bool tuned; /* spaces at their recorded configuration */
   int blocks; /* check --blocks: random points of a sampled check; 0: none given */
   unsigned command; /* the CLI_* bit of the command parsing them */
+  bool all;         /* check --all: every configuration of each space */
 } cli_opts;
 
 /* Parses argv after the subcommand (help is its --help text, flags its
@@ -50,6 +51,8 @@ typedef struct cli_opts {
  * status (0 after --help). */
 int cli_parse(int argc, char **argv, const char *help, unsigned flags,
               cli_opts *o);
+/* tessel check (check.c). */
+int cli_check(int argc, char **argv);
 /* tessel tune (src/cli/tune.c). */
 int cli_tune(int argc, char **argv);
 /* tessel bench (bench.c), compare (compare.c) and plot (plot.c). */
