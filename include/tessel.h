@@ -81,7 +81,8 @@ extern "C" {
   X(TS_ERR_PRUNED, "the configuration breaks a constraint of its space")   \
   X(TS_ERR_BAD_KNOB, "the space declares a knob wrongly")                     \
   X(TS_ERR_BAD_TENSORIZE, "the loops do not form a tensor-core instruction") \
-  X(TS_ERR_SCHEDULE_FAULT, "the schedule's code crashed, hung or called exit")
+  X(TS_ERR_SCHEDULE_FAULT, "the schedule's code crashed, hung or called exit") \
+  X(TS_ERR_TOO_SLOW, "the check would take longer than its budget")
 
 typedef enum {
 #define TS_STATUS_ENUM(code, text) code,
@@ -484,18 +485,35 @@ typedef struct ts_sample {
   long long elements;                 /* out: elements of C compared */
   double bytes;   /* out: memory the sparse matrices took (a plan: the
                      most it may hold at once, estimated) */
-  double seconds; /* out: the estimate for the blocks run */
+  double seconds; /* out: the estimate for the blocks chosen */
+  double steps;   /* out: their steps (ts_check_steps' unit), estimated
+                     by a plan, counted by a run */
 } ts_sample;
 
-/* The reference executor's speed, multiply-adds a second on one core: what
- * the estimates of ts_check_seconds and a sample's budget assume. */
+/* The reference executor's work is counted in steps: one statement of a
+ * kernel run for one thread of its block.  The threads of a block run in
+ * lockstep, so every thread of a block that runs a statement counts, those
+ * a guard leaves out past C's edge too; a store of a vector counts its
+ * lanes, a tensor-core instruction its registers and multiply-adds. */
+
+/* The executor's speed, steps a second on one core: what the estimates of
+ * ts_check_seconds and a sample's budget assume. */
 double ts_check_rate(void);
-/* The estimated seconds of a full check of def. */
-double ts_check_seconds(const ts_gemm *def);
+/* The steps of a full check of p, estimated from its lowered kernels:
+ * their blocks, each block's threads, every loop's trip count, every
+ * statement (both branches of an `if`); 0 for a program in error. */
+double ts_check_steps(const ts_program *p);
+/* ts_check_steps in seconds, at ts_check_rate. */
+double ts_check_seconds(const ts_program *p);
+/* ts_program_check that also counts the steps the executor took into
+ * *steps (may be NULL). */
+ts_status ts_program_check_counted(const ts_program *p, uint64_t seed,
+                                   double *steps, char *msg, size_t msglen);
 /* A sampled check of p (see ts_sample; s's inputs set); TS_OK when every
  * compared element is right and no fault happened in the blocks run, else
  * TS_ERR_MISMATCH or TS_ERR_EXEC_FAULT with details in msg.  s's outputs
- * are filled either way. */
+ * are filled either way.  Where the blocks of the first point alone would
+ * take more than budget_s, nothing runs: TS_ERR_TOO_SLOW, as the plan. */
 ts_status ts_program_check_sampled(const ts_program *p, uint64_t seed,
                                    ts_sample *s, char *msg, size_t msglen);
 /* The sample ts_program_check_sampled would run, chosen and not run: s's
@@ -503,7 +521,9 @@ ts_status ts_program_check_sampled(const ts_program *p, uint64_t seed,
  * and the workspace's pages, one box's rows of A and columns of B) and
  * `seconds` the executor's time, both estimated.  TS_ERR_NO_MEMORY, with
  * the numbers in msg, where that memory is more than this machine has
- * available; ts_program_check_sampled refuses such a sample so first. */
+ * available; TS_ERR_TOO_SLOW where the blocks of the first point (a corner
+ * of C) alone pass budget_s (a block walking a very long K):
+ * ts_program_check_sampled refuses such samples so first. */
 ts_status ts_program_sample_plan(const ts_program *p, uint64_t seed,
                                  ts_sample *s, char *msg, size_t msglen);
 

@@ -33,9 +33,10 @@ static void round_in_place(ts_dtype t, float *x, size_t n) {
     x[i] = ts_round_to(t, x[i]);
 }
 
-ts_status ts_program_execute(const ts_program *p, const float *A,
-                             const float *B, float *C, char *msg,
-                             size_t msglen) {
+/* ts_program_execute, counting the executor's steps into *steps (may be
+ * NULL). */
+static ts_status execute(const ts_program *p, const float *A, const float *B,
+                         float *C, double *steps, char *msg, size_t msglen) {
   if (msglen)
     msg[0] = 0;
   if (!p || !A || !B || !C)
@@ -57,8 +58,9 @@ ts_status ts_program_execute(const ts_program *p, const float *A,
     if (msglen)
       snprintf(msg, msglen, "ts_execute: out of memory rounding A and B to "
                "%s and %s", ts_dtype_name(g->a_type), ts_dtype_name(g->b_type));
-  } else if (!ir_execute_kernels(p->order, p->nkernels, a, b, C,
-                                 g->beta != 0.0f, msg, msglen)) {
+  } else if (!ir_execute_counted(p->order, p->nkernels, a, b, C,
+                                 g->beta != 0.0f, NULL, steps, msg,
+                                 msglen)) {
     st = TS_ERR_EXEC_FAULT;
   }
   if (copied_a)
@@ -66,6 +68,12 @@ ts_status ts_program_execute(const ts_program *p, const float *A,
   if (copied_b)
     free(b);
   return st;
+}
+
+ts_status ts_program_execute(const ts_program *p, const float *A,
+                             const float *B, float *C, char *msg,
+                             size_t msglen) {
+  return execute(p, A, B, C, NULL, msg, msglen);
 }
 
 /* Element (i, j) of op(A) and op(B) in their storage layouts. */
@@ -160,6 +168,13 @@ ts_status ts_check_fits(const ts_gemm *g, char *msg, size_t msglen) {
 
 ts_status ts_program_check(const ts_program *p, uint64_t seed, char *msg,
                            size_t msglen) {
+  return ts_program_check_counted(p, seed, NULL, msg, msglen);
+}
+
+ts_status ts_program_check_counted(const ts_program *p, uint64_t seed,
+                                   double *steps, char *msg, size_t msglen) {
+  if (steps)
+    *steps = 0;
   if (msglen)
     msg[0] = 0;
   if (!p)
@@ -189,7 +204,7 @@ ts_status ts_program_check(const ts_program *p, uint64_t seed, char *msg,
         C0[i] = NAN;
     for (size_t i = 0; i < nc; i++)
       C[i] = C0[i];
-    st = ts_program_execute(p, A, B, C, msg, msglen);
+    st = execute(p, A, B, C, steps, msg, msglen);
     if (st == TS_OK)
       st = compare(g, A, B, C0, C, msg, msglen);
   } else if (msglen) {

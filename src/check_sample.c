@@ -12,16 +12,27 @@
 #include <stdlib.h>
 
 #include "check_impl.h"
+#include "ir/exec.h"
 #include "ir/exec_sample.h"
 #include "ir/program.h"
 
-/* Multiply-adds a second of the reference executor on one core, from the
- * built-in schedules at 256^3 (3.5e7 for naive to 6.5e7 for warptiled). */
-double ts_check_rate(void) { return 5e7; }
+/* Steps a second of the reference executor on one core (exec.h's unit),
+ * measured in CPU time on the built-in schedules: 6e7 to 1.1e8 for full
+ * blocks (naive, smem32 and wg128 the slowest), up to 2.5e8 for skinny
+ * shapes whose blocks are mostly past C's edge (their threads cost only
+ * the lockstep loops).  The low end, so that an estimate errs long and
+ * the limits it enforces hold. */
+double ts_check_rate(void) { return 6e7; }
 
-double ts_check_seconds(const ts_gemm *g) {
-  return g ? (double)g->m * (double)g->n * (double)g->k / ts_check_rate()
-           : 0;
+double ts_check_steps(const ts_program *p) {
+  double steps = 0;
+  for (int i = 0; p && p->status == TS_OK && i < p->nkernels; i++)
+    steps += ir_kernel_steps(p->order[i]);
+  return steps;
+}
+
+double ts_check_seconds(const ts_program *p) {
+  return ts_check_steps(p) / ts_check_rate();
 }
 
 /* The rows r0..r1 of op(A) and columns c0..c1 of op(B), each K long. */
@@ -105,7 +116,8 @@ static void report(const ir_sample *r, ts_sample *s) {
   s->blocks_run = r->blocks_run;
   s->blocks_total = r->blocks_total;
   s->bytes = (double)space_bytes(&r->space);
-  s->seconds = r->madds / ts_check_rate();
+  s->seconds = r->estimate / ts_check_rate();
+  s->steps = r->steps > 0 ? r->steps : r->estimate;
 }
 
 /* The most memory the run of the region holds at once, estimated: the
@@ -168,6 +180,24 @@ static bool execute(const ts_program *p, uint64_t seed, const ts_sample *s,
                             msg, msglen);
 }
 
+/* The refusal of a sample whose first point's blocks alone pass the
+ * budget: a block's threads walk the whole of their K, so only a smaller
+ * K (or a schedule that splits it) makes them shorter. */
+static ts_status too_slow_message(const ts_program *p, const ts_sample *s,
+                                  char *msg, size_t msglen) {
+  const ts_gemm *g = &p->def;
+  bool one = s->blocks_run == 1;
+  snprintf(msg, msglen, "ts_check: a sample of a %lldx%lldx%lld check "
+           "cannot stay within %.0f s: the %lld block%s writing C[0, 0] "
+           "alone take%s about %.0f s on the reference executor (%.3g "
+           "steps: each of %s threads walks K = %lld); check a smaller "
+           "K, or a schedule that splits K over blocks (split-K)",
+           (long long)g->m, (long long)g->n, (long long)g->k, s->budget_s,
+           s->blocks_run, one ? "" : "s", one ? "s" : "", s->seconds,
+           s->steps, one ? "its" : "their", (long long)g->k);
+  return TS_ERR_TOO_SLOW;
+}
+
 /* ts_program_sample_plan for `call`, msg at least 1 long. */
 static ts_status plan(const ts_program *p, uint64_t seed, ts_sample *s,
                       const char *call, char *msg, size_t msglen) {
@@ -184,6 +214,7 @@ static ts_status plan(const ts_program *p, uint64_t seed, ts_sample *s,
                    (r.space.boxes[i].hi[1] - r.space.boxes[i].lo[1] + 1);
   double inputs;
   s->bytes = region_bytes(p, &r.space, &inputs);
+  bool too_slow = r.over_budget;
   ir_sample_free(&r);
   double have = ts_memory_available();
   if (st == TS_OK && have > 0 && s->bytes > 0.8 * have) {
@@ -202,6 +233,8 @@ static ts_status plan(const ts_program *p, uint64_t seed, ts_sample *s,
                   : "sample fewer points (tessel check --blocks 1)");
     st = TS_ERR_NO_MEMORY;
   }
+  if (st == TS_OK && too_slow)
+    st = too_slow_message(p, s, msg, msglen);
   return st;
 }
 

@@ -102,7 +102,8 @@ contains "samples blocks (the matrices do not fit in the "
 contains " GiB of memory available; in full about "
 expect 0 "--blocks at 1x1x1: one element" -- "$tessel" check naive \
   --shape 1x1x1 --blocks 1
-contains "ok (sampled: 1 of 1 blocks, 1 element of C, "
+contains "ok (sampled: 1 of 1 block, 1 element of C, "
+contains "): 1 of 1 block, under 1 s"
 expect 0 "--blocks samples a small shape" -- "$tessel" check splitk \
   --shape 300x301x77 --blocks 1
 contains "ok (sampled: "
@@ -114,6 +115,53 @@ contains " blocks, under 1 s and "; contains " MiB of memory"
 expect 1 "a sample past memory" -- "$tessel" check naive --shape 256x256x2147483647
 contains "1 of 64 blocks, about "; contains "512.0 GiB of memory"
 contains "FAIL: out of memory"; contains "GiB available; check a smaller K"
+# The estimate counts every thread of a block, those past C's edge too,
+# and every step of its k loop: a 4x4 corner of 32x32 threads walking a
+# long K samples, and one block that alone would pass the sample's budget
+# is refused at once with why and what to do.
+expect 1 "a block past the sample's budget" -- "$tessel" check warptiled \
+  --shape 4x4x400000
+contains "samples blocks (a full check would take more than 10 s; in full about "
+contains "): 1 of 1 block, about "
+contains "FAIL: the check would take longer than its budget"
+contains "cannot stay within 45 s: the 1 block writing C[0, 0] alone takes about "
+contains "each of its threads walks K = 400000); check a smaller K"
+# Several schedules, one needing --dtype: its row says why, the rest run,
+# exit 1; so too for it alone.
+expect 1 "check, a tensor-core schedule among others in f32" -- "$tessel" \
+  check naive tc128 tensorcore coalesced --shape 16x16x16
+contains "tc128            16x16x16         NN     FAIL: needs --dtype f16, bf16 or tf32"
+contains "tensorcore       16x16x16         NN     FAIL: needs --dtype f16, bf16 or tf32"
+contains "naive            16x16x16         NN     ok"
+contains "coalesced        16x16x16         NN     ok"
+expect 1 "check, a tensor-core schedule alone in f32" -- "$tessel" \
+  check tc128 --shape 16x16x16
+contains "FAIL: needs --dtype f16, bf16 or tf32"
+# check --all on a built-in space: 75 rows and the counts; a schedule or a
+# configuration is no space; a tensor-core space in f32 a row saying why.
+expect 0 "check SPACE --all" -- "$tessel" check seed003 --all --shape 33x65x17
+contains "tessel: checking every configuration of seed003 at 33x65x17 runs 75 checks"
+contains "seed003:block=64x64x64,thread=8x8,order=k_after_threads 33x65x17         NN     ok"
+contains "seed003 at 33x65x17: 75 checked, 0 pruned, 0 failed"
+[ "$(printf '%s\n' "$last" | grep -c ' ok$')" = 75 ] ||
+  { echo "FAIL: check --all: not 75 rows ok"; fails=$((fails + 1)); }
+expect 1 "check --all, a tensor-core space in f32" -- "$tessel" check \
+  tensorcore seed003 --all --shape 8x8x8
+contains "                      8x8x8            NN     FAIL: needs --dtype f16, bf16 or tf32"
+contains "tensorcore at 8x8x8: 0 checked, 0 pruned, 1 failed"
+contains "seed003 at 8x8x8: 75 checked, 0 pruned, 0 failed"
+expect 2 "check --all, a schedule" -- "$tessel" check naive --all
+one_line; contains "check --all checks every configuration of a space; 'naive' is a schedule"
+expect 2 "check --all, a configuration" -- "$tessel" check seed003:order=standard --all
+one_line; contains "'seed003:order=standard' is a configuration"
+# The schedule column widens to the longest name: every row's shape starts
+# under the header's.
+expect 0 "a long name widens the column" -- "$tessel" check naive \
+  seed003:block=64x64x64,thread=8x8,order=k_after_threads --shape 8x8x8
+cols=$(printf '%s\n' "$last" | awk '/^schedule/ { print index($0, "shape") }
+  / 8x8x8 / { print index($0, " 8x8x8 ") + 1 }' | sort -u)
+[ "$cols" = "$(printf '%s\n' "$last" | awk '/^schedule/ { print index($0, "shape") }')" ] ||
+  { echo "FAIL: the shape column moves: $cols"; fails=$((fails + 1)); }
 expect 2 "bad layout" -- "$tessel" check naive --layout XY
 one_line; contains "--layout must be NN, NT, TN or TT (got 'XY')"
 expect 2 "unknown option" -- "$tessel" show naive --frob
@@ -247,7 +295,8 @@ unknown or ambiguous option '--frob'|tune seed003 --frob
 --ir and --trace exclude each other; give one|show naive --ir --trace
 --trace and --steps exclude each other; give one|show naive --trace --steps
 --provenance annotates --ir's nest; it does not go with --cuda|show naive --cuda --provenance
-tc128 runs on tensor cores, which take --dtype f16, bf16 or tf32|check tc128 --shape 16x16x16
+tc128 runs on tensor cores, which take --dtype f16, bf16 or tf32|show tc128 --shape 16x16x16
+tensorcore runs on tensor cores, which take --dtype f16, bf16 or tf32|tune tensorcore --shape 16x16x16
 --cuda and --ir exclude each other; give one|show naive --cuda --ir
 tune --list takes nothing else (got 'seed003')|tune --list seed003
 tune --list takes nothing else (got '--shape')|tune --shape 8x8x8 --list
@@ -288,6 +337,24 @@ expect 0 "check FILE.c, every schedule of it, beside a built-in" -- \
   "$tessel" check "$work/mine.c" naive --shape 37x53x29
 contains "mine.c:rows"; contains "mine.c:serial"; contains "naive"
 expect 0 "check FILE.c:NAME at 1x1x1" -- "$tessel" check "$work/mine.c:rows" --shape 1x1x1
+# A user's schedule of 32x32 threads at a skinny, very long shape: refused
+# before it runs (it would take hours), not run.
+cat > "$work/tiles.c" <<'EOF'
+#include <tessel.h>
+TS_SCHEDULE(tiles32, "32x32 thread blocks, a thread an element") {
+  ts_loop *io, *ii, *jo, *ji;
+  ts_split(s, ts_get_loop(s, "i"), 32, &io, &ii);
+  ts_split(s, ts_get_loop(s, "j"), 32, &jo, &ji);
+  ts_reorder(s, 4, (ts_loop *[]){io, jo, ii, ji});
+  ts_bind(s, io, TS_BLOCK_Y);  ts_bind(s, jo, TS_BLOCK_X);
+  ts_bind(s, ii, TS_THREAD_Y); ts_bind(s, ji, TS_THREAD_X);
+  return ts_sched_status(s);
+}
+EOF
+expect 1 "a user's schedule walking K = 4e8 is refused" -- timeout 60 \
+  "$tessel" check "$work/tiles.c" --shape 4x4x400000000
+contains "in full about "; contains " hours and "
+contains "alone takes about "; contains "check a smaller K"
 expect 0 "show FILE.c:NAME" -- "$tessel" show "$work/mine.c:rows" --trace
 contains 'ts_sched *s = ts_matmul_named(&def, "rows");'
 expect 2 "show FILE.c of two schedules" -- "$tessel" show "$work/mine.c"
@@ -357,6 +424,14 @@ expect 0 "the schedule" -- "$tessel" show "$f:regtile64" --shape 96x96x32
 [ "$space_ir" = "$last" ] || { echo "FAIL: regtiles' first configuration is not regtile64"; fails=$((fails + 1)); }
 expect 1 "FILE.c:SPACE:CONFIG, a knob the space lacks" -- "$tessel" show "$f:regtiles:bq=1"
 one_line; contains "regtiles: the space has no knob \"bq\""
+# check --all: every configuration of a file's space, a row each, pruned
+# ones counted apart, the whole set's time said first.
+expect 0 "check FILE.c:SPACE --all" -- "$tessel" check "$f:regtiles" --all \
+  --shape 128x128x64
+contains "tessel: checking every configuration of $f:regtiles at 128x128x64 runs 22 checks on the reference executor (2 configurations pruned, not run; "
+contains "$f:regtiles:bm=64,bn=64,tm=8,bk=8   128x128x64       NN     ok"
+contains "pruned: 2048 threads a block, over 1024"
+contains "$f:regtiles at 128x128x64: 22 checked, 2 pruned, 0 failed"
 reject_each <<EOF
 regtiles.c defines no schedule or space 'cols'; it defines regtile64; the space regtiles|check $f:cols
 regtiles.c:regtile64 is a schedule, not a space|show $f:regtile64:bm=64
@@ -407,6 +482,12 @@ if [ -n "$fake" ]; then
   expect 0 "bench --repeats 1 on the fake driver" -- fakerun "$tessel" bench \
     naive --shape 64x64x64 --repeats 1 --warmup 0 --beta 1
   contains ", median of 1 run after 0 warm-up"
+  # Several schedules, one of them needing --dtype: its row says so, the
+  # rest run, and the exit status is 1.
+  expect 1 "bench, one schedule needing --dtype among others" -- fakerun \
+    "$tessel" bench naive tc128 smem32 --shape 64x64x64 --repeats 1 --beta 1
+  contains "tc128            FAIL: needs --dtype f16, bf16 or tf32"
+  contains "smem32 "; contains "naive "
   # --limit: 24 configurations at this shape, pruned ones counted.
   expect 1 "--limit below the space's configurations" -- fakerun "$tessel" \
     tune "$f" --shape 128x128x64 --beta 1 --limit 23

@@ -28,7 +28,9 @@ static const char *bench_help =
     "schedule's trace and .cu hash, every timing; docs/records.md), which\n"
     "tessel compare and tessel plot read.  --shape may repeat; default\n"
     "1024x1024x1024.  Needs a GPU; kernels are compiled for its\n"
-    "architecture.  --tuned: spaces at their tuning records.\n"
+    "architecture.  --tuned: spaces at their tuning records.  A schedule\n"
+    "that cannot run as asked (tensor cores without --dtype f16, bf16 or\n"
+    "tf32) gets a row saying why, and the others run.\n"
     "  --max-seconds S  refuse a run estimated to take longer (default\n"
     "             600); the estimate assumes 5 TFLOP/s and 2 s a compile,\n"
     "             and is printed first when over 10 s\n"
@@ -364,9 +366,14 @@ static int bench_shape(ts_gpu *gpu, const cli_opts *o,
     say_baseline(g);
     print_row(out->csv, ts_gpu_name(gpu), "cuBLAS", out->width, g, &blas);
   }
-  for (int i = 0; i < total && blas.status == TS_OK; i++)
-    if (report_row(out, gpu, out->names[i], g, &r[i]))
+  for (int i = 0; i < total && blas.status == TS_OK; i++) {
+    const char *cannot = i < o->nnames ? cli_cannot_run(o, o->names[i])
+                                       : NULL;
+    if (cannot) /* its row says why, not how its lowering failed */
+      printf("%-*s FAIL: %s\n", out->width, out->names[i], cannot);
+    if (cannot || report_row(out, gpu, out->names[i], g, &r[i]))
       rc = EXIT_FAIL;
+  }
   if (out->record &&
       !record_shape(out->record, o, g, &c, out->names, r, &blas, times)) {
     fprintf(stderr, "tessel: out of memory for the --json record\n");

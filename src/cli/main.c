@@ -1,6 +1,6 @@
 /*
- * The tessel command: list, show and check schedules (bench is bench.c's,
- * tune tune.c's, compare and plot compare.c's and plot.c's), and the
+ * The tessel command: list and show schedules (check is check.c's, bench
+ * bench.c's, tune tune.c's, compare and plot compare.c's and plot.c's), and the
  * parsing of their options: each command takes only the options it
  * uses, each value is validated before any work, and each error is one
  * line naming the option and what it expected.  Exit status: 0 success,
@@ -30,6 +30,7 @@ static const char *usage_text =
     "           tessel check SCHEDULE... [--shape MxNxK]... [--layout L]\n"
     "             [--alpha X] [--beta Y] [--dtype T] [--c-dtype T]\n"
     "             [--seed N] [--arch sm_XX] [--tuned] [--blocks N]\n"
+    "           tessel check SPACE... --all [options]  (every configuration)\n"
     "  bench    GPU timings beside cuBLAS and hand-written kernels\n"
     "           tessel bench SCHEDULE... [--cu FILE]... [--shape MxNxK]...\n"
     "             [--layout L] [--alpha X] [--beta Y] [--dtype T]\n"
@@ -97,34 +98,11 @@ static const char *show_help =
     "Exit status: 0 shown, 1 a schedule, lowering or compile error, 2 a\n"
     "usage error.\n";
 
-static const char *check_help =
-    "usage: tessel check SCHEDULE... [--shape MxNxK]... [--layout L]\n"
-    "                   [--alpha X] [--beta Y] [--dtype T] [--c-dtype T]\n"
-    "                   [--seed N] [--arch sm_XX] [--tuned] [--blocks N]\n"
-    "Runs each schedule on the CPU reference executor on random data and\n"
-    "compares with a plain C GEMM; reports out-of-bounds accesses, races,\n"
-    "divergent barriers and reads of unwritten memory.  --shape may\n"
-    "repeat; default 37x53x29.  --tuned: spaces at their tuning records.\n"
-    "Where the whole run would take more than about 10 s or not fit in\n"
-    "memory, or with --blocks N, check samples: the blocks that write C's\n"
-    "four corners, a point on each edge and N random points inside\n"
-    "(default 8) run with every check, on matrices never held whole, and\n"
-    "the elements they write are compared; points are dropped, last\n"
-    "first, to keep the run within about 45 s, and the result line says\n"
-    "what was sampled.  A check first says its estimated time and memory\n"
-    "where a full one passes 5 s or 1 GiB, and always where it samples; a\n"
-    "sample that would not fit in the memory available is refused.\n"
-    "--arch sm_XX: a schedule whose kernels need a newer architecture\n"
-    "(cp.async copies, tensor cores) fails, as compiling for it would.\n"
-    CLI_ISOLATION_HELP
-    "Exit status: 0 every check correct, 1 a mismatch, a fault or a\n"
-    "schedule error, 2 a usage error.\n";
-
 enum { OPT_IR = 256, OPT_CUDA, OPT_TRACE, OPT_STEPS, OPT_PROVENANCE, OPT_ALPHA, OPT_BETA, OPT_ARCH,
        OPT_CSV, OPT_REPEATS, OPT_WARMUP, OPT_SEED, OPT_CU, OPT_DTYPE,
        OPT_C_DTYPE, OPT_JOBS, OPT_TOP, OPT_LIMIT, OPT_TUNED, OPT_BUDGET,
        OPT_TIME, OPT_JSON, OPT_RESTART, OPT_BLOCKS,
-       OPT_MAX_SECONDS };
+       OPT_MAX_SECONDS, OPT_ALL };
 
 static const struct option long_opts[] = {
     {"help", no_argument, NULL, 'h'},
@@ -155,6 +133,7 @@ static const struct option long_opts[] = {
     {"restart", no_argument, NULL, OPT_RESTART},
     {"blocks", required_argument, NULL, OPT_BLOCKS},
     {"max-seconds", required_argument, NULL, OPT_MAX_SECONDS},
+    {"all", no_argument, NULL, OPT_ALL},
     {NULL, 0, NULL, 0},
 };
 
@@ -169,7 +148,7 @@ static unsigned option_commands(int c) {
   case OPT_JOBS: case OPT_TOP: case OPT_LIMIT: case OPT_BUDGET:
   case OPT_TIME: case OPT_RESTART: return CLI_TUNE;
   case OPT_TUNED: return CLI_SHOW | CLI_CHECK | CLI_BENCH | CLI_EXPLAIN;
-  case OPT_BLOCKS: return CLI_CHECK;
+  case OPT_BLOCKS: case OPT_ALL: return CLI_CHECK;
   case OPT_IR: case OPT_CUDA: case OPT_TRACE: case OPT_STEPS:
   case OPT_PROVENANCE:
     return CLI_SHOW;
@@ -276,7 +255,7 @@ int cli_parse(int argc, char **argv, const char *help, unsigned flags,
               cli_opts *o) {
   *o = (cli_opts){.layout = TS_NN, .alpha = 1.0f, .arch = "sm_90",
                   .repeats = 50, .warmup = 5, .seed = 1, .top = 10,
-                  .limit = 100000, .max_seconds = 600};
+                  .limit = 100000, .max_seconds = 600, .command = flags};
   int c, v;
   optind = 1;
   opterr = 0;
@@ -395,6 +374,7 @@ int cli_parse(int argc, char **argv, const char *help, unsigned flags,
       o->json = optarg;
       break;
     case OPT_RESTART: o->restart = true; break;
+    case OPT_ALL: o->all = true; break;
     case OPT_BLOCKS:
       if (!cli_parse_int("--blocks", optarg, 1, 100000, &o->blocks))
         return EXIT_USAGE;
@@ -550,186 +530,6 @@ static int cmd_show(int argc, char **argv) {
   return rc;
 }
 
-/* ---- check --------------------------------------------------------------------- */
-
-/* A full check past this many seconds (estimated) samples instead. */
-enum { SAMPLE_AFTER_S = 10, SAMPLE_BUDGET_S = 45, SAMPLE_POINTS = 8 };
-
-static void print_duration(FILE *f, double seconds) {
-  if (seconds < 120)
-    fprintf(f, "%.0f s", seconds);
-  else if (seconds < 7200)
-    fprintf(f, "%.0f minutes", seconds / 60);
-  else
-    fprintf(f, "%.0f hours", seconds / 3600);
-}
-
-/* "about 12 s and 2.6 GiB of memory", "under 1 s and 6.7 MiB of memory" */
-static void print_cost(FILE *f, double seconds, double bytes) {
-  if (seconds < 1) {
-    fputs("under 1 s", f);
-  } else {
-    fputs("about ", f);
-    print_duration(f, seconds);
-  }
-  if (bytes >= 1073741824.0)
-    fprintf(f, " and %.1f GiB of memory", bytes / 1073741824.0);
-  else
-    fprintf(f, " and %.1f MiB of memory", bytes / 1048576.0);
-}
-
-/* The reference executor runs every thread of every block, about
- * ts_check_rate() multiply-adds a second, and tracks every element: a
- * full check past about 5 s or 1 GiB says so first. */
-static void announce_long_check(const char *name, const char *shape,
-                                const ts_gemm *g) {
-  double seconds = ts_check_seconds(g), bytes = ts_check_bytes(g);
-  if (seconds < 5 && bytes < 1073741824.0)
-    return;
-  fprintf(stderr, "tessel: checking %s at %s runs the whole kernel on the "
-          "reference executor: ", name, shape);
-  print_cost(stderr, seconds, bytes);
-  fputs("\n", stderr);
-  fflush(stderr);
-}
-
-/* Why a check samples and what the sample will cost, said before it
- * starts. */
-static void announce_sample(const char *name, const char *shape,
-                            const ts_gemm *g, const char *why,
-                            const ts_sample *plan) {
-  fprintf(stderr, "tessel: checking %s at %s samples blocks (%s; in full ",
-          name, shape, why);
-  print_cost(stderr, ts_check_seconds(g), ts_check_bytes(g));
-  fprintf(stderr, "): %lld of %lld blocks, ", plan->blocks_run,
-          plan->blocks_total);
-  print_cost(stderr, plan->seconds, plan->bytes);
-  fputs("\n", stderr);
-  fflush(stderr);
-}
-
-/* A sampled check of one schedule at one shape, said first with its
- * estimate, refused where it cannot fit; the result's note in `note`. */
-static ts_status check_sampled(const cli_opts *o, const char *name,
-                               const char *shape, const ts_gemm *g,
-                               const char *why, ts_sched *s, char *msg,
-                               size_t msglen, char *note, size_t notelen) {
-  ts_sample smp = {.random = o->blocks ? o->blocks : SAMPLE_POINTS,
-                   .budget_s = SAMPLE_BUDGET_S};
-  ts_program *p = ts_lower(s);
-  ts_status st = ts_program_sample_plan(p, o->seed, &smp, msg, msglen);
-  bool ran = st == TS_OK;
-  if (ran || st == TS_ERR_NO_MEMORY)
-    announce_sample(name, shape, g, why, &smp);
-  if (ran)
-    st = ts_program_check_sampled(p, o->seed, &smp, msg, msglen);
-  ts_program_free(p);
-  if (!ran)
-    return st; /* refused, or the program in error: nothing sampled */
-  int n = snprintf(note, notelen, " (sampled: %lld of %lld blocks, %lld "
-                   "element%s of C, %.1f MiB", smp.blocks_run,
-                   smp.blocks_total, smp.elements,
-                   smp.elements == 1 ? "" : "s", smp.bytes / 1048576.0);
-  if (smp.points_run < smp.points_wanted && n > 0 && (size_t)n < notelen)
-    n += snprintf(note + n, notelen - (size_t)n, "; %d of %d points, cut "
-                  "to stay within %d s", smp.points_run, smp.points_wanted,
-                  SAMPLE_BUDGET_S);
-  if (n > 0 && (size_t)n < notelen)
-    snprintf(note + n, notelen - (size_t)n, ")");
-  return st;
-}
-
-/* --arch: a kernel that needs a newer architecture (cp.async, tensor
- * cores) is refused as ts_compile refuses it there; false with why. */
-static bool runs_on_arch(const cli_opts *o, const ts_sched *s, char *msg,
-                         size_t msglen) {
-  if (!o->arch)
-    return true;
-  ts_program *p = ts_lower(s);
-  bool ok = ts_program_status(p) == TS_OK;
-  int need = ok ? ts_program_min_arch(p) : 0, have = atoi(o->arch + 3);
-  bool specific = ok && ts_program_arch_specific(p);
-  ts_program_free(p);
-  if (specific && need != have) {
-    snprintf(msg, msglen, "uses sm_%da's warpgroup instructions (wgmma), "
-             "which only sm_%d has; --arch %s has not", need, need, o->arch);
-    return false;
-  }
-  if (need <= have)
-    return true;
-  snprintf(msg, msglen, "needs sm_%d or newer (asynchronous copies or "
-           "tensor-core instructions); --arch %s is older", need, o->arch);
-  return false;
-}
-
-/* One schedule at one shape: a full check, or a sampled one where the
- * full one would be slow or not fit, or --blocks asks. */
-static ts_status check_one(const cli_opts *o, const char *name,
-                           const char *shape, const ts_gemm *g, ts_sched *s,
-                           char *msg, size_t msglen, char *note,
-                           size_t notelen) {
-  note[0] = 0;
-  if (!runs_on_arch(o, s, msg, msglen))
-    return TS_ERR_BAD_ARCH;
-  /* ts_check_fits's message advises a library caller to sample; the
-   * command samples, and says why in its own words. */
-  char no_room[96];
-  snprintf(no_room, sizeof(no_room), "the matrices do not fit in the %.1f "
-           "GiB of memory available", ts_memory_available() / 1073741824.0);
-  bool fits = ts_check_fits(g, msg, msglen) == TS_OK;
-  const char *why = o->blocks      ? "--blocks"
-                    : !fits        ? no_room
-                    : ts_check_seconds(g) > SAMPLE_AFTER_S
-                        ? "a full check would take more than 10 s"
-                        : NULL;
-  if (!why) {
-    announce_long_check(name, shape, g);
-    return ts_check(s, o->seed, msg, msglen);
-  }
-  return check_sampled(o, name, shape, g, why, s, msg, msglen, note,
-                       notelen);
-}
-
-static int cmd_check(int argc, char **argv) {
-  cli_opts o;
-  int rc = cli_parse(argc, argv, check_help, CLI_CHECK, &o);
-  if (rc >= 0)
-    return rc;
-  cli_finish_shapes(&o, 37, 53, 29);
-  ts_gpu *gpu = cli_gpu_for_records(&o);
-  rc = 0;
-  int width = 16; /* the schedule column: as wide as the longest name */
-  for (int i = 0; i < o.nnames; i++)
-    width = (int)strlen(o.names[i]) > width ? (int)strlen(o.names[i]) : width;
-  printf("%-*s %-16s %-6s %s\n", width, "schedule", "shape", "layout",
-         "result");
-  for (int i = 0; i < o.nnames; i++) {
-    for (int j = 0; j < o.nshapes; j++) {
-      const ts_gemm *g = &o.shapes[j];
-      ts_sched *s = cli_schedule(&o, o.names[i], g, gpu);
-      char msg[1024], shape[64], note[256];
-      snprintf(shape, sizeof(shape), "%lldx%lldx%lld", (long long)g->m,
-               (long long)g->n, (long long)g->k);
-      ts_status st = check_one(&o, o.names[i], shape, g, s, msg,
-                               sizeof(msg), note, sizeof(note));
-      /* runs_on_arch's refusal is about --arch, not NVRTC */
-      const char *what = st == TS_OK            ? ""
-                         : st == TS_ERR_BAD_ARCH ? "needs a newer --arch"
-                                                 : ts_strerror(st);
-      printf("%-*s %-16s %-6s %s%s%s%s\n", width, o.names[i], shape,
-             ts_layout_name(g->layout), st == TS_OK ? "ok" : "FAIL: ", what,
-             st != TS_OK && note[0] ? ": " : "", note);
-      if (st != TS_OK) {
-        printf("    %s\n", msg);
-        rc = EXIT_FAIL;
-      }
-      ts_sched_free(s);
-    }
-  }
-  ts_gpu_close(gpu);
-  return rc;
-}
-
 int main(int argc, char **argv) {
   if (argc < 2) {
     fprintf(stderr, "tessel: name a command: list, show, check, bench, "
@@ -744,7 +544,7 @@ int main(int argc, char **argv) {
   }
   if (strcmp(cmd, "list") == 0) return cmd_list(argc - 1, argv + 1);
   if (strcmp(cmd, "show") == 0) return cmd_show(argc - 1, argv + 1);
-  if (strcmp(cmd, "check") == 0) return cmd_check(argc - 1, argv + 1);
+  if (strcmp(cmd, "check") == 0) return cli_check(argc - 1, argv + 1);
   if (strcmp(cmd, "bench") == 0) return cli_bench(argc - 1, argv + 1);
   if (strcmp(cmd, "compare") == 0) return cli_compare(argc - 1, argv + 1);
   if (strcmp(cmd, "plot") == 0) return cli_plot(argc - 1, argv + 1);

@@ -243,6 +243,23 @@ static bool expand_file(const ts_schedule_file *f, const char *name,
   return true;
 }
 
+/* Why the target cannot run as the options ask, or NULL: a tensor-core
+ * schedule or space needs A and B narrower than exact f32. */
+static const char *why_not_runnable(const target *t, bool spaces,
+                                    const cli_opts *o) {
+  bool tensor = (t->sched && t->sched->tensor_cores) ||
+                (t->space && t->space->tensor_cores && (spaces || !t->sched));
+  if (tensor && o->ab_type == TS_F32 && o->math != TS_MATH_TF32)
+    return "needs --dtype f16, bf16 or tf32: it runs on tensor cores, "
+           "which do not take exact f32";
+  return NULL;
+}
+
+const char *cli_cannot_run(const cli_opts *o, const char *name) {
+  target t;
+  return resolve(name, &t) ? why_not_runnable(&t, false, o) : NULL;
+}
+
 /* A name checked: -1 when it is good (added to the expanded list), else an
  * exit status with a message. */
 static int check_name(const char *name, bool spaces, const cli_opts *o) {
@@ -267,9 +284,10 @@ static int check_name(const char *name, bool spaces, const cli_opts *o) {
     }
     return EXIT_USAGE;
   }
-  bool tensor = (t.sched && t.sched->tensor_cores) ||
-                (t.space && t.space->tensor_cores && (spaces || !t.sched));
-  if (tensor && o->ab_type == TS_F32 && o->math != TS_MATH_TF32) {
+  /* check and bench give such a schedule a row of its own that says so
+   * (cli_cannot_run), and run the rest. */
+  bool rows = o->command & (CLI_CHECK | CLI_BENCH);
+  if (!rows && why_not_runnable(&t, spaces, o)) {
     fprintf(stderr, "tessel: %s runs on tensor cores, which take --dtype "
             "f16, bf16 or tf32 (fp32 rounded to tf32), not exact f32\n",
             name);

@@ -42,6 +42,8 @@ typedef struct cli_opts {
   bool restart;     /* tune: ignore what an interrupted run timed */
   bool tuned; /* spaces at their recorded configuration */
   int blocks; /* check --blocks: random points of a sampled check; 0: none given */
+  unsigned command; /* the CLI_* bit of the command parsing them */
+  bool all;         /* check --all: every configuration of each space */
 } cli_opts;
 
 /* Parses argv after the subcommand (help is its --help text, flags its
@@ -49,6 +51,8 @@ typedef struct cli_opts {
  * status (0 after --help). */
 int cli_parse(int argc, char **argv, const char *help, unsigned flags,
               cli_opts *o);
+/* tessel check (check.c). */
+int cli_check(int argc, char **argv);
 /* tessel tune (src/cli/tune.c). */
 int cli_tune(int argc, char **argv);
 /* tessel bench (bench.c), compare (compare.c) and plot (plot.c). */
@@ -84,6 +88,10 @@ bool cli_read_cu(const char *path, char **source, char **label);
  * "FILE.c:SPACE:name=value,..." or "FILE.c" (each of its schedules and
  * spaces; for tune, its spaces: o->names is rewritten with them). */
 int cli_check_names(cli_opts *o, bool spaces);
+/* Why the checked name cannot run as the options ask ("needs --dtype
+ * f16, bf16 or tf32: ..."), or NULL.  check and bench accept such a name
+ * and give it a row saying so; the other commands refuse it. */
+const char *cli_cannot_run(const cli_opts *o, const char *name);
 /* The schedule a checked name gives for g (gpu: whose tuning record
  * --tuned reads; may be NULL); never NULL. */
 ts_sched *cli_schedule(const cli_opts *o, const char *name, const ts_gemm *g,

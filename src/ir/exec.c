@@ -32,6 +32,8 @@
 #include <string.h>
 
 #include "dtype.h"
+#include "mma.h"
+#include "visit.h"
 
 void exec_fault(exec *x, int t, const char *fmt, ...) {
   if (x->fault)
@@ -260,6 +262,7 @@ static void run_barrier(exec *x, const bool *active) {
 static void run(exec *x, const ir_stmt *s, const bool *active) {
   if (x->fault)
     return;
+  x->steps += ir_stmt_steps(s) * (double)x->nthreads;
   switch (s->kind) {
   case S_FOR: run_for(x, s, active); return;
   case S_SEQ:
@@ -283,6 +286,201 @@ static void run(exec *x, const ir_stmt *s, const bool *active) {
     exec_fault(x, 0, "compute statement in a lowered kernel");
     return;
   }
+}
+
+/* ---- Work, counted and estimated ------------------------------------------------ */
+
+/* A statement's own steps for each thread of its block (see exec.h): what
+ * it costs the executor against a scalar store, the lockstep loops over
+ * every thread of the block, whatever the mask, being the unit.  A
+ * tensor-core instruction reads and writes its lanes' registers (or, for
+ * wgmma, its tiles twice: at issue and at retirement) and does its
+ * multiply-adds, STEP_MADDS of them costing one step. */
+enum { STEP_MADDS = 8 };
+
+static bool count_access(ir_visitor *v, const ir_expr *e) {
+  if (e->kind == E_LOAD && e->load.buf->scope != SCOPE_LOCAL)
+    ++*(int *)v->ctx;
+  return true;
+}
+
+/* A store's steps a lane: one, and half one for each access of global or
+ * shared memory it makes (its loads and its own write), whose shadows
+ * are read and written. */
+static double store_steps(const ir_stmt *s) {
+  int accesses = s->store.buf->scope != SCOPE_LOCAL;
+  ir_visitor v = {.expr = count_access, .ctx = &accesses};
+  ir_visit_expr(&v, s->store.value);
+  return (s->store.lanes > 1 ? s->store.lanes : 1) * (1 + 0.5 * accesses);
+}
+
+double ir_stmt_steps(const ir_stmt *s) {
+  switch (s->kind) {
+  case S_STORE: return store_steps(s);
+  case S_IF: case S_BARRIER: case S_ASYNC_COMMIT: case S_ASYNC_WAIT:
+  case S_WGMMA_SYNC:
+    return 1;
+  case S_LDMATRIX: return 2.0 * s->ldsm.matrices;
+  case S_MMA: {
+    const mma_instr *in = mma_instr_for(s->mma.buf[MMA_A]->dtype);
+    double regs = in->frag[MMA_A].regs + in->frag[MMA_B].regs +
+                  2.0 * in->frag[MMA_ACC].regs;
+    return regs + (double)(in->m * in->n * in->k) / MMA_LANES / STEP_MADDS;
+  }
+  case S_WGMMA: {
+    const mma_instr *in = s->wgmma.in;
+    double tiles = 2.0 * (double)(in->m * in->k + in->k * in->n);
+    return (tiles + (double)(in->m * in->n * in->k) / STEP_MADDS) /
+               WGMMA_LANES + 2.0 * in->frag[MMA_ACC].regs;
+  }
+  default: return 0; /* loops, sequences, allocations: their bodies' */
+  }
+}
+
+/* What an estimate knows while it walks a kernel: the values of the
+ * short serial loops' variables it walks iteration by iteration (by id),
+ * and how many walks of the current statement those loops make. */
+typedef struct {
+  int64_t *val;
+  uint8_t *known;
+  int nvars;
+  double walks;
+} estimate_env;
+
+/* Loops this short (an unrolled tile's) are walked an iteration at a time,
+ * as long as the walks of a statement stay within ESTIMATE_WALKS, so that
+ * a guard on their variables (split-K's last part, a tile past K) counts
+ * only where it holds. */
+enum { ESTIMATE_SHORT_LOOP = 16, ESTIMATE_WALKS = 4096 };
+
+static int64_t floor_div(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
+}
+
+/* e's value where the variables it needs are known: true with *v. */
+static bool known_value(const estimate_env *env, const ir_expr *e,
+                        int64_t *v) {
+  int64_t a, b;
+  switch (e->kind) {
+  case E_INT: *v = e->ival; return true;
+  case E_VAR:
+    if (e->var->kind == VAR_LAUNCH || e->var->id < 0 ||
+        e->var->id >= env->nvars || !env->known[e->var->id])
+      return false;
+    *v = env->val[e->var->id];
+    return true;
+  case E_NOT:
+    if (!known_value(env, e->op.a, &a))
+      return false;
+    *v = !a;
+    return true;
+  case E_AND: case E_OR: {
+    /* One side known false (true) decides && (||) alone. */
+    bool ka = known_value(env, e->op.a, &a), kb = known_value(env, e->op.b, &b);
+    bool decides = e->kind == E_OR;
+    if ((ka && (a != 0) == decides) || (kb && (b != 0) == decides)) {
+      *v = decides;
+      return true;
+    }
+    *v = !decides;
+    return ka && kb;
+  }
+  case E_ADD: case E_SUB: case E_MUL: case E_DIV: case E_MOD: case E_MIN:
+  case E_MAX: case E_LT: case E_LE: case E_EQ: case E_NE:
+    break;
+  default: return false;
+  }
+  if (!known_value(env, e->op.a, &a) || !known_value(env, e->op.b, &b))
+    return false;
+  switch (e->kind) {
+  case E_ADD: *v = a + b; return true;
+  case E_SUB: *v = a - b; return true;
+  case E_MUL: *v = a * b; return true;
+  case E_DIV: case E_MOD:
+    if (b == 0)
+      return false;
+    *v = e->kind == E_DIV ? floor_div(a, b) : a - floor_div(a, b) * b;
+    return true;
+  case E_MIN: *v = a < b ? a : b; return true;
+  case E_MAX: *v = a > b ? a : b; return true;
+  case E_LT: *v = a < b; return true;
+  case E_LE: *v = a <= b; return true;
+  case E_EQ: *v = a == b; return true;
+  default: *v = a != b; return true;
+  }
+}
+
+static double stmt_steps_estimate(estimate_env *env, const ir_stmt *s);
+
+/* A serial loop: a short one walked an iteration at a time, a long one
+ * its trip count times its body. */
+static double loop_steps_estimate(estimate_env *env, const ir_stmt *s) {
+  const ts_loop *l = s->for_.loop;
+  int id = l->var->id;
+  bool walk = l->extent <= ESTIMATE_SHORT_LOOP &&
+              env->walks * (double)l->extent <= ESTIMATE_WALKS &&
+              id >= 0 && id < env->nvars;
+  if (!walk)
+    return (double)l->extent * stmt_steps_estimate(env, s->for_.body);
+  double sum = 0;
+  env->walks *= (double)l->extent;
+  env->known[id] = 1;
+  for (int64_t it = 0; it < l->extent; it++) {
+    env->val[id] = it;
+    sum += stmt_steps_estimate(env, s->for_.body);
+  }
+  env->known[id] = 0;
+  env->walks /= (double)l->extent;
+  return sum;
+}
+
+/* The steps of s for one thread: an `if` whose condition the known loop
+ * variables decide counts its branch, else both. */
+static double stmt_steps_estimate(estimate_env *env, const ir_stmt *s) {
+  double own = ir_stmt_steps(s);
+  switch (s->kind) {
+  case S_FOR:
+    if (ir_kind_is_launch(s->for_.loop->kind))
+      return stmt_steps_estimate(env, s->for_.body);
+    return loop_steps_estimate(env, s);
+  case S_SEQ: {
+    double sum = 0;
+    for (int i = 0; i < s->seq.n; i++)
+      sum += stmt_steps_estimate(env, s->seq.items[i]);
+    return sum;
+  }
+  case S_IF: {
+    int64_t c;
+    bool known = known_value(env, s->if_.cond, &c);
+    double then_ = !known || c ? stmt_steps_estimate(env, s->if_.then_) : 0;
+    double else_ = s->if_.else_ && (!known || !c)
+                       ? stmt_steps_estimate(env, s->if_.else_) : 0;
+    return own + then_ + else_;
+  }
+  case S_ALLOC: return stmt_steps_estimate(env, s->alloc.body);
+  case S_LANES: return stmt_steps_estimate(env, s->lanes.expanded);
+  default: return own;
+  }
+}
+
+double ir_block_steps(const ir_kernel *k) {
+  int n = k->nvars > 0 ? k->nvars : 1;
+  estimate_env env = {.val = calloc((size_t)n, sizeof(int64_t)),
+                      .known = calloc((size_t)n, 1), .nvars = n,
+                      .walks = 1};
+  /* Out of memory: no variable is known, every branch counts. */
+  if (!env.val || !env.known)
+    env.nvars = 0;
+  double steps = stmt_steps_estimate(&env, k->body) *
+                 (double)(k->block[0] * k->block[1] * k->block[2]);
+  free(env.val);
+  free(env.known);
+  return steps;
+}
+
+double ir_kernel_steps(const ir_kernel *k) {
+  return ir_block_steps(k) * (double)(k->grid[0] * k->grid[1] * k->grid[2]);
 }
 
 /* ---- Kernels ------------------------------------------------------------------- */
@@ -415,6 +613,14 @@ bool ir_execute_observed(const ir_kernel *const *ks, int n, const float *A,
                          const float *B, float *C, bool c_defined,
                          const ir_observer *observer, char *msg,
                          size_t msglen) {
+  return ir_execute_counted(ks, n, A, B, C, c_defined, observer, NULL, msg,
+                            msglen);
+}
+
+bool ir_execute_counted(const ir_kernel *const *ks, int n, const float *A,
+                        const float *B, float *C, bool c_defined,
+                        const ir_observer *observer, double *steps,
+                        char *msg, size_t msglen) {
   char scratch[1];
   exec x = {.k = ks[0], .msg = msglen ? msg : scratch,
             .msglen = msglen ? msglen : 1, .observer = observer};
@@ -449,6 +655,8 @@ bool ir_execute_observed(const ir_kernel *const *ks, int n, const float *A,
   for (int i = 0; i < x.nlive; i++)
     mem_free(&x.live[i], i >= 3);
   exec_finish(&x);
+  if (steps)
+    *steps = x.steps;
   return ok && !x.fault;
 }
 

@@ -53,4 +53,30 @@ bool ir_execute_observed(const ir_kernel *const *ks, int n, const float *A,
                          const ir_observer *observer, char *msg,
                          size_t msglen);
 
+/* ir_execute_observed that also counts its work into *steps (may be
+ * NULL): the steps of every statement it ran (ir_stmt_steps) for every
+ * thread of the block that ran it. */
+bool ir_execute_counted(const ir_kernel *const *ks, int n, const float *A,
+                        const float *B, float *C, bool c_defined,
+                        const ir_observer *observer, double *steps,
+                        char *msg, size_t msglen);
+
+/* ---- The executor's work ----------------------------------------------------
+ * Its time is counted in steps: a statement run for one thread.  The
+ * threads of a block run in lockstep, so a statement any of them reaches
+ * costs a loop over all of the block's threads, the ones a guard leaves
+ * out (past C's edge) included; a store of `lanes` elements costs `lanes`
+ * steps; a condition, barrier or copy's commit or wait one; a
+ * tensor-core instruction its registers and multiply-adds (exec.c). */
+
+/* A statement's own steps per thread of its block (0 for a loop, a
+ * sequence or an allocation: they cost their bodies'). */
+double ir_stmt_steps(const ir_stmt *s);
+/* One block of k, estimated from the program: every loop's trip count
+ * times its body's, both branches of every `if` taken, times the block's
+ * threads.  Every block of a kernel runs the same statements but for its
+ * guards, so a kernel costs its blocks times this. */
+double ir_block_steps(const ir_kernel *k);
+double ir_kernel_steps(const ir_kernel *k);
+
 #endif

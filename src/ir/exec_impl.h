@@ -95,6 +95,7 @@ typedef struct exec {
   size_t nflight, capflight;
   uint64_t wg_batches[MAX_WARPGROUPS];
   const ir_observer *observer; /* accesses reported to it; NULL: none */
+  double steps; /* the work done, in ir_stmt_steps's unit (exec.h) */
   bool fault;
   char *msg;
   size_t msglen;

@@ -14,8 +14,10 @@
  *
  * The sample: targets, elements of C in order of priority (the four
  * corners, a point on each edge, then random ones inside), each adding
- * the blocks of the schedule's kernel that may write it, as long as the
- * multiply-adds stay within the budget (the first always runs).  The
+ * the blocks of the schedule's kernel that may write it, as long as their
+ * steps (exec.h), with the region's closure and the other kernels'
+ * blocks, stay within the budget; where the first target's alone pass
+ * it, nothing runs (over_budget).  The
  * region compared is the union of those blocks' bounds, closed so that
  * every block of that kernel which may write into it runs too; every
  * other kernel runs the blocks that may write into it.  A read of an
@@ -300,6 +302,7 @@ static ir_box *region_of(const block_list *l, int *n) {
 static bool choose_main(footprint *f, const ir_box *targets, int nt,
                         double per_block, const ir_sample_opts *o,
                         ir_sample *s, block_list *out) {
+  s->targets_run = 0;
   for (int i = 0; i < nt; i++) {
     size_t before = out->n;
     if (!find_blocks(f, &targets[i], 1, out))
@@ -320,6 +323,67 @@ static bool choose_main(footprint *f, const ir_box *targets, int nt,
     if (!ok)
       return false;
   }
+  return true;
+}
+
+/* The blocks of every kernel for the first nt targets (within the budget
+ * as far as the schedule's kernel goes) into lists, the region into
+ * s->space.boxes and their steps into s->estimate; false when out of
+ * memory. */
+static bool choose(const ir_kernel *const *ks, int n, int main,
+                   footprint *f, const ir_box *targets, int nt,
+                   const ir_sample_opts *o, ir_sample *s,
+                   block_list *lists) {
+  for (int i = 0; i < n; i++)
+    lists[i].n = 0;
+  free(s->space.boxes);
+  s->space.boxes = NULL;
+  s->space.nboxes = 0;
+  s->blocks_run = 0;
+  f->k = ks[main];
+  if (!choose_main(f, targets, nt, ir_block_steps(ks[main]), o, s,
+                   &lists[main]))
+    return false;
+  s->space.boxes = region_of(&lists[main], &s->space.nboxes);
+  if (!s->space.boxes)
+    return false;
+  s->estimate = 0;
+  for (int i = 0; i < n; i++) {
+    f->k = ks[i];
+    if (i != main &&
+        !find_blocks(f, s->space.boxes, s->space.nboxes, &lists[i]))
+      return false;
+    s->blocks_run += (int64_t)lists[i].n;
+    s->estimate += ir_block_steps(ks[i]) * (double)lists[i].n;
+  }
+  return true;
+}
+
+/* The most targets whose blocks, with the region's closure and the other
+ * kernels' blocks, stay within the budget (bisected: a target only adds
+ * blocks), chosen into lists; a first target that alone passes it is
+ * s->over_budget.  False when out of memory. */
+static bool choose_within_budget(const ir_kernel *const *ks, int n, int main,
+                                 footprint *f, const ir_box *targets,
+                                 const ir_sample_opts *o, ir_sample *s,
+                                 block_list *lists) {
+  if (!choose(ks, n, main, f, targets, s->targets_wanted, o, s, lists))
+    return false;
+  if (o->budget <= 0 || s->estimate <= o->budget)
+    return true;
+  int lo = 1, hi = s->targets_run - 1; /* the answer lies in [lo, hi] */
+  while (lo < hi) {
+    int mid = lo + (hi - lo + 1) / 2;
+    if (!choose(ks, n, main, f, targets, mid, o, s, lists))
+      return false;
+    if (s->estimate <= o->budget)
+      lo = mid;
+    else
+      hi = mid - 1;
+  }
+  if (!choose(ks, n, main, f, targets, lo, o, s, lists))
+    return false;
+  s->over_budget = s->estimate > o->budget;
   return true;
 }
 
@@ -365,34 +429,19 @@ bool ir_execute_sampled(const ir_kernel *const *ks, int n, int main,
   footprint f = {.k = ks[main], .m = g->m, .n = g->n,
                  .vars = calloc((size_t)nvars, sizeof(ival))};
   bool ok = targets && f.vars;
-  const ir_kernel *mk = ks[main];
-  double per_block = (double)g->m * (double)g->n * (double)g->k /
-                     (double)(mk->grid[0] * mk->grid[1] * mk->grid[2]);
   s->targets_wanted = targets ? make_targets(g->m, g->n, o, targets) : 0;
-  ok = ok && choose_main(&f, targets, s->targets_wanted, per_block, o, s,
-                         &lists[main]);
-  if (ok) {
-    s->space.boxes = region_of(&lists[main], &s->space.nboxes);
-    s->madds = per_block * (double)lists[main].n;
-    ok = s->space.boxes != NULL;
-  }
-  for (int i = 0; ok && i < n; i++) {
-    if (i != main) {
-      f.k = ks[i];
-      ok = find_blocks(&f, s->space.boxes, s->space.nboxes, &lists[i]);
-    }
-    s->blocks_run += (int64_t)lists[i].n;
-  }
+  ok = ok && choose_within_budget(ks, n, main, &f, targets, o, s, lists);
   if (!ok)
     snprintf(x.msg, x.msglen, "the executor ran out of memory choosing "
              "the sample's blocks");
-  for (int i = 0; ok && !o->plan_only && i < n; i++) {
+  for (int i = 0; ok && !o->plan_only && !s->over_budget && i < n; i++) {
     bind_space(&x, ks[i], &s->space);
     ok = run_blocks(&x, ks[i], &lists[i]);
     if (!ok && n > 1)
       exec_name_kernel(&x, i, n);
     exec_finish(&x);
   }
+  s->steps = x.steps;
   for (int i = 0; i < n; i++)
     free(lists[i].items);
   free(targets);

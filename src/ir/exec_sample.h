@@ -11,7 +11,7 @@
 typedef struct {
   uint64_t seed;      /* the inputs' values and the random targets */
   int random;         /* targets inside C beyond the corners and edges */
-  double budget;      /* multiply-adds the blocks may take; 0: no limit */
+  double budget;      /* steps the blocks may take (exec.h); 0: no limit */
   bool plan_only;     /* choose the blocks and the region, run nothing */
 } ir_sample_opts;
 
@@ -21,13 +21,18 @@ typedef struct {
   int targets_run, targets_wanted;
   int64_t blocks_run;      /* blocks of every kernel run */
   int64_t blocks_total;    /* blocks of every kernel in a full run */
-  double madds;            /* multiply-adds of the blocks run, estimated */
+  double estimate;         /* steps of the blocks chosen, estimated
+                            * (ir_block_steps), every kernel's */
+  double steps;            /* steps the run took, counted (0: a plan) */
+  bool over_budget;        /* the first target's blocks alone pass the
+                            * budget: nothing is chosen to run */
 } ir_sample;
 
 /* Runs the blocks of ks (n kernels in launch order, ks[main] the
  * schedule's) that write the sample of C, for g's definition.  False with
  * the first fault in msg (or out of memory); s is filled either way and
- * must be freed with ir_sample_free. */
+ * must be freed with ir_sample_free.  Where even the first target's
+ * blocks pass the budget, nothing runs: s->over_budget, and true. */
 bool ir_execute_sampled(const ir_kernel *const *ks, int n, int main,
                         const ts_gemm *g, const ir_sample_opts *o,
                         ir_sample *s, char *msg, size_t msglen);
