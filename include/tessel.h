@@ -38,7 +38,7 @@ extern "C" {
   X(TS_ERR_NULL_ARG, "a required argument is NULL")                           \
   X(TS_ERR_BAD_SHAPE, "shape out of range")                                   \
   X(TS_ERR_BAD_LAYOUT, "layout must be NN, NT, TN or TT")                     \
-  X(TS_ERR_BAD_FACTOR, "split factor must be >= 1")                           \
+  X(TS_ERR_BAD_FACTOR, "factor must be >= 1")                                 \
   X(TS_ERR_UNKNOWN_LOOP, "no loop of that name")                              \
   X(TS_ERR_FOREIGN_LOOP, "loop belongs to another schedule")                  \
   X(TS_ERR_LOOP_REPLACED, "loop was replaced by an earlier split or fuse")    \
@@ -46,7 +46,7 @@ extern "C" {
   X(TS_ERR_NOT_ADJACENT, "loops are not directly nested")                     \
   X(TS_ERR_DUPLICATE_LOOP, "a loop is given twice")                           \
   X(TS_ERR_MIXED_AXES, "a reduction loop cannot be fused with a spatial loop") \
-  X(TS_ERR_ALREADY_BOUND, "loop is already bound or unrolled")                \
+  X(TS_ERR_ALREADY_BOUND, "loop is already bound, unrolled or marked")        \
   X(TS_ERR_TAG_BOUND_TWICE, "that launch index is bound to another loop")     \
   X(TS_ERR_THREAD_OUTSIDE_BLOCK, "a thread loop lies outside a block loop")   \
   X(TS_ERR_TOO_MANY_THREADS, "more than 1024 threads per block")              \
@@ -54,7 +54,7 @@ extern "C" {
   X(TS_ERR_BIND_REDUCTION, "a reduction loop cannot be bound")                \
   X(TS_ERR_BOUND_INSIDE_REDUCTION, "a bound loop lies inside a reduction loop") \
   X(TS_ERR_NOT_OUTERMOST_REDUCTION, "split-K needs the outermost reduction loop") \
-  X(TS_ERR_BAD_TAG, "unknown launch index")                                   \
+  X(TS_ERR_BAD_TAG, "the loop cannot take that launch index")                \
   X(TS_ERR_BAD_NAME, "bad loop name")                                         \
   X(TS_ERR_NAME_TAKEN, "loop name already used")                              \
   X(TS_ERR_BAD_ARG, "invalid argument")                                       \
@@ -73,8 +73,8 @@ extern "C" {
   X(TS_ERR_CACHE_REGION, "the change would alter a cache's region")           \
   X(TS_ERR_SHARED_LIMIT, "shared memory over the limit")                      \
   X(TS_ERR_BAD_VECTOR, "vector width must be 1, 2 or 4 (8 for 2-byte types)")  \
-  X(TS_ERR_NOT_INNERMOST, "a vectorized loop must be innermost")              \
-  X(TS_ERR_NOT_SHARED, "double buffering needs a shared cache")               \
+  X(TS_ERR_NOT_INNERMOST, "vectorized or tensorized loops must be innermost")  \
+  X(TS_ERR_NOT_SHARED, "the cache must be in shared memory")                 \
   X(TS_ERR_BAD_PAD, "padding must be in 0..32")                               \
   X(TS_ERR_STAGE_USED, "the cache was already transformed")                  \
   X(TS_ERR_RESOURCES, "the kernel needs more than the device has")           \
@@ -82,7 +82,11 @@ extern "C" {
   X(TS_ERR_BAD_KNOB, "the space declares a knob wrongly")                     \
   X(TS_ERR_BAD_TENSORIZE, "the loops do not form a tensor-core instruction") \
   X(TS_ERR_SCHEDULE_FAULT, "the schedule's code crashed, hung or called exit") \
-  X(TS_ERR_TOO_SLOW, "the check would take longer than its budget")
+  X(TS_ERR_TOO_SLOW, "the check would take longer than its budget")           \
+  X(TS_ERR_INDEX_OVERFLOW, "an index would overflow the kernel's int")        \
+  X(TS_ERR_TENSOR_TYPE, "no tensor-core instruction for the operand types")  \
+  X(TS_ERR_CACHE_ORDER, "caches copy global -> shared -> registers")          \
+  X(TS_ERR_STAGES_DIFFER, "caches at one loop are buffered differently")
 
 typedef enum {
 #define TS_STATUS_ENUM(code, text) code,

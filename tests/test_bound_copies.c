@@ -130,7 +130,7 @@ static void test_bind_copy_loop_errors(void **state) {
   s = tiled(&ko, &ki);
   ts_cache_read(s, "A", TS_SHARED, ko, &as);
   ts_cache_read(s, "A.shared", TS_LOCAL, ki, &al);
-  EXPECT_FAIL(ts_bind(s, ts_stage_axis(al, 1), TS_THREAD_X), TS_ERR_BAD_SCOPE,
+  EXPECT_FAIL(ts_bind(s, ts_stage_axis(al, 1), TS_THREAD_X), TS_ERR_BAD_TAG,
               "ts_bind: loop \"A.shared.local.ax1\" copies register cache "
               "\"A.shared.local\"");
   ts_sched_free(s);

@@ -359,7 +359,7 @@ static void test_cache_write_errors(void **state) {
   ts_loop *ko, *ki;
   ts_stage *st;
   ts_sched *s = tiled(&ko, &ki);
-  EXPECT_FAIL(ts_cache_write(s, "A", TS_LOCAL, ko, &st), TS_ERR_UNKNOWN_BUFFER,
+  EXPECT_FAIL(ts_cache_write(s, "A", TS_LOCAL, ko, &st), TS_ERR_BAD_ARG,
               "ts_cache_write: argument 2 'buffer' must be \"C\"");
   ts_sched_free(s);
   s = tiled(&ko, &ki);
@@ -475,14 +475,14 @@ static void test_cache_scope_errors(void **state) {
   ts_sched_free(s);
   s = tiled(&ko, &ki);
   ts_cache_read(s, "A", TS_LOCAL, ko, &local);
-  EXPECT_FAIL(ts_cache_read(s, "A.local", TS_SHARED, ki, &st), TS_ERR_BAD_SCOPE,
+  EXPECT_FAIL(ts_cache_read(s, "A.local", TS_SHARED, ki, &st), TS_ERR_CACHE_ORDER,
               "ts_cache_read: \"A.local\" is in register memory; caches copy "
               "toward the registers");
   ts_sched_free(s);
   s = tiled(&ko, &ki);
   ts_cache_read(s, "A", TS_SHARED, ko, &st);
   EXPECT_FAIL(ts_cache_read(s, "A.shared", TS_SHARED, ko, &st),
-              TS_ERR_BAD_SCOPE, "ts_cache_read: \"A.shared\" is in shared "
+              TS_ERR_CACHE_ORDER, "ts_cache_read: \"A.shared\" is in shared "
               "memory");
   ts_sched_free(s);
   /* Binding a loop inside a cache's attach loop would move the cache
@@ -614,8 +614,51 @@ static void test_dynamic_shared_memory(void **state) {
   ts_sched_free(s);
 }
 
+/* A cache of a cache not made yet: the call that makes it and the buffers
+ * there are, not a list that names it. */
+static void test_cache_read_of_a_cache_not_made(void **state) {
+  (void)state;
+  ts_loop *ko, *ki;
+  ts_stage *st;
+  ts_sched *s = tiled(&ko, &ki);
+  assert_int_equal(ts_cache_read(s, "A.shared", TS_LOCAL, ki, &st),
+                   TS_ERR_UNKNOWN_BUFFER);
+  assert_string_equal(ts_sched_errmsg(s),
+                      "ts_cache_read: argument 2 'buffer': no buffer named "
+                      "\"A.shared\" yet; ts_cache_read(s, \"A\", TS_SHARED, "
+                      "...) makes it: call that first (buffers: A, B)");
+  ts_sched_free(s);
+  /* The caches made so far are listed, and a near name suggested. */
+  s = tiled(&ko, &ki);
+  assert_int_equal(ts_cache_read(s, "B", TS_SHARED, ko, &st), TS_OK);
+  assert_int_equal(ts_cache_read(s, "B.shard", TS_LOCAL, ki, &st),
+                   TS_ERR_UNKNOWN_BUFFER);
+  assert_non_null(strstr(ts_sched_errmsg(s), "no buffer named \"B.shard\"; "
+                         "did you mean \"B.shared\"? (buffers: A, B, "
+                         "B.shared)"));
+  ts_sched_free(s);
+  s = tiled(&ko, &ki);
+  assert_int_equal(ts_cache_read(s, "A.shared.local", TS_LOCAL, ki, &st),
+                   TS_ERR_UNKNOWN_BUFFER);
+  assert_non_null(strstr(ts_sched_errmsg(s), "ts_cache_read(s, \"A.shared\", "
+                         "TS_LOCAL, ...) makes it"));
+  ts_sched_free(s);
+  s = tiled(&ko, &ki);
+  assert_int_equal(ts_cache_read(s, "a", TS_SHARED, ko, &st),
+                   TS_ERR_UNKNOWN_BUFFER);
+  assert_non_null(strstr(ts_sched_errmsg(s), "did you mean \"A\"?"));
+  ts_sched_free(s);
+  /* ts_pack's operand too. */
+  s = sched_of(8, 8, 8);
+  assert_int_equal(ts_pack(s, "b"), TS_ERR_UNKNOWN_BUFFER);
+  assert_non_null(strstr(ts_sched_errmsg(s), "(got \"b\"; did you mean "
+                         "\"B\"?)"));
+  ts_sched_free(s);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_cache_read_of_a_cache_not_made),
       cmocka_unit_test(test_cache_scope_errors),
       cmocka_unit_test(test_dynamic_shared_memory),
       cmocka_unit_test(test_caches_at_one_loop),

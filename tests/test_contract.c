@@ -90,7 +90,7 @@ static void test_split_outputs(void **state) {
     ts_status code;
   } bad[] = {
       {0, false, false, TS_ERR_BAD_FACTOR},
-      {INT64_MAX, false, false, TS_ERR_BAD_FACTOR},
+      {INT64_MAX, false, false, TS_ERR_INDEX_OVERFLOW},
       {2, true, false, TS_ERR_NULL_ARG},
       {2, false, true, TS_ERR_ALREADY_BOUND},
   };
@@ -232,7 +232,7 @@ static void test_cache_read_outputs(void **state) {
 static void test_cache_write_outputs(void **state) {
   (void)state;
   const cache_case bad[] = {
-      {"A", TS_LOCAL, AT_TJ, TS_ERR_UNKNOWN_BUFFER},
+      {"A", TS_LOCAL, AT_TJ, TS_ERR_BAD_ARG},
       {"C", TS_SHARED, AT_TJ, TS_ERR_BAD_SCOPE},
       {NULL, TS_LOCAL, AT_TJ, TS_ERR_NULL_ARG},
       {"C", TS_LOCAL, AT_KI, TS_ERR_BAD_ATTACH},

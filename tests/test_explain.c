@@ -13,6 +13,7 @@
 #include "explain/explain_impl.h"
 #include "ir/exec.h"
 #include "ir/program.h"
+#include "schedule/sched.h"
 
 /* ---- The cost model -------------------------------------------------- */
 
@@ -393,9 +394,113 @@ static void test_occupancy_where_the_kernel_runs(void **state) {
   }
 }
 
+/* ---- Padding advice, followed ---------------------------------------- */
+
+/* A built-in at 256x256x128 in `dtype` (TS_MATH_TF32 for tf32), with its
+ * cache `stage` padded by `pad` elements where pad >= 0. */
+static ts_sched *padded(const char *name, const char *dtype, const char *stage,
+                        int64_t pad) {
+  ts_gemm g = ts_gemm_make(256, 256, 128);
+  bool tf32 = strcmp(dtype, "tf32") == 0, f16 = strcmp(dtype, "f16") == 0;
+  g.a_type = g.b_type = f16 ? TS_F16 : TS_F32;
+  g.math = tf32 ? TS_MATH_TF32 : TS_MATH_F32;
+  ts_sched *s = ts_builtin_schedule(name, &g);
+  if (pad >= 0)
+    assert_int_equal(ts_storage_pad(s, sched_find_stage(s, stage), pad),
+                     TS_OK);
+  return s;
+}
+
+static bool conflicted(const ts_access_report *r) {
+  return r->wavefronts > r->ideal_wavefronts * 1.001;
+}
+
+/* e's row that stands for r's access (the same text: padding changes no
+ * index), or NULL. */
+static const ts_access_report *same_access(const ts_explain *e,
+                                           const ts_access_report *r) {
+  for (int i = 0; i < e->naccesses; i++) {
+    const ts_access_report *a = &e->accesses[i];
+    if (a->kernel == r->kernel && a->kind == r->kind &&
+        strcmp(a->buffer, r->buffer) == 0 && strcmp(a->text, r->text) == 0)
+      return a;
+  }
+  return NULL;
+}
+
+/* The first conflict on `stage` whose advice is a padding, followed: with
+ * the padding it names, that access has no conflict and no access of the
+ * cache that had none has one.  `says` is in the advice. */
+static void follow_pad_advice(const char *name, const char *dtype,
+                              const char *stage, int64_t pad,
+                              const char *says) {
+  ts_explain *before = explain_sched(padded(name, dtype, stage, pad), false);
+  const ts_access_report *named = NULL;
+  long long to = -1;
+  char want[64]; /* "ts_storage_pad(s, A_shared, " */
+  int at = snprintf(want, sizeof(want), "ts_storage_pad(s, %s, ", stage);
+  for (int c = 0; c < at; c++)
+    want[c] = want[c] == '.' ? '_' : want[c];
+  for (int i = 0; i < before->naccesses && !named; i++) {
+    const ts_access_report *r = &before->accesses[i];
+    const char *advice = strstr(r->verdict, want);
+    if (conflicted(r) && strcmp(r->buffer, stage) == 0 && advice &&
+        sscanf(advice + strlen(want), "%lld", &to) == 1)
+      named = r;
+  }
+  if (!named)
+    fail_msg("%s %s: no padding advised for %s", name, dtype, stage);
+  if (!has(named->verdict, says))
+    fail_msg("\"%s\" does not say \"%s\"", named->verdict, says);
+  ts_explain *after = explain_sched(padded(name, dtype, stage, to), false);
+  const ts_access_report *now = same_access(after, named);
+  assert_non_null(now);
+  if (conflicted(now))
+    fail_msg("%s %s padded by %lld: still \"%s\"", name, dtype, to,
+             now->verdict);
+  for (int i = 0; i < after->naccesses; i++) {
+    const ts_access_report *a = &after->accesses[i];
+    const ts_access_report *was = same_access(before, a);
+    if (strcmp(a->buffer, stage) == 0 && conflicted(a) &&
+        !(was && conflicted(was)))
+      fail_msg("%s %s padded by %lld: a new conflict, %s: \"%s\"", name,
+               dtype, to, a->text, a->verdict);
+  }
+  ts_explain_free(before);
+  ts_explain_free(after);
+}
+
+/* SIMT copies and loads in f32 and f16: the padding keeps float4 and
+ * 8-half vectors aligned (4 elements, 8 halves: 16 bytes). */
+static void test_pad_advice_followed_simt(void **state) {
+  (void)state;
+  follow_pad_advice("vectorized", "f32", "A.shared", -1,
+                    "pad its rows by 4 elements: "
+                    "ts_storage_pad(s, A_shared, 4)");
+  follow_pad_advice("vectorized", "f16", "A.shared", -1,
+                    "pad its rows by 8 16-bit elements: "
+                    "ts_storage_pad(s, A_shared, 8)");
+}
+
+/* Tensor-core kernels, whose caches are padded already: the advice is the
+ * total, not more on top.  tc128's A tile in f16 padded by 16 (8 more
+ * than it has, which the old advice said) puts a 2-way conflict on its
+ * ldmatrix; the advice takes it back to 8. */
+static void test_pad_advice_followed_tensor_cores(void **state) {
+  (void)state;
+  follow_pad_advice("tc128", "f16", "A.shared", 16,
+                    "16-bit elements in all, not 16: "
+                    "ts_storage_pad(s, A_shared, 8)");
+  follow_pad_advice("tc128", "tf32", "B.shared", -1,
+                    "pad its rows by 8 elements in all, not 4: "
+                    "ts_storage_pad(s, B_shared, 8)");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_cost_of_global_requests),
+      cmocka_unit_test(test_pad_advice_followed_simt),
+      cmocka_unit_test(test_pad_advice_followed_tensor_cores),
       cmocka_unit_test(test_cost_of_shared_requests),
       cmocka_unit_test(test_column_walk_is_a_32_way_conflict),
       cmocka_unit_test(test_compiler_reuses_repeated_loads),

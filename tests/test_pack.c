@@ -198,7 +198,7 @@ static void test_executor_catches_an_unpacked_element(void **state) {
 static void test_refusals(void **state) {
   (void)state;
   ts_sched *s = sched_of(8, 8, 8);
-  assert_refused_with(s, ts_pack(s, "C"), TS_ERR_UNKNOWN_BUFFER,
+  assert_refused_with(s, ts_pack(s, "C"), TS_ERR_BAD_ARG,
                       "must be \"A\" or \"B\"");
   s = sched_of(8, 8, 8);
   assert_int_equal(ts_pack(s, "A"), TS_OK);

@@ -174,7 +174,7 @@ static void test_split_errors(void **state) {
   /* The split's iterations, outer * factor + inner, are an int's. */
   s = sched_of(8, 8, 8);
   EXPECT_FAIL(ts_split(s, ts_get_loop(s, "i"), INT64_MAX, &o, &i),
-              TS_ERR_BAD_FACTOR, "ts_split: argument 3 'factor' "
+              TS_ERR_INDEX_OVERFLOW, "ts_split: argument 3 'factor' "
               "9223372036854775807 makes loop \"i\" of 8 iterations 1 x "
               "9223372036854775807, past the 2147483647 a kernel's int index "
               "holds");
@@ -220,8 +220,54 @@ static void test_get_loop_errors(void **state) {
   ts_sched *s = sched_of(8, 8, 8);
   assert_null(ts_get_loop(s, "q"));
   assert_int_equal(ts_sched_status(s), TS_ERR_UNKNOWN_LOOP);
+  assert_non_null(strstr(ts_sched_errmsg(s),
+                         "ts_get_loop: no loop named \"q\" in schedule "
+                         "\"custom\""));
+  ts_sched_free(s);
+}
+
+/* A misspelt loop name: the loops there are, in nest order, and the
+ * nearest (a match but for case first, else a few edits away). */
+static void test_get_loop_suggests_the_nearest(void **state) {
+  (void)state;
+  ts_sched *s = sched_of(8, 8, 8);
+  ts_loop *o, *i;
+  ts_split(s, ts_get_loop(s, "i"), 2, &o, &i);
+  assert_null(ts_get_loop(s, "i.outr"));
   assert_string_equal(ts_sched_errmsg(s),
-                      "ts_get_loop: no loop named \"q\" in schedule \"custom\"");
+                      "ts_get_loop: no loop named \"i.outr\" in schedule "
+                      "\"custom\"; did you mean \"i.outer\"? (loops: i.outer, "
+                      "i.inner, j, k)");
+  ts_sched_free(s);
+  s = sched_of(8, 8, 8);
+  assert_null(ts_get_loop(s, "I"));
+  assert_non_null(strstr(ts_sched_errmsg(s),
+                         "did you mean \"i\"? (loops: i, j, k)"));
+  ts_sched_free(s);
+  /* Nothing near: the list alone. */
+  s = sched_of(8, 8, 8);
+  assert_null(ts_get_loop(s, "q"));
+  assert_string_equal(ts_sched_errmsg(s),
+                      "ts_get_loop: no loop named \"q\" in schedule "
+                      "\"custom\" (loops: i, j, k)");
+  ts_sched_free(s);
+}
+
+/* The status's fixed text, the headline `tessel check` prints, names the
+ * first cause: a split past an int's index is an overflow, not a bad
+ * factor. */
+static void test_headline_names_the_overflow(void **state) {
+  (void)state;
+  ts_sched *s = sched_of(2147483647, 1, 1);
+  ts_loop *o, *i;
+  ts_split(s, ts_get_loop(s, "i"), 32, &o, &i);
+  assert_non_null(strstr(ts_sched_errmsg(s), "past the 2147483647 a kernel's "
+                         "int index holds"));
+  ts_program *p = ts_lower(s);
+  const char *headline = ts_strerror(ts_program_status(p));
+  if (!strstr(headline, "overflow"))
+    fail_msg("the headline \"%s\" does not say overflow", headline);
+  ts_program_free(p);
   ts_sched_free(s);
 }
 
@@ -496,7 +542,7 @@ static void test_min_blocks_per_sm(void **state) {
   ts_min_blocks_per_sm(s, 3);
   assert_null(ts_print_ir(s));
   ts_program *p = ts_lower(s);
-  assert_int_equal(ts_program_status(p), TS_ERR_BAD_ARG);
+  assert_int_equal(ts_program_status(p), TS_ERR_RESOURCES);
   assert_string_equal(ts_program_errmsg(p),
                       "ts_lower: ts_min_blocks_per_sm asks for 3 blocks of "
                       "1024 threads on one multiprocessor, 3072 threads; it "
@@ -509,6 +555,8 @@ static void test_min_blocks_per_sm(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_get_loop_suggests_the_nearest),
+      cmocka_unit_test(test_headline_names_the_overflow),
       cmocka_unit_test(test_split_divisible_has_no_guard),
       cmocka_unit_test(test_split_remainder_is_guarded),
       cmocka_unit_test(test_split_factor_past_extent),

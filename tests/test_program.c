@@ -155,7 +155,7 @@ static void test_compile_all_in_parallel(void **state) {
     assert_int_equal(ts_kernel_status(par[b]), ts_kernel_status(one));
     assert_string_equal(ts_kernel_name(par[b]), ts_program_name(p[b]));
     if (b == n - 1) {
-      assert_int_equal(ts_kernel_status(one), TS_ERR_BAD_ARG);
+      assert_int_equal(ts_kernel_status(one), TS_ERR_RESOURCES);
       assert_non_null(strstr(ts_kernel_errmsg(par[b]),
                              "ts_min_blocks_per_sm asks for 32"));
     } else {

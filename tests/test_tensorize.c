@@ -316,12 +316,12 @@ static void test_refuses_types_without_an_instruction(void **state) {
   g.b_type = TS_BF16;
   ts_sched *s = tiled(&g, &l);
   assert_refused_with(s, ts_tensorize(s, l.ii, l.jj, l.kk),
-                      TS_ERR_BAD_TENSORIZE, "A is f16 and B is bf16");
+                      TS_ERR_TENSOR_TYPE, "A is f16 and B is bf16");
   g = def_of(64, 64, 64, TS_F32);
   g.math = TS_MATH_F32; /* exact fp32 asked for */
   s = tiled(&g, &l);
   assert_refused_with(s, ts_tensorize(s, l.ii, l.jj, l.kk),
-                      TS_ERR_BAD_TENSORIZE, "TS_MATH_TF32");
+                      TS_ERR_TENSOR_TYPE, "TS_MATH_TF32");
   g = def_of(64, 64, 64, TS_F16);
   g.math = TS_MATH_TF32; /* tf32 of halves means nothing */
   s = ts_matmul(&g);
@@ -345,13 +345,32 @@ static void test_refuses_thread_x_and_a_second_instruction(void **state) {
   ts_reorder(s, 8, (ts_loop *[]){l.io, l.jo, wy, wx, l.ko, l.nj, r, l.jj});
   ts_reorder(s, 2, (ts_loop *[]){l.jj, ki});
   ts_bind(s, wx, TS_THREAD_X);
-  assert_refused_with(s, ts_tensorize(s, r, l.jj, ki), TS_ERR_BAD_TENSORIZE,
+  assert_refused_with(s, ts_tensorize(s, r, l.jj, ki), TS_ERR_TAG_BOUND_TWICE,
                       "bound to threadIdx.x");
   /* The loops of an instruction are not tensorized twice. */
   s = tiled(&g, &l);
   ts_tensorize(s, l.ii, l.jj, l.kk);
   assert_refused_with(s, ts_tensorize(s, l.ii, l.jj, l.kk),
                       TS_ERR_ALREADY_BOUND, "already tensorized");
+}
+
+/* The headline `tessel check` prints (the status's fixed text) names the
+ * type when the operands have no tensor-core instruction, not the loops. */
+static void test_headline_names_the_type(void **state) {
+  (void)state;
+  const ts_dtype b_types[2] = {TS_BF16, TS_F32};
+  for (int c = 0; c < 2; c++) {
+    tc_loops l;
+    ts_gemm g = def_of(64, 64, 64, c == 0 ? TS_F16 : TS_F32);
+    g.b_type = b_types[c];
+    g.math = TS_MATH_F32; /* exact fp32 in the second case */
+    ts_sched *s = tiled(&g, &l);
+    ts_tensorize(s, l.ii, l.jj, l.kk);
+    const char *headline = ts_strerror(ts_sched_status(s));
+    if (!strstr(headline, "type"))
+      fail_msg("the headline \"%s\" does not name the type", headline);
+    ts_sched_free(s);
+  }
 }
 
 static void test_lowering_refuses_a_moved_tile(void **state) {
@@ -363,7 +382,7 @@ static void test_lowering_refuses_a_moved_tile(void **state) {
   /* A later reorder moves one instruction loop out of the three. */
   assert_int_equal(ts_reorder(s, 2, (ts_loop *[]){l.ii, l.nj}), TS_OK);
   ts_program *p = ts_lower(s);
-  assert_int_equal(ts_program_status(p), TS_ERR_BAD_TENSORIZE);
+  assert_int_equal(ts_program_status(p), TS_ERR_NOT_INNERMOST);
   assert_non_null(strstr(ts_program_errmsg(p), "call ts_tensorize after"));
   ts_program_free(p);
   ts_sched_free(s);
@@ -383,6 +402,7 @@ int main(void) {
       cmocka_unit_test(test_refuses_loops_not_innermost),
       cmocka_unit_test(test_refuses_types_without_an_instruction),
       cmocka_unit_test(test_refuses_thread_x_and_a_second_instruction),
+      cmocka_unit_test(test_headline_names_the_type),
       cmocka_unit_test(test_lowering_refuses_a_moved_tile),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

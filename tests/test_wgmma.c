@@ -377,7 +377,7 @@ static void test_in_flight_refusals(void **state) {
   /* Lowering: 2 stages leave no copy ahead of the batch's tile; plain
    * copies cannot wait for a batch. */
   assert_refused(&(wg_shape){128, 128, 64, true, true, true, 2, 1},
-                 TS_ERR_BAD_ATTACH, "needs 3 stages or more");
+                 TS_ERR_BAD_ARG, "needs 3 stages or more");
   assert_refused(&(wg_shape){128, 128, 64, true, true, true, 0, 1},
                  TS_ERR_BAD_ARG, "no caches are pipelined at it");
   /* A k loop without wgmma, in fp32. */

@@ -126,6 +126,55 @@ static void add_cost(const pending_req *p, const req_cost *c) {
   r->misaligned |= c->misaligned;
 }
 
+/* Whether b's stored rows can be padded: a shared buffer, unswizzled,
+ * its innermost stored dimension contiguous. */
+static bool paddable(const ir_buffer *b) {
+  return b->scope == SCOPE_SHARED && !b->swizzle && b->ndim >= 2 &&
+         b->strides[b->order[b->ndim - 1]] == 1;
+}
+
+/* q with b's rows padded by `pad` elements instead: each address keeps
+ * its row (address / pitch) and its place in the row. */
+static warp_req repadded(const warp_req *q, const ir_buffer *b, int64_t pad) {
+  int64_t size = ts_dtype_size(b->dtype);
+  int64_t pitch = b->strides[b->order[b->ndim - 2]] * size;
+  int64_t to = (b->shape[b->order[b->ndim - 1]] + pad) * size;
+  warp_req r = *q;
+  for (int l = 0; l < WARP; l++)
+    if (r.active[l])
+      r.addr[l] = r.addr[l] / pitch * to + r.addr[l] % pitch;
+  return r;
+}
+
+static void cost_shared_side(const pending_req *p, const warp_req *q,
+                             req_cost *c) {
+  if (p->how == COST_LDMATRIX)
+    cost_ldmatrix(q, p->matrices, c);
+  else
+    cost_shared(q, c);
+}
+
+/* The shared side's wavefronts under each padding, into the row's
+ * pad_wavefronts, for the first PAD_SAMPLE requests of the row. */
+static void cost_pads(const pending_list *l, const pending_req *p) {
+  const warp_req *q = p->how == COST_ASYNC ? &p->shared_side : &p->q;
+  if (p->how == COST_GLOBAL || !l->rows || !paddable(p->buf))
+    return;
+  double *at = row_pad_wavefronts(l->rows, p->index);
+  if (at[PAD_COUNT] >= PAD_SAMPLE)
+    return;
+  at[PAD_COUNT] += 1;
+  at[PAD_WEIGHT] += p->weight;
+  for (int pad = 0; pad < PAD_CHOICES; pad++) {
+    warp_req r = repadded(q, p->buf, pad);
+    req_cost c = {0};
+    cost_shared_side(p, &r, &c);
+    at[pad] += p->weight * c.wavefronts;
+    if (pad == 0)
+      at[PAD_IDEAL] += p->weight * c.ideal_wavefronts;
+  }
+}
+
 static void cost(const pending_req *p) {
   req_cost c = {0}, shared = {0};
   switch (p->how) {
@@ -145,6 +194,8 @@ static void cost(const pending_req *p) {
 void pending_flush(pending_list *l, int from, bool as_written) {
   for (int i = from; i < l->n; i++) {
     pending_req *p = &l->v[i];
+    if (l->rows) /* rows made since it was queued may have moved them */
+      p->row = &l->rows->rows[p->index];
     p->row->ir_requests += p->weight;
     if (!as_written && p->load && repeats(l, from, i))
       p->dropped = true;
@@ -155,6 +206,7 @@ void pending_flush(pending_list *l, int from, bool as_written) {
     if (!as_written)
       merge(l, i);
     cost(&l->v[i]);
+    cost_pads(l, &l->v[i]);
   }
   l->n = from;
 }

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../ir/strbuf.h"
 #include "../ir/visit.h"
 #include "explain_impl.h"
 
@@ -68,21 +69,121 @@ static int global_verdict(const ts_access_report *r, char *out, size_t n) {
                   "would do", sec, best);
 }
 
+/* What padding does for a conflicted access of a shared buffer: the
+ * padding the buffer's rows have, and the total that removes the access's
+ * conflict and makes no other access of the buffer conflict more, with
+ * the fewest conflicts left on the buffer (each access of it costed under
+ * every padding by compiled.c).  A total, since ts_storage_pad sets the
+ * padding rather than adds to it. */
+typedef struct pad_advice {
+  bool costed;     /* false: swizzled, or not a padded kind of buffer */
+  int64_t now, to; /* elements a row; to < 0: no padding removes it */
+} pad_advice;
+
+static bool same_shared(const ts_access_report *r, const char *name) {
+  return r->wavefronts > 0 && strcmp(r->buffer, name) == 0;
+}
+
+/* Row i's conflict (wavefronts a request past the fewest) with its
+ * buffer's rows padded by `pad`, from its sample. */
+static double excess(const explain_rows *e, int i, int pad) {
+  const double *at = row_pad_wavefronts(e, i);
+  if (at[PAD_WEIGHT] <= 0)
+    return 0;
+  double over = (at[pad] - at[PAD_IDEAL]) / at[PAD_WEIGHT];
+  return over > 1e-9 ? over : 0;
+}
+
+/* The conflicts on the buffer of row `named` with its rows padded by
+ * `pad`, or -1 where the padding leaves row `named` conflicted or makes
+ * another row's conflicts worse (a new one among them). */
+static double padded_excess(const explain_rows *e, int first, int named,
+                            int pad, int64_t now) {
+  if (excess(e, named, pad) > 0)
+    return -1;
+  double sum = 0;
+  for (int i = first; i < e->n; i++) {
+    if (!same_shared(&e->rows[i], e->rows[named].buffer))
+      continue;
+    double x = excess(e, i, pad);
+    if (x > excess(e, i, (int)now) * 1.001)
+      return -1;
+    sum += x * e->rows[i].requests;
+  }
+  return sum;
+}
+
+static pad_advice advise_pad(const explain_rows *e, int first, int named,
+                             const ir_buffer *b) {
+  pad_advice a = {.to = -1};
+  if (!b || b->scope != SCOPE_SHARED || b->swizzle || b->ndim < 2)
+    return a;
+  const char *name = e->rows[named].buffer;
+  int widest = 1;
+  for (int i = first; i < e->n; i++)
+    if (same_shared(&e->rows[i], name) && e->rows[i].bytes > widest)
+      widest = e->rows[i].bytes;
+  int64_t size = ts_dtype_size(b->dtype);
+  int64_t inner = b->shape[b->order[b->ndim - 1]];
+  a.costed = true;
+  a.now = b->pad;
+  double least = -1;
+  for (int pad = 0; pad < PAD_CHOICES; pad++) {
+    /* Vector accesses stay aligned: rows a multiple of the widest. */
+    if ((inner + pad) * size % widest != 0)
+      continue;
+    double x = padded_excess(e, first, named, pad, a.now);
+    if (x >= 0 && (least < 0 || x < least * 0.999)) {
+      least = x;
+      a.to = pad;
+    }
+  }
+  return a;
+}
+
 /* The shared side: conflict-free, or n-way and what to do. */
-static int shared_verdict(const ts_access_report *r, const char *elem,
-                          int elem_bytes, char *out, size_t n) {
+static int shared_verdict(const ts_access_report *r, const pad_advice *pa,
+                          const char *elem, char *out, size_t n) {
   double wav = r->wavefronts / r->requests;
   double best = r->ideal_wavefronts / r->requests;
   if (wav <= best * 1.001)
     return snprintf(out, n, "no bank conflict");
-  int pad = r->bytes / elem_bytes > 0 ? r->bytes / elem_bytes : 1;
-  return snprintf(out, n, "%.3g-way bank conflict on %s (%.1f wavefronts a "
-                  "request where %.1f would do): pad its rows by %d %s%s "
-                  "(ts_storage_pad) or swizzle it (ts_storage_swizzle)",
-                  wav / best, r->buffer, wav, best, pad, elem, pad == 1 ? "" : "s");
+  int at = snprintf(out, n, "%.3g-way bank conflict on %s (%.1f wavefronts a "
+                    "request where %.1f would do): ", wav / best, r->buffer,
+                    wav, best);
+  if (at < 0 || (size_t)at >= n)
+    return at;
+  char *o = out + at;
+  size_t left = n - (size_t)at;
+  ts_buf stage;
+  ts_buf_init(&stage);
+  ts_buf_c_name(&stage, r->buffer);
+  char *var = ts_buf_take(&stage);
+  const char *unpadded = pa->now ? " unpadded" : "";
+  int more;
+  if (!pa->costed)
+    more = snprintf(o, left, "pad its rows (ts_storage_pad) or swizzle it "
+                    "(ts_storage_swizzle)");
+  else if (pa->to < 0)
+    more = snprintf(o, left, "no padding of its rows removes it without "
+                    "another; swizzle it%s (ts_storage_swizzle)", unpadded);
+  else if (pa->now)
+    more = snprintf(o, left, "pad its rows by %lld %s%s in all, not %lld: "
+                    "ts_storage_pad(s, %s, %lld); or swizzle it unpadded",
+                    (long long)pa->to, elem, pa->to == 1 ? "" : "s",
+                    (long long)pa->now, var ? var : r->buffer,
+                    (long long)pa->to);
+  else
+    more = snprintf(o, left, "pad its rows by %lld %s%s: ts_storage_pad(s, "
+                    "%s, %lld); or swizzle it", (long long)pa->to, elem,
+                    pa->to == 1 ? "" : "s", var ? var : r->buffer,
+                    (long long)pa->to);
+  free(var);
+  return at + more;
 }
 
-static void verdict(ts_access_report *r, const ir_buffer *shared_buf) {
+static void verdict(ts_access_report *r, const pad_advice *pa,
+                    const ir_buffer *shared_buf) {
   char *v = r->verdict;
   size_t n = sizeof(r->verdict), at = 0;
   if (r->requests <= 0)
@@ -94,7 +195,7 @@ static void verdict(ts_access_report *r, const ir_buffer *shared_buf) {
     const char *elem = eb == 4 ? "element" : "16-bit element";
     at += (size_t)snprintf(v + at, n - at, "%s", at ? "; " : "");
     if (at < n)
-      at += (size_t)shared_verdict(r, elem, eb, v + at, n - at);
+      at += (size_t)shared_verdict(r, pa, elem, v + at, n - at);
   }
   if (r->scalar_lanes && at < n)
     snprintf(v + at, n - at, "; its vectorized loop makes one access a "
@@ -207,8 +308,12 @@ static bool explain_kernel(ts_explain *e, const ts_program *p, int i,
     a->ideal_sectors *= per_block;
     a->wavefronts *= per_block;
     a->ideal_wavefronts *= per_block;
+  }
+  for (int r = first; r < rows->n; r++) {
+    ts_access_report *a = &rows->rows[r];
     const ir_buffer *sb = find_buffer(k->body, a->buffer);
-    verdict(a, sb);
+    pad_advice pa = advise_pad(rows, first, r, sb);
+    verdict(a, &pa, sb);
     if (a->requests > 0)
       a->active_lanes /= a->requests;
   }
@@ -260,6 +365,7 @@ ts_explain *ts_program_explain(const ts_program *p,
   for (int i = 0; ok && i < p->nkernels; i++)
     ok = explain_kernel(e, p, i, &o, &rows);
   free(rows.keys);
+  free(rows.pad_wavefronts);
   e->accesses = rows.rows;
   e->naccesses = rows.n;
   e->nkernels = ok ? p->nkernels : 0;

@@ -44,7 +44,8 @@ void cost_ldmatrix(const warp_req *r, int matrices, req_cost *c);
 typedef enum { COST_GLOBAL, COST_SHARED, COST_LDMATRIX, COST_ASYNC } cost_how;
 
 typedef struct pending_req {
-  ts_access_report *row;
+  ts_access_report *row; /* as queued: pending_flush finds it by index */
+  int index;             /* the row's in explain_rows */
   const ir_buffer *buf;
   cost_how how;
   warp_req q;           /* the request (cp.async: its global side) */
@@ -56,9 +57,27 @@ typedef struct pending_req {
   bool dropped;         /* reused or merged into another */
 } pending_req;
 
+/* The paddings ts_storage_pad takes, 0..32 elements a stored row: the
+ * first PAD_SAMPLE shared requests of a row on an unswizzled buffer are
+ * costed under each, so that the advice names the padding that removes
+ * its conflicts (explain.c).  A row keeps PAD_SLOTS numbers: the sample's
+ * wavefronts under each padding, then its fewest wavefronts, its weight
+ * and its count of requests. */
+enum {
+  PAD_CHOICES = 33,
+  PAD_IDEAL = PAD_CHOICES,
+  PAD_WEIGHT,
+  PAD_COUNT,
+  PAD_SLOTS,
+  PAD_SAMPLE = 128
+};
+
+typedef struct explain_rows explain_rows;
+
 typedef struct pending_list {
   pending_req *v;
   int n, cap;
+  explain_rows *rows; /* whose pad_wavefronts the costs add to */
 } pending_list;
 
 bool pending_add(pending_list *l, const pending_req *p);
@@ -70,13 +89,22 @@ void pending_flush(pending_list *l, int from, bool as_written);
 
 /* The explanation being built: rows found by the walk, in the order first
  * met, and strings in the arena. */
-typedef struct explain_rows {
+struct explain_rows {
   ts_arena *arena; /* the strings */
   ts_access_report *rows;
   const void **keys; /* the IR node each row stands for */
+  /* Row r's sample of shared requests costed with its buffer's rows padded
+   * by p elements at [r * PAD_SLOTS + p], and the slots after; all 0 where
+   * the buffer is not paddable. */
+  double *pad_wavefronts;
   int n, cap;
   bool oom;
-} explain_rows;
+};
+
+/* Row r's pad_wavefronts (PAD_SLOTS of them). */
+static inline double *row_pad_wavefronts(const explain_rows *e, int r) {
+  return e->pad_wavefronts + (size_t)r * PAD_SLOTS;
+}
 
 /* What the walk of one kernel gives beside its rows. */
 /* A local buffer's elements that thread 0 touches: its registers, where

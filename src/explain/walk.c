@@ -113,11 +113,16 @@ static ts_access_report *new_row(walk *w, const void *key) {
     const void **keys = realloc(r->keys, sizeof(*keys) * (size_t)cap);
     if (keys)
       r->keys = keys;
-    if (!rows || !keys)
+    double *pads = realloc(r->pad_wavefronts,
+                           sizeof(*pads) * PAD_SLOTS * (size_t)cap);
+    if (pads)
+      r->pad_wavefronts = pads;
+    if (!rows || !keys || !pads)
       return r->oom = true, NULL;
     r->cap = cap;
   }
   r->keys[r->n] = key;
+  memset(row_pad_wavefronts(r, r->n), 0, sizeof(double) * PAD_SLOTS);
   ts_access_report *row = &r->rows[r->n++];
   memset(row, 0, sizeof(*row));
   row->kernel = w->kernel;
@@ -177,7 +182,8 @@ static bool any(const bool *mask) {
 /* Queues a request of the lanes of q for its run's end (compiled.c). */
 static void queue(walk *w, ts_access_report *r, const ir_buffer *buf,
                   cost_how how, const warp_req *q, bool load) {
-  pending_req p = {.row = r, .buf = buf, .how = how, .q = *q, .load = load,
+  pending_req p = {.row = r, .index = (int)(r - w->rows->rows),
+                   .buf = buf, .how = how, .q = *q, .load = load,
                    .weight = w->weight, .step = w->step,
                    .epoch = buf->scope == SCOPE_SHARED ? w->shared_epoch
                                                        : w->global_epoch};
@@ -420,7 +426,8 @@ static void walk_async(walk *w, const ir_stmt *s, const bool *mask) {
     return;
   if (!r->text)
     r->text = access_text(w, src->load.buf, src->load.idx, src->load.lanes);
-  pending_req p = {.row = r, .buf = s->store.buf, .how = COST_ASYNC,
+  pending_req p = {.row = r, .index = (int)(r - w->rows->rows),
+                   .buf = s->store.buf, .how = COST_ASYNC,
                    .weight = w->weight, .step = w->step};
   addresses(w, src->load.buf, src->load.idx, src->load.lanes, mask, &p.q);
   addresses(w, s->store.buf, s->store.idx, s->store.lanes, mask,
@@ -447,7 +454,8 @@ static void walk_ldmatrix(walk *w, const ir_stmt *s, const bool *mask) {
     return;
   if (!r->text)
     r->text = access_text(w, src->load.buf, src->load.idx, 1);
-  pending_req p = {.row = r, .buf = src->load.buf, .how = COST_LDMATRIX,
+  pending_req p = {.row = r, .index = (int)(r - w->rows->rows),
+                   .buf = src->load.buf, .how = COST_LDMATRIX,
                    .matrices = s->ldsm.matrices, .weight = w->weight,
                    .step = w->step};
   addresses(w, src->load.buf, src->load.idx, 1, mask, &p.q);
@@ -533,7 +541,7 @@ void kernel_walk_free(kernel_walk *kw) {
 bool walk_kernel(const ir_kernel *k, int index, const ts_explain_opts *o,
                  explain_rows *rows, kernel_walk *out) {
   walk w = {.k = k, .kernel = index, .rows = rows, .nvars = k->nvars,
-            .as_written = o->as_written, .out = out};
+            .as_written = o->as_written, .out = out, .pend = {.rows = rows}};
   bool every_block = o->every_block;
   int first = rows->n;
   w.vars = calloc((size_t)WARP * (size_t)(k->nvars ? k->nvars : 1),

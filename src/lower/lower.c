@@ -127,7 +127,7 @@ static bool run_passes(lower_ctx *cx, ir_kernel *k) {
   k->nvars = cx->next_var;
   int64_t threads = k->block[0] * k->block[1] * k->block[2];
   if (k->min_blocks * threads > SCHED_MAX_THREADS_PER_SM)
-    return lower_fail(cx, TS_ERR_BAD_ARG,
+    return lower_fail(cx, TS_ERR_RESOURCES,
                       "ts_lower: ts_min_blocks_per_sm asks for %d blocks of "
                       "%lld threads on one multiprocessor, %lld threads; it "
                       "holds at most %d", k->min_blocks, (long long)threads,

@@ -54,7 +54,8 @@ static int thread_axis(ts_loop_kind k) {
   return k == TS_THREAD_X ? 0 : k == TS_THREAD_Y ? 1 : 2;
 }
 
-__attribute__((format(printf, 2, 3))) static void fail(walker *w,
+__attribute__((format(printf, 3, 4))) static void fail(walker *w,
+                                                        ts_status code,
                                                         const char *fmt, ...) {
   if (!w->failed) {
     char text[512];
@@ -62,7 +63,7 @@ __attribute__((format(printf, 2, 3))) static void fail(walker *w,
     va_start(ap, fmt);
     vsnprintf(text, sizeof(text), fmt, ap);
     va_end(ap);
-    lower_fail(w->cx, TS_ERR_BAD_ATTACH, "%s", text);
+    lower_fail(w->cx, code, "%s", text);
   }
   w->failed = true;
 }
@@ -338,7 +339,8 @@ static bool split_copy(walker *w, ir_stmt *copy, const ts_stage *st,
   if (h.other)
     return false;
   if (h.deep) {
-    fail(w, "ts_lower: the copy of \"%s\" has more than 4 loops; fuse "
+    fail(w, TS_ERR_BAD_ARG,
+         "ts_lower: the copy of \"%s\" has more than 4 loops; fuse "
          "some before double buffering it", st->name);
     return false;
   }
@@ -393,12 +395,14 @@ static int buffer_tiles(walker *w, const ts_loop *at_loop, const attach *at) {
     if (st->buf->scope != SCOPE_SHARED)
       continue;
     if (!st->double_buffered) {
-      fail(w, "ts_lower: \"%s\" is double-buffered and \"%s\", attached at "
+      fail(w, TS_ERR_STAGES_DIFFER,
+           "ts_lower: \"%s\" is double-buffered and \"%s\", attached at "
            "the same loop, is not; double buffer both", db->name, st->name);
       return 0;
     }
     if (st->buffer_tiles != db->buffer_tiles) {
-      fail(w, "ts_lower: \"%s\" and \"%s\" are double-buffered at the same "
+      fail(w, TS_ERR_STAGES_DIFFER,
+           "ts_lower: \"%s\" and \"%s\" are double-buffered at the same "
            "loop \"%s\" with %d and %d tiles a copy; their copies share the "
            "barriers, so give both the same count", db->name, st->name,
            at_loop->name, db->buffer_tiles, st->buffer_tiles);
@@ -568,7 +572,8 @@ static ir_stmt *pipeline_by_group(walker *w, ts_loop *f, attach *at,
 
 static ir_stmt *pipeline(walker *w, ts_loop *f, attach *at) {
   if (ir_kind_is_launch(f->kind)) {
-    fail(w, "ts_lower: a double-buffered cache is attached at loop \"%s\", "
+    fail(w, TS_ERR_BAD_ATTACH,
+         "ts_lower: a double-buffered cache is attached at loop \"%s\", "
          "which is bound; attach it at a serial k loop", f->name);
     return NULL;
   }
@@ -593,12 +598,14 @@ static int pipeline_depth(walker *w, const ts_loop *f, const attach *at) {
     if (st->buf->scope != SCOPE_SHARED || st->pipeline == first->pipeline)
       continue;
     if (st->pipeline)
-      fail(w, "ts_lower: \"%s\" and \"%s\", attached at loop \"%s\", are "
+      fail(w, TS_ERR_STAGES_DIFFER,
+           "ts_lower: \"%s\" and \"%s\", attached at loop \"%s\", are "
            "pipelined with %d and %d stages; their tiles share copy groups, "
            "so give both one count", first->name, st->name, f->name,
            first->pipeline, st->pipeline);
     else
-      fail(w, "ts_lower: \"%s\" is pipelined (ts_pipeline) and \"%s\", "
+      fail(w, TS_ERR_STAGES_DIFFER,
+           "ts_lower: \"%s\" is pipelined (ts_pipeline) and \"%s\", "
            "attached at the same loop \"%s\", is %s; pipeline both with "
            "%d stages", first->name, st->name, f->name,
            st->double_buffered ? "double-buffered" : "not", first->pipeline);
@@ -667,13 +674,15 @@ static ir_stmt *async_pipeline(walker *w, ts_loop *f, attach *at,
   if (!depth)
     return NULL;
   if (ir_kind_is_launch(f->kind)) {
-    fail(w, "ts_lower: a pipelined cache is attached at loop \"%s\", which "
+    fail(w, TS_ERR_BAD_ATTACH,
+         "ts_lower: a pipelined cache is attached at loop \"%s\", which "
          "is bound; attach it at a serial k loop", f->name);
     return NULL;
   }
   int lag = f->wgmma_in_flight;
   if (depth < lag + 2) {
-    fail(w, "ts_lower: loop \"%s\" keeps %d wgmma batch%s in flight, so its "
+    fail(w, TS_ERR_BAD_ARG,
+         "ts_lower: loop \"%s\" keeps %d wgmma batch%s in flight, so its "
          "pipeline needs %d stages or more (the tile in use, one in flight, "
          "the batches'); it has %d: raise ts_pipeline's stages or lower "
          "ts_wgmma_in_flight's batches", f->name, lag, lag == 1 ? "" : "es",

@@ -69,7 +69,7 @@ bool lower_mma_plan(lower_ctx *cx, const nest_path *path, lower_mma *t) {
     return true;
   const ir_stmt *cs = path->node[path->depth - 1];
   if (found != 3 || t->depth != path->depth - 4)
-    return lower_fail(cx, TS_ERR_BAD_TENSORIZE, "ts_lower: the tensorized "
+    return lower_fail(cx, TS_ERR_NOT_INNERMOST, "ts_lower: the tensorized "
                       "loops are no longer the three directly around the "
                       "computation; call ts_tensorize after every primitive "
                       "that moves them");
@@ -90,7 +90,7 @@ bool lower_mma_plan(lower_ctx *cx, const nest_path *path, lower_mma *t) {
                       (long long)t->loop[2]->extent);
   for (int i = 0; i < s->nloops; i++)
     if (s->loops[i]->live && s->loops[i]->kind == TS_THREAD_X)
-      return lower_fail(cx, TS_ERR_BAD_TENSORIZE, "ts_lower: loop \"%s\" is "
+      return lower_fail(cx, TS_ERR_TAG_BOUND_TWICE, "ts_lower: loop \"%s\" is "
                         "bound to threadIdx.x, which a tensorized nest gives "
                         "the lanes of its warps; bind it to TS_THREAD_Y or "
                         "TS_THREAD_Z", s->loops[i]->name);

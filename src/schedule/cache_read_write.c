@@ -21,6 +21,7 @@
  * lowering places them (src/lower/reduction.c).
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../ir/analysis.h"
@@ -136,6 +137,49 @@ static bool attach_path(ts_sched *s, const char *fn, const ts_loop *at,
   return true;
 }
 
+/* Where `name` is what ts_cache_read(s, SOURCE, SCOPE, ...) names its
+ * cache ("A.shared", "A.shared.local", "B.local2"), the call that makes
+ * it, into b. */
+static void say_maker(ts_buf *b, const char *name) {
+  const char *const scopes[2] = {"shared", "local"};
+  const char *dot = strrchr(name, '.');
+  if (!dot || dot == name)
+    return;
+  for (int sc = 0; sc < 2; sc++) {
+    size_t len = strlen(scopes[sc]);
+    if (strncmp(dot + 1, scopes[sc], len) != 0 ||
+        strspn(dot + 1 + len, "0123456789") != strlen(dot + 1 + len))
+      continue;
+    int source = (int)(dot - name);
+    if (source == 1 && name[0] == 'C')
+      return; /* C's cache is ts_cache_write's, and not read */
+    ts_buf_printf(b, " yet; ts_cache_read(s, \"%.*s\", %s, ...) makes it: "
+                  "call that first", source, name,
+                  sc == 0 ? "TS_SHARED" : "TS_LOCAL");
+    return;
+  }
+}
+
+/* No buffer of that name: the call that would make it, the nearest of the
+ * buffers there are, and the list. */
+static void fail_unknown_source(ts_sched *s, const char *buffer) {
+  const char *names[2 + SCHED_MAX_STAGES];
+  int n = sched_buffer_names(s, names, 2 + SCHED_MAX_STAGES);
+  ts_buf b;
+  ts_buf_init(&b);
+  say_maker(&b, buffer);
+  sched_list_names(&b, buffer, names, n, "buffers");
+  char *why = ts_buf_take(&b);
+  if (!why) {
+    sched_oom(s, "ts_cache_read");
+    return;
+  }
+  sched_fail(s, TS_ERR_UNKNOWN_BUFFER, NULL,
+             "ts_cache_read: argument 2 'buffer': no buffer named \"%s\"%s",
+             buffer, why);
+  free(why);
+}
+
 static bool check_source(ts_sched *s, const char *buffer, const ir_stmt *c,
                          int *operand) {
   *operand = operand_reading(c, buffer);
@@ -157,9 +201,7 @@ static bool check_source(ts_sched *s, const char *buffer, const ir_stmt *c,
       return false;
     }
   }
-  sched_fail(s, TS_ERR_UNKNOWN_BUFFER, NULL,
-             "ts_cache_read: argument 2 'buffer': no buffer named \"%s\" "
-             "(A, B, or a cache such as \"A.shared\")", buffer);
+  fail_unknown_source(s, buffer);
   return false;
 }
 
@@ -197,7 +239,7 @@ static bool check_attach(ts_sched *s, const nest_path *p, int at_index,
   if (!src)
     return true;
   if (src->buf->scope != SCOPE_SHARED || scope != TS_LOCAL) {
-    sched_fail(s, TS_ERR_BAD_SCOPE, NULL,
+    sched_fail(s, TS_ERR_CACHE_ORDER, NULL,
                "ts_cache_read: \"%s\" is in %s memory; caches copy toward "
                "the registers (global -> shared -> local), so a cache of a "
                "cache is a register cache of a shared one", buffer,
@@ -433,9 +475,11 @@ ts_status ts_cache_write(ts_sched *s, const char *buffer, ts_scope scope,
       !attach_path(s, fn, at, &path, &at_index))
     return s->status;
   if (strcmp(buffer, "C") != 0)
-    return sched_fail(s, TS_ERR_UNKNOWN_BUFFER, NULL,
-                      "ts_cache_write: argument 2 'buffer' must be \"C\", the "
-                      "one buffer the computation writes (got \"%s\")", buffer);
+    return sched_fail(s, sched_buffer_exists(s, buffer) ? TS_ERR_BAD_ARG
+                                                        : TS_ERR_UNKNOWN_BUFFER,
+                      NULL, "ts_cache_write: argument 2 'buffer' must be "
+                      "\"C\", the one buffer the computation writes (got "
+                      "\"%s\")", buffer);
   if (scope != TS_LOCAL)
     return sched_fail(s, TS_ERR_BAD_SCOPE, NULL,
                       "ts_cache_write: C's accumulators live in registers; "

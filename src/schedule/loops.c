@@ -35,7 +35,7 @@ ts_status ts_split(ts_sched *s, ts_loop *loop, int64_t factor, ts_loop **outer,
   int64_t e = loop->extent;
   int64_t nouter = e / factor + (e % factor != 0);
   if (nouter > MAX_INDEX / factor)
-    return sched_fail(s, TS_ERR_BAD_FACTOR, loop,
+    return sched_fail(s, TS_ERR_INDEX_OVERFLOW, loop,
                       "ts_split: argument 3 'factor' %lld makes loop \"%s\" "
                       "of %lld iterations %lld x %lld, past the %d a kernel's "
                       "int index holds", (long long)factor, loop->name,
@@ -332,7 +332,7 @@ static ts_status bind_copy_loop(ts_sched *s, ts_loop *loop, ts_loop_kind tag) {
                       "copy, not to %s", loop->name, st->name,
                       ir_loop_kind_name(tag));
   if (st->buf->scope != SCOPE_SHARED)
-    return sched_fail(s, TS_ERR_BAD_SCOPE, loop,
+    return sched_fail(s, TS_ERR_BAD_TAG, loop,
                       "ts_bind: loop \"%s\" copies register cache \"%s\", "
                       "which each thread fills for itself; only a shared "
                       "copy's loops are bound to threads", loop->name,

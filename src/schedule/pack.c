@@ -44,11 +44,17 @@ ts_status ts_pack(ts_sched *s, const char *buffer) {
                       "%s: argument 2 'buffer' is NULL", fn);
   /* Check: an input, not packed yet, and not cached yet (a cache made
    * before would copy the original). */
+  static const char *const inputs[2] = {"A", "B"};
   int w = strcmp(buffer, "A") == 0 ? 0 : strcmp(buffer, "B") == 0 ? 1 : -1;
-  if (w < 0)
-    return sched_fail(s, TS_ERR_UNKNOWN_BUFFER, NULL,
-                      "%s: argument 2 'buffer' must be \"A\" or \"B\", an "
-                      "input of the GEMM (got \"%s\")", fn, buffer);
+  if (w < 0) {
+    const char *near = sched_nearest_name(buffer, inputs, 2);
+    return sched_fail(s, sched_buffer_exists(s, buffer) ? TS_ERR_BAD_ARG
+                                                        : TS_ERR_UNKNOWN_BUFFER,
+                      NULL, "%s: argument 2 'buffer' must be \"A\" or \"B\", "
+                      "an input of the GEMM (got \"%s\"%s%s%s)", fn, buffer,
+                      near ? "; did you mean \"" : "", near ? near : "",
+                      near ? "\"?" : "");
+  }
   ir_buffer **operand = w == 0 ? &s->A : &s->B;
   if ((*operand)->workspace_view)
     return sched_fail(s, TS_ERR_BAD_ARG, NULL, "%s: %s is packed already",

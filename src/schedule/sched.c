@@ -417,6 +417,29 @@ const char *ts_sched_name(const ts_sched *s) {
 
 /* ---- Loops by name -------------------------------------------------------------- */
 
+/* No loop of that name: the loops there are, and the nearest. */
+static void fail_unknown_loop(ts_sched *s, const char *name) {
+  const char **names = malloc(sizeof(*names) * (size_t)(s->nloops + 1));
+  if (!names) {
+    sched_oom(s, "ts_get_loop");
+    return;
+  }
+  int n = sched_loop_names(s, names, s->nloops + 1);
+  ts_buf b;
+  ts_buf_init(&b);
+  sched_list_names(&b, name, names, n, "loops");
+  char *list = ts_buf_take(&b);
+  free(names);
+  if (!list) {
+    sched_oom(s, "ts_get_loop");
+    return;
+  }
+  sched_fail(s, TS_ERR_UNKNOWN_LOOP, NULL,
+             "ts_get_loop: no loop named \"%s\" in schedule \"%s\"%s", name,
+             s->name, list);
+  free(list);
+}
+
 ts_loop *ts_get_loop(ts_sched *s, const char *name) {
   if (!s || s->status != TS_OK)
     return NULL;
@@ -437,9 +460,7 @@ ts_loop *ts_get_loop(ts_sched *s, const char *name) {
                "ts_get_loop: loop \"%s\" was replaced by an earlier split or "
                "fuse", name);
   else
-    sched_fail(s, TS_ERR_UNKNOWN_LOOP, NULL,
-               "ts_get_loop: no loop named \"%s\" in schedule \"%s\"", name,
-               s->name);
+    fail_unknown_loop(s, name);
   return NULL;
 }
 

@@ -168,6 +168,23 @@ enum { SCHED_STATIC_SHARED = 48 * 1024 };
  * (sm_80 and sm_90): blocks and threads. */
 enum { SCHED_MAX_BLOCKS_PER_SM = 32, SCHED_MAX_THREADS_PER_SM = 2048 };
 
+/* ---- Names (names.c) ------------------------------------------------------- */
+
+/* The one of names[0..n) nearest `name`: equal but for case first, else
+ * within a few edits; NULL when none is near. */
+const char *sched_nearest_name(const char *name, const char *const *names,
+                               int n);
+/* Appends `; did you mean "i.outer"? (loops: i.outer, i.inner, j, k)`,
+ * the question only where a name is near, `what` naming the list. */
+void sched_list_names(ts_buf *b, const char *name, const char *const *names,
+                      int n, const char *what);
+/* The names of the loops in the nest, outermost first (at most cap). */
+int sched_loop_names(const ts_sched *s, const char **names, int cap);
+/* Whether `name` is A, B, C or a cache made so far. */
+bool sched_buffer_exists(const ts_sched *s, const char *name);
+/* The buffers a cache can copy: A, B and the read caches made so far. */
+int sched_buffer_names(const ts_sched *s, const char **names, int cap);
+
 /* ---- Loop nest navigation (nest.c) ---------------------------------------- */
 
 enum { NEST_MAX_DEPTH = 64 };

@@ -101,13 +101,13 @@ static bool check_lanes_free(ts_sched *s) {
   for (int i = 0; i < s->nloops; i++) {
     const ts_loop *l = s->loops[i];
     if (l->live && l->kind == TS_THREAD_X)
-      return sched_fail(s, TS_ERR_BAD_TENSORIZE, l,
+      return sched_fail(s, TS_ERR_TAG_BOUND_TWICE, l,
                         "ts_tensorize: loop \"%s\" is bound to threadIdx.x, "
                         "which the instruction takes for the lanes of a "
                         "warp (or warpgroup); bind the warps to TS_THREAD_Y or TS_THREAD_Z",
                         l->name) == TS_OK;
     if (l->live && l->kind == TS_TENSORIZED)
-      return sched_fail(s, TS_ERR_BAD_TENSORIZE, l,
+      return sched_fail(s, TS_ERR_ALREADY_BOUND, l,
                         "ts_tensorize: loop \"%s\" is already tensorized; a "
                         "nest has one instruction", l->name) == TS_OK;
   }
@@ -120,14 +120,14 @@ static const mma_instr *instruction(ts_sched *s) {
   const mma_instr *in = g->a_type == g->b_type ? mma_instr_for(g->a_type)
                                                 : NULL;
   if (!in) {
-    sched_fail(s, TS_ERR_BAD_TENSORIZE, NULL,
+    sched_fail(s, TS_ERR_TENSOR_TYPE, NULL,
                "ts_tensorize: A is %s and B is %s; mma.sync multiplies two "
                "operands of one type: f16, bf16, or f32 (as tf32)",
                ts_dtype_name(g->a_type), ts_dtype_name(g->b_type));
     return NULL;
   }
   if (in->tf32 && g->math != TS_MATH_TF32) {
-    sched_fail(s, TS_ERR_BAD_TENSORIZE, NULL,
+    sched_fail(s, TS_ERR_TENSOR_TYPE, NULL,
                "ts_tensorize: A and B are f32 and the definition asks for "
                "exact fp32 products; tensor cores round f32 to tf32: allow "
                "it with def->math = TS_MATH_TF32 (--dtype tf32)");
