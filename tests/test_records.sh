@@ -249,7 +249,8 @@ else
   has "install libplplot-dev and plplot-driver-cairo" "$tmp/e.out"
 fi
 
-# ---- bench's estimate, before any GPU is looked for.
+# ---- bench's estimate: a refusal past --max-seconds before any GPU is
+# looked for, the estimate said once there is one.
 TESSEL_CUDA_DRIVER=/nonexistent/libcuda.so.1 "$tessel" bench naive \
   --shape 32768x32768x32768 > "$tmp/e.out" 2>&1
 status 2 "bench past --max-seconds" $?
@@ -259,8 +260,15 @@ has ": 1 compile (" "$tmp/e.out" # one schedule: singular
 TESSEL_CUDA_DRIVER=/nonexistent/libcuda.so.1 "$tessel" bench naive \
   --shape 8192x8192x8192 > "$tmp/e.out" 2>&1
 status 1 "bench over 10 s, under --max-seconds, without a GPU" $?
-has "tessel: bench will take about " "$tmp/e.out"
 has "bench needs a GPU" "$tmp/e.out"
+# Without a GPU the one line is why: no estimate of a run that cannot be.
+[ "$(wc -l < "$tmp/e.out")" = 1 ] ||
+  { fail "bench without a GPU says more than why"; cat "$tmp/e.out"; }
+TESSEL_CACHE_DIR="$tmp/cache" TESSEL_CUDA_DRIVER="$fake" \
+  LD_LIBRARY_PATH="$tmp/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+  "$tessel" bench naive --beta 1 --shape 8192x8192x8192 > "$tmp/e.out" 2>&1
+status 0 "bench over 10 s on the fake driver" $?
+has "tessel: bench will take about " "$tmp/e.out"
 TESSEL_CUDA_DRIVER=/nonexistent/libcuda.so.1 "$tessel" bench naive \
   --shape 32768x32768x32768 --max-seconds 100000 > "$tmp/e.out" 2>&1
 status 1 "bench with --max-seconds raised, without a GPU" $?

@@ -3,8 +3,9 @@
  * shape by shape: every candidate of a shape compiled first (schedules in
  * parallel), then timed in one run on the same inputs.  Rows are printed,
  * and written to --csv and to the --json record of the run (record.c).
- * Before any work the run's time is estimated: said when over about 10 s,
- * refused over --max-seconds.
+ * Before any work the run's time is estimated: refused over
+ * --max-seconds, and said when over about 10 s once a GPU is found to run
+ * it (without one, the one line is why).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,29 +82,39 @@ static bench_estimate estimate(const cli_opts *o) {
   return e;
 }
 
-/* Says how long a run over 10 s will take; false (with the numbers and
- * how to go on) when over --max-seconds. */
-static bool announce_or_refuse(const cli_opts *o) {
+/* The estimate's parts in words: "13 compiles (26 s uncached), ...". */
+static double estimate_text(const cli_opts *o, char *what, size_t len) {
   bench_estimate e = estimate(o);
-  double total = e.compile_s + e.gpu_s + e.host_s;
-  if (total < 10)
-    return true;
+  snprintf(what, len, "%d compile%s (%.0f s uncached), %lld launch%s (%.0f "
+           "s at an assumed %.0f TFLOP/s) and %.0f s on the host", e.compiles,
+           e.compiles == 1 ? "" : "s", e.compile_s, e.launches,
+           e.launches == 1 ? "" : "es", e.gpu_s, ASSUMED_TFLOPS, e.host_s);
+  return e.compile_s + e.gpu_s + e.host_s;
+}
+
+/* False (with the numbers and how to go on) when the run would pass
+ * --max-seconds: refused before anything, a GPU or not. */
+static bool within_max_seconds(const cli_opts *o) {
   char what[256];
-  snprintf(what, sizeof(what), "%d compile%s (%.0f s uncached), %lld "
-           "launch%s (%.0f s at an assumed %.0f TFLOP/s) and %.0f s on the "
-           "host", e.compiles, e.compiles == 1 ? "" : "s", e.compile_s,
-           e.launches, e.launches == 1 ? "" : "es", e.gpu_s, ASSUMED_TFLOPS,
-           e.host_s);
-  if (total > o->max_seconds) {
-    fprintf(stderr, "tessel: bench would take about %.0f s: %s; that is over "
-            "--max-seconds %d: give --max-seconds %.0f to run it, or fewer "
-            "--repeats, schedules or shapes\n", total, what, o->max_seconds,
-            total + 1);
-    return false;
-  }
+  double total = estimate_text(o, what, sizeof(what));
+  if (total <= o->max_seconds)
+    return true;
+  fprintf(stderr, "tessel: bench would take about %.0f s: %s; that is over "
+          "--max-seconds %d: give --max-seconds %.0f to run it, or fewer "
+          "--repeats, schedules or shapes\n", total, what, o->max_seconds,
+          total + 1);
+  return false;
+}
+
+/* Says how long a run over 10 s will take, once there is a GPU to run it
+ * (without one, the only line is why not). */
+static void announce(const cli_opts *o) {
+  char what[256];
+  double total = estimate_text(o, what, sizeof(what));
+  if (total < 10)
+    return;
   fprintf(stderr, "tessel: bench will take about %.0f s: %s\n", total, what);
   fflush(stderr);
-  return true;
 }
 
 /* ---- Row names -------------------------------------------------------------------- */
@@ -463,7 +474,7 @@ int cli_bench(int argc, char **argv) {
   if (rc >= 0)
     return rc;
   cli_finish_shapes(&o, 1024, 1024, 1024);
-  if (!announce_or_refuse(&o))
+  if (!within_max_seconds(&o))
     return EXIT_USAGE;
   if (!read_kernels(&o, kernels))
     return EXIT_USAGE;
@@ -478,6 +489,7 @@ int cli_bench(int argc, char **argv) {
     fprintf(stderr, "tessel: out of memory\n");
     rc = EXIT_FAIL;
   } else {
+    announce(&o);
     rc = bench_all(gpu, &o, kernels, &out);
   }
   if (out.csv)
