@@ -533,6 +533,40 @@ static void test_refuses_a_tile_narrower_than_the_row(void **state) {
 /* wg128 in tf32 (A and B packed, rounded, B's tile k-major, m64n256k8)
  * against the rounded reference at odd shapes in every layout, alpha and
  * beta included, two batches in flight too. */
+/* In every layout each operand's tile lies as the operand lies in memory,
+ * so every copy into it is one 16-byte cp.async: no scalar store into a
+ * tile (8 of them a 16-byte row, as B's tile had in NT, A's in TN). */
+static void test_every_layout_copies_16_bytes(void **state) {
+  (void)state;
+  static const ts_dtype types[] = {TS_F16, TS_BF16};
+  for (int t = 0; t < 2; t++)
+    for (int l = 0; l < 4; l++) {
+      ts_gemm g = ts_gemm_make(4096, 4096, 4096);
+      g.layout = (ts_layout)l;
+      g.a_type = g.b_type = types[t];
+      ts_sched *s = ts_builtin_schedule("wg128", &g);
+      char *cu = ts_cuda_source(s);
+      assert_non_null(cu);
+      for (const char *line = cu; line; line = strchr(line, '\n')) {
+        while (*line == '\n' || *line == ' ')
+          line++;
+        if (strncmp(line, "A_shared[", 9) == 0 ||
+            strncmp(line, "B_shared[", 9) == 0)
+          fail_msg("wg128 %s %s: a scalar store into a shared tile: %.60s",
+                   ts_dtype_name(types[t]), ts_layout_name(g.layout), line);
+      }
+      const char *at = cu;
+      int copies = 0;
+      while ((at = strstr(at, "tessel_cp_async16(&"))) {
+        copies++;
+        at++;
+      }
+      assert_true(copies >= 2); /* A's and B's */
+      free(cu);
+      ts_sched_free(s);
+    }
+}
+
 static void test_tf32_correct_in_every_layout(void **state) {
   (void)state;
   static const int64_t shapes[][3] = {{67, 45, 70}, {1, 1, 1},
@@ -679,6 +713,7 @@ int main(void) {
       cmocka_unit_test(test_executor_catches_a_batch_on_a_tile_in_flight),
       cmocka_unit_test(test_executor_catches_a_batch_never_waited_for),
       cmocka_unit_test(test_in_flight_refusals),
+      cmocka_unit_test(test_every_layout_copies_16_bytes),
       cmocka_unit_test(test_verifier_checks_wgmma),
       cmocka_unit_test(test_refuses_operands_it_cannot_describe),
       cmocka_unit_test(test_refuses_a_tile_narrower_than_the_row),

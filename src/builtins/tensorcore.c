@@ -109,12 +109,15 @@ typedef struct wg_tiling {
 } wg_tiling;
 
 /* A wgmma operand's shared tile: swizzled in 128-byte rows, copied 16
- * bytes an access in stages; `k_major`: stored with k contiguous. */
+ * bytes an access in stages; `transposed`: stored the other way from the
+ * cache's default (op(A) m x k, op(B) k x n, each row-major), so that its
+ * rows run as the operand's rows run in memory and each copy is 16
+ * contiguous bytes at both ends (wgmma reads a 16-bit tile either way). */
 static void warpgroup_tile(ts_sched *s, const char *operand, ts_loop *at,
-                           const wg_tiling *t, bool k_major) {
+                           const wg_tiling *t, bool transposed) {
   ts_stage *st;
   ts_cache_read(s, operand, TS_SHARED, at, &st);
-  if (k_major)
+  if (transposed)
     ts_storage_transpose(s, st);
   ts_storage_swizzle(s, st);
   vector_copy(s, st, 16 / ts_dtype_size(ts_sched_gemm(s)->a_type));
@@ -125,9 +128,15 @@ static ts_status warpgroup_tiles(ts_sched *s, const wg_tiling *t) {
   ts_loop *io, *ir, *wg, *ii, *jo, *jj, *ko, *ki, *kq, *kk;
   /* tf32: wgmma reads its operands k-major and rounded only, so both are
    * packed first (ts_pack) and B's tile is stored k-major; k steps of 8.
-   * A k tile is one 128-byte row of the swizzle: 64 halves, 32 tf32. */
-  bool tf32 = ts_sched_gemm(s)->a_type == TS_F32;
-  int64_t size = ts_dtype_size(ts_sched_gemm(s)->a_type);
+   * A k tile is one 128-byte row of the swizzle: 64 halves, 32 tf32.
+   * f16 and bf16: each tile lies as its operand lies in memory, A
+   * m-major where it is stored transposed (TN, TT), B k-major where it is
+   * (NT, TT). */
+  const ts_gemm *g = ts_sched_gemm(s);
+  bool tf32 = g->a_type == TS_F32;
+  bool a_stored_t = g->layout == TS_TN || g->layout == TS_TT;
+  bool b_stored_t = g->layout == TS_NT || g->layout == TS_TT;
+  int64_t size = ts_dtype_size(g->a_type);
   if (tf32) {
     ts_pack(s, "A");
     ts_pack(s, "B");
@@ -144,8 +153,8 @@ static ts_status warpgroup_tiles(ts_sched *s, const wg_tiling *t) {
   ts_bind(s, wg, TS_THREAD_Y);
   if (t->swizzle)
     ts_swizzle(s, io, jo, t->swizzle);
-  warpgroup_tile(s, "A", ko, t, false);
-  warpgroup_tile(s, "B", ko, t, tf32);
+  warpgroup_tile(s, "A", ko, t, !tf32 && a_stored_t);
+  warpgroup_tile(s, "B", ko, t, tf32 || b_stored_t);
   ts_unroll(s, kq);
   ts_tensorize(s, ii, jj, kk);
   if (t->in_flight)
