@@ -10,10 +10,10 @@
 #include <pthread.h>
 #include <unistd.h>
 
-#include "../src/ir/strbuf.h"
+#include "../ir/strbuf.h"
 #include "kernel_cache.h"
-#include "kernel.h"
-#include "loader.h"
+#include "../../runtime/kernel.h"
+#include "toolkit.h"
 
 static ts_kernel nomem_kernel = {.status = TS_ERR_NO_MEMORY,
                                  .errmsg = "ts_compile: out of memory"};
