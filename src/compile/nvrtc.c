@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <unistd.h>
 
+#include "../ir/limits.h"
 #include "../ir/strbuf.h"
 #include "kernel_cache.h"
 #include "../../runtime/kernel.h"
@@ -203,20 +204,6 @@ static void compile_cached(ts_kernel *k, const ts_nvrtc_api *api,
   free(key);
 }
 
-/* Shared memory per block with the opt-in, by compute capability (the CUDA
- * programming guide's table); an architecture it does not list gets the
- * 48 KiB every one allows. */
-static int64_t arch_shared_limit(int n) {
-  switch (n) {
-  case 70: case 72: return 96 * 1024;
-  case 75: return 64 * 1024;
-  case 80: case 87: return 163 * 1024;
-  case 86: case 89: case 120: case 121: return 99 * 1024;
-  case 90: case 100: case 103: case 110: return 227 * 1024;
-  default: return 48 * 1024;
-  }
-}
-
 static ts_kernel *new_kernel(const char *arch) {
   ts_kernel *k = calloc(1, sizeof(*k));
   if (k)
@@ -298,7 +285,7 @@ ts_kernel *ts_compile(const ts_program *p, const char *arch) {
                        "tensor-core instructions of ts_tensorize); %s is "
                        "older: compile for sm_%d or later", k->label,
                        min_arch, k->arch, min_arch);
-  int64_t limit = arch_shared_limit(arch_number(k->arch));
+  int64_t limit = ts_arch_shared_block(arch_number(k->arch));
   if (arch_number(k->arch) > 0 && k->launch.dynamic_shared > limit)
     return kernel_fail(k, TS_ERR_RESOURCES, "ts_compile: the shared caches "
                        "of \"%s\" take %lld bytes per block; %s allows at "
