@@ -382,10 +382,6 @@ ts_status ts_trace_load(ts_sched *onto, const char *text, size_t len,
  * program carries the error.  Free the schedule whenever you like. */
 typedef struct ts_program ts_program;
 
-/* The most kernels a program launches: two of ts_pack, the schedule's,
- * and split-K's second. */
-enum { TS_MAX_KERNELS = 4 };
-
 typedef struct ts_launch {
   int64_t grid[3], block[3];
   /* Dynamic shared memory, in bytes: the shared caches when they pass the
@@ -874,12 +870,21 @@ uint64_t ts_kernel_source_hash(const ts_kernel *k);
  * TESSEL_NO_CACHE=1 turns it off) instead of NVRTC. */
 int ts_kernel_from_cache(const ts_kernel *k);
 /* The entry points the cubin holds, launched in order (the program's
- * kernels: 1, or 2 with split-K), each one's geometry, and the workspace
- * they share in bytes (0: none). */
+ * kernels: 1, or more with split-K and ts_pack), each one's geometry, and
+ * the workspace they share in bytes (0: none). */
 int ts_kernel_count(const ts_kernel *k);
 const char *ts_kernel_entry(const ts_kernel *k, int i);
 ts_status ts_kernel_launch(const ts_kernel *k, int i, ts_launch *out);
 int64_t ts_kernel_workspace(const ts_kernel *k);
+/* The CUDA C the kernel was compiled from (its hash is
+ * ts_kernel_source_hash); "" when none reached NVRTC. */
+const char *ts_kernel_source(const ts_kernel *k);
+/* The cubin and its size in bytes; NULL and 0 for a kernel in error. */
+const void *ts_kernel_cubin(const ts_kernel *k, size_t *size);
+/* The PTX of the kernel's source for its architecture (compute_90 for
+ * sm_90), compiled by NVRTC when asked: malloc'd text the caller frees,
+ * or NULL with the reason in msg. */
+char *ts_kernel_ptx(const ts_kernel *k, char *msg, size_t msglen);
 
 /* ---- The GPU: running and timing --------------------------------------- */
 

@@ -168,11 +168,12 @@ int ts_gpu_memory_clock_khz(const ts_gpu *g) {
  * memory; otherwise they are reported as -1 (unknown). */
 static bool resources_from_driver(ts_gpu *g, gpu_module *m) {
   int regs = 0, local = 0, shared = 0;
-  if (!GPU_CALL(g, cuFuncGetAttribute(&regs, CU_FUNC_ATTRIBUTE_NUM_REGS, m->fn)) ||
+  CUfunction fn = m->fns[m->main].fn;
+  if (!GPU_CALL(g, cuFuncGetAttribute(&regs, CU_FUNC_ATTRIBUTE_NUM_REGS, fn)) ||
       !GPU_CALL(g, cuFuncGetAttribute(&local, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES,
-                                      m->fn)) ||
+                                      fn)) ||
       !GPU_CALL(g, cuFuncGetAttribute(&shared,
-                                      CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, m->fn)))
+                                      CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, fn)))
     return false;
   m->ptxas = (ts_ptxas_info){.registers = regs, .shared_bytes = shared,
                              .stack_bytes = local,
@@ -181,13 +182,26 @@ static bool resources_from_driver(ts_gpu *g, gpu_module *m) {
   return true;
 }
 
-/* Split-K's other entry points of the same module, and the workspace. */
-static bool load_split_k(ts_gpu *g, const ts_kernel *k, gpu_module *m) {
-  m->nfns = k->nkernels;
-  for (int i = 0; i < k->nkernels; i++) {
-    m->entries[i] = k->entries[i];
-    m->launches[i] = k->launches[i];
-    if (!GPU_CALL(g, cuModuleGetFunction(&m->fns[i], m->mod, k->entries[i])))
+/* The kernel's entry points with their launches and parameter lists, room
+ * for the longest list's arguments, and the workspace. */
+static bool load_functions(ts_gpu *g, const ts_kernel *k, gpu_module *m) {
+  int most = 1;
+  for (int i = 0; i < k->nentries; i++)
+    most = k->entries[i].nparams > most ? k->entries[i].nparams : most;
+  m->fns = calloc((size_t)k->nentries, sizeof(*m->fns));
+  m->values = calloc((size_t)most, sizeof(*m->values));
+  m->args = calloc((size_t)most, sizeof(*m->args));
+  if (!m->fns || !m->values || !m->args)
+    return gpu_fail(g, TS_ERR_NO_MEMORY, "loading kernel %s: out of memory",
+                    k->label);
+  m->nfns = k->nentries;
+  m->main = k->main_entry;
+  for (int i = 0; i < k->nentries; i++) {
+    const kernel_entry *e = &k->entries[i];
+    m->fns[i] = (gpu_function){.launch = e->launch, .entry = e->name,
+                               .params = e->params, .nparams = e->nparams};
+    if (i != m->main &&
+        !GPU_CALL(g, cuModuleGetFunction(&m->fns[i].fn, m->mod, e->name)))
       return false;
   }
   return k->workspace <= 0 ||
@@ -195,9 +209,11 @@ static bool load_split_k(ts_gpu *g, const ts_kernel *k, gpu_module *m) {
 }
 
 static bool load_module(ts_gpu *g, const ts_kernel *k, gpu_module *m) {
-  if (!GPU_CALL(g, cuModuleLoadData(&m->mod, k->cubin)))
+  if (!GPU_CALL(g, cuModuleLoadData(&m->mod, k->cubin)) ||
+      !load_functions(g, k, m))
     return false;
-  if (!GPU_CALL(g, cuModuleGetFunction(&m->fn, m->mod, k->name))) {
+  if (!GPU_CALL(g, cuModuleGetFunction(&m->fns[m->main].fn, m->mod,
+                                       k->name))) {
     if (k->hand_written) /* say what the source must have */
       snprintf(g->errmsg + strlen(g->errmsg),
                sizeof(g->errmsg) - strlen(g->errmsg),
@@ -206,27 +222,27 @@ static bool load_module(ts_gpu *g, const ts_kernel *k, gpu_module *m) {
     return false;
   }
   m->ptxas = k->ptxas;
-  return (m->ptxas.valid || resources_from_driver(g, m)) &&
-         load_split_k(g, k, m);
+  return m->ptxas.valid || resources_from_driver(g, m);
 }
 
 static bool fit_launch(ts_gpu *g, const char *kernel, gpu_module *m) {
   char why[512];
-  if (!resources_fit(&g->limits, g->name, kernel, &m->launch, &m->ptxas, why,
-                     sizeof(why)))
+  const gpu_function *main = &m->fns[m->main];
+  if (!resources_fit(&g->limits, g->name, kernel, &main->launch, &m->ptxas,
+                     why, sizeof(why)))
     return gpu_fail(g, TS_ERR_RESOURCES, "%s", why);
-  /* Split-K's small kernel: its grid (registers are ptxas's for the
-   * schedule's kernel, far more than its few). */
+  /* The other kernels: their grids (registers are ptxas's for the
+   * schedule's kernel, far more than their few). */
   for (int i = 0; i < m->nfns; i++)
-    if (m->fns[i] != m->fn &&
-        !resources_fit(&g->limits, g->name, m->entries[i], &m->launches[i],
-                       &m->ptxas, why, sizeof(why)))
+    if (i != m->main &&
+        !resources_fit(&g->limits, g->name, m->fns[i].entry,
+                       &m->fns[i].launch, &m->ptxas, why, sizeof(why)))
       return gpu_fail(g, TS_ERR_RESOURCES, "%s", why);
   /* Dynamic shared memory past 48 KiB is opted into per function. */
-  return m->launch.dynamic_shared <= 0 ||
+  return main->launch.dynamic_shared <= 0 ||
          GPU_CALL(g, cuFuncSetAttribute(
-                         m->fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                         (int)m->launch.dynamic_shared));
+                         main->fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                         (int)main->launch.dynamic_shared));
 }
 
 bool gpu_load(ts_gpu *g, const ts_kernel *k, gpu_module *m, char *skipped,
@@ -238,7 +254,6 @@ bool gpu_load(ts_gpu *g, const ts_kernel *k, gpu_module *m, char *skipped,
     return gpu_fail(g, TS_ERR_NULL_ARG, "the kernel is NULL");
   if (k->status != TS_OK)
     return gpu_fail(g, k->status, "%s", k->errmsg);
-  m->launch = k->launch;
   m->def = k->def;
   m->hand_written = k->hand_written;
   const ts_gemm *d = &k->def;
@@ -264,49 +279,64 @@ void gpu_unload(ts_gpu *g, gpu_module *m) {
   if (m->mod)
     g->cu.cuModuleUnload(m->mod);
   m->mod = NULL;
+  free(m->fns);
+  free(m->values);
+  free(m->args);
+  m->fns = NULL;
+  m->values = NULL;
+  m->args = NULL;
+  m->nfns = 0;
 }
 
-/* Split-K's entry points in order on (A, B, C, W); a failure names the
- * kernel. */
-static bool launch_split_k(ts_gpu *g, const gpu_module *m, CUdeviceptr A,
-                           CUdeviceptr B, CUdeviceptr C) {
-  CUdeviceptr W = m->W;
-  void *params[] = {&A, &B, &C, &W};
+/* f's arguments from its parameter list: the device buffers (A, B, C and
+ * the workspace) at each parameter's offset, the definition's scalars.
+ * (A hand-written kernel's int shape was checked to fit when loaded.) */
+static void *const *launch_args(const gpu_module *m, const gpu_function *f,
+                                const CUdeviceptr buffers[TS_PARAM_NBUFFERS]) {
+  const int64_t ints[] = {m->def.m, m->def.n, m->def.k};
+  for (int i = 0; i < f->nparams; i++) {
+    const ts_param *p = &f->params[i];
+    switch (p->kind) {
+    case TS_PARAM_BUFFER:
+      m->values[i].ptr = buffers[p->buffer] + (CUdeviceptr)p->offset;
+      break;
+    case TS_PARAM_INT:
+      m->values[i].i = (int)ints[p->value];
+      break;
+    case TS_PARAM_FLOAT:
+      m->values[i].f = p->value == TS_VALUE_ALPHA ? m->def.alpha : m->def.beta;
+      break;
+    }
+    m->args[i] = &m->values[i];
+  }
+  return m->args;
+}
+
+/* The entry points in order, each on the arguments its list names; with
+ * several, a failure names the kernel. */
+bool gpu_launch(ts_gpu *g, const gpu_module *m, CUdeviceptr A, CUdeviceptr B,
+                CUdeviceptr C) {
+  const CUdeviceptr buffers[TS_PARAM_NBUFFERS] = {A, B, C, m->W};
   for (int i = 0; i < m->nfns; i++) {
-    const ts_launch *l = &m->launches[i];
-    if (!GPU_CALL(g, cuLaunchKernel(m->fns[i], (unsigned)l->grid[0],
+    const gpu_function *f = &m->fns[i];
+    const ts_launch *l = &f->launch;
+    void *const *args = launch_args(m, f, buffers);
+    if (!GPU_CALL(g, cuLaunchKernel(f->fn, (unsigned)l->grid[0],
                                     (unsigned)l->grid[1], (unsigned)l->grid[2],
                                     (unsigned)l->block[0],
                                     (unsigned)l->block[1],
                                     (unsigned)l->block[2],
-                                    (unsigned)l->dynamic_shared, NULL, params,
-                                    NULL))) {
+                                    (unsigned)l->dynamic_shared, NULL,
+                                    (void **)args, NULL))) {
+      if (m->nfns == 1)
+        return false;
       char why[sizeof(g->errmsg)];
       snprintf(why, sizeof(why), "%s", g->errmsg);
       return gpu_fail(g, g->status, "kernel %d of %d (%s): %.900s", i + 1,
-                      m->nfns, m->entries[i], why);
+                      m->nfns, f->entry, why);
     }
   }
   return true;
-}
-
-bool gpu_launch(ts_gpu *g, const gpu_module *m, CUdeviceptr A, CUdeviceptr B,
-                CUdeviceptr C) {
-  if (m->nfns > 0)
-    return launch_split_k(g, m, A, B, C);
-  /* A schedule's kernel reads the first three; a hand-written one all eight
-   * (its int shape was checked to fit when it was loaded). */
-  int M = (int)m->def.m, N = (int)m->def.n, K = (int)m->def.k;
-  float alpha = m->def.alpha, beta = m->def.beta;
-  void *params[] = {&A, &B, &C, &M, &N, &K, &alpha, &beta};
-  const ts_launch *l = &m->launch;
-  return GPU_CALL(g, cuLaunchKernel(m->fn, (unsigned)l->grid[0],
-                                    (unsigned)l->grid[1], (unsigned)l->grid[2],
-                                    (unsigned)l->block[0],
-                                    (unsigned)l->block[1],
-                                    (unsigned)l->block[2],
-                                    (unsigned)l->dynamic_shared, NULL, params,
-                                    NULL));
 }
 
 /* The element types cublasGemmEx takes with CUBLAS_COMPUTE_32F and an fp32

@@ -31,19 +31,33 @@ struct ts_gpu {
 bool gpu_check(ts_gpu *g, CUresult r, const char *call);
 #define GPU_CALL(g, call) gpu_check((g), (g)->cu.call, #call)
 
-/* A loaded kernel ready to launch.  A schedule's kernel takes (A, B, C);
- * a hand-written one also takes the shape, alpha and beta of `def`. */
-typedef struct gpu_module {
-  CUmodule mod;
+/* One entry point of a loaded module and what launching it takes (the
+ * kernel's parameter list). */
+typedef struct gpu_function {
   CUfunction fn;
   ts_launch launch;
-  /* Split-K: the entry points launched in order and their launches (fn
-   * and launch are one of them), and the workspace they share, allocated
-   * at load and kept until unload; nfns is 0 for one entry point. */
-  int nfns;
-  CUfunction fns[TS_MAX_KERNELS];
-  ts_launch launches[TS_MAX_KERNELS];
-  const char *entries[TS_MAX_KERNELS]; /* the kernel's */
+  const char *entry;      /* the kernel's */
+  const ts_param *params; /* the kernel's, nparams long */
+  int nparams;
+} gpu_function;
+
+/* A parameter's value in a launch's argument array. */
+typedef union gpu_arg {
+  CUdeviceptr ptr;
+  int i;
+  float f;
+} gpu_arg;
+
+/* A loaded kernel ready to launch: its entry points in launch order (fns,
+ * nfns long; fns[main] the schedule's, or the hand-written gemm), the
+ * workspace they share, allocated at load and kept until unload, and room
+ * for the arguments of the longest parameter list. */
+typedef struct gpu_module {
+  CUmodule mod;
+  int nfns, main;
+  gpu_function *fns;
+  gpu_arg *values;
+  void **args;
   CUdeviceptr W;
   ts_ptxas_info ptxas;
   bool hand_written;

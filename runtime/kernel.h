@@ -1,8 +1,10 @@
 /*
- * A compiled kernel: the cubin NVRTC made for one architecture, and what
- * launching it needs, copied out of the program it came from: the entry
- * point, the launch geometry, the definition, the ptxas resource report.
- * The runtime sees kernels only, never programs or schedules.
+ * A compiled kernel: the cubin NVRTC made for one architecture, the CUDA
+ * C it came from, and what launching it needs, copied out of the program
+ * by the compile stage (src/compile/): each entry point with its launch
+ * geometry and parameter list, the workspace, the definition, the ptxas
+ * resource report.  The runtime sees kernels only, never programs or
+ * schedules.
  */
 #ifndef TS_KERNEL_H
 #define TS_KERNEL_H
@@ -10,24 +12,34 @@
 #include <stdbool.h>
 
 #include "tessel.h"
+#include "../src/ir/params.h"
+
+/* One entry point of the cubin: how it is launched and what it takes. */
+typedef struct kernel_entry {
+  char *name;       /* malloc'd */
+  ts_launch launch; /* a hand-written kernel's is read when it is loaded */
+  ts_param *params; /* malloc'd, nparams long: the arguments in order */
+  int nparams;
+} kernel_entry;
 
 struct ts_kernel {
   ts_status status;
   char errmsg[2048];
   char *log;     /* NVRTC's log, verbatim (malloc'd) */
   char arch[16]; /* "sm_90" */
-  char *name;    /* entry point (malloc'd) */
+  char *name;    /* the schedule's entry point (malloc'd) */
   char *label;   /* the program's or hand-written kernel's name (malloc'd) */
+  char *source;  /* the CUDA C given to NVRTC (malloc'd); NULL: none */
   void *cubin;   /* malloc'd */
   size_t cubin_size;
   ts_gemm def;   /* the definition it computes, launched with */
-  ts_launch launch;
-  /* Split-K: the entry points launched in order (the one above among
-   * them), each one's launch, and the bytes of the workspace they share;
-   * nkernels is 0 for a kernel of one entry point. */
-  int nkernels;
-  char *entries[TS_MAX_KERNELS]; /* malloc'd */
-  ts_launch launches[TS_MAX_KERNELS];
+  ts_launch launch; /* the schedule's entry point's */
+  /* The entry points launched in order (ts_pack's, split-K's and the one
+   * above among them), each with its launch and parameter list, and the
+   * bytes of the workspace they share; at least one when TS_OK. */
+  int nentries;
+  kernel_entry *entries; /* malloc'd */
+  int main_entry;        /* the index of `name` among them */
   int64_t workspace;
   int min_blocks;    /* blocks per multiprocessor it was compiled for */
   bool hand_written; /* a ts_cuda_kernel: (A, B, C, M, N, K, alpha, beta),

@@ -26,7 +26,7 @@
 
 #include "../src/ir/strbuf.h"
 #include "gpu.h"
-#include "kernel_cache.h"
+#include "../src/compile/kernel_cache.h"
 
 enum { MAX_RECORD = 1 << 16, MAX_JOURNAL = 1 << 24 };
 

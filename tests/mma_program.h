@@ -168,7 +168,9 @@ static inline ts_program *mma_program(ts_dtype ab, mma_plant plant) {
   k->nvars = mb.nloops;
   k->min_arch = 80;
   p->nkernels = 1;
-  p->order[0] = k;
+  p->order = ts_arena_alloc(a, sizeof(*p->order));
+  if (p->order && ir_kernel_set_params(a, k))
+    p->order[0] = k;
   p->status = a->failed ? TS_ERR_NO_MEMORY : TS_OK;
   return p;
 }

@@ -64,6 +64,7 @@ static ir_stmt *seq2(fixture *f, ir_stmt *x, ir_stmt *y) {
 
 static bool run(fixture *f, ir_stmt *per_thread, bool c_defined) {
   f->k.body = ir_new_for(&f->a, f->tx, per_thread);
+  assert_true(ir_kernel_set_params(&f->a, &f->k));
   return ir_execute(&f->k, f->A, f->B, f->C, c_defined, f->msg, sizeof(f->msg));
 }
 

@@ -208,9 +208,11 @@ static void test_misaligned_float4(void **state) {
   ts_arena *a = &p.arena;
   ts_arena_init(a);
   p.def = ts_gemm_make(1, 256, 1);
-  p.order[0] = &p.k;
+  const ir_kernel *order[1] = {&p.k};
+  p.order = order;
   int64_t shape[2] = {1, 256};
   p.k.C = ir_new_buffer(a, "C", SCOPE_GLOBAL, TS_F32, 2, shape, NULL);
+  assert_true(ir_kernel_set_params(a, &p.k));
   ts_loop *tx = ir_new_loop(a, 0, "lane", 32, false, NULL);
   tx->kind = TS_THREAD_X;
   ir_expr *lane = ir_varref(a, tx->var);

@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "helpers.h"
-#include "runtime/kernel_cache.h"
+#include "src/compile/kernel_cache.h"
 #include "runtime/gpu.h"
 #include "runtime/kernel.h"
 

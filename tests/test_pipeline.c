@@ -441,6 +441,7 @@ static ir_stmt *use(kfix *f, ir_expr *from) {
 static bool run_kernel(kfix *f, ir_stmt *const *items, int n) {
   f->k.body = ir_new_for(&f->a, f->tx,
                          ir_new_alloc(&f->a, f->s, ir_new_seq(&f->a, items, n)));
+  assert_true(ir_kernel_set_params(&f->a, &f->k));
   return ir_execute(&f->k, f->A, f->B, f->C, false, f->msg, sizeof(f->msg));
 }
 

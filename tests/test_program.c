@@ -179,11 +179,59 @@ static void test_compile_all_in_parallel(void **state) {
   unsetenv("TESSEL_NO_CACHE");
 }
 
+/* The compiled kernel keeps the CUDA C it came from and its cubin, and
+ * each entry point with the parameter list lowering wrote (split-K's
+ * kernels: A, B, C and the workspace W); PTX comes when asked. */
+static void test_kernel_keeps_source_and_parameters(void **state) {
+  (void)state;
+  ts_gemm g = ts_gemm_make(64, 48, 256);
+  ts_sched *s = ts_builtin_schedule("splitk", &g);
+  ts_program *p = ts_lower(s);
+  ts_kernel *k = ts_compile(p, "sm_80");
+  if (ts_kernel_status(k) != TS_OK)
+    fail_msg("ts_compile: %s", ts_kernel_errmsg(k));
+  char *cuda = ts_program_cuda(p);
+  assert_string_equal(ts_kernel_source(k), cuda);
+  size_t size = 0;
+  assert_non_null(ts_kernel_cubin(k, &size));
+  assert_true(size > 0);
+  assert_true(p->nkernels >= 2);
+  assert_int_equal(ts_kernel_count(k), p->nkernels);
+  for (int i = 0; i < p->nkernels; i++) {
+    const ir_kernel *ik = p->order[i];
+    const kernel_entry *e = &k->entries[i];
+    assert_string_equal(e->name, ik->entry);
+    assert_int_equal(e->nparams, 4);
+    assert_int_equal(e->nparams, ik->nparams);
+    for (int j = 0; j < e->nparams; j++) {
+      assert_int_equal(e->params[j].kind, TS_PARAM_BUFFER);
+      assert_int_equal(e->params[j].buffer, j);
+      assert_int_equal(e->params[j].dtype, ik->params[j].p.dtype);
+      assert_int_equal(e->params[j].read_only, j < 2);
+    }
+  }
+  assert_ptr_equal(p->order[k->main_entry], &p->k);
+  char msg[256];
+  char *ptx = ts_kernel_ptx(k, msg, sizeof(msg));
+  if (!ptx)
+    fail_msg("ts_kernel_ptx: %s", msg);
+  assert_non_null(strstr(ptx, ".entry"));
+  assert_non_null(strstr(ptx, ts_kernel_entry(k, 0)));
+  free(ptx);
+  assert_null(ts_kernel_ptx(NULL, msg, sizeof(msg)));
+  assert_string_equal(msg, "ts_kernel_ptx: argument 1 'k' is NULL");
+  free(cuda);
+  ts_kernel_free(k);
+  ts_program_free(p);
+  ts_sched_free(s);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_lowering_reads_only),
       cmocka_unit_test(test_errors_are_the_programs),
       cmocka_unit_test(test_compile_all_in_parallel),
+      cmocka_unit_test(test_kernel_keeps_source_and_parameters),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

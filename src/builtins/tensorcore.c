@@ -20,6 +20,7 @@
  * refused: tensor cores round fp32 to tf32, which --dtype tf32 allows.
  */
 #include "builtins.h"
+#include "../ir/limits.h"
 
 typedef struct tc_tiling {
   int64_t bm, bn; /* the block's tile of C */
@@ -185,12 +186,12 @@ ts_status space_warpgroup(ts_sched *s, ts_config *c) {
   /* A lane's bn / 2 accumulators and about 30 registers more (ptxas asks
    * 154 for 128), under the 65536 of an SM shared by the block. */
   int64_t threads = t.bm / 64 * 128, regs = t.bn / 2 + 30;
-  if (!ts_knob_require(c, bytes <= 227 * 1024, "%lld KiB of shared memory "
+  if (!ts_knob_require(c, bytes <= TS_SHARED_BLOCK_MAX, "%lld KiB of shared memory "
                        "a block", (long long)(bytes / 1024)) ||
       !ts_knob_require(c, t.stages >= t.in_flight + 2, "%lld stages for "
                        "%lld batches in flight", (long long)t.stages,
                        (long long)t.in_flight) ||
-      !ts_knob_require(c, threads * regs <= 65536, "%lld threads of about "
+      !ts_knob_require(c, threads * regs <= TS_REGISTERS_PER_BLOCK, "%lld threads of about "
                        "%lld registers", (long long)threads,
                        (long long)regs))
     return ts_sched_status(s);

@@ -659,6 +659,30 @@ static char *kernel_body(emitter *em, const ts_program *p, const ir_kernel *k) {
   return ts_buf_take(&body);
 }
 
+/* The parameter list, two to a line: "(const float *__restrict__ A, ...)". */
+static void print_params(ts_buf *out, emitter *em, const ir_kernel *k) {
+  static const char *const values[] = {"M", "N", "K", "alpha", "beta"};
+  ts_buf_puts(out, "(");
+  for (int i = 0; i < k->nparams; i++) {
+    const ts_param *p = &k->params[i].p;
+    if (i)
+      ts_buf_puts(out, i % 2 ? ", " : ",\n    ");
+    switch (p->kind) {
+    case TS_PARAM_BUFFER:
+      ts_buf_printf(out, "%s%s *__restrict__ %s", p->read_only ? "const " : "",
+                    cuda_type(em, p->dtype), ts_param_buffer_name(p->buffer));
+      break;
+    case TS_PARAM_INT:
+      ts_buf_printf(out, "int %s", values[p->value]);
+      break;
+    case TS_PARAM_FLOAT:
+      ts_buf_printf(out, "float %s", values[p->value]);
+      break;
+    }
+  }
+  ts_buf_puts(out, ")");
+}
+
 /* The entry point: launch bounds, name, parameters, and the body. */
 static void kernel_definition(ts_buf *out, emitter *em, const ir_kernel *k,
                               const char *body) {
@@ -669,12 +693,8 @@ static void kernel_definition(ts_buf *out, emitter *em, const ir_kernel *k,
     ts_buf_printf(out, ", %d", k->min_blocks);
   ts_buf_puts(out, ")\n");
   ts_buf_puts(out, k->entry);
-  ts_buf_printf(out, "(const %s *__restrict__ A, const %s *__restrict__ "
-                "B,\n    %s *__restrict__ C", cuda_type(em, k->A->dtype),
-                cuda_type(em, k->B->dtype), cuda_type(em, k->C->dtype));
-  if (k->W || k->packed[0] || k->packed[1])
-    ts_buf_puts(out, ", float *__restrict__ W");
-  ts_buf_puts(out, ")\n{\n");
+  print_params(out, em, k);
+  ts_buf_puts(out, "\n{\n");
   if (body)
     ts_buf_puts(out, body);
   else
@@ -695,13 +715,17 @@ char *ts_program_cuda(const ts_program *p) {
                              .floor_call = floor_call};
   em.rounds_tf32 = packs_tf32(p, 0) || packs_tf32(p, 1);
   /* The bodies first: what they use decides the headers and helpers. */
-  char *bodies[TS_MAX_KERNELS] = {NULL};
+  char **bodies = calloc((size_t)p->nkernels, sizeof(*bodies));
+  if (!bodies) {
+    ts_arena_release(&scratch);
+    return NULL;
+  }
   for (int i = 0; i < p->nkernels; i++)
     bodies[i] = kernel_body(&em, p, p->order[i]);
   for (int i = 0; i < p->nkernels; i++) /* the parameters' types */
-    cuda_type(&em, p->order[i]->C->dtype);
-  cuda_type(&em, p->k.A->dtype);
-  cuda_type(&em, p->k.B->dtype);
+    for (int j = 0; j < p->order[i]->nparams; j++)
+      if (p->order[i]->params[j].p.kind == TS_PARAM_BUFFER)
+        cuda_type(&em, p->order[i]->params[j].p.dtype);
   ts_buf out;
   ts_buf_init(&out);
   header(&out, p);
@@ -725,6 +749,7 @@ char *ts_program_cuda(const ts_program *p) {
     kernel_definition(&out, &em, p->order[i], bodies[i]);
     free(bodies[i]);
   }
+  free(bodies);
   ts_arena_release(&scratch);
   return ts_buf_take(&out);
 }

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../ir/limits.h"
 #include "../ir/strbuf.h"
 #include "../ir/visit.h"
 #include "explain_impl.h"
@@ -17,21 +18,8 @@
  * addresses and predicates, a base and a share that grows with the tiles
  * (their addresses and the loads in flight).  Against ptxas's counts for
  * the built-ins at 4096^3 this is within about 15% (docs/explain.md). */
-enum { BASE_REGISTERS = 30, MAX_THREAD_REGISTERS = 255,
-       REGISTER_UNIT = 256, SHARED_UNIT = 128, SHARED_RESERVED = 1024 };
-
-typedef struct arch_limits {
-  const char *name;
-  int registers, shared, shared_block, threads, blocks;
-} arch_limits;
-
-static const arch_limits archs[] = {
-    {"sm_80", 65536, 167936, 166912, 2048, 32},
-    {"sm_86", 65536, 102400, 101376, 1536, 16},
-    {"sm_89", 65536, 102400, 101376, 1536, 24},
-    {"sm_90", 65536, 233472, 232448, 2048, 32},
-};
-enum { NARCHS = sizeof(archs) / sizeof(archs[0]) };
+enum { BASE_REGISTERS = 30, REGISTER_UNIT = 256, SHARED_UNIT = 128,
+       SHARED_RESERVED = 1024 };
 
 const char *explain_arch_list(void) { return "sm_80, sm_86, sm_89, sm_90"; }
 
@@ -79,7 +67,7 @@ static bool visit_alloc(ir_visitor *v, const ir_stmt *s) {
 }
 
 /* Resident blocks of k on one architecture, and what limits them. */
-static ts_occupancy occupancy(const arch_limits *a, int64_t threads,
+static ts_occupancy occupancy(const ts_arch_limits *a, int64_t threads,
                               int64_t shared, int registers) {
   ts_occupancy o = {.arch = a->name};
   int64_t warps = (threads + 31) / 32;
@@ -123,17 +111,21 @@ bool kernel_resources(const ir_kernel *k, const char *arch,
   free(detail);
   r->tile_registers = t.registers;
   int regs = (int)round_up(BASE_REGISTERS + t.registers + t.registers * 3 / 20, 8);
-  regs = regs > MAX_THREAD_REGISTERS ? MAX_THREAD_REGISTERS : regs;
+  regs = regs > TS_REGISTERS_PER_THREAD ? TS_REGISTERS_PER_THREAD : regs;
   r->threads = k->block[0] * k->block[1] * k->block[2];
   /* __launch_bounds__ names the block's threads (and the blocks asked
    * for): ptxas keeps within what lets them all fit, spilling if it must. */
   int64_t blocks = k->min_blocks > 0 ? k->min_blocks : 1;
-  int cap = (int)(65536 / (blocks * r->threads)) / 8 * 8;
+  int cap = (int)(TS_REGISTERS_PER_BLOCK / (blocks * r->threads)) / 8 * 8;
   regs = regs > cap ? cap : regs;
   r->registers = regs;
   r->shared_bytes = k->shared_bytes;
   r->noccupancy = 0;
-  for (int i = 0; i < NARCHS; i++) {
+  int narchs;
+  const ts_arch_limits *archs = ts_arch_table(&narchs);
+  for (int i = 0; i < narchs; i++) {
+    if (!archs[i].explained)
+      continue;
     bool wanted = arch ? strcmp(arch, archs[i].name) == 0
                        : (!strcmp(archs[i].name, "sm_80") ||
                           !strcmp(archs[i].name, "sm_90")) &&

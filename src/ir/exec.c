@@ -496,10 +496,15 @@ static void bind_globals(exec *x, const ir_kernel *k) {
   }
 }
 
+/* The parameters' buffers at their slots (A, B, C, W), then the packed
+ * views of the workspace the body reads or writes. */
 void exec_globals(const ir_kernel *k, const ir_buffer *out[GLOBALS]) {
-  const ir_buffer *g[GLOBALS] = {k->A, k->B, k->C, k->W, k->packed[0],
-                                 k->packed[1]};
-  memcpy(out, g, sizeof(g));
+  memset(out, 0, GLOBALS * sizeof(*out));
+  for (int i = 0; i < k->nparams; i++)
+    if (k->params[i].p.kind == TS_PARAM_BUFFER)
+      out[k->params[i].p.buffer] = k->params[i].buf;
+  out[GLOBAL_PACKED_A] = k->packed[0];
+  out[GLOBAL_PACKED_B] = k->packed[1];
 }
 
 /* Frees what exec_begin_kernel allocated. */

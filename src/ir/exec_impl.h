@@ -27,6 +27,12 @@
  * none); shared and local buffers follow them as they are allocated. */
 enum { GLOBAL_A, GLOBAL_B, GLOBAL_C, GLOBAL_W, GLOBAL_PACKED_A,
        GLOBAL_PACKED_B, GLOBALS };
+/* A buffer parameter binds the slot of its buffer (exec_globals). */
+_Static_assert((int)GLOBAL_A == (int)TS_PARAM_A &&
+               (int)GLOBAL_B == (int)TS_PARAM_B &&
+               (int)GLOBAL_C == (int)TS_PARAM_C &&
+               (int)GLOBAL_W == (int)TS_PARAM_WORKSPACE,
+               "the executor's slots follow ts_param_buffer");
 
 enum { NONE = -1, MANY = -2, MAX_LIVE = 64,
        MAX_WARPGROUPS = 8 /* of 128 threads in a block of 1024 */ };

@@ -425,10 +425,10 @@ bool ir_execute_sampled(const ir_kernel *const *ks, int n, int main,
     s->blocks_total += ks[i]->grid[0] * ks[i]->grid[1] * ks[i]->grid[2];
   }
   ir_box *targets = malloc(sizeof(ir_box) * (size_t)(8 + o->random));
-  block_list lists[TS_MAX_KERNELS] = {{0}};
+  block_list *lists = calloc((size_t)n, sizeof(*lists));
   footprint f = {.k = ks[main], .m = g->m, .n = g->n,
                  .vars = calloc((size_t)nvars, sizeof(ival))};
-  bool ok = targets && f.vars;
+  bool ok = targets && lists && f.vars;
   s->targets_wanted = targets ? make_targets(g->m, g->n, o, targets) : 0;
   ok = ok && choose_within_budget(ks, n, main, &f, targets, o, s, lists);
   if (!ok)
@@ -442,8 +442,9 @@ bool ir_execute_sampled(const ir_kernel *const *ks, int n, int main,
     exec_finish(&x);
   }
   s->steps = x.steps;
-  for (int i = 0; i < n; i++)
+  for (int i = 0; lists && i < n; i++)
     free(lists[i].items);
+  free(lists);
   free(targets);
   free(f.vars);
   return ok;

@@ -153,6 +153,29 @@ int64_t ir_swizzle_offset(const ir_buffer *b, int64_t off) {
          (chunk % 8) * e + col % e;
 }
 
+bool ir_kernel_set_params(ts_arena *a, ir_kernel *k) {
+  const ir_buffer *operands[3] = {k->A, k->B, k->C};
+  ir_param *ps = ts_arena_alloc(a, 4 * sizeof(*ps));
+  if (!ps)
+    return false;
+  int n = 0;
+  for (int i = 0; i < 3; i++)
+    if (operands[i])
+      ps[n++] = (ir_param){.p = {.kind = TS_PARAM_BUFFER,
+                                 .buffer = (ts_param_buffer)i,
+                                 .dtype = operands[i]->dtype,
+                                 .read_only = i < 2},
+                           .buf = operands[i]};
+  /* Split-K's partial sums are fp32; a packed view is cast from it. */
+  if (k->W || k->packed[0] || k->packed[1])
+    ps[n++] = (ir_param){.p = {.kind = TS_PARAM_BUFFER,
+                               .buffer = TS_PARAM_WORKSPACE, .dtype = TS_F32},
+                         .buf = k->W};
+  k->params = ps;
+  k->nparams = n;
+  return true;
+}
+
 int64_t ir_buffer_size(const ir_buffer *b) {
   int64_t n = 1;
   for (int d = 0; d < b->ndim; d++)

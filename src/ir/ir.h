@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "arena.h"
+#include "params.h"
 #include "tessel.h"
 
 typedef enum {
@@ -309,6 +310,14 @@ struct ir_stmt {
 };
 
 /* A lowered kernel: what codegen and the reference executor consume. */
+/* A kernel's parameter (params.h) with the buffer of the IR it binds:
+ * NULL for a scalar, and for the workspace of a kernel that reaches it
+ * only through packed views. */
+typedef struct ir_param {
+  ts_param p;
+  const ir_buffer *buf;
+} ir_param;
+
 typedef struct ir_kernel {
   ir_stmt *body;
   int64_t grid[3], block[3];
@@ -319,6 +328,9 @@ typedef struct ir_kernel {
    * kernel reads (the schedule's) or writes (a packing kernel); NULL for an
    * operand not packed.  Any of them also makes W a parameter. */
   ir_buffer *packed[2];
+  /* The entry point's parameters in order (ir_kernel_set_params). */
+  const ir_param *params;
+  int nparams;
   const char *entry;    /* the entry point's name */
   int nvars;            /* every variable's id is below this */
   int min_blocks;       /* blocks per multiprocessor asked for; 0: any */
@@ -360,6 +372,11 @@ int64_t ir_swizzle_rows(const ir_buffer *b);
 /* Elements a 128-byte panel of a row holds, where the rows are stored in
  * panels (see ir_buffer.swizzle); 0 where not. */
 int64_t ir_swizzle_panel(const ir_buffer *b);
+
+/* Sets k's parameters from its buffers: A, B and C (those it has), then
+ * the workspace W where it has split-K's W or a packed view.  False when
+ * the arena is out of memory. */
+bool ir_kernel_set_params(ts_arena *a, ir_kernel *k);
 
 /* Elements a buffer spans in memory, padding included. */
 int64_t ir_buffer_size(const ir_buffer *b);

@@ -194,20 +194,31 @@ static void lay_out_workspace(ts_program *p, const lower_ctx *cx) {
 }
 
 /* The kernels in launch order: the packing kernels, then the schedule's
- * with split-K's second before or after it. */
-static void launch_order(ts_program *p, const lower_ctx *cx) {
+ * with split-K's second before or after it; each one's parameters. */
+static bool launch_order(ts_program *p, const lower_ctx *cx) {
   p->k.entry = p->entry;
-  p->nkernels = 0;
+  ir_kernel *order[4];
+  int n = 0;
   for (int w = 0; w < 2; w++)
     if (p->pack[w].body)
-      p->order[p->nkernels++] = &p->pack[w];
+      order[n++] = &p->pack[w];
   bool aux = lower_split_k_has_aux(cx), first = lower_split_k_aux_first(cx);
   if (aux && first)
-    p->order[p->nkernels++] = &p->aux;
-  p->order[p->nkernels++] = &p->k;
+    order[n++] = &p->aux;
+  order[n++] = &p->k;
   if (aux && !first)
-    p->order[p->nkernels++] = &p->aux;
+    order[n++] = &p->aux;
   lay_out_workspace(p, cx);
+  p->order = ts_arena_alloc(&p->arena, (size_t)n * sizeof(*p->order));
+  if (!p->order)
+    return false;
+  for (int i = 0; i < n; i++) {
+    if (!ir_kernel_set_params(&p->arena, order[i]))
+      return false;
+    p->order[i] = order[i];
+  }
+  p->nkernels = n;
+  return true;
 }
 
 static ts_program nomem_program = {
@@ -259,9 +270,9 @@ ts_program *ts_lower(const ts_sched *s) {
       (!has_aux || run_aux(&cx, p, &aux)) &&
       (!lower_packed(s, 0) || run_pack(&cx, p, 0)) &&
       (!lower_packed(s, 1) || run_pack(&cx, p, 1))) {
-    if (!lower_adopt(p, &k) || (has_aux && !lower_adopt_aux(p, &aux)))
+    if (!lower_adopt(p, &k) || (has_aux && !lower_adopt_aux(p, &aux)) ||
+        !launch_order(p, &cx))
       lower_fail(&cx, TS_ERR_NO_MEMORY, "ts_lower: out of memory");
-    launch_order(p, &cx);
   }
   ts_arena_release(&scratch);
   if (cx.status != TS_OK)

@@ -10,6 +10,7 @@
 #define TS_SCHED_H
 
 #include "../ir/ir.h"
+#include "../ir/limits.h"
 #include "../ir/strbuf.h"
 
 typedef enum {
@@ -159,14 +160,16 @@ int sched_stage_copies(const ts_stage *st);
 int64_t sched_shared_bytes(const ts_sched *s);
 
 /* Shared caches up to the largest block any architecture allows (sm_90's
- * 227 KiB, with the opt-in); ts_compile checks the target's own limit. */
-enum { SCHED_MAX_STAGES = 8, SCHED_SHARED_LIMIT = 227 * 1024 };
+ * 227 KiB, with the opt-in); ts_compile checks the target's own limit.
+ * The limits are src/ir/limits.h's table. */
+enum { SCHED_MAX_STAGES = 8, SCHED_SHARED_LIMIT = TS_SHARED_BLOCK_MAX };
 /* Shared memory a kernel may declare statically; above it the code
  * generator makes it dynamic, and the launch opts in. */
-enum { SCHED_STATIC_SHARED = 48 * 1024 };
+enum { SCHED_STATIC_SHARED = TS_STATIC_SHARED };
 /* What one multiprocessor holds on every architecture tessel targets
  * (sm_80 and sm_90): blocks and threads. */
-enum { SCHED_MAX_BLOCKS_PER_SM = 32, SCHED_MAX_THREADS_PER_SM = 2048 };
+enum { SCHED_MAX_BLOCKS_PER_SM = TS_BLOCKS_PER_SM,
+       SCHED_MAX_THREADS_PER_SM = TS_THREADS_PER_SM };
 
 /* ---- Names (names.c) ------------------------------------------------------- */
 

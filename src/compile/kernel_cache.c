@@ -1,5 +1,5 @@
 /*
- * The kernel cache on disk (see cache.h).  An entry file is
+ * The kernel cache on disk (see kernel_cache.h).  An entry file is
  *
  *   "TSKC0001"  key_len  name_len  log_len  cubin_len  checksum   (u64 each)
  *   key  name  log  cubin

@@ -10,10 +10,12 @@
 #include <pthread.h>
 #include <unistd.h>
 
-#include "../src/ir/strbuf.h"
+#include "../ir/limits.h"
+#include "../ir/program.h"
+#include "../ir/strbuf.h"
 #include "kernel_cache.h"
-#include "kernel.h"
-#include "loader.h"
+#include "../../runtime/kernel.h"
+#include "toolkit.h"
 
 static ts_kernel nomem_kernel = {.status = TS_ERR_NO_MEMORY,
                                  .errmsg = "ts_compile: out of memory"};
@@ -155,6 +157,21 @@ static char *cache_key(const ts_nvrtc_api *api, const char *arch,
   return ts_buf_take(&b);
 }
 
+/* NVRTC's options for a compile for archopt ("--gpu-architecture=sm_90")
+ * into opts (2 + NOPTIONS long), inc holding the include option; their
+ * count. */
+static int compile_options(const ts_nvrtc_api *api, const char *archopt,
+                           char *inc, size_t inclen, const char **opts) {
+  include_option(api, inc, inclen);
+  int nopts = 0;
+  opts[nopts++] = archopt;
+  for (int i = 0; i < NOPTIONS; i++)
+    opts[nopts++] = options[i];
+  if (inc[0])
+    opts[nopts++] = inc;
+  return nopts;
+}
+
 static void run_nvrtc(ts_kernel *k, const ts_nvrtc_api *api, const char *src) {
   nvrtcProgram prog;
   nvrtcResult r = api->nvrtcCreateProgram(&prog, src, "tessel.cu", 0, NULL, NULL);
@@ -166,13 +183,8 @@ static void run_nvrtc(ts_kernel *k, const ts_nvrtc_api *api, const char *src) {
   char archopt[48];
   snprintf(archopt, sizeof(archopt), "--gpu-architecture=%s", k->arch);
   char inc[600];
-  include_option(api, inc, sizeof(inc));
-  const char *opts[2 + NOPTIONS] = {archopt};
-  int nopts = 1;
-  for (int i = 0; i < NOPTIONS; i++)
-    opts[nopts++] = options[i];
-  if (inc[0])
-    opts[nopts++] = inc;
+  const char *opts[2 + NOPTIONS];
+  int nopts = compile_options(api, archopt, inc, sizeof(inc), opts);
   r = api->nvrtcCompileProgram(prog, nopts, opts);
   k->log = program_log(api, prog);
   if (r != NVRTC_SUCCESS) {
@@ -203,20 +215,6 @@ static void compile_cached(ts_kernel *k, const ts_nvrtc_api *api,
   free(key);
 }
 
-/* Shared memory per block with the opt-in, by compute capability (the CUDA
- * programming guide's table); an architecture it does not list gets the
- * 48 KiB every one allows. */
-static int64_t arch_shared_limit(int n) {
-  switch (n) {
-  case 70: case 72: return 96 * 1024;
-  case 75: return 64 * 1024;
-  case 80: case 87: return 163 * 1024;
-  case 86: case 89: case 120: case 121: return 99 * 1024;
-  case 90: case 100: case 103: case 110: return 227 * 1024;
-  default: return 48 * 1024;
-  }
-}
-
 static ts_kernel *new_kernel(const char *arch) {
   ts_kernel *k = calloc(1, sizeof(*k));
   if (k)
@@ -233,6 +231,8 @@ static ts_kernel *compile_source(ts_kernel *k, const char *src) {
   const ts_nvrtc_api *api = ts_nvrtc(err, sizeof(err));
   if (!api)
     return kernel_fail(k, TS_ERR_NVRTC, "%s", err);
+  if (!k->source && !(k->source = strdup(src)))
+    return kernel_fail(k, TS_ERR_NO_MEMORY, "ts_compile: out of memory");
   k->source_hash = kcache_fnv1a(KCACHE_FNV_SEED, src, strlen(src));
   if (!arch_supported(api, arch_number(k->arch), list, sizeof(list)))
     return kernel_fail(k, TS_ERR_BAD_ARCH, "ts_compile: NVRTC does not know "
@@ -246,22 +246,35 @@ ts_kernel *kernel_from_source(const char *src, const char *entry,
   ts_kernel *k = new_kernel(arch);
   if (!k)
     return &nomem_kernel;
-  if (!(k->name = strdup(entry)))
+  k->entries = calloc(1, sizeof(*k->entries));
+  if (!(k->name = strdup(entry)) || !k->entries ||
+      !(k->entries[0].name = strdup(entry)))
     return kernel_fail(k, TS_ERR_NO_MEMORY, "ts_compile: out of memory");
+  k->nentries = 1;
   return compile_source(k, src);
 }
 
-/* A split-K program's entry points and launches, in launch order. */
-static bool copy_kernels(ts_kernel *k, const ts_program *p) {
+/* The program's entry points in launch order, each with its launch and
+ * its parameter list (the IR's buffers left behind); which is the
+ * schedule's. */
+static bool copy_entries(ts_kernel *k, const ts_program *p) {
   int n = ts_program_kernel_count(p);
-  if (n < 2)
-    return true;
-  k->nkernels = n;
+  if (!(k->entries = calloc((size_t)n, sizeof(*k->entries))))
+    return false;
+  k->nentries = n;
   k->workspace = ts_program_workspace(p);
   for (int i = 0; i < n; i++) {
-    ts_program_kernel_launch(p, i, &k->launches[i]);
-    if (!(k->entries[i] = strdup(ts_program_kernel_entry(p, i))))
+    const ir_kernel *ik = p->order[i];
+    kernel_entry *e = &k->entries[i];
+    ts_program_kernel_launch(p, i, &e->launch);
+    if (ik == &p->k)
+      k->main_entry = i;
+    e->params = calloc((size_t)ik->nparams + 1, sizeof(*e->params));
+    if (!(e->name = strdup(ik->entry)) || !e->params)
       return false;
+    for (int j = 0; j < ik->nparams; j++)
+      e->params[j] = ik->params[j].p;
+    e->nparams = ik->nparams;
   }
   return true;
 }
@@ -298,7 +311,7 @@ ts_kernel *ts_compile(const ts_program *p, const char *arch) {
                        "tensor-core instructions of ts_tensorize); %s is "
                        "older: compile for sm_%d or later", k->label,
                        min_arch, k->arch, min_arch);
-  int64_t limit = arch_shared_limit(arch_number(k->arch));
+  int64_t limit = ts_arch_shared_block(arch_number(k->arch));
   if (arch_number(k->arch) > 0 && k->launch.dynamic_shared > limit)
     return kernel_fail(k, TS_ERR_RESOURCES, "ts_compile: the shared caches "
                        "of \"%s\" take %lld bytes per block; %s allows at "
@@ -306,16 +319,32 @@ ts_kernel *ts_compile(const ts_program *p, const char *arch) {
                        (long long)k->launch.dynamic_shared, k->arch,
                        (long long)limit,
                        (long long)(k->launch.dynamic_shared - limit));
-  if (!copy_kernels(k, p))
+  if (!copy_entries(k, p) || !(k->source = ts_program_cuda(p)) ||
+      !(k->name = strdup(ts_program_entry(p))))
     return kernel_fail(k, TS_ERR_NO_MEMORY, "ts_compile: out of memory");
-  char *src = ts_program_cuda(p);
-  if (!src || !(k->name = strdup(ts_program_entry(p)))) {
-    free(src);
-    return kernel_fail(k, TS_ERR_NO_MEMORY, "ts_compile: out of memory");
-  }
-  compile_source(k, src);
-  free(src);
-  return k;
+  return compile_source(k, k->source);
+}
+
+/* gemm(A, B, C, M, N, K, alpha, beta) of ts_cuda_kernel, fp32 matrices. */
+static bool hand_written_params(kernel_entry *e) {
+  static const ts_param list[] = {
+      {.kind = TS_PARAM_BUFFER, .buffer = TS_PARAM_A, .dtype = TS_F32,
+       .read_only = true},
+      {.kind = TS_PARAM_BUFFER, .buffer = TS_PARAM_B, .dtype = TS_F32,
+       .read_only = true},
+      {.kind = TS_PARAM_BUFFER, .buffer = TS_PARAM_C, .dtype = TS_F32},
+      {.kind = TS_PARAM_INT, .value = TS_VALUE_M},
+      {.kind = TS_PARAM_INT, .value = TS_VALUE_N},
+      {.kind = TS_PARAM_INT, .value = TS_VALUE_K},
+      {.kind = TS_PARAM_FLOAT, .value = TS_VALUE_ALPHA},
+      {.kind = TS_PARAM_FLOAT, .value = TS_VALUE_BETA},
+  };
+  enum { N = sizeof(list) / sizeof(list[0]) };
+  if (!(e->params = malloc(sizeof(list))))
+    return false;
+  memcpy(e->params, list, sizeof(list));
+  e->nparams = N;
+  return true;
 }
 
 ts_kernel *ts_compile_cuda(const ts_cuda_kernel *src, const ts_gemm *def,
@@ -331,6 +360,8 @@ ts_kernel *ts_compile_cuda(const ts_cuda_kernel *src, const ts_gemm *def,
     return k;
   k->def = *def;
   k->hand_written = true;
+  if (k->status == TS_OK && !hand_written_params(&k->entries[0]))
+    return kernel_fail(k, TS_ERR_NO_MEMORY, "ts_compile_cuda: out of memory");
   if (!(k->label = strdup(src->name)))
     return kernel_fail(k, TS_ERR_NO_MEMORY, "ts_compile_cuda: out of memory");
   if (k->status != TS_OK) {
@@ -405,8 +436,12 @@ void ts_kernel_free(ts_kernel *k) {
   free(k->name);
   free(k->label);
   free(k->cubin);
-  for (int i = 0; i < TS_MAX_KERNELS; i++)
-    free(k->entries[i]);
+  free(k->source);
+  for (int i = 0; k->entries && i < k->nentries; i++) {
+    free(k->entries[i].name);
+    free(k->entries[i].params);
+  }
+  free(k->entries);
   free(k);
 }
 
@@ -450,13 +485,13 @@ int ts_nvrtc_version(void) {
 }
 
 int ts_kernel_count(const ts_kernel *k) {
-  return !k || k->status != TS_OK ? 0 : k->nkernels ? k->nkernels : 1;
+  return !k || k->status != TS_OK ? 0 : k->nentries;
 }
 
 const char *ts_kernel_entry(const ts_kernel *k, int i) {
   if (i < 0 || i >= ts_kernel_count(k))
     return "";
-  return k->nkernels ? k->entries[i] : k->name;
+  return k->entries[i].name;
 }
 
 ts_status ts_kernel_launch(const ts_kernel *k, int i, ts_launch *out) {
@@ -469,10 +504,70 @@ ts_status ts_kernel_launch(const ts_kernel *k, int i, ts_launch *out) {
     return k->status;
   if (i < 0 || i >= ts_kernel_count(k))
     return TS_ERR_BAD_ARG;
-  *out = k->nkernels ? k->launches[i] : k->launch;
+  *out = k->entries[i].launch;
   return TS_OK;
 }
 
 int64_t ts_kernel_workspace(const ts_kernel *k) {
   return k && k->status == TS_OK ? k->workspace : 0;
+}
+
+const char *ts_kernel_source(const ts_kernel *k) {
+  return k && k->source ? k->source : "";
+}
+
+const void *ts_kernel_cubin(const ts_kernel *k, size_t *size) {
+  bool have = k && k->status == TS_OK && k->cubin;
+  if (size)
+    *size = have ? k->cubin_size : 0;
+  return have ? k->cubin : NULL;
+}
+
+/* The PTX of NVRTC for the virtual architecture, into a malloc'd text. */
+static char *ptx_of(const ts_nvrtc_api *api, const ts_kernel *k, char *msg,
+                    size_t msglen) {
+  nvrtcProgram prog;
+  nvrtcResult r = api->nvrtcCreateProgram(&prog, k->source, "tessel.cu", 0,
+                                          NULL, NULL);
+  if (r != NVRTC_SUCCESS) {
+    snprintf(msg, msglen, "ts_kernel_ptx: nvrtcCreateProgram: %s",
+             api->nvrtcGetErrorString(r));
+    return NULL;
+  }
+  char archopt[48], inc[600];
+  snprintf(archopt, sizeof(archopt), "--gpu-architecture=compute_%s",
+           k->arch + 3);
+  const char *opts[2 + NOPTIONS];
+  int nopts = compile_options(api, archopt, inc, sizeof(inc), opts);
+  size_t size = 0;
+  char *ptx = NULL;
+  r = api->nvrtcCompileProgram(prog, nopts, opts);
+  if (r == NVRTC_SUCCESS)
+    r = api->nvrtcGetPTXSize(prog, &size);
+  if (r == NVRTC_SUCCESS && (ptx = malloc(size + 1)) &&
+      (r = api->nvrtcGetPTX(prog, ptx)) == NVRTC_SUCCESS) {
+    ptx[size] = 0;
+  } else {
+    snprintf(msg, msglen, "ts_kernel_ptx for %s: %s", k->arch,
+             ptx ? api->nvrtcGetErrorString(r) : "out of memory");
+    free(ptx);
+    ptx = NULL;
+  }
+  api->nvrtcDestroyProgram(&prog);
+  return ptx;
+}
+
+char *ts_kernel_ptx(const ts_kernel *k, char *msg, size_t msglen) {
+  char scratch[1];
+  if (!msg || !msglen)
+    msg = scratch, msglen = 1;
+  msg[0] = 0;
+  if (!k || k->status != TS_OK || !k->source) {
+    snprintf(msg, msglen, "ts_kernel_ptx: %s",
+             !k ? "argument 1 'k' is NULL"
+             : k->status != TS_OK ? k->errmsg : "the kernel has no source");
+    return NULL;
+  }
+  const ts_nvrtc_api *api = ts_nvrtc(msg, msglen);
+  return api ? ptx_of(api, k, msg, msglen) : NULL;
 }

@@ -1,0 +1,39 @@
+/*
+ * The table of device limits (see limits.h).
+ */
+#include "limits.h"
+
+#include <stddef.h>
+
+static const ts_arch_limits table[] = {
+    {70, "sm_70", 96 * 1024, 0, 0, 0, 0, false},
+    {72, "sm_72", 96 * 1024, 0, 0, 0, 0, false},
+    {75, "sm_75", 64 * 1024, 0, 0, 0, 0, false},
+    {80, "sm_80", 163 * 1024, 65536, 164 * 1024, 2048, 32, true},
+    {86, "sm_86", 99 * 1024, 65536, 100 * 1024, 1536, 16, true},
+    {87, "sm_87", 163 * 1024, 0, 0, 0, 0, false},
+    {89, "sm_89", 99 * 1024, 65536, 100 * 1024, 1536, 24, true},
+    {90, "sm_90", 227 * 1024, 65536, 228 * 1024, 2048, 32, true},
+    {100, "sm_100", 227 * 1024, 0, 0, 0, 0, false},
+    {103, "sm_103", 227 * 1024, 0, 0, 0, 0, false},
+    {110, "sm_110", 227 * 1024, 0, 0, 0, 0, false},
+    {120, "sm_120", 99 * 1024, 0, 0, 0, 0, false},
+    {121, "sm_121", 99 * 1024, 0, 0, 0, 0, false},
+};
+
+const ts_arch_limits *ts_arch_table(int *count) {
+  *count = (int)(sizeof(table) / sizeof(table[0]));
+  return table;
+}
+
+const ts_arch_limits *ts_arch_limits_of(int cc) {
+  for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++)
+    if (table[i].cc == cc)
+      return &table[i];
+  return NULL;
+}
+
+int ts_arch_shared_block(int cc) {
+  const ts_arch_limits *a = ts_arch_limits_of(cc);
+  return a ? a->shared_block : TS_STATIC_SHARED;
+}

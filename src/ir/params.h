@@ -1,0 +1,54 @@
+/*
+ * A kernel's parameters: what its entry point takes, in order, as plain
+ * data.  Lowering writes each kernel's list into the program; the code
+ * generator prints the entry point's signature from it, the executor binds
+ * its buffers from it, the compiler copies it into the compiled kernel,
+ * and the runtime builds each launch's arguments from it and its own
+ * device buffers.  So a new kind of parameter (a CUtensorMap of one
+ * buffer, say, built on the host and passed __grid_constant__) is a new
+ * kind here and a case in each of those readers, not a new launcher.
+ */
+#ifndef TS_PARAMS_H
+#define TS_PARAMS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "tessel.h"
+
+typedef enum ts_param_kind {
+  TS_PARAM_BUFFER, /* a pointer into global memory: an operand or the workspace */
+  TS_PARAM_INT,    /* an int (32 bits) of the definition: M, N or K */
+  TS_PARAM_FLOAT,  /* a float of the definition: alpha or beta */
+} ts_param_kind;
+
+/* The global memory a buffer parameter points into. */
+typedef enum ts_param_buffer {
+  TS_PARAM_A,         /* op(A)'s operand as stored */
+  TS_PARAM_B,         /* op(B)'s */
+  TS_PARAM_C,         /* C, read (beta) and written */
+  TS_PARAM_WORKSPACE, /* the program's workspace (ts_kernel_workspace) */
+  TS_PARAM_NBUFFERS
+} ts_param_buffer;
+
+/* The definition's value a scalar parameter takes. */
+typedef enum ts_param_value {
+  TS_VALUE_M, TS_VALUE_N, TS_VALUE_K, TS_VALUE_ALPHA, TS_VALUE_BETA
+} ts_param_value;
+
+typedef struct ts_param {
+  ts_param_kind kind;
+  ts_param_buffer buffer; /* TS_PARAM_BUFFER: which */
+  int64_t offset;         /* TS_PARAM_BUFFER: bytes past the buffer's start */
+  ts_dtype dtype;         /* TS_PARAM_BUFFER: its elements' type */
+  bool read_only;         /* TS_PARAM_BUFFER: the kernel only reads it */
+  ts_param_value value;   /* TS_PARAM_INT, TS_PARAM_FLOAT: which */
+} ts_param;
+
+/* The name a buffer parameter has in the signature: "A", "B", "C", "W". */
+static inline const char *ts_param_buffer_name(ts_param_buffer b) {
+  static const char *const names[TS_PARAM_NBUFFERS] = {"A", "B", "C", "W"};
+  return b >= 0 && b < TS_PARAM_NBUFFERS ? names[b] : "?";
+}
+
+#endif
