@@ -6,7 +6,7 @@
  */
 #include "gpu.h"
 
-#include "../src/ir/dtype.h"
+#include "../src/base/dtype.h"
 
 #include <stdarg.h>
 #include <stdio.h>

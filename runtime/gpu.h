@@ -6,7 +6,7 @@
 
 #include "kernel.h"
 #include "loader.h"
-#include "resources.h"
+#include "launch_limits.h"
 
 struct ts_gpu {
   ts_status status;

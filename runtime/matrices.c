@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "../src/ir/dtype.h"
+#include "../src/base/dtype.h"
 #include "gpu.h"
 
 size_t mat_bytes(ts_dtype t, size_t n) {

@@ -24,7 +24,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../src/ir/strbuf.h"
+#include "../src/base/strbuf.h"
 #include "gpu.h"
 #include "../src/compile/kernel_cache.h"
 

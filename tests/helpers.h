@@ -16,7 +16,7 @@
 
 #include "tessel.h"
 #include "src/builtins/builtins.h"
-#include "ir/arena.h"
+#include "base/arena.h"
 
 /* A new empty file /tmp/PREFIX-XXXXXX, its name into path; 0, or -1
  * (a cmocka setup's failure). */

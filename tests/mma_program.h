@@ -10,7 +10,7 @@
 #ifndef TS_TEST_MMA_PROGRAM_H
 #define TS_TEST_MMA_PROGRAM_H
 
-#include "ir/dtype.h"
+#include "base/dtype.h"
 #include "ir/mma.h"
 #include "ir/program.h"
 #include "ir/visit.h"

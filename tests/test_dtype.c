@@ -17,7 +17,7 @@
 #include <math.h>
 #include <stdbool.h>
 
-#include "ir/dtype.h"
+#include "base/dtype.h"
 
 /* ---- The independent reference ------------------------------------------ */
 

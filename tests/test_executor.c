@@ -8,7 +8,7 @@
 
 #include <math.h>
 
-#include "ir/exec.h"
+#include "exec/exec.h"
 
 typedef struct {
   ts_arena a;

@@ -11,7 +11,7 @@
 #include <math.h>
 
 #include "explain/explain_impl.h"
-#include "ir/exec.h"
+#include "exec/exec.h"
 #include "ir/program.h"
 #include "schedule/sched.h"
 

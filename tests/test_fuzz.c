@@ -12,7 +12,7 @@
 
 #include "fuzz/gen.h"
 #include "helpers.h"
-#include "random.h"
+#include "base/random.h"
 
 static uint64_t current_seed;
 

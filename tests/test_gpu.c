@@ -12,8 +12,8 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "random.h"
-#include "relerr.h"
+#include "base/random.h"
+#include "exec/relerr.h"
 
 static ts_gpu *gpu;
 

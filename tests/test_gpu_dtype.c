@@ -1,6 +1,6 @@
 /*
  * The gpu suite's check of the host's fp16 and bf16 conversions
- * (src/ir/dtype.c, the reference executor's storage rounding) against
+ * (src/base/dtype.c, the reference executor's storage rounding) against
  * CUDA's own (tests/gpu_dtype_kernel.cu, compiled with NVRTC and run on
  * the GPU).  Widening takes every 16-bit pattern.  Narrowing takes every
  * value of the type, every midpoint between adjacent values (ties to even)
@@ -24,8 +24,8 @@
 #include <math.h>
 #include <unistd.h>
 
-#include "ir/dtype.h"
-#include "random.h"
+#include "base/dtype.h"
+#include "base/random.h"
 #include "runtime/gpu.h"
 
 #define KERNEL_SOURCE "tests/gpu_dtype_kernel.cu"

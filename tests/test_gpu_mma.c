@@ -11,9 +11,9 @@
 
 #include <math.h>
 
-#include "ir/dtype.h"
+#include "base/dtype.h"
 #include "mma_program.h"
-#include "random.h"
+#include "base/random.h"
 
 static ts_gpu *gpu;
 

@@ -3,7 +3,7 @@
 # object file's undefined symbols (nm) are looked up in the object that
 # defines them, and a reference from a lower layer to a higher one fails.
 #
-#   ir < schedule < lower = exec = explain < codegen < compile < runtime
+#   base < ir < schedule < lower = exec = explain < codegen < compile < runtime
 #      < tune < cli
 #
 # (the executor and explain read programs beside lowering; src/builtins/,
@@ -29,10 +29,11 @@ trap 'rm -rf "$tmp"' EXIT
 # (src_lower_lower.c.o); empty for objects outside the layers.
 layer_of() {
   case "$1" in
-    src_ir_*|src_memory.c.o) echo "0 ir" ;;
+    src_base_*) echo "0 base" ;;
+    src_ir_*) echo "0.5 ir" ;;
     src_schedule_*) echo "1 schedule" ;;
     src_lower_*) echo "2 lower" ;;
-    src_check*|src_exec_*) echo "2 exec" ;;
+    src_exec_*) echo "2 exec" ;;
     src_explain_*) echo "2 explain" ;;
     src_codegen_*) echo "3 codegen" ;;
     src_compile_*) echo "4 compile" ;;
@@ -42,12 +43,12 @@ layer_of() {
   esac
 }
 
+# The objects the command is linked from, as the build knows them (not
+# whatever a directory still holds from files since moved).
 objects=()
-for dir in "$build"/libtessel_internal.a.p "$build"/tessel.p; do
-  for o in "$dir"/*.o; do
-    [ -e "$o" ] && objects+=("$o")
-  done
-done
+while read -r o; do
+  objects+=("$build/$o")
+done < <(ninja -C "$build" -t inputs tessel | grep '\.o$')
 [ ${#objects[@]} -gt 0 ] || { echo "no objects under $build"; exit 1; }
 
 # sym -> defining object; object -> its undefined symbols.

@@ -1,10 +1,10 @@
 /*
- * The one table of device limits (src/ir/limits.h): whole and consistent
+ * The one table of device limits (src/base/limits.h): whole and consistent
  * with the bounds the schedule, the compiler and explain take from it.
  */
 #include "helpers.h"
 #include "explain/explain_impl.h"
-#include "ir/limits.h"
+#include "base/limits.h"
 #include "schedule/sched.h"
 
 /* By compute capability, each block's shared memory between the static

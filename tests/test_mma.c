@@ -11,10 +11,10 @@
 
 #include <math.h>
 
-#include "ir/dtype.h"
+#include "base/dtype.h"
 #include "lower/lower.h"
 #include "mma_program.h"
-#include "random.h"
+#include "base/random.h"
 
 static const ts_dtype types[] = {TS_F16, TS_BF16, TS_F32};
 

@@ -9,7 +9,7 @@
  */
 #include "tiles.h"
 
-#include "ir/exec.h"
+#include "exec/exec.h"
 #include "ir/program.h"
 #include "ir/visit.h"
 

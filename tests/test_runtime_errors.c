@@ -8,7 +8,7 @@
 
 #include "helpers.h"
 #include "runtime/kernel.h"
-#include "runtime/resources.h"
+#include "runtime/launch_limits.h"
 
 static void assert_contains(const char *text, const char *part) {
   if (!strstr(text, part))

@@ -12,13 +12,13 @@
 
 #include <math.h>
 
-#include "ir/exec.h"
+#include "exec/exec.h"
 #include "ir/ir.h"
 #include "ir/mma.h"
 #include "ir/program.h"
 #include "ir/visit.h"
 #include "lower/lower.h"
-#include "random.h"
+#include "base/random.h"
 
 /* ---- Descriptors and the swizzled caches ------------------------------------ */
 

@@ -4,7 +4,7 @@
  */
 #include <string.h>
 
-#include "../src/schedule/sched.h"
+#include "../schedule/sched.h"
 #include "builtins.h"
 
 static const ts_builtin builtins[] = {

@@ -20,7 +20,7 @@
  * refused: tensor cores round fp32 to tf32, which --dtype tf32 allows.
  */
 #include "builtins.h"
-#include "../ir/limits.h"
+#include "../base/limits.h"
 
 typedef struct tc_tiling {
   int64_t bm, bn; /* the block's tile of C */

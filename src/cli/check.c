@@ -1,7 +1,7 @@
 /*
  * tessel check: each schedule run on the CPU reference executor against a
  * plain C GEMM, in full or, where a full run would take too long or not
- * fit, sampled (src/check_sample.c); each estimated first where it is
+ * fit, sampled (src/exec/check_sample.c); each estimated first where it is
  * long.  With --all, every configuration of a space, each a row.
  */
 #include <stdio.h>

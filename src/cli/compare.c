@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../random.h"
+#include "../base/random.h"
 #include "options.h"
 #include "record.h"
 

@@ -15,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../random.h"
+#include "../base/random.h"
 #include "tune.h"
 
 static const char *tune_help =

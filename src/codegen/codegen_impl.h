@@ -7,7 +7,7 @@
 
 #include "codegen.h"
 
-#include "../ir/dtype.h"
+#include "../base/dtype.h"
 #include "../ir/printer.h"
 
 typedef struct {

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 
 #include "../ir/analysis.h"
-#include "../ir/dtype.h"
+#include "../base/dtype.h"
 #include "../ir/mma.h"
 #include "../ir/printer.h"
 

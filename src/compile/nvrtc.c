@@ -10,9 +10,9 @@
 #include <pthread.h>
 #include <unistd.h>
 
-#include "../ir/limits.h"
+#include "../base/limits.h"
 #include "../ir/program.h"
-#include "../ir/strbuf.h"
+#include "../base/strbuf.h"
 #include "kernel_cache.h"
 #include "../../runtime/kernel.h"
 #include "toolkit.h"

@@ -7,7 +7,7 @@
 #ifndef TS_EXPLAIN_IMPL_H
 #define TS_EXPLAIN_IMPL_H
 
-#include "../ir/arena.h"
+#include "../base/arena.h"
 #include "../ir/program.h"
 
 enum { WARP = 32 };

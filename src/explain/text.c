@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "../ir/strbuf.h"
+#include "../base/strbuf.h"
 #include "explain_impl.h"
 
 static const char *phase_tag(ts_access_phase p) {

@@ -19,7 +19,7 @@
 
 #include "../ir/eval.h"
 #include "../ir/printer.h"
-#include "../ir/strbuf.h"
+#include "../base/strbuf.h"
 #include "../ir/visit.h"
 #include "explain_impl.h"
 

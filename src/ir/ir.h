@@ -14,7 +14,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "arena.h"
+#include "../base/arena.h"
 #include "params.h"
 #include "tessel.h"
 

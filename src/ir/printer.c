@@ -17,7 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "dtype.h"
+#include "../base/dtype.h"
 #include "mma.h"
 
 static int precedence(ir_expr_kind k) {

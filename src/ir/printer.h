@@ -9,7 +9,7 @@
 #define TS_PRINTER_H
 
 #include "ir.h"
-#include "strbuf.h"
+#include "../base/strbuf.h"
 
 typedef struct ir_expr_style ir_expr_style;
 struct ir_expr_style {

@@ -12,7 +12,7 @@
  * other strides, so the computation's indices do not change: the
  * schedule's A or B becomes the packed view, and the original stays the
  * kernel's parameter for the packing kernel to read (lowering builds that
- * kernel, src/lower/pack.c).  Caches made afterwards copy from the view,
+ * kernel, src/lower/lower_pack.c).  Caches made afterwards copy from the view,
  * walking its contiguous dimension, k.
  */
 #include <string.h>

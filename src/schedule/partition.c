@@ -6,7 +6,7 @@
  * loop where those guards are proven and dropped and a tail that keeps
  * them.  The steady loop's loads then need no bounds test on k and become
  * vectors where the rows are aligned.  The primitive only marks the loop;
- * lowering (src/lower/partition.c) finds the split point.
+ * lowering (src/lower/lower_partition.c) finds the split point.
  */
 #include "sched.h"
 

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../ir/dtype.h"
+#include "../base/dtype.h"
 #include "../ir/printer.h"
 
 /* A schedule that could not be allocated: every call on it is a no-op. */

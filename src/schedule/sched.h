@@ -10,8 +10,8 @@
 #define TS_SCHED_H
 
 #include "../ir/ir.h"
-#include "../ir/limits.h"
-#include "../ir/strbuf.h"
+#include "../base/limits.h"
+#include "../base/strbuf.h"
 
 typedef enum {
   TR_SPLIT,
@@ -161,7 +161,7 @@ int64_t sched_shared_bytes(const ts_sched *s);
 
 /* Shared caches up to the largest block any architecture allows (sm_90's
  * 227 KiB, with the opt-in); ts_compile checks the target's own limit.
- * The limits are src/ir/limits.h's table. */
+ * The limits are src/base/limits.h's table. */
 enum { SCHED_MAX_STAGES = 8, SCHED_SHARED_LIMIT = TS_SHARED_BLOCK_MAX };
 /* Shared memory a kernel may declare statically; above it the code
  * generator makes it dynamic, and the launch opts in. */

@@ -11,7 +11,7 @@
  *
  * Lowering keeps the accumulator inside the blockIdx.z loop, so it holds
  * one block's partial sum, and combines the partial sums in a workspace
- * reduced by a second kernel, or by atomic adds into C (src/lower/splitk.c).
+ * reduced by a second kernel, or by atomic adds into C (src/lower/lower_split_k.c).
  * The outer loop is the one reduction loop that is bound; the binding rules
  * (nest.c) let bound loops lie inside it and nowhere else in k.
  */

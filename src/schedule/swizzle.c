@@ -5,7 +5,7 @@
  * tiles of A of `group` block rows and of B of as many columns, which stay
  * in L2, where a row of blocks would share one tile of A and stream every
  * tile of B.  The primitive only records the two loops and the group;
- * lowering (src/lower/swizzle.c) gives each loop its index as an
+ * lowering (src/lower/lower_swizzle.c) gives each loop its index as an
  * expression of the launch indices.
  */
 #include "sched.h"

@@ -4,7 +4,7 @@
  * checks that the loops are the instruction's tile (mma.h: mma.sync's 16 x 8
  * x 16 for fp16 and bf16, 16 x 8 x 8 for tf32; wgmma's 64 x n x 16 for fp16
  * and bf16) walking C and the operands with unit steps, and marks them;
- * lowering (src/lower/tensorize.c) puts the warp's lanes on threadIdx.x and
+ * lowering (src/lower/lower_tensorize.c) puts the warp's lanes on threadIdx.x and
  * writes the fragment layouts into the loads and stores around an S_MMA.
  */
 #include "../ir/analysis.h"

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../ir/strbuf.h"
+#include "../base/strbuf.h"
 #include "../schedule/sched.h"
 
 enum { MAX_KNOBS = 32, DEFAULT_LIMIT = 100000 };

@@ -9,9 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ir/strbuf.h"
-#include "knobs.h"
-#include "random.h"
+#include "base/strbuf.h"
+#include "fuzz_knobs.h"
+#include "base/random.h"
 #include "tessel.h"
 
 enum { MAX_LOOPS = 64, MAX_STAGES = 16, MAX_OPS = 14 };
@@ -34,7 +34,7 @@ typedef struct fz_case {
   int block[3]; /* the indices of the loops bound to blockIdx, in order */
   int nblock;
   bool hostile; /* wrong arguments on purpose; otherwise only plausible ones */
-  bool knobs;   /* a space's configuration instead of primitives (knobs.c) */
+  bool knobs;   /* a space's configuration instead of primitives (fuzz_knobs.c) */
   double work;  /* iterations of the nest, m * n * k grown by the splits */
   ts_stage *stages[MAX_STAGES];
   int nstages;
@@ -796,7 +796,7 @@ static void primitive_case(fz_case *c) {
     random_op(c);
 }
 
-/* A space's schedule in a drawn configuration (knobs.c), perhaps at a
+/* A space's schedule in a drawn configuration (fuzz_knobs.c), perhaps at a
  * larger definition; no schedule when its text does not parse. */
 static void knob_case(fz_case *c) {
   c->knobs = true;

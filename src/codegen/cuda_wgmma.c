@@ -6,7 +6,7 @@
  */
 #include "codegen_impl.h"
 
-#include "../ir/dtype.h"
+#include "../base/dtype.h"
 #include "../ir/mma.h"
 
 static int wgmma_form(const ir_stmt *s) {

@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ir.h"
+#include "../ir/ir.h"
 
 enum { SPACE_PAGE = 256 }; /* elements a page holds */
 

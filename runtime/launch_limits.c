@@ -1,7 +1,7 @@
 /*
  * The launch's needs against the device's limits (see resources.h).
  */
-#include "resources.h"
+#include "launch_limits.h"
 
 #include <stdio.h>
 

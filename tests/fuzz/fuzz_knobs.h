@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 #include "gen.h"
-#include "ir/strbuf.h"
+#include "base/strbuf.h"
 #include "tessel.h"
 
 /* The share of cases, in percent, that draw knobs instead of primitives. */

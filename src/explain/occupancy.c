@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../ir/limits.h"
-#include "../ir/strbuf.h"
+#include "../base/limits.h"
+#include "../base/strbuf.h"
 #include "../ir/visit.h"
 #include "explain_impl.h"
 

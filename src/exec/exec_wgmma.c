@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mma.h"
+#include "../ir/mma.h"
 
 struct wg_flight {
   const ir_stmt *s;

@@ -31,9 +31,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dtype.h"
-#include "mma.h"
-#include "visit.h"
+#include "../base/dtype.h"
+#include "../ir/mma.h"
+#include "../ir/visit.h"
 
 void exec_fault(exec *x, int t, const char *fmt, ...) {
   if (x->fault)

@@ -31,7 +31,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../src/compile/kernel_cache.h"
+#include "../compile/kernel_cache.h"
 #include "tessel.h"
 
 extern char **environ;

@@ -11,9 +11,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "dtype.h"
-#include "eval.h"
-#include "mma.h"
+#include "../base/dtype.h"
+#include "../ir/eval.h"
+#include "../ir/mma.h"
 
 enum { SCRATCH_ALIGN = 16 };
 

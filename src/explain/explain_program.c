@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../ir/strbuf.h"
+#include "../base/strbuf.h"
 #include "../ir/visit.h"
 #include "explain_impl.h"
 

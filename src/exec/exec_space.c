@@ -10,7 +10,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "dtype.h"
+#include "../base/dtype.h"
 
 enum { NONE_WRITER = -1 };
 

@@ -10,11 +10,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "ir/exec.h"
-#include "ir/dtype.h"
-#include "ir/program.h"
+#include "exec.h"
+#include "../base/dtype.h"
+#include "../ir/program.h"
 #include "check_impl.h"
-#include "random.h"
+#include "../base/random.h"
 
 /* x rounded to t where t is narrower than float, in a copy (NULL when out
  * of memory) or, for the output, in place. */

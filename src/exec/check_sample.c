@@ -1,6 +1,6 @@
 /*
  * The sampled check: a sampled run of the reference executor
- * (src/ir/exec_sample.c) and a double-precision GEMM of the elements it
+ * (src/exec/exec_sample.c) and a double-precision GEMM of the elements it
  * wrote.  The inputs are computed, not stored: element e of A, B and C's
  * starting data is a hash of (seed, matrix, e), uniform in [-1, 1) and
  * rounded to the matrix's type.  (The full check draws its data from one
@@ -12,9 +12,9 @@
 #include <stdlib.h>
 
 #include "check_impl.h"
-#include "ir/exec.h"
-#include "ir/exec_sample.h"
-#include "ir/program.h"
+#include "exec.h"
+#include "exec_sample.h"
+#include "../ir/program.h"
 
 /* Steps a second of the reference executor on one core (exec.h's unit),
  * measured in CPU time on the built-in schedules: 6e7 to 1.1e8 for full

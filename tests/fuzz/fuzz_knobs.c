@@ -14,7 +14,7 @@
  * not take, a knob the space does not declare here, an item that is not
  * name=value, a knob given twice.
  */
-#include "knobs.h"
+#include "fuzz_knobs.h"
 
 #include <stdarg.h>
 #include <stdbool.h>

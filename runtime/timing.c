@@ -16,9 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../src/ir/dtype.h"
-#include "../src/random.h"
-#include "../src/relerr.h"
+#include "../src/base/dtype.h"
+#include "../src/base/random.h"
+#include "../src/exec/relerr.h"
 #include "gpu.h"
 
 enum { MAX_SETS = 8 };

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dtype.h"
+#include "../base/dtype.h"
 #include "exec_space.h"
 
 const char *exec_scope_word(ir_scope s) {

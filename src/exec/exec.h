@@ -7,7 +7,7 @@
 
 #include <stddef.h>
 
-#include "ir.h"
+#include "../ir/ir.h"
 
 /* Runs k over the grid on host data in storage order (A and B as their
  * buffers' strides lay them out, C row-major).  c_defined says whether C

@@ -14,7 +14,7 @@
 
 #include <stdio.h>
 
-#include "mma.h"
+#include "../ir/mma.h"
 
 /* Operand w's element offsets for every active thread, into off[t]. */
 static bool operand_offsets(exec *x, const ir_stmt *s, int w,
