@@ -1,8 +1,8 @@
 #!/bin/sh
 # The excerpts of tessel's output that documents show are what it prints
 # now.  A fenced block whose first line is `$ tessel ...` is run from the
-# source root (show, check, list, tune --list and explain only: they need
-# no GPU and take seconds), and the block's other lines must appear in the output in
+# source root (show, check, list, tune --list, explain and compare only:
+# they need no GPU and take seconds), and the block's other lines must appear in the output in
 # order, each run of lines between `...` lines (the document's elisions)
 # contiguous.
 #
@@ -59,7 +59,7 @@ for arg in "$@"; do
     line=$(cat "$cmd")
     case "$line" in
       "tessel show "*|"tessel check "*|"tessel list "*|"tessel tune --list"|\
-      "tessel explain "*) ;;
+      "tessel explain "*|"tessel compare "*) ;;
       *) fail "$doc shows the output of '$line', which this test does not run"
          continue ;;
     esac
