@@ -11,7 +11,8 @@ meson install -C "$build" --destdir "$stage" --no-rebuild --quiet >/dev/null ||
   fail "meson install --destdir"
 root="$stage$prefix"
 lib="$root/$libdir"
-for f in "$root/bin/tessel" "$root/include/tessel.h" "$lib/libtessel.so" \
+for f in "$root/bin/tessel" "$root/include/tessel.h" \
+         "$root/include/tessel/schedule.h" "$lib/libtessel.so" \
          "$lib/pkgconfig/tessel.pc" "$root/share/tessel/handwritten"; do
   [ -e "$f" ] || fail "not installed: $f"
 done

@@ -16,7 +16,7 @@
 
 #include <stdbool.h>
 
-#include "tessel.h"
+#include "tessel/types.h"
 
 #define TS_DTYPE_COUNT 3
 

@@ -5,7 +5,7 @@
  */
 #include <string.h>
 
-#include "tessel.h"
+#include "tessel/types.h"
 
 static const char *const layout_names[] = {"NN", "NT", "TN", "TT"};
 

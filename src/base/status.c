@@ -3,7 +3,7 @@
  * codes in tessel.h: every stage reports through these codes, so their
  * text lives below every stage.
  */
-#include "tessel.h"
+#include "tessel/types.h"
 
 static const struct {
   ts_status code;

@@ -6,5 +6,6 @@
 #define TS_CODEGEN_H
 
 #include "../ir/program.h"
+#include "tessel/program.h"
 
 #endif

@@ -9,6 +9,7 @@
 
 #include "../base/arena.h"
 #include "../ir/program.h"
+#include "tessel/explain.h"
 
 enum { WARP = 32 };
 

@@ -16,7 +16,7 @@
 
 #include "../base/arena.h"
 #include "params.h"
-#include "tessel.h"
+#include "tessel/types.h"
 
 typedef enum {
   TY_INT,   /* index arithmetic (64-bit in the IR) */

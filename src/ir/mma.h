@@ -10,7 +10,7 @@
 
 #include <stdbool.h>
 
-#include "tessel.h"
+#include "tessel/types.h"
 
 enum { MMA_ACC, MMA_A, MMA_B }; /* an S_MMA's operands, in order */
 enum { MMA_LANES = 32, MMA_MAX_REGS = 8 };

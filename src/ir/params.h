@@ -14,7 +14,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "tessel.h"
+#include "tessel/types.h"
 
 typedef enum ts_param_kind {
   TS_PARAM_BUFFER, /* a pointer into global memory: an operand or the workspace */

@@ -13,6 +13,7 @@
 #include "../ir/mma.h"
 #include "../ir/program.h"
 #include "../schedule/sched.h"
+#include "tessel/program.h"
 
 /* What the passes share: the schedule they read, the arena they build in,
  * the next variable id, and the first error. */

@@ -8,6 +8,7 @@
 
 #include "../ir/printer.h"
 #include "../ir/program.h"
+#include "tessel/program.h"
 
 ts_status ts_program_status(const ts_program *p) {
   return p ? p->status : TS_ERR_NULL_ARG;

@@ -12,6 +12,8 @@
 #include "../ir/ir.h"
 #include "../base/limits.h"
 #include "../base/strbuf.h"
+#include "tessel/schedule.h"
+#include "tessel/space.h"
 
 typedef enum {
   TR_SPLIT,

@@ -1,0 +1,132 @@
+/*
+ * The GPU: running and timing compiled kernels beside cuBLAS (runtime/).
+ * Part of tessel's public API; include <tessel.h> for all of it.
+ */
+#ifndef TESSEL_GPU_H
+#define TESSEL_GPU_H
+
+#include "compile.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- The GPU: running and timing --------------------------------------- */
+
+typedef struct ts_gpu ts_gpu;
+
+/* Loads the driver and cuBLAS at run time and opens device 0.  Never NULL;
+ * TS_ERR_NO_GPU where there is no driver or device. */
+ts_gpu *ts_gpu_open(void);
+void ts_gpu_close(ts_gpu *g);
+ts_status ts_gpu_status(const ts_gpu *g);
+const char *ts_gpu_errmsg(const ts_gpu *g);
+const char *ts_gpu_name(const ts_gpu *g);
+/* The driver's CUDA version, as cuDriverGetVersion gives it (13000). */
+int ts_gpu_driver_version(const ts_gpu *g);
+const char *ts_gpu_arch(const ts_gpu *g); /* "sm_90" */
+int ts_gpu_sm_count(const ts_gpu *g); /* multiprocessors */
+/* The device's rated SM and memory clocks in kHz, as the driver reports
+ * them (CU_DEVICE_ATTRIBUTE_CLOCK_RATE and MEMORY_CLOCK_RATE); 0 when
+ * unknown. */
+int ts_gpu_clock_khz(const ts_gpu *g);
+/* What the GPU's sensors read now, through NVML: the SM and memory clocks
+ * it runs at (not the rated ones), its temperature and power draw.  valid
+ * is false, with the reason in why, where NVML is not there. */
+typedef struct ts_gpu_sensors {
+  bool valid;
+  int sm_mhz, memory_mhz, temperature_c;
+  double power_w;
+  char why[200];
+} ts_gpu_sensors;
+ts_gpu_sensors ts_gpu_read_sensors(ts_gpu *g);
+int ts_gpu_memory_clock_khz(const ts_gpu *g);
+/* NVRTC's version as major * 1000 + minor * 10 (13000 for 13.0), the form
+ * of cuDriverGetVersion; 0 when NVRTC cannot be loaded.  Needs no GPU. */
+int ts_nvrtc_version(void);
+
+/* Runs the compiled kernel once on host data (C updated in place). */
+ts_status ts_gpu_run(ts_gpu *g, const ts_kernel *k, const float *A,
+                     const float *B, float *C);
+/* cuBLAS on the same data, for reference; TS_ERR_CUBLAS, saying so, for
+ * element types it has no GEMM of (see ts_cublas_baseline). */
+ts_status ts_gpu_cublas(ts_gpu *g, const ts_gemm *def, const float *A,
+                        const float *B, float *C);
+/* The definition ts_bench times cuBLAS at, and checks results against, for
+ * def: def itself where cublasGemmEx takes its element types, else the
+ * nearest it takes, an fp32 C (fp32 A and B with an fp16 or bf16 C; fp16
+ * A and B with a bf16 C, bf16 with fp16).  TS_ERR_BAD_ARG when there is
+ * none (A and B of two types). */
+ts_status ts_cublas_baseline(const ts_gemm *def, ts_gemm *baseline);
+
+typedef struct ts_bench_opts {
+  int warmup;  /* default 5 */
+  int repeats; /* default 50 */
+  uint64_t seed;
+  /* Optional: (n + 1) * repeats doubles that receive every timed launch in
+   * ms, in the order they ran: cuBLAS's at [0, repeats), kernel i's at
+   * [(i + 1) * repeats, (i + 2) * repeats).  A kernel that was not timed
+   * (and everything, when the run failed) gets NaN. */
+  double *times;
+} ts_bench_opts;
+
+typedef struct ts_bench_result {
+  /* TS_OK when timed; otherwise why not, in message: the kernel's own error
+   * (lowering, NVRTC), the device's refusal (resources, a module that does
+   * not load), or a hand-written kernel that cannot take the shape
+   * (skipped). */
+  ts_status status;
+  int skipped;
+  char message[1024];
+  double median_ms;
+  double min_ms, max_ms; /* the fastest and slowest of the repeats */
+  double tflops;
+  double ratio_to_cublas; /* cuBLAS time / this time: 1.0 is cuBLAS's speed */
+  double max_rel_err;     /* against cuBLAS, over all elements */
+  ts_ptxas_info ptxas;
+} ts_bench_result;
+
+/* A hand-written CUDA kernel, timed beside schedules as a baseline.  The
+ * source defines the entry point
+ *
+ *   extern "C" __global__ void gemm(const float *A, const float *B, float *C,
+ *                                   int M, int N, int K, float alpha,
+ *                                   float beta);
+ *
+ * computing C = alpha op(A) op(B) + beta C with A, B and C stored as a
+ * schedule of the same definition sees them, and its launch geometry as
+ * __device__ or __constant__ ints with C linkage:
+ *
+ *   tessel_block[3]     threads per block, x y z
+ *   tessel_tile[2]      rows and columns of C one block computes: the grid
+ *                       is ceil(N / columns) x ceil(M / rows)
+ *   tessel_multiple[3]  optional: M, N and K must be multiples of these
+ *
+ * At a shape that is not a multiple the kernel is skipped, with the reason
+ * in its result, and the others are timed. */
+typedef struct ts_cuda_kernel {
+  const char *name;   /* its label in the results */
+  const char *source; /* CUDA C */
+} ts_cuda_kernel;
+
+/* Compiles a hand-written kernel for the definition `def` (the shape, alpha
+ * and beta it is launched with).  Never NULL; check ts_kernel_status.  Its
+ * geometry is read when it is loaded on the GPU. */
+ts_kernel *ts_compile_cuda(const ts_cuda_kernel *src, const ts_gemm *def,
+                           const char *arch);
+
+/* Times each compiled kernel and cuBLAS in one run on the same random
+ * inputs: results[i] for kernels[i], *cublas for cuBLAS.  Every kernel must
+ * be of one definition (kernels[0]'s).  Each kernel has its own result: one
+ * that failed to compile, is of another definition, cannot be loaded or
+ * does not fit the device is reported in its row, and the rest are timed.
+ * Returns TS_OK when every kernel was timed, the first row's error
+ * otherwise, or the GPU's error when nothing could be timed. */
+ts_status ts_bench(ts_gpu *g, ts_kernel *const kernels[], int n,
+                   const ts_bench_opts *opts, ts_bench_result results[],
+                   ts_bench_result *cublas);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

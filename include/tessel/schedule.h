@@ -1,0 +1,231 @@
+/*
+ * Schedules and their primitives: the first stage (src/schedule/).
+ * Part of tessel's public API; include <tessel.h> for all of it.
+ */
+#ifndef TESSEL_SCHEDULE_H
+#define TESSEL_SCHEDULE_H
+
+#include "types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- Schedules and loops ----------------------------------------------- */
+
+typedef struct ts_sched ts_sched;
+
+/* The naive loop nest: for i, for j, for k: C[i,j] += A[i,k] * B[k,j].
+ * Never NULL; check ts_sched_status. */
+ts_sched *ts_matmul(const ts_gemm *def);
+/* As ts_matmul, with a name that appears in the trace and the .cu header. */
+ts_sched *ts_matmul_named(const ts_gemm *def, const char *name);
+void ts_sched_free(ts_sched *s); /* NULL is fine */
+
+ts_status ts_sched_status(const ts_sched *s);
+/* The first error: "ts_split: ..." then the loop nest with the loop marked.
+ * Empty when the status is TS_OK. */
+const char *ts_sched_errmsg(const ts_sched *s);
+const ts_gemm *ts_sched_gemm(const ts_sched *s);
+const char *ts_sched_name(const ts_sched *s);
+/* Records an error on s as a failing primitive does (the first error
+ * stays; later primitives do nothing), with the message whole: for a
+ * program that builds schedules its own way and finds one wrong (tessel
+ * says so of a schedule file's function that crashed).  A code that is not
+ * an error is taken as TS_ERR_BAD_ARG.  Returns s's status. */
+ts_status ts_sched_fail(ts_sched *s, ts_status code, const char *message);
+
+/* A live loop by name ("i", "j", "k", "i.outer", ...), or NULL with the
+ * error recorded. */
+ts_loop *ts_get_loop(ts_sched *s, const char *name);
+const char *ts_loop_name(const ts_loop *loop);
+int64_t ts_loop_extent(const ts_loop *loop);
+
+/* Primitives.  Each returns the schedule's status after the call. */
+/* loop = outer * factor + inner: ceil(extent / factor) and `factor`
+ * iterations at every extent (TVM's split), guarded where the factor does
+ * not divide the extent. */
+ts_status ts_split(ts_sched *s, ts_loop *loop, int64_t factor, ts_loop **outer,
+                   ts_loop **inner);
+ts_status ts_fuse(ts_sched *s, ts_loop *outer, ts_loop *inner,
+                  ts_loop **fused);
+ts_status ts_reorder(ts_sched *s, int n, ts_loop *const loops[]);
+ts_status ts_bind(ts_sched *s, ts_loop *loop, ts_loop_kind tag);
+ts_status ts_unroll(ts_sched *s, ts_loop *loop);
+/* Lowering splits the serial loop in two: a steady part, its first
+ * iterations, where every guard in its body that holds on them is proven
+ * and dropped, and a tail with the iterations left, guards kept.  For a k
+ * loop when K is not a multiple of its tile, or a double-buffered k loop
+ * (whose next-tile load is guarded): the steady loop loads without bounds
+ * tests, in vectors where the rows allow.  Call it after every other
+ * primitive on the loop. */
+ts_status ts_partition(ts_sched *s, ts_loop *loop);
+ts_status ts_rename(ts_sched *s, ts_loop *loop, const char *name);
+
+/* ---- Split-K --------------------------------------------------------------- */
+
+/* How the blocks of a split reduction combine their partial sums. */
+typedef enum {
+  TS_SPLIT_K_WORKSPACE, /* each block writes its partial sums to a workspace
+                           (fp32, parts x m x n); a second kernel adds them in
+                           a fixed order: C = alpha * sum + beta * C
+                           (deterministic; the default) */
+  TS_SPLIT_K_ATOMIC,    /* a first kernel scales C by beta (none when beta is
+                           1); the blocks then atomicAdd alpha * partial sum
+                           into C (fp32 C only; the order of the adds, and so
+                           the rounding, varies from run to run) */
+} ts_split_k_mode;
+
+/* The reduction split across blocks: k = outer * ceil(extent / parts) +
+ * inner, the outer loop of `parts` iterations bound to blockIdx.z and moved
+ * outermost, so each block sums its share of k; the inner loop is an
+ * ordinary reduction loop (split, reorder, unroll, cache_read at it).  `k`
+ * must be the outermost reduction loop, and split-K comes before any
+ * cache.  parts == 1 changes nothing: *outer is NULL and *inner is k (a
+ * tuning space may draw parts from {1, 2, 4, ...}). */
+ts_status ts_split_k(ts_sched *s, ts_loop *k, int64_t parts,
+                     ts_split_k_mode mode, ts_loop **outer, ts_loop **inner);
+
+/* ---- The memory hierarchy ----------------------------------------------- */
+
+typedef enum { TS_SHARED, TS_LOCAL } ts_scope;
+typedef struct ts_stage ts_stage;
+
+/* A copy of `buffer` ("A", "B", or the name of a cache such as "A.shared")
+ * in shared or local memory, refilled at the start of each iteration of
+ * `at`, which the computation then reads instead of `buffer`.  The copied
+ * region is what the loops inside `at` read (and, for shared memory, the
+ * loops bound to threadIdx: the block's threads share the copy).  Its copy
+ * loops, one per dimension, can be split, fused, reordered, unrolled,
+ * vectorized and, for a shared copy, bound to the block's thread indices;
+ * lowering spreads a shared copy none of whose loops is bound over the
+ * block's threads.  The cache is named "<buffer>.shared" or
+ * "<buffer>.local". */
+ts_status ts_cache_read(ts_sched *s, const char *buffer, ts_scope scope,
+                        ts_loop *at, ts_stage **stage);
+/* The accumulators of C ("C") in registers ("C.local"), for the part of C
+ * the loops inside `at` write: initialized at the start of `at`'s body,
+ * written back through alpha and beta at its end.  `at` must enclose every
+ * reduction loop. */
+ts_status ts_cache_write(ts_sched *s, const char *buffer, ts_scope scope,
+                         ts_loop *at, ts_stage **stage);
+/* The copy loop over dimension d of a cache_read stage (0: rows of op(A)
+ * or op(B), 1: columns), or NULL. */
+ts_loop *ts_stage_axis(ts_stage *stage, int d);
+/* The dimension (0 or 1) contiguous in the source's memory, which the copy
+ * nest walks innermost: the one to vectorize.  -1 for a cache_write. */
+int ts_stage_contiguous(const ts_stage *stage);
+const char *ts_stage_name(const ts_stage *stage);
+/* Storage layout of a cache: stored transposed (columns outermost), and
+ * `pad` unused elements after each stored row, against bank conflicts. */
+ts_status ts_storage_transpose(ts_sched *s, ts_stage *stage);
+ts_status ts_storage_pad(ts_sched *s, ts_stage *stage, int64_t pad);
+/* The other way against bank conflicts, without padding: the 16-byte
+ * chunks of each stored row of a shared cache permuted by the row (chunk
+ * XOR row, as CUTLASS and Triton lay out tiles for ldmatrix), so that 8
+ * consecutive rows read or written at the same chunk (ldmatrix, cp.async)
+ * fall in different banks.  Needs stored rows of 2, 4 or a multiple of 8
+ * chunks, a multiple of 8 rows, and no padding. */
+ts_status ts_storage_swizzle(ts_sched *s, ts_stage *stage);
+/* The innermost loop's iterations become one 2- or 4-wide access wherever
+ * the addresses are contiguous and aligned (scalar lanes elsewhere).  Split
+ * a loop by 4 (or 2) and vectorize the inner loop. */
+ts_status ts_vectorize(ts_sched *s, ts_loop *loop);
+/* The three innermost loops, over i, j and k, become one warp's tensor-core
+ * instruction, mma.sync: m16n8k16 for fp16 or bf16 A and B (extents 16, 8
+ * and 16), m16n8k8 for fp32 A and B rounded to tf32 (16, 8 and 8), fp32
+ * accumulators.  The instruction takes the 32 lanes of a warp: lowering
+ * binds threadIdx.x to them, so the schedule binds no loop to threadIdx.x
+ * and makes its warps with threadIdx.y and z.  Each lane holds the
+ * accumulators and operand elements the PTX ISA assigns it
+ * (docs/primitives.md, "Tensor cores").  Call it after every other
+ * primitive on the three loops. */
+ts_status ts_tensorize(ts_sched *s, ts_loop *i, ts_loop *j, ts_loop *k);
+/* Two copies of a shared cache: the next tile is loaded from global memory
+ * into registers while the current one is used, then stored to the other
+ * copy; one barrier per iteration. */
+ts_status ts_double_buffer(ts_sched *s, ts_stage *stage);
+/* ts_double_buffer with `tiles` (1..8) k tiles in each of the two copies:
+ * the block meets at one barrier every `tiles` tiles instead of every
+ * tile.  Each tile's copy is staged in registers while the tile `tiles`
+ * before it computes, and stored right after, so the registers hold one
+ * tile as with ts_double_buffer; shared memory holds 2 x tiles.  The
+ * double-buffered stages of one attach loop need the same count.
+ * ts_double_buffer(s, st) is ts_double_buffer_tiles(s, st, 1). */
+ts_status ts_double_buffer_tiles(ts_sched *s, ts_stage *stage, int tiles);
+/* `stages` (2..8) copies of a shared cache filled by cp.async, global
+ * memory straight to shared memory without registers: tiles ko + 1 ..
+ * ko + stages - 1 are in flight while tile ko is used.  The stages of one
+ * attach loop pipeline together and need the same count; not with
+ * ts_double_buffer.  Kernels using it need sm_80 or newer. */
+ts_status ts_pipeline(ts_sched *s, ts_stage *stage, int stages);
+/* wgmma batches left running across iterations of `loop`, the k loop
+ * whose caches are pipelined: with `batches` 1, iteration ko's batch of
+ * wgmma is waited for in iteration ko + 1, after that iteration's batch is
+ * issued, so the tensor cores never wait for the warpgroup to issue.  The
+ * tile a batch reads stays untouched while it runs, so the pipeline issues
+ * each copy `batches` tiles later: ts_pipeline's stages must be at least
+ * batches + 2.  0 (the default) waits for each batch in its own
+ * iteration.  Call it after every other primitive on the loop (neither
+ * it nor ts_partition follows the other).  Lowering refuses it on a loop
+ * whose body has no wgmma or whose caches are not pipelined at it. */
+ts_status ts_wgmma_in_flight(ts_sched *s, ts_loop *loop, int batches);
+/* Packs `buffer` ("A" or "B"): a first kernel of the program copies op(A)
+ * or op(B) into the workspace k-major (op(A) as M rows of K, op(B) as N
+ * rows of K, each row padded to 16 bytes) and rounded as the math rounds
+ * (to tf32 under TS_MATH_TF32), and the schedule reads that copy, as BLIS
+ * packs its panels.  wgmma takes tf32 operands only so: k-major, and
+ * already rounded (it reads fp32 as tf32 by dropping bits).  Call it
+ * before any ts_cache_read of the buffer. */
+ts_status ts_pack(ts_sched *s, const char *buffer);
+
+/* ---- Occupancy ----------------------------------------------------------- */
+
+/* At least `blocks` (1..32) of the kernel's blocks on one multiprocessor at
+ * once: __launch_bounds__(threads, blocks), so ptxas holds each thread to
+ * 65536 / (blocks * threads) registers.  Lowering refuses more than 2048
+ * threads per multiprocessor. */
+ts_status ts_min_blocks_per_sm(ts_sched *s, int blocks);
+
+/* ---- Block order --------------------------------------------------------- */
+
+/* The blocks visit C's tiles in groups of `group` block rows, down each
+ * column of a group before the next column (Triton's GROUP_M), so that the
+ * blocks running at once share tiles of A and B in L2.  `rows` and `cols`
+ * are the loops bound to the blockIdx of the tile's row and column; the
+ * last group has the rows that are left. */
+ts_status ts_swizzle(ts_sched *s, ts_loop *rows, ts_loop *cols,
+                     int64_t group);
+
+/* C that replays the schedule: a malloc'd string the caller frees, or NULL
+ * when out of memory or the schedule is in error. */
+char *ts_print_trace(ts_sched *s);
+/* The loop nest of ts_matmul_named, then after each primitive of the trace
+ * the primitive's call as C and the nest's lines it removed ("- ") and
+ * added ("+ "), with a line of context (tessel show --steps).  NULL for a
+ * schedule in error; free() it. */
+char *ts_print_steps(ts_sched *s);
+
+/* Replays the trace of `from` onto `onto` (a fresh ts_matmul). */
+ts_status ts_replay(const ts_sched *from, ts_sched *onto);
+
+/* The schedule as text another process reads back: its definition, each
+ * primitive of its trace, its status and message.  Writes at most cap bytes
+ * of it to buf (NUL-terminated when cap > 0) and returns the length of the
+ * whole text, as snprintf does.  It allocates nothing and calls no stdio,
+ * so a signal handler may save a schedule that no primitive is changing at
+ * that moment (the trace of a schedule whose code crashed). */
+size_t ts_trace_save(const ts_sched *s, char *buf, size_t cap);
+/* Replays text of ts_trace_save onto `onto`, a fresh ts_matmul_named
+ * schedule of the same definition, then sets the status and message saved:
+ * the schedule is the one saved (its loop nest, trace and error).  Text cut
+ * short (its writer died) replays the whole records it has; *complete
+ * (may be NULL) says whether the text was whole.  Returns onto's status;
+ * text that is not a trace of that definition is an error on onto. */
+ts_status ts_trace_load(ts_sched *onto, const char *text, size_t len,
+                        bool *complete);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,151 @@
+/*
+ * Status codes and the GEMM definition: the vocabulary every stage shares.
+ * Part of tessel's public API; include <tessel.h> for all of it.
+ */
+#ifndef TESSEL_TYPES_H
+#define TESSEL_TYPES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- Status codes ------------------------------------------------------ */
+
+#define TS_STATUS_LIST(X)                                                     \
+  X(TS_OK, "no error")                                                        \
+  X(TS_ERR_NO_MEMORY, "out of memory")                                        \
+  X(TS_ERR_NULL_ARG, "a required argument is NULL")                           \
+  X(TS_ERR_BAD_SHAPE, "shape out of range")                                   \
+  X(TS_ERR_BAD_LAYOUT, "layout must be NN, NT, TN or TT")                     \
+  X(TS_ERR_BAD_FACTOR, "factor must be >= 1")                                 \
+  X(TS_ERR_UNKNOWN_LOOP, "no loop of that name")                              \
+  X(TS_ERR_FOREIGN_LOOP, "loop belongs to another schedule")                  \
+  X(TS_ERR_LOOP_REPLACED, "loop was replaced by an earlier split or fuse")    \
+  X(TS_ERR_NOT_PERFECT_NEST, "loops are not in one perfect nest")             \
+  X(TS_ERR_NOT_ADJACENT, "loops are not directly nested")                     \
+  X(TS_ERR_DUPLICATE_LOOP, "a loop is given twice")                           \
+  X(TS_ERR_MIXED_AXES, "a reduction loop cannot be fused with a spatial loop") \
+  X(TS_ERR_ALREADY_BOUND, "loop is already bound, unrolled or marked")        \
+  X(TS_ERR_TAG_BOUND_TWICE, "that launch index is bound to another loop")     \
+  X(TS_ERR_THREAD_OUTSIDE_BLOCK, "a thread loop lies outside a block loop")   \
+  X(TS_ERR_TOO_MANY_THREADS, "more than 1024 threads per block")              \
+  X(TS_ERR_LAUNCH_LIMIT, "extent over the launch dimension's limit")          \
+  X(TS_ERR_BIND_REDUCTION, "a reduction loop cannot be bound")                \
+  X(TS_ERR_BOUND_INSIDE_REDUCTION, "a bound loop lies inside a reduction loop") \
+  X(TS_ERR_NOT_OUTERMOST_REDUCTION, "split-K needs the outermost reduction loop") \
+  X(TS_ERR_BAD_TAG, "the loop cannot take that launch index")                \
+  X(TS_ERR_BAD_NAME, "bad loop name")                                         \
+  X(TS_ERR_NAME_TAKEN, "loop name already used")                              \
+  X(TS_ERR_BAD_ARG, "invalid argument")                                       \
+  X(TS_ERR_UNKNOWN_SCHEDULE, "no built-in schedule of that name")             \
+  X(TS_ERR_EXEC_FAULT, "the reference executor found a fault")                \
+  X(TS_ERR_MISMATCH, "result differs from the reference GEMM")                \
+  X(TS_ERR_NO_GPU, "no CUDA driver or GPU")                                   \
+  X(TS_ERR_CUDA, "a CUDA driver call failed")                                 \
+  X(TS_ERR_NVRTC, "NVRTC failed")                                             \
+  X(TS_ERR_BAD_ARCH, "architecture not supported by NVRTC")                   \
+  X(TS_ERR_CUBLAS, "cuBLAS failed")                                           \
+  X(TS_ERR_IO, "file input/output failed")                                   \
+  X(TS_ERR_UNKNOWN_BUFFER, "no buffer of that name")                          \
+  X(TS_ERR_BAD_SCOPE, "scope must be TS_SHARED or TS_LOCAL")                  \
+  X(TS_ERR_BAD_ATTACH, "the cache cannot be attached at that loop")           \
+  X(TS_ERR_CACHE_REGION, "the change would alter a cache's region")           \
+  X(TS_ERR_SHARED_LIMIT, "shared memory over the limit")                      \
+  X(TS_ERR_BAD_VECTOR, "vector width must be 1, 2 or 4 (8 for 2-byte types)")  \
+  X(TS_ERR_NOT_INNERMOST, "vectorized or tensorized loops must be innermost")  \
+  X(TS_ERR_NOT_SHARED, "the cache must be in shared memory")                 \
+  X(TS_ERR_BAD_PAD, "padding must be in 0..32")                               \
+  X(TS_ERR_STAGE_USED, "the cache was already transformed")                  \
+  X(TS_ERR_RESOURCES, "the kernel needs more than the device has")           \
+  X(TS_ERR_PRUNED, "the configuration breaks a constraint of its space")   \
+  X(TS_ERR_BAD_KNOB, "the space declares a knob wrongly")                     \
+  X(TS_ERR_BAD_TENSORIZE, "the loops do not form a tensor-core instruction") \
+  X(TS_ERR_SCHEDULE_FAULT, "the schedule's code crashed, hung or called exit") \
+  X(TS_ERR_TOO_SLOW, "the check would take longer than its budget")           \
+  X(TS_ERR_INDEX_OVERFLOW, "an index would overflow the kernel's int")        \
+  X(TS_ERR_TENSOR_TYPE, "no tensor-core instruction for the operand types")  \
+  X(TS_ERR_CACHE_ORDER, "caches copy global -> shared -> registers")          \
+  X(TS_ERR_STAGES_DIFFER, "caches at one loop are buffered differently")
+
+typedef enum {
+#define TS_STATUS_ENUM(code, text) code,
+  TS_STATUS_LIST(TS_STATUS_ENUM)
+#undef TS_STATUS_ENUM
+  TS_STATUS_COUNT
+} ts_status;
+
+/* Fixed text for a status code. */
+const char *ts_strerror(ts_status status);
+
+/* ---- The definition ---------------------------------------------------- */
+
+/* op(A) is A (N) or A transposed (T).  NT: A row-major MxK, B stored as an
+ * NxK row-major matrix (C = A * B^T, as seed 000 computes). */
+typedef enum { TS_NN, TS_NT, TS_TN, TS_TT } ts_layout;
+
+/* Element types of the matrices.  A and B may be fp16 or bf16 with an fp32
+ * accumulator and an fp32, fp16 or bf16 C; fp32 everywhere is the default. */
+typedef enum {
+  TS_F32,  /* IEEE binary32 */
+  TS_F16,  /* IEEE binary16 (CUDA's __half) */
+  TS_BF16, /* bfloat16 (CUDA's __nv_bfloat16) */
+} ts_dtype;
+
+/* How fp32 A and B are multiplied: exactly (the default), or rounded to
+ * tf32 (10 significand bits) first, as tensor cores do and as cuBLAS's
+ * CUBLAS_COMPUTE_32F_FAST_TF32 allows.  Products are summed in fp32 either
+ * way.  The command line's --dtype tf32 is fp32 A and B with TS_MATH_TF32. */
+typedef enum { TS_MATH_F32, TS_MATH_TF32 } ts_math;
+
+typedef struct ts_gemm {
+  int64_t m, n, k;  /* C is m x n; op(A) is m x k; op(B) is k x n */
+  ts_layout layout;
+  float alpha;
+  float beta; /* C is not read when beta == 0 */
+  /* Storage types of A, B and C, and the accumulator's (TS_F32 only). */
+  ts_dtype a_type, b_type, c_type, acc_type;
+  ts_math math; /* fp32 A and B only */
+} ts_gemm;
+
+/* {m, n, k} with layout NN, alpha 1 and beta 0, as cuBLAS's GEMM defaults. */
+ts_gemm ts_gemm_make(int64_t m, int64_t n, int64_t k);
+
+const char *ts_layout_name(ts_layout layout);
+/* "f32", "f16", "bf16"; ts_dtype_parse returns -1 for anything else. */
+const char *ts_dtype_name(ts_dtype t);
+int ts_dtype_parse(const char *text);
+int ts_dtype_size(ts_dtype t); /* bytes: 4, 2, 2 */
+/* How far a correct kernel's C may be from a reference's, as the largest
+ * difference over the largest |C| (rounding of the sum in the accumulator's
+ * type and of the store to C's): 1e-5 for fp32 up to K = 4096. */
+double ts_gemm_tolerance(const ts_gemm *def);
+/* Parses "NN", "NT", "TN", "TT"; returns -1 otherwise. */
+int ts_layout_parse(const char *text);
+
+/* ---- Loops -------------------------------------------------------------- */
+
+/* A loop of the nest, as a schedule's primitives hand it out and the IR
+ * holds it, and what a loop is bound to or marked as. */
+typedef struct ts_loop ts_loop;
+
+typedef enum {
+  TS_SERIAL,
+  TS_UNROLLED,
+  TS_BLOCK_X,
+  TS_BLOCK_Y,
+  TS_BLOCK_Z,
+  TS_THREAD_X,
+  TS_THREAD_Y,
+  TS_THREAD_Z,
+  TS_VECTORIZED,
+  TS_TENSORIZED, /* one of the three loops of a tensor-core instruction */
+} ts_loop_kind;
+
+#ifdef __cplusplus
+}
+#endif
+#endif
