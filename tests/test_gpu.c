@@ -12,6 +12,7 @@
 #include <math.h>
 #include <stdio.h>
 
+#include "base/dtype.h"
 #include "base/random.h"
 #include "exec/relerr.h"
 
@@ -418,6 +419,66 @@ static void test_baseline_errors(void **state) {
 
 /* Split-K in both modes against cuBLAS (a tall K, and odd shapes with
  * alpha and beta), and ts_bench timing the sequence as one GEMM. */
+/* Typed host matrices (ts_matrix) on the GPU: a kernel and cuBLAS given
+ * fp16 and bf16 bit patterns agree within the tolerance, and the kernel's
+ * C is, bit for bit, what the float entry point gives on the same values. */
+static void test_typed_matrices(void **state) {
+  (void)state;
+  static const ts_dtype types[] = {TS_F16, TS_BF16};
+  static const char *const names[] = {"wg128", "smem32"};
+  for (int t = 0; t < 2; t++)
+    for (int i = 0; i < 2; i++) {
+      ts_gemm g = ts_gemm_make(999, 1001, 1003);
+      g.layout = TS_NT;
+      g.a_type = g.b_type = g.c_type = types[t];
+      g.beta = 0.5f;
+      size_t na = (size_t)(g.m * g.k), nb = (size_t)(g.k * g.n),
+             nc = (size_t)(g.m * g.n);
+      float *fa = malloc(na * 4), *fb = malloc(nb * 4), *fc = malloc(nc * 4);
+      uint16_t *a = malloc(na * 2), *b = malloc(nb * 2), *c = malloc(nc * 2),
+               *ref = malloc(nc * 2);
+      assert_true(fa && fb && fc && a && b && c && ref);
+      uint64_t rng = 11;
+      ts_fill_random(fa, na, &rng);
+      ts_fill_random(fb, nb, &rng);
+      ts_fill_random(fc, nc, &rng);
+      bool f16 = types[t] == TS_F16;
+      for (size_t j = 0; j < na; j++)
+        a[j] = f16 ? dtype_f32_to_f16(fa[j]) : dtype_f32_to_bf16(fa[j]);
+      for (size_t j = 0; j < nb; j++)
+        b[j] = f16 ? dtype_f32_to_f16(fb[j]) : dtype_f32_to_bf16(fb[j]);
+      for (size_t j = 0; j < nc; j++)
+        c[j] = ref[j] = f16 ? dtype_f32_to_f16(fc[j]) : dtype_f32_to_bf16(fc[j]);
+      ts_sched *s = ts_builtin_schedule(names[i], &g);
+      ts_kernel *k = ts_compile_sched(s, ts_gpu_arch(gpu));
+      ts_sched_free(s);
+      ts_matrix A = {a, types[t]}, B = {b, types[t]};
+      if (ts_gpu_run_matrices(gpu, k, A, B, (ts_matrix){c, types[t]}) !=
+              TS_OK ||
+          ts_gpu_cublas_matrices(gpu, &g, A, B, (ts_matrix){ref, types[t]}) !=
+              TS_OK ||
+          ts_gpu_run(gpu, k, fa, fb, fc) != TS_OK)
+        fail_msg("%s %s: %s", names[i], ts_dtype_name(types[t]),
+                 ts_gpu_errmsg(gpu));
+      float *x = malloc(nc * 4), *r = malloc(nc * 4);
+      assert_true(x && r);
+      for (size_t j = 0; j < nc; j++) {
+        x[j] = f16 ? dtype_f16_to_f32(c[j]) : dtype_bf16_to_f32(c[j]);
+        r[j] = f16 ? dtype_f16_to_f32(ref[j]) : dtype_bf16_to_f32(ref[j]);
+        if (x[j] != fc[j])
+          fail_msg("%s %s: typed C[%zu] %g, the float path's %g", names[i],
+                   ts_dtype_name(types[t]), j, x[j], fc[j]);
+      }
+      double e = ts_max_rel_err(x, r, nc);
+      printf("  %-10s typed %s NT rel err %.2e\n", names[i],
+             ts_dtype_name(types[t]), e);
+      assert_true(e < ts_gemm_tolerance(&g));
+      ts_kernel_free(k);
+      free(fa); free(fb); free(fc); free(a); free(b); free(c); free(ref);
+      free(x); free(r);
+    }
+}
+
 static void test_split_k_modes(void **state) {
   (void)state;
   const int64_t shapes[][3] = {{128, 96, 4000}, {37, 53, 29}, {1, 1, 1}};
@@ -462,6 +523,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_dynamic_shared_memory),
       cmocka_unit_test(test_buffer_tiles_match_cublas),
       cmocka_unit_test(test_split_k_modes),
+      cmocka_unit_test(test_typed_matrices),
       cmocka_unit_test(test_large_shape),
       cmocka_unit_test(test_baselines_match_cublas),
       cmocka_unit_test(test_baseline_skipped_at_other_shapes),

@@ -22,6 +22,11 @@ extern "C" {
 ts_status ts_program_execute(const ts_program *p, const float *A,
                              const float *B, float *C, char *msg,
                              size_t msglen);
+/* The same on matrices of the definition's own element types (see
+ * ts_matrix): A and B are read, C updated in place in its type. */
+ts_status ts_program_execute_matrices(const ts_program *p, ts_matrix A,
+                                      ts_matrix B, ts_matrix C, char *msg,
+                                      size_t msglen);
 /* Runs the program on random data (rounded to the definition's types)
  * against a plain C GEMM (double accumulation of the rounded values).
  * TS_ERR_MISMATCH or TS_ERR_EXEC_FAULT with details in msg; a program in

@@ -52,6 +52,13 @@ ts_status ts_gpu_run(ts_gpu *g, const ts_kernel *k, const float *A,
  * element types it has no GEMM of (see ts_cublas_baseline). */
 ts_status ts_gpu_cublas(ts_gpu *g, const ts_gemm *def, const float *A,
                         const float *B, float *C);
+/* ts_gpu_run and ts_gpu_cublas on matrices of the definition's own element
+ * types (see ts_matrix): A and B are read, C updated in place in its type;
+ * a type other than the definition's is TS_ERR_BAD_ARG, saying which. */
+ts_status ts_gpu_run_matrices(ts_gpu *g, const ts_kernel *k, ts_matrix A,
+                              ts_matrix B, ts_matrix C);
+ts_status ts_gpu_cublas_matrices(ts_gpu *g, const ts_gemm *def, ts_matrix A,
+                                 ts_matrix B, ts_matrix C);
 /* The definition ts_bench times cuBLAS at, and checks results against, for
  * def: def itself where cublasGemmEx takes its element types, else the
  * nearest it takes, an fp32 C (fp32 A and B with an fp16 or bf16 C; fp16

@@ -126,6 +126,21 @@ double ts_gemm_tolerance(const ts_gemm *def);
 /* Parses "NN", "NT", "TN", "TT"; returns -1 otherwise. */
 int ts_layout_parse(const char *text);
 
+/* ---- Host matrices ------------------------------------------------------ */
+
+/* A matrix on the host as it lies in memory: `data` holds its elements as
+ * `type` stores them (4-byte floats for TS_F32; the 2-byte IEEE binary16
+ * or bfloat16 bit patterns, as uint16_t, for TS_F16 and TS_BF16), in the
+ * definition's layout (A m x k, or k x m where it is stored transposed; B
+ * k x n or n x k; C m x n; each row-major).  The entry points that take
+ * one (ts_program_execute_matrices, ts_gpu_run_matrices,
+ * ts_gpu_cublas_matrices) refuse a type other than the definition's, and
+ * read A and B without writing them. */
+typedef struct ts_matrix {
+  void *data;
+  ts_dtype type;
+} ts_matrix;
+
 /* ---- Loops -------------------------------------------------------------- */
 
 /* A loop of the nest, as a schedule's primitives hand it out and the IR
