@@ -4,7 +4,7 @@
  * reference and the baseline.  Every driver call is checked, and a failure
  * names the call and CUDA's error string.
  */
-#include "gpu.h"
+#include "gpu_impl.h"
 
 #include "../src/base/dtype.h"
 

@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "gpu.h"
+#include "gpu_impl.h"
 
 /* Reads `count` ints of the module's global `name` into out.  A missing
  * optional global leaves out as it was. */

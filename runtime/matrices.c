@@ -9,7 +9,7 @@
 #include <stdlib.h>
 
 #include "../src/base/dtype.h"
-#include "gpu.h"
+#include "gpu_impl.h"
 
 size_t mat_bytes(ts_dtype t, size_t n) {
   return n * (size_t)ts_dtype_size(t);

@@ -6,7 +6,7 @@
  * is (sticky, ts_gpu_errmsg says why).
  */
 #include "../src/base/matrix.h"
-#include "gpu.h"
+#include "gpu_impl.h"
 
 /* The kernel's (k) or cuBLAS's (def) GEMM on the typed matrices. */
 static ts_status run(ts_gpu *g, const ts_kernel *k, const ts_gemm *def,

@@ -7,7 +7,7 @@
  * build without its header, a device NVML does not find) the reading
  * says why, and no number is made up.
  */
-#include "gpu.h"
+#include "gpu_impl.h"
 
 #include <dlfcn.h>
 #include <stdio.h>

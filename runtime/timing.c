@@ -19,7 +19,7 @@
 #include "../src/base/dtype.h"
 #include "../src/base/random.h"
 #include "../src/exec/relerr.h"
-#include "gpu.h"
+#include "gpu_impl.h"
 
 enum { MAX_SETS = 8 };
 

@@ -25,7 +25,7 @@
 #include <unistd.h>
 
 #include "../src/base/strbuf.h"
-#include "gpu.h"
+#include "gpu_impl.h"
 #include "../src/compile/kernel_cache.h"
 
 enum { MAX_RECORD = 1 << 16, MAX_JOURNAL = 1 << 24 };

@@ -15,7 +15,7 @@
 #include <cmocka.h>
 
 #include "tessel.h"
-#include "src/builtins/builtins.h"
+#include "src/builtins/builtins_impl.h"
 #include "base/arena.h"
 
 /* A new empty file /tmp/PREFIX-XXXXXX, its name into path; 0, or -1

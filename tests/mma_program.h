@@ -12,7 +12,7 @@
 
 #include "base/dtype.h"
 #include "ir/mma.h"
-#include "ir/program.h"
+#include "ir/program_ir.h"
 #include "ir/visit.h"
 
 enum { MMA_M = 32, MMA_N = 16, MMA_K = 48, MMA_TILES = 2 };

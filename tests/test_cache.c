@@ -8,7 +8,7 @@
 #include "tiles.h"
 
 #include "ir/printer.h"
-#include "ir/program.h"
+#include "ir/program_ir.h"
 
 static void test_cache_read_shared(void **state) {
   (void)state;

@@ -8,7 +8,7 @@
 
 #include <math.h>
 
-#include "exec/exec.h"
+#include "exec/executor.h"
 
 typedef struct {
   ts_arena a;

@@ -11,8 +11,8 @@
 #include <math.h>
 
 #include "explain/explain_impl.h"
-#include "exec/exec.h"
-#include "ir/program.h"
+#include "exec/executor.h"
+#include "ir/program_ir.h"
 #include "schedule/sched.h"
 
 /* ---- The cost model -------------------------------------------------- */

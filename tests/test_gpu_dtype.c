@@ -26,7 +26,7 @@
 
 #include "base/dtype.h"
 #include "base/random.h"
-#include "runtime/gpu.h"
+#include "runtime/gpu_impl.h"
 
 #define KERNEL_SOURCE "tests/gpu_dtype_kernel.cu"
 

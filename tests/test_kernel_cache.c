@@ -15,7 +15,7 @@
 
 #include "helpers.h"
 #include "src/compile/kernel_cache.h"
-#include "runtime/gpu.h"
+#include "runtime/gpu_impl.h"
 #include "runtime/kernel.h"
 
 static char dir[256];

@@ -8,7 +8,7 @@
  */
 #include "helpers.h"
 
-#include "ir/program.h"
+#include "ir/program_ir.h"
 #include "ir/visit.h"
 
 /* i over blocks of 4 threads, each thread a row of C; `shared_b` caches B

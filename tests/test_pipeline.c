@@ -9,8 +9,8 @@
  */
 #include "tiles.h"
 
-#include "exec/exec.h"
-#include "ir/program.h"
+#include "exec/executor.h"
+#include "ir/program_ir.h"
 #include "ir/visit.h"
 
 /* 8 x 8 x k in 4 x 4 tiles, A and B in shared memory at k.outer,

@@ -6,7 +6,7 @@
  */
 #include "helpers.h"
 
-#include "ir/program.h"
+#include "ir/program_ir.h"
 #include "runtime/kernel.h"
 #include "schedule/sched.h"
 

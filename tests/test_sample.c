@@ -8,7 +8,7 @@
  */
 #include "helpers.h"
 
-#include "ir/program.h"
+#include "ir/program_ir.h"
 
 static ts_program *lowered(const char *name, int64_t m, int64_t n,
                            int64_t k) {

@@ -8,7 +8,7 @@
  */
 #include "helpers.h"
 
-#include "ir/program.h"
+#include "ir/program_ir.h"
 #include "schedule/sched.h"
 
 static ts_sched *split_k_of(ts_gemm g, int64_t parts, ts_split_k_mode mode) {

@@ -9,7 +9,7 @@
 
 #include "helpers.h"
 #include "cli/tune.h"
-#include "runtime/gpu.h"
+#include "runtime/gpu_impl.h"
 
 typedef struct {
   ts_gpu gpu; /* as ts_gpu_open describes one: a name and a driver */

@@ -12,10 +12,10 @@
 
 #include <math.h>
 
-#include "exec/exec.h"
+#include "exec/executor.h"
 #include "ir/ir.h"
 #include "ir/mma.h"
-#include "ir/program.h"
+#include "ir/program_ir.h"
 #include "ir/visit.h"
 #include "lower/lower.h"
 #include "base/random.h"

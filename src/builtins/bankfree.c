@@ -6,7 +6,7 @@
  * move the second half 4 x 4 = 16 banks away, and keep every row 16-byte
  * aligned for the float4 reads.
  */
-#include "builtins.h"
+#include "builtins_impl.h"
 
 ts_status example_bankfree(ts_sched *s) {
   ts_stage *as, *bs;

@@ -4,7 +4,7 @@
  * threads; each thread keeps a column of 8 results in registers, so one
  * value of the B tile read from shared memory serves 8 multiply-adds.
  */
-#include "builtins.h"
+#include "builtins_impl.h"
 
 ts_status example_blocktile1d(ts_sched *s) {
   ts_loop *io, *ir, *ty, *tm, *jo, *tx, *ko, *ki;

@@ -7,7 +7,7 @@
  * (rA, rB in the seed) and multiplies them as an outer product into its
  * 8 x 8 accumulators: 16 shared loads for 64 multiply-adds.
  */
-#include "builtins.h"
+#include "builtins_impl.h"
 
 ts_status blocktile2d_over(ts_sched *s, ts_loop *k) {
   ts_loop *io, *ir, *ty, *tm, *jo, *jr, *tx, *tn, *ko, *ki;

@@ -5,7 +5,7 @@
  * element of A (a broadcast) and 32 consecutive elements of B and writes 32
  * consecutive elements of C: every global access coalesces.
  */
-#include "builtins.h"
+#include "builtins_impl.h"
 
 ts_status example_coalesced(ts_sched *s) {
   ts_loop *io, *ii, *jo, *ji;

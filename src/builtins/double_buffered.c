@@ -8,7 +8,7 @@
  * kernel one past 128 a thread, which would leave one block of 256
  * threads per multiprocessor; asking for two keeps ptxas within 128.
  */
-#include "builtins.h"
+#include "builtins_impl.h"
 
 ts_status example_double_buffered(ts_sched *s) {
   ts_stage *as, *bs;

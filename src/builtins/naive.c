@@ -8,7 +8,7 @@
  * The "naive" kernels of seeds 001 and 004 already put threadIdx.x on the
  * columns of C; as schedules they are `coalesced`.
  */
-#include "builtins.h"
+#include "builtins_impl.h"
 
 ts_status example_naive(ts_sched *s) {
   ts_loop *io, *ii, *jo, *ji;

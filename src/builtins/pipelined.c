@@ -17,7 +17,7 @@
  * B's copies are 8 bytes (4 halves) and A's transposed halves, 2 bytes
  * each, have no cp.async: they are plain stores inside the pipeline.
  */
-#include "builtins.h"
+#include "builtins_impl.h"
 
 ts_status example_pipelined(ts_sched *s) {
   const warp_tiling t = {.bm = 128, .bn = 128, .wm = 64, .wn = 64, .bk = 16,

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "../schedule/sched.h"
-#include "builtins.h"
+#include "builtins_impl.h"
 
 static const ts_builtin builtins[] = {
     {"naive", "one thread per C element, threadIdx.x on rows (uncoalesced)",

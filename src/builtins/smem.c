@@ -9,7 +9,7 @@
  * tile and its column of the B tile T times from shared memory instead of
  * global memory.
  */
-#include "builtins.h"
+#include "builtins_impl.h"
 
 static void one_element_per_thread(ts_sched *s, ts_stage *tile) {
   int contiguous = ts_stage_contiguous(tile);

@@ -5,7 +5,7 @@
  * block sums a quarter of k into a workspace, and a second kernel adds the
  * four partial sums in order and applies alpha and beta (deterministic).
  */
-#include "builtins.h"
+#include "builtins_impl.h"
 
 ts_status example_splitk(ts_sched *s) {
   ts_loop *kz, *kr;

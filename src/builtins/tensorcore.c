@@ -19,7 +19,7 @@
  * With fp32 A and B and exact products (the default definition) they are
  * refused: tensor cores round fp32 to tf32, which --dtype tf32 allows.
  */
-#include "builtins.h"
+#include "builtins_impl.h"
 #include "../base/limits.h"
 
 typedef struct tc_tiling {

@@ -17,7 +17,7 @@
  * tvm_step2 is the seed's best configuration, the space's first one:
  * 32x32x32 blocks, 8x4 per thread, k innermost.
  */
-#include "builtins.h"
+#include "builtins_impl.h"
 
 static const char *const blocks[] = {"32x32x32", "32x64x32", "64x32x32",
                                      "64x64x32", "64x64x64"};

@@ -8,7 +8,7 @@
  *     float4 (LDS.128), as the seed stores sA[k][i];
  *   - the register copies of B and the final stores of C as float4.
  */
-#include "builtins.h"
+#include "builtins_impl.h"
 
 void vectorize4(ts_sched *s, ts_loop *loop) {
   ts_loop *outer, *lanes;

@@ -32,7 +32,7 @@
  * other tiles are for the shapes where 64 tiles of 128 x 128 leave most of
  * a large GPU idle: small, skinny and odd ones.
  */
-#include "builtins.h"
+#include "builtins_impl.h"
 
 static const char *const warps[] = {"64x64", "32x64", "64x32", "32x32"};
 static const char *const col_layouts[] = {"blocked", "strided"};

@@ -5,7 +5,7 @@
 #ifndef TS_CODEGEN_H
 #define TS_CODEGEN_H
 
-#include "../ir/program.h"
+#include "../ir/program_ir.h"
 #include "tessel/program.h"
 
 #endif

@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "../base/limits.h"
-#include "../ir/program.h"
+#include "../ir/program_ir.h"
 #include "../base/strbuf.h"
 #include "kernel_cache.h"
 #include "../../runtime/kernel.h"

@@ -12,9 +12,9 @@
 #include <stdlib.h>
 
 #include "check_impl.h"
-#include "exec.h"
+#include "executor.h"
 #include "exec_sample.h"
-#include "../ir/program.h"
+#include "../ir/program_ir.h"
 
 /* Steps a second of the reference executor on one core (exec.h's unit),
  * measured in CPU time on the built-in schedules: 6e7 to 1.1e8 for full

@@ -20,7 +20,7 @@
 
 #include <stdint.h>
 
-#include "exec.h"
+#include "executor.h"
 
 /* Global memory's buffers are x->live[0 .. GLOBALS): A, B, C, split-K's
  * W, then ts_pack's copies of A and B (each NULL where a program has

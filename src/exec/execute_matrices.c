@@ -3,7 +3,7 @@
  * the floats it holds (exactly), run, and C narrowed back to its type.
  */
 #include "../base/matrix.h"
-#include "../ir/program.h"
+#include "../ir/program_ir.h"
 #include "tessel/exec.h"
 #include "tessel/program.h"
 

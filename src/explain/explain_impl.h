@@ -8,7 +8,7 @@
 #define TS_EXPLAIN_IMPL_H
 
 #include "../base/arena.h"
-#include "../ir/program.h"
+#include "../ir/program_ir.h"
 #include "tessel/explain.h"
 
 enum { WARP = 32 };

@@ -11,7 +11,7 @@
 #define TS_LOWER_H
 
 #include "../ir/mma.h"
-#include "../ir/program.h"
+#include "../ir/program_ir.h"
 #include "../schedule/sched.h"
 #include "tessel/program.h"
 

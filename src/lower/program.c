@@ -7,7 +7,7 @@
 #include <stdlib.h>
 
 #include "../ir/printer.h"
-#include "../ir/program.h"
+#include "../ir/program_ir.h"
 #include "tessel/program.h"
 
 ts_status ts_program_status(const ts_program *p) {

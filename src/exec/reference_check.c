@@ -10,9 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "exec.h"
+#include "executor.h"
 #include "../base/dtype.h"
-#include "../ir/program.h"
+#include "../ir/program_ir.h"
 #include "check_impl.h"
 #include "../base/random.h"
 
