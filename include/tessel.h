@@ -1025,4 +1025,7 @@ void ts_tune_journal_remove(const ts_gpu *g, const char *space,
 #ifdef __cplusplus
 }
 #endif
+
+/* The tuner (src/tune/). */
+#include "tessel/tune.h"
 #endif

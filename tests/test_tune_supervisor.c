@@ -1,5 +1,5 @@
 /*
- * tessel tune's supervisor (src/cli/tune_supervisor.c) with workers that
+ * tessel tune's supervisor (src/tune/supervisor.c) with workers that
  * act out what a GPU process can do: end well, fail, catch a fault alone
  * or in a group, die of a signal while timing or outside it, exit from
  * inside the driver, and fault again and again.  No GPU: the workers only
@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "helpers.h"
-#include "cli/tune.h"
+#include "tune/tune_impl.h"
 
 /* What a test's worker ends with, given the handover. */
 typedef int (*script)(tune_handover *h);
@@ -43,14 +43,14 @@ static void in_flight(tune_handover *h, int n, const char *config) {
 }
 
 static int ends_well(tune_handover *h) { return h->restarts; }
-static int fails(tune_handover *h) { (void)h; return EXIT_FAIL; }
+static int fails(tune_handover *h) { (void)h; return TUNE_EXIT_FAIL; }
 
 static void test_the_worker_s_status(void **state) {
   (void)state;
   char err[4096];
   assert_int_equal(supervise(ends_well, err, sizeof(err)), 0);
   assert_string_equal(err, "");
-  assert_int_equal(supervise(fails, err, sizeof(err)), EXIT_FAIL);
+  assert_int_equal(supervise(fails, err, sizeof(err)), TUNE_EXIT_FAIL);
   assert_string_equal(err, "");
 }
 
@@ -63,14 +63,14 @@ static int faults_in_a_group_then_alone(tune_handover *h) {
              "CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory access");
     return TUNE_WORKER_FAULTED;
   }
-  return h->crashed_unit == -1 && h->in_flight == 0 ? EXIT_FAIL : 42;
+  return h->crashed_unit == -1 && h->in_flight == 0 ? TUNE_EXIT_FAIL : 42;
 }
 
 static void test_faults_caught(void **state) {
   (void)state;
   char err[4096];
   assert_int_equal(
-      supervise(faults_in_a_group_then_alone, err, sizeof(err)), EXIT_FAIL);
+      supervise(faults_in_a_group_then_alone, err, sizeof(err)), TUNE_EXIT_FAIL);
   assert_string_equal(err,
       "tessel: tune: one of 6 configurations timed together at 256x256x256 "
       "faulted (cuCtxSynchronize: CUDA_ERROR_ILLEGAL_ADDRESS: an illegal "
@@ -131,7 +131,7 @@ static void test_crash_outside_timing(void **state) {
   (void)state;
   char err[4096];
   assert_int_equal(supervise(killed_outside_timing, err, sizeof(err)),
-                   EXIT_FAIL);
+                   TUNE_EXIT_FAIL);
   assert_non_null(strstr(err, "tessel: tune: its GPU process died (signal 9, "));
   assert_non_null(strstr(err, ") outside the timing of a candidate; not "
                               "restarting\n"));
@@ -146,7 +146,7 @@ static int always_faults(tune_handover *h) {
 static void test_restarts_capped(void **state) {
   (void)state;
   char err[8192];
-  assert_int_equal(supervise(always_faults, err, sizeof(err)), EXIT_FAIL);
+  assert_int_equal(supervise(always_faults, err, sizeof(err)), TUNE_EXIT_FAIL);
   assert_non_null(strstr(err, "(16 of 16 restarts)\n"));
   assert_null(strstr(err, "(17 of"));
   const char *last = strrchr(err, '\n');

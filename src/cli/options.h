@@ -53,7 +53,7 @@ int cli_parse(int argc, char **argv, const char *help, unsigned flags,
               cli_opts *o);
 /* tessel check (check.c). */
 int cli_check(int argc, char **argv);
-/* tessel tune (src/cli/tune.c). */
+/* tessel tune (tune.c; the tuner is src/tune/). */
 int cli_tune(int argc, char **argv);
 /* tessel bench (bench.c), compare (compare.c) and plot (plot.c). */
 int cli_bench(int argc, char **argv);

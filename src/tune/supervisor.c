@@ -1,5 +1,5 @@
 /*
- * tessel tune's supervisor.  After a kernel faults (an illegal address),
+ * The tuner's supervisor.  After a kernel faults (an illegal address),
  * CUDA cannot be used again in that process: closing the context,
  * resetting the device's primary context and opening it again all fail
  * (measured).  So tune does its work in a child, the worker, and this
@@ -21,7 +21,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "tune.h"
+#include "tune_impl.h"
 
 /* Starts a worker running work and waits for it; its wait status in
  * *status, false (with a message) when it could not be started. */
@@ -128,7 +128,7 @@ static bool restart_after(tune_handover *h, int status) {
  * start another worker. */
 static int outcome(tune_handover *h, int status) {
   if (h->in_flight)
-    return restart_after(h, status) ? -1 : EXIT_FAIL;
+    return restart_after(h, status) ? -1 : TUNE_EXIT_FAIL;
   if (WIFEXITED(status))
     return WEXITSTATUS(status);
   /* Outside timing nothing says which candidate to skip: a restart would
@@ -137,7 +137,7 @@ static int outcome(tune_handover *h, int status) {
   describe_end(status, end, sizeof(end));
   fprintf(stderr, "tessel: tune: its GPU process died (%s) outside the "
           "timing of a candidate; not restarting\n", end);
-  return EXIT_FAIL;
+  return TUNE_EXIT_FAIL;
 }
 
 int tune_supervise(int (*work)(tune_handover *h, void *arg), void *arg) {
@@ -146,13 +146,13 @@ int tune_supervise(int (*work)(tune_handover *h, void *arg), void *arg) {
   if (h == MAP_FAILED) {
     fprintf(stderr, "tessel: tune: cannot map memory to share with its GPU "
             "process: %s\n", strerror(errno));
-    return EXIT_FAIL;
+    return TUNE_EXIT_FAIL;
   }
   memset(h, 0, sizeof(*h));
   h->crashed_unit = -1;
   int rc = -1, status;
   while (rc < 0)
-    rc = run_worker(work, arg, h, &status) ? outcome(h, status) : EXIT_FAIL;
+    rc = run_worker(work, arg, h, &status) ? outcome(h, status) : TUNE_EXIT_FAIL;
   munmap(h, sizeof(*h));
   return rc;
 }

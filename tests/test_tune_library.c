@@ -1,0 +1,191 @@
+/*
+ * The tuner as a library (include/tessel/tune.h), driven without the
+ * command line: ts_tune_run on the fake driver (tests/fake_cuda.c) reports
+ * each step through its hooks once, records each shape's best where
+ * ts_tune_record_load finds it, and a second run resumes from nothing
+ * left over (the journals of a finished run are gone).
+ *
+ * Usage: test_tune_library FAKE_DRIVER.  The fake is cuBLAS too, found
+ * under libcublas.so.13 on LD_LIBRARY_PATH, which the loader reads as the
+ * process starts: the test links it into a directory of its own and runs
+ * itself again with that directory on the path.
+ */
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "helpers.h"
+
+/* What the hooks saw.  They run in the tuner's worker process, so this is
+ * memory shared with it. */
+typedef struct {
+  int space_begin, shape_ready, progress, shape_done, space_done;
+  int configurations[4], compiled[4];
+  char best[4][512];
+  ts_status recorded[4];
+  char space_name[64];
+} seen;
+
+static seen *shared;
+static char dir[256];
+
+static void on_space_begin(void *ctx, const ts_tune_space *sp, ts_gpu *gpu) {
+  seen *s = ctx;
+  (void)gpu;
+  s->space_begin++;
+  snprintf(s->space_name, sizeof(s->space_name), "%s", sp->name);
+}
+
+static void on_shape_ready(void *ctx, const ts_tune_space *sp,
+                           const ts_tune_shape *r) {
+  seen *s = ctx;
+  (void)sp;
+  if (s->shape_ready < 4) {
+    s->configurations[s->shape_ready] = r->n;
+    s->compiled[s->shape_ready] = r->compiled;
+  }
+  s->shape_ready++;
+}
+
+static void on_progress(void *ctx, const ts_tune_shape *r, int done,
+                        int total, double seconds) {
+  (void)r;
+  (void)seconds;
+  ((seen *)ctx)->progress += done <= total;
+}
+
+static int on_shape_done(void *ctx, const ts_tune_space *sp, ts_gpu *gpu,
+                         const ts_tune_shape *r, const int *order) {
+  seen *s = ctx;
+  (void)sp;
+  (void)gpu;
+  if (s->shape_done < 4 && r->n) {
+    snprintf(s->best[s->shape_done], sizeof(s->best[0]), "%s",
+             r->c[order[0]].text);
+    s->recorded[s->shape_done] = r->record_tried ? r->recorded : TS_ERR_BAD_ARG;
+  }
+  s->shape_done++;
+  return 0;
+}
+
+static int on_space_done(void *ctx, const ts_tune_space *sp, ts_gpu *gpu,
+                         const ts_tune_shape *runs, int n, double seconds) {
+  (void)sp;
+  (void)gpu;
+  (void)runs;
+  (void)n;
+  (void)seconds;
+  ((seen *)ctx)->space_done++;
+  return 0;
+}
+
+static const ts_tune_report hooks = {
+    .space_begin = on_space_begin, .shape_ready = on_shape_ready,
+    .progress = on_progress, .shape_done = on_shape_done,
+    .space_done = on_space_done};
+
+/* seed003 at two small shapes, beta 1 (the fake's kernels leave C as it
+ * was, as cuBLAS's then does), a budget of 4. */
+static int run_seed003(ts_gemm *shapes) {
+  shapes[0] = ts_gemm_make(64, 64, 64);
+  shapes[1] = ts_gemm_make(128, 64, 32);
+  for (int i = 0; i < 2; i++)
+    shapes[i].beta = 1;
+  ts_tune_space sp = {.space = ts_space_find("seed003"), .key = "seed003",
+                      .name = "seed003"};
+  ts_tune_opts o = {.shapes = shapes, .nshapes = 2, .top = 2, .limit = 1000,
+                    .budget = 4, .repeats = 3, .warmup = 1, .seed = 1};
+  ts_tune_report rep = hooks;
+  rep.ctx = shared;
+  memset(shared, 0, sizeof(*shared));
+  return ts_tune_run(&o, &sp, 1, &rep);
+}
+
+static void test_a_run_reports_each_step_once(void **state) {
+  (void)state;
+  ts_gemm shapes[2];
+  assert_int_equal(run_seed003(shapes), 0);
+  assert_int_equal(shared->space_begin, 1);
+  assert_string_equal(shared->space_name, "seed003");
+  assert_int_equal(shared->shape_ready, 2);
+  assert_int_equal(shared->shape_done, 2);
+  assert_int_equal(shared->space_done, 1);
+  assert_true(shared->progress >= 2);
+  for (int i = 0; i < 2; i++) {
+    assert_int_equal(shared->configurations[i], 75);
+    assert_int_equal(shared->compiled[i], 4); /* the budget */
+  }
+}
+
+static void test_each_shape_s_best_is_recorded(void **state) {
+  (void)state;
+  ts_gemm shapes[2];
+  assert_int_equal(run_seed003(shapes), 0);
+  ts_gpu *gpu = ts_gpu_open();
+  assert_int_equal(ts_gpu_status(gpu), TS_OK);
+  for (int i = 0; i < 2; i++) {
+    assert_int_equal(shared->recorded[i], TS_OK);
+    char *config = ts_tune_record_load(gpu, "seed003", &shapes[i], NULL);
+    assert_non_null(config);
+    assert_string_equal(config, shared->best[i]);
+    free(config);
+  }
+  ts_gpu_close(gpu);
+}
+
+static void test_nothing_to_tune_is_refused(void **state) {
+  (void)state;
+  ts_tune_opts o = {0};
+  ts_tune_space sp = {.space = ts_space_find("seed003"), .key = "seed003",
+                      .name = "seed003"};
+  assert_int_equal(ts_tune_run(&o, &sp, 1, NULL), 1);
+}
+
+/* The fake as libcublas.so.13 in a directory of the test's own, put on
+ * LD_LIBRARY_PATH by running the test again; false when that failed. */
+static bool run_again_with_fake_cublas(char **argv) {
+  char lib[300], link[400];
+  snprintf(lib, sizeof(lib), "%s/lib", dir);
+  snprintf(link, sizeof(link), "%s/libcublas.so.13", lib);
+  if (mkdir(lib, 0700) != 0 || symlink(argv[1], link) != 0)
+    return false;
+  setenv("LD_LIBRARY_PATH", lib, 1);
+  setenv("TESSEL_TUNE_LIBRARY_TEST_DIR", dir, 1);
+  execv("/proc/self/exe", argv);
+  return false;
+}
+
+int main(int argc, char **argv) {
+  if (argc != 2 || argv[1][0] != '/') {
+    fprintf(stderr, "usage: test_tune_library /ABSOLUTE/PATH/libfake_cuda.so\n");
+    return 2;
+  }
+  const char *again = getenv("TESSEL_TUNE_LIBRARY_TEST_DIR");
+  if (!again) {
+    snprintf(dir, sizeof(dir), "/tmp/tessel-tune-library-XXXXXX");
+    if (!mkdtemp(dir) || !run_again_with_fake_cublas(argv)) {
+      perror("test_tune_library: cannot link the fake cuBLAS");
+      return 1;
+    }
+  }
+  snprintf(dir, sizeof(dir), "%s", again);
+  char cache[300];
+  snprintf(cache, sizeof(cache), "%s/cache", dir);
+  setenv("TESSEL_CACHE_DIR", cache, 1);
+  setenv("TESSEL_CUDA_DRIVER", argv[1], 1);
+  unsetenv("TESSEL_TUNE_FAULT");
+  shared = mmap(NULL, sizeof(*shared), PROT_READ | PROT_WRITE,
+                MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (shared == MAP_FAILED)
+    return 1;
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_a_run_reports_each_step_once),
+      cmocka_unit_test(test_each_shape_s_best_is_recorded),
+      cmocka_unit_test(test_nothing_to_tune_is_refused),
+  };
+  int rc = cmocka_run_group_tests(tests, NULL, NULL);
+  munmap(shared, sizeof(*shared));
+  char cmd[300];
+  snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+  return system(cmd) == 0 ? rc : 1;
+}
