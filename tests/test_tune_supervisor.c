@@ -6,6 +6,9 @@
  * write the shared handover as tune's worker does.
  */
 #include <signal.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "helpers.h"
@@ -180,6 +183,53 @@ static void test_output_written_once(void **state) {
   assert_string_equal(out, "before the worker;");
 }
 
+/* A worker that says who it is (in memory the test shares) and then
+ * works on, as a runner timing or compiling does: 20 s, far longer than
+ * the test waits to kill its supervisor. */
+static pid_t *worker_pid;
+static int works_on(tune_handover *h) {
+  (void)h;
+  *worker_pid = getpid();
+  for (int i = 0; i < 20; i++)
+    sleep(1);
+  return 0;
+}
+
+/* kill -9 of `tessel tune` takes its worker with it: the worker ends at
+ * once, killed, rather than working on with its parent gone (holding the
+ * GPU and the cores).  The test adopts orphans (a subreaper), so the
+ * worker becomes its child when the supervisor dies, and says how it
+ * ended. */
+static void test_no_orphan_when_the_supervisor_is_killed(void **state) {
+  (void)state;
+  worker_pid = mmap(NULL, sizeof(*worker_pid), PROT_READ | PROT_WRITE,
+                    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  assert_true(worker_pid != MAP_FAILED);
+  *worker_pid = 0;
+  assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+  fflush(stdout);
+  fflush(stderr);
+  pid_t supervisor = fork();
+  assert_true(supervisor >= 0);
+  if (supervisor == 0) {
+    script s = works_on;
+    _exit(tune_supervise(act, &s));
+  }
+  while (!__atomic_load_n(worker_pid, __ATOMIC_SEQ_CST))
+    usleep(1000);
+  pid_t worker = *worker_pid;
+  assert_int_equal(kill(supervisor, SIGKILL), 0);
+  int status;
+  assert_int_equal(waitpid(supervisor, &status, 0), supervisor);
+  assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+  /* Adopted by now (the kernel reparents before the parent hears). */
+  assert_int_equal(waitpid(worker, &status, 0), worker);
+  assert_true(WIFSIGNALED(status));
+  assert_int_equal(WTERMSIG(status), SIGKILL);
+  assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 0), 0);
+  munmap(worker_pid, sizeof(*worker_pid));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_the_worker_s_status),
@@ -188,6 +238,7 @@ int main(void) {
       cmocka_unit_test(test_crash_outside_timing),
       cmocka_unit_test(test_restarts_capped),
       cmocka_unit_test(test_output_written_once),
+      cmocka_unit_test(test_no_orphan_when_the_supervisor_is_killed),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

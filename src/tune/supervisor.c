@@ -12,16 +12,31 @@
  * whose CUDA state is undefined.  Worker and supervisor share a
  * tune_handover in anonymous shared memory; the worker's stdout and stderr
  * are this process's, so its output reads as a single run's.
+ *
+ * A worker outlives no supervisor: the kernel kills it (SIGKILL) when its
+ * parent dies, however it dies (kill -9 too), so that it does not go on
+ * timing and compiling, holding the GPU and every core, with no one to
+ * report to.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "tune_impl.h"
+
+/* In a worker: killed when the supervisor dies.  A supervisor that died
+ * between the fork and the request is seen by the worker's parent having
+ * changed, and the worker ends at once. */
+static void die_with_parent(pid_t parent) {
+  if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
+    _exit(TUNE_EXIT_FAIL);
+}
 
 /* Starts a worker running work and waits for it; its wait status in
  * *status, false (with a message) when it could not be started. */
@@ -30,14 +45,17 @@ static bool run_worker(int (*work)(tune_handover *, void *), void *arg,
   /* What stdio holds would otherwise be written by both processes. */
   fflush(stdout);
   fflush(stderr);
+  pid_t parent = getpid();
   pid_t pid = fork();
   if (pid < 0) {
     fprintf(stderr, "tessel: tune: cannot start its GPU process: fork: %s\n",
             strerror(errno));
     return false;
   }
-  if (pid == 0)
+  if (pid == 0) {
+    die_with_parent(parent);
     exit(work(h, arg)); /* exit, not return: the worker ends here */
+  }
   while (waitpid(pid, status, 0) < 0)
     if (errno != EINTR) {
       fprintf(stderr, "tessel: tune: waiting for its GPU process: %s\n",
