@@ -15,7 +15,8 @@
  * Written to a temporary file and renamed, as kernel cache entries are.
  *
  * Beside it, while `tessel tune` works on the definition, a journal (the
- * same key, then one line per configuration timed, appended as each is
+ * same key and the device's UUID: a record serves any GPU of the model, a
+ * journal is one device's; then one line per configuration timed, appended as each is
  * done), so that an interrupted run resumes where it stopped.
  */
 #include <fcntl.h>
@@ -148,6 +149,15 @@ static bool journal_path(const ts_gpu *g, const char *space,
                          char *path, size_t len) {
   char dir[3200];
   *key = g && space && def ? record_key(g, space, def) : NULL;
+  /* A journal is the device's (two H100s time apart), a record the
+   * model's: the journal's key names the device's UUID too. */
+  if (*key && g->uuid[0]) {
+    ts_buf b;
+    ts_buf_init(&b);
+    ts_buf_printf(&b, "%sdevice %s\n", *key, g->uuid);
+    free(*key);
+    *key = ts_buf_take(&b);
+  }
   return *key &&
          record_path(*key, "journal", make, dir, sizeof(dir), path, len);
 }

@@ -141,6 +141,41 @@ static void test_nothing_to_tune_is_refused(void **state) {
   assert_int_equal(ts_tune_run(&o, &sp, 1, NULL), 1);
 }
 
+/* Devices by ordinal, each with its UUID: a journal is one device's, a
+ * record serves every device of the model. */
+static void test_devices_by_ordinal(void **state) {
+  (void)state;
+  setenv("TESSEL_FAKE_GPUS", "3", 1);
+  assert_int_equal(ts_gpu_count(), 3);
+  ts_gpu *g0 = ts_gpu_open_device(0), *g2 = ts_gpu_open_device(2);
+  ts_gpu *g3 = ts_gpu_open_device(3);
+  assert_int_equal(ts_gpu_status(g2), TS_OK);
+  assert_int_equal(ts_gpu_ordinal(g2), 2);
+  assert_string_equal(ts_gpu_uuid(g2), "GPU-fa4e0000-0000-0000-0000-000000000002");
+  assert_string_equal(ts_gpu_uuid(g0), "GPU-fa4e0000-0000-0000-0000-000000000000");
+  assert_string_equal(ts_gpu_name(g0), ts_gpu_name(g2));
+  assert_int_equal(ts_gpu_status(g3), TS_ERR_NO_GPU);
+  assert_string_equal(ts_gpu_errmsg(g3),
+                      "no GPU 3: the CUDA driver sees 3 devices (0 to 2)");
+  ts_gemm g = ts_gemm_make(96, 96, 96);
+  assert_int_equal(ts_tune_journal_add(g0, "seed003", &g, "timing\tx=1"), TS_OK);
+  char *mine = ts_tune_journal_load(g0, "seed003", &g);
+  char *theirs = ts_tune_journal_load(g2, "seed003", &g);
+  assert_non_null(mine);
+  assert_null(theirs);
+  free(mine);
+  ts_tune_journal_remove(g0, "seed003", &g);
+  assert_int_equal(ts_tune_record_save(g0, "seed003", &g, "x=1", 1.0), TS_OK);
+  char *record = ts_tune_record_load(g2, "seed003", &g, NULL);
+  assert_non_null(record);
+  assert_string_equal(record, "x=1");
+  free(record);
+  ts_gpu_close(g0);
+  ts_gpu_close(g2);
+  ts_gpu_close(g3);
+  unsetenv("TESSEL_FAKE_GPUS");
+}
+
 /* The fake as libcublas.so.13 in a directory of the test's own, put on
  * LD_LIBRARY_PATH by running the test again; false when that failed. */
 static bool run_again_with_fake_cublas(char **argv) {
@@ -182,6 +217,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_a_run_reports_each_step_once),
       cmocka_unit_test(test_each_shape_s_best_is_recorded),
       cmocka_unit_test(test_nothing_to_tune_is_refused),
+      cmocka_unit_test(test_devices_by_ordinal),
   };
   int rc = cmocka_run_group_tests(tests, NULL, NULL);
   munmap(shared, sizeof(*shared));
