@@ -12,7 +12,11 @@
  * UUID; TESSEL_FAKE_GPU_SPEEDS=1,1,0.5,... gives each its speed: device
  * d's launches take 1/speed times as long, and with a speed given they
  * take that long in wall time too (a fake ms a real ms), so that a slow
- * device times fewer candidates of a queue than a fast one.
+ * device times fewer candidates of a queue than a fast one.  A speed of 0
+ * hangs the device's first launch until the process is killed, once:
+ * it creates the file TESSEL_FAKE_HANG_FILE names as it hangs, and where
+ * that file exists the device runs at speed 1 (a test kills the runner
+ * that hangs and its restart goes on).
  *
  * tessel loads it as the driver through TESSEL_CUDA_DRIVER, and as
  * cuBLAS under the name libcuBLAS is looked for (libcublas.so.13, in a
@@ -24,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 /* The first error of a fault: CUDA's errors after one are sticky. */
 static CUresult sticky = CUDA_SUCCESS;
@@ -64,7 +69,7 @@ static double device_speed(int d, int *given) {
     char *end;
     double s = strtod(v, &end);
     if (i == d)
-      return s > 0 ? s : 1;
+      return s >= 0 ? s : 1;
     v = *end == ',' ? end + 1 : "";
   }
   return 1;
@@ -74,7 +79,17 @@ static double device_speed(int d, int *given) {
  * and as much wall time passed where speeds are given. */
 static void run_for(double ms) {
   int given;
-  double t = ms / device_speed(current_device, &given);
+  double speed = device_speed(current_device, &given);
+  const char *hang = getenv("TESSEL_FAKE_HANG_FILE");
+  if (speed == 0 && hang) {
+    FILE *f = fopen(hang, "wx"); /* only where it is not there yet */
+    if (f) {
+      fclose(f);
+      for (;;)
+        pause();
+    }
+  }
+  double t = ms / (speed > 0 ? speed : 1);
   clock_ms += t;
   if (given) {
     struct timespec ts = {.tv_sec = (time_t)(t / 1000),

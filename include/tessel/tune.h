@@ -20,6 +20,9 @@
 extern "C" {
 #endif
 
+/* The most GPUs one run times on. */
+enum { TS_TUNE_MAX_GPUS = 16 };
+
 /* A configuration of a space at a shape, and what became of it. */
 typedef struct ts_tune_candidate {
   ts_config *config;
@@ -48,6 +51,10 @@ typedef struct ts_tune_shape {
    * ts_tune_record_save's status when it was. */
   bool record_tried;
   ts_status recorded;
+  /* With several GPUs: how many candidates of the first pass each timed
+   * (in the order of ts_tune_opts.gpus). */
+  int ngpus;
+  int timed_on[TS_TUNE_MAX_GPUS];
 } ts_tune_shape;
 
 /* A space as a run names it: `key` keys its records and journals (a
@@ -71,6 +78,11 @@ typedef struct ts_tune_opts {
   int repeats, warmup; /* the full count's [50, 5] */
   uint64_t seed;  /* the inputs' and --budget's sample's */
   bool restart;   /* ignore what an interrupted run journaled */
+  /* The GPUs to time on, by ordinal: gpus[0..ngpus), the first of them the
+   * one that times the fastest again and whose journal the run keeps;
+   * ngpus 0: device 0 alone; ngpus -1: every device the driver sees. */
+  const int *gpus;
+  int ngpus;
 } ts_tune_opts;
 
 /* The hooks a run reports through, each optional; ctx is passed back.

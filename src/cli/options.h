@@ -44,6 +44,8 @@ typedef struct cli_opts {
   int blocks; /* check --blocks: random points of a sampled check; 0: none given */
   unsigned command; /* the CLI_* bit of the command parsing them */
   bool all;         /* check --all: every configuration of each space */
+  int gpus[16];     /* tune --gpus: the devices, by ordinal */
+  int ngpus;        /* how many; 0: device 0; -1: --gpus all */
 } cli_opts;
 
 /* Parses argv after the subcommand (help is its --help text, flags its

@@ -15,7 +15,7 @@ static const char *tune_help =
     "                  [--c-dtype T] [--alpha X] [--beta Y] [--jobs J]\n"
     "                  [--top N] [--limit N] [--budget N] [--time SECONDS]\n"
     "                  [--restart] [--repeats N] [--warmup N] [--seed N]\n"
-    "                  [--csv FILE] [--json FILE]\n"
+    "                  [--csv FILE] [--json FILE] [--gpus all|N|LIST]\n"
     "       tessel tune --list\n"
     "--list prints the built-in spaces, each with its knobs and their\n"
     "values as tune enumerates them at 1024x1024x1024 (in f16 for tensor\n"
@@ -46,6 +46,11 @@ static const char *tune_help =
     "  --restart     time everything again; by default a run resumes what\n"
     "                an interrupted run of the same space, shape and GPU\n"
     "                timed (its journal in the cache directory)\n"
+    "  --gpus G      time on several GPUs of this host: all, the first N,\n"
+    "                or a list of ordinals (0,2); one runner process per\n"
+    "                GPU takes groups of the first pass from one queue (a\n"
+    "                slow GPU takes fewer), and the first GPU times the\n"
+    "                fastest again, so they are compared on one device\n"
     "  --csv FILE    every timed row; --json FILE the whole run, with\n"
     "                every configuration and what became of it\n"
     "Progress (timed/total, the best so far, the time left) is one line\n"
@@ -114,7 +119,8 @@ static int run_tuner(const cli_opts *o, int argc, char **argv) {
                        .jobs = o->jobs, .top = o->top, .limit = o->limit,
                        .budget = o->budget, .time_limit = o->time_limit,
                        .repeats = o->repeats, .warmup = o->warmup,
-                       .seed = o->seed, .restart = o->restart};
+                       .seed = o->seed, .restart = o->restart,
+                       .gpus = o->gpus, .ngpus = o->ngpus};
     rc = ts_tune_run(&to, spaces, o->nnames, &rep);
   }
   free(spaces);

@@ -161,6 +161,17 @@ static void print_knob_tables(const ts_tune_shape *runs, int nruns) {
     }
 }
 
+/* With several GPUs, how many of the first pass each timed. */
+static void print_shares(const cli_opts *o, const ts_tune_shape *r) {
+  if (r->ngpus < 2)
+    return;
+  printf("# first pass on %d GPUs:", r->ngpus);
+  for (int k = 0; k < r->ngpus; k++)
+    printf("%s GPU %d timed %d", k ? "," : "", o->ngpus > 0 ? o->gpus[k] : k,
+           r->timed_on[k]);
+  printf("\n");
+}
+
 /* Whether the best was recorded (the tuner saves it). */
 static void print_record(const ts_tune_space *sp, const ts_tune_shape *r) {
   if (!r->record_tried)
@@ -368,6 +379,7 @@ int tune_print_shape_done(void *ctx, const ts_tune_space *sp, ts_gpu *gpu,
   if (csv)
     fclose(csv);
   print_failures(r);
+  print_shares(o, r);
   print_record(sp, r);
   print_reproduction(sp->space, r, order);
   return 0;

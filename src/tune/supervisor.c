@@ -38,31 +38,27 @@ static void die_with_parent(pid_t parent) {
     _exit(TUNE_EXIT_FAIL);
 }
 
-/* Starts a worker running work and waits for it; its wait status in
- * *status, false (with a message) when it could not be started. */
-static bool run_worker(int (*work)(tune_handover *, void *), void *arg,
-                       tune_handover *h, int *status) {
+/* Starts runner k (0 the lead) with its handover; its process id, or -1
+ * (with a message) when it could not be started. */
+static pid_t start_runner(const tune_runners *rs, int k, tune_handover *h) {
   /* What stdio holds would otherwise be written by both processes. */
   fflush(stdout);
   fflush(stderr);
   pid_t parent = getpid();
   pid_t pid = fork();
-  if (pid < 0) {
+  if (pid < 0)
     fprintf(stderr, "tessel: tune: cannot start its GPU process: fork: %s\n",
             strerror(errno));
-    return false;
-  }
   if (pid == 0) {
     die_with_parent(parent);
-    exit(work(h, arg)); /* exit, not return: the worker ends here */
+    /* As ps and pgrep name it: the runner of GPU N. */
+    char name[16];
+    snprintf(name, sizeof(name), "tessel-gpu%d", rs->gpus[k]);
+    prctl(PR_SET_NAME, name);
+    /* exit, not return: the runner ends here */
+    exit(k == 0 ? rs->lead(h, rs->arg) : rs->helper(k, h, rs->arg));
   }
-  while (waitpid(pid, status, 0) < 0)
-    if (errno != EINTR) {
-      fprintf(stderr, "tessel: tune: waiting for its GPU process: %s\n",
-              strerror(errno));
-      return false;
-    }
-  return true;
+  return pid;
 }
 
 /* How the worker ended, as "signal 11, Segmentation fault" or "exit
@@ -158,19 +154,126 @@ static int outcome(tune_handover *h, int status) {
   return TUNE_EXIT_FAIL;
 }
 
-int tune_supervise(int (*work)(tune_handover *h, void *arg), void *arg) {
-  tune_handover *h = mmap(NULL, sizeof(*h), PROT_READ | PROT_WRITE,
+/* ---- Helpers ------------------------------------------------------------------ */
+
+/* Helper k ended with status before the run did: its candidates go back
+ * to the queue (timed alone where they were in flight; one alone in
+ * flight failed, as the lead's would), and it is started again unless it
+ * ended by itself outside timing (a GPU it cannot open) or the restarts
+ * ran out.  Returns whether to start it again. */
+static bool helper_lost(const tune_runners *rs, int k, tune_handover *h,
+                        int status, int *restarts) {
+  char event[3000], end[160], why[1200];
+  describe_end(status, end, sizeof(end));
+  /* Killed from outside (kill, the OOM killer, a hangup): not its
+   * candidates' doing, which go back as they were. */
+  int sig = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+  bool killed = sig == SIGKILL || sig == SIGTERM || sig == SIGINT ||
+                sig == SIGHUP;
+  bool in_flight = h->in_flight > 0 && !killed;
+  if (in_flight)
+    describe_event(h, status, event, sizeof(event));
+  else if (killed)
+    snprintf(event, sizeof(event), "its runner was killed (%s)", end);
+  else
+    snprintf(event, sizeof(event), "its runner ended (%s) outside the timing "
+             "of a candidate", end);
+  if (caught_fault(status))
+    snprintf(why, sizeof(why), "%s", h->fault);
+  else
+    snprintf(why, sizeof(why), "crashed the GPU process on GPU %d (%s) while "
+             "it was timed", rs->gpus[k], end);
+  int had = tune_queue_requeue(rs->q, k, in_flight, why);
+  h->in_flight = 0;
+  bool again = (in_flight || WIFSIGNALED(status)) &&
+               *restarts < TUNE_MAX_RESTARTS;
+  if (again)
+    ++*restarts;
+  bool mid_line = isatty(STDOUT_FILENO) && isatty(STDERR_FILENO);
+  fprintf(stderr, "%stessel: tune: GPU %d: %s; %d of its configurations back "
+          "in the queue%s", mid_line ? "\n" : "", rs->gpus[k], event, had,
+          in_flight && had > 1 ? ", each to be timed alone" : "");
+  if (again)
+    fprintf(stderr, "; restarting its runner (%d of %d restarts)\n", *restarts,
+            TUNE_MAX_RESTARTS);
+  else
+    fprintf(stderr, "; GPU %d is lost to this run, the other GPUs time the "
+            "rest\n", rs->gpus[k]);
+  return again;
+}
+
+/* The runner whose process is pid, or -1. */
+static int runner_of(const pid_t *pids, int n, pid_t pid) {
+  for (int k = 0; k < n; k++)
+    if (pids[k] == pid)
+      return k;
+  return -1;
+}
+
+/* Waits for every runner still running (helpers end once the queue is
+ * closed). */
+static void wait_helpers(pid_t *pids, int n) {
+  for (int k = 1; k < n; k++)
+    while (pids[k] > 0 && waitpid(pids[k], NULL, 0) < 0 && errno == EINTR)
+      ;
+}
+
+int tune_supervise_runners(const tune_runners *rs) {
+  size_t bytes = sizeof(tune_handover) * (size_t)rs->n;
+  tune_handover *h = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
                           MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-  if (h == MAP_FAILED) {
+  pid_t pids[TUNE_MAX_GPUS] = {0};
+  if (h == MAP_FAILED || rs->n < 1 || rs->n > TUNE_MAX_GPUS) {
     fprintf(stderr, "tessel: tune: cannot map memory to share with its GPU "
             "process: %s\n", strerror(errno));
     return TUNE_EXIT_FAIL;
   }
-  memset(h, 0, sizeof(*h));
-  h->crashed_unit = -1;
-  int rc = -1, status;
-  while (rc < 0)
-    rc = run_worker(work, arg, h, &status) ? outcome(h, status) : TUNE_EXIT_FAIL;
-  munmap(h, sizeof(*h));
-  return rc;
+  memset(h, 0, bytes);
+  for (int k = 0; k < rs->n; k++)
+    h[k].crashed_unit = -1;
+  int rc = -1, helper_restarts = 0, lost = 0;
+  for (int k = 0; k < rs->n; k++)
+    pids[k] = start_runner(rs, k, &h[k]);
+  if (pids[0] < 0)
+    rc = TUNE_EXIT_FAIL;
+  while (rc < 0) {
+    int status;
+    pid_t p = waitpid(-1, &status, 0);
+    if (p < 0 && errno == EINTR)
+      continue;
+    if (p < 0) {
+      fprintf(stderr, "tessel: tune: waiting for its GPU process: %s\n",
+              strerror(errno));
+      rc = TUNE_EXIT_FAIL;
+      break;
+    }
+    int k = runner_of(pids, rs->n, p);
+    if (k < 0)
+      continue;
+    pids[k] = 0;
+    if (k == 0) {
+      rc = outcome(&h[0], status);
+      if (rc < 0 && (pids[0] = start_runner(rs, 0, &h[0])) < 0)
+        rc = TUNE_EXIT_FAIL;
+    } else if (!(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
+      lost++;
+      if (helper_lost(rs, k, &h[k], status, &helper_restarts))
+        pids[k] = start_runner(rs, k, &h[k]);
+    }
+  }
+  if (rs->q)
+    tune_queue_close_unit(rs->q, true);
+  wait_helpers(pids, rs->n);
+  munmap(h, bytes);
+  if (lost)
+    fprintf(stderr, "tessel: tune: %d GPU runner%s ended before the run did "
+            "(said above); what they had in flight was timed again\n", lost,
+            lost == 1 ? "" : "s");
+  return rc ? rc : lost ? TUNE_EXIT_FAIL : 0;
+}
+
+int tune_supervise(int (*work)(tune_handover *h, void *arg), void *arg) {
+  static const int device0[] = {0};
+  tune_runners rs = {.n = 1, .lead = work, .arg = arg, .gpus = device0};
+  return tune_supervise_runners(&rs);
 }

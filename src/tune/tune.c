@@ -8,19 +8,17 @@
  * worker to the next, and the report goes out through the caller's hooks
  * in steps that a later worker does not report again.
  */
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "../random.h"
 #include "tune_impl.h"
-
-/* The first pass: few runs each, in chunks between which progress is shown
- * and the journal written. */
-enum { QUICK_REPEATS = 3, QUICK_WARMUP = 1, CHUNK = 16 };
 
 static double seconds_since(const struct timespec *t0) {
   struct timespec t;
@@ -28,7 +26,7 @@ static double seconds_since(const struct timespec *t0) {
   return (double)(t.tv_sec - t0->tv_sec) + 1e-9 * (double)(t.tv_nsec - t0->tv_nsec);
 }
 
-static void free_run(ts_tune_shape *r) {
+void tune_free_shape(ts_tune_shape *r) {
   for (int i = 0; i < r->n; i++) {
     ts_config_free(r->c[i].config);
     free(r->c[i].text);
@@ -47,6 +45,8 @@ typedef struct {
   const ts_tune_space *spaces;
   int nspaces;
   tune_handover *h;
+  tune_queue *q; /* with several GPUs, what the runners share; else NULL */
+  int nrunners;  /* GPUs: this runner's and its helpers' */
   const ts_tune_space *sp; /* the space being tuned */
   int unit;           /* its shape's place in the run: space * shapes + shape */
   int step;           /* report steps passed; see step_due */
@@ -54,10 +54,8 @@ typedef struct {
 
 /* ---- Enumerating and compiling ---------------------------------------------- */
 
-/* Every configuration of the space for r->def; false when out of memory
- * or over the limit. */
-static bool enumerate(const ts_tune_space *sp, const ts_tune_opts *o,
-                      ts_tune_shape *r) {
+bool tune_enumerate(const ts_tune_space *sp, const ts_tune_opts *o,
+                    ts_tune_shape *r) {
   ts_config **configs;
   int n = ts_space_enumerate(sp->space, &r->def, o->limit, &configs);
   if (n < 0) {
@@ -131,7 +129,7 @@ static void inject_faulting_kernel(const char *arch, ts_tune_shape *r,
   }
 }
 
-static void inject_crash(const ts_tune_shape *r, const int *which, int n) {
+void tune_inject_crash(const ts_tune_shape *r, const int *which, int n) {
   for (int i = 0; i < n; i++)
     if (fault_injected(&r->c[which[i]], true)) {
       fprintf(stderr, "# TESSEL_TUNE_FAULT: the GPU process dies of SIGSEGV while "
@@ -142,9 +140,7 @@ static void inject_crash(const ts_tune_shape *r, const int *which, int n) {
     }
 }
 
-/* The candidates listed in `which` lowered and compiled on o->jobs
- * threads; false when out of memory. */
-static bool compile_some(const ts_tune_space *sp, const ts_tune_opts *o,
+bool tune_compile_some(const ts_tune_space *sp, const ts_tune_opts *o,
                          const char *arch, ts_tune_shape *r, const int *which,
                          int n) {
   ts_program **progs = calloc((size_t)(n ? n : 1), sizeof(*progs));
@@ -203,7 +199,7 @@ static int compile_wanted(const ts_tune_space *sp, const ts_tune_opts *o,
   for (int i = 0; i < r->n; i++)
     if (wanted(&r->c[i]))
       which[n++] = i;
-  bool ok = compile_some(sp, o, arch, r, which, n);
+  bool ok = tune_compile_some(sp, o, arch, r, which, n);
   free(which);
   return ok ? n : -1;
 }
@@ -224,7 +220,7 @@ static void mark_in_flight(tune_run *t, const ts_tune_shape *r, const int *which
   snprintf(h->config, sizeof(h->config), "%s",
            n == 1 ? r->c[which[0]].text : "");
   h->in_flight = n;
-  inject_crash(r, which, n);
+  tune_inject_crash(r, which, n);
 }
 
 /* A device error while timing which[0..n): the context is lost and the
@@ -299,9 +295,117 @@ static int group_at(const ts_tune_shape *r, const int *which, int at, int n,
   return n - at < most ? n - at : most;
 }
 
+/* ---- The first pass on several GPUs ------------------------------------------ */
+
+/* The results helpers wrote to the queue since the last look, applied to
+ * r's candidates and journaled (the lead's own are applied as it times
+ * them); the slots of generation gen that are over (timed, failed or left
+ * out) counted in *over, each GPU's share in r->timed_on. */
+static void collect(tune_run *t, ts_tune_shape *r, int gen, int *over) {
+  tune_queue *q = t->q;
+  tune_queue_lock(q);
+  *over = 0;
+  memset(r->timed_on, 0, sizeof(r->timed_on));
+  for (int i = 0; q->generation == gen && i < q->n; i++) {
+    tune_slot *s = &q->slot[i];
+    *over += s->state == SLOT_DONE || s->state == SLOT_LEFT;
+    if (s->state == SLOT_DONE && s->runner >= 0 && s->runner < TUNE_MAX_GPUS)
+      r->timed_on[s->runner]++;
+    if (s->state != SLOT_DONE || s->collected)
+      continue;
+    s->collected = true;
+    ts_tune_candidate *c = &r->c[s->index];
+    if (s->runner == 0 && c->has_quick)
+      continue;
+    c->quick = (ts_bench_result){.status = s->status, .median_ms = s->median_ms,
+                                 .tflops = s->tflops,
+                                 .max_rel_err = s->max_rel_err};
+    snprintf(c->quick.message, sizeof(c->quick.message), "%s", s->message);
+    c->has_quick = true;
+    c->suspect = false;
+    tune_journal_note(t->gpu, t->sp->key, r, c, false);
+  }
+  tune_queue_unlock(q);
+}
+
+/* --time ran out: what no runner took is left out. */
+static void leave_the_rest(tune_queue *q, ts_tune_shape *r, int gen) {
+  tune_queue_lock(q);
+  for (int i = 0; q->generation == gen && i < q->n; i++)
+    if (q->slot[i].state == SLOT_PENDING) {
+      q->slot[i].state = SLOT_LEFT;
+      r->c[q->slot[i].index].left_out = "--time";
+    }
+  tune_queue_unlock(q);
+}
+
+/* One group this runner took from the queue, timed as time_some times
+ * one, and its results put back for the others to see. */
+static ts_status time_taken(tune_run *t, ts_tune_shape *r, int gen,
+                            const int *got, int m, const ts_bench_opts *bo) {
+  int idx[CHUNK];
+  for (int i = 0; i < m; i++)
+    idx[i] = t->q->slot[got[i]].index; /* ours: no one else writes it */
+  ts_status st = time_some(t, r, idx, m, bo, false);
+  for (int i = 0; st == TS_OK && i < m; i++)
+    tune_queue_finish(t->q, gen, 0, got[i], &r->c[idx[i]].quick);
+  return st;
+}
+
+/* The first pass of which[0..n) on every GPU of the run: they go in the
+ * queue, and this runner takes groups as the helpers do until none is
+ * left, then gathers the helpers' results.  A helper that dies leaves
+ * its candidates in the queue for the others (the supervisor puts them
+ * back).  Returns TS_OK, or the error that ended this runner's timing. */
+static ts_status queued_first_pass(tune_run *t, ts_tune_shape *r,
+                                   const int *which, int n) {
+  bool *alone = calloc((size_t)(n ? n : 1), sizeof(*alone));
+  if (!alone)
+    return TS_ERR_NO_MEMORY;
+  for (int i = 0; i < n; i++)
+    alone[i] = r->c[which[i]].suspect;
+  /* Groups small enough that each GPU takes several: a slow one then
+   * holds up the end of the pass by one small group at most. */
+  int group = n / (4 * t->nrunners);
+  group = group < 1 ? 1 : group > CHUNK ? CHUNK : group;
+  bool ok = tune_queue_publish(t->q, t->unit, which, alone, n, group);
+  free(alone);
+  if (!ok) {
+    fprintf(stderr, "tessel: tune: %d candidates are more than the queue of "
+            "the GPUs holds (--limit %d)\n", n, t->o->limit);
+    return TS_ERR_NO_MEMORY;
+  }
+  int gen = t->q->generation; /* only this runner publishes */
+  r->ngpus = t->nrunners;
+  struct timespec t0;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  ts_bench_opts quick = {.warmup = QUICK_WARMUP, .repeats = QUICK_REPEATS,
+                         .seed = t->o->seed};
+  ts_status st = TS_OK;
+  int over = 0, shown = -1;
+  for (collect(t, r, gen, &over); st == TS_OK && over < n;
+       collect(t, r, gen, &over)) {
+    if (over != shown && t->rep->progress)
+      t->rep->progress(t->rep->ctx, r, over, n, seconds_since(&t0));
+    shown = over;
+    if (t->o->time_limit && seconds_since(&t0) > t->o->time_limit)
+      leave_the_rest(t->q, r, gen);
+    int got[CHUNK];
+    int m = tune_queue_take(t->q, gen, 0, CHUNK, got);
+    if (m)
+      st = time_taken(t, r, gen, got, m, &quick);
+    else
+      usleep(2000); /* the helpers have the rest */
+  }
+  if (st == TS_OK && t->rep->progress && over != shown)
+    t->rep->progress(t->rep->ctx, r, over, n, seconds_since(&t0));
+  tune_queue_close_unit(t->q, false);
+  return st;
+}
+
 /* The first pass: every compiled candidate not timed yet, suspects alone
- * and the rest CHUNK at a time; stops at --time.  Returns TS_OK, or the
- * error that ended it. */
+ * and the rest CHUNK at a time (on every GPU of the run where there are
+ * several); stops at --time.  Returns TS_OK, or the error that ended it. */
 static ts_status first_pass(tune_run *t, ts_tune_shape *r) {
   const ts_tune_opts *o = t->o;
   int *which = malloc(sizeof(*which) * (size_t)(r->n ? r->n : 1)), n = 0;
@@ -311,6 +415,11 @@ static ts_status first_pass(tune_run *t, ts_tune_shape *r) {
     if (r->c[i].kernel && !r->c[i].has_quick)
       which[n++] = i;
   suspects_first(r, which, n);
+  if (t->q) {
+    ts_status st = queued_first_pass(t, r, which, n);
+    free(which);
+    return st;
+  }
   struct timespec t0;
   clock_gettime(CLOCK_MONOTONIC, &t0);
   ts_bench_opts quick = {.warmup = QUICK_WARMUP, .repeats = QUICK_REPEATS,
@@ -352,7 +461,7 @@ static ts_status full_pass(tune_run *t, ts_tune_shape *r) {
     which[n++] = order[i];
   }
   if (st == TS_OK && nb &&
-      !compile_some(t->sp, o, ts_gpu_arch(t->gpu), r, build, nb))
+      !tune_compile_some(t->sp, o, ts_gpu_arch(t->gpu), r, build, nb))
     st = TS_ERR_NO_MEMORY;
   suspects_first(r, which, n);
   ts_bench_opts full = {.warmup = o->warmup, .repeats = o->repeats,
@@ -491,7 +600,7 @@ static bool prepare(tune_run *t, ts_tune_shape *r) {
   const ts_tune_opts *o = t->o;
   struct timespec t0;
   clock_gettime(CLOCK_MONOTONIC, &t0);
-  if (!enumerate(t->sp, o, r))
+  if (!tune_enumerate(t->sp, o, r))
     return false;
   /* --restart clears a shape's journal when the run first comes to it, not
    * again when a worker started after a fault comes back to it. */
@@ -558,7 +667,7 @@ static int tune_shape(tune_run *t, ts_tune_shape *r) {
  * the journal for the space's end, nothing compiled, timed or reported.
  * What the journal has no result for was not timed: --time ran out. */
 static int replay_shape(tune_run *t, ts_tune_shape *r) {
-  if (!enumerate(t->sp, t->o, r))
+  if (!tune_enumerate(t->sp, t->o, r))
     return TUNE_EXIT_FAIL;
   tune_resume(t->gpu, t->sp->key, r);
   apply_budget(t->o, r);
@@ -638,28 +747,21 @@ static int tune_space(tune_run *t, int n, ts_tune_shape *runs) {
     rc = st ? st : rc;
   }
   for (int j = 0; j < o->nshapes; j++)
-    free_run(&runs[j]);
+    tune_free_shape(&runs[j]);
   return rc;
 }
 
 /* ---- The run ------------------------------------------------------------------ */
-
-/* What ts_tune_run was given, for the worker. */
-typedef struct {
-  const ts_tune_opts *o;
-  const ts_tune_space *spaces;
-  int nspaces;
-  const ts_tune_report *rep;
-} tune_args;
 
 /* The whole run, in the worker process: every space at every shape.
  * Returns its status, or TUNE_WORKER_FAULTED when a fault ended it. */
 static int tune_worker(tune_handover *h, void *arg) {
   const tune_args *a = arg;
   tune_run t = {.o = a->o, .rep = a->rep, .spaces = a->spaces,
-                .nspaces = a->nspaces, .h = h};
+                .nspaces = a->nspaces, .h = h, .q = a->q,
+                .nrunners = a->ngpus};
   ts_tune_shape *runs = calloc((size_t)a->o->nshapes, sizeof(*runs));
-  t.gpu = ts_gpu_open();
+  t.gpu = ts_gpu_open_device(a->gpus[0]);
   bool ready = runs && ts_gpu_status(t.gpu) == TS_OK;
   if (!runs)
     fprintf(stderr, "tessel: out of memory\n");
@@ -677,6 +779,39 @@ static int tune_worker(tune_handover *h, void *arg) {
   return rc ? rc : h->status;
 }
 
+/* How many devices the driver sees, asked in a child process: CUDA must
+ * not be initialized in this one, which forks the runners.  0 when it
+ * cannot tell. */
+static int count_gpus(void) {
+  fflush(stdout);
+  fflush(stderr);
+  pid_t pid = fork();
+  if (pid == 0)
+    _exit(ts_gpu_count() > TUNE_MAX_GPUS ? TUNE_MAX_GPUS : ts_gpu_count());
+  int status = 0;
+  while (pid > 0 && waitpid(pid, &status, 0) < 0 && errno == EINTR)
+    ;
+  return pid > 0 && WIFEXITED(status) ? WEXITSTATUS(status) : 0;
+}
+
+/* The devices of the run in a->gpus: o's, every one (ngpus -1), or 0;
+ * false with a message when there are too many. */
+static bool choose_gpus(const ts_tune_opts *o, tune_args *a) {
+  a->ngpus = o->ngpus < 0 ? count_gpus() : o->ngpus;
+  if (a->ngpus > TUNE_MAX_GPUS) {
+    fprintf(stderr, "tessel: tune: %d GPUs asked for; a run times on %d at "
+            "most\n", a->ngpus, TUNE_MAX_GPUS);
+    return false;
+  }
+  for (int k = 0; k < a->ngpus; k++)
+    a->gpus[k] = o->ngpus < 0 ? k : o->gpus[k];
+  if (a->ngpus <= 0) { /* none seen: device 0 says why */
+    a->ngpus = 1;
+    a->gpus[0] = 0;
+  }
+  return true;
+}
+
 int ts_tune_run(const ts_tune_opts *o, const ts_tune_space *spaces,
                 int nspaces, const ts_tune_report *rep) {
   static const ts_tune_report silent = {0};
@@ -687,5 +822,15 @@ int ts_tune_run(const ts_tune_opts *o, const ts_tune_space *spaces,
   }
   tune_args a = {.o = o, .spaces = spaces, .nspaces = nspaces,
                  .rep = rep ? rep : &silent};
-  return tune_supervise(tune_worker, &a);
+  if (!choose_gpus(o, &a))
+    return TUNE_EXIT_FAIL;
+  if (a.ngpus > 1 && !(a.q = tune_queue_new(o->limit > 0 ? o->limit : 1))) {
+    fprintf(stderr, "tessel: tune: cannot map the queue the GPUs share\n");
+    return TUNE_EXIT_FAIL;
+  }
+  tune_runners rs = {.n = a.ngpus, .lead = tune_worker, .helper = tune_helper,
+                     .arg = &a, .q = a.q, .gpus = a.gpus};
+  int rc = tune_supervise_runners(&rs);
+  tune_queue_free(a.q);
+  return rc;
 }
