@@ -1019,6 +1019,17 @@ ts_status ts_tune_record_save(const ts_gpu *g, const char *space,
 char *ts_tune_record_load(const ts_gpu *g, const char *space,
                           const ts_gemm *def, double *tflops);
 
+/* The record of the rank-th nearest shape (0 the nearest) that was tuned
+ * for this GPU model, space and definition but for its shape: the same
+ * layout, alpha, beta and types.  Near is by sizes' ratios (the sum over
+ * M, N and K of |log(tuned / asked)|, so 2048 is as near 1024 as 512 is);
+ * a tie goes to the smaller shape.  The configuration (malloc'd) and, in
+ * tuned_at, the definition at the shape tuned; NULL when there is none.
+ * --tuned takes it where a shape was not tuned, so a tuned space serves
+ * shapes it was not tuned at. */
+char *ts_tune_record_nearest(const ts_gpu *g, const char *space,
+                             const ts_gemm *def, int rank, ts_gemm *tuned_at);
+
 /* The journal of a tuning run in progress for this GPU, space and
  * definition: lines appended as configurations are timed (one line, no
  * newline in it; TS_ERR_IO when the cache is off or not writable), read

@@ -176,6 +176,53 @@ static void test_devices_by_ordinal(void **state) {
   unsetenv("TESSEL_FAKE_GPUS");
 }
 
+/* --tuned at a shape not tuned: the nearest tuned shape by sizes' ratios,
+ * of the same space, layout, alpha, beta and types; the next rank the
+ * next nearest. */
+static void test_the_nearest_tuned_shape(void **state) {
+  (void)state;
+  ts_gpu *gpu = ts_gpu_open();
+  assert_int_equal(ts_gpu_status(gpu), TS_OK);
+  const int64_t tuned[][3] = {{1024, 1024, 1024}, {4096, 4096, 4096},
+                              {1024, 1024, 8192}};
+  for (int i = 0; i < 3; i++) {
+    ts_gemm g = ts_gemm_make(tuned[i][0], tuned[i][1], tuned[i][2]);
+    char config[32];
+    snprintf(config, sizeof(config), "rank=%d", i);
+    assert_int_equal(ts_tune_record_save(gpu, "nearspace", &g, config, 1.0), TS_OK);
+  }
+  /* Nearer in M, N and K together than any other, but not the same:
+   * another layout, another beta, another space. */
+  ts_gemm other = ts_gemm_make(1500, 1500, 1500);
+  other.layout = TS_TT;
+  assert_int_equal(ts_tune_record_save(gpu, "nearspace", &other, "layout", 1.0), TS_OK);
+  other = ts_gemm_make(1500, 1500, 1500);
+  other.beta = 1;
+  assert_int_equal(ts_tune_record_save(gpu, "nearspace", &other, "beta", 1.0), TS_OK);
+  other = ts_gemm_make(1500, 1500, 1500);
+  assert_int_equal(ts_tune_record_save(gpu, "farspace", &other, "space", 1.0), TS_OK);
+
+  ts_gemm asked = ts_gemm_make(1500, 1500, 2048), at;
+  char *c = ts_tune_record_nearest(gpu, "nearspace", &asked, 0, &at);
+  assert_non_null(c);
+  assert_string_equal(c, "rank=0"); /* 1.46 away, against 2.15 and 2.70 */
+  assert_int_equal(at.m, 1024);
+  assert_int_equal(at.k, 1024);
+  free(c);
+  c = ts_tune_record_nearest(gpu, "nearspace", &asked, 1, &at);
+  assert_non_null(c);
+  assert_string_equal(c, "rank=2"); /* 1024x1024x8192 */
+  free(c);
+  c = ts_tune_record_nearest(gpu, "nearspace", &asked, 2, NULL);
+  assert_non_null(c);
+  assert_string_equal(c, "rank=1");
+  free(c);
+  assert_null(ts_tune_record_nearest(gpu, "nearspace", &asked, 3, NULL));
+  asked.layout = TS_NT;
+  assert_null(ts_tune_record_nearest(gpu, "nearspace", &asked, 0, NULL));
+  ts_gpu_close(gpu);
+}
+
 /* The fake as libcublas.so.13 in a directory of the test's own, put on
  * LD_LIBRARY_PATH by running the test again; false when that failed. */
 static bool run_again_with_fake_cublas(char **argv) {
@@ -218,6 +265,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_each_shape_s_best_is_recorded),
       cmocka_unit_test(test_nothing_to_tune_is_refused),
       cmocka_unit_test(test_devices_by_ordinal),
+      cmocka_unit_test(test_the_nearest_tuned_shape),
   };
   int rc = cmocka_run_group_tests(tests, NULL, NULL);
   munmap(shared, sizeof(*shared));
