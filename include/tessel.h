@@ -32,42 +32,6 @@
 #include "tessel/compile.h"
 #include "tessel/gpu.h"
 #include "tessel/facade.h"
+#include "tessel/tune.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
-/* ---- Tuning records -----------------------------------------------------
- *
- * tessel tune keeps the best configuration of each space and definition in
- * the cache directory (beside the kernel cache), keyed by the GPU's name and
- * driver version, tessel's version, the space and the whole definition
- * (shape, layout, alpha, beta, element types). */
-
-/* Records config (ts_config_text's form) with its speed; TS_ERR_NULL_ARG,
- * or TS_ERR_BAD_ARG when the cache is off (TESSEL_NO_CACHE) or cannot be
- * written. */
-ts_status ts_tune_record_save(const ts_gpu *g, const char *space,
-                              const ts_gemm *def, const char *config,
-                              double tflops);
-/* The recorded configuration (malloc'd) and its speed, or NULL when there
- * is none for this GPU, space and definition. */
-char *ts_tune_record_load(const ts_gpu *g, const char *space,
-                          const ts_gemm *def, double *tflops);
-
-/* The journal of a tuning run in progress for this GPU, space and
- * definition: lines appended as configurations are timed (one line, no
- * newline in it; TS_ERR_IO when the cache is off or not writable), read
- * back by a later run to resume (the lines, malloc'd, or NULL when there
- * is no journal), and removed when the run is finished. */
-ts_status ts_tune_journal_add(const ts_gpu *g, const char *space,
-                              const ts_gemm *def, const char *line);
-char *ts_tune_journal_load(const ts_gpu *g, const char *space,
-                           const ts_gemm *def);
-void ts_tune_journal_remove(const ts_gpu *g, const char *space,
-                            const ts_gemm *def);
-
-#ifdef __cplusplus
-}
-#endif
 #endif

@@ -84,14 +84,32 @@ static bool read_clocks(ts_gpu *g) {
   return true;
 }
 
-static bool open_device(ts_gpu *g) {
+/* The device's UUID as nvidia-smi prints it. */
+static bool read_uuid(ts_gpu *g) {
+  CUuuid u;
+  if (!GPU_CALL(g, cuDeviceGetUuid(&u, g->dev)))
+    return false;
+  const unsigned char *b = (const unsigned char *)u.bytes;
+  char *p = g->uuid + snprintf(g->uuid, sizeof(g->uuid), "GPU-");
+  for (int i = 0; i < 16; i++)
+    p += snprintf(p, 4, "%s%02x", i == 4 || i == 6 || i == 8 || i == 10
+                                      ? "-" : "", b[i]);
+  return true;
+}
+
+static bool open_device(ts_gpu *g, int ordinal) {
   int count = 0, major = 0, minor = 0;
   if (!GPU_CALL(g, cuInit(0)) || !GPU_CALL(g, cuDeviceGetCount(&count)))
     return false;
   if (count == 0)
     return gpu_fail(g, TS_ERR_NO_GPU, "no GPU: the CUDA driver sees no device");
+  if (ordinal < 0 || ordinal >= count)
+    return gpu_fail(g, TS_ERR_NO_GPU, "no GPU %d: the CUDA driver sees %d "
+                    "device%s (0 to %d)", ordinal, count, count == 1 ? "" : "s",
+                    count - 1);
+  g->ordinal = ordinal;
   return GPU_CALL(g, cuDriverGetVersion(&g->driver_version)) &&
-         GPU_CALL(g, cuDeviceGet(&g->dev, 0)) &&
+         GPU_CALL(g, cuDeviceGet(&g->dev, ordinal)) && read_uuid(g) &&
          GPU_CALL(g, cuDeviceGetName(g->name, sizeof(g->name), g->dev)) &&
          GPU_CALL(g, cuDeviceGetAttribute(
                          &major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
@@ -111,7 +129,21 @@ static bool open_device(ts_gpu *g) {
          GPU_CALL(g, cuCtxSetCurrent(g->ctx));
 }
 
-ts_gpu *ts_gpu_open(void) {
+int ts_gpu_count(void) {
+  ts_driver_api cu;
+  char err[512];
+  int count = 0;
+  if (!ts_load_driver(&cu, err, sizeof(err)))
+    return 0;
+  if (cu.cuInit(0) != CUDA_SUCCESS || cu.cuDeviceGetCount(&count) != CUDA_SUCCESS)
+    count = 0;
+  ts_unload(cu.lib);
+  return count;
+}
+
+ts_gpu *ts_gpu_open(void) { return ts_gpu_open_device(0); }
+
+ts_gpu *ts_gpu_open_device(int ordinal) {
   ts_gpu *g = calloc(1, sizeof(*g));
   if (!g)
     return &nomem_gpu;
@@ -120,7 +152,7 @@ ts_gpu *ts_gpu_open(void) {
     gpu_fail(g, TS_ERR_NO_GPU, "%s", err);
     return g;
   }
-  if (!open_device(g))
+  if (!open_device(g, ordinal))
     return g;
   g->have_blas = ts_load_cublas(&g->blas, err, sizeof(err));
   if (!g->have_blas) {
@@ -152,6 +184,8 @@ void ts_gpu_close(ts_gpu *g) {
 ts_status ts_gpu_status(const ts_gpu *g) { return g ? g->status : TS_ERR_NULL_ARG; }
 const char *ts_gpu_errmsg(const ts_gpu *g) { return g ? g->errmsg : "gpu is NULL"; }
 const char *ts_gpu_name(const ts_gpu *g) { return g ? g->name : ""; }
+const char *ts_gpu_uuid(const ts_gpu *g) { return g ? g->uuid : ""; }
+int ts_gpu_ordinal(const ts_gpu *g) { return g ? g->ordinal : -1; }
 int ts_gpu_driver_version(const ts_gpu *g) { return g ? g->driver_version : 0; }
 const char *ts_gpu_arch(const ts_gpu *g) { return g ? g->arch : ""; }
 int ts_gpu_sm_count(const ts_gpu *g) { return g ? g->sm_count : 0; }

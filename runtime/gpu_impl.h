@@ -16,6 +16,8 @@ struct ts_gpu {
   bool have_blas;
   cublasHandle_t handle;
   CUdevice dev;
+  int ordinal;   /* the device's, as the driver counts them */
+  char uuid[48]; /* "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" */
   CUcontext ctx;
   char name[256];
   char arch[16];

@@ -8,14 +8,27 @@
  * TESSEL_TUNE_FAULT's) faults as an illegal address does: that launch
  * succeeds and every later call fails with CUDA_ERROR_ILLEGAL_ADDRESS.
  *
+ * TESSEL_FAKE_GPUS=N makes it N devices (one by default), each with its
+ * UUID; TESSEL_FAKE_GPU_SPEEDS=1,1,0.5,... gives each its speed: device
+ * d's launches take 1/speed times as long, and with a speed given they
+ * take that long in wall time too (a fake ms a real ms), so that a slow
+ * device times fewer candidates of a queue than a fast one.  A speed of 0
+ * hangs the device's first launch until the process is killed, once:
+ * it creates the file TESSEL_FAKE_HANG_FILE names as it hangs, and where
+ * that file exists the device runs at speed 1 (a test kills the runner
+ * that hangs and its restart goes on).
+ *
  * tessel loads it as the driver through TESSEL_CUDA_DRIVER, and as
  * cuBLAS under the name libcuBLAS is looked for (libcublas.so.13, in a
  * directory on LD_LIBRARY_PATH); the dynamic loader sees one library.
  */
 #include <cuda.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 /* The first error of a fault: CUDA's errors after one are sticky. */
 static CUresult sticky = CUDA_SUCCESS;
@@ -37,6 +50,54 @@ typedef struct {
   double at;
 } fake_event;
 
+/* The device of this process's context (tessel opens one a process). */
+static int current_device;
+
+/* TESSEL_FAKE_GPUS: how many devices. */
+static int device_count(void) {
+  const char *v = getenv("TESSEL_FAKE_GPUS");
+  int n = v ? atoi(v) : 1;
+  return n > 0 ? n : 1;
+}
+
+/* Device d's speed from TESSEL_FAKE_GPU_SPEEDS, 1 where it gives none;
+ * *given says whether it gave one (launches then take wall time). */
+static double device_speed(int d, int *given) {
+  const char *v = getenv("TESSEL_FAKE_GPU_SPEEDS");
+  *given = v && *v;
+  for (int i = 0; v && *v; i++) {
+    char *end;
+    double s = strtod(v, &end);
+    if (i == d)
+      return s >= 0 ? s : 1;
+    v = *end == ',' ? end + 1 : "";
+  }
+  return 1;
+}
+
+/* A launch of ms at speed 1 on the current device: the clock advanced,
+ * and as much wall time passed where speeds are given. */
+static void run_for(double ms) {
+  int given;
+  double speed = device_speed(current_device, &given);
+  const char *hang = getenv("TESSEL_FAKE_HANG_FILE");
+  if (speed == 0 && hang) {
+    FILE *f = fopen(hang, "wx"); /* only where it is not there yet */
+    if (f) {
+      fclose(f);
+      for (;;)
+        pause();
+    }
+  }
+  double t = ms / (speed > 0 ? speed : 1);
+  clock_ms += t;
+  if (given) {
+    struct timespec ts = {.tv_sec = (time_t)(t / 1000),
+                          .tv_nsec = (long)(t * 1e6) % 1000000000L};
+    nanosleep(&ts, NULL);
+  }
+}
+
 static uint64_t fnv1a(const char *s) {
   uint64_t h = 0xcbf29ce484222325ull;
   for (; *s; s++)
@@ -55,12 +116,22 @@ static CUresult fake_cuDriverGetVersion(int *v) {
 }
 
 static CUresult fake_cuDeviceGetCount(int *n) {
-  *n = 1;
+  *n = device_count();
   return CUDA_SUCCESS;
 }
 
 static CUresult fake_cuDeviceGet(CUdevice *d, int ordinal) {
   *d = ordinal;
+  return ordinal >= 0 && ordinal < device_count() ? CUDA_SUCCESS
+                                                  : CUDA_ERROR_INVALID_DEVICE;
+}
+
+/* UUIDs fa4e0000-...-00000000000d for device d. */
+static CUresult fake_cuDeviceGetUuid(CUuuid *u, CUdevice d) {
+  memset(u->bytes, 0, sizeof(u->bytes));
+  u->bytes[0] = (char)0xfa;
+  u->bytes[1] = 0x4e;
+  u->bytes[15] = (char)d;
   return CUDA_SUCCESS;
 }
 
@@ -95,7 +166,7 @@ static CUresult fake_cuDeviceGetAttribute(int *v, CUdevice_attribute a,
 }
 
 static CUresult fake_cuDevicePrimaryCtxRetain(CUcontext *c, CUdevice d) {
-  (void)d;
+  current_device = d;
   *c = (CUcontext)&sticky;
   return CUDA_SUCCESS;
 }
@@ -178,7 +249,7 @@ static CUresult fake_cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy,
   const char *name = ((fake_function *)f)->name;
   if (strcmp(name, "gemm") == 0)
     sticky = CUDA_ERROR_ILLEGAL_ADDRESS; /* reported by the next call */
-  clock_ms += 0.01 + (double)(fnv1a(name) % 1000) * 1e-4;
+  run_for(0.01 + (double)(fnv1a(name) % 1000) * 1e-4);
   return CUDA_SUCCESS;
 }
 
@@ -277,6 +348,7 @@ static const struct {
     FAKE(cuMemcpyDtoD) FAKE(cuMemsetD32) FAKE(cuEventCreate)
     FAKE(cuEventDestroy) FAKE(cuEventRecord) FAKE(cuEventSynchronize)
     FAKE(cuEventElapsedTime) FAKE(cuGetErrorString) FAKE(cuGetErrorName)
+    FAKE(cuDeviceGetUuid)
 };
 
 CUresult cuGetProcAddress_v2(const char *symbol, void **fn, int version,
@@ -327,7 +399,7 @@ int cublasGemmEx(void *handle, int ta, int tb, int m, int n, int k,
    * CUDA_R_32F 0, CUDA_R_16F 2, CUDA_R_16BF 14. */
   if (at != bt || (ct != 0 && ct != at))
     return 15;
-  clock_ms += 0.05;
+  run_for(0.05);
   return sticky == CUDA_SUCCESS ? 0 : 13; /* CUBLAS_STATUS_EXECUTION_FAILED */
 }
 

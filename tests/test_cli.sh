@@ -479,6 +479,28 @@ if [ -n "$fake" ]; then
   contains "recorded for this GPU: \`tessel bench $f:regtiles --tuned --shape 128x128x64\`"
   grep -q "^space regtiles@[0-9a-f]\{16\}$" "$work"/cache/tune/*.txt ||
     { echo "FAIL: no record keyed by regtiles@HASH"; fails=$((fails + 1)); }
+  # --shapes-from: a model's GEMMs, each line with its own layout and type;
+  # --tuned at a shape not tuned takes the nearest tuned one's record.
+  printf '# two GEMMs\n64x64x64\n\n96x64x64 TN f32  # a comment\n' > "$work/shapes.txt"
+  expect 0 "tune --shapes-from" -- fakerun "$tessel" tune seed003 \
+    --shapes-from "$work/shapes.txt" --beta 1 --budget 2
+  contains "# seed003 64x64x64: 75 configurations"
+  contains "# seed003 96x64x64: 75 configurations"
+  contains "uses it"
+  expect 0 "--tuned at a shape not tuned" -- fakerun "$tessel" show seed003 \
+    --tuned --shape 100x64x64 --layout TN --beta 1
+  contains "no tuning record of seed003 at 100x64x64 TN on Fake GPU (tests/fake_cuda.c); using the record of the nearest tuned shape, 96x64x64 (each size within a factor of 1.04)"
+  expect 0 "--tuned where no shape of the layout was tuned" -- fakerun \
+    "$tessel" show seed003 --tuned --shape 100x64x64 --layout TT --beta 1
+  contains "using its first configuration"
+  printf '64x64x64\n64x64 NN\n' > "$work/bad_shapes.txt"
+  expect 2 "--shapes-from with a bad line" -- "$tessel" tune seed003 \
+    --shapes-from "$work/bad_shapes.txt"
+  contains "bad_shapes.txt:2: a line is MxNxK [layout] [dtype]"
+  printf '64x64x64 NN TT\n' > "$work/bad_shapes.txt"
+  expect 2 "--shapes-from with two layouts" -- "$tessel" tune seed003 \
+    --shapes-from "$work/bad_shapes.txt"
+  contains "bad_shapes.txt:1: 'TT' is neither a layout"
   expect 0 "bench --repeats 1 on the fake driver" -- fakerun "$tessel" bench \
     naive --shape 64x64x64 --repeats 1 --warmup 0 --beta 1
   contains ", median of 1 run after 0 warm-up"

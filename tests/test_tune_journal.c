@@ -1,5 +1,5 @@
 /*
- * tessel tune's journal read back (src/cli/tune_journal.c): results of
+ * tessel tune's journal read back (src/tune/journal.c): results of
  * the first pass and the full count, failures, cuBLAS's time, the marks of
  * candidates in flight (the last line about a configuration decides), and
  * lines an older version wrote or a killed run tore.  No GPU: the journal
@@ -8,13 +8,13 @@
 #include <unistd.h>
 
 #include "helpers.h"
-#include "cli/tune.h"
+#include "tune/tune_impl.h"
 #include "runtime/gpu_impl.h"
 
 typedef struct {
   ts_gpu gpu; /* as ts_gpu_open describes one: a name and a driver */
   const ts_space *sp;
-  shape_run r;
+  ts_tune_shape r;
 } fixture;
 
 static char dir[256];
@@ -67,13 +67,13 @@ static void add(fixture *f, const char *line) {
 /* A journal of an earlier version: timed and failed lines only. */
 static void test_timed_and_failed_lines(void **state) {
   fixture *f = *state;
-  candidate *c = f->r.c;
+  ts_tune_candidate *c = f->r.c;
   char line[512];
   snprintf(line, sizeof(line), "timed\t0.250000\t1.000e-06\t%s", c[0].text);
   add(f, line);
   snprintf(line, sizeof(line), "failed\t%s\tNVRTC said no", c[1].text);
   add(f, line);
-  assert_int_equal(tune_resume(&f->gpu, f->sp, &f->r), 2);
+  assert_int_equal(tune_resume(&f->gpu, f->sp->name, &f->r), 2);
   assert_true(c[0].has_quick && c[0].resumed && !c[0].has_full);
   assert_int_equal(c[0].quick.status, TS_OK);
   assert_true(c[0].quick.median_ms == 0.25);
@@ -89,18 +89,18 @@ static void test_timed_and_failed_lines(void **state) {
  * suspect that keeps its result. */
 static void test_marks_in_flight(void **state) {
   fixture *f = *state;
-  candidate *c = f->r.c;
-  tune_journal_timing(&f->gpu, f->sp, &f->r, &c[0]);
-  tune_journal_timing(&f->gpu, f->sp, &f->r, &c[1]);
-  tune_journal_timing(&f->gpu, f->sp, &f->r, &c[2]);
+  ts_tune_candidate *c = f->r.c;
+  tune_journal_timing(&f->gpu, f->sp->name, &f->r, &c[0]);
+  tune_journal_timing(&f->gpu, f->sp->name, &f->r, &c[1]);
+  tune_journal_timing(&f->gpu, f->sp->name, &f->r, &c[2]);
   c[1].quick = (ts_bench_result){.status = TS_OK, .median_ms = 0.5};
-  tune_journal_note(&f->gpu, f->sp, &f->r, &c[1], false);
+  tune_journal_note(&f->gpu, f->sp->name, &f->r, &c[1], false);
   c[2].quick = c[1].quick;
-  tune_journal_note(&f->gpu, f->sp, &f->r, &c[2], false);
-  tune_journal_timing(&f->gpu, f->sp, &f->r, &c[2]);
+  tune_journal_note(&f->gpu, f->sp->name, &f->r, &c[2], false);
+  tune_journal_timing(&f->gpu, f->sp->name, &f->r, &c[2]);
   memset(&c[1].quick, 0, sizeof(c[1].quick));
   memset(&c[2].quick, 0, sizeof(c[2].quick));
-  assert_int_equal(tune_resume(&f->gpu, f->sp, &f->r), 2);
+  assert_int_equal(tune_resume(&f->gpu, f->sp->name, &f->r), 2);
   assert_true(c[0].suspect && !c[0].has_quick && !c[0].resumed);
   assert_true(!c[1].suspect && c[1].has_quick);
   assert_true(c[2].suspect && c[2].has_quick);
@@ -111,19 +111,19 @@ static void test_marks_in_flight(void **state) {
  * to the caller (the shape's last cuBLAS time). */
 static void test_full_count_and_cublas(void **state) {
   fixture *f = *state;
-  candidate *c = f->r.c;
+  ts_tune_candidate *c = f->r.c;
   c[0].quick = (ts_bench_result){.status = TS_OK, .median_ms = 0.5};
   c[0].full = (ts_bench_result){.status = TS_OK, .median_ms = 0.4,
                                 .max_rel_err = 2e-7};
-  tune_journal_note(&f->gpu, f->sp, &f->r, &c[0], false);
-  tune_journal_note(&f->gpu, f->sp, &f->r, &c[0], true);
+  tune_journal_note(&f->gpu, f->sp->name, &f->r, &c[0], false);
+  tune_journal_note(&f->gpu, f->sp->name, &f->r, &c[0], true);
   f->r.cublas.median_ms = 0.125;
-  tune_journal_cublas(&f->gpu, f->sp, &f->r);
+  tune_journal_cublas(&f->gpu, f->sp->name, &f->r);
   memset(&c[0].quick, 0, sizeof(c[0].quick));
   memset(&c[0].full, 0, sizeof(c[0].full));
   memset(&f->r.cublas, 0, sizeof(f->r.cublas));
-  shape_run fresh = f->r;
-  assert_int_equal(tune_resume(&f->gpu, f->sp, &fresh), 1);
+  ts_tune_shape fresh = f->r;
+  assert_int_equal(tune_resume(&f->gpu, f->sp->name, &fresh), 1);
   assert_true(fresh.c[0].has_quick && fresh.c[0].has_full);
   assert_true(fresh.c[0].full.median_ms == 0.4);
   assert_true(fresh.c[0].full.max_rel_err > 1e-7);
@@ -138,11 +138,11 @@ static void test_full_count_and_cublas(void **state) {
  * newlines in it made spaces. */
 static void test_failure_after_a_mark(void **state) {
   fixture *f = *state;
-  candidate *c = f->r.c;
-  tune_journal_timing(&f->gpu, f->sp, &f->r, &c[3]);
-  tune_journal_failure(&f->gpu, f->sp, &f->r, c[3].text,
+  ts_tune_candidate *c = f->r.c;
+  tune_journal_timing(&f->gpu, f->sp->name, &f->r, &c[3]);
+  tune_journal_failure(&f->gpu, f->sp->name, &f->r, c[3].text,
                        "crashed\tthe GPU\nprocess");
-  assert_int_equal(tune_resume(&f->gpu, f->sp, &f->r), 1);
+  assert_int_equal(tune_resume(&f->gpu, f->sp->name, &f->r), 1);
   assert_true(c[3].has_quick && c[3].resumed && !c[3].suspect);
   assert_int_equal(c[3].quick.status, TS_ERR_CUDA);
   assert_string_equal(c[3].quick.message, "crashed the GPU process");
@@ -153,7 +153,7 @@ static void test_failure_after_a_mark(void **state) {
  * passed over. */
 static void test_lines_passed_over(void **state) {
   fixture *f = *state;
-  candidate *c = f->r.c;
+  ts_tune_candidate *c = f->r.c;
   char line[512];
   add(f, "verdict\tsomething new");
   add(f, "timed\t0.5\t0\tblock=1x1x1,thread=1x1,order=none");
@@ -164,7 +164,7 @@ static void test_lines_passed_over(void **state) {
   add(f, "cublas\tslow");
   snprintf(line, sizeof(line), "timing\t%s\textra", c[1].text);
   add(f, line);
-  assert_int_equal(tune_resume(&f->gpu, f->sp, &f->r), 0);
+  assert_int_equal(tune_resume(&f->gpu, f->sp->name, &f->r), 0);
   assert_false(c[0].has_quick || c[1].suspect);
   assert_int_equal(f->r.cublas.status, TS_OK);
   assert_true(f->r.cublas.median_ms == 0);
@@ -182,7 +182,7 @@ static void test_lines_passed_over(void **state) {
   assert_non_null(j);
   fprintf(j, "timed\t0.7\t0\t%s", c[3].text);
   fclose(j);
-  assert_int_equal(tune_resume(&f->gpu, f->sp, &f->r), 1);
+  assert_int_equal(tune_resume(&f->gpu, f->sp->name, &f->r), 1);
   assert_true(c[2].has_quick && !c[3].has_quick);
 }
 

@@ -1,15 +1,18 @@
 /*
- * tessel tune's supervisor (src/cli/tune_supervisor.c) with workers that
+ * tessel tune's supervisor (src/tune/supervisor.c) with workers that
  * act out what a GPU process can do: end well, fail, catch a fault alone
  * or in a group, die of a signal while timing or outside it, exit from
  * inside the driver, and fault again and again.  No GPU: the workers only
  * write the shared handover as tune's worker does.
  */
 #include <signal.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "helpers.h"
-#include "cli/tune.h"
+#include "tune/tune_impl.h"
 
 /* What a test's worker ends with, given the handover. */
 typedef int (*script)(tune_handover *h);
@@ -43,14 +46,14 @@ static void in_flight(tune_handover *h, int n, const char *config) {
 }
 
 static int ends_well(tune_handover *h) { return h->restarts; }
-static int fails(tune_handover *h) { (void)h; return EXIT_FAIL; }
+static int fails(tune_handover *h) { (void)h; return TUNE_EXIT_FAIL; }
 
 static void test_the_worker_s_status(void **state) {
   (void)state;
   char err[4096];
   assert_int_equal(supervise(ends_well, err, sizeof(err)), 0);
   assert_string_equal(err, "");
-  assert_int_equal(supervise(fails, err, sizeof(err)), EXIT_FAIL);
+  assert_int_equal(supervise(fails, err, sizeof(err)), TUNE_EXIT_FAIL);
   assert_string_equal(err, "");
 }
 
@@ -63,14 +66,14 @@ static int faults_in_a_group_then_alone(tune_handover *h) {
              "CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory access");
     return TUNE_WORKER_FAULTED;
   }
-  return h->crashed_unit == -1 && h->in_flight == 0 ? EXIT_FAIL : 42;
+  return h->crashed_unit == -1 && h->in_flight == 0 ? TUNE_EXIT_FAIL : 42;
 }
 
 static void test_faults_caught(void **state) {
   (void)state;
   char err[4096];
   assert_int_equal(
-      supervise(faults_in_a_group_then_alone, err, sizeof(err)), EXIT_FAIL);
+      supervise(faults_in_a_group_then_alone, err, sizeof(err)), TUNE_EXIT_FAIL);
   assert_string_equal(err,
       "tessel: tune: one of 6 configurations timed together at 256x256x256 "
       "faulted (cuCtxSynchronize: CUDA_ERROR_ILLEGAL_ADDRESS: an illegal "
@@ -131,7 +134,7 @@ static void test_crash_outside_timing(void **state) {
   (void)state;
   char err[4096];
   assert_int_equal(supervise(killed_outside_timing, err, sizeof(err)),
-                   EXIT_FAIL);
+                   TUNE_EXIT_FAIL);
   assert_non_null(strstr(err, "tessel: tune: its GPU process died (signal 9, "));
   assert_non_null(strstr(err, ") outside the timing of a candidate; not "
                               "restarting\n"));
@@ -146,7 +149,7 @@ static int always_faults(tune_handover *h) {
 static void test_restarts_capped(void **state) {
   (void)state;
   char err[8192];
-  assert_int_equal(supervise(always_faults, err, sizeof(err)), EXIT_FAIL);
+  assert_int_equal(supervise(always_faults, err, sizeof(err)), TUNE_EXIT_FAIL);
   assert_non_null(strstr(err, "(16 of 16 restarts)\n"));
   assert_null(strstr(err, "(17 of"));
   const char *last = strrchr(err, '\n');
@@ -180,6 +183,53 @@ static void test_output_written_once(void **state) {
   assert_string_equal(out, "before the worker;");
 }
 
+/* A worker that says who it is (in memory the test shares) and then
+ * works on, as a runner timing or compiling does: 20 s, far longer than
+ * the test waits to kill its supervisor. */
+static pid_t *worker_pid;
+static int works_on(tune_handover *h) {
+  (void)h;
+  *worker_pid = getpid();
+  for (int i = 0; i < 20; i++)
+    sleep(1);
+  return 0;
+}
+
+/* kill -9 of `tessel tune` takes its worker with it: the worker ends at
+ * once, killed, rather than working on with its parent gone (holding the
+ * GPU and the cores).  The test adopts orphans (a subreaper), so the
+ * worker becomes its child when the supervisor dies, and says how it
+ * ended. */
+static void test_no_orphan_when_the_supervisor_is_killed(void **state) {
+  (void)state;
+  worker_pid = mmap(NULL, sizeof(*worker_pid), PROT_READ | PROT_WRITE,
+                    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  assert_true(worker_pid != MAP_FAILED);
+  *worker_pid = 0;
+  assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+  fflush(stdout);
+  fflush(stderr);
+  pid_t supervisor = fork();
+  assert_true(supervisor >= 0);
+  if (supervisor == 0) {
+    script s = works_on;
+    _exit(tune_supervise(act, &s));
+  }
+  while (!__atomic_load_n(worker_pid, __ATOMIC_SEQ_CST))
+    usleep(1000);
+  pid_t worker = *worker_pid;
+  assert_int_equal(kill(supervisor, SIGKILL), 0);
+  int status;
+  assert_int_equal(waitpid(supervisor, &status, 0), supervisor);
+  assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+  /* Adopted by now (the kernel reparents before the parent hears). */
+  assert_int_equal(waitpid(worker, &status, 0), worker);
+  assert_true(WIFSIGNALED(status));
+  assert_int_equal(WTERMSIG(status), SIGKILL);
+  assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 0), 0);
+  munmap(worker_pid, sizeof(*worker_pid));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_the_worker_s_status),
@@ -188,6 +238,7 @@ int main(void) {
       cmocka_unit_test(test_crash_outside_timing),
       cmocka_unit_test(test_restarts_capped),
       cmocka_unit_test(test_output_written_once),
+      cmocka_unit_test(test_no_orphan_when_the_supervisor_is_killed),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

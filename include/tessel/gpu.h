@@ -15,9 +15,18 @@ extern "C" {
 
 typedef struct ts_gpu ts_gpu;
 
-/* Loads the driver and cuBLAS at run time and opens device 0.  Never NULL;
- * TS_ERR_NO_GPU where there is no driver or device. */
+/* Loads the driver and cuBLAS at run time and opens device 0 (or the
+ * device of that ordinal, as the driver counts them).  Never NULL;
+ * TS_ERR_NO_GPU where there is no driver or no such device. */
 ts_gpu *ts_gpu_open(void);
+ts_gpu *ts_gpu_open_device(int ordinal);
+/* How many devices the driver sees; 0 without a driver.  It initializes
+ * CUDA in the calling process. */
+int ts_gpu_count(void);
+/* The device's UUID ("GPU-8c2f...", as nvidia-smi -L prints it) and
+ * ordinal: a tuning journal is the device's, a record the model's. */
+const char *ts_gpu_uuid(const ts_gpu *g);
+int ts_gpu_ordinal(const ts_gpu *g);
 void ts_gpu_close(ts_gpu *g);
 ts_status ts_gpu_status(const ts_gpu *g);
 const char *ts_gpu_errmsg(const ts_gpu *g);

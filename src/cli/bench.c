@@ -161,6 +161,9 @@ static char *row_name(const cli_opts *o, const char *name, const ts_gemm *g,
   char *recorded = alone && o->tuned && gpu
                        ? ts_tune_record_load(gpu, cli_space_key(sp), g, NULL)
                        : NULL;
+  /* Not tuned at g: --tuned takes the nearest tuned shape's record. */
+  if (alone && o->tuned && gpu && !recorded)
+    recorded = ts_tune_record_nearest(gpu, cli_space_key(sp), g, 0, NULL);
   const char *text = !alone ? name + n + 1 : recorded ? recorded : "";
   char *full = full_configuration(sp, base, text, g);
   free(recorded);

@@ -41,7 +41,8 @@ static const char *usage_text =
     "             [--dtype T] [--c-dtype T] [--alpha X] [--beta Y]\n"
     "             [--jobs J] [--top N] [--limit N] [--budget N] [--time S]\n"
     "             [--restart] [--repeats N] [--warmup N] [--seed N]\n"
-    "             [--csv FILE] [--json FILE]\n"
+    "             [--csv FILE] [--json FILE] [--gpus all|N|LIST]\n"
+    "             [--shapes-from FILE]\n"
     "           tessel tune --list\n"
     "  explain  each access's sectors and bank conflicts, registers,\n"
     "           occupancy: from the IR, before compiling\n"
@@ -102,7 +103,7 @@ enum { OPT_IR = 256, OPT_CUDA, OPT_TRACE, OPT_STEPS, OPT_PROVENANCE, OPT_ALPHA, 
        OPT_CSV, OPT_REPEATS, OPT_WARMUP, OPT_SEED, OPT_CU, OPT_DTYPE,
        OPT_C_DTYPE, OPT_JOBS, OPT_TOP, OPT_LIMIT, OPT_TUNED, OPT_BUDGET,
        OPT_TIME, OPT_JSON, OPT_RESTART, OPT_BLOCKS,
-       OPT_MAX_SECONDS, OPT_ALL };
+       OPT_MAX_SECONDS, OPT_ALL, OPT_GPUS, OPT_SHAPES_FROM };
 
 static const struct option long_opts[] = {
     {"help", no_argument, NULL, 'h'},
@@ -134,6 +135,8 @@ static const struct option long_opts[] = {
     {"blocks", required_argument, NULL, OPT_BLOCKS},
     {"max-seconds", required_argument, NULL, OPT_MAX_SECONDS},
     {"all", no_argument, NULL, OPT_ALL},
+    {"gpus", required_argument, NULL, OPT_GPUS},
+    {"shapes-from", required_argument, NULL, OPT_SHAPES_FROM},
     {NULL, 0, NULL, 0},
 };
 
@@ -146,7 +149,8 @@ static unsigned option_commands(int c) {
   case OPT_CU: case OPT_MAX_SECONDS: return CLI_BENCH;
   case OPT_JSON: return CLI_BENCH | CLI_TUNE | CLI_EXPLAIN;
   case OPT_JOBS: case OPT_TOP: case OPT_LIMIT: case OPT_BUDGET:
-  case OPT_TIME: case OPT_RESTART: return CLI_TUNE;
+  case OPT_TIME: case OPT_RESTART: case OPT_GPUS: case OPT_SHAPES_FROM:
+    return CLI_TUNE;
   case OPT_TUNED: return CLI_SHOW | CLI_CHECK | CLI_BENCH | CLI_EXPLAIN;
   case OPT_BLOCKS: case OPT_ALL: return CLI_CHECK;
   case OPT_IR: case OPT_CUDA: case OPT_TRACE: case OPT_STEPS:
@@ -157,6 +161,42 @@ static unsigned option_commands(int c) {
   case OPT_SEED: return CLI_CHECK | CLI_BENCH | CLI_TUNE;
   default: return CLI_SHOW | CLI_CHECK | CLI_BENCH | CLI_TUNE | CLI_EXPLAIN;
   }
+}
+
+/* tune --gpus: "all", N (devices 0 to N-1) or a list of ordinals
+ * ("0,2"); false with a message. */
+static bool parse_gpus(const char *text, cli_opts *o) {
+  enum { MOST = sizeof(o->gpus) / sizeof(o->gpus[0]) };
+  if (strcmp(text, "all") == 0) {
+    o->ngpus = -1;
+    return true;
+  }
+  o->ngpus = 0;
+  bool list = strchr(text, ',') != NULL;
+  for (const char *p = text; *p; ) {
+    char *end;
+    long v = strtol(p, &end, 10);
+    if (end == p || (*end && *end != ',') || v < 0 || v >= (list ? 1024 : MOST + 1) ||
+        (!list && v == 0) || o->ngpus == MOST) {
+      fprintf(stderr, "tessel: --gpus takes all, a count from 1 to %d or a "
+              "list of device ordinals such as 0,2 (got '%s')\n", MOST, text);
+      return false;
+    }
+    if (!list)
+      for (int k = 0; k < v; k++)
+        o->gpus[o->ngpus++] = k;
+    else
+      o->gpus[o->ngpus++] = (int)v;
+    p = *end ? end + 1 : end;
+  }
+  for (int i = 0; i < o->ngpus; i++)
+    for (int j = 0; j < i; j++)
+      if (o->gpus[i] == o->gpus[j]) {
+        fprintf(stderr, "tessel: --gpus names GPU %d twice (got '%s')\n",
+                o->gpus[i], text);
+        return false;
+      }
+  return o->ngpus > 0 || (fprintf(stderr, "tessel: --gpus names no GPU\n"), false);
 }
 
 /* "show, check and bench": the commands of a set, in order. */
@@ -256,6 +296,8 @@ int cli_parse(int argc, char **argv, const char *help, unsigned flags,
   *o = (cli_opts){.layout = TS_NN, .alpha = 1.0f, .arch = "sm_90",
                   .repeats = 50, .warmup = 5, .seed = 1, .top = 10,
                   .limit = 100000, .max_seconds = 600, .command = flags};
+  for (int i = 0; i < MAX_SHAPES; i++)
+    o->shape_layout[i] = o->shape_dtype[i] = -1; /* the command line's */
   int c, v;
   optind = 1;
   opterr = 0;
@@ -375,6 +417,14 @@ int cli_parse(int argc, char **argv, const char *help, unsigned flags,
       break;
     case OPT_RESTART: o->restart = true; break;
     case OPT_ALL: o->all = true; break;
+    case OPT_GPUS:
+      if (!parse_gpus(optarg, o))
+        return EXIT_USAGE;
+      break;
+    case OPT_SHAPES_FROM:
+      if (!cli_read_shapes(optarg, o))
+        return EXIT_USAGE;
+      break;
     case OPT_BLOCKS:
       if (!cli_parse_int("--blocks", optarg, 1, 100000, &o->blocks))
         return EXIT_USAGE;

@@ -362,14 +362,68 @@ const char *cli_space_name(const ts_space *sp) {
   return name;
 }
 
+/* The schedule of t's space at configuration c for g. */
+static ts_sched *space_schedule(const target *t, const ts_gemm *g,
+                                ts_config *c) {
+  return t->file ? cli_isolated_schedule(path_of(t->file), NULL, t->space, g, c)
+                 : ts_space_schedule(t->space, g, c);
+}
+
+/* How near shape b is to a: the largest factor between their sizes. */
+static double nearness(const ts_gemm *a, const ts_gemm *b) {
+  const double x[3] = {(double)a->m, (double)a->n, (double)a->k};
+  const double y[3] = {(double)b->m, (double)b->n, (double)b->k};
+  double most = 1;
+  for (int i = 0; i < 3; i++) {
+    double f = x[i] > y[i] ? x[i] / y[i] : y[i] / x[i];
+    most = f > most ? f : most;
+  }
+  return most;
+}
+
+/* Where g was not tuned: the record of the nearest tuned shape of the
+ * same space, types and layout whose configuration the space takes at g
+ * (a knob may exist only at some shapes), said on stderr; else NULL. */
+static ts_config *nearest_config(const char *name, const target *t,
+                                 const ts_gemm *g, const ts_gpu *gpu) {
+  ts_gemm at;
+  char *text;
+  for (int rank = 0;
+       (text = ts_tune_record_nearest(gpu, cli_space_key(t->space), g, rank,
+                                      &at));
+       rank++) {
+    char err[256];
+    ts_config *c = ts_config_parse(text, err, sizeof(err));
+    ts_sched *s = c ? space_schedule(t, g, c) : NULL;
+    bool takes = s && ts_sched_status(s) == TS_OK;
+    ts_sched_free(s);
+    free(text);
+    if (takes) {
+      fprintf(stderr, "tessel: no tuning record of %s at %lldx%lldx%lld %s "
+              "on %s; using the record of the nearest tuned shape, "
+              "%lldx%lldx%lld (each size within a factor of %.3g)\n", name,
+              (long long)g->m, (long long)g->n, (long long)g->k,
+              ts_layout_name(g->layout), ts_gpu_name(gpu), (long long)at.m,
+              (long long)at.n, (long long)at.k, nearness(g, &at));
+      return c;
+    }
+    ts_config_free(c);
+  }
+  return NULL;
+}
+
 /* The configuration --tuned asks for: the record of this GPU, space and
- * definition, else NULL (the space's first values) with a message. */
-static ts_config *tuned_config(const char *name, const ts_space *sp,
+ * definition, else the nearest tuned shape's, else NULL (the space's
+ * first values) with a message. */
+static ts_config *tuned_config(const char *name, const target *t,
                                const ts_gemm *g, const ts_gpu *gpu) {
+  const ts_space *sp = t->space;
   char *text = gpu ? ts_tune_record_load(gpu, cli_space_key(sp), g, NULL)
                    : NULL;
   char err[256];
   ts_config *c = text ? ts_config_parse(text, err, sizeof(err)) : NULL;
+  if (!c && gpu && !text)
+    c = nearest_config(name, t, g, gpu);
   if (!c)
     fprintf(stderr, "tessel: no tuning record of %s at %lldx%lldx%lld %s%s%s; "
             "using its first configuration (tessel tune %s makes one)\n",
@@ -394,11 +448,9 @@ ts_sched *cli_schedule(const cli_opts *o, const char *name, const ts_gemm *g,
   }
   char err[256];
   ts_config *c = t.config ? ts_config_parse(t.config, err, sizeof(err))
-                 : o->tuned ? tuned_config(name, t.space, g, gpu)
+                 : o->tuned ? tuned_config(name, &t, g, gpu)
                             : NULL;
-  ts_sched *s = t.file ? cli_isolated_schedule(path_of(t.file), NULL,
-                                               t.space, g, c)
-                       : ts_space_schedule(t.space, g, c);
+  ts_sched *s = space_schedule(&t, g, c);
   ts_config_free(c);
   return s;
 }

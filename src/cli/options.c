@@ -50,13 +50,80 @@ void cli_finish_shapes(cli_opts *o, int64_t m, int64_t n, int64_t k) {
   if (o->nshapes == 0)
     o->shapes[o->nshapes++] = ts_gemm_make(m, n, k);
   for (int i = 0; i < o->nshapes; i++) {
-    o->shapes[i].layout = o->layout;
-    o->shapes[i].alpha = o->alpha;
-    o->shapes[i].beta = o->beta;
-    o->shapes[i].a_type = o->shapes[i].b_type = o->ab_type;
-    o->shapes[i].math = o->math;
-    o->shapes[i].c_type = o->c_type;
+    ts_gemm *g = &o->shapes[i];
+    int layout = o->shape_layout[i], dtype = o->shape_dtype[i];
+    g->layout = layout >= 0 ? (ts_layout)layout : o->layout;
+    g->alpha = o->alpha;
+    g->beta = o->beta;
+    g->a_type = g->b_type = dtype == TS_DTYPE_TF32_LINE ? TS_F32
+                            : dtype >= 0                 ? (ts_dtype)dtype
+                                                         : o->ab_type;
+    g->math = dtype == TS_DTYPE_TF32_LINE ? TS_MATH_TF32
+              : dtype >= 0                ? TS_MATH_F32
+                                          : o->math;
+    g->c_type = o->c_type;
   }
+}
+
+/* One word after a line's shape: a layout or a type, into *layout or
+ * *dtype; false when it is neither or says one twice. */
+static bool shape_word(const char *w, int *layout, int *dtype) {
+  int v;
+  if ((v = ts_layout_parse(w)) >= 0 && *layout < 0)
+    *layout = v;
+  else if (strcmp(w, "tf32") == 0 && *dtype < 0)
+    *dtype = TS_DTYPE_TF32_LINE;
+  else if ((v = ts_dtype_parse(w)) >= 0 && *dtype < 0)
+    *dtype = v;
+  else
+    return false;
+  return true;
+}
+
+/* A line of --shapes-from (its newline gone) into shape i of o; false
+ * with a message. */
+static bool shape_line(const char *path, int line, char *text, cli_opts *o) {
+  char *save, *w = strtok_r(text, " \t", &save);
+  int i = o->nshapes;
+  bool ok = w && cli_parse_shape(w, &o->shapes[i]);
+  if (!ok)
+    fprintf(stderr, "tessel: %s:%d: a line is MxNxK [layout] [dtype]\n",
+            path, line);
+  while (ok && (w = strtok_r(NULL, " \t", &save)))
+    if (!shape_word(w, &o->shape_layout[i], &o->shape_dtype[i])) {
+      fprintf(stderr, "tessel: %s:%d: '%s' is neither a layout (NN, NT, TN, "
+              "TT) nor a type (f32, f16, bf16, tf32), or says one twice\n",
+              path, line, w);
+      ok = false;
+    }
+  o->nshapes += ok;
+  return ok;
+}
+
+bool cli_read_shapes(const char *path, cli_opts *o) {
+  FILE *f = fopen(path, "r");
+  if (!f) {
+    fprintf(stderr, "tessel: --shapes-from %s: %s\n", path, strerror(errno));
+    return false;
+  }
+  char text[512];
+  bool ok = true;
+  for (int line = 1; ok && fgets(text, sizeof(text), f); line++) {
+    text[strcspn(text, "#\r\n")] = 0;
+    if (strspn(text, " \t") == strlen(text))
+      continue;
+    if (o->nshapes == MAX_SHAPES) {
+      fprintf(stderr, "tessel: %s:%d: at most %d shapes a run\n", path, line,
+              MAX_SHAPES);
+      ok = false;
+    } else {
+      ok = shape_line(path, line, text, o);
+    }
+  }
+  fclose(f);
+  if (ok && o->nshapes == 0)
+    fprintf(stderr, "tessel: --shapes-from %s holds no shape\n", path);
+  return ok && o->nshapes > 0;
 }
 
 bool cli_parse_float(const char *opt, const char *text, float *out) {

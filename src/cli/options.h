@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include "tessel.h"
 
-enum { MAX_SHAPES = 16 };
+enum { MAX_SHAPES = 64 };
 enum { EXIT_FAIL = 1, EXIT_USAGE = 2 };
 /* The commands that parse options, for cli_parse's flags. */
 enum { CLI_SHOW = 1, CLI_CHECK = 2, CLI_BENCH = 4, CLI_TUNE = 8,
@@ -16,6 +16,9 @@ enum { CLI_SHOW = 1, CLI_CHECK = 2, CLI_BENCH = 4, CLI_TUNE = 8,
 typedef struct cli_opts {
   ts_gemm shapes[MAX_SHAPES];
   int nshapes;
+  /* tune --shapes-from: a line's own layout and A and B type (-1: the
+   * command line's; TS_DTYPE_TF32_LINE for tf32). */
+  int shape_layout[MAX_SHAPES], shape_dtype[MAX_SHAPES];
   ts_layout layout;
   ts_dtype ab_type, c_type; /* --dtype, --c-dtype */
   ts_math math;             /* --dtype tf32 */
@@ -44,6 +47,8 @@ typedef struct cli_opts {
   int blocks; /* check --blocks: random points of a sampled check; 0: none given */
   unsigned command; /* the CLI_* bit of the command parsing them */
   bool all;         /* check --all: every configuration of each space */
+  int gpus[16];     /* tune --gpus: the devices, by ordinal */
+  int ngpus;        /* how many; 0: device 0; -1: --gpus all */
 } cli_opts;
 
 /* Parses argv after the subcommand (help is its --help text, flags its
@@ -53,7 +58,7 @@ int cli_parse(int argc, char **argv, const char *help, unsigned flags,
               cli_opts *o);
 /* tessel check (check.c). */
 int cli_check(int argc, char **argv);
-/* tessel tune (src/cli/tune.c). */
+/* tessel tune (tune.c; the tuner is src/tune/). */
 int cli_tune(int argc, char **argv);
 /* tessel bench (bench.c), compare (compare.c) and plot (plot.c). */
 int cli_bench(int argc, char **argv);
@@ -67,7 +72,13 @@ int cli_explain(int argc, char **argv);
 ts_gpu *cli_gpu_for_records(const cli_opts *o);
 /* Parses "MxNxK"; false with a message on stderr. */
 bool cli_parse_shape(const char *text, ts_gemm *out);
-/* Applies layout, alpha and beta to every shape (or to the default). */
+/* tune --shapes-from FILE: its shapes appended, one "MxNxK [layout]
+ * [dtype]" a line (# comments and blank lines passed over); false with a
+ * message naming the line. */
+bool cli_read_shapes(const char *path, cli_opts *o);
+enum { TS_DTYPE_TF32_LINE = 100 };
+/* Applies layout, alpha and beta to every shape (or to the default), and
+ * a --shapes-from line's own layout and type. */
 void cli_finish_shapes(cli_opts *o, int64_t m, int64_t n, int64_t k);
 bool cli_parse_float(const char *opt, const char *text, float *out);
 bool cli_parse_int(const char *opt, const char *text, int lo, int hi, int *out);

@@ -1,81 +1,64 @@
 /*
- * tessel tune's reports: the best configurations of a shape, the failures,
- * seed 003's tables by knob, the tuning record, the best as C, and the
- * --json record of the whole run (written by record.c).
+ * tessel tune's reports, the hooks the tuner reports through: a space's
+ * header, each shape's counts, progress, best configurations, failures,
+ * record and best as C, seed 003's tables by knob, and the --json record
+ * of the whole run (written by record.c).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "record.h"
-#include "tune.h"
+#include "tune_report.h"
+
+/* The first pass's counts, as the tuner times it (docs/tuning.md). */
+enum { QUICK_REPEATS = 3 };
+
+static void shape_text(const ts_gemm *g, char *out, size_t len) {
+  snprintf(out, len, "%lldx%lldx%lld", (long long)g->m, (long long)g->n,
+           (long long)g->k);
+}
 
 /* ---- Reporting ------------------------------------------------------------- */
 
-void tune_print_best(const cli_opts *o, const shape_run *r, const int *order,
-                     FILE *csv, const char *gpu) {
+static void print_best(const cli_opts *o, const ts_tune_shape *r,
+                       const int *order, FILE *csv, const char *gpu) {
   char shape[64];
-  tune_shape_text(&r->def, shape, sizeof(shape));
+  shape_text(&r->def, shape, sizeof(shape));
   printf("  %-4s %9s %9s %8s %9s  %s\n", "rank", "ms", "TFLOP/s", "cuBLAS",
          "max_err", "configuration");
   printf("  %-4s %9.4f %9.2f %7.1f%%\n", "-", r->cublas.median_ms,
          r->cublas.tflops, 100.0);
   for (int i = 0; i < r->n && i < o->top; i++) {
-    const candidate *c = &r->c[order[i]];
-    if (!tune_timed(c))
+    const ts_tune_candidate *c = &r->c[order[i]];
+    if (!ts_tune_timed(c))
       break;
-    const ts_bench_result *b = tune_result(c);
+    const ts_bench_result *b = ts_tune_result(c);
     printf("  %-4d %9.4f %9.2f %7.1f%% %9.1e  %s\n", i + 1, b->median_ms,
            b->tflops, 100.0 * b->ratio_to_cublas, b->max_rel_err, c->text);
   }
   for (int i = 0; csv && i < r->n; i++) {
-    const candidate *c = &r->c[i];
-    if (tune_timed(c))
+    const ts_tune_candidate *c = &r->c[i];
+    if (ts_tune_timed(c))
       fprintf(csv, "\"%s\",%s,\"%s\",%s,%.6f,%.4f,%.4f,%s\n", gpu, shape,
-              c->text, ts_layout_name(r->def.layout), tune_result(c)->median_ms,
-              tune_result(c)->tflops, tune_result(c)->ratio_to_cublas,
+              c->text, ts_layout_name(r->def.layout), ts_tune_result(c)->median_ms,
+              ts_tune_result(c)->tflops, ts_tune_result(c)->ratio_to_cublas,
               c->has_full ? "full" : "quick");
   }
 }
 
-/* Why candidate c of r failed to compile or run, or ran wrong (text may
- * hold the words); NULL when it did not fail. */
-static const char *failure(const shape_run *r, const candidate *c,
-                           char *text, size_t len) {
-  if (c->kernel && ts_kernel_status(c->kernel) != TS_OK)
-    return ts_kernel_errmsg(c->kernel);
-  if (!c->has_quick && !c->has_full)
-    return NULL;
-  if (tune_result(c)->status != TS_OK)
-    return tune_result(c)->message;
-  if (!(tune_result(c)->max_rel_err < ts_gemm_tolerance(&r->def))) {
-    snprintf(text, len, "differs from cuBLAS (max relative error %.2e, over "
-             "%.2e)", tune_result(c)->max_rel_err, ts_gemm_tolerance(&r->def));
-    return text;
-  }
-  return NULL;
-}
-
 /* Rows that failed to compile or run, or ran wrong: each with its reason;
  * returns how many. */
-int tune_print_failures(const shape_run *r) {
+static int print_failures(const ts_tune_shape *r) {
   int failed = 0;
   for (int i = 0; i < r->n; i++) {
     char text[160];
-    const char *why = failure(r, &r->c[i], text, sizeof(text));
+    const char *why = ts_tune_failure(r, &r->c[i], text, sizeof(text));
     if (why) {
       printf("  FAIL %s: %.300s\n", r->c[i].text, why);
       failed++;
     }
-  }
-  return failed;
-}
-
-int tune_count_failures(const shape_run *r) {
-  int failed = 0;
-  for (int i = 0; i < r->n; i++) {
-    char text[160];
-    failed += failure(r, &r->c[i], text, sizeof(text)) != NULL;
   }
   return failed;
 }
@@ -92,7 +75,7 @@ static const char *value_of(const ts_config *c, const char *name) {
 
 /* Whether a candidate before candidate i of run s gives knob `name` the
  * value v. */
-static bool seen_before(const shape_run *runs, int s, int i, const char *name,
+static bool seen_before(const ts_tune_shape *runs, int s, int i, const char *name,
                         const char *v) {
   for (int t = 0; t <= s; t++)
     for (int j = 0; j < (t == s ? i : runs[t].n); j++) {
@@ -105,13 +88,13 @@ static bool seen_before(const shape_run *runs, int s, int i, const char *name,
 
 /* One row of a knob's table: the first-pass TFLOP/s of every timed
  * candidate whose knob `name` has value v. */
-static void print_knob_value(const shape_run *runs, int nruns,
+static void print_knob_value(const ts_tune_shape *runs, int nruns,
                              const char *name, const char *v, int width) {
   int count = 0;
   double sum = 0, best = 0;
   for (int t = 0; t < nruns; t++)
     for (int j = 0; j < runs[t].n; j++) {
-      const candidate *c = &runs[t].c[j];
+      const ts_tune_candidate *c = &runs[t].c[j];
       const char *w = value_of(c->config, name);
       if (!w || strcmp(w, v) != 0 || !c->has_quick ||
           c->quick.status != TS_OK || c->quick.skipped)
@@ -126,7 +109,7 @@ static void print_knob_value(const shape_run *runs, int nruns,
 
 /* The width of a knob's first column: its name and its longest value,
  * 20 at least. */
-static int knob_width(const shape_run *runs, int nruns, const char *name) {
+static int knob_width(const ts_tune_shape *runs, int nruns, const char *name) {
   int width = (int)strlen(name) > 20 ? (int)strlen(name) : 20;
   for (int s = 0; s < nruns; s++)
     for (int i = 0; i < runs[s].n; i++) {
@@ -139,7 +122,7 @@ static int knob_width(const shape_run *runs, int nruns, const char *name) {
 
 /* One knob's table: a row per value, in the order the values first
  * appear. */
-static void print_knob_table(const shape_run *runs, int nruns,
+static void print_knob_table(const ts_tune_shape *runs, int nruns,
                              const char *name) {
   int width = knob_width(runs, nruns, name);
   printf("\n  %-*s %6s %10s %10s\n", width, name, "count", "mean", "best");
@@ -153,7 +136,7 @@ static void print_knob_table(const shape_run *runs, int nruns,
 
 /* Whether a configuration before candidate i of run s that was not pruned
  * declares knob `name`. */
-static bool named_before(const shape_run *runs, int s, int i,
+static bool named_before(const ts_tune_shape *runs, int s, int i,
                          const char *name) {
   for (int t = 0; t <= s; t++)
     for (int j = 0; j < (t == s ? i : runs[t].n); j++) {
@@ -168,7 +151,7 @@ static bool named_before(const shape_run *runs, int s, int i,
  * every timed configuration of every shape (first-pass times, which every
  * candidate has), the knobs in the order configurations that were not
  * pruned declare them, and their values in the order they first appear. */
-void tune_print_knob_tables(const shape_run *runs, int nruns) {
+static void print_knob_tables(const ts_tune_shape *runs, int nruns) {
   for (int s = 0; s < nruns; s++)
     for (int i = 0; i < runs[s].n; i++) {
       const ts_config *c = runs[s].c[i].config;
@@ -178,27 +161,33 @@ void tune_print_knob_tables(const shape_run *runs, int nruns) {
     }
 }
 
-/* The best configuration becomes the tuning record of this GPU, space and
- * definition, unless it ran wrong. */
-void tune_record_best(ts_gpu *gpu, const ts_space *sp, const shape_run *r,
-                        const int *order) {
-  const candidate *best = r->n ? &r->c[order[0]] : NULL;
-  if (!best || !tune_timed(best) ||
-      !(tune_result(best)->max_rel_err < ts_gemm_tolerance(&r->def)))
+/* With several GPUs, how many of the first pass each timed. */
+static void print_shares(const cli_opts *o, const ts_tune_shape *r) {
+  if (r->ngpus < 2)
+    return;
+  printf("# first pass on %d GPUs:", r->ngpus);
+  for (int k = 0; k < r->ngpus; k++)
+    printf("%s GPU %d timed %d", k ? "," : "", o->ngpus > 0 ? o->gpus[k] : k,
+           r->timed_on[k]);
+  printf("\n");
+}
+
+/* Whether the best was recorded (the tuner saves it). */
+static void print_record(const ts_tune_space *sp, const ts_tune_shape *r) {
+  if (!r->record_tried)
     return;
   char shape[64];
-  tune_shape_text(&r->def, shape, sizeof(shape));
-  if (ts_tune_record_save(gpu, cli_space_key(sp), &r->def, best->text,
-                          tune_result(best)->tflops) == TS_OK)
+  shape_text(&r->def, shape, sizeof(shape));
+  if (r->recorded == TS_OK)
     printf("# recorded for this GPU: `tessel bench %s --tuned --shape %s` "
-           "uses it\n", cli_space_name(sp), shape);
+           "uses it\n", sp->name, shape);
   else
     printf("# not recorded: the cache directory is off or not writable\n");
 }
 
-void tune_print_reproduction(const ts_space *sp, const shape_run *r,
+static void print_reproduction(const ts_space *sp, const ts_tune_shape *r,
                                const int *order) {
-  if (r->n && tune_timed(&r->c[order[0]])) {
+  if (r->n && ts_tune_timed(&r->c[order[0]])) {
     ts_sched *s = ts_space_schedule(sp, &r->def, r->c[order[0]].config);
     char *trace = ts_print_trace(s);
     printf("\n# the best at this shape, %s, as C:\n%s", r->c[order[0]].text,
@@ -213,20 +202,20 @@ void tune_print_reproduction(const ts_space *sp, const shape_run *r,
 
 /* What became of a configuration of r; "differs" where it ran, but its
  * result is over the tolerance (the run failed it). */
-static const char *candidate_state(const shape_run *r, const candidate *c) {
+static const char *candidate_state(const ts_tune_shape *r, const ts_tune_candidate *c) {
   char text[160];
   return ts_config_pruned(c->config)    ? "pruned"
          : c->left_out                  ? "left out"
          : !c->has_quick && !c->has_full ? "not timed"
-         : tune_result(c)->status != TS_OK ? "failed"
-         : failure(r, c, text, sizeof(text)) ? "differs"
+         : ts_tune_result(c)->status != TS_OK ? "failed"
+         : ts_tune_failure(r, c, text, sizeof(text)) ? "differs"
                                            : "timed";
 }
 
 /* One configuration of r: its text, then what became of it (why not
  * timed, or its timings: the first pass's and the full count's, and the
  * result's error against cuBLAS). */
-static json_t *candidate_json(const shape_run *r, const candidate *c) {
+static json_t *candidate_json(const ts_tune_shape *r, const ts_tune_candidate *c) {
   json_t *j = json_object();
   const char *pruned = ts_config_pruned(c->config);
   const char *why = pruned ? pruned : c->left_out;
@@ -235,16 +224,16 @@ static json_t *candidate_json(const shape_run *r, const candidate *c) {
   bool ok = j && record_set(j, "config", json_string(c->text)) &&
             record_set(j, "state", json_string(candidate_state(r, c)));
   if (ok && !why && timed)
-    why = failure(r, c, text, sizeof(text));
+    why = ts_tune_failure(r, c, text, sizeof(text));
   if (ok && why)
     ok = record_set(j, "why", json_string(why));
   if (ok && !pruned && !c->left_out && timed &&
-      tune_result(c)->status == TS_OK)
+      ts_tune_result(c)->status == TS_OK)
     ok = (!c->has_quick ||
           record_set(j, "first_pass", record_timing(&c->quick, NULL, 0))) &&
          (!c->has_full || record_set(j, "full", record_timing(&c->full, NULL, 0))) &&
          record_set(j, "max_rel_err",
-                    record_error_json(tune_result(c)->max_rel_err));
+                    record_error_json(ts_tune_result(c)->max_rel_err));
   if (ok && !pruned && !c->left_out && timed)
     ok = record_set(j, "resumed", json_boolean(c->resumed));
   if (!ok) {
@@ -254,7 +243,7 @@ static json_t *candidate_json(const shape_run *r, const candidate *c) {
   return j;
 }
 
-static bool add_shape(json_t *rec, const shape_run *r) {
+static bool add_shape(json_t *rec, const ts_tune_shape *r) {
   json_t *shape = record_add_shape(rec, &r->def);
   json_t *list = json_array();
   bool ok = shape && list &&
@@ -269,18 +258,146 @@ static bool add_shape(json_t *rec, const shape_run *r) {
   return ok;
 }
 
-bool tune_write_json(const char *path, const cli_opts *o, int argc,
+static bool write_json(const char *path, const cli_opts *o, int argc,
                      char **argv, ts_gpu *gpu, const ts_gpu_sensors *start,
-                     const ts_space *sp, const shape_run *runs, int nruns) {
+                     const ts_tune_space *sp, const ts_tune_shape *runs, int nruns) {
   record_machine m = record_machine_of(gpu);
   m.start = *start;
   json_t *rec = record_new("tune", argc, argv, &m, o);
   /* As the command line names it, so that its configurations' names
    * (SPACE:CONFIG) are what bench takes and names its rows. */
-  bool ok = rec && record_set(rec, "space", json_string(cli_space_name(sp)));
+  bool ok = rec && record_set(rec, "space", json_string(sp->name));
   for (int s = 0; ok && s < nruns; s++)
     ok = add_shape(rec, &runs[s]);
   ok = ok && record_end_sensors(rec, gpu) && record_write(rec, path);
   json_decref(rec);
   return ok;
+}
+
+
+/* ---- The hooks ------------------------------------------------------------------ */
+
+void tune_print_space_begin(void *ctx, const ts_tune_space *sp, ts_gpu *gpu) {
+  tune_printer *p = ctx;
+  const cli_opts *o = p->o;
+  p->start = ts_gpu_read_sensors(gpu);
+  p->have_start = true;
+  printf("# tune %s on %s (%s), A and B %s, C %s, layout %s\n", sp->name,
+         ts_gpu_name(gpu), ts_gpu_arch(gpu), ts_dtype_name(o->ab_type),
+         ts_dtype_name(o->c_type), ts_layout_name(o->layout));
+  ts_gemm b;
+  if (ts_cublas_baseline(&o->shapes[0], &b) == TS_OK &&
+      b.c_type != o->shapes[0].c_type)
+    printf("# cuBLAS has no GEMM of these types: it is timed with a C %s "
+           "(the nearest it has), and results are checked against its C "
+           "rounded to %s\n", ts_dtype_name(b.c_type),
+           ts_dtype_name(o->c_type));
+  FILE *csv = o->csv ? fopen(o->csv, "a") : NULL;
+  if (csv) {
+    fputs("gpu,shape,configuration,layout,median_ms,tflops,"
+          "ratio_to_cublas,pass\n", csv);
+    fclose(csv);
+  }
+}
+
+/* Pruned configurations counted by reason, as "  12  reason" lines. */
+static void print_pruned(const ts_tune_shape *r) {
+  for (int i = 0; i < r->n; i++) {
+    const char *why = ts_config_pruned(r->c[i].config);
+    bool first = why != NULL;
+    for (int j = 0; first && j < i; j++) {
+      const char *w = ts_config_pruned(r->c[j].config);
+      first = !(w && strcmp(w, why) == 0);
+    }
+    if (!first)
+      continue;
+    int count = 0;
+    for (int j = i; j < r->n; j++) {
+      const char *w = ts_config_pruned(r->c[j].config);
+      count += w && strcmp(w, why) == 0;
+    }
+    printf("#   %5d pruned: %s\n", count, why);
+  }
+}
+
+void tune_print_shape_ready(void *ctx, const ts_tune_space *sp,
+                            const ts_tune_shape *r) {
+  const cli_opts *o = ((tune_printer *)ctx)->o;
+  char shape[64];
+  shape_text(&r->def, shape, sizeof(shape));
+  ((tune_printer *)ctx)->last_progress = 0;
+  printf("\n# %s %s: %d configuration%s, %d pruned, %d compiled in %.1f "
+         "s\n", sp->name, shape, r->n, r->n == 1 ? "" : "s", r->pruned,
+         r->compiled, r->compile_seconds);
+  if (r->resumed && r->resumed_after_restart)
+    printf("#   %5d timed before the GPU process restarted, taken from the "
+           "journal\n", r->resumed);
+  else if (r->resumed)
+    printf("#   %5d timed by an interrupted run, taken from its journal "
+           "(--restart times them again)\n", r->resumed);
+  if (r->suspects)
+    printf("#   %5d in flight when a GPU process died, each to be timed "
+           "alone\n", r->suspects);
+  if (r->budget_left_out)
+    printf("#   %5d left out by --budget %d\n", r->budget_left_out,
+           o->budget);
+  print_pruned(r);
+}
+
+/* One line rewritten in place on a terminal; a plain line every 5 s
+ * otherwise (a log), and at the end. */
+void tune_print_progress(void *ctx, const ts_tune_shape *r, int done,
+                         int total, double seconds) {
+  tune_printer *p = ctx;
+  bool last = done >= total;
+  if (!p->tty && !last && seconds - p->last_progress < 5.0)
+    return;
+  p->last_progress = seconds;
+  const ts_tune_candidate *best = NULL;
+  for (int i = 0; i < r->n; i++)
+    if (ts_tune_timed(&r->c[i]) && r->c[i].quick.status == TS_OK &&
+        (!best || r->c[i].quick.median_ms < best->quick.median_ms))
+      best = &r->c[i];
+  double left = done ? seconds / done * (total - done) : 0;
+  printf("%s# timed %d/%d, %.0f s, about %.0f s left; best %.2f TFLOP/s "
+         "(%.40s)%s", p->tty ? "\r" : "", done, total, seconds, left,
+         best ? best->quick.tflops : 0.0, best ? best->text : "-",
+         p->tty && !last ? "   " : "\n");
+  fflush(stdout);
+}
+
+int tune_print_shape_done(void *ctx, const ts_tune_space *sp, ts_gpu *gpu,
+                          const ts_tune_shape *r, const int *order) {
+  const cli_opts *o = ((tune_printer *)ctx)->o;
+  printf("# timed in %.1f s: %d runs each, then the best %d with the median "
+         "of %d\n", r->time_seconds, QUICK_REPEATS, o->top, o->repeats);
+  if (r->time_left_out)
+    printf("# %d not timed: --time %d s ran out (the journal keeps what was "
+           "timed; run again to go on)\n", r->time_left_out, o->time_limit);
+  FILE *csv = o->csv ? fopen(o->csv, "a") : NULL;
+  print_best(o, r, order, csv, ts_gpu_name(gpu));
+  if (csv)
+    fclose(csv);
+  print_failures(r);
+  print_shares(o, r);
+  print_record(sp, r);
+  print_reproduction(sp->space, r, order);
+  return 0;
+}
+
+int tune_print_space_done(void *ctx, const ts_tune_space *sp, ts_gpu *gpu,
+                          const ts_tune_shape *runs, int n, double seconds) {
+  tune_printer *p = ctx;
+  const cli_opts *o = p->o;
+  printf("\n# by knob, over every shape (first-pass TFLOP/s):");
+  print_knob_tables(runs, n);
+  printf("\n# %s: %.1f s in all\n", sp->name, seconds);
+  if (!p->have_start)
+    p->start = ts_gpu_read_sensors(gpu);
+  if (o->json && !write_json(o->json, o, p->argc, p->argv, gpu, &p->start,
+                             sp, runs, n)) {
+    fprintf(stderr, "tessel: cannot write --json %s\n", o->json);
+    return EXIT_FAIL;
+  }
+  return 0;
 }

@@ -15,18 +15,21 @@
  * Written to a temporary file and renamed, as kernel cache entries are.
  *
  * Beside it, while `tessel tune` works on the definition, a journal (the
- * same key, then one line per configuration timed, appended as each is
+ * same key and the device's UUID: a record serves any GPU of the model, a
+ * journal is one device's; then one line per configuration timed, appended as each is
  * done), so that an interrupted run resumes where it stopped.
  */
+#include <dirent.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "../src/base/strbuf.h"
-#include "gpu_impl.h"
-#include "../src/compile/kernel_cache.h"
+#include "../base/strbuf.h"
+#include "../../runtime/gpu_impl.h"
+#include "../compile/kernel_cache.h"
 
 enum { MAX_RECORD = 1 << 16, MAX_JOURNAL = 1 << 24 };
 
@@ -139,6 +142,121 @@ char *ts_tune_record_load(const ts_gpu *g, const char *space,
   return config;
 }
 
+/* ---- The nearest record ---------------------------------------------------- */
+
+/* A record of another shape: how far, its shape and its configuration. */
+typedef struct {
+  double distance;
+  int64_t d[3];
+  char *config;
+} near_record;
+
+/* Whether text (a record) has key's lines but for the shape on the def
+ * line; that shape in d. */
+static bool same_but_shape(const char *key, const char *text, int64_t d[3]) {
+  const char *def = strstr(key, "\ndef ");
+  if (!def || strncmp(text, key, (size_t)(def - key) + 5) != 0)
+    return false;
+  const char *p = text + (def - key) + 5;
+  long long m, n, k;
+  int used = 0;
+  if (sscanf(p, "%lldx%lldx%lld%n", &m, &n, &k, &used) != 3)
+    return false;
+  const char *rest = def + 5 + strcspn(def + 5, " ");
+  size_t len = strcspn(rest, "\n");
+  d[0] = m, d[1] = n, d[2] = k;
+  return strncmp(p + used, rest, len) == 0 && p[used + len] == '\n';
+}
+
+/* How far shape d is from def's: the sum over M, N and K of how many times
+ * larger one is than the other, as logarithms. */
+static double shape_distance(const ts_gemm *def, const int64_t d[3]) {
+  const int64_t a[3] = {def->m, def->n, def->k};
+  double s = 0;
+  for (int i = 0; i < 3; i++)
+    s += fabs(log((double)d[i] / (double)a[i]));
+  return s;
+}
+
+static int by_distance(const void *a, const void *b) {
+  const near_record *x = a, *y = b;
+  if (x->distance != y->distance)
+    return x->distance < y->distance ? -1 : 1;
+  for (int i = 0; i < 3; i++)
+    if (x->d[i] != y->d[i])
+      return x->d[i] < y->d[i] ? -1 : 1;
+  return 0;
+}
+
+/* Every record in dir whose key is key's but for the shape, into *out
+ * (malloc'd); how many, -1 when out of memory. */
+static int records_like(const char *dir, const char *key, const ts_gemm *def,
+                        near_record **out) {
+  DIR *d = opendir(dir);
+  int n = 0, cap = 0;
+  *out = NULL;
+  for (struct dirent *e; d && (e = readdir(d));) {
+    size_t len = strlen(e->d_name);
+    if (len < 5 || strcmp(e->d_name + len - 4, ".txt") != 0)
+      continue;
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+    char *text = read_small_file(path, MAX_RECORD);
+    near_record r = {0};
+    if (text && same_but_shape(key, text, r.d) &&
+        (r.config = line_value(text, "config"))) {
+      if (n == cap) {
+        cap = cap ? 2 * cap : 16;
+        near_record *grown = realloc(*out, sizeof(**out) * (size_t)cap);
+        if (!grown) {
+          free(r.config);
+          free(text);
+          n = -1;
+          break;
+        }
+        *out = grown;
+      }
+      r.distance = shape_distance(def, r.d);
+      (*out)[n++] = r;
+    }
+    free(text);
+  }
+  if (d)
+    closedir(d);
+  return n;
+}
+
+char *ts_tune_record_nearest(const ts_gpu *g, const char *space,
+                             const ts_gemm *def, int rank, ts_gemm *tuned_at) {
+  if (!g || !space || !def || rank < 0)
+    return NULL;
+  char *key = record_key(g, space, def);
+  char dir[3200], path[4096];
+  near_record *all = NULL;
+  int n = key && record_path(key, "txt", false, dir, sizeof(dir), path,
+                             sizeof(path))
+              ? records_like(dir, key, def, &all)
+              : 0;
+  char *config = NULL;
+  if (n > 0)
+    qsort(all, (size_t)n, sizeof(*all), by_distance);
+  if (rank < n) {
+    config = all[rank].config;
+    all[rank].config = NULL;
+    if (tuned_at) {
+      *tuned_at = *def;
+      tuned_at->m = all[rank].d[0];
+      tuned_at->n = all[rank].d[1];
+      tuned_at->k = all[rank].d[2];
+    }
+  }
+  for (int i = 0; i < n; i++)
+    free(all[i].config);
+  free(all);
+  free(key);
+  return config;
+}
+
 /* ---- The journal of a run ---------------------------------------------------- */
 
 /* The journal's path for this GPU, space and definition, and its key;
@@ -148,6 +266,15 @@ static bool journal_path(const ts_gpu *g, const char *space,
                          char *path, size_t len) {
   char dir[3200];
   *key = g && space && def ? record_key(g, space, def) : NULL;
+  /* A journal is the device's (two H100s time apart), a record the
+   * model's: the journal's key names the device's UUID too. */
+  if (*key && g->uuid[0]) {
+    ts_buf b;
+    ts_buf_init(&b);
+    ts_buf_printf(&b, "%sdevice %s\n", *key, g->uuid);
+    free(*key);
+    *key = ts_buf_take(&b);
+  }
   return *key &&
          record_path(*key, "journal", make, dir, sizeof(dir), path, len);
 }

@@ -1,6 +1,6 @@
 /*
  * The journal of a tuning run: what happens to each configuration is
- * appended as soon as it happens (runtime/tune_record.c keeps the file
+ * appended as soon as it happens (src/tune/records.c keeps the file
  * beside the tuning records), and a later run of the same space and
  * definition on the same GPU takes those results instead of timing them
  * again, so an interrupted run resumes where it stopped.  Lines:
@@ -22,9 +22,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tune.h"
+#include "tune_impl.h"
 
-static candidate *find(shape_run *r, const char *text) {
+static ts_tune_candidate *find(ts_tune_shape *r, const char *text) {
   for (int i = 0; i < r->n; i++)
     if (r->c[i].text && strcmp(r->c[i].text, text) == 0 &&
         !ts_config_pruned(r->c[i].config))
@@ -38,7 +38,7 @@ static double tflops_at(const ts_gemm *g, double ms) {
 
 /* A time and an error as a journal writes them; false unless the time is
  * a positive number. */
-static bool parse_result(const shape_run *r, const char *ms, const char *err,
+static bool parse_result(const ts_tune_shape *r, const char *ms, const char *err,
                          ts_bench_result *out) {
   char *end;
   *out = (ts_bench_result){.status = TS_OK, .median_ms = strtod(ms, &end)};
@@ -50,8 +50,8 @@ static bool parse_result(const shape_run *r, const char *ms, const char *err,
 }
 
 /* A `timed` or `full` line's result applied to its candidate. */
-static bool resume_result(shape_run *r, char **f, bool full) {
-  candidate *c = find(r, f[3]);
+static bool resume_result(ts_tune_shape *r, char **f, bool full) {
+  ts_tune_candidate *c = find(r, f[3]);
   ts_bench_result b;
   if (!c || !parse_result(r, f[1], f[2], &b))
     return false;
@@ -62,8 +62,8 @@ static bool resume_result(shape_run *r, char **f, bool full) {
   return true;
 }
 
-static bool resume_failure(shape_run *r, char **f) {
-  candidate *c = find(r, f[1]);
+static bool resume_failure(ts_tune_shape *r, char **f) {
+  ts_tune_candidate *c = find(r, f[1]);
   if (!c)
     return false;
   c->quick = (ts_bench_result){.status = TS_ERR_CUDA};
@@ -75,7 +75,7 @@ static bool resume_failure(shape_run *r, char **f) {
 
 /* One line of the journal applied to its candidate (or to the shape's
  * cuBLAS time); false when it does not parse or names no candidate. */
-static bool resume_line(shape_run *r, char *line) {
+static bool resume_line(ts_tune_shape *r, char *line) {
   char *f[4] = {line};
   int n = 1;
   for (char *p = line; *p && n < 4; p++)
@@ -90,7 +90,7 @@ static bool resume_line(shape_run *r, char *line) {
   if (strcmp(f[0], "failed") == 0 && n == 3)
     return resume_failure(r, f);
   if (strcmp(f[0], "timing") == 0 && n == 2) {
-    candidate *c = find(r, f[1]);
+    ts_tune_candidate *c = find(r, f[1]);
     if (c)
       c->suspect = true;
     return c != NULL;
@@ -100,8 +100,8 @@ static bool resume_line(shape_run *r, char *line) {
   return false;
 }
 
-int tune_resume(const ts_gpu *gpu, const ts_space *sp, shape_run *r) {
-  char *lines = ts_tune_journal_load(gpu, cli_space_key(sp), &r->def);
+int tune_resume(const ts_gpu *gpu, const char *key, ts_tune_shape *r) {
+  char *lines = ts_tune_journal_load(gpu, key, &r->def);
   for (char *p = lines, *nl; p && *p; p = nl + 1) {
     nl = strchr(p, '\n');
     if (!nl)
@@ -117,45 +117,45 @@ int tune_resume(const ts_gpu *gpu, const ts_space *sp, shape_run *r) {
 }
 
 /* Appends one line, its newlines and tabs past the fields made spaces. */
-static void append(const ts_gpu *gpu, const ts_space *sp, const shape_run *r,
+static void append(const ts_gpu *gpu, const char *key, const ts_tune_shape *r,
                    char *line, int fields) {
   for (char *p = line; *p; p++)
     if (*p == '\n' || (*p == '\t' && --fields <= 0))
       *p = ' ';
-  ts_tune_journal_add(gpu, cli_space_key(sp), &r->def, line);
+  ts_tune_journal_add(gpu, key, &r->def, line);
 }
 
-void tune_journal_timing(const ts_gpu *gpu, const ts_space *sp,
-                         const shape_run *r, const candidate *c) {
+void tune_journal_timing(const ts_gpu *gpu, const char *key,
+                         const ts_tune_shape *r, const ts_tune_candidate *c) {
   char line[2048];
   snprintf(line, sizeof(line), "timing\t%s", c->text);
-  append(gpu, sp, r, line, 2);
+  append(gpu, key, r, line, 2);
 }
 
-void tune_journal_failure(const ts_gpu *gpu, const ts_space *sp,
-                          const shape_run *r, const char *config,
+void tune_journal_failure(const ts_gpu *gpu, const char *key,
+                          const ts_tune_shape *r, const char *config,
                           const char *why) {
   char line[2048];
   snprintf(line, sizeof(line), "failed\t%.1000s\t%.900s", config, why);
-  append(gpu, sp, r, line, 3);
+  append(gpu, key, r, line, 3);
 }
 
-void tune_journal_note(const ts_gpu *gpu, const ts_space *sp,
-                       const shape_run *r, const candidate *c, bool full) {
+void tune_journal_note(const ts_gpu *gpu, const char *key,
+                       const ts_tune_shape *r, const ts_tune_candidate *c, bool full) {
   const ts_bench_result *b = full ? &c->full : &c->quick;
   if (b->status != TS_OK || b->skipped) {
-    tune_journal_failure(gpu, sp, r, c->text, b->message);
+    tune_journal_failure(gpu, key, r, c->text, b->message);
     return;
   }
   char line[2048];
   snprintf(line, sizeof(line), "%s\t%.6f\t%.3e\t%s", full ? "full" : "timed",
            b->median_ms, b->max_rel_err, c->text);
-  append(gpu, sp, r, line, 4);
+  append(gpu, key, r, line, 4);
 }
 
-void tune_journal_cublas(const ts_gpu *gpu, const ts_space *sp,
-                         const shape_run *r) {
+void tune_journal_cublas(const ts_gpu *gpu, const char *key,
+                         const ts_tune_shape *r) {
   char line[64];
   snprintf(line, sizeof(line), "cublas\t%.6f", r->cublas.median_ms);
-  append(gpu, sp, r, line, 2);
+  append(gpu, key, r, line, 2);
 }

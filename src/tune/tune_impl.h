@@ -1,0 +1,184 @@
+/*
+ * The tuner's parts that share state (src/tune/): the journal (journal.c)
+ * and the supervisor and its workers (supervisor.c), used by the run
+ * (tuner.c) and driven by the tests; the public API is
+ * include/tessel/tune.h.
+ */
+#ifndef TS_TUNE_IMPL_H
+#define TS_TUNE_IMPL_H
+
+#include <pthread.h>
+#include <stdio.h>
+
+#include "tessel.h"
+
+enum { TUNE_EXIT_FAIL = 1 };
+/* The first pass: few runs each, in groups between which progress is
+ * shown and the journal written. */
+enum { QUICK_REPEATS = 3, QUICK_WARMUP = 1, CHUNK = 16 };
+
+void tune_shape_text(const ts_gemm *g, char *out, size_t len);
+
+/* The journal of the run (journal.c), keyed by the GPU, the space's key
+ * and r's definition: what it holds applied to r's candidates and cuBLAS
+ * time (returns how many candidates have results from it), and lines
+ * appended: a candidate about to be timed, its result (the first pass's
+ * or the full count's; a failure either way), a failure by configuration
+ * text, and the shape's last cuBLAS time. */
+int tune_resume(const ts_gpu *gpu, const char *key, ts_tune_shape *r);
+void tune_journal_timing(const ts_gpu *gpu, const char *key,
+                         const ts_tune_shape *r, const ts_tune_candidate *c);
+void tune_journal_note(const ts_gpu *gpu, const char *key,
+                       const ts_tune_shape *r, const ts_tune_candidate *c,
+                       bool full);
+void tune_journal_failure(const ts_gpu *gpu, const char *key,
+                          const ts_tune_shape *r, const char *config,
+                          const char *why);
+void tune_journal_cublas(const ts_gpu *gpu, const char *key,
+                         const ts_tune_shape *r);
+
+/* ---- The supervisor and its workers (tune_supervisor.c) ----------------
+ *
+ * A kernel that faults leaves CUDA unusable in its process, so tune runs
+ * in a worker process that its supervisor, which never touches CUDA,
+ * starts again after a fault; the journal carries what was timed from one
+ * worker to the next.  They share this, in memory mapped before the fork:
+ * the worker writes what it is doing, the supervisor reads it after the
+ * worker has ended and writes what the next worker must know. */
+typedef struct tune_handover {
+  /* Written by the worker. */
+  int printed;   /* report steps printed, in order (tuner.c counts them) */
+  int status;    /* TUNE_EXIT_FAIL once a step printed had a failure */
+  int started;   /* shapes begun (see unit): --restart cleared their journals */
+  int in_flight; /* candidates being timed now; 0 outside timing */
+  int unit;      /* their shape's place in the run: space * shapes + shape */
+  char shape[64];
+  char config[1024]; /* the candidate in flight, when it is alone */
+  char fault[1024];  /* the device error of a fault the worker caught */
+  /* Written by the supervisor.  When a worker died with one candidate in
+   * flight, the next journals it as failed: `crashed` at crashed_unit
+   * (else -1), with crashed_why. */
+  int restarts;
+  int crashed_unit;
+  char crashed[1024];
+  char crashed_why[256];
+} tune_handover;
+
+/* The status of a worker that caught a fault (after journaling it): start
+ * another.  sysexits' EX_TEMPFAIL; never the status of tessel itself. */
+enum { TUNE_WORKER_FAULTED = 75 };
+/* The most workers one run starts again. */
+enum { TUNE_MAX_RESTARTS = 16 };
+
+/* Runs work(h, arg) in a worker process, and again after each fault or
+ * crash while timing, up to TUNE_MAX_RESTARTS times; returns the status
+ * of the last worker, or TUNE_EXIT_FAIL.  No CUDA call may precede it. */
+int tune_supervise(int (*work)(tune_handover *h, void *arg), void *arg);
+
+/* ---- The queue of candidates runners on several GPUs share (queue.c) ---- */
+
+enum { TUNE_MAX_GPUS = TS_TUNE_MAX_GPUS };
+enum { SLOT_PENDING, SLOT_TAKEN, SLOT_DONE, SLOT_LEFT };
+
+/* A candidate to time: its index in the shape's enumeration, who has it,
+ * and its result once timed. */
+typedef struct tune_slot {
+  int index;
+  int state;  /* SLOT_* */
+  int runner; /* who took it; -1 when pending */
+  bool alone; /* a suspect (in flight when a runner died): timed alone */
+  bool collected; /* the lead has its result */
+  ts_status status;
+  double median_ms, tflops, max_rel_err;
+  char message[256];
+} tune_slot;
+
+typedef struct tune_queue {
+  pthread_mutex_t lock;
+  int generation; /* bumped by each publish: a taker's results are for it */
+  int unit;       /* the shape's place in the run; -1 when none is open */
+  int n, capacity;
+  int group;      /* the most a runner takes at once */
+  bool closed;    /* the run is over: helpers end */
+  int took[TUNE_MAX_GPUS]; /* candidates each runner timed, in the run */
+  tune_slot slot[];
+} tune_queue;
+
+/* NULL when the memory cannot be mapped or the lock made. */
+tune_queue *tune_queue_new(int capacity);
+void tune_queue_free(tune_queue *q);
+void tune_queue_lock(tune_queue *q);
+void tune_queue_unlock(tune_queue *q);
+/* The lead: which[0..n) (candidate indices) to be timed at unit, alone[i]
+ * for suspects, taken `group` at most at a time; false when n passes the
+ * capacity. */
+bool tune_queue_publish(tune_queue *q, int unit, const int *which,
+                        const bool *alone, int n, int group);
+/* Runner k takes up to `most` slots of generation gen (a suspect alone);
+ * their numbers in got; returns how many. */
+int tune_queue_take(tune_queue *q, int gen, int k, int most, int *got);
+/* Runner k's result for a slot it took in generation gen. */
+void tune_queue_finish(tune_queue *q, int gen, int k, int slot,
+                       const ts_bench_result *b);
+/* The supervisor, after runner k died: its slots pending again, each to
+ * be timed alone when they were in flight; where it had one only in
+ * flight and alone_failed is given, that one failed with that reason.
+ * Returns how many it had. */
+int tune_queue_requeue(tune_queue *q, int k, bool in_flight,
+                       const char *alone_failed);
+/* No unit open any more; run_over: the helpers end. */
+void tune_queue_close_unit(tune_queue *q, bool run_over);
+
+/* ---- The run's parts that the runners share (tuner.c, helper.c) ---------- */
+
+/* What ts_tune_run was given, for its runners. */
+typedef struct tune_args {
+  const ts_tune_opts *o;
+  const ts_tune_space *spaces;
+  int nspaces;
+  const ts_tune_report *rep;
+  int gpus[TUNE_MAX_GPUS]; /* each runner's device */
+  int ngpus;
+  tune_queue *q; /* NULL with one GPU */
+} tune_args;
+
+/* Every configuration of the space for r->def; false when out of memory
+ * or over the limit (said on stderr). */
+bool tune_enumerate(const ts_tune_space *sp, const ts_tune_opts *o,
+                    ts_tune_shape *r);
+/* The candidates listed in `which` lowered and compiled on o->jobs
+ * threads (TESSEL_TUNE_FAULT's kernel put in); false when out of memory. */
+bool tune_compile_some(const ts_tune_space *sp, const ts_tune_opts *o,
+                       const char *arch, ts_tune_shape *r, const int *which,
+                       int n);
+/* TESSEL_TUNE_FAULT=signal:CONFIG: the process dies if CONFIG is among
+ * which[0..n), about to be timed. */
+void tune_inject_crash(const ts_tune_shape *r, const int *which, int n);
+void tune_free_shape(ts_tune_shape *r);
+/* A helper runner (helper.c): times what it takes from the queue on GPU
+ * gpus[k] until the run is over.  0, or TUNE_WORKER_FAULTED after a
+ * fault (h says what was in flight). */
+int tune_helper(int k, tune_handover *h, void *arg);
+
+/* ---- Several runners (supervisor.c) ---------------------------------------
+ *
+ * With several GPUs the lead (runner 0, on the first) does the run as one
+ * worker does, and helpers 1..n-1, one per other GPU, time what they take
+ * from the queue.  The supervisor starts them all, restarts the lead as
+ * tune_supervise does, and when a helper dies puts its candidates back in
+ * the queue and starts it again (within the same count of restarts); the
+ * run ends with the lead. */
+typedef struct tune_runners {
+  int n;
+  int (*lead)(tune_handover *h, void *arg);
+  int (*helper)(int k, tune_handover *h, void *arg);
+  void *arg;
+  tune_queue *q;     /* NULL with one runner */
+  const int *gpus;   /* each runner's device, for messages */
+} tune_runners;
+
+/* Returns the lead's last status, or TUNE_EXIT_FAIL (a helper lost is
+ * said on stderr, and fails the run). */
+int tune_supervise_runners(const tune_runners *rs);
+
+#endif

@@ -1,0 +1,836 @@
+/*
+ * The tuner's run: every configuration of a space, per shape, enumerated
+ * and pruned on the CPU, lowered and compiled in parallel, then timed on
+ * the GPU beside cuBLAS in two passes (a few runs of every candidate, then
+ * the full count for the best few), ranked and the best recorded.  The run
+ * is a worker process's, started again after a candidate faults
+ * (supervisor.c); the journal (journal.c) carries what was timed from one
+ * worker to the next, and the report goes out through the caller's hooks
+ * in steps that a later worker does not report again.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../base/random.h"
+#include "tune_impl.h"
+
+static double seconds_since(const struct timespec *t0) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)(t.tv_sec - t0->tv_sec) + 1e-9 * (double)(t.tv_nsec - t0->tv_nsec);
+}
+
+void tune_free_shape(ts_tune_shape *r) {
+  for (int i = 0; i < r->n; i++) {
+    ts_config_free(r->c[i].config);
+    free(r->c[i].text);
+    ts_kernel_free(r->c[i].kernel);
+  }
+  free(r->c);
+  *r = (ts_tune_shape){0};
+}
+
+/* A worker's run (see supervisor.c): what timing and reporting need, and
+ * where it is. */
+typedef struct {
+  ts_gpu *gpu;
+  const ts_tune_opts *o;
+  const ts_tune_report *rep;
+  const ts_tune_space *spaces;
+  int nspaces;
+  tune_handover *h;
+  tune_queue *q; /* with several GPUs, what the runners share; else NULL */
+  int nrunners;  /* GPUs: this runner's and its helpers' */
+  const ts_tune_space *sp; /* the space being tuned */
+  int unit;           /* its shape's place in the run: space * shapes + shape */
+  int step;           /* report steps passed; see step_due */
+} tune_run;
+
+/* ---- Enumerating and compiling ---------------------------------------------- */
+
+bool tune_enumerate(const ts_tune_space *sp, const ts_tune_opts *o,
+                    ts_tune_shape *r) {
+  ts_config **configs;
+  int n = ts_space_enumerate(sp->space, &r->def, o->limit, &configs);
+  if (n < 0) {
+    fprintf(stderr, "tessel: %s has more than %d configuration%s (or "
+            "memory ran out); raise --limit\n", sp->name, o->limit,
+            o->limit == 1 ? "" : "s");
+    return false;
+  }
+  r->c = calloc((size_t)(n ? n : 1), sizeof(*r->c));
+  if (!r->c) {
+    ts_space_free_configs(configs, n);
+    return false;
+  }
+  r->n = n;
+  for (int i = 0; i < n; i++) {
+    r->c[i].config = configs[i];
+    r->c[i].text = ts_config_text(configs[i]);
+  }
+  free(configs); /* the configurations now belong to r */
+  return true;
+}
+
+/* Whether candidate c still needs a kernel: not pruned, not left out, not
+ * resumed from the journal. */
+static bool wanted(const ts_tune_candidate *c) {
+  return !ts_config_pruned(c->config) && !c->left_out && !c->resumed &&
+         !c->kernel;
+}
+
+/* ---- Fault injection ----------------------------------------------------------
+ *
+ * TESSEL_TUNE_FAULT=CONFIG, a testing aid (docs/reliability.md): that
+ * configuration's kernel is replaced by one of the same definition that
+ * writes through an invalid C pointer, so its first launch faults with an
+ * illegal address as a miscompiled kernel would, and the context is lost.
+ * TESSEL_TUNE_FAULT=signal:CONFIG instead kills the worker with SIGSEGV
+ * while the configuration is in flight, as a crash in the driver would.
+ * The kernel is replaced here in the tuner, with a hand-written kernel,
+ * so that the runtime needs no hook for it.  What it does is said on
+ * stderr. */
+
+static const char *faulting_kernel =
+    "extern \"C\" __device__ int tessel_block[3] = {32, 1, 1};\n"
+    "extern \"C\" __device__ int tessel_tile[2] = {1, 32};\n"
+    "extern \"C\" __global__ void gemm(const float *A, const float *B, "
+    "float *C, int M, int N, int K, float alpha, float beta) {\n"
+    "  C[(long long)(threadIdx.x + 1) << 40] = alpha;\n"
+    "}\n";
+
+/* Whether TESSEL_TUNE_FAULT names candidate c, for a kernel that faults
+ * or (`signal`) for a worker that dies. */
+static bool fault_injected(const ts_tune_candidate *c, bool signal) {
+  const char *v = getenv("TESSEL_TUNE_FAULT");
+  if (!v)
+    return false;
+  bool by_signal = strncmp(v, "signal:", 7) == 0;
+  return by_signal == signal && strcmp(by_signal ? v + 7 : v, c->text) == 0;
+}
+
+static void inject_faulting_kernel(const char *arch, ts_tune_shape *r,
+                                   const int *which, int n) {
+  for (int v = 0; v < n; v++) {
+    ts_tune_candidate *c = &r->c[which[v]];
+    if (!fault_injected(c, false))
+      continue;
+    ts_cuda_kernel src = {.name = c->text, .source = faulting_kernel};
+    ts_kernel_free(c->kernel);
+    c->kernel = ts_compile_cuda(&src, &r->def, arch);
+    fprintf(stderr, "# TESSEL_TUNE_FAULT: %s gets a kernel that writes through an "
+           "invalid C pointer\n", c->text);
+  }
+}
+
+void tune_inject_crash(const ts_tune_shape *r, const int *which, int n) {
+  for (int i = 0; i < n; i++)
+    if (fault_injected(&r->c[which[i]], true)) {
+      fprintf(stderr, "# TESSEL_TUNE_FAULT: the GPU process dies of SIGSEGV while "
+             "%s is timed\n", r->c[which[i]].text);
+      fflush(stdout);
+      fflush(stderr);
+      raise(SIGSEGV);
+    }
+}
+
+bool tune_compile_some(const ts_tune_space *sp, const ts_tune_opts *o,
+                         const char *arch, ts_tune_shape *r, const int *which,
+                         int n) {
+  ts_program **progs = calloc((size_t)(n ? n : 1), sizeof(*progs));
+  ts_kernel **k = calloc((size_t)(n ? n : 1), sizeof(*k));
+  bool ok = progs && k;
+  for (int v = 0; ok && v < n; v++) {
+    ts_sched *s = ts_space_schedule(sp->space, &r->def, r->c[which[v]].config);
+    progs[v] = ts_lower(s);
+    ts_sched_free(s);
+  }
+  if (ok)
+    ts_compile_all(progs, n, arch, o->jobs, k);
+  for (int v = 0; ok && v < n; v++)
+    r->c[which[v]].kernel = k[v];
+  if (ok)
+    inject_faulting_kernel(arch, r, which, n);
+  for (int v = 0; progs && v < n; v++)
+    ts_program_free(progs[v]);
+  free(progs);
+  free(k);
+  return ok;
+}
+
+/* --budget: the space's first configuration (its default) and a sample
+ * of the rest drawn at random with the run's seed, n in all.  The sample
+ * is drawn over every unpruned configuration, whatever a journal holds,
+ * so that a resumed run times the sample the interrupted one drew; those
+ * outside it are left out unless the journal has their results. */
+static void apply_budget(const ts_tune_opts *o, ts_tune_shape *r) {
+  if (o->budget <= 0)
+    return;
+  int *pool = malloc(sizeof(*pool) * (size_t)(r->n ? r->n : 1)), np = 0;
+  for (int i = 0; pool && i < r->n; i++)
+    if (!ts_config_pruned(r->c[i].config))
+      pool[np++] = i;
+  uint64_t rng = o->seed ^ 0x7e55e1b0d6e7ull;
+  for (int i = 1; i < np; i++) { /* shuffle all but the first */
+    int j = 1 + (int)(ts_random_next(&rng) % (uint64_t)i);
+    int x = pool[i];
+    pool[i] = pool[j];
+    pool[j] = x;
+  }
+  for (int i = o->budget; i < np; i++)
+    if (!r->c[pool[i]].resumed)
+      r->c[pool[i]].left_out = "--budget";
+  free(pool);
+}
+
+/* Every wanted candidate compiled; returns how many there were, -1 when
+ * out of memory. */
+static int compile_wanted(const ts_tune_space *sp, const ts_tune_opts *o,
+                          const char *arch, ts_tune_shape *r) {
+  int *which = malloc(sizeof(*which) * (size_t)(r->n ? r->n : 1)), n = 0;
+  if (!which)
+    return -1;
+  for (int i = 0; i < r->n; i++)
+    if (wanted(&r->c[i]))
+      which[n++] = i;
+  bool ok = tune_compile_some(sp, o, arch, r, which, n);
+  free(which);
+  return ok ? n : -1;
+}
+
+/* ---- Timing ---------------------------------------------------------------- */
+
+/* Marks which[0..n) as in flight, in the journal and for the supervisor,
+ * before they are timed: if the process dies, the next one knows them.
+ * What was printed is flushed first, so that a crash loses none of it. */
+static void mark_in_flight(tune_run *t, const ts_tune_shape *r, const int *which,
+                           int n) {
+  tune_handover *h = t->h;
+  fflush(stdout);
+  for (int i = 0; i < n; i++)
+    tune_journal_timing(t->gpu, t->sp->key, r, &r->c[which[i]]);
+  h->unit = t->unit;
+  tune_shape_text(&r->def, h->shape, sizeof(h->shape));
+  snprintf(h->config, sizeof(h->config), "%s",
+           n == 1 ? r->c[which[0]].text : "");
+  h->in_flight = n;
+  tune_inject_crash(r, which, n);
+}
+
+/* A device error while timing which[0..n): the context is lost and the
+ * worker must end.  A candidate timed alone is surely at fault and
+ * journaled as failed with the error; a group stays marked, so that the
+ * next worker times each alone.  in_flight stays set: it is how the
+ * supervisor and the caller know. */
+static void note_fault(tune_run *t, const ts_tune_shape *r, const int *which,
+                       int n) {
+  snprintf(t->h->fault, sizeof(t->h->fault), "%s", ts_gpu_errmsg(t->gpu));
+  if (n == 1)
+    tune_journal_failure(t->gpu, t->sp->key, r, r->c[which[0]].text, t->h->fault);
+}
+
+/* Times the candidates listed in `which` (n of them) as one group, marked
+ * in flight first and their results journaled after; `full` picks the
+ * result they fill.  The GPU's status: a device error ends the context
+ * (and leaves t->h->in_flight set). */
+static ts_status time_some(tune_run *t, ts_tune_shape *r, const int *which, int n,
+                           const ts_bench_opts *bo, bool full) {
+  ts_kernel **k = calloc((size_t)(n ? n : 1), sizeof(*k));
+  ts_bench_result *res = calloc((size_t)(n ? n : 1), sizeof(*res));
+  if (!k || !res) {
+    free(k);
+    free(res);
+    return TS_ERR_NO_MEMORY;
+  }
+  for (int i = 0; i < n; i++)
+    k[i] = r->c[which[i]].kernel;
+  mark_in_flight(t, r, which, n);
+  ts_bench_result blas;
+  ts_bench(t->gpu, k, n, bo, res, &blas);
+  ts_status st = blas.status == TS_OK ? TS_OK : ts_gpu_status(t->gpu);
+  if (st == TS_OK) {
+    r->cublas = blas;
+    tune_journal_cublas(t->gpu, t->sp->key, r);
+  }
+  for (int i = 0; i < n && st == TS_OK; i++) {
+    ts_tune_candidate *c = &r->c[which[i]];
+    *(full ? &c->full : &c->quick) = res[i];
+    *(full ? &c->has_full : &c->has_quick) = true;
+    c->suspect = false;
+    tune_journal_note(t->gpu, t->sp->key, r, c, full);
+  }
+  if (st != TS_OK && st != TS_ERR_NO_MEMORY)
+    note_fault(t, r, which, n);
+  else
+    t->h->in_flight = 0;
+  free(k);
+  free(res);
+  return st;
+}
+
+/* Suspects (in flight when a process died) first in which[0..n), so that
+ * each is timed alone before the rest are timed in groups. */
+static void suspects_first(const ts_tune_shape *r, int *which, int n) {
+  int at = 0;
+  for (int i = 0; i < n; i++)
+    if (r->c[which[i]].suspect) {
+      int x = which[i];
+      memmove(which + at + 1, which + at, sizeof(*which) * (size_t)(i - at));
+      which[at++] = x;
+    }
+}
+
+/* How many to time together from which[at]: one suspect alone, else up to
+ * `most` of the rest. */
+static int group_at(const ts_tune_shape *r, const int *which, int at, int n,
+                    int most) {
+  if (r->c[which[at]].suspect)
+    return 1;
+  return n - at < most ? n - at : most;
+}
+
+/* ---- The first pass on several GPUs ------------------------------------------ */
+
+/* The results helpers wrote to the queue since the last look, applied to
+ * r's candidates and journaled (the lead's own are applied as it times
+ * them); the slots of generation gen that are over (timed, failed or left
+ * out) counted in *over, each GPU's share in r->timed_on. */
+static void collect(tune_run *t, ts_tune_shape *r, int gen, int *over) {
+  tune_queue *q = t->q;
+  tune_queue_lock(q);
+  *over = 0;
+  memset(r->timed_on, 0, sizeof(r->timed_on));
+  for (int i = 0; q->generation == gen && i < q->n; i++) {
+    tune_slot *s = &q->slot[i];
+    *over += s->state == SLOT_DONE || s->state == SLOT_LEFT;
+    if (s->state == SLOT_DONE && s->runner >= 0 && s->runner < TUNE_MAX_GPUS)
+      r->timed_on[s->runner]++;
+    if (s->state != SLOT_DONE || s->collected)
+      continue;
+    s->collected = true;
+    ts_tune_candidate *c = &r->c[s->index];
+    if (s->runner == 0 && c->has_quick)
+      continue;
+    c->quick = (ts_bench_result){.status = s->status, .median_ms = s->median_ms,
+                                 .tflops = s->tflops,
+                                 .max_rel_err = s->max_rel_err};
+    snprintf(c->quick.message, sizeof(c->quick.message), "%s", s->message);
+    c->has_quick = true;
+    c->suspect = false;
+    tune_journal_note(t->gpu, t->sp->key, r, c, false);
+  }
+  tune_queue_unlock(q);
+}
+
+/* --time ran out: what no runner took is left out. */
+static void leave_the_rest(tune_queue *q, ts_tune_shape *r, int gen) {
+  tune_queue_lock(q);
+  for (int i = 0; q->generation == gen && i < q->n; i++)
+    if (q->slot[i].state == SLOT_PENDING) {
+      q->slot[i].state = SLOT_LEFT;
+      r->c[q->slot[i].index].left_out = "--time";
+    }
+  tune_queue_unlock(q);
+}
+
+/* One group this runner took from the queue, timed as time_some times
+ * one, and its results put back for the others to see. */
+static ts_status time_taken(tune_run *t, ts_tune_shape *r, int gen,
+                            const int *got, int m, const ts_bench_opts *bo) {
+  int idx[CHUNK];
+  for (int i = 0; i < m; i++)
+    idx[i] = t->q->slot[got[i]].index; /* ours: no one else writes it */
+  ts_status st = time_some(t, r, idx, m, bo, false);
+  for (int i = 0; st == TS_OK && i < m; i++)
+    tune_queue_finish(t->q, gen, 0, got[i], &r->c[idx[i]].quick);
+  return st;
+}
+
+/* The first pass of which[0..n) on every GPU of the run: they go in the
+ * queue, and this runner takes groups as the helpers do until none is
+ * left, then gathers the helpers' results.  A helper that dies leaves
+ * its candidates in the queue for the others (the supervisor puts them
+ * back).  Returns TS_OK, or the error that ended this runner's timing. */
+static ts_status queued_first_pass(tune_run *t, ts_tune_shape *r,
+                                   const int *which, int n) {
+  bool *alone = calloc((size_t)(n ? n : 1), sizeof(*alone));
+  if (!alone)
+    return TS_ERR_NO_MEMORY;
+  for (int i = 0; i < n; i++)
+    alone[i] = r->c[which[i]].suspect;
+  /* Groups small enough that each GPU takes several: a slow one then
+   * holds up the end of the pass by one small group at most. */
+  int group = n / (4 * t->nrunners);
+  group = group < 1 ? 1 : group > CHUNK ? CHUNK : group;
+  bool ok = tune_queue_publish(t->q, t->unit, which, alone, n, group);
+  free(alone);
+  if (!ok) {
+    fprintf(stderr, "tessel: tune: %d candidates are more than the queue of "
+            "the GPUs holds (--limit %d)\n", n, t->o->limit);
+    return TS_ERR_NO_MEMORY;
+  }
+  int gen = t->q->generation; /* only this runner publishes */
+  r->ngpus = t->nrunners;
+  struct timespec t0;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  ts_bench_opts quick = {.warmup = QUICK_WARMUP, .repeats = QUICK_REPEATS,
+                         .seed = t->o->seed};
+  ts_status st = TS_OK;
+  int over = 0, shown = -1;
+  for (collect(t, r, gen, &over); st == TS_OK && over < n;
+       collect(t, r, gen, &over)) {
+    if (over != shown && t->rep->progress)
+      t->rep->progress(t->rep->ctx, r, over, n, seconds_since(&t0));
+    shown = over;
+    if (t->o->time_limit && seconds_since(&t0) > t->o->time_limit)
+      leave_the_rest(t->q, r, gen);
+    int got[CHUNK];
+    int m = tune_queue_take(t->q, gen, 0, CHUNK, got);
+    if (m)
+      st = time_taken(t, r, gen, got, m, &quick);
+    else
+      usleep(2000); /* the helpers have the rest */
+  }
+  if (st == TS_OK && t->rep->progress && over != shown)
+    t->rep->progress(t->rep->ctx, r, over, n, seconds_since(&t0));
+  tune_queue_close_unit(t->q, false);
+  return st;
+}
+
+/* The first pass: every compiled candidate not timed yet, suspects alone
+ * and the rest CHUNK at a time (on every GPU of the run where there are
+ * several); stops at --time.  Returns TS_OK, or the error that ended it. */
+static ts_status first_pass(tune_run *t, ts_tune_shape *r) {
+  const ts_tune_opts *o = t->o;
+  int *which = malloc(sizeof(*which) * (size_t)(r->n ? r->n : 1)), n = 0;
+  if (!which)
+    return TS_ERR_NO_MEMORY;
+  for (int i = 0; i < r->n; i++)
+    if (r->c[i].kernel && !r->c[i].has_quick)
+      which[n++] = i;
+  suspects_first(r, which, n);
+  if (t->q) {
+    ts_status st = queued_first_pass(t, r, which, n);
+    free(which);
+    return st;
+  }
+  struct timespec t0;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  ts_bench_opts quick = {.warmup = QUICK_WARMUP, .repeats = QUICK_REPEATS,
+                         .seed = o->seed};
+  ts_status st = TS_OK;
+  for (int at = 0, m; at < n && st == TS_OK; at += m) {
+    if (o->time_limit && seconds_since(&t0) > o->time_limit) {
+      for (int i = at; i < n; i++)
+        r->c[which[i]].left_out = "--time";
+      break;
+    }
+    m = group_at(r, which, at, n, CHUNK);
+    st = time_some(t, r, which + at, m, &quick, false);
+    if (st == TS_OK && t->rep->progress)
+      t->rep->progress(t->rep->ctx, r, at + m, n, seconds_since(&t0));
+  }
+  free(which);
+  return st;
+}
+
+/* The fastest o->top of the first pass timed again with the full count
+ * (suspects alone, the rest together), but for those whose full count the
+ * journal has; those resumed from the journal are compiled first. */
+static ts_status full_pass(tune_run *t, ts_tune_shape *r) {
+  const ts_tune_opts *o = t->o;
+  int *order = ts_tune_ranking(r);
+  int *which = malloc(sizeof(*which) * (size_t)(o->top ? o->top : 1));
+  int *build = malloc(sizeof(*build) * (size_t)(o->top ? o->top : 1));
+  ts_status st = order && which && build ? TS_OK : TS_ERR_NO_MEMORY;
+  int n = 0, nb = 0;
+  for (int i = 0; st == TS_OK && i < r->n && i < o->top; i++) {
+    const ts_tune_candidate *c = &r->c[order[i]];
+    if (!ts_tune_timed(c))
+      break;
+    if (c->has_full)
+      continue;
+    if (!c->kernel)
+      build[nb++] = order[i];
+    which[n++] = order[i];
+  }
+  if (st == TS_OK && nb &&
+      !tune_compile_some(t->sp, o, ts_gpu_arch(t->gpu), r, build, nb))
+    st = TS_ERR_NO_MEMORY;
+  suspects_first(r, which, n);
+  ts_bench_opts full = {.warmup = o->warmup, .repeats = o->repeats,
+                        .seed = o->seed};
+  for (int at = 0, m; st == TS_OK && at < n; at += m) {
+    m = group_at(r, which, at, n, n);
+    st = time_some(t, r, which + at, m, &full, true);
+  }
+  free(order);
+  free(which);
+  free(build);
+  return st;
+}
+
+/* First-pass ratios to the shape's last cuBLAS time, and full ones where
+ * the journal gave the result without a ratio. */
+static void fill_ratios(ts_tune_shape *r) {
+  for (int i = 0; i < r->n; i++) {
+    ts_tune_candidate *c = &r->c[i];
+    if (c->has_quick && c->quick.median_ms > 0)
+      c->quick.ratio_to_cublas = r->cublas.median_ms / c->quick.median_ms;
+    if (c->has_full && !(c->full.ratio_to_cublas > 0) && c->full.median_ms > 0)
+      c->full.ratio_to_cublas = r->cublas.median_ms / c->full.median_ms;
+  }
+}
+
+/* ---- Ranking ----------------------------------------------------------------- */
+
+const ts_bench_result *ts_tune_result(const ts_tune_candidate *c) {
+  return c->has_full ? &c->full : &c->quick;
+}
+
+bool ts_tune_timed(const ts_tune_candidate *c) {
+  return (c->has_quick || c->has_full) && ts_tune_result(c)->status == TS_OK &&
+         !ts_tune_result(c)->skipped;
+}
+
+static const ts_tune_shape *sort_run;
+static int by_time(const void *a, const void *b) {
+  const ts_tune_candidate *x = &sort_run->c[*(const int *)a];
+  const ts_tune_candidate *y = &sort_run->c[*(const int *)b];
+  if (ts_tune_timed(x) != ts_tune_timed(y))
+    return ts_tune_timed(x) ? -1 : 1;
+  if (!ts_tune_timed(x))
+    return 0;
+  double tx = ts_tune_result(x)->median_ms, ty = ts_tune_result(y)->median_ms;
+  return tx < ty ? -1 : tx > ty;
+}
+
+int *ts_tune_ranking(const ts_tune_shape *r) {
+  int *order = malloc(sizeof(*order) * (size_t)(r->n ? r->n : 1));
+  if (!order)
+    return NULL;
+  for (int i = 0; i < r->n; i++)
+    order[i] = i;
+  sort_run = r;
+  qsort(order, (size_t)r->n, sizeof(*order), by_time);
+  return order;
+}
+
+void tune_shape_text(const ts_gemm *g, char *out, size_t len) {
+  snprintf(out, len, "%lldx%lldx%lld", (long long)g->m, (long long)g->n,
+           (long long)g->k);
+}
+
+const char *ts_tune_failure(const ts_tune_shape *r, const ts_tune_candidate *c,
+                            char *text, size_t len) {
+  if (c->kernel && ts_kernel_status(c->kernel) != TS_OK)
+    return ts_kernel_errmsg(c->kernel);
+  if (!c->has_quick && !c->has_full)
+    return NULL;
+  if (ts_tune_result(c)->status != TS_OK)
+    return ts_tune_result(c)->message;
+  if (!(ts_tune_result(c)->max_rel_err < ts_gemm_tolerance(&r->def))) {
+    snprintf(text, len, "differs from cuBLAS (max relative error %.2e, over "
+             "%.2e)", ts_tune_result(c)->max_rel_err, ts_gemm_tolerance(&r->def));
+    return text;
+  }
+  return NULL;
+}
+
+static int count_failures(const ts_tune_shape *r) {
+  int failed = 0;
+  for (int i = 0; i < r->n; i++) {
+    char text[160];
+    failed += ts_tune_failure(r, &r->c[i], text, sizeof(text)) != NULL;
+  }
+  return failed;
+}
+
+/* The best configuration becomes the tuning record of this GPU, space and
+ * definition, unless it ran wrong; r->recorded says whether it did. */
+static void record_best(tune_run *t, ts_tune_shape *r, const int *order) {
+  const ts_tune_candidate *best = r->n ? &r->c[order[0]] : NULL;
+  r->record_tried = best && ts_tune_timed(best) &&
+                    ts_tune_result(best)->max_rel_err < ts_gemm_tolerance(&r->def);
+  if (r->record_tried)
+    r->recorded = ts_tune_record_save(t->gpu, t->sp->key, &r->def, best->text,
+                                      ts_tune_result(best)->tflops);
+}
+
+/* ---- A shape ------------------------------------------------------------------ */
+
+static int count_left_out(const ts_tune_shape *r, const char *why) {
+  int n = 0;
+  for (int i = 0; i < r->n; i++)
+    n += r->c[i].left_out && strcmp(r->c[i].left_out, why) == 0;
+  return n;
+}
+
+/* The candidate that was alone in flight when the last worker died (the
+ * supervisor's note), journaled as failed before the journal is read, so
+ * that it is reported and never timed again. */
+static void journal_crash(tune_run *t, const ts_tune_shape *r) {
+  tune_handover *h = t->h;
+  if (h->crashed_unit != t->unit)
+    return;
+  tune_journal_failure(t->gpu, t->sp->key, r, h->crashed, h->crashed_why);
+  h->crashed_unit = -1;
+}
+
+/* r's counts of what became of its candidates before timing. */
+static void count_prepared(tune_run *t, ts_tune_shape *r, int resumed) {
+  r->resumed = resumed;
+  r->resumed_after_restart = resumed && t->h->restarts;
+  r->pruned = r->suspects = 0;
+  for (int i = 0; i < r->n; i++) {
+    r->pruned += ts_config_pruned(r->c[i].config) != NULL;
+    r->suspects += r->c[i].suspect && !r->c[i].left_out;
+  }
+  r->budget_left_out = count_left_out(r, "--budget");
+}
+
+/* Enumerated, resumed, sampled and compiled; false on an error. */
+static bool prepare(tune_run *t, ts_tune_shape *r) {
+  const ts_tune_opts *o = t->o;
+  struct timespec t0;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  if (!tune_enumerate(t->sp, o, r))
+    return false;
+  /* --restart clears a shape's journal when the run first comes to it, not
+   * again when a worker started after a fault comes back to it. */
+  if (o->restart && t->unit >= t->h->started)
+    ts_tune_journal_remove(t->gpu, t->sp->key, &r->def);
+  if (t->unit >= t->h->started)
+    t->h->started = t->unit + 1;
+  journal_crash(t, r);
+  int resumed = tune_resume(t->gpu, t->sp->key, r);
+  apply_budget(o, r);
+  r->compiled = compile_wanted(t->sp, o, ts_gpu_arch(t->gpu), r);
+  if (r->compiled < 0) {
+    fprintf(stderr, "tessel: out of memory\n");
+    return false;
+  }
+  r->compile_seconds = seconds_since(&t0);
+  count_prepared(t, r, resumed);
+  if (t->rep->shape_ready)
+    t->rep->shape_ready(t->rep->ctx, t->sp, r);
+  return true;
+}
+
+/* A shape: prepared, timed, ranked, recorded and reported.  Returns 0,
+ * TUNE_EXIT_FAIL (an error, or a candidate failed), or
+ * TUNE_WORKER_FAULTED when a device fault ended the timing (the
+ * supervisor reports it). */
+static int tune_shape(tune_run *t, ts_tune_shape *r) {
+  if (!prepare(t, r))
+    return TUNE_EXIT_FAIL;
+  struct timespec t0;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  ts_status st = first_pass(t, r);
+  if (st == TS_OK)
+    st = full_pass(t, r);
+  if (st != TS_OK && t->h->in_flight)
+    return TUNE_WORKER_FAULTED;
+  if (st != TS_OK) {
+    char shape[64];
+    tune_shape_text(&r->def, shape, sizeof(shape));
+    fprintf(stderr, "tessel: %s: %s (what was timed is in the journal; run "
+            "again to resume)\n", shape, ts_gpu_errmsg(t->gpu)[0]
+                                               ? ts_gpu_errmsg(t->gpu)
+                                               : ts_strerror(st));
+    return TUNE_EXIT_FAIL;
+  }
+  fill_ratios(r);
+  r->time_seconds = seconds_since(&t0);
+  r->time_left_out = count_left_out(r, "--time");
+  int *order = ts_tune_ranking(r);
+  if (!order) {
+    fprintf(stderr, "tessel: out of memory\n");
+    return TUNE_EXIT_FAIL;
+  }
+  record_best(t, r, order);
+  int rc = t->rep->shape_done
+               ? t->rep->shape_done(t->rep->ctx, t->sp, t->gpu, r, order)
+               : 0;
+  free(order);
+  r->finished = !r->time_left_out;
+  return rc || count_failures(r) ? TUNE_EXIT_FAIL : 0;
+}
+
+/* A shape an earlier worker of the run reported: its results taken from
+ * the journal for the space's end, nothing compiled, timed or reported.
+ * What the journal has no result for was not timed: --time ran out. */
+static int replay_shape(tune_run *t, ts_tune_shape *r) {
+  if (!tune_enumerate(t->sp, t->o, r))
+    return TUNE_EXIT_FAIL;
+  tune_resume(t->gpu, t->sp->key, r);
+  apply_budget(t->o, r);
+  for (int i = 0; i < r->n; i++)
+    if (!ts_config_pruned(r->c[i].config) && !r->c[i].left_out &&
+        !r->c[i].has_quick)
+      r->c[i].left_out = "--time";
+  fill_ratios(r);
+  r->time_left_out = count_left_out(r, "--time");
+  r->finished = !r->time_left_out;
+  return count_failures(r) ? TUNE_EXIT_FAIL : 0;
+}
+
+/* ---- Report steps -------------------------------------------------------------
+ *
+ * What a run reports comes in steps, in order: per space its beginning,
+ * each shape and its end.  h->printed counts those reported, so that a
+ * worker started after a fault reports only the rest: the report comes
+ * out once, though several workers made it. */
+
+static bool step_due(const tune_run *t) { return t->step >= t->h->printed; }
+
+/* The step is over: what it printed flushed, so that a crash after it
+ * loses none of it, and counted; rc is its status. */
+static void step_done(tune_run *t, int rc) {
+  fflush(stdout);
+  if (step_due(t) && rc)
+    t->h->status = TUNE_EXIT_FAIL;
+  if (step_due(t))
+    t->h->printed = t->step + 1;
+  t->step++;
+}
+
+/* A space's end: reported, then the journals of its finished shapes go.
+ * Returns 0, or TUNE_EXIT_FAIL when the report fails. */
+static int finish_space(tune_run *t, ts_tune_shape *runs,
+                        const struct timespec *t0) {
+  const ts_tune_opts *o = t->o;
+  int rc = t->rep->space_done
+               ? t->rep->space_done(t->rep->ctx, t->sp, t->gpu, runs,
+                                    o->nshapes, seconds_since(t0))
+               : 0;
+  for (int j = 0; j < o->nshapes; j++)
+    if (runs[j].finished)
+      ts_tune_journal_remove(t->gpu, t->sp->key, &runs[j].def);
+  return rc ? TUNE_EXIT_FAIL : 0;
+}
+
+/* Space n over every shape, its steps reported where due; a space whose
+ * end an earlier worker reported is passed over whole (its journals are
+ * gone).  Returns 0, TUNE_EXIT_FAIL or TUNE_WORKER_FAULTED. */
+static int tune_space(tune_run *t, int n, ts_tune_shape *runs) {
+  const ts_tune_opts *o = t->o;
+  int steps = o->nshapes + 2;
+  if (t->h->printed >= t->step + steps) {
+    t->step += steps;
+    return 0;
+  }
+  t->sp = &t->spaces[n];
+  struct timespec t0;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  if (step_due(t) && t->rep->space_begin)
+    t->rep->space_begin(t->rep->ctx, t->sp, t->gpu);
+  step_done(t, 0);
+  int rc = 0;
+  for (int j = 0; j < o->nshapes && rc != TUNE_WORKER_FAULTED; j++) {
+    runs[j].def = o->shapes[j];
+    t->unit = n * o->nshapes + j;
+    int st = step_due(t) ? tune_shape(t, &runs[j]) : replay_shape(t, &runs[j]);
+    if (st != TUNE_WORKER_FAULTED)
+      step_done(t, st);
+    rc = st ? st : rc;
+  }
+  if (rc != TUNE_WORKER_FAULTED) {
+    int st = finish_space(t, runs, &t0);
+    step_done(t, st);
+    rc = st ? st : rc;
+  }
+  for (int j = 0; j < o->nshapes; j++)
+    tune_free_shape(&runs[j]);
+  return rc;
+}
+
+/* ---- The run ------------------------------------------------------------------ */
+
+/* The whole run, in the worker process: every space at every shape.
+ * Returns its status, or TUNE_WORKER_FAULTED when a fault ended it. */
+static int tune_worker(tune_handover *h, void *arg) {
+  const tune_args *a = arg;
+  tune_run t = {.o = a->o, .rep = a->rep, .spaces = a->spaces,
+                .nspaces = a->nspaces, .h = h, .q = a->q,
+                .nrunners = a->ngpus};
+  ts_tune_shape *runs = calloc((size_t)a->o->nshapes, sizeof(*runs));
+  t.gpu = ts_gpu_open_device(a->gpus[0]);
+  bool ready = runs && ts_gpu_status(t.gpu) == TS_OK;
+  if (!runs)
+    fprintf(stderr, "tessel: out of memory\n");
+  else if (!ready)
+    fprintf(stderr, "tessel: tune needs a GPU: %s\n", ts_gpu_errmsg(t.gpu));
+  int rc = ready ? 0 : TUNE_EXIT_FAIL;
+  for (int n = 0; ready && n < a->nspaces && rc != TUNE_WORKER_FAULTED; n++) {
+    int st = tune_space(&t, n, runs);
+    rc = st ? st : rc;
+  }
+  free(runs);
+  /* After a fault too: the context is released as the process's exit
+   * would release it, and a leak checker finds nothing left. */
+  ts_gpu_close(t.gpu);
+  return rc ? rc : h->status;
+}
+
+/* How many devices the driver sees, asked in a child process: CUDA must
+ * not be initialized in this one, which forks the runners.  0 when it
+ * cannot tell. */
+static int count_gpus(void) {
+  fflush(stdout);
+  fflush(stderr);
+  pid_t pid = fork();
+  if (pid == 0)
+    _exit(ts_gpu_count() > TUNE_MAX_GPUS ? TUNE_MAX_GPUS : ts_gpu_count());
+  int status = 0;
+  while (pid > 0 && waitpid(pid, &status, 0) < 0 && errno == EINTR)
+    ;
+  return pid > 0 && WIFEXITED(status) ? WEXITSTATUS(status) : 0;
+}
+
+/* The devices of the run in a->gpus: o's, every one (ngpus -1), or 0;
+ * false with a message when there are too many. */
+static bool choose_gpus(const ts_tune_opts *o, tune_args *a) {
+  a->ngpus = o->ngpus < 0 ? count_gpus() : o->ngpus;
+  if (a->ngpus > TUNE_MAX_GPUS) {
+    fprintf(stderr, "tessel: tune: %d GPUs asked for; a run times on %d at "
+            "most\n", a->ngpus, TUNE_MAX_GPUS);
+    return false;
+  }
+  for (int k = 0; k < a->ngpus; k++)
+    a->gpus[k] = o->ngpus < 0 ? k : o->gpus[k];
+  if (a->ngpus <= 0) { /* none seen: device 0 says why */
+    a->ngpus = 1;
+    a->gpus[0] = 0;
+  }
+  return true;
+}
+
+int ts_tune_run(const ts_tune_opts *o, const ts_tune_space *spaces,
+                int nspaces, const ts_tune_report *rep) {
+  static const ts_tune_report silent = {0};
+  if (!o || !o->shapes || o->nshapes <= 0 || !spaces || nspaces <= 0) {
+    fprintf(stderr, "tessel: ts_tune_run: no %s to tune\n",
+                    !o || !o->shapes || o->nshapes <= 0 ? "shape" : "space");
+    return TUNE_EXIT_FAIL;
+  }
+  tune_args a = {.o = o, .spaces = spaces, .nspaces = nspaces,
+                 .rep = rep ? rep : &silent};
+  if (!choose_gpus(o, &a))
+    return TUNE_EXIT_FAIL;
+  if (a.ngpus > 1 && !(a.q = tune_queue_new(o->limit > 0 ? o->limit : 1))) {
+    fprintf(stderr, "tessel: tune: cannot map the queue the GPUs share\n");
+    return TUNE_EXIT_FAIL;
+  }
+  tune_runners rs = {.n = a.ngpus, .lead = tune_worker, .helper = tune_helper,
+                     .arg = &a, .q = a.q, .gpus = a.gpus};
+  int rc = tune_supervise_runners(&rs);
+  tune_queue_free(a.q);
+  return rc;
+}

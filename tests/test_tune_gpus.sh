@@ -1,0 +1,121 @@
+#!/bin/sh
+# tessel tune --gpus on the fake driver (tests/fake_cuda.c) with 4 devices
+# of different speeds: one runner per GPU takes candidates of the first
+# pass from one queue, so the slow GPU takes fewer, and every candidate is
+# timed once; a runner killed in the middle of the pass (kill -9) loses
+# nothing: its candidate goes back in the queue, the run completes, and
+# the exit status and stderr say that a GPU's runner was lost.  Then kill
+# -9 of tune itself leaves no runner behind.
+#
+# Usage: test_tune_gpus.sh TESSEL RECORD_ROWS FAKE_DRIVER
+tessel="$1"
+rows="$2"
+fake="$3"
+fails=0
+tmp=$(mktemp -d /tmp/tessel-tune-gpus-XXXXXX) || exit 1
+pids=""
+cleanup() {
+  for p in $pids; do kill -9 "$p" 2>/dev/null; done
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+ulimit -c 0
+case "$fake" in /*) ;; *) fake="$PWD/$fake" ;; esac
+mkdir "$tmp/lib" && ln -s "$fake" "$tmp/lib/libcublas.so.13"
+export TESSEL_CUDA_DRIVER="$fake" TESSEL_CACHE_DIR="$tmp/cache"
+export LD_LIBRARY_PATH="$tmp/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export TESSEL_FAKE_GPUS=4
+unset TESSEL_TUNE_FAULT TESSEL_FAKE_HANG_FILE
+# The fake's kernels leave C as it was: beta 1 makes every one right.
+args="seed003 --shape 64x64x64 --beta 1 --budget 12 --gpus all"
+
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+has() { grep -qF -- "$1" "$2" || fail "$2 lacks '$1'"; }
+# timed_by OUT K: what GPU K timed, from the "first pass on" line.
+timed_by() {
+  sed -n "s/.*GPU $2 timed \([0-9]*\).*/\1/p" "$1" | head -1
+}
+# states JSON: "timed N failed M", each configuration counted once.
+states() {
+  "$rows" "$1" | awk -F '\t' '{ n[$1]++ } END { printf "timed %d failed %d", n["timed"], n["failed"] }'
+}
+
+# 1. Three fast GPUs and a slow one (a launch 500 times as long).
+TESSEL_FAKE_GPU_SPEEDS=1,1,1,0.002 "$tessel" tune $args \
+  --json "$tmp/speeds.json" > "$tmp/speeds.out" 2>&1
+st=$?
+cat "$tmp/speeds.out"
+[ $st = 0 ] || fail "4 GPUs of different speeds: exit $st, expected 0"
+has "# first pass on 4 GPUs:" "$tmp/speeds.out"
+sum=0
+for k in 0 1 2 3; do
+  n=$(timed_by "$tmp/speeds.out" $k)
+  [ -n "$n" ] || { fail "no count for GPU $k"; n=0; }
+  sum=$((sum + n))
+done
+[ $sum = 12 ] || fail "the GPUs timed $sum candidates in all, expected the 12 of the budget, each once"
+slow=$(timed_by "$tmp/speeds.out" 3)
+fast=$(timed_by "$tmp/speeds.out" 0)
+[ "${slow:-99}" -lt "${fast:-0}" ] ||
+  fail "the slow GPU 3 timed $slow, GPU 0 $fast: the slow one should take fewer"
+[ "$(states "$tmp/speeds.json")" = "timed 12 failed 0" ] ||
+  fail "speeds.json: $(states "$tmp/speeds.json"), expected timed 12 failed 0"
+
+# 2. GPU 2 hangs on its first launch; its runner is killed (kill -9) while
+# the candidate is in flight.  The candidate goes back in the queue, the
+# runner is started again, and the run completes with every candidate
+# timed, exit status 1 and the loss said.
+export TESSEL_FAKE_HANG_FILE="$tmp/hung"
+TESSEL_FAKE_GPU_SPEEDS=1,1,0,1 "$tessel" tune $args --restart \
+  --json "$tmp/killed.json" > "$tmp/killed.out" 2>&1 &
+tune=$!
+pids="$tune"
+i=0
+while [ ! -e "$tmp/hung" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+[ -e "$tmp/hung" ] || fail "GPU 2 never hung"
+runner=$(pgrep -P "$tune" -x tessel-gpu2)
+[ -n "$runner" ] || fail "no runner named tessel-gpu2 under tune ($tune)"
+[ -n "$runner" ] && kill -9 "$runner"
+wait "$tune"
+st=$?
+pids=""
+cat "$tmp/killed.out"
+[ $st = 1 ] || fail "a runner killed: exit $st, expected 1"
+has "tessel: tune: GPU 2: its runner was killed (signal 9, Killed); 1 of its configurations back in the queue; restarting its runner (1 of 16 restarts)" "$tmp/killed.out"
+has "tessel: tune: 1 GPU runner ended before the run did" "$tmp/killed.out"
+[ "$(states "$tmp/killed.json")" = "timed 12 failed 0" ] ||
+  fail "killed.json: $(states "$tmp/killed.json"), expected timed 12 failed 0"
+ls "$TESSEL_CACHE_DIR"/tune/*.journal > /dev/null 2>&1 &&
+  fail "a journal is left after the run"
+
+# 3. kill -9 of tune itself, while GPU 1 hangs: no runner is left.
+rm -f "$tmp/hung"
+TESSEL_FAKE_GPU_SPEEDS=1,0,1,1 "$tessel" tune $args --restart \
+  > "$tmp/orphans.out" 2>&1 &
+tune=$!
+pids="$tune"
+i=0
+while [ ! -e "$tmp/hung" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+[ -e "$tmp/hung" ] || fail "GPU 1 never hung"
+runners=$(pgrep -P "$tune" | tr '\n' ' ')
+[ -n "$runners" ] || fail "no runner under tune ($tune)"
+kill -9 "$tune"
+wait "$tune" 2>/dev/null
+pids=""
+left=""
+for p in $runners; do
+  # Gone, or a zombie its new parent has not reaped yet.
+  i=0
+  while [ -e "/proc/$p" ] && ! grep -q '^State:.*Z' "/proc/$p/status" 2>/dev/null &&
+        [ $i -lt 100 ]; do
+    sleep 0.1; i=$((i + 1))
+  done
+  if [ -e "/proc/$p" ] && ! grep -q '^State:.*Z' "/proc/$p/status" 2>/dev/null; then
+    left="$left $p"
+    pids="$pids $p"
+  fi
+done
+[ -z "$left" ] || fail "runners left after kill -9 of tune:$left"
+
+[ $fails = 0 ] && echo "ok: tune --gpus on 4 fake GPUs"
+exit $fails
