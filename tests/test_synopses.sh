@@ -3,7 +3,7 @@
 # other, in all three places a user reads it: `tessel COMMAND --help`,
 # `tessel --help` and the README's list of commands (docs/tuning.md's
 # synopsis of tune too).  What a command takes is asked of the command
-# itself: each option of the parser's table (src/cli/main.c's long_opts) is
+# itself: each option of the parser's table (src/cli/parse.c's long_opts) is
 # given to it, and one it does not take is refused as "an option of" others.
 #
 # Usage: test_synopses.sh TESSEL SOURCE_ROOT
@@ -16,7 +16,7 @@ trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 
 # The long options of the parser's table, less --help.
-table=$(sed -n '/long_opts\[\] = {/,/^};/p' "$root/src/cli/main.c" |
+table=$(sed -n '/long_opts\[\] = {/,/^};/p' "$root/src/cli/parse.c" |
         grep -o '{"[a-z-]*"' | tr -d '{"' | grep -vx help)
 [ "$(echo "$table" | wc -l)" -ge 20 ] || fail "read only: $table"
 
