@@ -29,7 +29,8 @@
   X(cuFuncSetAttribute) X(cuFuncGetAttribute) X(cuLaunchKernel) X(cuMemAlloc) X(cuMemFree)          \
   X(cuMemcpyHtoD) X(cuMemcpyDtoH) X(cuMemcpyDtoD) X(cuMemsetD32)              \
   X(cuEventCreate) X(cuEventDestroy) X(cuEventRecord) X(cuEventSynchronize)   \
-  X(cuEventElapsedTime) X(cuGetErrorString) X(cuGetErrorName)
+  X(cuEventElapsedTime) X(cuGetErrorString) X(cuGetErrorName)              \
+  X(cuTensorMapEncodeTiled)
 
 typedef struct ts_driver_api {
   void *lib;
