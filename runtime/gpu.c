@@ -223,7 +223,9 @@ static bool load_functions(ts_gpu *g, const ts_kernel *k, gpu_module *m) {
   for (int i = 0; i < k->nentries; i++)
     most = k->entries[i].nparams > most ? k->entries[i].nparams : most;
   m->fns = calloc((size_t)k->nentries, sizeof(*m->fns));
-  m->values = calloc((size_t)most, sizeof(*m->values));
+  m->values = aligned_alloc(_Alignof(gpu_arg), (size_t)most * sizeof(gpu_arg));
+  if (m->values)
+    memset(m->values, 0, (size_t)most * sizeof(gpu_arg));
   m->args = calloc((size_t)most, sizeof(*m->args));
   if (!m->fns || !m->values || !m->args)
     return gpu_fail(g, TS_ERR_NO_MEMORY, "loading kernel %s: out of memory",
@@ -322,10 +324,35 @@ void gpu_unload(ts_gpu *g, gpu_module *m) {
   m->nfns = 0;
 }
 
+/* A tensor map of the operand at `base`: 2-D, innermost dimension first,
+ * the box and 128-byte swizzle the kernel's copies expect, zeros past
+ * the edges (CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE fills zeros). */
+static bool encode_map(ts_gpu *g, CUtensorMap *map, const ts_param *p,
+                       CUdeviceptr base) {
+  static const CUtensorMapDataType types[TS_DTYPE_COUNT] = {
+      [TS_F32] = CU_TENSOR_MAP_DATA_TYPE_FLOAT32,
+      [TS_F16] = CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+      [TS_BF16] = CU_TENSOR_MAP_DATA_TYPE_BFLOAT16};
+  cuuint64_t dims[2] = {(cuuint64_t)p->dims[0], (cuuint64_t)p->dims[1]};
+  cuuint64_t strides[1] = {(cuuint64_t)p->row_bytes};
+  cuuint32_t box[2] = {(cuuint32_t)p->box[0], (cuuint32_t)p->box[1]};
+  cuuint32_t step[2] = {1, 1};
+  return GPU_CALL(g, cuTensorMapEncodeTiled(
+                         map, types[p->dtype], 2, (void *)(uintptr_t)base,
+                         dims, strides, box, step,
+                         CU_TENSOR_MAP_INTERLEAVE_NONE,
+                         CU_TENSOR_MAP_SWIZZLE_128B,
+                         CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                         CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
+}
+
 /* f's arguments from its parameter list: the device buffers (A, B, C and
- * the workspace) at each parameter's offset, the definition's scalars.
- * (A hand-written kernel's int shape was checked to fit when loaded.) */
-static void *const *launch_args(const gpu_module *m, const gpu_function *f,
+ * the workspace) at each parameter's offset, the definition's scalars,
+ * the operands' tensor maps (encoded for this launch's buffers).
+ * (A hand-written kernel's int shape was checked to fit when loaded.)
+ * NULL where a map cannot be encoded. */
+static void *const *launch_args(ts_gpu *g, const gpu_module *m,
+                                const gpu_function *f,
                                 const CUdeviceptr buffers[TS_PARAM_NBUFFERS]) {
   const int64_t ints[] = {m->def.m, m->def.n, m->def.k};
   for (int i = 0; i < f->nparams; i++) {
@@ -339,6 +366,11 @@ static void *const *launch_args(const gpu_module *m, const gpu_function *f,
       break;
     case TS_PARAM_FLOAT:
       m->values[i].f = p->value == TS_VALUE_ALPHA ? m->def.alpha : m->def.beta;
+      break;
+    case TS_PARAM_TENSOR_MAP:
+      if (!encode_map(g, &m->values[i].map, p,
+                      buffers[p->buffer] + (CUdeviceptr)p->offset))
+        return NULL;
       break;
     }
     m->args[i] = &m->values[i];
@@ -354,8 +386,8 @@ bool gpu_launch(ts_gpu *g, const gpu_module *m, CUdeviceptr A, CUdeviceptr B,
   for (int i = 0; i < m->nfns; i++) {
     const gpu_function *f = &m->fns[i];
     const ts_launch *l = &f->launch;
-    void *const *args = launch_args(m, f, buffers);
-    if (!GPU_CALL(g, cuLaunchKernel(f->fn, (unsigned)l->grid[0],
+    void *const *args = launch_args(g, m, f, buffers);
+    if (!args || !GPU_CALL(g, cuLaunchKernel(f->fn, (unsigned)l->grid[0],
                                     (unsigned)l->grid[1], (unsigned)l->grid[2],
                                     (unsigned)l->block[0],
                                     (unsigned)l->block[1],

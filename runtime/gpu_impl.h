@@ -48,6 +48,7 @@ typedef union gpu_arg {
   CUdeviceptr ptr;
   int i;
   float f;
+  CUtensorMap map; /* 64-byte aligned: values is allocated so */
 } gpu_arg;
 
 /* A loaded kernel ready to launch: its entry points in launch order (fns,

@@ -30,7 +30,7 @@
   X(cuMemcpyHtoD) X(cuMemcpyDtoH) X(cuMemcpyDtoD) X(cuMemsetD32)              \
   X(cuEventCreate) X(cuEventDestroy) X(cuEventRecord) X(cuEventSynchronize)   \
   X(cuEventElapsedTime) X(cuGetErrorString) X(cuGetErrorName)                \
-  X(cuDeviceGetUuid)
+  X(cuDeviceGetUuid) X(cuTensorMapEncodeTiled)
 
 typedef struct ts_driver_api {
   void *lib;

@@ -253,6 +253,23 @@ static CUresult fake_cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy,
   return CUDA_SUCCESS;
 }
 
+/* A tensor map: checked as the driver checks the arguments tessel passes
+ * (2-D, 16-byte row strides, boxes of 1..256, 128-byte swizzled rows). */
+static CUresult fake_cuTensorMapEncodeTiled(
+    CUtensorMap *map, CUtensorMapDataType type, cuuint32_t rank, void *base,
+    const cuuint64_t *dims, const cuuint64_t *strides, const cuuint32_t *box,
+    const cuuint32_t *step, CUtensorMapInterleave il,
+    CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2,
+    CUtensorMapFloatOOBfill fill) {
+  (void)type, (void)dims, (void)step, (void)il, (void)l2, (void)fill;
+  if (rank != 2 || strides[0] % 16 || box[0] < 1 || box[0] > 256 ||
+      box[1] < 1 || box[1] > 256 || swizzle != CU_TENSOR_MAP_SWIZZLE_128B ||
+      (uintptr_t)base % 16)
+    return CUDA_ERROR_INVALID_VALUE;
+  memset(map, 0, sizeof(*map));
+  return sticky;
+}
+
 static CUresult fake_cuMemAlloc(CUdeviceptr *p, size_t bytes) {
   void *m = sticky == CUDA_SUCCESS ? malloc(bytes ? bytes : 1) : NULL;
   *p = (CUdeviceptr)(uintptr_t)m;
@@ -349,6 +366,7 @@ static const struct {
     FAKE(cuEventDestroy) FAKE(cuEventRecord) FAKE(cuEventSynchronize)
     FAKE(cuEventElapsedTime) FAKE(cuGetErrorString) FAKE(cuGetErrorName)
     FAKE(cuDeviceGetUuid)
+    FAKE(cuTensorMapEncodeTiled)
 };
 
 CUresult cuGetProcAddress_v2(const char *symbol, void **fn, int version,

@@ -159,6 +159,20 @@ ts_status ts_double_buffer_tiles(ts_sched *s, ts_stage *stage, int tiles);
  * attach loop pipeline together and need the same count; not with
  * ts_double_buffer.  Kernels using it need sm_80 or newer. */
 ts_status ts_pipeline(ts_sched *s, ts_stage *stage, int stages);
+/* The pipelined shared cache's copies made by the tensor memory
+ * accelerator (cp.async.bulk.tensor, sm_90): one thread copies each
+ * stage's tile from a tensor map of the operand, built on the host and
+ * passed __grid_constant__, the hardware filling zeros past the edges;
+ * each stage has a full mbarrier (its bytes arrived, waited for by
+ * parity) and an empty one (every warp released it, waited for by the
+ * producer before it refills the stage), and the k loop has no
+ * __syncthreads.  Requires ts_pipeline and ts_storage_swizzle on the
+ * stage, its rows stored along the operand's contiguous dimension
+ * (ts_storage_transpose where the operand is stored transposed); every
+ * shared cache at its loop must be TMA-filled alike.  Lowering refuses an
+ * operand whose rows are not 16-byte aligned (K or N odd in fp16): pack
+ * it first (ts_pack) or keep cp.async (no ts_tma). */
+ts_status ts_tma(ts_sched *s, ts_stage *stage);
 /* wgmma batches left running across iterations of `loop`, the k loop
  * whose caches are pipelined: with `batches` 1, iteration ko's batch of
  * wgmma is waited for in iteration ko + 1, after that iteration's batch is

@@ -42,6 +42,10 @@ static const ts_builtin builtins[] = {
      "of 64x256, 4 cp.async stages into swizzled tiles, a batch of wgmma "
      "in flight; f16, bf16, or tf32 with A and B packed", example_wg128,
      true, true},
+    {"wgtma", "wg128 with its tiles copied by the TMA (cp.async.bulk.tensor) "
+     "on an mbarrier pipeline, no __syncthreads in the k loop; cp.async "
+     "where a row is not 16-byte aligned, and in tf32", example_wgtma,
+     true, true},
 };
 
 enum { NBUILTINS = sizeof(builtins) / sizeof(builtins[0]) };
@@ -82,8 +86,8 @@ static const ts_space spaces[] = {
      "block swizzle (tensor cores: f16, bf16 or tf32)", space_tensorcore,
      true, false},
     {"warpgroup", "wg128's block tiles, warpgroups, cp.async stages, "
-     "block swizzle and wgmma batches in flight (wgmma, sm_90: f16, bf16 "
-     "or tf32)", space_warpgroup, true, true},
+     "block swizzle, wgmma batches in flight and TMA copies (wgmma, sm_90: "
+     "f16, bf16 or tf32)", space_warpgroup, true, true},
 };
 
 enum { NSPACES = sizeof(spaces) / sizeof(spaces[0]) };

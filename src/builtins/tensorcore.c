@@ -107,7 +107,19 @@ ts_status example_tc64(ts_sched *s) {
 typedef struct wg_tiling {
   int64_t bm, bn, stages, swizzle;
   int64_t in_flight; /* wgmma batches left running into the next k tile */
+  int64_t tma;       /* the tiles copied by the TMA (ts_tma) where it can */
 } wg_tiling;
+
+/* Whether the TMA can copy both operands: 16-bit, each stored row (K, M
+ * or N elements as the layout stores it) 16-byte aligned; else the
+ * schedule keeps cp.async. */
+static bool tma_fits(const ts_gemm *g) {
+  bool a_t = g->layout == TS_TN || g->layout == TS_TT;
+  bool b_t = g->layout == TS_NT || g->layout == TS_TT;
+  int64_t size = ts_dtype_size(g->a_type);
+  return g->a_type != TS_F32 && (a_t ? g->m : g->k) * size % 16 == 0 &&
+         (b_t ? g->k : g->n) * size % 16 == 0;
+}
 
 /* A wgmma operand's shared tile: swizzled in 128-byte rows, copied 16
  * bytes an access in stages; `transposed`: stored the other way from the
@@ -123,6 +135,8 @@ static void warpgroup_tile(ts_sched *s, const char *operand, ts_loop *at,
   ts_storage_swizzle(s, st);
   vector_copy(s, st, 16 / ts_dtype_size(ts_sched_gemm(s)->a_type));
   ts_pipeline(s, st, (int)t->stages);
+  if (t->tma && tma_fits(ts_sched_gemm(s)))
+    ts_tma(s, st);
 }
 
 static ts_status warpgroup_tiles(ts_sched *s, const wg_tiling *t) {
@@ -167,7 +181,15 @@ static ts_status warpgroup_tiles(ts_sched *s, const wg_tiling *t) {
  * bytes, 4 stages, each k tile's batch of wgmma running on while the next
  * is issued: fp16, bf16, or tf32 with A and B packed, on sm_90. */
 ts_status example_wg128(ts_sched *s) {
-  return warpgroup_tiles(s, &(wg_tiling){128, 256, 4, 0, 1});
+  return warpgroup_tiles(s, &(wg_tiling){128, 256, 4, 0, 1, 0});
+}
+
+/* wg128 with the tiles copied by the TMA: one thread fills a stage, an
+ * mbarrier per stage says it landed and another that every warp is done
+ * with it, so the k loop has no __syncthreads; cp.async where the TMA
+ * cannot copy (rows not 16-byte aligned, tf32's packed operands). */
+ts_status example_wgtma(ts_sched *s) {
+  return warpgroup_tiles(s, &(wg_tiling){128, 256, 4, 0, 1, 1});
 }
 
 /* Each knob's first value is wg128's: block tiles of 1 to 4 warpgroups,
@@ -182,6 +204,7 @@ ts_status space_warpgroup(ts_sched *s, ts_config *c) {
   t.stages = ts_knob(c, "stages", 5, (int64_t[]){4, 3, 2, 5, 6});
   t.swizzle = ts_knob(c, "swizzle", 2, (int64_t[]){0, 8});
   t.in_flight = ts_knob(c, "inflight", 3, (int64_t[]){1, 0, 2});
+  t.tma = ts_knob(c, "tma", 2, (int64_t[]){0, 1});
   int64_t bytes = t.stages * (t.bm + t.bn) * 128; /* k tiles of 128 bytes */
   /* A lane's bn / 2 accumulators and about 30 registers more (ptxas asks
    * 154 for 128), under the 65536 of an SM shared by the block. */

@@ -30,6 +30,7 @@ typedef struct {
    * operands' majorness (a bit each). */
   bool wgmma_used[TS_DTYPE_COUNT][32][4];
   bool unswizzled; /* shared accesses printed without the chunk swizzle */
+  bool tma_used;   /* TMA copies and mbarriers: their helpers */
 } emitter;
 
 /* The CUDA name of t, noting that its header is needed. */
@@ -44,5 +45,9 @@ void c_wgmma(ts_buf *b, const ir_stmt *s, int depth, const ir_stmt_style *st);
 void c_wgmma_sync(ts_buf *b, const ir_stmt *s, int depth,
                   const ir_stmt_style *st);
 void wgmma_definitions(ts_buf *b, const emitter *em);
+
+/* cuda_tma.c: S_PIPELINE, S_TMA and S_MBARRIER, and their helpers. */
+void c_pipe(ts_buf *b, const ir_stmt *s, int depth, const ir_stmt_style *st);
+void tma_definitions(ts_buf *b, const emitter *em);
 
 #endif

@@ -523,7 +523,7 @@ static const ir_stmt_style c_stmt_style = {
     .wait = c_wait, .loop = c_loop,
     .lanes = c_lanes, .alloc = c_alloc, .store = c_store,
     .compute = c_compute, .mma = c_mma, .ldmatrix = c_ldmatrix,
-    .wgmma = c_wgmma, .wgmma_sync = c_wgmma_sync};
+    .wgmma = c_wgmma, .wgmma_sync = c_wgmma_sync, .pipe = c_pipe};
 
 /* The headers of the element types used, and the vector structs. */
 static void type_definitions(ts_buf *b, const emitter *em) {
@@ -678,6 +678,10 @@ static void print_params(ts_buf *out, emitter *em, const ir_kernel *k) {
     case TS_PARAM_FLOAT:
       ts_buf_printf(out, "float %s", values[p->value]);
       break;
+    case TS_PARAM_TENSOR_MAP:
+      ts_buf_printf(out, "const __grid_constant__ tessel_tensor_map tmap_%s",
+                    ts_param_buffer_name(p->buffer));
+      break;
     }
   }
   ts_buf_puts(out, ")");
@@ -733,6 +737,7 @@ char *ts_program_cuda(const ts_program *p) {
   async_copy_definitions(&out, &em);
   mma_definitions(&out, &em);
   wgmma_definitions(&out, &em);
+  tma_definitions(&out, &em);
   if (em.needs_floordiv)
     ts_buf_printf(&out,
                   "// Floor division and modulo, for numerators that may be "

@@ -282,6 +282,14 @@ static void run(exec *x, const ir_stmt *s, const bool *active) {
    * it, which adds its products (exec_wgmma.c). */
   case S_WGMMA: exec_run_wgmma(x, s, active); return;
   case S_WGMMA_SYNC: exec_run_wgmma_sync(x, s, active); return;
+  case S_PIPELINE:
+    if (exec_tma_begin(x, s)) {
+      run(x, s->pipe.body, active);
+      exec_tma_end(x, x->tma, !x->fault);
+    }
+    return;
+  case S_TMA: exec_run_tma(x, s, active); return;
+  case S_MBARRIER: exec_run_mbarrier(x, s, active); return;
   case S_COMPUTE:
     exec_fault(x, 0, "compute statement in a lowered kernel");
     return;
@@ -318,8 +326,10 @@ double ir_stmt_steps(const ir_stmt *s) {
   switch (s->kind) {
   case S_STORE: return store_steps(s);
   case S_IF: case S_BARRIER: case S_ASYNC_COMMIT: case S_ASYNC_WAIT:
-  case S_WGMMA_SYNC:
+  case S_WGMMA_SYNC: case S_MBARRIER:
     return 1;
+  case S_TMA: /* a box's elements, read and landed */
+    return 2.0 * (double)(s->pipe.box[0] * s->pipe.box[1]);
   case S_LDMATRIX: return 2.0 * s->ldsm.matrices;
   case S_MMA: {
     const mma_instr *in = mma_instr_for(s->mma.buf[MMA_A]->dtype);

@@ -50,6 +50,8 @@ typedef struct mem {
   uint8_t *atomic; /* the last write was an atomic add (split-K) */
   int32_t *writer, *reader;
   uint64_t *wepoch, *repoch;
+  int32_t *landed;  /* TMA-filled: the full barrier's phase (1-based) that
+                     * landed the element, 0: none (exec_tma.c) */
   int32_t *pending; /* shared buffers: the thread whose asynchronous copy
                      * is in flight into the element, or NONE */
   /* A sampled run's global matrix: elements live in the space's pages
@@ -71,6 +73,29 @@ typedef struct {
   uint64_t committed, done;  /* groups closed; groups below `done` landed */
   uint64_t waited;           /* groups closed at the last wait */
 } copy_queue;
+
+/* A TMA pipeline's state (exec_tma.c): each barrier's arrivals, its
+ * transaction bytes outstanding, the phases it completed and the copies
+ * that land when its phase does; each thread's view of each barrier. */
+typedef struct {
+  struct mem *m;
+  size_t at;
+  float value;
+} landing;
+
+typedef struct {
+  int64_t count, arrivals, tx;
+  uint64_t phases;
+  landing *land;
+  size_t nland, cap;
+} mbar_state;
+
+typedef struct {
+  const ir_pipeline *p;
+  mbar_state *bars; /* full[0 .. S), then empty[0 .. S) */
+  int *seen;        /* [bar][stage][thread]: phases its waits saw */
+  int *fills;       /* arrive.expect_tx so far, by stage */
+} tma_state;
 
 /* A wgmma issued and not yet retired (exec_wgmma.c). */
 typedef struct wg_flight wg_flight;
@@ -100,6 +125,7 @@ typedef struct exec {
   wg_flight *flight;
   size_t nflight, capflight;
   uint64_t wg_batches[MAX_WARPGROUPS];
+  tma_state *tma; /* the TMA pipeline running, or NULL */
   const ir_observer *observer; /* accesses reported to it; NULL: none */
   double steps; /* the work done, in ir_stmt_steps's unit (exec.h) */
   bool fault;
@@ -147,6 +173,17 @@ void exec_wgmma_scope_ends(exec *x, const mem *m);
 void exec_wgmma_block_ends(exec *x);
 /* Drops every wgmma in flight and the batch counts (no fault). */
 void exec_wgmma_forget(exec *x);
+
+/* ---- TMA pipelines (exec_tma.c) ---- */
+bool exec_tma_begin(exec *x, const ir_stmt *s);
+/* Frees ts; with `check`, a fault where copies are still in flight. */
+void exec_tma_end(exec *x, tma_state *ts, bool check);
+void exec_run_tma(exec *x, const ir_stmt *s, const bool *active);
+void exec_run_mbarrier(exec *x, const ir_stmt *s, const bool *active);
+/* Whether thread t may read m's element (slot at, offset off): a TMA
+ * copy's element only after its wait saw the phase that landed it. */
+bool exec_tma_read_ok(exec *x, const struct mem *m, size_t at, int64_t off,
+                      int t);
 
 /* ---- Memory (exec_mem.c) ---- */
 bool mem_init(mem *m, const ir_buffer *b, float *data, size_t copies,

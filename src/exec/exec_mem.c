@@ -65,6 +65,7 @@ void mem_free(mem *m, bool owns_data) {
   free(m->wepoch);
   free(m->repoch);
   free(m->pending);
+  free(m->landed);
 }
 
 mem *find_mem(exec *x, const ir_buffer *b) {
@@ -271,9 +272,18 @@ float read_at(exec *x, mem *m, int64_t off, int t) {
     return 0.0f;
   }
   if (m->pending && m->pending[at] != NONE) {
+    if (m->landed) { /* a TMA copy's: it lands when its phase completes */
+      exec_fault(x, t, "read of shared %s at element %lld (stage %lld) "
+                 "before its TMA copy landed: its full barrier's phase has "
+                 "not completed", b->name, (long long)off,
+                 (long long)(off / b->strides[0]));
+      return 0.0f;
+    }
     in_flight(x, m, off, t, "read");
     return 0.0f;
   }
+  if (!exec_tma_read_ok(x, m, at, off, t))
+    return 0.0f;
   if (m->tracked) {
     int32_t me = gid(x, t);
     if (conflicts(x, m->writer[at], m->wepoch[at], me)) {

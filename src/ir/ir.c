@@ -153,9 +153,37 @@ int64_t ir_swizzle_offset(const ir_buffer *b, int64_t off) {
          (chunk % 8) * e + col % e;
 }
 
+/* The tensor maps a kernel's copies (S_TMA) read: one an operand, the
+ * box of its first copy (the executor checks every copy against it). */
+typedef struct {
+  const ir_buffer *operand[2]; /* A, B */
+  const ir_stmt *first[2];
+} map_scan;
+
+static bool scan_tma(ir_visitor *v, const ir_stmt *s) {
+  map_scan *m = v->ctx;
+  if (s->kind == S_TMA)
+    for (int w = 0; w < 2; w++)
+      if (!m->first[w] && s->pipe.src == m->operand[w])
+        m->first[w] = s;
+  return true;
+}
+
+static ir_param tensor_map(const ir_stmt *s, ts_param_buffer which) {
+  const ir_buffer *b = s->pipe.src;
+  int inner = b->strides[1] == 1 ? 1 : 0, outer = 1 - inner;
+  return (ir_param){
+      .p = {.kind = TS_PARAM_TENSOR_MAP, .buffer = which, .dtype = b->dtype,
+            .read_only = true,
+            .dims = {b->shape[inner], b->shape[outer]},
+            .row_bytes = b->strides[outer] * ts_dtype_size(b->dtype),
+            .box = {s->pipe.box[0], s->pipe.box[1]}, .swizzle = 128},
+      .buf = b};
+}
+
 bool ir_kernel_set_params(ts_arena *a, ir_kernel *k) {
   const ir_buffer *operands[3] = {k->A, k->B, k->C};
-  ir_param *ps = ts_arena_alloc(a, 4 * sizeof(*ps));
+  ir_param *ps = ts_arena_alloc(a, 6 * sizeof(*ps));
   if (!ps)
     return false;
   int n = 0;
@@ -171,6 +199,12 @@ bool ir_kernel_set_params(ts_arena *a, ir_kernel *k) {
     ps[n++] = (ir_param){.p = {.kind = TS_PARAM_BUFFER,
                                .buffer = TS_PARAM_WORKSPACE, .dtype = TS_F32},
                          .buf = k->W};
+  map_scan scan = {.operand = {k->A, k->B}};
+  ir_visitor v = {.stmt = scan_tma, .ctx = &scan};
+  ir_visit_stmt(&v, k->body);
+  for (int w = 0; w < 2; w++)
+    if (scan.first[w])
+      ps[n++] = tensor_map(scan.first[w], w ? TS_PARAM_B : TS_PARAM_A);
   k->params = ps;
   k->nparams = n;
   return true;
@@ -552,6 +586,46 @@ ir_stmt *ir_new_wgmma_sync(ts_arena *a, int pending, ir_buffer *acc) {
   if (s) {
     s->wait.pending = pending;
     s->wait.acc = acc;
+  }
+  return s;
+}
+
+ir_stmt *ir_new_pipeline(ts_arena *a, const ir_pipeline *p, ir_stmt *body) {
+  ir_stmt *s = new_stmt(a, S_PIPELINE);
+  if (s) {
+    s->pipe.pipe = p;
+    s->pipe.body = body;
+  }
+  return s;
+}
+
+ir_stmt *ir_new_tma(ts_arena *a, const ir_pipeline *p, ir_expr *stage,
+                    ir_expr *dst, ir_buffer *src, ir_expr *const coord[2],
+                    const int64_t box[2]) {
+  ir_stmt *s = new_stmt(a, S_TMA);
+  if (s) {
+    s->pipe.pipe = p;
+    s->pipe.stage = stage;
+    s->pipe.dst = dst;
+    s->pipe.src = src;
+    s->pipe.map = -1;
+    for (int d = 0; d < 2; d++) {
+      s->pipe.coord[d] = coord[d];
+      s->pipe.box[d] = box[d];
+    }
+  }
+  return s;
+}
+
+ir_stmt *ir_new_mbarrier(ts_arena *a, const ir_pipeline *p, ir_mbar_op op,
+                         ir_mbar_which bar, ir_expr *stage, ir_expr *parity) {
+  ir_stmt *s = new_stmt(a, S_MBARRIER);
+  if (s) {
+    s->pipe.pipe = p;
+    s->pipe.op = op;
+    s->pipe.bar = bar;
+    s->pipe.stage = stage;
+    s->pipe.parity = parity;
   }
   return s;
 }

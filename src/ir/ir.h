@@ -44,6 +44,8 @@ typedef enum {
   FORM_MMA,     /* mma.idx[w][0 .. mma.buf[w]->ndim) for w = 0, 1, 2 */
   FORM_LDMATRIX, /* ldsm.idx[0 .. ldsm.frag->ndim), ldsm.src */
   FORM_WGMMA,    /* wgmma.idx[0 .. wgmma.acc->ndim), wgmma.src[0], src[1] */
+  FORM_PIPE,     /* pipe.stage, pipe.parity, pipe.dst, pipe.coord[0..1],
+                  * pipe.body; each may be NULL */
 } ir_form;
 
 #define IR_EXPR_KINDS(X)                                                      \
@@ -90,7 +92,10 @@ typedef enum {
   X(S_MMA, "mma", FORM_MMA) /* a warp's tensor-core multiply-add (mma.h) */ \
   X(S_LDMATRIX, "ldmatrix", FORM_LDMATRIX) /* a warp's fragment load */    \
   X(S_WGMMA, "wgmma", FORM_WGMMA) /* a warpgroup's multiply-add (mma.h) */   \
-  X(S_WGMMA_SYNC, "wgmma.sync", FORM_LEAF) /* fence, or commit and wait */
+  X(S_WGMMA_SYNC, "wgmma.sync", FORM_LEAF) /* fence, or commit and wait */ \
+  X(S_PIPELINE, "pipeline", FORM_PIPE) /* a TMA pipeline's barriers, live in body */ \
+  X(S_TMA, "tma", FORM_PIPE) /* one bulk tensor copy into a stage */        \
+  X(S_MBARRIER, "mbarrier", FORM_PIPE) /* an arrive or a wait on a stage's barrier */
 
 typedef enum {
 #define IR_ENUM(k, s, form) k,
@@ -151,6 +156,31 @@ typedef struct ir_buffer {
   bool workspace_view;
   int64_t workspace_offset;
 } ir_buffer;
+
+/* A pipeline of shared stages filled by the tensor memory accelerator
+ * (ts_tma): each stage has a full barrier, which completes a phase when
+ * its one producer arrival (arrive.expect_tx of `bytes`) and the copies'
+ * `bytes` have come, and an empty barrier, which completes a phase when
+ * `consumers` arrivals (one a warp) release the stage.  Phases are waited
+ * for by parity.  One node (S_PIPELINE) holds it; the copies and barrier
+ * operations inside point to it: codegen, the executor and explain read
+ * the stages, bytes and roles from here. */
+typedef struct ir_pipeline {
+  int id;          /* the kernel's pipelines in order: tessel_full<id> */
+  int stages;      /* copies of each cache, and barriers of each kind */
+  int64_t bytes;   /* a stage's fill: every copy's box, all caches */
+  int consumers;   /* arrivals that release a stage: the block's warps */
+  int producer;    /* the thread (linear in the block) that issues copies */
+} ir_pipeline;
+
+/* S_MBARRIER's operations. */
+typedef enum {
+  MBAR_EXPECT_TX, /* the producer's arrival on full[stage], with bytes */
+  MBAR_ARRIVE,    /* a consumer warp's release: arrival on empty[stage] */
+  MBAR_WAIT,      /* wait until barrier `bar` of the stage passes parity */
+} ir_mbar_op;
+
+typedef enum { MBAR_FULL, MBAR_EMPTY } ir_mbar_which;
 
 typedef struct ir_expr ir_expr;
 struct ir_expr {
@@ -297,6 +327,24 @@ struct ir_stmt {
       bool mn_major[2];
     } wgmma;
     struct {
+      /* S_PIPELINE: the barriers of `pipe`, initialized before body runs.
+       * S_TMA: a box of the global buffer `src` (tensor map parameter
+       * `map` of the kernel's list), box[0] elements along its contiguous
+       * dimension by box[1], from coord (innermost first, may lie past
+       * the edge: zeros come), into the staged cache at dst (a load of
+       * the box's first element), completing on full[stage].
+       * S_MBARRIER: op on barrier `bar` of stage; parity for a wait. */
+      const ir_pipeline *pipe;
+      ir_mbar_op op;
+      ir_mbar_which bar;
+      ir_expr *stage, *parity, *dst;
+      ir_expr *coord[2];
+      ir_buffer *src;
+      int map;
+      int64_t box[2];
+      ir_stmt *body;
+    } pipe;
+    struct {
       /* C[i, j] += A[i, k] * B[k, j] for the iteration (i, j, k) that these
        * expressions of the loop variables give, where pred holds. */
       ir_expr *i, *j, *k;
@@ -442,6 +490,13 @@ ir_stmt *ir_new_wgmma(ts_arena *a, const struct mma_instr_s *in,
                       ir_expr *src_b);
 /* wgmma.fence (pending -1), or commit_group and wait_group(pending). */
 ir_stmt *ir_new_wgmma_sync(ts_arena *a, int pending, ir_buffer *acc);
+ir_stmt *ir_new_pipeline(ts_arena *a, const ir_pipeline *p, ir_stmt *body);
+/* The box (box[0] x box[1], innermost first) of src at coord into dst. */
+ir_stmt *ir_new_tma(ts_arena *a, const ir_pipeline *p, ir_expr *stage,
+                    ir_expr *dst, ir_buffer *src, ir_expr *const coord[2],
+                    const int64_t box[2]);
+ir_stmt *ir_new_mbarrier(ts_arena *a, const ir_pipeline *p, ir_mbar_op op,
+                         ir_mbar_which bar, ir_expr *stage, ir_expr *parity);
 
 /* frag[idx..] = a warp's ldmatrix of `matrices` 8 x 8 matrices whose rows
  * the lanes' `src` loads address (see S_LDMATRIX). */

@@ -20,6 +20,7 @@ typedef enum ts_param_kind {
   TS_PARAM_BUFFER, /* a pointer into global memory: an operand or the workspace */
   TS_PARAM_INT,    /* an int (32 bits) of the definition: M, N or K */
   TS_PARAM_FLOAT,  /* a float of the definition: alpha or beta */
+  TS_PARAM_TENSOR_MAP, /* a CUtensorMap of an operand, __grid_constant__ */
 } ts_param_kind;
 
 /* The global memory a buffer parameter points into. */
@@ -43,6 +44,12 @@ typedef struct ts_param {
   ts_dtype dtype;         /* TS_PARAM_BUFFER: its elements' type */
   bool read_only;         /* TS_PARAM_BUFFER: the kernel only reads it */
   ts_param_value value;   /* TS_PARAM_INT, TS_PARAM_FLOAT: which */
+  /* TS_PARAM_TENSOR_MAP (with buffer and dtype): the operand as the map
+   * sees it, innermost (contiguous) dimension first: its extents, the
+   * bytes between rows, the box a copy moves and the swizzle of the
+   * shared tile it lands in (bytes of a swizzled row: 128). */
+  int64_t dims[2], row_bytes, box[2];
+  int swizzle;
 } ts_param;
 
 /* The name a buffer parameter has in the signature: "A", "B", "C", "W". */

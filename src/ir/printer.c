@@ -257,6 +257,14 @@ void ir_print_stmt_with(ts_buf *b, const ir_stmt *s, int depth,
   case S_WGMMA_SYNC:
     st->wgmma_sync(b, s, depth, st);
     return;
+  case S_PIPELINE:
+    st->pipe(b, s, depth, st);
+    ir_print_stmt_with(b, s->pipe.body, depth, st);
+    return;
+  case S_TMA:
+  case S_MBARRIER:
+    st->pipe(b, s, depth, st);
+    return;
   }
 }
 
@@ -542,13 +550,54 @@ static void pseudo_wgmma_sync(ts_buf *b, const ir_stmt *s, int depth,
     ts_buf_printf(b, "wgmma.commit; wgmma.wait %d\n", s->wait.pending);
 }
 
+static const char *const mbar_names[2] = {"full", "empty"};
+
+/* "pipeline 0: 4 stages of 49152 bytes ...", "tma A.shared[..] = A box
+ * 64x128 at (x, y), full[s]", "mbarrier.wait full[s] parity p". */
+static void pseudo_pipe(ts_buf *b, const ir_stmt *s, int depth,
+                        const ir_stmt_style *st) {
+  (void)st;
+  const ir_pipeline *p = s->pipe.pipe;
+  ts_buf_indent(b, depth);
+  if (s->kind == S_PIPELINE) {
+    ts_buf_printf(b, "pipeline %d: %d stages of %lld bytes, mbarriers full "
+                  "and empty, producer thread %d, %d consumer warps\n", p->id,
+                  p->stages, (long long)p->bytes, p->producer, p->consumers);
+    return;
+  }
+  if (s->kind == S_TMA) {
+    ts_buf_puts(b, "tma &");
+    print_expr_line(b, s->pipe.dst);
+    ts_buf_printf(b, " = %s box %lldx%lld at (", s->pipe.src->name,
+                  (long long)s->pipe.box[0], (long long)s->pipe.box[1]);
+    print_expr_line(b, s->pipe.coord[0]);
+    ts_buf_puts(b, ", ");
+    print_expr_line(b, s->pipe.coord[1]);
+    ts_buf_puts(b, ") on full[");
+    print_expr_line(b, s->pipe.stage);
+    ts_buf_puts(b, "]\n");
+    return;
+  }
+  static const char *const ops[] = {"arrive.expect_tx", "arrive", "wait"};
+  ts_buf_printf(b, "mbarrier.%s %s[", ops[s->pipe.op], mbar_names[s->pipe.bar]);
+  print_expr_line(b, s->pipe.stage);
+  ts_buf_puts(b, "]");
+  if (s->pipe.op == MBAR_EXPECT_TX)
+    ts_buf_printf(b, " %lld bytes", (long long)p->bytes);
+  if (s->pipe.op == MBAR_WAIT) {
+    ts_buf_puts(b, " parity ");
+    print_expr_line(b, s->pipe.parity);
+  }
+  ts_buf_puts(b, "\n");
+}
+
 static const ir_stmt_style pseudo_stmt_style = {
     .expr = &ir_pseudo_style, .if_open = "if ", .if_then = ":\n",
     .else_line = "else:\n", .barrier = "barrier\n",
     .commit = "cp.async.commit\n", .wait = pseudo_wait, .loop = pseudo_loop,
     .alloc = pseudo_alloc, .store = pseudo_store, .compute = pseudo_compute,
     .mma = pseudo_mma, .ldmatrix = pseudo_ldmatrix, .wgmma = pseudo_wgmma,
-    .wgmma_sync = pseudo_wgmma_sync};
+    .wgmma_sync = pseudo_wgmma_sync, .pipe = pseudo_pipe};
 
 void ir_print_stmt(ts_buf *b, const ir_stmt *s, int depth,
                    const ts_loop *mark) {

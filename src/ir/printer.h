@@ -74,6 +74,10 @@ struct ir_stmt_style {
                 const ir_stmt_style *st);
   void (*wgmma_sync)(ts_buf *b, const ir_stmt *s, int depth,
                      const ir_stmt_style *st);
+  /* A TMA pipeline's opening (S_PIPELINE: its body follows at the same
+   * depth), a copy (S_TMA) or a barrier operation (S_MBARRIER). */
+  void (*pipe)(ts_buf *b, const ir_stmt *s, int depth,
+               const ir_stmt_style *st);
   void *ctx;
 };
 

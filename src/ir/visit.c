@@ -115,6 +115,14 @@ void ir_visit_stmt(ir_visitor *v, const ir_stmt *s) {
     ir_visit_expr(v, s->wgmma.src[0]);
     ir_visit_expr(v, s->wgmma.src[1]);
     break;
+  case FORM_PIPE:
+    ir_visit_expr(v, s->pipe.stage);
+    ir_visit_expr(v, s->pipe.parity);
+    ir_visit_expr(v, s->pipe.dst);
+    ir_visit_expr(v, s->pipe.coord[0]);
+    ir_visit_expr(v, s->pipe.coord[1]);
+    ir_visit_stmt(v, s->pipe.body);
+    break;
   default: /* a leaf */
     break;
   }
@@ -269,6 +277,14 @@ ir_stmt *ir_mutate_stmt_children(ir_mutator *m, ir_stmt *s) {
     ok = exprs_at(m, &n.wgmma.idx, s->wgmma.acc->ndim, &changed) &&
          expr_at(m, &n.wgmma.src[0], &changed) &&
          expr_at(m, &n.wgmma.src[1], &changed);
+    break;
+  case FORM_PIPE:
+    ok = expr_at(m, &n.pipe.stage, &changed) &&
+         expr_at(m, &n.pipe.parity, &changed) &&
+         expr_at(m, &n.pipe.dst, &changed) &&
+         expr_at(m, &n.pipe.coord[0], &changed) &&
+         expr_at(m, &n.pipe.coord[1], &changed) &&
+         stmt_at(m, &n.pipe.body, &changed);
     break;
   default: /* a leaf */
     break;

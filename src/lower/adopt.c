@@ -22,8 +22,29 @@ typedef struct {
   const ir_buffer **from;
   ir_buffer **to;
   int nbufs, bufs_cap;
+  /* The pipelines copied so far (a kernel has a few): old, then new. */
+  const ir_pipeline *pipes_from[8];
+  ir_pipeline *pipes_to[8];
+  int npipes;
   bool failed;
 } adopter;
+
+/* The program's copy of pipeline p, made at its S_PIPELINE, which the
+ * copies and barrier operations inside it come after. */
+static const ir_pipeline *adopt_pipeline(adopter *ad, const ir_pipeline *p) {
+  for (int i = 0; i < ad->npipes; i++)
+    if (ad->pipes_from[i] == p)
+      return ad->pipes_to[i];
+  ir_pipeline *c = ad->npipes < 8 ? ts_arena_alloc(ad->a, sizeof(*c)) : NULL;
+  if (!c) {
+    ad->failed = true;
+    return NULL;
+  }
+  *c = *p;
+  ad->pipes_from[ad->npipes] = p;
+  ad->pipes_to[ad->npipes++] = c;
+  return c;
+}
 
 static ir_var *adopt_var(adopter *ad, const ir_var *v) {
   if (!v)
@@ -194,6 +215,18 @@ static ir_stmt *adopt_stmt(adopter *ad, const ir_stmt *s) {
     break;
   case S_WGMMA_SYNC:
     c->wait.acc = adopt_buffer(ad, s->wait.acc);
+    break;
+  case S_PIPELINE:
+  case S_TMA:
+  case S_MBARRIER:
+    c->pipe.pipe = adopt_pipeline(ad, s->pipe.pipe);
+    c->pipe.stage = adopt_expr(ad, s->pipe.stage);
+    c->pipe.parity = adopt_expr(ad, s->pipe.parity);
+    c->pipe.dst = adopt_expr(ad, s->pipe.dst);
+    for (int d = 0; d < 2; d++)
+      c->pipe.coord[d] = adopt_expr(ad, s->pipe.coord[d]);
+    c->pipe.src = s->pipe.src ? adopt_buffer(ad, s->pipe.src) : NULL;
+    c->pipe.body = adopt_stmt(ad, s->pipe.body);
     break;
   case S_BARRIER:
   case S_ASYNC_COMMIT:

@@ -25,6 +25,7 @@ typedef struct lower_ctx {
   ir_buffer *W;           /* split-K's workspace (its mode), or NULL */
   bool mma;               /* the kernel has tensor-core instructions */
   bool wgmma;             /* ... and they are a warpgroup's (sm_90a) */
+  int pipelines;          /* TMA pipelines made: the next one's id */
   ts_status status;
   char errmsg[1024];
 } lower_ctx;
@@ -36,6 +37,26 @@ bool lower_fail(lower_ctx *cx, ts_status code, const char *fmt, ...)
  * given kind, never live for primitives. */
 ts_loop *lower_new_loop(lower_ctx *cx, const char *name, int64_t extent,
                         ts_loop_kind kind);
+
+/* A TMA-filled cache's tile (lower_tma.c): the operand, the cache's
+ * dimensions its stored rows and columns run along, the box, the boxes a
+ * tile (128-byte panels), the tile's origin in the operand (innermost
+ * first, an expression of the attach loop's variable) and its bytes. */
+typedef struct tma_tile {
+  ir_buffer *src;
+  int inner, outer;
+  int64_t box[2], panels, bytes;
+  ir_expr *origin[2];
+} tma_tile;
+
+/* Reads cache st's copy nest (before it is spread over threads) into t;
+ * false, recorded in cx, where the TMA cannot copy it. */
+bool lower_tma_tile(lower_ctx *cx, const struct ts_stage *st,
+                    const ir_stmt *copy, tma_tile *t);
+/* The copies of tile `tile` (of loop f) into stage `stage` of staged. */
+ir_stmt *lower_tma_issue(ts_arena *a, const ir_pipeline *p,
+                         const tma_tile *t, ir_buffer *staged,
+                         const ts_loop *f, ir_expr *tile, ir_expr *stage);
 
 /* C = alpha * acc + beta * c_old, alpha and beta folded (reduction.c). */
 ir_expr *lower_epilogue_value(ts_arena *a, const ts_gemm *g, ir_expr *acc,

@@ -46,7 +46,7 @@ static bool holds_kind(const ir_stmt *s, ir_stmt_kind kind) {
  * in its body (a pipeline at an inner loop waits there). */
 static bool own_wait(ir_visitor *v, const ir_stmt *s) {
   bool *found = v->ctx;
-  *found |= s->kind == S_ASYNC_WAIT;
+  *found |= s->kind == S_ASYNC_WAIT || s->kind == S_MBARRIER;
   v->stop = *found;
   return !v->stop && s->kind != S_FOR;
 }
@@ -122,7 +122,8 @@ static ir_stmt *batch(ir_mutator *m, ir_stmt *s) {
     return s;
   if (flight)
     return in_flight_loop(m, s);
-  if (!holds_kind(s, S_BARRIER) && !holds_kind(s, S_ASYNC_WAIT))
+  if (!holds_kind(s, S_BARRIER) && !holds_kind(s, S_ASYNC_WAIT) &&
+      !holds_kind(s, S_MBARRIER))
     return fenced(m->a, s, p->pending);
   return ir_mutate_stmt_children(m, s);
 }

@@ -360,6 +360,7 @@ static bool split_copy(walker *w, ir_stmt *copy, const ts_stage *st,
 
 typedef struct {
   ir_stmt *copies[MAX_ITEMS];
+  ir_stmt *raw[MAX_ITEMS]; /* the copy nests as scheduled (ts_tma reads) */
   const ts_stage *stages[MAX_ITEMS];
   int n;
   ir_stmt *rest; /* the body after the copies, lowered */
@@ -667,6 +668,9 @@ static int prologue(ts_arena *a, const ts_loop *f, const attach *at,
  * proves only the batches of ko - 1 - n and before finished.  So each copy
  * goes n tiles later, tile ko + depth-1-n into the copy of ko - 1 - n, and
  * the waits keep n groups fewer in flight. */
+static ir_stmt *tma_pipeline(walker *w, ts_loop *f, attach *at, int depth,
+                             int lag, bool outer_repeats);
+
 static ir_stmt *async_pipeline(walker *w, ts_loop *f, attach *at,
                                bool outer_repeats) {
   ts_arena *a = w->cx->arena;
@@ -680,6 +684,9 @@ static ir_stmt *async_pipeline(walker *w, ts_loop *f, attach *at,
     return NULL;
   }
   int lag = f->wgmma_in_flight;
+  for (int i = 0; i < at->n; i++)
+    if (at->stages[i]->tma)
+      return tma_pipeline(w, f, at, depth, lag, outer_repeats);
   if (depth < lag + 2) {
     fail(w, TS_ERR_BAD_ARG,
          "ts_lower: loop \"%s\" keeps %d wgmma batch%s in flight, so its "
@@ -735,6 +742,124 @@ static ir_stmt *async_pipeline(walker *w, ts_loop *f, attach *at,
   return out;
 }
 
+/* ---- TMA pipelines (ts_tma) ------------------------------------------------- */
+
+/* The expression `tid == 0` or `tid % 32 == 0`. */
+static ir_expr *is_thread(ts_arena *a, ir_expr *tid, int64_t every) {
+  ir_expr *x = every > 1 ? ir_binary(a, E_MOD, tid, ir_int(a, every)) : tid;
+  return ir_binary(a, E_EQ, x, ir_int(a, 0));
+}
+
+/* The producer's fill of tile `tile` into stage `stage`: the full
+ * barrier's expected bytes, then every cache's boxes. */
+static ir_stmt *tma_fill(ts_arena *a, const ir_pipeline *p, const ts_loop *f,
+                         const attach *at, const tma_tile *tiles,
+                         ir_buffer *const *staged, ir_expr *tile,
+                         ir_expr *stage) {
+  ir_stmt *items[MAX_ITEMS + 1];
+  int n = 0;
+  items[n++] = ir_new_mbarrier(a, p, MBAR_EXPECT_TX, MBAR_FULL, stage, NULL);
+  for (int i = 0; i < at->n; i++)
+    if (staged[i])
+      items[n++] = lower_tma_issue(a, p, &tiles[i], staged[i], f, tile, stage);
+  return ir_new_seq(a, items, n);
+}
+
+/* A stage's wait for the phase of tile `tile`: parity (tile / S) % 2. */
+static ir_stmt *tma_wait(ts_arena *a, const ir_pipeline *p, ir_mbar_which bar,
+                         ir_expr *tile) {
+  ir_expr *S = ir_int(a, p->stages);
+  return ir_new_mbarrier(a, p, MBAR_WAIT, bar, ir_binary(a, E_MOD, tile, S),
+                         ir_binary(a, E_MOD, ir_binary(a, E_DIV, tile, S),
+                                   ir_int(a, 2)));
+}
+
+/* Shared caches in `depth` stages filled by the TMA (ts_tma), one thread
+ * the producer, every warp a consumer, no barrier in the loop:
+ *
+ *   producer: for t in 0..depth-1: fill tile t into stage t
+ *   for ko:
+ *     wait full[ko % S], parity (ko / S) % 2        tile ko has landed
+ *     compute on stage ko % S
+ *     r = ko - lag (the newest tile no wgmma batch still reads):
+ *     a lane 0 of each warp: arrive empty[r % S]    released
+ *     producer, if r + S < n: wait empty[r % S], parity (r / S) % 2;
+ *               fill tile r + S into stage r % S
+ *
+ * A fill is the full barrier's arrive.expect_tx of the stage's bytes and
+ * the boxes, which complete its phase as they land.  With lag batches of
+ * wgmma in flight (ts_wgmma_in_flight) a stage is released lag iterations
+ * after its computation, when the batch reading it has retired. */
+static ir_stmt *tma_pipeline(walker *w, ts_loop *f, attach *at, int depth,
+                             int lag, bool outer_repeats) {
+  lower_ctx *cx = w->cx;
+  ts_arena *a = cx->arena;
+  ir_buffer *staged[MAX_ITEMS] = {NULL};
+  tma_tile tiles[MAX_ITEMS];
+  int64_t threads, bytes = 0;
+  ir_expr *tid = thread_id(w, &threads);
+  if (outer_repeats || threads % 32 || at->n > 2) {
+    fail(w, TS_ERR_BAD_ARG, "ts_lower: the TMA pipeline at loop \"%s\" "
+         "needs %s", f->name, outer_repeats ? "to run once (no serial loop "
+         "around it)" : at->n > 2 ? "the caches of A and B only"
+         : "whole warps (its consumers arrive one a warp)");
+    return NULL;
+  }
+  ir_pipeline *p = ts_arena_alloc(a, sizeof(*p));
+  if (!p)
+    return NULL;
+  retarget cur = {NULL, NULL, ir_binary(a, E_MOD, ir_varref(a, f->var),
+                                         ir_int(a, depth))};
+  ir_stmt *rest = at->rest;
+  for (int i = 0; i < at->n; i++) {
+    if (at->stages[i]->buf->scope != SCOPE_SHARED || !at->stages[i]->tma) {
+      fail(w, TS_ERR_STAGES_DIFFER, "ts_lower: \"%s\" is attached at loop "
+           "\"%s\" beside a TMA-filled cache; fill it by the TMA too "
+           "(ts_pipeline, ts_storage_swizzle, ts_tma)", at->stages[i]->name,
+           f->name);
+      return NULL;
+    }
+    if (!lower_tma_tile(cx, at->stages[i], at->raw[i], &tiles[i])) {
+      w->failed = true;
+      return NULL;
+    }
+    if (!(staged[i] = copies_of(a, at->stages[i]->buf, depth)))
+      return NULL;
+    bytes += tiles[i].bytes;
+    cur.from = at->stages[i]->buf;
+    cur.to = staged[i];
+    rest = retarget_stmt(a, rest, &cur);
+  }
+  *p = (ir_pipeline){.id = cx->pipelines++, .stages = depth, .bytes = bytes,
+                     .consumers = (int)(threads / 32), .producer = 0};
+  ir_expr *fv = ir_varref(a, f->var), *producer = is_thread(a, tid, 0);
+  ir_expr *r = ir_sub(a, fv, ir_int(a, lag));
+  ir_expr *rs = ir_binary(a, E_MOD, r, ir_int(a, depth));
+  ir_stmt *refill[2] = {
+      tma_wait(a, p, MBAR_EMPTY, r),
+      tma_fill(a, p, f, at, tiles, staged, ir_add(a, r, ir_int(a, depth)), rs)};
+  ir_expr *more = ir_binary(a, E_LT, ir_add(a, r, ir_int(a, depth)),
+                            ir_int(a, f->extent));
+  ir_expr *started = lag ? ir_binary(a, E_LE, ir_int(a, lag), fv) : NULL;
+  ir_stmt *body[4] = {
+      tma_wait(a, p, MBAR_FULL, fv), rest,
+      ir_new_if(a, ir_and(a, started, is_thread(a, tid, 32)),
+                ir_new_mbarrier(a, p, MBAR_ARRIVE, MBAR_EMPTY, rs, NULL), NULL),
+      ir_new_if(a, ir_and(a, started, ir_and(a, producer, more)),
+                ir_new_seq(a, refill, 2), NULL)};
+  ir_stmt *fills[MAX_DEPTH];
+  int nf = 0;
+  for (int t = 0; t < depth && t < f->extent; t++)
+    fills[nf++] = tma_fill(a, p, f, at, tiles, staged, ir_int(a, t),
+                           ir_int(a, t));
+  ir_stmt *items[2] = {ir_new_if(a, producer, ir_new_seq(a, fills, nf), NULL),
+                       ir_new_for(a, f, ir_new_seq(a, body, 4))};
+  ir_stmt *out = ir_new_pipeline(a, p, ir_new_seq(a, items, 2));
+  for (int i = 0; i < at->n; i++)
+    out = ir_new_alloc(a, staged[i], out);
+  return out;
+}
+
 /* ---- Attach points ----------------------------------------------------------- */
 
 static ir_stmt *plain(walker *w, ts_loop *f, attach *at, bool repeats) {
@@ -771,6 +896,7 @@ static ir_stmt *lower_attach(walker *w, ir_stmt *for_f, bool repeats,
     const ts_stage *st = nest_copy_stage(body->seq.items[at.n]);
     ir_stmt *c = body->seq.items[at.n];
     at.stages[at.n] = st;
+    at.raw[at.n] = c;
     if (st->buf->scope != SCOPE_SHARED)
       at.copies[at.n] = unroll_copy(w, c);
     else

@@ -123,6 +123,37 @@ ts_status ts_pipeline(ts_sched *s, ts_stage *stage, int stages) {
   return status;
 }
 
+ts_status ts_tma(ts_sched *s, ts_stage *stage) {
+  CHECK_SCHED(s);
+  const char *fn = "ts_tma";
+  /* Check: a pipelined shared cache_read stage, swizzled in 128-byte rows
+   * (the TMA's 128-byte swizzle is that layout), not marked yet.  The
+   * operand's alignment and the box are lowering's checks: they depend on
+   * the copies' final shape. */
+  if (!sched_check_read_stage(s, fn, stage))
+    return s->status;
+  if (!stage->pipeline)
+    return sched_fail(s, TS_ERR_BAD_ARG, NULL,
+                      "%s: \"%s\" is not pipelined; the TMA fills the "
+                      "stages of a pipeline: call ts_pipeline first", fn,
+                      stage->name);
+  if (stage->buf->swizzle != 8 || stage->buf->pad)
+    return sched_fail(s, TS_ERR_BAD_ARG, NULL,
+                      "%s: \"%s\" is not swizzled in 128-byte rows; the "
+                      "TMA writes its 128-byte swizzle: call "
+                      "ts_storage_swizzle first", fn, stage->name);
+  if (stage->tma)
+    return sched_fail(s, TS_ERR_STAGE_USED, NULL,
+                      "%s: \"%s\" is already filled by the TMA", fn,
+                      stage->name);
+  /* Step 1. Mark it; lowering builds the mbarrier pipeline. */
+  trace_rec rec = {.op = TR_TMA, .stage = stage->id};
+  ts_status status = sched_commit(s, fn, s->root, NULL, 0, &rec);
+  if (status == TS_OK)
+    stage->tma = true;
+  return status;
+}
+
 ts_status ts_wgmma_in_flight(ts_sched *s, ts_loop *loop, int batches) {
   CHECK_SCHED(s);
   const char *fn = "ts_wgmma_in_flight";

@@ -37,6 +37,7 @@ typedef enum {
   TR_SWIZZLE_STORAGE,
   TR_WGMMA_IN_FLIGHT,
   TR_PACK,
+  TR_TMA,
 } trace_op;
 
 enum { TRACE_MAX_LOOPS = 16 };
@@ -73,6 +74,7 @@ struct ts_stage {
   int buffer_tiles; /* k tiles a copy when double_buffered (1 for
                      * ts_double_buffer); 0 before */
   int pipeline; /* ts_pipeline: copies of the cache, cp.async; 0: none */
+  bool tma;     /* ts_tma: the copies are the TMA's, on an mbarrier pipeline */
   const void *owner;
 };
 

@@ -1,0 +1,206 @@
+/*
+ * ts_tma: the TMA's copies on an mbarrier pipeline.  wgtma's lowered
+ * program runs on the executor as lowered, and each mutation of it that
+ * breaks the pipeline's protocol is a fault naming the buffer, the stage,
+ * the phase and the thread: a consumer reading a stage without its wait
+ * on the full barrier, a producer refilling a stage without its wait on
+ * the empty one, an expected byte count that is not the copies', a
+ * tensor map whose box is not the copy's.  The CUDA it prints has the
+ * bulk tensor copies and the mbarriers.
+ */
+#include "helpers.h"
+
+#include "exec/executor.h"
+#include "ir/ir.h"
+#include "ir/program_ir.h"
+#include "ir/visit.h"
+
+/* wgtma at 128 x 256 x 512 in f16, NT: 8 k tiles in 4 stages, so the
+ * producer refills each stage once. */
+static ts_program *lowered(ts_sched **s) {
+  ts_gemm g = ts_gemm_make(128, 256, 512);
+  g.a_type = g.b_type = TS_F16;
+  g.layout = TS_NT;
+  g.beta = 0;
+  *s = ts_builtin_schedule("wgtma", &g);
+  ts_program *p = ts_lower(*s);
+  assert_int_equal(ts_program_status(p), TS_OK);
+  return p;
+}
+
+typedef struct {
+  ir_stmt_kind kind;   /* the statements mutated */
+  ir_mbar_op op;       /* for S_MBARRIER */
+  ir_mbar_which bar;
+  ir_pipeline *pipe;   /* non-NULL: every statement's pipeline made this */
+} mutation;
+
+/* Drops the matching barrier operations, or points every pipeline
+ * statement at m->pipe. */
+static ir_stmt *mutate(ir_mutator *mu, ir_stmt *s) {
+  mutation *m = mu->ctx;
+  bool pipe_stmt = s->kind == S_PIPELINE || s->kind == S_TMA ||
+                   s->kind == S_MBARRIER;
+  if (m->pipe && pipe_stmt) {
+    ir_stmt *c = ir_mutate_stmt_children(mu, s);
+    ir_stmt *n = ts_arena_alloc(mu->a, sizeof(*n));
+    *n = *c;
+    n->pipe.pipe = m->pipe;
+    return n;
+  }
+  if (!m->pipe && s->kind == S_MBARRIER && s->pipe.op == m->op &&
+      s->pipe.bar == m->bar)
+    return ir_new_seq(mu->a, NULL, 0);
+  return ir_mutate_stmt_children(mu, s);
+}
+
+/* What the executor says of k; NULL when it runs without a fault. */
+static char *run(const ir_kernel *k, const ts_gemm *g) {
+  float *A = calloc((size_t)(g->m * g->k), sizeof(float));
+  float *B = calloc((size_t)(g->k * g->n), sizeof(float));
+  float *C = calloc((size_t)(g->m * g->n), sizeof(float));
+  assert_true(A && B && C);
+  for (int64_t i = 0; i < g->m * g->k; i++)
+    A[i] = (float)(i % 7) - 3;
+  for (int64_t i = 0; i < g->k * g->n; i++)
+    B[i] = (float)(i % 5) - 2;
+  char msg[1024];
+  bool ok = ir_execute(k, A, B, C, false, msg, sizeof(msg));
+  free(A);
+  free(B);
+  free(C);
+  return ok ? NULL : strdup(msg);
+}
+
+static void assert_fault(mutation *m, const ir_param *params,
+                         const char *const says[3]) {
+  ts_sched *s;
+  ts_program *p = lowered(&s);
+  assert_null(run(&p->k, &p->def));
+  ir_kernel k = p->k;
+  if (params)
+    k.params = params;
+  else {
+    ir_mutator mu = {.a = &p->arena, .stmt = mutate, .ctx = m};
+    k.body = ir_mutate_stmt(&mu, p->k.body);
+    assert_true(k.body != p->k.body);
+  }
+  char *msg = run(&k, &p->def);
+  assert_non_null(msg);
+  for (int i = 0; i < 3 && says[i]; i++)
+    if (!strstr(msg, says[i]))
+      fail_msg("the executor says: %s", msg);
+  free(msg);
+  ts_program_free(p);
+  ts_sched_free(s);
+}
+
+static void test_consumer_reading_before_its_wait(void **state) {
+  (void)state;
+  mutation m = {.op = MBAR_WAIT, .bar = MBAR_FULL};
+  assert_fault(&m, NULL, (const char *[]){"reads shared A.shared",
+               "(stage 0) before its wait", "phase 0 of full[0]"});
+}
+
+static void test_producer_refilling_a_stage_not_released(void **state) {
+  (void)state;
+  mutation m = {.op = MBAR_WAIT, .bar = MBAR_EMPTY};
+  assert_fault(&m, NULL, (const char *[]){"thread (0, 0, 0) writes shared "
+               "A.shared, stage 0, for its fill 2 before its consumers "
+               "released it", "0 phases of empty[0]", NULL});
+}
+
+static void test_wrong_expected_bytes(void **state) {
+  (void)state;
+  /* The stage holds 128 x 64 of A and 256 x 64 of B: 49152 bytes. */
+  ir_pipeline wrong = {.id = 0, .stages = 4, .bytes = 49152 - 16,
+                       .consumers = 8};
+  mutation m = {.pipe = &wrong};
+  assert_fault(&m, NULL, (const char *[]){"TMA copy into shared B.shared "
+               "(stage 0, phase 0)", "pass what full[0] expects", NULL});
+  wrong.bytes = 49152 + 16;
+  assert_fault(&m, NULL, (const char *[]){"waits on full[0] of pipeline 0 "
+               "for phase 0", "never completes: the copies delivered fewer "
+               "bytes", NULL});
+}
+
+static void test_tensor_map_box_not_the_caches(void **state) {
+  (void)state;
+  ts_sched *s;
+  ts_program *p = lowered(&s);
+  ir_param params[8];
+  assert_true(p->k.nparams <= 8);
+  memcpy(params, p->k.params, sizeof(ir_param) * (size_t)p->k.nparams);
+  int maps = 0;
+  for (int i = 0; i < p->k.nparams; i++)
+    if (params[i].p.kind == TS_PARAM_TENSOR_MAP &&
+        params[i].p.buffer == TS_PARAM_A) {
+      params[i].p.box[1] = 64; /* the cache holds 128 rows of A */
+      maps++;
+    }
+  assert_int_equal(maps, 1);
+  ts_program_free(p);
+  ts_sched_free(s);
+  /* The same program lowered again, with the mutated list. */
+  p = lowered(&s);
+  ir_kernel k = p->k;
+  for (int i = 0; i < k.nparams; i++)
+    params[i].buf = k.params[i].buf;
+  k.params = params;
+  char *msg = run(&k, &p->def);
+  assert_non_null(msg);
+  if (!strstr(msg, "TMA copy into shared A.shared (stage 0): the tensor map "
+              "of A moves a box of 64x64 elements, the copy 64x128"))
+    fail_msg("the executor says: %s", msg);
+  free(msg);
+  ts_program_free(p);
+  ts_sched_free(s);
+}
+
+/* The kernel's parameters end with the operands' tensor maps, and its
+ * CUDA copies by cp.async.bulk.tensor on mbarriers. */
+static void test_cuda_has_bulk_copies_and_mbarriers(void **state) {
+  (void)state;
+  ts_sched *s;
+  ts_program *p = lowered(&s);
+  char *src = ts_program_cuda(p);
+  assert_non_null(src);
+  assert_non_null(strstr(src, "cp.async.bulk.tensor.2d"));
+  assert_non_null(strstr(src, "mbarrier.try_wait.parity"));
+  assert_non_null(strstr(src, "const __grid_constant__ tessel_tensor_map "
+                              "tmap_A"));
+  assert_null(strstr(src, "__syncthreads();\n          "));
+  free(src);
+  ts_program_free(p);
+  ts_sched_free(s);
+}
+
+/* Rows not 16-byte aligned (K = 29 in f16, NN): wgtma keeps cp.async,
+ * the schedule's choice where the TMA cannot copy. */
+static void test_unaligned_rows_keep_cp_async(void **state) {
+  (void)state;
+  ts_gemm g = ts_gemm_make(128, 256, 29);
+  g.a_type = g.b_type = TS_F16;
+  ts_sched *s = ts_builtin_schedule("wgtma", &g);
+  ts_program *p = ts_lower(s);
+  assert_int_equal(ts_program_status(p), TS_OK);
+  char *src = ts_program_cuda(p);
+  assert_non_null(src);
+  assert_null(strstr(src, "cp.async.bulk.tensor"));
+  assert_non_null(strstr(src, "cp.async.cg.shared.global"));
+  free(src);
+  ts_program_free(p);
+  ts_sched_free(s);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_consumer_reading_before_its_wait),
+      cmocka_unit_test(test_producer_refilling_a_stage_not_released),
+      cmocka_unit_test(test_wrong_expected_bytes),
+      cmocka_unit_test(test_tensor_map_box_not_the_caches),
+      cmocka_unit_test(test_cuda_has_bulk_copies_and_mbarriers),
+      cmocka_unit_test(test_unaligned_rows_keep_cp_async),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
