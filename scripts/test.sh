@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup.sh
-opts=(-Dwerror=true)
+opts=(-Dwerror=true -Dmpi=enabled)
 [ -n "${CUDA_HOME:-}" ] && opts+=(-Dtoolkit_dir="$CUDA_HOME")
 # A build the demo set up has its options set again (-Dwerror=true).
 setup() { # setup DIR OPTION...

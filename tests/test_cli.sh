@@ -566,6 +566,21 @@ EOF
     on && NF == 0 {exit} on {print index($0, " " $2 " ") + length($2)}' | sort -u | wc -l)
   [ "$ends" = 1 ] || { echo "FAIL: the long knob's table is out of line"
     printf '%s\n' "$last" | grep -A3 a_knob_named; fails=$((fails + 1)); }
+  # bench --gpu N: the device by ordinal; fake device 1 runs at half
+  # speed, so its cuBLAS takes twice the fake milliseconds of device 0's.
+  for g in 0 1; do
+    expect 0 "bench --gpu $g of 2" -- fakerun env TESSEL_FAKE_GPUS=2 \
+      TESSEL_FAKE_GPU_SPEEDS=1,0.5 "$tessel" bench naive \
+      --shape 64x64x64 --beta 1 --repeats 3 --gpu $g
+    eval "blas$g=\$(printf '%s\n' \"\$last\" | awk '\$1 == \"cuBLAS\" { print \$4 }')"
+  done
+  [ "$blas0" = 0.0500 ] && [ "$blas1" = 0.1000 ] ||
+    { echo "FAIL: bench --gpu: cuBLAS took $blas0 ms on GPU 0 and $blas1 on GPU 1, expected 0.0500 and 0.1000"; fails=$((fails + 1)); }
+  expect 1 "bench --gpu 2 of 2" -- fakerun env TESSEL_FAKE_GPUS=2 "$tessel" \
+    bench naive --shape 64x64x64 --beta 1 --gpu 2
+  contains "tessel: bench needs a GPU (--gpu 2): no GPU 2: the CUDA driver sees 2 devices"
+  expect 2 "--gpu outside bench" -- "$tessel" tune seed003 --gpu 1
+  contains "--gpu is an option of bench"
   echo "/* edited */" >> "$f"
   expect 0 "--tuned after the file changed" -- fakerun "$tessel" check \
     "$f:regtiles" --tuned --shape 128x128x64 --beta 1

@@ -97,6 +97,7 @@ typedef struct ts_tune_shape {
    * (in the order of ts_tune_opts.gpus). */
   int ngpus;
   int timed_on[TS_TUNE_MAX_GPUS];
+  bool ranks; /* the runners were MPI ranks: timed_on[k] is rank k's */
 } ts_tune_shape;
 
 /* A space as a run names it: `key` keys its records and journals (a

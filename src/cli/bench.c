@@ -19,6 +19,7 @@ static const char *bench_help =
     "                   [--layout L] [--alpha X] [--beta Y] [--dtype T]\n"
     "                   [--c-dtype T] [--csv FILE] [--json FILE] [--repeats N]\n"
     "                   [--warmup N] [--seed N] [--tuned] [--max-seconds S]\n"
+    "                   [--gpu N]\n"
     "Times each schedule and cuBLAS in one run on the same random inputs\n"
     "(median of --repeats launches, default 50) and prints ms, TFLOP/s, the\n"
     "ratio to cuBLAS, the max relative error against cuBLAS and the ptxas\n"
@@ -32,6 +33,8 @@ static const char *bench_help =
     "architecture.  --tuned: spaces at their tuning records.  A schedule\n"
     "that cannot run as asked (tensor cores without --dtype f16, bf16 or\n"
     "tf32) gets a row saying why, and the others run.\n"
+    "  --gpu N    the GPU to run on, by ordinal (default 0: the first the\n"
+    "             driver sees, as nvidia-smi and CUDA_VISIBLE_DEVICES order them)\n"
     "  --max-seconds S  refuse a run estimated to take longer (default\n"
     "             600); the estimate assumes 5 TFLOP/s and 2 s a compile,\n"
     "             and is printed first when over 10 s\n"
@@ -481,10 +484,11 @@ int cli_bench(int argc, char **argv) {
     return EXIT_USAGE;
   if (!read_kernels(&o, kernels))
     return EXIT_USAGE;
-  ts_gpu *gpu = ts_gpu_open();
+  ts_gpu *gpu = ts_gpu_open_device(o.gpu);
   bench_out out = {0};
   if (ts_gpu_status(gpu) != TS_OK) {
-    fprintf(stderr, "tessel: bench needs a GPU: %s\n", ts_gpu_errmsg(gpu));
+    fprintf(stderr, "tessel: bench needs a GPU (--gpu %d): %s\n", o.gpu,
+            ts_gpu_errmsg(gpu));
     rc = EXIT_FAIL;
   } else if (o.csv && !(out.csv = open_csv(o.csv))) {
     rc = EXIT_FAIL;

@@ -33,6 +33,7 @@ static const char *usage_text =
     "             [--layout L] [--alpha X] [--beta Y] [--dtype T]\n"
     "             [--c-dtype T] [--csv FILE] [--json FILE] [--repeats N]\n"
     "             [--warmup N] [--seed N] [--tuned] [--max-seconds S]\n"
+    "             [--gpu N]\n"
     "  tune     every configuration of a space timed on the GPU\n"
     "           tessel tune SPACE... [--shape MxNxK]... [--layout L]\n"
     "             [--dtype T] [--c-dtype T] [--alpha X] [--beta Y]\n"

@@ -49,6 +49,7 @@ typedef struct cli_opts {
   bool all;         /* check --all: every configuration of each space */
   int gpus[16];     /* tune --gpus: the devices, by ordinal */
   int ngpus;        /* how many; 0: device 0; -1: --gpus all */
+  int gpu;          /* bench --gpu: the device, by ordinal (default 0) */
 } cli_opts;
 
 /* Parses argv after the subcommand (help is its --help text, flags its

@@ -15,7 +15,7 @@ enum { OPT_IR = 256, OPT_CUDA, OPT_TRACE, OPT_STEPS, OPT_PROVENANCE, OPT_ALPHA, 
        OPT_CSV, OPT_REPEATS, OPT_WARMUP, OPT_SEED, OPT_CU, OPT_DTYPE,
        OPT_C_DTYPE, OPT_JOBS, OPT_TOP, OPT_LIMIT, OPT_TUNED, OPT_BUDGET,
        OPT_TIME, OPT_JSON, OPT_RESTART, OPT_BLOCKS,
-       OPT_MAX_SECONDS, OPT_ALL, OPT_GPUS, OPT_SHAPES_FROM };
+       OPT_MAX_SECONDS, OPT_ALL, OPT_GPUS, OPT_SHAPES_FROM, OPT_GPU };
 
 static const struct option long_opts[] = {
     {"help", no_argument, NULL, 'h'},
@@ -48,6 +48,7 @@ static const struct option long_opts[] = {
     {"max-seconds", required_argument, NULL, OPT_MAX_SECONDS},
     {"all", no_argument, NULL, OPT_ALL},
     {"gpus", required_argument, NULL, OPT_GPUS},
+    {"gpu", required_argument, NULL, OPT_GPU},
     {"shapes-from", required_argument, NULL, OPT_SHAPES_FROM},
     {NULL, 0, NULL, 0},
 };
@@ -58,7 +59,7 @@ static const struct option long_opts[] = {
  * seeds check's and the GPU's random data and tune's sample. */
 static unsigned option_commands(int c) {
   switch (c) {
-  case OPT_CU: case OPT_MAX_SECONDS: return CLI_BENCH;
+  case OPT_CU: case OPT_MAX_SECONDS: case OPT_GPU: return CLI_BENCH;
   case OPT_JSON: return CLI_BENCH | CLI_TUNE | CLI_EXPLAIN;
   case OPT_JOBS: case OPT_TOP: case OPT_LIMIT: case OPT_BUDGET:
   case OPT_TIME: case OPT_RESTART: case OPT_GPUS: case OPT_SHAPES_FROM:
@@ -331,6 +332,10 @@ int cli_parse(int argc, char **argv, const char *help, unsigned flags,
     case OPT_ALL: o->all = true; break;
     case OPT_GPUS:
       if (!parse_gpus(optarg, o))
+        return EXIT_USAGE;
+      break;
+    case OPT_GPU:
+      if (!cli_parse_int("--gpu", optarg, 0, 1023, &o->gpu))
         return EXIT_USAGE;
       break;
     case OPT_SHAPES_FROM:

@@ -165,10 +165,10 @@ static void print_knob_tables(const ts_tune_shape *runs, int nruns) {
 static void print_shares(const cli_opts *o, const ts_tune_shape *r) {
   if (r->ngpus < 2)
     return;
-  printf("# first pass on %d GPUs:", r->ngpus);
+  printf("# first pass on %d %s:", r->ngpus, r->ranks ? "MPI ranks" : "GPUs");
   for (int k = 0; k < r->ngpus; k++)
-    printf("%s GPU %d timed %d", k ? "," : "", o->ngpus > 0 ? o->gpus[k] : k,
-           r->timed_on[k]);
+    printf("%s %s %d timed %d", k ? "," : "", r->ranks ? "rank" : "GPU",
+           o->ngpus > 0 ? o->gpus[k] : k, r->timed_on[k]);
   printf("\n");
 }
 

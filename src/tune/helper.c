@@ -77,15 +77,17 @@ static ts_status time_group(helper *w, const int *got, int m) {
  * TUNE_WORKER_FAULTED / TUNE_EXIT_FAIL. */
 static int take_until_closed(helper *w) {
   tune_queue *q = w->a->q;
-  int exhausted = 0; /* the generation with nothing left to take */
+  /* The generation with nothing left to take, and its slots then (an MPI
+   * rank's queue grows within a generation as rank 0 sends more). */
+  int exhausted = 0, exhausted_n = 0;
   for (;;) {
     tune_queue_lock(q);
     bool closed = q->closed;
-    int gen = q->generation, unit = q->unit;
+    int gen = q->generation, unit = q->unit, n = q->n;
     tune_queue_unlock(q);
     if (closed)
       return 0;
-    if (unit < 0 || gen == exhausted) {
+    if (unit < 0 || (gen == exhausted && n == exhausted_n)) {
       usleep(2000);
       continue;
     }
@@ -93,8 +95,10 @@ static int take_until_closed(helper *w) {
       return TUNE_EXIT_FAIL;
     int got[CHUNK];
     int m = tune_queue_take(q, gen, w->k, CHUNK, got);
-    if (!m)
+    if (!m) {
       exhausted = gen;
+      exhausted_n = n;
+    }
     else if (time_group(w, got, m) != TS_OK)
       return TUNE_WORKER_FAULTED;
   }

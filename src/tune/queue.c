@@ -74,6 +74,18 @@ bool tune_queue_publish(tune_queue *q, int unit, const int *which,
   return true;
 }
 
+bool tune_queue_append(tune_queue *q, const int *which, const bool *alone,
+                       int n) {
+  tune_queue_lock(q);
+  bool ok = q->n + n <= q->capacity;
+  for (int i = 0; ok && i < n; i++)
+    q->slot[q->n + i] = (tune_slot){.index = which[i], .state = SLOT_PENDING,
+                                    .alone = alone[i], .runner = -1};
+  q->n += ok ? n : 0;
+  tune_queue_unlock(q);
+  return ok;
+}
+
 /* Up to `most` pending slots of generation gen for runner k: a suspect
  * alone, else pending ones together; their slot numbers in got. */
 int tune_queue_take(tune_queue *q, int gen, int k, int most, int *got) {

@@ -55,8 +55,15 @@ static pid_t start_runner(const tune_runners *rs, int k, tune_handover *h) {
     char name[16];
     snprintf(name, sizeof(name), "tessel-gpu%d", rs->gpus[k]);
     prctl(PR_SET_NAME, name);
-    /* exit, not return: the runner ends here */
-    exit(k == 0 ? rs->lead(h, rs->arg) : rs->helper(k, h, rs->arg));
+    int rc = k == 0 ? rs->lead(h, rs->arg) : rs->helper(k, h, rs->arg);
+    /* Under MPI, _exit: the handlers MPI registered at exit are its
+     * parent's, not this process's, which never started MPI. */
+    if (rs->poll) {
+      fflush(stdout);
+      fflush(stderr);
+      _exit(rc);
+    }
+    exit(rc); /* exit, not return: the runner ends here */
   }
   return pid;
 }
@@ -218,6 +225,23 @@ static void wait_helpers(pid_t *pids, int n) {
       ;
 }
 
+/* The next runner that ended (its status), waiting for one; with MPI,
+ * polling instead, the poll's work done between looks: 0 when none ended
+ * (and *rc set when the poll ended a run that has no lead). */
+static pid_t next_end(const tune_runners *rs, int *status, int *rc) {
+  if (!rs->poll)
+    return waitpid(-1, status, 0);
+  pid_t p = waitpid(-1, status, WNOHANG);
+  if (p != 0)
+    return p;
+  int st = rs->poll(rs->poll_ctx);
+  if (st >= 0 && !rs->lead)
+    *rc = st;
+  else
+    usleep(2000);
+  return 0;
+}
+
 int tune_supervise_runners(const tune_runners *rs) {
   size_t bytes = sizeof(tune_handover) * (size_t)rs->n;
   tune_handover *h = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
@@ -232,15 +256,20 @@ int tune_supervise_runners(const tune_runners *rs) {
   for (int k = 0; k < rs->n; k++)
     h[k].crashed_unit = -1;
   int rc = -1, helper_restarts = 0, lost = 0;
-  for (int k = 0; k < rs->n; k++)
+  /* Without a lead (an MPI rank other than 0), helpers only. */
+  for (int k = rs->lead ? 0 : 1; k < rs->n; k++)
     pids[k] = start_runner(rs, k, &h[k]);
   if (pids[0] < 0)
     rc = TUNE_EXIT_FAIL;
   while (rc < 0) {
     int status;
-    pid_t p = waitpid(-1, &status, 0);
-    if (p < 0 && errno == EINTR)
+    pid_t p = next_end(rs, &status, &rc);
+    if (p == 0 || (p < 0 && errno == EINTR))
       continue;
+    if (p < 0 && errno == ECHILD && !rs->lead) {
+      rc = TUNE_EXIT_FAIL; /* every helper lost, as said */
+      break;
+    }
     if (p < 0) {
       fprintf(stderr, "tessel: tune: waiting for its GPU process: %s\n",
               strerror(errno));

@@ -114,6 +114,10 @@ void tune_queue_unlock(tune_queue *q);
  * capacity. */
 bool tune_queue_publish(tune_queue *q, int unit, const int *which,
                         const bool *alone, int n, int group);
+/* which[0..n) added to the open generation (another rank's candidates
+ * as they come); false when they pass the capacity. */
+bool tune_queue_append(tune_queue *q, const int *which, const bool *alone,
+                       int n);
 /* Runner k takes up to `most` slots of generation gen (a suspect alone);
  * their numbers in got; returns how many. */
 int tune_queue_take(tune_queue *q, int gen, int k, int most, int *got);
@@ -139,6 +143,7 @@ typedef struct tune_args {
   const ts_tune_report *rep;
   int gpus[TUNE_MAX_GPUS]; /* each runner's device */
   int ngpus;
+  int nrunners;  /* who times the first pass: ngpus, or the MPI ranks */
   tune_queue *q; /* NULL with one GPU */
 } tune_args;
 
@@ -175,10 +180,42 @@ typedef struct tune_runners {
   void *arg;
   tune_queue *q;     /* NULL with one runner */
   const int *gpus;   /* each runner's device, for messages */
+  /* With MPI (mpi.c): called between looks at the runners, every few ms;
+   * without a lead (a rank other than 0) its status >= 0 ends the run. */
+  int (*poll)(void *ctx);
+  void *poll_ctx;
 } tune_runners;
 
 /* Returns the lead's last status, or TUNE_EXIT_FAIL (a helper lost is
  * said on stderr, and fails the run). */
 int tune_supervise_runners(const tune_runners *rs);
+
+/* ---- The ranks of an MPI run (mpi.c) ---------------------------------------
+ *
+ * Under mpirun or srun, rank 0 does the run as with several GPUs, its
+ * queue's runner k being rank k: its supervisor hands groups of the
+ * first pass to the other ranks and puts their results in the queue.  A
+ * rank other than 0 keeps a queue of its own that one helper runner on
+ * its GPU takes from, filled from rank 0's.  All MPI calls are in mpi.c;
+ * a build without MPI has the same functions, which find no ranks. */
+typedef struct tune_mpi tune_mpi;
+
+/* Under a launcher (OMPI_COMM_WORLD_SIZE, PMIX_RANK or PMI_SIZE set),
+ * MPI started and *m the ranks when there are two or more (else NULL);
+ * false, said on stderr, when the run cannot go on (a build without MPI
+ * under a launcher, more ranks than TS_TUNE_MAX_GPUS, --gpus). */
+bool tune_mpi_start(const ts_tune_opts *o, tune_mpi **m);
+int tune_mpi_rank(const tune_mpi *m);
+int tune_mpi_size(const tune_mpi *m);
+/* This rank's device: its rank among the ranks of its host. */
+int tune_mpi_device(const tune_mpi *m);
+/* The queue the poll moves work through: rank 0's run's, or the rank's. */
+void tune_mpi_attach(tune_mpi *m, tune_queue *q);
+/* tune_runners' poll (ctx the tune_mpi). */
+int tune_mpi_poll(void *ctx);
+/* The run is over with status rc on this rank: the other ranks told,
+ * MPI finalized unless a rank was lost; returns the rank's status (1
+ * on rank 0 when a rank was lost) and frees m. */
+int tune_mpi_finish(tune_mpi *m, int rc);
 
 #endif

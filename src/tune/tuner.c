@@ -46,7 +46,8 @@ typedef struct {
   int nspaces;
   tune_handover *h;
   tune_queue *q; /* with several GPUs, what the runners share; else NULL */
-  int nrunners;  /* GPUs: this runner's and its helpers' */
+  int nrunners;  /* GPUs: this runner's and its helpers', or MPI ranks */
+  bool ranks;    /* the runners are MPI ranks, which compile what they take */
   const ts_tune_space *sp; /* the space being tuned */
   int unit;           /* its shape's place in the run: space * shapes + shape */
   int step;           /* report steps passed; see step_due */
@@ -190,16 +191,17 @@ static void apply_budget(const ts_tune_opts *o, ts_tune_shape *r) {
 }
 
 /* Every wanted candidate compiled; returns how many there were, -1 when
- * out of memory. */
+ * out of memory.  With MPI ranks (lazy) none is: each rank compiles what
+ * it takes, so NVRTC runs on every rank's cores. */
 static int compile_wanted(const ts_tune_space *sp, const ts_tune_opts *o,
-                          const char *arch, ts_tune_shape *r) {
+                          const char *arch, ts_tune_shape *r, bool lazy) {
   int *which = malloc(sizeof(*which) * (size_t)(r->n ? r->n : 1)), n = 0;
   if (!which)
     return -1;
   for (int i = 0; i < r->n; i++)
     if (wanted(&r->c[i]))
       which[n++] = i;
-  bool ok = tune_compile_some(sp, o, arch, r, which, n);
+  bool ok = lazy || tune_compile_some(sp, o, arch, r, which, n);
   free(which);
   return ok ? n : -1;
 }
@@ -343,9 +345,14 @@ static void leave_the_rest(tune_queue *q, ts_tune_shape *r, int gen) {
  * one, and its results put back for the others to see. */
 static ts_status time_taken(tune_run *t, ts_tune_shape *r, int gen,
                             const int *got, int m, const ts_bench_opts *bo) {
-  int idx[CHUNK];
-  for (int i = 0; i < m; i++)
+  int idx[CHUNK], build[CHUNK], nb = 0;
+  for (int i = 0; i < m; i++) {
     idx[i] = t->q->slot[got[i]].index; /* ours: no one else writes it */
+    if (!r->c[idx[i]].kernel) /* with MPI ranks, compiled as taken */
+      build[nb++] = idx[i];
+  }
+  if (nb && !tune_compile_some(t->sp, t->o, ts_gpu_arch(t->gpu), r, build, nb))
+    return TS_ERR_NO_MEMORY;
   ts_status st = time_some(t, r, idx, m, bo, false);
   for (int i = 0; st == TS_OK && i < m; i++)
     tune_queue_finish(t->q, gen, 0, got[i], &r->c[idx[i]].quick);
@@ -377,6 +384,7 @@ static ts_status queued_first_pass(tune_run *t, ts_tune_shape *r,
   }
   int gen = t->q->generation; /* only this runner publishes */
   r->ngpus = t->nrunners;
+  r->ranks = t->ranks;
   struct timespec t0;
   clock_gettime(CLOCK_MONOTONIC, &t0);
   ts_bench_opts quick = {.warmup = QUICK_WARMUP, .repeats = QUICK_REPEATS,
@@ -412,7 +420,8 @@ static ts_status first_pass(tune_run *t, ts_tune_shape *r) {
   if (!which)
     return TS_ERR_NO_MEMORY;
   for (int i = 0; i < r->n; i++)
-    if (r->c[i].kernel && !r->c[i].has_quick)
+    if ((r->c[i].kernel || (t->ranks && wanted(&r->c[i]))) &&
+        !r->c[i].has_quick)
       which[n++] = i;
   suspects_first(r, which, n);
   if (t->q) {
@@ -611,7 +620,7 @@ static bool prepare(tune_run *t, ts_tune_shape *r) {
   journal_crash(t, r);
   int resumed = tune_resume(t->gpu, t->sp->key, r);
   apply_budget(o, r);
-  r->compiled = compile_wanted(t->sp, o, ts_gpu_arch(t->gpu), r);
+  r->compiled = compile_wanted(t->sp, o, ts_gpu_arch(t->gpu), r, t->ranks);
   if (r->compiled < 0) {
     fprintf(stderr, "tessel: out of memory\n");
     return false;
@@ -759,7 +768,7 @@ static int tune_worker(tune_handover *h, void *arg) {
   const tune_args *a = arg;
   tune_run t = {.o = a->o, .rep = a->rep, .spaces = a->spaces,
                 .nspaces = a->nspaces, .h = h, .q = a->q,
-                .nrunners = a->ngpus};
+                .nrunners = a->nrunners, .ranks = a->nrunners > a->ngpus};
   ts_tune_shape *runs = calloc((size_t)a->o->nshapes, sizeof(*runs));
   t.gpu = ts_gpu_open_device(a->gpus[0]);
   bool ready = runs && ts_gpu_status(t.gpu) == TS_OK;
@@ -812,6 +821,29 @@ static bool choose_gpus(const ts_tune_opts *o, tune_args *a) {
   return true;
 }
 
+/* An MPI rank's part of the run, on its GPU (its rank on its host):
+ * rank 0 the lead, whose queue's runner k is rank k; another rank a
+ * helper that takes from a queue of its own, which rank 0 fills
+ * (mpi.c). */
+static int tune_ranks(tune_args *a, tune_mpi *m) {
+  int rank = tune_mpi_rank(m);
+  a->ngpus = rank == 0 ? 1 : 2; /* a rank other than 0: runner 1 only */
+  a->gpus[0] = a->gpus[1] = tune_mpi_device(m);
+  a->nrunners = tune_mpi_size(m);
+  a->q = tune_queue_new(a->o->limit > 0 ? a->o->limit : 1);
+  if (!a->q) {
+    fprintf(stderr, "tessel: tune: cannot map the queue of MPI rank %d\n", rank);
+    return tune_mpi_finish(m, TUNE_EXIT_FAIL);
+  }
+  tune_mpi_attach(m, a->q);
+  tune_runners rs = {.n = a->ngpus, .lead = rank == 0 ? tune_worker : NULL,
+                     .helper = tune_helper, .arg = a, .q = a->q,
+                     .gpus = a->gpus, .poll = tune_mpi_poll, .poll_ctx = m};
+  int rc = tune_supervise_runners(&rs);
+  tune_queue_free(a->q);
+  return tune_mpi_finish(m, rc);
+}
+
 int ts_tune_run(const ts_tune_opts *o, const ts_tune_space *spaces,
                 int nspaces, const ts_tune_report *rep) {
   static const ts_tune_report silent = {0};
@@ -822,8 +854,14 @@ int ts_tune_run(const ts_tune_opts *o, const ts_tune_space *spaces,
   }
   tune_args a = {.o = o, .spaces = spaces, .nspaces = nspaces,
                  .rep = rep ? rep : &silent};
+  tune_mpi *m;
+  if (!tune_mpi_start(o, &m))
+    return TUNE_EXIT_FAIL;
+  if (m)
+    return tune_ranks(&a, m);
   if (!choose_gpus(o, &a))
     return TUNE_EXIT_FAIL;
+  a.nrunners = a.ngpus;
   if (a.ngpus > 1 && !(a.q = tune_queue_new(o->limit > 0 ? o->limit : 1))) {
     fprintf(stderr, "tessel: tune: cannot map the queue the GPUs share\n");
     return TUNE_EXIT_FAIL;

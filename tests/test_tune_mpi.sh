@@ -1,0 +1,130 @@
+#!/bin/sh
+# tessel tune under mpirun on the fake driver (tests/fake_cuda.c), all
+# ranks on this host, each on its own fake device (its rank on the host):
+# with 2 and 3 ranks every configuration of the budget is timed once, by
+# rank 0's runner or another rank's, and the configurations timed and
+# recorded are those one process times; then rank 1 is killed (kill -9)
+# while its GPU hangs in the middle of a group: its candidates go back in
+# the queue, the run completes with every configuration timed once, and
+# rank 0 exits 1 naming the lost rank.
+#
+# Usage: test_tune_mpi.sh TESSEL RECORD_ROWS FAKE_DRIVER MPIRUN
+tessel="$1"
+rows="$2"
+fake="$3"
+mpirun="$4"
+fails=0
+tmp=$(mktemp -d /tmp/tessel-tune-mpi-XXXXXX) || exit 1
+pids=""
+cleanup() {
+  for p in $pids; do kill -9 "$p" 2>/dev/null; done
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+ulimit -c 0
+case "$fake" in /*) ;; *) fake="$PWD/$fake" ;; esac
+mkdir "$tmp/lib" && ln -s "$fake" "$tmp/lib/libcublas.so.13"
+export TESSEL_CUDA_DRIVER="$fake"
+export LD_LIBRARY_PATH="$tmp/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export TESSEL_FAKE_GPUS=3
+# CI runs as root; mpirun refuses root without these.
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+unset TESSEL_TUNE_FAULT TESSEL_FAKE_HANG_FILE TESSEL_FAKE_GPU_SPEEDS
+# The fake's kernels leave C as it was: beta 1 makes every one right.
+args="seed003 --shape 64x64x64 --beta 1 --budget 12"
+
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+has() { grep -qF -- "$1" "$2" || fail "$2 lacks '$1'"; }
+# states JSON: "timed N failed M", each configuration counted once.
+states() {
+  "$rows" "$1" | awk -F '\t' '{ n[$1]++ } END { printf "timed %d failed %d", n["timed"], n["failed"] }'
+}
+# timed JSON: the configurations timed, sorted.
+timed() { "$rows" "$1" | awk -F '\t' '$1 == "timed" { print $2 }' | sort; }
+# shares OUT: the candidates the ranks timed in all, from "first pass on".
+shares() {
+  grep '^# first pass on' "$1" | head -1 | grep -o 'timed [0-9]*' |
+    awk '{ s += $2 } END { print s + 0 }'
+}
+# ranks N STATUS_PREFIX ARGS...: mpirun with N ranks, each rank's status
+# written to STATUS_PREFIX.RANK (mpirun's own status hides it under
+# --enable-recovery).
+ranks() {
+  n=$1 status=$2
+  shift 2
+  "$mpirun" --oversubscribe --enable-recovery -n "$n" \
+    -x TESSEL_CUDA_DRIVER -x LD_LIBRARY_PATH -x TESSEL_FAKE_GPUS \
+    -x TESSEL_CACHE_DIR -x TESSEL_FAKE_GPU_SPEEDS -x TESSEL_FAKE_HANG_FILE \
+    -x TESSEL_MPI_TIMEOUT \
+    sh -c '"$0" "$@"; echo $? > "'"$status"'.$OMPI_COMM_WORLD_RANK"' \
+    "$tessel" "$@"
+}
+export TESSEL_FAKE_GPU_SPEEDS=1,1,1 TESSEL_FAKE_HANG_FILE="$tmp/unused"
+export TESSEL_MPI_TIMEOUT=30
+
+# 0. One process: the configurations the ranks must time.
+TESSEL_CACHE_DIR="$tmp/one" "$tessel" tune $args --json "$tmp/one.json" \
+  > "$tmp/one.out" 2>&1 || { cat "$tmp/one.out"; fail "one process failed"; }
+timed "$tmp/one.json" > "$tmp/one.timed"
+[ "$(wc -l < "$tmp/one.timed")" = 12 ] || fail "one process timed $(wc -l < "$tmp/one.timed"), expected 12"
+best() { grep -o 'the best at this shape, [^ ]*' "$1" | head -1; }
+
+# 1. 2 and 3 ranks.
+for n in 2 3; do
+  export TESSEL_CACHE_DIR="$tmp/cache$n"
+  ranks $n "$tmp/st$n" tune $args --json "$tmp/r$n.json" > "$tmp/r$n.out" 2>&1
+  cat "$tmp/r$n.out"
+  [ "$(cat "$tmp/st$n.0" 2>/dev/null)" = 0 ] ||
+    fail "$n ranks: rank 0 exited $(cat "$tmp/st$n.0" 2>/dev/null), expected 0"
+  has "# first pass on $n MPI ranks: rank 0 timed" "$tmp/r$n.out"
+  [ "$(shares "$tmp/r$n.out")" = 12 ] ||
+    fail "$n ranks timed $(shares "$tmp/r$n.out") in all, expected the 12 of the budget, each once"
+  grep -q "rank $((n - 1)) timed [1-9]" "$tmp/r$n.out" ||
+    fail "$n ranks: rank $((n - 1)) timed none"
+  [ "$(states "$tmp/r$n.json")" = "timed 12 failed 0" ] ||
+    fail "r$n.json: $(states "$tmp/r$n.json"), expected timed 12 failed 0"
+  timed "$tmp/r$n.json" | cmp -s - "$tmp/one.timed" ||
+    fail "$n ranks timed other configurations than one process"
+  [ -n "$(best "$tmp/r$n.out")" ] || fail "$n ranks: no best configuration"
+  has "# recorded for this GPU" "$tmp/r$n.out"
+  ls "$TESSEL_CACHE_DIR"/tune/*.journal > /dev/null 2>&1 &&
+    fail "$n ranks: a journal is left after the run"
+done
+
+# 2. --gpus under mpirun is refused (one GPU a rank).
+export TESSEL_CACHE_DIR="$tmp/cache-gpus"
+ranks 2 "$tmp/stg" tune $args --gpus 2 > "$tmp/gpus.out" 2>&1
+[ "$(cat "$tmp/stg.0" 2>/dev/null)" = 1 ] || fail "--gpus under mpirun: rank 0 exited $(cat "$tmp/stg.0" 2>/dev/null), expected 1"
+has "--gpus under mpirun: each rank times on one GPU" "$tmp/gpus.out"
+
+# 3. Rank 1's GPU hangs on its first launch; rank 1 is killed (kill -9)
+# while its group is in flight.
+export TESSEL_CACHE_DIR="$tmp/cache-killed" TESSEL_FAKE_GPU_SPEEDS=1,0,1
+export TESSEL_FAKE_HANG_FILE="$tmp/hung" TESSEL_MPI_TIMEOUT=3
+ranks 3 "$tmp/stk" tune $args --json "$tmp/killed.json" > "$tmp/killed.out" 2>&1 &
+job=$!
+pids="$job"
+i=0
+while [ ! -e "$tmp/hung" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+[ -e "$tmp/hung" ] || fail "rank 1's GPU never hung"
+runner=$(pgrep -x tessel-gpu1 | head -1)
+rank1=$([ -n "$runner" ] && ps -o ppid= -p "$runner" | tr -d ' ')
+[ -n "$rank1" ] || fail "no rank 1 (the parent of tessel-gpu1)"
+[ -n "$rank1" ] && kill -9 "$rank1"
+wait "$job"
+pids=""
+cat "$tmp/killed.out"
+[ "$(cat "$tmp/stk.0" 2>/dev/null)" = 1 ] ||
+  fail "rank 1 killed: rank 0 exited $(cat "$tmp/stk.0" 2>/dev/null), expected 1"
+has "tessel: tune: MPI rank 1 (host " "$tmp/killed.out"
+has "stopped answering for 3 s;" "$tmp/killed.out"
+has "rank 1 is lost to this run, the other ranks time the rest" "$tmp/killed.out"
+has "tessel: tune: 1 MPI rank lost before the run ended: rank 1 (host" "$tmp/killed.out"
+[ "$(states "$tmp/killed.json")" = "timed 12 failed 0" ] ||
+  fail "killed.json: $(states "$tmp/killed.json"), expected timed 12 failed 0"
+[ "$(shares "$tmp/killed.out")" = 12 ] ||
+  fail "with rank 1 killed the ranks timed $(shares "$tmp/killed.out"), expected 12, each once"
+grep -q "rank 1 timed 0" "$tmp/killed.out" || fail "rank 1 is credited with results it never sent"
+
+[ $fails = 0 ] && echo "ok: tune under mpirun with 2 and 3 ranks, and one killed"
+exit $fails
