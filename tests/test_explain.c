@@ -498,6 +498,52 @@ static void test_pad_advice_followed_tensor_cores(void **state) {
                     "ts_storage_pad(s, B_shared, 8)");
 }
 
+/* A TMA pipeline's node as explain reports it: wgws in NN f16 fills a
+ * stage with one 64 x 128 box of A and four 64 x 64 panels of B, from a
+ * producer warpgroup; wgtma in NT one box of B, 64 x 256, from thread 0;
+ * wg128 has no pipeline node. */
+static ts_explain *explain_builtin(const char *name, ts_layout layout) {
+  ts_gemm g = ts_gemm_make(512, 512, 512);
+  g.a_type = g.b_type = TS_F16;
+  g.layout = layout;
+  return explain_sched(ts_builtin_schedule(name, &g), false);
+}
+
+static void test_tma_pipeline_reported(void **state) {
+  (void)state;
+  ts_explain *e = explain_builtin("wgws", TS_NN);
+  const ts_pipeline_report *p = &e->kernels[0].pipeline;
+  assert_int_equal(p->stages, 4);
+  assert_int_equal(p->stage_bytes, 49152);
+  assert_int_equal(p->consumer_warps, 8);
+  assert_int_equal(p->producer_thread, 256);
+  assert_int_equal(p->producer_threads, 128);
+  assert_int_equal(p->ntma, 2);
+  const ts_tma_report *a = &p->tma[0], *b = &p->tma[1];
+  assert_string_equal(a->src, "A");
+  assert_string_equal(a->dst, "A.shared");
+  assert_true(a->box[0] == 64 && a->box[1] == 128 && a->bytes == 16384 &&
+              a->l2_sectors == 512 && a->swizzle == 128 && a->per_stage == 1);
+  assert_string_equal(b->src, "B");
+  assert_true(b->box[0] == 64 && b->box[1] == 64 && b->bytes == 8192 &&
+              b->per_stage == 4);
+  char *text = ts_explain_text(e);
+  assert_non_null(strstr(text, "4 x tma B -> B.shared a stage: box 64x64 "
+                               "elements, 8192 bytes, 256 L2 sectors, "
+                               "128-byte swizzle"));
+  free(text);
+  ts_explain_free(e);
+  e = explain_builtin("wgtma", TS_NT);
+  p = &e->kernels[0].pipeline;
+  assert_true(p->producer_thread == 0 && p->producer_threads == 0 &&
+              p->ntma == 2 && p->tma[1].box[1] == 256 &&
+              p->tma[1].per_stage == 1);
+  ts_explain_free(e);
+  e = explain_builtin("wg128", TS_NN);
+  assert_int_equal(e->kernels[0].pipeline.stages, 0);
+  ts_explain_free(e);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_cost_of_global_requests),
@@ -511,6 +557,7 @@ int main(void) {
       cmocka_unit_test(test_misaligned_float4),
       cmocka_unit_test(test_every_builtin_matches_the_executor),
       cmocka_unit_test(test_occupancy_where_the_kernel_runs),
+      cmocka_unit_test(test_tma_pipeline_reported),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -6,7 +6,11 @@
  * on the full barrier, a producer refilling a stage without its wait on
  * the empty one, an expected byte count that is not the copies', a
  * tensor map whose box is not the copy's.  The CUDA it prints has the
- * bulk tensor copies and the mbarriers.
+ * bulk tensor copies and the mbarriers.  wgws, warp-specialized, runs its
+ * producer as a warpgroup of its own: the same mutations fault in that
+ * thread, a consumer that skips its release leaves the producer's wait
+ * on the empty barrier for ever, and its CUDA splits the roles with
+ * setmaxnreg.
  */
 #include "helpers.h"
 
@@ -14,15 +18,18 @@
 #include "ir/ir.h"
 #include "ir/program_ir.h"
 #include "ir/visit.h"
+#include "schedule/sched.h"
 
-/* wgtma at 128 x 256 x 512 in f16, NT: 8 k tiles in 4 stages, so the
- * producer refills each stage once. */
+/* `name` (wgtma by default) at 128 x 256 x 512 in f16, NT: 8 k tiles in
+ * 4 stages, so the producer refills each stage once. */
+static const char *builtin = "wgtma";
+
 static ts_program *lowered(ts_sched **s) {
   ts_gemm g = ts_gemm_make(128, 256, 512);
   g.a_type = g.b_type = TS_F16;
   g.layout = TS_NT;
   g.beta = 0;
-  *s = ts_builtin_schedule("wgtma", &g);
+  *s = ts_builtin_schedule(builtin, &g);
   ts_program *p = ts_lower(*s);
   assert_int_equal(ts_program_status(p), TS_OK);
   return p;
@@ -193,6 +200,147 @@ static void test_unaligned_rows_keep_cp_async(void **state) {
   ts_sched_free(s);
 }
 
+/* assert_fault on wgws, the warp-specialized built-in. */
+static void assert_ws_fault(mutation *m, const char *const says[3]) {
+  builtin = "wgws";
+  assert_fault(m, NULL, says);
+  builtin = "wgtma";
+}
+
+/* The producer warpgroup is the block's third (threadIdx.y 2): its first
+ * thread issues the copies and waits for the releases. */
+static void test_ws_producer_refilling_a_stage_not_released(void **state) {
+  (void)state;
+  mutation m = {.op = MBAR_WAIT, .bar = MBAR_EMPTY};
+  assert_ws_fault(&m, (const char *[]){"thread (0, 2, 0) writes shared "
+                  "A.shared, stage 0, for its fill 2 before its consumers "
+                  "released it", "0 phases of empty[0]", NULL});
+}
+
+static void test_ws_consumer_reading_before_its_wait(void **state) {
+  (void)state;
+  mutation m = {.op = MBAR_WAIT, .bar = MBAR_FULL};
+  assert_ws_fault(&m, (const char *[]){"reads shared A.shared",
+                  "(stage 0) before its wait", "phase 0 of full[0]"});
+}
+
+/* Consumers that never release a stage: the producer's wait for the
+ * first release of stage 0 never completes, and says so. */
+static void test_ws_consumer_skipping_its_release(void **state) {
+  (void)state;
+  mutation m = {.op = MBAR_ARRIVE, .bar = MBAR_EMPTY};
+  assert_ws_fault(&m, (const char *[]){"thread (0, 2, 0) waits on empty[0] "
+                  "of pipeline 0 for phase 0 (parity 0), which never "
+                  "completes", "not every arrival it counts came", NULL});
+}
+
+/* The roles split once: the producer warpgroup gives registers back and
+ * returns, the consumers take them; 3 warpgroups a block, one block a
+ * multiprocessor. */
+static void test_ws_cuda_splits_the_roles(void **state) {
+  (void)state;
+  builtin = "wgws";
+  ts_sched *s;
+  ts_program *p = lowered(&s);
+  builtin = "wgtma";
+  assert_int_equal(p->k.block[0], 128);
+  assert_int_equal(p->k.block[1], 3);
+  assert_int_equal(p->k.consumer_threads, 256);
+  char *src = ts_program_cuda(p);
+  assert_non_null(src);
+  assert_non_null(strstr(src, "__launch_bounds__(384, 1)"));
+  const char *dec = strstr(src, "setmaxnreg.dec.sync.aligned.u32 40;");
+  const char *inc = strstr(src, "setmaxnreg.inc.sync.aligned.u32 232;");
+  assert_true(dec && inc && dec < inc);
+  /* The producer's part issues copies and no wgmma; the consumers' part
+   * waits on full barriers and issues no copy. */
+  const char *ret = strstr(dec, "return;");
+  assert_true(ret && ret < inc);
+  char *producer = strndup(dec, (size_t)(ret - dec));
+  assert_non_null(strstr(producer, "tessel_tma_2d("));
+  assert_non_null(strstr(producer, "tessel_mbar_wait(&tessel_empty0"));
+  assert_null(strstr(producer, "wgmma"));
+  assert_null(strstr(producer, "tessel_full0[k_outer % 4]"));
+  assert_null(strstr(inc, "tessel_tma_2d("));
+  /* No role test around the consumers' wgmma, which ptxas would then
+   * serialize (C7520). */
+  assert_null(strstr(inc, "< 256"));
+  assert_non_null(strstr(inc, "tessel_mbar_wait(&tessel_full0"));
+  free(producer);
+  free(src);
+  ts_program_free(p);
+  ts_sched_free(s);
+}
+
+/* wgws against the reference in every layout and 16-bit type, at shapes
+ * where it is warp-specialized (rows 16-byte aligned) and where it keeps
+ * cp.async (odd sizes). */
+static void test_ws_checks_in_every_layout(void **state) {
+  (void)state;
+  const int64_t shapes[][3] = {{136, 264, 200}, {37, 53, 29}, {1, 1, 1}};
+  const ts_dtype types[] = {TS_F16, TS_BF16};
+  for (int i = 0; i < 3; i++)
+    for (int t = 0; t < 2; t++)
+      for (int l = TS_NN; l <= TS_TT; l++) {
+        ts_gemm g = ts_gemm_make(shapes[i][0], shapes[i][1], shapes[i][2]);
+        g.a_type = g.b_type = types[t];
+        g.layout = (ts_layout)l;
+        ts_sched *s = ts_builtin_schedule("wgws", &g);
+        char msg[1024];
+        if (ts_check(s, 3, msg, sizeof(msg)) != TS_OK)
+          fail_msg("wgws %lldx%lldx%lld layout %d type %d: %s",
+                   (long long)g.m, (long long)g.n, (long long)g.k, l, t, msg);
+        ts_sched_free(s);
+      }
+}
+
+/* ts_warp_specialize on `name`'s cache of A with `warps`: the status,
+ * and the message in msg. */
+static ts_status specialize(const char *name, int warps, char *msg,
+                            size_t n) {
+  ts_gemm g = ts_gemm_make(128, 256, 512);
+  g.a_type = g.b_type = TS_F16;
+  ts_sched *s = ts_builtin_schedule(name, &g);
+  assert_int_equal(ts_sched_status(s), TS_OK);
+  ts_stage *a = NULL;
+  for (int i = 0; i < s->nstages; i++)
+    if (!strcmp(s->stages[i]->name, "A.shared"))
+      a = s->stages[i];
+  assert_non_null(a);
+  ts_warp_specialize(s, a, warps);
+  ts_status st = ts_sched_status(s);
+  snprintf(msg, n, "%s", ts_sched_errmsg(s));
+  ts_sched_free(s);
+  return st;
+}
+
+static void test_ws_needs_the_tma(void **state) {
+  (void)state;
+  char msg[1024];
+  assert_int_equal(specialize("wg128", 4, msg, sizeof(msg)),
+                   TS_ERR_BAD_ARG);
+  assert_non_null(strstr(msg, "ts_warp_specialize: \"A.shared\" is not "
+                              "filled by the TMA"));
+}
+
+static void test_ws_needs_a_warpgroup(void **state) {
+  (void)state;
+  char msg[1024];
+  assert_int_equal(specialize("wgtma", 2, msg, sizeof(msg)),
+                   TS_ERR_BAD_ARG);
+  assert_non_null(strstr(msg, "argument 3 'producer_warps' must be 4 "
+                              "(got 2)"));
+}
+
+static void test_ws_twice(void **state) {
+  (void)state;
+  char msg[1024];
+  assert_int_equal(specialize("wgtma", 4, msg, sizeof(msg)), TS_OK);
+  assert_int_equal(specialize("wgws", 4, msg, sizeof(msg)),
+                   TS_ERR_STAGE_USED);
+  assert_non_null(strstr(msg, "already has 4 producer warps"));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_consumer_reading_before_its_wait),
@@ -201,6 +349,14 @@ int main(void) {
       cmocka_unit_test(test_tensor_map_box_not_the_caches),
       cmocka_unit_test(test_cuda_has_bulk_copies_and_mbarriers),
       cmocka_unit_test(test_unaligned_rows_keep_cp_async),
+      cmocka_unit_test(test_ws_producer_refilling_a_stage_not_released),
+      cmocka_unit_test(test_ws_consumer_reading_before_its_wait),
+      cmocka_unit_test(test_ws_consumer_skipping_its_release),
+      cmocka_unit_test(test_ws_cuda_splits_the_roles),
+      cmocka_unit_test(test_ws_checks_in_every_layout),
+      cmocka_unit_test(test_ws_needs_the_tma),
+      cmocka_unit_test(test_ws_needs_a_warpgroup),
+      cmocka_unit_test(test_ws_twice),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

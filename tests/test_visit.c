@@ -76,20 +76,19 @@ static int setup(void **state) {
   ir_stmt *wgmma = ir_new_wgmma(&f->a, mma_instr_for_tile(TS_F16, 64, 8, 16),
                                 f->buf, at0, ir_load(&f->a, f->shared, row),
                                 ir_load(&f->a, f->shared, at2));
-  /* A TMA pipeline around one copy and one wait. */
-  static const ir_pipeline pipe = {.stages = 2, .bytes = 64, .consumers = 4};
-  ir_expr *coord[2] = {V(), I(0)};
-  const int64_t box[2] = {16, 1};
-  ir_stmt *tma = ir_new_tma(&f->a, &pipe, I(1), ir_load(&f->a, f->shared, row),
-                            f->buf, coord, box);
-  ir_stmt *wait = ir_new_mbarrier(&f->a, &pipe, MBAR_WAIT, MBAR_FULL, I(0),
-                                  I(1));
-  ir_stmt *pipeline = ir_new_pipeline(
-      &f->a, &pipe, ir_new_seq(&f->a, (ir_stmt *[]){tma, wait}, 2));
+  /* A TMA pipeline: a box into the stage, then the wait for it. */
+  ir_pipeline *pipe = ts_arena_alloc(&f->a, sizeof(*pipe));
+  assert_non_null(pipe);
+  *pipe = (ir_pipeline){.stages = 2, .bytes = 1024, .consumers = 1};
+  ir_expr *corner[2] = {V(), I(0)};
+  ir_stmt *fill[2] = {
+      ir_new_tma(&f->a, pipe, I(0), ir_load(&f->a, f->shared, at2), f->buf,
+                 corner, (int64_t[2]){16, 16}),
+      ir_new_mbarrier(&f->a, pipe, MBAR_WAIT, MBAR_FULL, I(0), I(0))};
+  ir_stmt *tma = ir_new_pipeline(&f->a, pipe, ir_new_seq(&f->a, fill, 2));
   ir_stmt *items[10] = {loop, compute, lanes, ir_new_async_commit(&f->a),
                         ir_new_async_wait(&f->a, 1), ir_new_mma(&f->a, frag, at),
-                        ldsm, wgmma, ir_new_wgmma_sync(&f->a, 0, f->buf),
-                        pipeline};
+                        ldsm, wgmma, ir_new_wgmma_sync(&f->a, 0, f->buf), tma};
   f->root = ir_new_seq(&f->a, items, 10);
   assert_non_null(f->root);
   assert_false(f->a.failed);
@@ -186,7 +185,7 @@ static void test_visitor_skips_and_stops(void **state) {
   assert_int_equal(t.post_stmt[S_FOR], 0); /* its children were skipped */
   assert_int_equal(t.pre_stmt[S_ALLOC] + t.pre_stmt[S_STORE], 0);
   assert_int_equal(t.pre_stmt[S_COMPUTE], 1);
-  /* the ldmatrix's row, wgmma's tiles, the TMA's destination */
+  /* The ldmatrix's row, wgmma's tiles, the TMA box's first element. */
   assert_int_equal(t.pre_expr[E_LOAD], 4);
 
   /* A hook ends the walk: no hook runs again, post hooks included. */

@@ -73,6 +73,30 @@ typedef struct ts_occupancy {
   const char *limit; /* "registers", "shared memory", "threads", "blocks" */
 } ts_occupancy;
 
+/* One shape of TMA copy in a stage's fill (ts_tma): a box of the operand
+ * into its cache, as the pipeline node's copies say. */
+typedef struct ts_tma_report {
+  const char *src, *dst; /* "A", "A.shared" */
+  int64_t box[2];        /* elements along the contiguous dimension, rows */
+  int64_t bytes;         /* a box's */
+  int64_t l2_sectors;    /* 32-byte sectors of global memory a box reads */
+  int swizzle;           /* the shared layout's swizzle in bytes; 0: none */
+  int per_stage;         /* boxes of this shape in one stage's fill */
+} ts_tma_report;
+
+enum { TS_MAX_TMA_REPORTS = 4 };
+
+/* A kernel's TMA pipeline, from its pipeline node; stages 0: none. */
+typedef struct ts_pipeline_report {
+  int stages;
+  int64_t stage_bytes;   /* a stage's fill, every box */
+  int consumer_warps;    /* arrivals that release a stage */
+  int producer_thread;   /* the thread that issues the copies */
+  int producer_threads;  /* a warp-specialized producer's; 0: a consumer */
+  ts_tma_report tma[TS_MAX_TMA_REPORTS];
+  int ntma;
+} ts_pipeline_report;
+
 typedef struct ts_kernel_report {
   const char *entry;
   int64_t grid[3], block[3];
@@ -95,6 +119,7 @@ typedef struct ts_kernel_report {
   double ldgsts_requests, ldgsts_sectors, ldgsts_wavefronts, ldgsts_ideal;
   double shared_ld_requests, shared_ld_wavefronts, shared_ld_ideal;
   double shared_st_requests, shared_st_wavefronts, shared_st_ideal;
+  ts_pipeline_report pipeline;
 } ts_kernel_report;
 
 typedef struct ts_explain {

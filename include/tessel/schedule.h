@@ -173,6 +173,15 @@ ts_status ts_pipeline(ts_sched *s, ts_stage *stage, int stages);
  * operand whose rows are not 16-byte aligned (K or N odd in fp16): pack
  * it first (ts_pack) or keep cp.async (no ts_tma). */
 ts_status ts_tma(ts_sched *s, ts_stage *stage);
+/* Warp specialization of a TMA-filled stage's pipeline: `producer_warps`
+ * warps (4, a warpgroup) are added to the block after the consumers; the
+ * first of their threads issues every copy and waits on the empty
+ * barriers, the consumers only wait on full barriers, compute and release
+ * stages.  The producer gives its registers to the consumers (setmaxnreg:
+ * 40 a thread for the producer, 232 for the consumers), so the kernel is
+ * launched at one block a multiprocessor.  Requires ts_tma on the stage;
+ * every TMA-filled stage at the loop must be specialized alike. */
+ts_status ts_warp_specialize(ts_sched *s, ts_stage *stage, int producer_warps);
 /* wgmma batches left running across iterations of `loop`, the k loop
  * whose caches are pipelined: with `batches` 1, iteration ko's batch of
  * wgmma is waited for in iteration ko + 1, after that iteration's batch is

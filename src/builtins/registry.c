@@ -46,6 +46,9 @@ static const ts_builtin builtins[] = {
      "on an mbarrier pipeline, no __syncthreads in the k loop; cp.async "
      "where a row is not 16-byte aligned, and in tf32", example_wgtma,
      true, true},
+    {"wgws", "wgtma warp-specialized: a producer warpgroup issues the TMA's "
+     "copies, the 2 consumer warpgroups take its registers (setmaxnreg)",
+     example_wgws, true, true},
 };
 
 enum { NBUILTINS = sizeof(builtins) / sizeof(builtins[0]) };
@@ -86,8 +89,9 @@ static const ts_space spaces[] = {
      "block swizzle (tensor cores: f16, bf16 or tf32)", space_tensorcore,
      true, false},
     {"warpgroup", "wg128's block tiles, warpgroups, cp.async stages, "
-     "block swizzle, wgmma batches in flight and TMA copies (wgmma, sm_90: "
-     "f16, bf16 or tf32)", space_warpgroup, true, true},
+     "block swizzle, wgmma batches in flight, TMA copies and a producer "
+     "warpgroup (wgmma, sm_90: f16, bf16 or tf32)", space_warpgroup, true,
+     true},
 };
 
 enum { NSPACES = sizeof(spaces) / sizeof(spaces[0]) };

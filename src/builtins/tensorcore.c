@@ -108,6 +108,7 @@ typedef struct wg_tiling {
   int64_t bm, bn, stages, swizzle;
   int64_t in_flight; /* wgmma batches left running into the next k tile */
   int64_t tma;       /* the tiles copied by the TMA (ts_tma) where it can */
+  int64_t ws;        /* and by a producer warpgroup (ts_warp_specialize) */
 } wg_tiling;
 
 /* Whether the TMA can copy both operands: 16-bit, each stored row (K, M
@@ -135,8 +136,11 @@ static void warpgroup_tile(ts_sched *s, const char *operand, ts_loop *at,
   ts_storage_swizzle(s, st);
   vector_copy(s, st, 16 / ts_dtype_size(ts_sched_gemm(s)->a_type));
   ts_pipeline(s, st, (int)t->stages);
-  if (t->tma && tma_fits(ts_sched_gemm(s)))
+  if (t->tma && tma_fits(ts_sched_gemm(s))) {
     ts_tma(s, st);
+    if (t->ws)
+      ts_warp_specialize(s, st, 4);
+  }
 }
 
 static ts_status warpgroup_tiles(ts_sched *s, const wg_tiling *t) {
@@ -181,7 +185,7 @@ static ts_status warpgroup_tiles(ts_sched *s, const wg_tiling *t) {
  * bytes, 4 stages, each k tile's batch of wgmma running on while the next
  * is issued: fp16, bf16, or tf32 with A and B packed, on sm_90. */
 ts_status example_wg128(ts_sched *s) {
-  return warpgroup_tiles(s, &(wg_tiling){128, 256, 4, 0, 1, 0});
+  return warpgroup_tiles(s, &(wg_tiling){128, 256, 4, 0, 1, 0, 0});
 }
 
 /* wg128 with the tiles copied by the TMA: one thread fills a stage, an
@@ -189,7 +193,15 @@ ts_status example_wg128(ts_sched *s) {
  * with it, so the k loop has no __syncthreads; cp.async where the TMA
  * cannot copy (rows not 16-byte aligned, tf32's packed operands). */
 ts_status example_wgtma(ts_sched *s) {
-  return warpgroup_tiles(s, &(wg_tiling){128, 256, 4, 0, 1, 1});
+  return warpgroup_tiles(s, &(wg_tiling){128, 256, 4, 0, 1, 1, 0});
+}
+
+/* wgtma warp-specialized: a third warpgroup, the producer, issues the
+ * copies and waits for stages to be released; the two consumer
+ * warpgroups only wait for tiles, run wgmma and release them, with the
+ * producer's registers (setmaxnreg). */
+ts_status example_wgws(ts_sched *s) {
+  return warpgroup_tiles(s, &(wg_tiling){128, 256, 4, 0, 1, 1, 1});
 }
 
 /* Each knob's first value is wg128's: block tiles of 1 to 4 warpgroups,
@@ -205,6 +217,7 @@ ts_status space_warpgroup(ts_sched *s, ts_config *c) {
   t.swizzle = ts_knob(c, "swizzle", 2, (int64_t[]){0, 8});
   t.in_flight = ts_knob(c, "inflight", 3, (int64_t[]){1, 0, 2});
   t.tma = ts_knob(c, "tma", 2, (int64_t[]){0, 1});
+  t.ws = ts_knob(c, "warpspec", 2, (int64_t[]){0, 1});
   int64_t bytes = t.stages * (t.bm + t.bn) * 128; /* k tiles of 128 bytes */
   /* A lane's bn / 2 accumulators and about 30 registers more (ptxas asks
    * 154 for 128), under the 65536 of an SM shared by the block. */
@@ -214,6 +227,11 @@ ts_status space_warpgroup(ts_sched *s, ts_config *c) {
       !ts_knob_require(c, t.stages >= t.in_flight + 2, "%lld stages for "
                        "%lld batches in flight", (long long)t.stages,
                        (long long)t.in_flight) ||
+      !ts_knob_require(c, t.tma || !t.ws, "a producer warpgroup without "
+                       "the TMA") ||
+      !ts_knob_require(c, !t.ws || t.bm <= 128, "%lld consumer warpgroups "
+                       "of 232 registers a thread beside a producer",
+                       (long long)(t.bm / 64)) ||
       !ts_knob_require(c, threads * regs <= TS_REGISTERS_PER_BLOCK, "%lld threads of about "
                        "%lld registers", (long long)threads,
                        (long long)regs))

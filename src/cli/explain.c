@@ -93,6 +93,30 @@ static json_t *totals_json(const ts_kernel_report *k) {
       "shared_st_conflicts", k->shared_st_wavefronts - k->shared_st_ideal);
 }
 
+/* The TMA pipeline's node and one stage's boxes; NULL when none. */
+static json_t *pipeline_json(const ts_pipeline_report *p) {
+  json_t *boxes = json_array();
+  for (int i = 0; boxes && i < p->ntma; i++) {
+    const ts_tma_report *t = &p->tma[i];
+    json_t *o = json_pack("{s:s, s:s, s:[I,I], s:I, s:I, s:i, s:i}", "src",
+                          t->src, "dst", t->dst, "box", (json_int_t)t->box[0],
+                          (json_int_t)t->box[1], "bytes", (json_int_t)t->bytes,
+                          "l2_sectors", (json_int_t)t->l2_sectors, "swizzle",
+                          t->swizzle, "per_stage", t->per_stage);
+    if (!o || json_array_append_new(boxes, o)) {
+      json_decref(boxes);
+      return NULL;
+    }
+  }
+  return boxes ? json_pack("{s:i, s:I, s:i, s:i, s:i, s:o}", "stages",
+                           p->stages, "stage_bytes",
+                           (json_int_t)p->stage_bytes, "consumer_warps",
+                           p->consumer_warps, "producer_thread",
+                           p->producer_thread, "producer_threads",
+                           p->producer_threads, "tma", boxes)
+               : NULL;
+}
+
 static json_t *kernel_json(const ts_kernel_report *k) {
   json_t *o = json_pack(
       "{s:s, s:[I,I,I], s:[I,I,I], s:I, s:I, s:I, s:I, s:i, s:i, s:s, s:f, "
@@ -107,7 +131,9 @@ static json_t *kernel_json(const ts_kernel_report *k) {
       "register_detail", k->register_detail, "flops_per_block", k->flops,
       "global_bytes_per_block", k->global_bytes, "intensity", k->intensity);
   if (o && (!set(o, "occupancy", occupancy_json(k)) ||
-            !set(o, "totals", totals_json(k)))) {
+            !set(o, "totals", totals_json(k)) ||
+            (k->pipeline.stages &&
+             !set(o, "pipeline", pipeline_json(&k->pipeline))))) {
     json_decref(o);
     return NULL;
   }

@@ -523,7 +523,8 @@ static const ir_stmt_style c_stmt_style = {
     .wait = c_wait, .loop = c_loop,
     .lanes = c_lanes, .alloc = c_alloc, .store = c_store,
     .compute = c_compute, .mma = c_mma, .ldmatrix = c_ldmatrix,
-    .wgmma = c_wgmma, .wgmma_sync = c_wgmma_sync, .pipe = c_pipe};
+    .wgmma = c_wgmma, .wgmma_sync = c_wgmma_sync, .pipe = c_pipe,
+    .pipe_prints_roles = true};
 
 /* The headers of the element types used, and the vector structs. */
 static void type_definitions(ts_buf *b, const emitter *em) {

@@ -6,8 +6,20 @@
  * operand (a __grid_constant__ parameter, tmap_A or tmap_B) completing on
  * the stage's full barrier; waits spin on try_wait.parity.  The helpers
  * are inline PTX, defined once when used.
+ *
+ * A warp-specialized pipeline (producer_threads) splits the block there:
+ * the producer warpgroup gives registers back (setmaxnreg), runs the
+ * body's producer statements and returns; the consumers take the
+ * registers and run the rest.  Each role's code is the body less the
+ * other role's statements: an `if` holding the full barrier's wait is the
+ * consumers', as are wgmma's fences and waits, and one holding an
+ * arrive.expect_tx the producer's.
  */
 #include "codegen_impl.h"
+
+#include <string.h>
+
+#include "../ir/visit.h"
 
 static const char *const bars[2] = {"full", "empty"};
 
@@ -29,8 +41,7 @@ static void c_pipeline(ts_buf *b, emitter *em, const ir_stmt *s, int depth) {
                 "[%d], tessel_empty%d[%d];\n", p->id, p->stages, p->id,
                 p->stages);
   ts_buf_indent(b, depth);
-  ts_buf_printf(b, "if (threadIdx.x + threadIdx.y + threadIdx.z == %d) {\n",
-                p->producer);
+  ts_buf_printf(b, "if (threadIdx.x + threadIdx.y + threadIdx.z == 0) {\n");
   ts_buf_indent(b, depth + 1);
   ts_buf_printf(b, "for (int s = 0; s < %d; ++s) {\n", p->stages);
   ts_buf_indent(b, depth + 2);
@@ -49,11 +60,106 @@ static void c_pipeline(ts_buf *b, emitter *em, const ir_stmt *s, int depth) {
   ts_buf_puts(b, "__syncthreads();\n");
 }
 
+typedef enum { ROLE_ANY, ROLE_PRODUCER, ROLE_CONSUMER } role;
+
+static bool find_role(ir_visitor *v, const ir_stmt *s) {
+  role *r = v->ctx;
+  if (s->kind == S_MBARRIER && s->pipe.op == MBAR_EXPECT_TX)
+    *r = ROLE_PRODUCER;
+  else if (s->kind == S_MBARRIER && s->pipe.op == MBAR_WAIT &&
+           s->pipe.bar == MBAR_FULL)
+    *r = ROLE_CONSUMER;
+  v->stop |= *r != ROLE_ANY;
+  return true;
+}
+
+/* Whose an `if` of the pipeline's body is; wgmma's fences and waits
+ * (after the loop) are the consumers'. */
+static role role_of(const ir_stmt *s) {
+  role r = ROLE_ANY;
+  if (s->kind == S_WGMMA_SYNC || s->kind == S_WGMMA)
+    r = ROLE_CONSUMER;
+  else if (s->kind == S_IF) {
+    ir_visitor v = {.stmt = find_role, .ctx = &r};
+    ir_visit_stmt(&v, s->if_.then_);
+  }
+  return r;
+}
+
+/* Whether s is the consumers' role test, `thread < consumers`, of the
+ * pipeline p. */
+static bool is_consumer_test(const ir_stmt *s, const ir_pipeline *p) {
+  const ir_expr *c = s->if_.cond;
+  return !s->if_.else_ && c->kind == E_LT && c->op.b->kind == E_INT &&
+         c->op.b->ival == p->producer;
+}
+
+/* s less the other role's statements (NULL: nothing left); loops and
+ * sequences are copied where they change, the rest shared.  In the
+ * consumers' part their role test, true there, goes: wgmma inside a
+ * branch that ptxas cannot prove uniform is serialized (its C7520
+ * warning: every batch waits for the one before it). */
+static ir_stmt *role_part(ts_arena *a, ir_stmt *s, const ir_pipeline *p,
+                          role keep) {
+  if (s->kind == S_SEQ) {
+    ir_stmt **items = ts_arena_alloc(a, sizeof(*items) * (size_t)s->seq.n);
+    int n = 0;
+    for (int i = 0; items && i < s->seq.n; i++) {
+      ir_stmt *c = role_part(a, s->seq.items[i], p, keep);
+      if (c)
+        items[n++] = c;
+    }
+    return items && n ? ir_new_seq(a, items, n) : NULL;
+  }
+  if (s->kind == S_FOR) {
+    ir_stmt *body = role_part(a, s->for_.body, p, keep);
+    ir_stmt *c = body ? ts_arena_alloc(a, sizeof(*c)) : NULL;
+    if (c) {
+      memcpy(c, s, sizeof(*c));
+      c->for_.body = body;
+    }
+    return c;
+  }
+  role r = role_of(s);
+  if (r == ROLE_CONSUMER && keep == ROLE_CONSUMER && s->kind == S_IF &&
+      is_consumer_test(s, p))
+    return s->if_.then_;
+  return r == ROLE_ANY || r == keep ? s : NULL;
+}
+
+/* The roles' split: the producer's registers to the consumers (the
+ * kernel is bounded to one block a multiprocessor, so the file is the
+ * block's: 40 x 128 + 232 x 256 registers of 65536). */
+static void c_roles(ts_buf *b, emitter *em, const ir_stmt *s, int depth,
+                    const ir_stmt_style *st) {
+  const ir_pipeline *p = s->pipe.pipe;
+  ir_stmt *producer = role_part(em->a, s->pipe.body, p, ROLE_PRODUCER);
+  ir_stmt *consumer = role_part(em->a, s->pipe.body, p, ROLE_CONSUMER);
+  ts_buf_indent(b, depth);
+  ts_buf_printf(b, "if ((threadIdx.z * blockDim.y + threadIdx.y) * "
+                "blockDim.x + threadIdx.x >= %d) {  // the producer "
+                "warpgroup\n", p->producer);
+  ts_buf_indent(b, depth + 1);
+  ts_buf_puts(b, "asm volatile(\"setmaxnreg.dec.sync.aligned.u32 40;\\n\");\n");
+  if (producer)
+    ir_print_stmt_with(b, producer, depth + 1, st);
+  ts_buf_indent(b, depth + 1);
+  ts_buf_puts(b, "return;\n");
+  ts_buf_indent(b, depth);
+  ts_buf_puts(b, "}\n");
+  ts_buf_indent(b, depth);
+  ts_buf_puts(b, "asm volatile(\"setmaxnreg.inc.sync.aligned.u32 232;\\n\");\n");
+  if (consumer)
+    ir_print_stmt_with(b, consumer, depth, st);
+}
+
 void c_pipe(ts_buf *b, const ir_stmt *s, int depth, const ir_stmt_style *st) {
   emitter *em = st->ctx;
   em->tma_used = true;
   if (s->kind == S_PIPELINE) {
     c_pipeline(b, em, s, depth);
+    if (s->pipe.pipe->producer_threads)
+      c_roles(b, em, s, depth, st);
     return;
   }
   ts_buf_indent(b, depth);

@@ -248,15 +248,41 @@ static void run_alloc(exec *x, const ir_stmt *s, const bool *active) {
   mem_free(m, true);
 }
 
+/* A producer thread outside its pipeline has left the kernel: the
+ * barrier does not count it. */
 static void run_barrier(exec *x, const bool *active) {
   for (int t = 0; t < x->nthreads; t++) {
-    if (!active[t]) {
+    if (!active[t] && x->start[t]) {
       exec_fault(x, t, "barrier in divergent code: this thread does not "
                  "reach it while others of its block do");
       return;
     }
   }
   x->epoch++;
+}
+
+static void run(exec *x, const ir_stmt *s, const bool *active);
+
+/* A TMA pipeline; warp-specialized, its producer's threads join the
+ * block's for its body (whose role tests keep each to its part) and leave
+ * with its end, as they leave the kernel. */
+static void run_pipeline(exec *x, const ir_stmt *s, const bool *active) {
+  const ir_pipeline *p = s->pipe.pipe;
+  size_t mark = x->top;
+  const bool *body = active;
+  if (p->producer_threads) {
+    bool *both = exec_push(x, (size_t)x->nthreads);
+    if (!both)
+      return;
+    for (int t = 0; t < x->nthreads; t++)
+      both[t] = active[t] || !x->start[t];
+    body = both;
+  }
+  if (exec_tma_begin(x, s)) {
+    run(x, s->pipe.body, body);
+    exec_tma_end(x, x->tma, !x->fault);
+  }
+  x->top = mark;
 }
 
 static void run(exec *x, const ir_stmt *s, const bool *active) {
@@ -282,12 +308,7 @@ static void run(exec *x, const ir_stmt *s, const bool *active) {
    * it, which adds its products (exec_wgmma.c). */
   case S_WGMMA: exec_run_wgmma(x, s, active); return;
   case S_WGMMA_SYNC: exec_run_wgmma_sync(x, s, active); return;
-  case S_PIPELINE:
-    if (exec_tma_begin(x, s)) {
-      run(x, s->pipe.body, active);
-      exec_tma_end(x, x->tma, !x->fault);
-    }
-    return;
+  case S_PIPELINE: run_pipeline(x, s, active); return;
   case S_TMA: exec_run_tma(x, s, active); return;
   case S_MBARRIER: exec_run_mbarrier(x, s, active); return;
   case S_COMPUTE:
@@ -535,7 +556,7 @@ static void end_kernel(exec *x) {
   x->nqueues = 0;
   x->env = x->uenv = NULL;
   x->varying = NULL;
-  x->all = NULL;
+  x->all = x->start = NULL;
   x->stack = NULL;
 }
 
@@ -553,7 +574,7 @@ bool exec_begin_kernel(exec *x, const ir_kernel *k) {
   x->env = calloc(n * vars, sizeof(int64_t));
   x->uenv = calloc(vars, sizeof(int64_t));
   x->varying = calloc(vars, 1);
-  x->all = malloc(n);
+  x->all = malloc(2 * n);
   x->cap = SCRATCH_VECTORS * n * sizeof(int64_t);
   x->stack = malloc(x->cap);
   x->top = 0;
@@ -566,6 +587,9 @@ bool exec_begin_kernel(exec *x, const ir_kernel *k) {
     return false;
   }
   memset(x->all, 1, n);
+  x->start = x->all + n;
+  for (size_t t = 0; t < n; t++)
+    x->start[t] = k->consumer_threads == 0 || (int64_t)t < k->consumer_threads;
   bind_globals(x, k);
   return true;
 }
@@ -585,7 +609,7 @@ bool exec_run_block(exec *x, int64_t bx, int64_t by, int64_t bz) {
   x->block_linear = x->blocks_run++;
   x->top = 0;
   reset_queues(x);
-  run(x, k->body, x->all);
+  run(x, k->body, x->start);
   exec_wgmma_block_ends(x);
   return !x->fault;
 }

@@ -112,6 +112,9 @@ typedef struct exec {
   uint8_t *varying;
   int nvars;
   bool *all; /* every thread of the block */
+  /* The threads that run the kernel's body: all but a warp-specialized
+   * pipeline's producer, which runs only inside its pipeline. */
+  bool *start;
   /* Scratch for expression values: a stack, released in LIFO order. */
   char *stack;
   size_t top, cap;

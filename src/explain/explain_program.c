@@ -277,6 +277,41 @@ static void kernel_totals(ts_kernel_report *kr, const ts_access_report *rows,
   }
 }
 
+/* The pipeline node's stages and roles, and its first stage's fill: the
+ * boxes of one stage (the prologue's copies into stage 0), merged by
+ * shape. */
+static bool pipeline_node(ir_visitor *v, const ir_stmt *s) {
+  ts_pipeline_report *r = v->ctx;
+  if (s->kind == S_PIPELINE && r->stages == 0) {
+    const ir_pipeline *p = s->pipe.pipe;
+    *r = (ts_pipeline_report){.stages = p->stages, .stage_bytes = p->bytes,
+                              .consumer_warps = p->consumers,
+                              .producer_thread = p->producer,
+                              .producer_threads = p->producer_threads};
+  }
+  if (s->kind != S_TMA || s->pipe.stage->kind != E_INT ||
+      s->pipe.stage->ival != 0)
+    return true;
+  const ir_buffer *dst = s->pipe.dst->load.buf;
+  int64_t size = ts_dtype_size(dst->dtype);
+  ts_tma_report t = {.src = s->pipe.src->name, .dst = dst->name,
+                     .box = {s->pipe.box[0], s->pipe.box[1]},
+                     .bytes = s->pipe.box[0] * s->pipe.box[1] * size,
+                     .l2_sectors = s->pipe.box[1] *
+                                   ((s->pipe.box[0] * size + 31) / 32),
+                     .swizzle = dst->swizzle ? 16 * dst->swizzle : 0,
+                     .per_stage = 1};
+  for (int i = 0; i < r->ntma; i++)
+    if (!strcmp(r->tma[i].src, t.src) && !strcmp(r->tma[i].dst, t.dst) &&
+        r->tma[i].box[0] == t.box[0] && r->tma[i].box[1] == t.box[1]) {
+      r->tma[i].per_stage++;
+      return true;
+    }
+  if (r->ntma < TS_MAX_TMA_REPORTS)
+    r->tma[r->ntma++] = t;
+  return true;
+}
+
 /* Kernel i of p: walked, its rows made per block, its resources. */
 static bool explain_kernel(ts_explain *e, const ts_program *p, int i,
                            const ts_explain_opts *o, explain_rows *rows) {
@@ -296,6 +331,17 @@ static bool explain_kernel(ts_explain *e, const ts_program *p, int i,
     kr->blocks *= k->grid[d];
   }
   kr->k_steps = kw.k_steps;
+  ir_visitor pv = {.stmt = pipeline_node, .ctx = &kr->pipeline};
+  ir_visit_stmt(&pv, k->body);
+  for (int t = 0; t < kr->pipeline.ntma; t++) { /* the report owns them */
+    ts_tma_report *tr = &kr->pipeline.tma[t];
+    tr->src = ts_arena_strdup(rows->arena, tr->src);
+    tr->dst = ts_arena_strdup(rows->arena, tr->dst);
+    if (!tr->src || !tr->dst) {
+      kernel_walk_free(&kw);
+      return false;
+    }
+  }
   /* Rows hold sums over the blocks walked; a row reads per block. */
   double per_block = 1.0 / (double)kw.blocks_walked;
   for (int r = first; r < rows->n; r++) {

@@ -120,6 +120,33 @@ static void print_totals(ts_buf *b, const ts_kernel_report *k) {
   }
 }
 
+/* The TMA pipeline: its stages, roles and one stage's boxes. */
+static void print_pipeline(ts_buf *b, const ts_pipeline_report *p) {
+  if (!p->stages)
+    return;
+  ts_buf_printf(b, "TMA pipeline: %d stages of %lld bytes (full and empty "
+                "mbarriers), released by %d consumer warp%s; ", p->stages,
+                (long long)p->stage_bytes, p->consumer_warps,
+                plural(p->consumer_warps));
+  if (p->producer_threads)
+    ts_buf_printf(b, "a producer warpgroup of %d threads (thread %d "
+                  "issues)\n", p->producer_threads, p->producer_thread);
+  else
+    ts_buf_printf(b, "thread %d issues, a consumer\n", p->producer_thread);
+  for (int i = 0; i < p->ntma; i++) {
+    const ts_tma_report *t = &p->tma[i];
+    ts_buf_printf(b, "  %d x tma %s -> %s a stage: box %lldx%lld elements, "
+                  "%lld bytes, %lld L2 sector%s, ", t->per_stage, t->src,
+                  t->dst, (long long)t->box[0], (long long)t->box[1],
+                  (long long)t->bytes, (long long)t->l2_sectors,
+                  plural(t->l2_sectors));
+    if (t->swizzle)
+      ts_buf_printf(b, "%d-byte swizzle\n", t->swizzle);
+    else
+      ts_buf_printf(b, "no swizzle\n");
+  }
+}
+
 static void print_kernel(ts_buf *b, const ts_explain *e, int i) {
   const ts_kernel_report *k = &e->kernels[i];
   ts_buf_printf(b, "\nkernel %s: grid (%lld, %lld, %lld) = %lld block%s of "
@@ -135,6 +162,7 @@ static void print_kernel(ts_buf *b, const ts_explain *e, int i) {
   for (int a = 0; a < e->naccesses; a++)
     if (e->accesses[a].kernel == i)
       print_access(b, &e->accesses[a]);
+  print_pipeline(b, &k->pipeline);
   print_resources(b, k);
   print_totals(b, k);
 }

@@ -498,10 +498,17 @@ static void walk_stmt(walk *w, const ir_stmt *s, const bool *mask) {
 
 /* ---- Warps and blocks ---------------------------------------------------- */
 
+/* The threads that run the kernel's body: a warp-specialized pipeline's
+ * producer warpgroup runs only its copies, which are the TMA's. */
+static int64_t body_threads(const ir_kernel *k) {
+  return k->consumer_threads ? k->consumer_threads
+                             : k->block[0] * k->block[1] * k->block[2];
+}
+
 /* Warp `warp` of block b: lane l is thread 32 warp + l, where it exists. */
 static void walk_warp(walk *w, const int64_t *b, int64_t warp) {
   const int64_t *bd = w->k->block;
-  int64_t threads = bd[0] * bd[1] * bd[2];
+  int64_t threads = body_threads(w->k);
   bool mask[WARP];
   for (int l = 0; l < WARP; l++) {
     int64_t t = warp * WARP + l;
@@ -522,8 +529,7 @@ static void walk_warp(walk *w, const int64_t *b, int64_t warp) {
 }
 
 static void walk_block(walk *w, const int64_t *b) {
-  const int64_t *bd = w->k->block;
-  int64_t warps = (bd[0] * bd[1] * bd[2] + WARP - 1) / WARP;
+  int64_t warps = (body_threads(w->k) + WARP - 1) / WARP;
   for (int64_t warp = 0; warp < warps; warp++) {
     w->thread0 = warp == 0 && w->out->blocks_walked == 0;
     walk_warp(w, b, warp);

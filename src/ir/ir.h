@@ -171,6 +171,13 @@ typedef struct ir_pipeline {
   int64_t bytes;   /* a stage's fill: every copy's box, all caches */
   int consumers;   /* arrivals that release a stage: the block's warps */
   int producer;    /* the thread (linear in the block) that issues copies */
+  /* Warp specialization (ts_warp_specialize): 0, the producer is one of
+   * the consumers' threads; else the block's last producer_threads
+   * threads, after the consumers' `producer` threads, are a producer
+   * warpgroup whose first thread issues the copies.  It runs only the
+   * pipeline's producer statements and leaves at the pipeline's end;
+   * the consumers run everything else. */
+  int producer_threads;
 } ir_pipeline;
 
 /* S_MBARRIER's operations. */
@@ -382,6 +389,9 @@ typedef struct ir_kernel {
   const char *entry;    /* the entry point's name */
   int nvars;            /* every variable's id is below this */
   int min_blocks;       /* blocks per multiprocessor asked for; 0: any */
+  /* Threads (linear, from 0) that run the kernel outside its
+   * warp-specialized pipeline; the rest are its producer. 0: all. */
+  int64_t consumer_threads;
   int min_arch;         /* compute capability it needs (80: cp.async); 0 */
   bool arch_specific;   /* sm_90a's instructions (wgmma): sm_90 alone */
 } ir_kernel;

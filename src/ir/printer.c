@@ -259,7 +259,8 @@ void ir_print_stmt_with(ts_buf *b, const ir_stmt *s, int depth,
     return;
   case S_PIPELINE:
     st->pipe(b, s, depth, st);
-    ir_print_stmt_with(b, s->pipe.body, depth, st);
+    if (!st->pipe_prints_roles || !s->pipe.pipe->producer_threads)
+      ir_print_stmt_with(b, s->pipe.body, depth, st);
     return;
   case S_TMA:
   case S_MBARRIER:
@@ -561,8 +562,12 @@ static void pseudo_pipe(ts_buf *b, const ir_stmt *s, int depth,
   ts_buf_indent(b, depth);
   if (s->kind == S_PIPELINE) {
     ts_buf_printf(b, "pipeline %d: %d stages of %lld bytes, mbarriers full "
-                  "and empty, producer thread %d, %d consumer warps\n", p->id,
+                  "and empty, producer thread %d, %d consumer warps", p->id,
                   p->stages, (long long)p->bytes, p->producer, p->consumers);
+    if (p->producer_threads)
+      ts_buf_printf(b, ", warp-specialized: threads %d.. the producer's "
+                    "%d", p->producer, p->producer_threads);
+    ts_buf_puts(b, "\n");
     return;
   }
   if (s->kind == S_TMA) {

@@ -78,6 +78,8 @@ struct ir_stmt_style {
    * depth), a copy (S_TMA) or a barrier operation (S_MBARRIER). */
   void (*pipe)(ts_buf *b, const ir_stmt *s, int depth,
                const ir_stmt_style *st);
+  /* pipe prints a warp-specialized pipeline's body itself, by roles. */
+  bool pipe_prints_roles;
   void *ctx;
 };
 

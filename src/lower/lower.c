@@ -124,6 +124,8 @@ static bool run_passes(lower_ctx *cx, ir_kernel *k) {
   for (int w = 0; w < 2; w++)
     k->packed[w] = lower_packed(s, w);
   lower_launch_dims(body, k);
+  if (cx->producer_threads && !lower_add_producer(cx, k))
+    return false;
   k->nvars = cx->next_var;
   int64_t threads = k->block[0] * k->block[1] * k->block[2];
   if (k->min_blocks * threads > SCHED_MAX_THREADS_PER_SM)

@@ -26,9 +26,16 @@ typedef struct lower_ctx {
   bool mma;               /* the kernel has tensor-core instructions */
   bool wgmma;             /* ... and they are a warpgroup's (sm_90a) */
   int pipelines;          /* TMA pipelines made: the next one's id */
+  int64_t consumers;      /* a warp-specialized pipeline's consumer threads */
+  int producer_threads;   /* ... and its producer's, added to the block */
+  int producer_dim;       /* ... along this thread dimension (0: x) */
   ts_status status;
   char errmsg[1024];
 } lower_ctx;
+
+/* A warp-specialized pipeline's producer warpgroup added to k's block
+ * after its consumers (launch.c), one block a multiprocessor. */
+bool lower_add_producer(lower_ctx *cx, ir_kernel *k);
 
 /* Records the first error of lowering ("ts_lower: ..."); returns false. */
 bool lower_fail(lower_ctx *cx, ts_status code, const char *fmt, ...)

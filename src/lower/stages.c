@@ -750,6 +750,45 @@ static ir_expr *is_thread(ts_arena *a, ir_expr *tid, int64_t every) {
   return ir_binary(a, E_EQ, x, ir_int(a, 0));
 }
 
+/* The block's linear thread index from threadIdx itself, over the block
+ * as warp specialization grows it: `producer_threads` more along the
+ * outermost thread dimension in use (recorded for lower_add_producer).
+ * The role tests read it, so the simplifier, which bounds the consumers'
+ * thread variables by their loops, cannot fold them. */
+static ir_expr *block_thread(walker *w, int producer_threads) {
+  lower_ctx *cx = w->cx;
+  ts_arena *a = cx->arena;
+  int outer = 0;
+  int64_t inner = 1;
+  for (int d = 0; d < 3; d++)
+    if (w->threads[d])
+      outer = d;
+  for (int d = 0; d < outer; d++)
+    inner *= w->threads[d] ? w->threads[d]->extent : 1;
+  if (producer_threads % inner) {
+    fail(w, TS_ERR_BAD_ARG, "ts_lower: ts_warp_specialize adds %d producer "
+         "threads along the block's outermost thread dimension, whose "
+         "slices hold %lld threads; bind the consumers so that they divide "
+         "it", producer_threads, (long long)inner);
+    return NULL;
+  }
+  cx->producer_dim = outer;
+  ir_expr *tid = ir_int(a, 0);
+  for (int d = outer; d >= 0; d--) {
+    const ts_loop *l = w->threads[d];
+    int64_t extent = (l ? l->extent : 1) +
+                     (d == outer ? producer_threads / inner : 0);
+    ir_var *v = ir_new_var(a, cx->next_var++, ir_loop_kind_name(
+                               (ts_loop_kind)(TS_THREAD_X + d)), VAR_LAUNCH,
+                           extent);
+    if (!v)
+      return NULL;
+    v->tag = (ts_loop_kind)(TS_THREAD_X + d);
+    tid = ir_add(a, ir_mul(a, tid, ir_int(a, extent)), ir_varref(a, v));
+  }
+  return tid;
+}
+
 /* The producer's fill of tile `tile` into stage `stage`: the full
  * barrier's expected bytes, then every cache's boxes. */
 static ir_stmt *tma_fill(ts_arena *a, const ir_pipeline *p, const ts_loop *f,
@@ -805,6 +844,21 @@ static ir_stmt *tma_pipeline(walker *w, ts_loop *f, attach *at, int depth,
          : "whole warps (its consumers arrive one a warp)");
     return NULL;
   }
+  int producer_warps = at->stages[0]->producer_warps;
+  for (int i = 1; i < at->n; i++)
+    if (at->stages[i]->producer_warps != producer_warps) {
+      fail(w, TS_ERR_STAGES_DIFFER, "ts_lower: \"%s\" and \"%s\" share "
+           "the TMA pipeline at loop \"%s\" with %d and %d producer warps; "
+           "specialize both alike (ts_warp_specialize)", at->stages[0]->name,
+           at->stages[i]->name, f->name, producer_warps,
+           at->stages[i]->producer_warps);
+      return NULL;
+    }
+  if (producer_warps && w->cx->producer_threads) {
+    fail(w, TS_ERR_BAD_ARG, "ts_lower: a kernel has one warp-specialized "
+         "pipeline; loop \"%s\" would be a second", f->name);
+    return NULL;
+  }
   ir_pipeline *p = ts_arena_alloc(a, sizeof(*p));
   if (!p)
     return NULL;
@@ -831,8 +885,19 @@ static ir_stmt *tma_pipeline(walker *w, ts_loop *f, attach *at, int depth,
     rest = retarget_stmt(a, rest, &cur);
   }
   *p = (ir_pipeline){.id = cx->pipelines++, .stages = depth, .bytes = bytes,
-                     .consumers = (int)(threads / 32), .producer = 0};
-  ir_expr *fv = ir_varref(a, f->var), *producer = is_thread(a, tid, 0);
+                     .consumers = (int)(threads / 32),
+                     .producer = producer_warps ? (int)threads : 0,
+                     .producer_threads = producer_warps * 32};
+  if (producer_warps) {
+    cx->consumers = threads;
+    cx->producer_threads = p->producer_threads;
+  }
+  ir_expr *fv = ir_varref(a, f->var);
+  ir_expr *role_tid = producer_warps ? block_thread(w, p->producer_threads)
+                                     : tid;
+  if (!role_tid)
+    return NULL;
+  ir_expr *producer = ir_binary(a, E_EQ, role_tid, ir_int(a, p->producer));
   ir_expr *r = ir_sub(a, fv, ir_int(a, lag));
   ir_expr *rs = ir_binary(a, E_MOD, r, ir_int(a, depth));
   ir_stmt *refill[2] = {
@@ -841,19 +906,29 @@ static ir_stmt *tma_pipeline(walker *w, ts_loop *f, attach *at, int depth,
   ir_expr *more = ir_binary(a, E_LT, ir_add(a, r, ir_int(a, depth)),
                             ir_int(a, f->extent));
   ir_expr *started = lag ? ir_binary(a, E_LE, ir_int(a, lag), fv) : NULL;
-  ir_stmt *body[4] = {
+  ir_stmt *consume[3] = {
       tma_wait(a, p, MBAR_FULL, fv), rest,
       ir_new_if(a, ir_and(a, started, is_thread(a, tid, 32)),
-                ir_new_mbarrier(a, p, MBAR_ARRIVE, MBAR_EMPTY, rs, NULL), NULL),
-      ir_new_if(a, ir_and(a, started, ir_and(a, producer, more)),
-                ir_new_seq(a, refill, 2), NULL)};
+                ir_new_mbarrier(a, p, MBAR_ARRIVE, MBAR_EMPTY, rs, NULL), NULL)};
+  ir_stmt *produce = ir_new_if(a, ir_and(a, started, ir_and(a, producer, more)),
+                               ir_new_seq(a, refill, 2), NULL);
+  /* Warp-specialized, the consumers' part is a role of its own: the
+   * producer's threads skip it (the code generator splits the roles). */
+  ir_stmt *body[4] = {consume[0], consume[1], consume[2], produce};
+  int nbody = 4;
+  if (producer_warps) {
+    body[0] = ir_new_if(a, ir_binary(a, E_LT, role_tid, ir_int(a, threads)),
+                        ir_new_seq(a, consume, 3), NULL);
+    body[1] = produce;
+    nbody = 2;
+  }
   ir_stmt *fills[MAX_DEPTH];
   int nf = 0;
   for (int t = 0; t < depth && t < f->extent; t++)
     fills[nf++] = tma_fill(a, p, f, at, tiles, staged, ir_int(a, t),
                            ir_int(a, t));
   ir_stmt *items[2] = {ir_new_if(a, producer, ir_new_seq(a, fills, nf), NULL),
-                       ir_new_for(a, f, ir_new_seq(a, body, 4))};
+                       ir_new_for(a, f, ir_new_seq(a, body, nbody))};
   ir_stmt *out = ir_new_pipeline(a, p, ir_new_seq(a, items, 2));
   for (int i = 0; i < at->n; i++)
     out = ir_new_alloc(a, staged[i], out);

@@ -154,6 +154,37 @@ ts_status ts_tma(ts_sched *s, ts_stage *stage) {
   return status;
 }
 
+ts_status ts_warp_specialize(ts_sched *s, ts_stage *stage,
+                              int producer_warps) {
+  CHECK_SCHED(s);
+  const char *fn = "ts_warp_specialize";
+  /* Check: a TMA-filled stage not specialized yet, and a producer of one
+   * warpgroup (setmaxnreg works on whole warpgroups). */
+  if (!sched_check_read_stage(s, fn, stage))
+    return s->status;
+  if (producer_warps != 4)
+    return sched_fail(s, TS_ERR_BAD_ARG, NULL,
+                      "%s: argument 3 'producer_warps' must be 4 (got %d): "
+                      "setmaxnreg moves registers between whole warpgroups",
+                      fn, producer_warps);
+  if (!stage->tma)
+    return sched_fail(s, TS_ERR_BAD_ARG, NULL,
+                      "%s: \"%s\" is not filled by the TMA; the producer "
+                      "warps issue the TMA's copies: call ts_tma first", fn,
+                      stage->name);
+  if (stage->producer_warps)
+    return sched_fail(s, TS_ERR_STAGE_USED, NULL,
+                      "%s: \"%s\" already has %d producer warps", fn,
+                      stage->name, stage->producer_warps);
+  /* Step 1. Mark it; lowering adds the producer to the block. */
+  trace_rec rec = {.op = TR_WARP_SPECIALIZE, .stage = stage->id,
+                   .factor = producer_warps};
+  ts_status status = sched_commit(s, fn, s->root, NULL, 0, &rec);
+  if (status == TS_OK)
+    stage->producer_warps = producer_warps;
+  return status;
+}
+
 ts_status ts_wgmma_in_flight(ts_sched *s, ts_loop *loop, int batches) {
   CHECK_SCHED(s);
   const char *fn = "ts_wgmma_in_flight";

@@ -38,6 +38,7 @@ typedef enum {
   TR_WGMMA_IN_FLIGHT,
   TR_PACK,
   TR_TMA,
+  TR_WARP_SPECIALIZE,
 } trace_op;
 
 enum { TRACE_MAX_LOOPS = 16 };
@@ -75,6 +76,8 @@ struct ts_stage {
                      * ts_double_buffer); 0 before */
   int pipeline; /* ts_pipeline: copies of the cache, cp.async; 0: none */
   bool tma;     /* ts_tma: the copies are the TMA's, on an mbarrier pipeline */
+  int producer_warps; /* ts_warp_specialize: warps of their own issue the
+                       * TMA's copies; 0: a consumer thread does */
   const void *owner;
 };
 

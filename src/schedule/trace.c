@@ -83,7 +83,7 @@ static void print_stage_call(ts_buf *b, const ts_sched *s, const trace_rec *r,
                              const char *fn) {
   ts_buf_printf(b, "%s(s, ", fn);
   stage_ref(b, s, r->stage);
-  if (r->op == TR_PAD || r->op == TR_PIPELINE ||
+  if (r->op == TR_PAD || r->op == TR_PIPELINE || r->op == TR_WARP_SPECIALIZE ||
       (r->op == TR_DOUBLE_BUFFER && r->factor > 1))
     ts_buf_printf(b, ", %lld", (long long)r->factor);
   ts_buf_puts(b, ");\n");
@@ -137,6 +137,9 @@ void sched_print_record(ts_buf *b, const ts_sched *s, const trace_rec *r) {
     return;
   case TR_TMA:
     print_stage_call(b, s, r, "ts_tma");
+    return;
+  case TR_WARP_SPECIALIZE:
+    print_stage_call(b, s, r, "ts_warp_specialize");
     return;
   case TR_MIN_BLOCKS:
     ts_buf_printf(b, "ts_min_blocks_per_sm(s, %lld);\n", (long long)r->factor);
@@ -262,7 +265,7 @@ ts_status sched_replay_record(ts_sched *onto, const trace_rec *r) {
   }
   if ((r->op == TR_TRANSPOSE || r->op == TR_PAD || r->op == TR_DOUBLE_BUFFER ||
        r->op == TR_PIPELINE || r->op == TR_SWIZZLE_STORAGE ||
-       r->op == TR_TMA) &&
+       r->op == TR_TMA || r->op == TR_WARP_SPECIALIZE) &&
       r->stage >= onto->nstages)
     return sched_fail(onto, TS_ERR_BAD_ARG, NULL,
                       "ts_replay: the trace names cache %d, which the "
@@ -283,6 +286,8 @@ ts_status sched_replay_record(ts_sched *onto, const trace_rec *r) {
   case TR_PIPELINE:
     return ts_pipeline(onto, onto->stages[r->stage], (int)r->factor);
   case TR_TMA: return ts_tma(onto, onto->stages[r->stage]);
+  case TR_WARP_SPECIALIZE:
+    return ts_warp_specialize(onto, onto->stages[r->stage], (int)r->factor);
   case TR_VECTORIZE: return ts_vectorize(onto, l[0]);
   case TR_SPLIT: return ts_split(onto, l[0], r->factor, &x, &y);
   case TR_FUSE: return ts_fuse(onto, l[0], l[1], &x);
