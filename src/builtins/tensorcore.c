@@ -199,9 +199,12 @@ ts_status example_wgtma(ts_sched *s) {
 /* wgtma warp-specialized: a third warpgroup, the producer, issues the
  * copies and waits for stages to be released; the two consumer
  * warpgroups only wait for tiles, run wgmma and release them, with the
- * producer's registers (setmaxnreg). */
+ * producer's registers (setmaxnreg).  The blocks go in groups of 8 block
+ * rows (ts_swizzle): at 8192^3 a row of 32 blocks in launch order reads
+ * all of B, more than L2 keeps, and the groups keep the tiles the
+ * running blocks share there (docs/performance.md). */
 ts_status example_wgws(ts_sched *s) {
-  return warpgroup_tiles(s, &(wg_tiling){128, 256, 4, 0, 1, 1, 1});
+  return warpgroup_tiles(s, &(wg_tiling){128, 256, 4, 8, 1, 1, 1});
 }
 
 /* Each knob's first value is wg128's: block tiles of 1 to 4 warpgroups,
