@@ -5,7 +5,8 @@
 # timed once; a runner killed in the middle of the pass (kill -9) loses
 # nothing: its candidate goes back in the queue, the run completes, and
 # the exit status and stderr say that a GPU's runner was lost.  Then kill
-# -9 of tune itself leaves no runner behind.
+# -9 of tune itself leaves no runner behind, and the other GPUs time the
+# next shape while the lead times the last one's fastest.
 #
 # Usage: test_tune_gpus.sh TESSEL RECORD_ROWS FAKE_DRIVER
 tessel="$1"
@@ -40,7 +41,12 @@ states() {
   "$rows" "$1" | awk -F '\t' '{ n[$1]++ } END { printf "timed %d failed %d", n["timed"], n["failed"] }'
 }
 
-# 1. Three fast GPUs and a slow one (a launch 500 times as long).
+# 1. Three fast GPUs and a slow one (a launch 500 times as long).  Each
+# runner compiles what it takes; the kernels are compiled first, on one
+# GPU, so that the launches' times and not the compiling decide who takes
+# how many.
+TESSEL_FAKE_GPUS=1 "$tessel" tune $args > "$tmp/warm.out" 2>&1 ||
+  fail "the run on one GPU that compiles the kernels: exit $?"
 TESSEL_FAKE_GPU_SPEEDS=1,1,1,0.002 "$tessel" tune $args \
   --json "$tmp/speeds.json" > "$tmp/speeds.out" 2>&1
 st=$?
@@ -116,6 +122,21 @@ for p in $runners; do
   fi
 done
 [ -z "$left" ] || fail "runners left after kill -9 of tune:$left"
+
+# 4. The next shape's first pass is published before the lead times the
+# last shape's fastest in full, so the other GPUs take it meanwhile: with
+# a slow lead (GPU 0, launches 1000 times as long; the kernels cached by
+# the runs above), the fast ones time all of the second shape's first pass
+# while the lead times the first shape's best with the full count.
+TESSEL_FAKE_GPU_SPEEDS=0.001,1,1,1 "$tessel" tune $args --restart \
+  --shape 64x64x32 --top 1 > "$tmp/ahead.out" 2>&1
+st=$?
+cat "$tmp/ahead.out"
+[ $st = 0 ] || fail "a slow lead: exit $st, expected 0"
+second=$(sed -n "s/.*GPU 0 timed \([0-9]*\).*/\1/p" "$tmp/ahead.out" | sed -n 2p)
+[ "$second" = 0 ] ||
+  fail "the slow lead timed ${second:-?} of the second shape's first pass, expected 0: the other GPUs should have timed it while the lead timed the first shape's best"
+has "12 compiled by the runner that takes each" "$tmp/ahead.out"
 
 [ $fails = 0 ] && echo "ok: tune --gpus on 4 fake GPUs"
 exit $fails

@@ -88,6 +88,7 @@ typedef struct ts_tune_shape {
   /* Set as the shape is prepared and timed. */
   int pruned, compiled, resumed, suspects, budget_left_out, time_left_out;
   bool resumed_after_restart; /* the results resumed are a restarted worker's */
+  bool compiled_as_taken; /* several runners: each compiles what it takes */
   double compile_seconds, time_seconds;
   /* Whether the best was to be recorded (it was timed and ran right), and
    * ts_tune_record_save's status when it was. */

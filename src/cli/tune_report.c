@@ -326,9 +326,12 @@ void tune_print_shape_ready(void *ctx, const ts_tune_space *sp,
   char shape[64];
   shape_text(&r->def, shape, sizeof(shape));
   ((tune_printer *)ctx)->last_progress = 0;
-  printf("\n# %s %s: %d configuration%s, %d pruned, %d compiled in %.1f "
-         "s\n", sp->name, shape, r->n, r->n == 1 ? "" : "s", r->pruned,
-         r->compiled, r->compile_seconds);
+  printf("\n# %s %s: %d configuration%s, %d pruned, ", sp->name, shape, r->n,
+         r->n == 1 ? "" : "s", r->pruned);
+  if (r->compiled_as_taken)
+    printf("%d compiled by the runner that takes each\n", r->compiled);
+  else
+    printf("%d compiled in %.1f s\n", r->compiled, r->compile_seconds);
   if (r->resumed && r->resumed_after_restart)
     printf("#   %5d timed before the GPU process restarted, taken from the "
            "journal\n", r->resumed);

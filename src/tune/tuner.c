@@ -47,10 +47,16 @@ typedef struct {
   tune_handover *h;
   tune_queue *q; /* with several GPUs, what the runners share; else NULL */
   int nrunners;  /* GPUs: this runner's and its helpers', or MPI ranks */
-  bool ranks;    /* the runners are MPI ranks, which compile what they take */
+  bool ranks;    /* the runners are MPI ranks */
   const ts_tune_space *sp; /* the space being tuned */
   int unit;           /* its shape's place in the run: space * shapes + shape */
   int step;           /* report steps passed; see step_due */
+  /* The first pass in the queue: its generation, candidates and start,
+   * and the unit published ahead (the next shape's, while this runner
+   * times the last one's fastest in full; -1 when none is). */
+  int gen, queued;
+  struct timespec queued_at;
+  int ahead;
 } tune_run;
 
 /* ---- Enumerating and compiling ---------------------------------------------- */
@@ -191,8 +197,9 @@ static void apply_budget(const ts_tune_opts *o, ts_tune_shape *r) {
 }
 
 /* Every wanted candidate compiled; returns how many there were, -1 when
- * out of memory.  With MPI ranks (lazy) none is: each rank compiles what
- * it takes, so NVRTC runs on every rank's cores. */
+ * out of memory.  With several runners (lazy) none is: each runner
+ * compiles what it takes, so that NVRTC runs while the other GPUs time,
+ * and under MPI on every rank's cores. */
 static int compile_wanted(const ts_tune_space *sp, const ts_tune_opts *o,
                           const char *arch, ts_tune_shape *r, bool lazy) {
   int *which = malloc(sizeof(*which) * (size_t)(r->n ? r->n : 1)), n = 0;
@@ -348,7 +355,7 @@ static ts_status time_taken(tune_run *t, ts_tune_shape *r, int gen,
   int idx[CHUNK], build[CHUNK], nb = 0;
   for (int i = 0; i < m; i++) {
     idx[i] = t->q->slot[got[i]].index; /* ours: no one else writes it */
-    if (!r->c[idx[i]].kernel) /* with MPI ranks, compiled as taken */
+    if (!r->c[idx[i]].kernel) /* with several runners, compiled as taken */
       build[nb++] = idx[i];
   }
   if (nb && !tune_compile_some(t->sp, t->o, ts_gpu_arch(t->gpu), r, build, nb))
@@ -359,16 +366,15 @@ static ts_status time_taken(tune_run *t, ts_tune_shape *r, int gen,
   return st;
 }
 
-/* The first pass of which[0..n) on every GPU of the run: they go in the
- * queue, and this runner takes groups as the helpers do until none is
- * left, then gathers the helpers' results.  A helper that dies leaves
- * its candidates in the queue for the others (the supervisor puts them
- * back).  Returns TS_OK, or the error that ended this runner's timing. */
-static ts_status queued_first_pass(tune_run *t, ts_tune_shape *r,
-                                   const int *which, int n) {
+/* The first pass of which[0..n) on every GPU of the run, put in the
+ * queue: the helpers start taking groups at once, while this runner may
+ * still be timing the last shape's fastest (tune_shape).  False when the
+ * queue cannot hold them (said on stderr). */
+static bool publish_first_pass(tune_run *t, const ts_tune_shape *r,
+                               const int *which, int n) {
   bool *alone = calloc((size_t)(n ? n : 1), sizeof(*alone));
   if (!alone)
-    return TS_ERR_NO_MEMORY;
+    return false;
   for (int i = 0; i < n; i++)
     alone[i] = r->c[which[i]].suspect;
   /* Groups small enough that each GPU takes several: a slow one then
@@ -377,16 +383,24 @@ static ts_status queued_first_pass(tune_run *t, ts_tune_shape *r,
   group = group < 1 ? 1 : group > CHUNK ? CHUNK : group;
   bool ok = tune_queue_publish(t->q, t->unit, which, alone, n, group);
   free(alone);
-  if (!ok) {
+  if (!ok)
     fprintf(stderr, "tessel: tune: %d candidates are more than the queue of "
             "the GPUs holds (--limit %d)\n", n, t->o->limit);
-    return TS_ERR_NO_MEMORY;
-  }
-  int gen = t->q->generation; /* only this runner publishes */
+  t->gen = t->q->generation; /* only this runner publishes */
+  t->queued = n;
+  clock_gettime(CLOCK_MONOTONIC, &t->queued_at);
+  return ok;
+}
+
+/* The published first pass to its end: this runner takes groups as the
+ * helpers do until none is left, and gathers the helpers' results.  A
+ * helper that dies leaves its candidates in the queue for the others (the
+ * supervisor puts them back).  Returns TS_OK, or the error that ended
+ * this runner's timing. */
+static ts_status drain_first_pass(tune_run *t, ts_tune_shape *r) {
+  int gen = t->gen, n = t->queued;
   r->ngpus = t->nrunners;
   r->ranks = t->ranks;
-  struct timespec t0;
-  clock_gettime(CLOCK_MONOTONIC, &t0);
   ts_bench_opts quick = {.warmup = QUICK_WARMUP, .repeats = QUICK_REPEATS,
                          .seed = t->o->seed};
   ts_status st = TS_OK;
@@ -394,9 +408,9 @@ static ts_status queued_first_pass(tune_run *t, ts_tune_shape *r,
   for (collect(t, r, gen, &over); st == TS_OK && over < n;
        collect(t, r, gen, &over)) {
     if (over != shown && t->rep->progress)
-      t->rep->progress(t->rep->ctx, r, over, n, seconds_since(&t0));
+      t->rep->progress(t->rep->ctx, r, over, n, seconds_since(&t->queued_at));
     shown = over;
-    if (t->o->time_limit && seconds_since(&t0) > t->o->time_limit)
+    if (t->o->time_limit && seconds_since(&t->queued_at) > t->o->time_limit)
       leave_the_rest(t->q, r, gen);
     int got[CHUNK];
     int m = tune_queue_take(t->q, gen, 0, CHUNK, got);
@@ -406,9 +420,33 @@ static ts_status queued_first_pass(tune_run *t, ts_tune_shape *r,
       usleep(2000); /* the helpers have the rest */
   }
   if (st == TS_OK && t->rep->progress && over != shown)
-    t->rep->progress(t->rep->ctx, r, over, n, seconds_since(&t0));
+    t->rep->progress(t->rep->ctx, r, over, n, seconds_since(&t->queued_at));
   tune_queue_close_unit(t->q, false);
   return st;
+}
+
+/* The candidates of the first pass in which (malloc'd; NULL when out of
+ * memory): every compiled one not timed yet (with several runners, every
+ * one wanted: each runner compiles what it takes), suspects first. */
+static int *first_pass_candidates(const tune_run *t, const ts_tune_shape *r,
+                                  int *n) {
+  int *which = malloc(sizeof(*which) * (size_t)(r->n ? r->n : 1));
+  *n = 0;
+  for (int i = 0; which && i < r->n; i++)
+    if ((r->c[i].kernel || (t->q && wanted(&r->c[i]))) && !r->c[i].has_quick)
+      which[(*n)++] = i;
+  if (which)
+    suspects_first(r, which, *n);
+  return which;
+}
+
+/* With several runners: r's first pass published (false on an error). */
+static bool queue_first_pass(tune_run *t, const ts_tune_shape *r) {
+  int n;
+  int *which = first_pass_candidates(t, r, &n);
+  bool ok = which && publish_first_pass(t, r, which, n);
+  free(which);
+  return ok;
 }
 
 /* The first pass: every compiled candidate not timed yet, suspects alone
@@ -416,19 +454,12 @@ static ts_status queued_first_pass(tune_run *t, ts_tune_shape *r,
  * several); stops at --time.  Returns TS_OK, or the error that ended it. */
 static ts_status first_pass(tune_run *t, ts_tune_shape *r) {
   const ts_tune_opts *o = t->o;
-  int *which = malloc(sizeof(*which) * (size_t)(r->n ? r->n : 1)), n = 0;
+  if (t->q)
+    return drain_first_pass(t, r);
+  int n;
+  int *which = first_pass_candidates(t, r, &n);
   if (!which)
     return TS_ERR_NO_MEMORY;
-  for (int i = 0; i < r->n; i++)
-    if ((r->c[i].kernel || (t->ranks && wanted(&r->c[i]))) &&
-        !r->c[i].has_quick)
-      which[n++] = i;
-  suspects_first(r, which, n);
-  if (t->q) {
-    ts_status st = queued_first_pass(t, r, which, n);
-    free(which);
-    return st;
-  }
   struct timespec t0;
   clock_gettime(CLOCK_MONOTONIC, &t0);
   ts_bench_opts quick = {.warmup = QUICK_WARMUP, .repeats = QUICK_REPEATS,
@@ -620,28 +651,59 @@ static bool prepare(tune_run *t, ts_tune_shape *r) {
   journal_crash(t, r);
   int resumed = tune_resume(t->gpu, t->sp->key, r);
   apply_budget(o, r);
-  r->compiled = compile_wanted(t->sp, o, ts_gpu_arch(t->gpu), r, t->ranks);
+  r->compiled = compile_wanted(t->sp, o, ts_gpu_arch(t->gpu), r, t->q);
   if (r->compiled < 0) {
     fprintf(stderr, "tessel: out of memory\n");
     return false;
   }
+  r->compiled_as_taken = t->q != NULL;
   r->compile_seconds = seconds_since(&t0);
   count_prepared(t, r, resumed);
-  if (t->rep->shape_ready)
-    t->rep->shape_ready(t->rep->ctx, t->sp, r);
   return true;
 }
 
-/* A shape: prepared, timed, ranked, recorded and reported.  Returns 0,
+/* r prepared and, with several runners, its first pass published: now,
+ * or already while the shape before it was finished (open_ahead).  The
+ * report of it is made here, in the shapes' order. */
+static bool open_shape(tune_run *t, ts_tune_shape *r) {
+  bool ok = t->ahead == t->unit ||
+            (prepare(t, r) && (!t->q || queue_first_pass(t, r)));
+  t->ahead = -1;
+  if (ok && t->rep->shape_ready)
+    t->rep->shape_ready(t->rep->ctx, t->sp, r);
+  return ok;
+}
+
+/* With several runners, the next shape of the space (next, the unit after
+ * this one) prepared and its first pass published before this runner
+ * times the fastest of this one in full on its own GPU: the other GPUs
+ * take the next shape's candidates meanwhile, instead of waiting.  Where
+ * that fails, the next shape is opened in its turn (and says why). */
+static void open_ahead(tune_run *t, ts_tune_shape *next) {
+  if (!t->q || !next)
+    return;
+  int unit = t->unit++;
+  if (prepare(t, next) && queue_first_pass(t, next))
+    t->ahead = t->unit;
+  else
+    tune_free_shape(next);
+  t->unit = unit;
+}
+
+/* A shape: prepared, timed, ranked, recorded and reported; with several
+ * runners, the next shape (next, or NULL) published before the fastest
+ * of this one are timed again.  Returns 0,
  * TUNE_EXIT_FAIL (an error, or a candidate failed), or
  * TUNE_WORKER_FAULTED when a device fault ended the timing (the
  * supervisor reports it). */
-static int tune_shape(tune_run *t, ts_tune_shape *r) {
-  if (!prepare(t, r))
+static int tune_shape(tune_run *t, ts_tune_shape *r, ts_tune_shape *next) {
+  if (!open_shape(t, r))
     return TUNE_EXIT_FAIL;
   struct timespec t0;
   clock_gettime(CLOCK_MONOTONIC, &t0);
   ts_status st = first_pass(t, r);
+  if (st == TS_OK)
+    open_ahead(t, next);
   if (st == TS_OK)
     st = full_pass(t, r);
   if (st != TS_OK && t->h->in_flight)
@@ -744,8 +806,12 @@ static int tune_space(tune_run *t, int n, ts_tune_shape *runs) {
   int rc = 0;
   for (int j = 0; j < o->nshapes && rc != TUNE_WORKER_FAULTED; j++) {
     runs[j].def = o->shapes[j];
+    if (j + 1 < o->nshapes)
+      runs[j + 1].def = o->shapes[j + 1];
     t->unit = n * o->nshapes + j;
-    int st = step_due(t) ? tune_shape(t, &runs[j]) : replay_shape(t, &runs[j]);
+    ts_tune_shape *next = j + 1 < o->nshapes ? &runs[j + 1] : NULL;
+    int st = step_due(t) ? tune_shape(t, &runs[j], next)
+                         : replay_shape(t, &runs[j]);
     if (st != TUNE_WORKER_FAULTED)
       step_done(t, st);
     rc = st ? st : rc;
@@ -768,7 +834,8 @@ static int tune_worker(tune_handover *h, void *arg) {
   const tune_args *a = arg;
   tune_run t = {.o = a->o, .rep = a->rep, .spaces = a->spaces,
                 .nspaces = a->nspaces, .h = h, .q = a->q,
-                .nrunners = a->nrunners, .ranks = a->nrunners > a->ngpus};
+                .nrunners = a->nrunners, .ranks = a->nrunners > a->ngpus,
+                .ahead = -1};
   ts_tune_shape *runs = calloc((size_t)a->o->nshapes, sizeof(*runs));
   t.gpu = ts_gpu_open_device(a->gpus[0]);
   bool ready = runs && ts_gpu_status(t.gpu) == TS_OK;
