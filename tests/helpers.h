@@ -29,6 +29,18 @@ static inline int make_temp_file(char *path, size_t len, const char *prefix) {
   return 0;
 }
 
+/* A new empty directory /tmp/PREFIX-XXXXXX made the kernel and tuning
+ * cache (TESSEL_CACHE_DIR), its name into dir; 0, or -1 (a cmocka
+ * setup's failure). */
+static inline int make_temp_cache_dir(char *dir, size_t len,
+                                      const char *prefix) {
+  snprintf(dir, len, "/tmp/%s-XXXXXX", prefix);
+  if (!mkdtemp(dir))
+    return -1;
+  setenv("TESSEL_CACHE_DIR", dir, 1);
+  return 0;
+}
+
 /* The teardown of a fixture that setup calloc'd with the arena its nodes
  * live in as its first member. */
 static inline int free_arena_fixture(void **state) {

@@ -45,7 +45,7 @@ states() {
 # runner compiles what it takes; the kernels are compiled first, on one
 # GPU, so that the launches' times and not the compiling decide who takes
 # how many.
-TESSEL_FAKE_GPUS=1 "$tessel" tune $args > "$tmp/warm.out" 2>&1 ||
+TESSEL_FAKE_GPUS=1 "$tessel" tune $args --shape 64x64x32 > "$tmp/warm.out" 2>&1 ||
   fail "the run on one GPU that compiles the kernels: exit $?"
 TESSEL_FAKE_GPU_SPEEDS=1,1,1,0.002 "$tessel" tune $args \
   --json "$tmp/speeds.json" > "$tmp/speeds.out" 2>&1
@@ -126,7 +126,7 @@ done
 # 4. The next shape's first pass is published before the lead times the
 # last shape's fastest in full, so the other GPUs take it meanwhile: with
 # a slow lead (GPU 0, launches 1000 times as long; the kernels cached by
-# the runs above), the fast ones time all of the second shape's first pass
+# the first run), the fast ones time all of the second shape's first pass
 # while the lead times the first shape's best with the full count.
 TESSEL_FAKE_GPU_SPEEDS=0.001,1,1,1 "$tessel" tune $args --restart \
   --shape 64x64x32 --top 1 > "$tmp/ahead.out" 2>&1

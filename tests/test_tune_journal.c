@@ -20,10 +20,8 @@ typedef struct {
 static char dir[256];
 
 static int setup(void **state) {
-  snprintf(dir, sizeof(dir), "/tmp/tessel-journal-XXXXXX");
-  if (!mkdtemp(dir))
+  if (make_temp_cache_dir(dir, sizeof(dir), "tessel-journal") != 0)
     return -1;
-  setenv("TESSEL_CACHE_DIR", dir, 1);
   fixture *f = calloc(1, sizeof(*f));
   if (!f)
     return -1;

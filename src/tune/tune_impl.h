@@ -133,6 +133,19 @@ int tune_queue_requeue(tune_queue *q, int k, bool in_flight,
 /* No unit open any more; run_over: the helpers end. */
 void tune_queue_close_unit(tune_queue *q, bool run_over);
 
+/* ---- Compiling ahead of the runners (compile_ahead.c) ---------------------
+ *
+ * A thread compiling the candidates pending in generation gen of q (r's,
+ * read only while it runs) into the kernel cache, in the queue's order,
+ * until none is left or it is stopped; NULL when it cannot start (the
+ * runners then compile all they take). */
+typedef struct tune_ahead tune_ahead;
+tune_ahead *tune_ahead_start(const ts_tune_space *sp, const ts_tune_opts *o,
+                             const char *arch, const ts_tune_shape *r,
+                             tune_queue *q, int gen);
+/* Stopped after the batch it is compiling, and freed; NULL is nothing. */
+void tune_ahead_stop(tune_ahead *a);
+
 /* ---- The run's parts that the runners share (tuner.c, helper.c) ---------- */
 
 /* What ts_tune_run was given, for its runners. */

@@ -57,6 +57,7 @@ typedef struct {
   int gen, queued;
   struct timespec queued_at;
   int ahead;
+  tune_ahead *compiling; /* the published candidates compiled ahead */
 } tune_run;
 
 /* ---- Enumerating and compiling ---------------------------------------------- */
@@ -389,6 +390,10 @@ static bool publish_first_pass(tune_run *t, const ts_tune_shape *r,
   t->gen = t->q->generation; /* only this runner publishes */
   t->queued = n;
   clock_gettime(CLOCK_MONOTONIC, &t->queued_at);
+  tune_ahead_stop(t->compiling);
+  t->compiling = ok && n ? tune_ahead_start(t->sp, t->o, ts_gpu_arch(t->gpu), r,
+                                            t->q, t->gen)
+                         : NULL;
   return ok;
 }
 
@@ -421,6 +426,8 @@ static ts_status drain_first_pass(tune_run *t, ts_tune_shape *r) {
   }
   if (st == TS_OK && t->rep->progress && over != shown)
     t->rep->progress(t->rep->ctx, r, over, n, seconds_since(&t->queued_at));
+  tune_ahead_stop(t->compiling);
+  t->compiling = NULL;
   tune_queue_close_unit(t->q, false);
   return st;
 }
@@ -821,6 +828,8 @@ static int tune_space(tune_run *t, int n, ts_tune_shape *runs) {
     step_done(t, st);
     rc = st ? st : rc;
   }
+  tune_ahead_stop(t->compiling); /* it reads a shape's configurations */
+  t->compiling = NULL;
   for (int j = 0; j < o->nshapes; j++)
     tune_free_shape(&runs[j]);
   return rc;
