@@ -32,7 +32,8 @@ run() {
     > "$out/$name.out" 2>&1
   st=$?
   end=$(date +%s.%N)
-  echo "$end - $start" | bc > "$out/$name.seconds"
+  # awk, not bc: the GPU hosts need not have bc.
+  awk -v a="$start" -v b="$end" 'BEGIN { printf "%.1f\n", b - a }' > "$out/$name.seconds"
   echo "$name: exit $st, $(cat "$out/$name.seconds") s wall ($*)"
 }
 
@@ -64,7 +65,7 @@ echo
 echo "== wall time against one GPU (done when at most 0.30 on 4 GPUs, 0.55 on 2)"
 one=$(cat "$out/one.seconds")
 for r in $runs; do
-  echo "$r: $(cat "$out/$r.seconds") s, $(echo "scale=3; $(cat "$out/$r.seconds") / $one" | bc) of one GPU's $one s"
+  echo "$r: $(cat "$out/$r.seconds") s, $(awk -v a="$(cat "$out/$r.seconds")" -v b="$one" 'BEGIN { printf "%.3f", a / b }') of one GPU's $one s"
 done
 echo
 echo "== each shape's best (done when the same configuration, or within 2% of one GPU's time)"
