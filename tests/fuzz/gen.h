@@ -36,7 +36,12 @@ typedef struct fz_result {
   fz_outcome outcome;
   int status;   /* the schedule's final ts_status (-1: no schedule) */
   bool knobs;   /* the case drew a space's configuration (knobs.c) */
-  bool tensorized; /* its schedule calls ts_tensorize (mma.sync) */
+  bool tensorized; /* its schedule calls ts_tensorize (mma.sync, wgmma) */
+  bool tma;        /* ... ts_tma */
+  bool warpspec;   /* ... ts_warp_specialize */
+  bool in_flight;  /* ... ts_wgmma_in_flight */
+  int layout;      /* the definition's ts_layout */
+  int a_type;      /* and A's ts_dtype */
   char *report; /* on FZ_FAIL: why, and the case as a C program (malloc'd) */
 } fz_result;
 
