@@ -62,7 +62,8 @@ typedef struct tally {
    * type */
   long tma_checked[4][NTYPES], ws_checked[4][NTYPES];
   long statuses[TS_STATUS_COUNT];
-  double seconds[2]; /* primitive cases, knob cases */
+  double seconds[3]; /* primitive cases, knob cases, Hopper cases */
+  long hopper;        /* Hopper cases */
   double slowest;
   uint64_t slowest_seed;
 } tally;
@@ -88,7 +89,8 @@ static void count_case(tally *t, const fz_result *r, double seconds) {
   }
   if (r->status >= 0 && r->status < TS_STATUS_COUNT)
     t->statuses[r->status]++;
-  t->seconds[r->knobs] += seconds;
+  t->seconds[r->hopper ? 2 : r->knobs] += seconds;
+  t->hopper += r->hopper;
   if (seconds > t->slowest) {
     t->slowest = seconds;
     t->slowest_seed = current_seed;
@@ -130,10 +132,12 @@ static void print_tally(const tally *t, uint64_t base, uint64_t cases) {
   print_calls(t->in_flight, "left wgmma in flight (ts_wgmma_in_flight)");
   print_hopper_coverage(t);
   long all = c[0] + c[1] + c[2] + c[3];
-  printf("  CPU time: %.2f ms a case, %.2f ms a knob case; slowest %.0f ms "
-         "(0x%016llx)\n", 1e3 * (t->seconds[0] + t->seconds[1]) /
+  printf("  CPU time: %.2f ms a case, %.2f ms a knob case, %.2f ms a Hopper "
+         "case (%ld); slowest %.0f ms (0x%016llx)\n",
+         1e3 * (t->seconds[0] + t->seconds[1] + t->seconds[2]) /
          (double)(all ? all : 1), 1e3 * t->seconds[1] /
-         (double)(knobs ? knobs : 1), 1e3 * t->slowest,
+         (double)(knobs ? knobs : 1), 1e3 * t->seconds[2] /
+         (double)(t->hopper ? t->hopper : 1), t->hopper, 1e3 * t->slowest,
          (unsigned long long)t->slowest_seed);
   for (int st = 0; st < TS_STATUS_COUNT; st++)
     if (t->statuses[st])

@@ -34,6 +34,7 @@ typedef struct fz_case {
   int nblock;
   bool hostile; /* wrong arguments on purpose; otherwise only plausible ones */
   bool knobs;   /* a space's configuration instead of primitives (fuzz_knobs.c) */
+  bool hopper;  /* a warpgroup schedule of the Hopper primitives (fuzz_hopper.c) */
   double work;  /* iterations of the nest, m * n * k grown by the splits */
   ts_stage *stages[MAX_STAGES];
   int nstages;

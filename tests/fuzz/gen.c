@@ -1,6 +1,8 @@
 /*
- * One fuzz case: a random definition and primitive sequence, each call
- * made on a schedule and written down as C, then the checks of gen.h.
+ * One fuzz case: a random definition and primitive sequence (or a space's
+ * knobs, fuzz_knobs.c, or a Hopper warpgroup schedule, fuzz_hopper.c),
+ * each call made on a schedule and written down as C, then the checks of
+ * gen.h.
  */
 #include "case.h"
 
@@ -844,6 +846,7 @@ static void knob_case(fz_case *c) {
 
 /* A warpgroup schedule with the Hopper primitives (fuzz_hopper.c). */
 static void hopper_case(fz_case *c) {
+  c->hopper = true;
   fz_hopper_definition(c);
   begin_schedule(c);
   fz_hopper_case(c);
@@ -875,7 +878,7 @@ fz_result fz_run_case(fz_source *src, uint64_t seed) {
   fz_result res = {.outcome = c.why[0]          ? FZ_FAIL
                                : c.status != TS_OK ? FZ_PASS_ERROR
                                                    : check_accepted(&c),
-                   .knobs = c.knobs};
+                   .knobs = c.knobs, .hopper = c.hopper};
   res.status = c.s ? (int)ts_sched_status(c.s) : -1;
   note_calls(&c, &res);
   end_program(&c);
