@@ -73,16 +73,20 @@ void fz_hopper_definition(fz_case *c) {
 
 /* ---- Drawing the schedule's choices ---------------------------------------- */
 
+/* The choices, one statement each: the order of the draws (and so what a
+ * seed gives) must not be left to the compiler, as an initializer list's
+ * would be. */
 static hopper draw_hopper(fz_case *c) {
   static const int64_t bns[] = {256, 128, 64, 32, 16};
-  hopper h = {.bm = 64 * (1 + (int64_t)fz_pick(c->src, 2)),
-              .bn = bns[fz_pick(c->src, 5)],
-              .stages = 2 + (int64_t)fz_pick(c->src, 4),
-              .swizzle = fz_chance(c, 15) ? 2 + 6 * fz_pick(c->src, 2) : 0,
-              .in_flight = fz_pick(c->src, 5) / 2, /* 0, 0, 1, 1, 2 */
-              .tma = fz_chance(c, 85),
-              .vector = fz_chance(c, 80),
-              .victim = (int)fz_pick(c->src, 2)};
+  hopper h = {0};
+  h.bm = 64 * (1 + (int64_t)fz_pick(c->src, 2));
+  h.bn = bns[fz_pick(c->src, 5)];
+  h.stages = 2 + (int64_t)fz_pick(c->src, 4);
+  h.swizzle = fz_chance(c, 15) ? 2 + 6 * fz_pick(c->src, 2) : 0;
+  h.in_flight = fz_pick(c->src, 5) / 2; /* 0, 0, 1, 1, 2 */
+  h.tma = fz_chance(c, 85);
+  h.vector = fz_chance(c, 80);
+  h.victim = (int)fz_pick(c->src, 2);
   h.ws = h.tma && fz_chance(c, 50);
   if (fz_chance(c, HOSTILE_PERCENT))
     h.broken = (breakage)(1 + fz_pick(c->src, BREAK_COUNT - 1));
