@@ -216,6 +216,21 @@ static bool resources_from_driver(ts_gpu *g, gpu_module *m) {
   return true;
 }
 
+/* Room for the tensor maps of f's TS_PARAM_TENSOR_MAP parameters, where
+ * it has any. */
+static bool alloc_map_caches(gpu_function *f) {
+  bool any = false;
+  for (int i = 0; i < f->nparams; i++)
+    any |= f->params[i].kind == TS_PARAM_TENSOR_MAP;
+  if (!any)
+    return true;
+  size_t bytes = (size_t)f->nparams * sizeof(gpu_map_cache);
+  f->maps = aligned_alloc(_Alignof(gpu_map_cache), bytes);
+  if (f->maps)
+    memset(f->maps, 0, bytes);
+  return f->maps != NULL;
+}
+
 /* The kernel's entry points with their launches and parameter lists, room
  * for the longest list's arguments, and the workspace. */
 static bool load_functions(ts_gpu *g, const ts_kernel *k, gpu_module *m) {
@@ -236,6 +251,9 @@ static bool load_functions(ts_gpu *g, const ts_kernel *k, gpu_module *m) {
     const kernel_entry *e = &k->entries[i];
     m->fns[i] = (gpu_function){.launch = e->launch, .entry = e->name,
                                .params = e->params, .nparams = e->nparams};
+    if (!alloc_map_caches(&m->fns[i]))
+      return gpu_fail(g, TS_ERR_NO_MEMORY, "loading kernel %s: out of "
+                      "memory for its tensor maps", k->label);
     if (i != m->main &&
         !GPU_CALL(g, cuModuleGetFunction(&m->fns[i].fn, m->mod, e->name)))
       return false;
@@ -315,6 +333,8 @@ void gpu_unload(ts_gpu *g, gpu_module *m) {
   if (m->mod)
     g->cu.cuModuleUnload(m->mod);
   m->mod = NULL;
+  for (int i = 0; m->fns && i < m->nfns; i++)
+    free(m->fns[i].maps);
   free(m->fns);
   free(m->values);
   free(m->args);
@@ -346,9 +366,32 @@ static bool encode_map(ts_gpu *g, CUtensorMap *map, const ts_param *p,
                          CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
 }
 
+/* The tensor map of parameter p for the operand at `base`: the one kept
+ * for that address, else encoded and kept. */
+static const CUtensorMap *tensor_map(ts_gpu *g, gpu_map_cache *c,
+                                     const ts_param *p, CUdeviceptr base) {
+  for (int i = 0; i < c->n; i++)
+    if (c->base[i] == base)
+      return &c->map[i];
+  CUtensorMap map;
+  if (!encode_map(g, &map, p, base))
+    return NULL;
+  int i = c->n;
+  if (c->n < GPU_MAX_SETS) {
+    c->n++;
+  } else {
+    i = c->next;
+    c->next = (c->next + 1) % GPU_MAX_SETS;
+  }
+  c->map[i] = map;
+  c->base[i] = base;
+  return &c->map[i];
+}
+
 /* f's arguments from its parameter list: the device buffers (A, B, C and
  * the workspace) at each parameter's offset, the definition's scalars,
- * the operands' tensor maps (encoded for this launch's buffers).
+ * the operands' tensor maps (for this launch's buffers, encoded at the
+ * first launch on them).
  * (A hand-written kernel's int shape was checked to fit when loaded.)
  * NULL where a map cannot be encoded. */
 static void *const *launch_args(ts_gpu *g, const gpu_module *m,
@@ -367,11 +410,14 @@ static void *const *launch_args(ts_gpu *g, const gpu_module *m,
     case TS_PARAM_FLOAT:
       m->values[i].f = p->value == TS_VALUE_ALPHA ? m->def.alpha : m->def.beta;
       break;
-    case TS_PARAM_TENSOR_MAP:
-      if (!encode_map(g, &m->values[i].map, p,
-                      buffers[p->buffer] + (CUdeviceptr)p->offset))
+    case TS_PARAM_TENSOR_MAP: {
+      const CUtensorMap *map = tensor_map(
+          g, &f->maps[i], p, buffers[p->buffer] + (CUdeviceptr)p->offset);
+      if (!map)
         return NULL;
+      m->values[i].map = *map;
       break;
+    }
     }
     m->args[i] = &m->values[i];
   }

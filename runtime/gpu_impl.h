@@ -33,6 +33,22 @@ struct ts_gpu {
 bool gpu_check(ts_gpu *g, CUresult r, const char *call);
 #define GPU_CALL(g, call) gpu_check((g), (g)->cu.call, #call)
 
+/* The most input sets ts_bench rotates its launches over (timing.c), and
+ * so the base addresses a tensor map parameter is kept encoded for. */
+enum { GPU_MAX_SETS = 8 };
+
+/* The tensor maps one TS_PARAM_TENSOR_MAP parameter was encoded to, one
+ * for each base address its launches gave (cuTensorMapEncodeTiled is host
+ * work, which ts_bench would do between a timed launch's start event and
+ * the launch): a launch on buffers seen before copies the map kept.  Past GPU_MAX_SETS addresses the oldest is
+ * replaced. */
+typedef struct gpu_map_cache {
+  CUtensorMap map[GPU_MAX_SETS];
+  CUdeviceptr base[GPU_MAX_SETS];
+  int n;    /* maps held */
+  int next; /* the one a new address replaces once all are held */
+} gpu_map_cache;
+
 /* One entry point of a loaded module and what launching it takes (the
  * kernel's parameter list). */
 typedef struct gpu_function {
@@ -41,6 +57,8 @@ typedef struct gpu_function {
   const char *entry;      /* the kernel's */
   const ts_param *params; /* the kernel's, nparams long */
   int nparams;
+  gpu_map_cache *maps; /* nparams long where a parameter is a tensor map,
+                          else NULL; freed with the module */
 } gpu_function;
 
 /* A parameter's value in a launch's argument array. */

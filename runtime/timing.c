@@ -21,7 +21,7 @@
 #include "../src/exec/relerr.h"
 #include "gpu_impl.h"
 
-enum { MAX_SETS = 8 };
+enum { MAX_SETS = GPU_MAX_SETS }; /* tensor maps are kept for as many */
 
 /* The input sets; cuBLAS's definition (ts_cublas_baseline), and where its
  * C differs in type from the kernels', its own C in each set. */

@@ -18,6 +18,11 @@
  * that file exists the device runs at speed 1 (a test kills the runner
  * that hangs and its restart goes on).
  *
+ * TESSEL_FAKE_TENSOR_MAPS=FILE: at exit the fake writes to FILE how many
+ * tensor maps cuTensorMapEncodeTiled encoded and how many distinct ones
+ * it was asked for (base address, type, dimensions, box), as "encoded N
+ * distinct M": the runtime encodes each (parameter, buffer) once.
+ *
  * tessel loads it as the driver through TESSEL_CUDA_DRIVER, and as
  * cuBLAS under the name libcuBLAS is looked for (libcublas.so.13, in a
  * directory on LD_LIBRARY_PATH); the dynamic loader sees one library.
@@ -253,6 +258,38 @@ static CUresult fake_cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy,
   return CUDA_SUCCESS;
 }
 
+/* The tensor maps encoded, and the distinct ones asked for (the first
+ * MAX_MAPS; any more count as distinct). */
+enum { MAX_MAPS = 256 };
+typedef struct {
+  uintptr_t base;
+  int type;
+  cuuint64_t dims[2];
+  cuuint32_t box[2];
+} map_key;
+static map_key map_keys[MAX_MAPS];
+static int maps_encoded, maps_distinct;
+
+static void count_map(map_key key) {
+  maps_encoded++;
+  for (int i = 0; i < maps_distinct && i < MAX_MAPS; i++)
+    if (!memcmp(&map_keys[i], &key, sizeof(key)))
+      return;
+  if (maps_distinct < MAX_MAPS)
+    map_keys[maps_distinct] = key;
+  maps_distinct++;
+}
+
+/* TESSEL_FAKE_TENSOR_MAPS: the counts, at exit. */
+__attribute__((destructor)) static void write_map_counts(void) {
+  const char *path = getenv("TESSEL_FAKE_TENSOR_MAPS");
+  FILE *f = path && *path ? fopen(path, "w") : NULL;
+  if (!f)
+    return;
+  fprintf(f, "encoded %d distinct %d\n", maps_encoded, maps_distinct);
+  fclose(f);
+}
+
 /* A tensor map: checked as the driver checks the arguments tessel passes
  * (2-D, 16-byte row strides, boxes of 1..256, 128-byte swizzled rows). */
 static CUresult fake_cuTensorMapEncodeTiled(
@@ -261,12 +298,19 @@ static CUresult fake_cuTensorMapEncodeTiled(
     const cuuint32_t *step, CUtensorMapInterleave il,
     CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2,
     CUtensorMapFloatOOBfill fill) {
-  (void)type, (void)dims, (void)step, (void)il, (void)l2, (void)fill;
+  (void)step, (void)il, (void)l2, (void)fill;
   if (rank != 2 || strides[0] % 16 || box[0] < 1 || box[0] > 256 ||
       box[1] < 1 || box[1] > 256 || swizzle != CU_TENSOR_MAP_SWIZZLE_128B ||
       (uintptr_t)base % 16)
     return CUDA_ERROR_INVALID_VALUE;
   memset(map, 0, sizeof(*map));
+  map_key key;
+  memset(&key, 0, sizeof(key)); /* compared whole, padding too */
+  key.base = (uintptr_t)base;
+  key.type = (int)type;
+  memcpy(key.dims, dims, sizeof(key.dims));
+  memcpy(key.box, box, sizeof(key.box));
+  count_map(key);
   return sticky;
 }
 

@@ -14,6 +14,9 @@
 #include "helpers.h"
 #include "base/random.h"
 
+/* The element types, TS_F32 to TS_BF16. */
+enum { NTYPES = TS_BF16 + 1 };
+
 static uint64_t current_seed;
 
 /* A crash names the case and prints it: the report a failure would give. */
@@ -53,8 +56,14 @@ static uint64_t case_seed(uint64_t base, uint64_t i) {
 typedef struct tally {
   long counts[4], knob_counts[4];
   long tensorized[4]; /* of the cases whose schedule calls ts_tensorize */
+  long tma[4], warpspec[4], in_flight[4]; /* ts_tma, ts_warp_specialize,
+                                             ts_wgmma_in_flight */
+  /* TMA and warp-specialized cases checked correct, by layout and A's
+   * type */
+  long tma_checked[4][NTYPES], ws_checked[4][NTYPES];
   long statuses[TS_STATUS_COUNT];
-  double seconds[2]; /* primitive cases, knob cases */
+  double seconds[3]; /* primitive cases, knob cases, Hopper cases */
+  long hopper;        /* Hopper cases */
   double slowest;
   uint64_t slowest_seed;
 } tally;
@@ -70,13 +79,41 @@ static void count_case(tally *t, const fz_result *r, double seconds) {
   t->counts[r->outcome]++;
   t->knob_counts[r->outcome] += r->knobs;
   t->tensorized[r->outcome] += r->tensorized;
+  t->tma[r->outcome] += r->tma;
+  t->warpspec[r->outcome] += r->warpspec;
+  t->in_flight[r->outcome] += r->in_flight;
+  if (r->outcome == FZ_PASS_CHECKED && r->layout >= 0 && r->layout < 4 &&
+      r->a_type >= 0 && r->a_type < NTYPES) {
+    t->tma_checked[r->layout][r->a_type] += r->tma;
+    t->ws_checked[r->layout][r->a_type] += r->warpspec;
+  }
   if (r->status >= 0 && r->status < TS_STATUS_COUNT)
     t->statuses[r->status]++;
-  t->seconds[r->knobs] += seconds;
+  t->seconds[r->hopper ? 2 : r->knobs] += seconds;
+  t->hopper += r->hopper;
   if (seconds > t->slowest) {
     t->slowest = seconds;
     t->slowest_seed = current_seed;
   }
+}
+
+/* The outcomes of the cases whose schedules make a call, where the
+ * schedule was accepted. */
+static void print_calls(const long n[4], const char *what) {
+  printf("  of which %ld %s: %ld refused at lowering, %ld checked correct, "
+         "%ld failed\n", n[1] + n[2] + n[3], what, n[1], n[2], n[3]);
+}
+
+/* TMA and warp-specialized cases checked correct in each layout and
+ * 16-bit type. */
+static void print_hopper_coverage(const tally *t) {
+  printf("  TMA / warp-specialized cases checked correct:");
+  for (int l = 0; l < 4; l++)
+    for (int d = TS_F16; d <= TS_BF16; d++)
+      printf(" %s %s %ld/%ld", ts_layout_name((ts_layout)l),
+             ts_dtype_name((ts_dtype)d), t->tma_checked[l][d],
+             t->ws_checked[l][d]);
+  printf("\n");
 }
 
 static void print_tally(const tally *t, uint64_t base, uint64_t cases) {
@@ -89,19 +126,38 @@ static void print_tally(const tally *t, uint64_t base, uint64_t cases) {
   printf("  of which %ld drew a space's knobs: %ld refused (pruned or "
          "unparsable), %ld refused at lowering, %ld checked correct, %ld "
          "failed\n", knobs, k[0], k[1], k[2], k[3]);
-  printf("  of which %ld tensorized (mma.sync): %ld refused at lowering, %ld "
-         "checked correct, %ld failed\n", t->tensorized[1] + t->tensorized[2] +
-         t->tensorized[3], t->tensorized[1], t->tensorized[2],
-         t->tensorized[3]);
+  print_calls(t->tensorized, "tensorized (mma.sync, wgmma)");
+  print_calls(t->tma, "filled caches by the TMA (ts_tma)");
+  print_calls(t->warpspec, "warp-specialized (ts_warp_specialize)");
+  print_calls(t->in_flight, "left wgmma in flight (ts_wgmma_in_flight)");
+  print_hopper_coverage(t);
   long all = c[0] + c[1] + c[2] + c[3];
-  printf("  CPU time: %.2f ms a case, %.2f ms a knob case; slowest %.0f ms "
-         "(0x%016llx)\n", 1e3 * (t->seconds[0] + t->seconds[1]) /
+  printf("  CPU time: %.2f ms a case, %.2f ms a knob case, %.2f ms a Hopper "
+         "case (%ld); slowest %.0f ms (0x%016llx)\n",
+         1e3 * (t->seconds[0] + t->seconds[1] + t->seconds[2]) /
          (double)(all ? all : 1), 1e3 * t->seconds[1] /
-         (double)(knobs ? knobs : 1), 1e3 * t->slowest,
+         (double)(knobs ? knobs : 1), 1e3 * t->seconds[2] /
+         (double)(t->hopper ? t->hopper : 1), t->hopper, 1e3 * t->slowest,
          (unsigned long long)t->slowest_seed);
   for (int st = 0; st < TS_STATUS_COUNT; st++)
     if (t->statuses[st])
       printf("  %6ld  %s\n", t->statuses[st], ts_strerror((ts_status)st));
+}
+
+/* A run of the default size checks correct some cases of tensor cores, of
+ * the TMA and of a producer warpgroup in every layout and 16-bit type,
+ * and some with wgmma in flight; and meets the TMA refused at lowering
+ * (rows not 16-byte aligned, a breakage of a Hopper case). */
+static void assert_hopper_coverage(const tally *t) {
+  assert_true(t->tensorized[FZ_PASS_CHECKED] > 0);
+  assert_true(t->in_flight[FZ_PASS_CHECKED] > 0);
+  assert_true(t->tma[FZ_PASS_REFUSED] > 0);
+  for (int l = 0; l < 4; l++)
+    for (int d = TS_F16; d <= TS_BF16; d++)
+      if (t->tma_checked[l][d] == 0 || t->ws_checked[l][d] == 0)
+        fail_msg("no TMA or no warp-specialized case checked correct in "
+                 "layout %s, %s", ts_layout_name((ts_layout)l),
+                 ts_dtype_name((ts_dtype)d));
 }
 
 static void test_fuzz_schedules(void **state) {
@@ -130,9 +186,10 @@ static void test_fuzz_schedules(void **state) {
   print_tally(&t, base, cases);
   assert_int_equal(failures, 0);
   /* The tensorcore space's configurations are drawn in fp16, bf16 and
-   * tf32: a run of the default size checks some. */
+   * tf32, and the Hopper cases' warpgroup schedules: a run of the default
+   * size checks some, and some of each Hopper primitive. */
   if (cases >= 10000)
-    assert_true(t.tensorized[FZ_PASS_CHECKED] > 0);
+    assert_hopper_coverage(&t);
 }
 
 int main(void) {

@@ -341,6 +341,61 @@ static void test_ws_twice(void **state) {
   assert_non_null(strstr(msg, "already has 4 producer warps"));
 }
 
+/* wgtma's tiles at 128 x 256 x 512 in f16, NT, by hand: `stages` stages
+ * filled by the TMA, `batches` of wgmma in flight; lowering's status and
+ * message. */
+static ts_status lower_in_flight(int stages, int batches, char *msg,
+                                 size_t n) {
+  ts_gemm g = ts_gemm_make(128, 256, 512);
+  g.a_type = g.b_type = TS_F16;
+  g.layout = TS_NT;
+  ts_sched *s = ts_matmul(&g);
+  ts_loop *io, *ir, *wg, *ii, *jo, *jj, *ko, *ki, *kq, *kk, *o, *in;
+  ts_split(s, ts_get_loop(s, "i"), 128, &io, &ir);
+  ts_split(s, ir, 64, &wg, &ii);
+  ts_split(s, ts_get_loop(s, "j"), 256, &jo, &jj);
+  ts_split(s, ts_get_loop(s, "k"), 64, &ko, &ki);
+  ts_split(s, ki, 16, &kq, &kk);
+  ts_reorder(s, 8, (ts_loop *[]){io, jo, wg, ko, kq, ii, jj, kk});
+  ts_bind(s, io, TS_BLOCK_Y);
+  ts_bind(s, jo, TS_BLOCK_X);
+  ts_bind(s, wg, TS_THREAD_Y);
+  for (int b = 0; b < 2; b++) {
+    ts_stage *st;
+    ts_cache_read(s, b ? "B" : "A", TS_SHARED, ko, &st);
+    if (b) /* B is stored k-major in NT */
+      ts_storage_transpose(s, st);
+    ts_storage_swizzle(s, st);
+    ts_split(s, ts_stage_axis(st, ts_stage_contiguous(st)), 8, &o, &in);
+    ts_vectorize(s, in);
+    ts_pipeline(s, st, stages);
+    ts_tma(s, st);
+  }
+  ts_unroll(s, kq);
+  ts_tensorize(s, ii, jj, kk);
+  ts_wgmma_in_flight(s, ko, batches);
+  assert_int_equal(ts_sched_status(s), TS_OK);
+  ts_program *p = ts_lower(s);
+  ts_status st = ts_program_status(p);
+  snprintf(msg, n, "%s", ts_program_errmsg(p));
+  ts_program_free(p);
+  ts_sched_free(s);
+  return st;
+}
+
+/* A TMA pipeline with wgmma batches in flight needs batches + 2 stages,
+ * as a cp.async one does: with 2 stages and 2 batches the producer's
+ * refill of a tile waited for that very tile's consumers (the fuzzer's
+ * case 0x563ff8dd48414b9e, a deadlock on the full barrier). */
+static void test_in_flight_needs_the_stages(void **state) {
+  (void)state;
+  char msg[1024];
+  assert_int_equal(lower_in_flight(2, 2, msg, sizeof(msg)), TS_ERR_BAD_ARG);
+  assert_non_null(strstr(msg, "keeps 2 wgmma batches in flight, so its "
+                              "pipeline needs 4 stages or more"));
+  assert_int_equal(lower_in_flight(4, 2, msg, sizeof(msg)), TS_OK);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_consumer_reading_before_its_wait),
@@ -357,6 +412,7 @@ int main(void) {
       cmocka_unit_test(test_ws_needs_the_tma),
       cmocka_unit_test(test_ws_needs_a_warpgroup),
       cmocka_unit_test(test_ws_twice),
+      cmocka_unit_test(test_in_flight_needs_the_stages),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -684,9 +684,6 @@ static ir_stmt *async_pipeline(walker *w, ts_loop *f, attach *at,
     return NULL;
   }
   int lag = f->wgmma_in_flight;
-  for (int i = 0; i < at->n; i++)
-    if (at->stages[i]->tma)
-      return tma_pipeline(w, f, at, depth, lag, outer_repeats);
   if (depth < lag + 2) {
     fail(w, TS_ERR_BAD_ARG,
          "ts_lower: loop \"%s\" keeps %d wgmma batch%s in flight, so its "
@@ -696,6 +693,9 @@ static ir_stmt *async_pipeline(walker *w, ts_loop *f, attach *at,
          lag + 2, depth);
     return NULL;
   }
+  for (int i = 0; i < at->n; i++)
+    if (at->stages[i]->tma)
+      return tma_pipeline(w, f, at, depth, lag, outer_repeats);
   ir_buffer *staged[MAX_ITEMS] = {NULL}, *local_bufs[MAX_ITEMS];
   ir_stmt *locals[MAX_ITEMS];
   int nl = register_copies(at, locals, local_bufs);

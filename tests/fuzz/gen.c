@@ -1,8 +1,10 @@
 /*
- * One fuzz case: a random definition and primitive sequence, each call
- * made on a schedule and written down as C, then the checks of gen.h.
+ * One fuzz case: a random definition and primitive sequence (or a space's
+ * knobs, fuzz_knobs.c, or a Hopper warpgroup schedule, fuzz_hopper.c),
+ * each call made on a schedule and written down as C, then the checks of
+ * gen.h.
  */
-#include "gen.h"
+#include "case.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -14,34 +16,11 @@
 #include "base/random.h"
 #include "tessel.h"
 
-enum { MAX_LOOPS = 64, MAX_STAGES = 16, MAX_OPS = 14 };
-
 /* The most iterations a case's nest may reach, so that the executor checks
  * it in well under a second: a split past a loop's extent keeps its factor,
  * and splits of the one outer iteration it leaves would multiply the
  * iterations without end. */
 #define MAX_WORK (4.0 * 1024 * 1024)
-
-typedef struct fz_case {
-  fz_source *src;
-  uint64_t seed;
-  ts_gemm def;
-  ts_sched *s, *other;
-  ts_loop *foreign; /* a loop of `other` */
-  ts_loop *loops[MAX_LOOPS];
-  bool gone[MAX_LOOPS];  /* replaced, or bound, unrolled or vectorized */
-  int nloops;
-  int block[3]; /* the indices of the loops bound to blockIdx, in order */
-  int nblock;
-  bool hostile; /* wrong arguments on purpose; otherwise only plausible ones */
-  bool knobs;   /* a space's configuration instead of primitives (fuzz_knobs.c) */
-  double work;  /* iterations of the nest, m * n * k grown by the splits */
-  ts_stage *stages[MAX_STAGES];
-  int nstages;
-  ts_buf prog;      /* the calls so far, as C */
-  ts_status status; /* the schedule's status after the last call */
-  char why[4096];   /* set on failure */
-} fz_case;
 
 static fz_case *running;
 
@@ -69,7 +48,7 @@ static uint32_t pick(fz_source *src, uint32_t n) {
 
 uint32_t fz_pick(fz_source *src, uint32_t n) { return pick(src, n); }
 
-static bool chance(fz_case *c, uint32_t percent) {
+bool fz_chance(fz_case *c, uint32_t percent) {
   return pick(c->src, 100) < percent;
 }
 
@@ -82,20 +61,18 @@ static int plausible_loop(fz_case *c) {
       live[n++] = i;
   if (n == 0)
     return -1;
-  int span = n < 4 || chance(c, 40) ? n : 4;
+  int span = n < 4 || fz_chance(c, 40) ? n : 4;
   return live[n - 1 - (int)pick(c->src, (uint32_t)span)];
 }
 
 /* A loop argument: a plausible one, or, in a hostile case, sometimes NULL,
  * a loop of another schedule or any loop the case ever held. */
-static void op_get_loop(fz_case *c, const char *name);
-
 static ts_loop *loop_arg_at(fz_case *c, char *text, size_t len, int *index) {
   uint32_t r = c->hostile ? pick(c->src, 100) : 100;
   int i = r < 30 && c->nloops ? (int)pick(c->src, (uint32_t)c->nloops)
                               : plausible_loop(c);
   if (i < 0 && !c->hostile) {
-    op_get_loop(c, (const char *[]){"i", "j", "k"}[pick(c->src, 3)]);
+    fz_op_get_loop(c, (const char *[]){"i", "j", "k"}[pick(c->src, 3)]);
     i = c->nloops - 1;
   }
   *index = -1;
@@ -118,7 +95,7 @@ static ts_loop *loop_arg(fz_case *c, char *text, size_t len) {
 }
 
 static ts_stage *stage_arg(fz_case *c, char *text, size_t len) {
-  if (c->nstages == 0 || (c->hostile && chance(c, 5))) {
+  if (c->nstages == 0 || (c->hostile && fz_chance(c, 5))) {
     snprintf(text, len, "NULL");
     return NULL;
   }
@@ -128,11 +105,11 @@ static ts_stage *stage_arg(fz_case *c, char *text, size_t len) {
 }
 
 /* The slot a returned loop goes to, reusing the last one when full. */
-static int new_loop_slot(fz_case *c) {
+int fz_new_loop_slot(fz_case *c) {
   return c->nloops < MAX_LOOPS ? c->nloops++ : MAX_LOOPS - 1;
 }
 
-static int new_stage_slot(fz_case *c) {
+int fz_new_stage_slot(fz_case *c) {
   return c->nstages < MAX_STAGES ? c->nstages++ : MAX_STAGES - 1;
 }
 
@@ -166,7 +143,7 @@ __attribute__((format(printf, 2, 3))) static void fail(fz_case *c,
 
 /* A refusal must be the schedule's status from then on, with a message
  * that names the call; once in error, every call must return that error. */
-static void after_call(fz_case *c, ts_status got, const char *fn) {
+void fz_after_call(fz_case *c, ts_status got, const char *fn) {
   ts_status now = ts_sched_status(c->s);
   const char *msg = ts_sched_errmsg(c->s);
   if (c->status != TS_OK) {
@@ -188,25 +165,25 @@ static void after_call(fz_case *c, ts_status got, const char *fn) {
 
 /* ---- The primitives ------------------------------------------------------ */
 
-static void op_get_loop(fz_case *c, const char *name) {
-  int slot = new_loop_slot(c);
+void fz_op_get_loop(fz_case *c, const char *name) {
+  int slot = fz_new_loop_slot(c);
   c->loops[slot] = ts_get_loop(c->s, name);
   ts_buf_printf(&c->prog, "  L[%d] = ts_get_loop(s, \"%s\");\n", slot, name);
-  after_call(c, ts_sched_status(c->s), "ts_get_loop");
+  fz_after_call(c, ts_sched_status(c->s), "ts_get_loop");
 }
 
 static void op_get_loop_random(fz_case *c) {
   static const char *const base[] = {"i", "j", "k", "i.outer", "nope"};
-  if (c->nloops && chance(c, 70)) {
+  if (c->nloops && fz_chance(c, 70)) {
     const char *name = ts_loop_name(c->loops[pick(c->src, (uint32_t)c->nloops)]);
     if (name[0]) {
       char copy[128];
       snprintf(copy, sizeof(copy), "%s", name);
-      op_get_loop(c, copy);
+      fz_op_get_loop(c, copy);
       return;
     }
   }
-  op_get_loop(c, base[pick(c->src, 5)]);
+  fz_op_get_loop(c, base[pick(c->src, 5)]);
 }
 
 /* How many times a split of `loop` by `factor` multiplies the iterations
@@ -218,14 +195,14 @@ static double split_growth(const ts_loop *loop, int64_t factor) {
   return (double)((e + factor - 1) / factor * factor) / (double)e;
 }
 
-static void op_split(fz_case *c, ts_loop *loop, const char *text, int index,
+void fz_op_split(fz_case *c, ts_loop *loop, const char *text, int index,
                      int64_t factor) {
   if (c->work * split_growth(loop, factor) > MAX_WORK)
     factor = 1;
   double growth = split_growth(loop, factor);
-  bool no_outer = c->hostile && chance(c, 3);
-  int o = no_outer ? -1 : new_loop_slot(c);
-  int i = new_loop_slot(c);
+  bool no_outer = c->hostile && fz_chance(c, 3);
+  int o = no_outer ? -1 : fz_new_loop_slot(c);
+  int i = fz_new_loop_slot(c);
   ts_status st = ts_split(c->s, loop, factor, no_outer ? NULL : &c->loops[o],
                           &c->loops[i]);
   char out[16] = "NULL";
@@ -233,7 +210,7 @@ static void op_split(fz_case *c, ts_loop *loop, const char *text, int index,
     snprintf(out, sizeof(out), "&L[%d]", o);
   ts_buf_printf(&c->prog, "  ts_split(s, %s, %lld, %s, &L[%d]);\n", text,
                 (long long)factor, out, i);
-  after_call(c, st, "ts_split");
+  fz_after_call(c, st, "ts_split");
   if (st == TS_OK)
     c->work *= growth;
   if (st == TS_OK && index >= 0)
@@ -244,7 +221,7 @@ static void op_split_random(fz_case *c) {
   char text[32];
   int index;
   ts_loop *loop = loop_arg_at(c, text, sizeof(text), &index);
-  op_split(c, loop, text, index, factor_arg(c));
+  fz_op_split(c, loop, text, index, factor_arg(c));
 }
 
 static void op_fuse(fz_case *c) {
@@ -252,15 +229,15 @@ static void op_fuse(fz_case *c) {
   int ia, ib;
   ts_loop *outer = loop_arg_at(c, a, sizeof(a), &ia);
   ts_loop *inner = loop_arg_at(c, b, sizeof(b), &ib);
-  int f = new_loop_slot(c);
+  int f = fz_new_loop_slot(c);
   ts_status st = ts_fuse(c->s, outer, inner, &c->loops[f]);
   ts_buf_printf(&c->prog, "  ts_fuse(s, %s, %s, &L[%d]);\n", a, b, f);
-  after_call(c, st, "ts_fuse");
+  fz_after_call(c, st, "ts_fuse");
   if (st == TS_OK && ia >= 0 && ib >= 0)
     c->gone[ia] = c->gone[ib] = true;
 }
 
-static void op_reorder_of(fz_case *c, int n, ts_loop *const loops[],
+void fz_op_reorder_of(fz_case *c, int n, ts_loop *const loops[],
                           char text[][32]) {
   ts_status st = ts_reorder(c->s, n, loops);
   if (!loops) {
@@ -271,14 +248,14 @@ static void op_reorder_of(fz_case *c, int n, ts_loop *const loops[],
       ts_buf_printf(&c->prog, "%s%s", i ? ", " : "", text[i]);
     ts_buf_puts(&c->prog, "});\n");
   }
-  after_call(c, st, "ts_reorder");
+  fz_after_call(c, st, "ts_reorder");
 }
 
 static void op_reorder(fz_case *c) {
   ts_loop *loops[6];
   char text[6][32];
   int n = 2 + (int)pick(c->src, 4);
-  if (c->hostile && chance(c, 3))
+  if (c->hostile && fz_chance(c, 3))
     n = (int)pick(c->src, 2) - 1; /* 0 or -1 */
   for (int i = 0; i < n; i++) {
     loops[i] = loop_arg(c, text[i], sizeof(text[i]));
@@ -286,14 +263,14 @@ static void op_reorder(fz_case *c) {
       if (loops[j] == loops[i])
         n = i; /* plausible: distinct loops only */
   }
-  op_reorder_of(c, n, c->hostile && chance(c, 3) ? NULL : loops, text);
+  fz_op_reorder_of(c, n, c->hostile && fz_chance(c, 3) ? NULL : loops, text);
 }
 
 static const char *const kind_names[] = {
     "TS_SERIAL",   "TS_UNROLLED", "TS_BLOCK_X",  "TS_BLOCK_Y",   "TS_BLOCK_Z",
     "TS_THREAD_X", "TS_THREAD_Y", "TS_THREAD_Z", "TS_VECTORIZED"};
 
-static void op_bind_to(fz_case *c, ts_loop *loop, const char *text, int index,
+void fz_op_bind_to(fz_case *c, ts_loop *loop, const char *text, int index,
                        ts_loop_kind kind) {
   ts_status st = ts_bind(c->s, loop, kind);
   if (st == TS_OK && index >= 0 && kind != TS_SERIAL)
@@ -306,7 +283,7 @@ static void op_bind_to(fz_case *c, ts_loop *loop, const char *text, int index,
   else
     ts_buf_printf(&c->prog, "  ts_bind(s, %s, (ts_loop_kind)%d);\n", text,
                   (int)kind);
-  after_call(c, st, "ts_bind");
+  fz_after_call(c, st, "ts_bind");
 }
 
 static void op_bind(fz_case *c) {
@@ -314,9 +291,9 @@ static void op_bind(fz_case *c) {
   int index;
   ts_loop *loop = loop_arg_at(c, text, sizeof(text), &index);
   ts_loop_kind kind = !c->hostile ? (ts_loop_kind)(TS_BLOCK_X + pick(c->src, 6))
-                      : chance(c, 3) ? (ts_loop_kind)42
+                      : fz_chance(c, 3) ? (ts_loop_kind)42
                                      : (ts_loop_kind)pick(c->src, 9);
-  op_bind_to(c, loop, text, index, kind);
+  fz_op_bind_to(c, loop, text, index, kind);
 }
 
 /* unroll or vectorize */
@@ -327,7 +304,7 @@ static void op_mark(fz_case *c, bool vector) {
   ts_status st = vector ? ts_vectorize(c->s, loop) : ts_unroll(c->s, loop);
   const char *fn = vector ? "ts_vectorize" : "ts_unroll";
   ts_buf_printf(&c->prog, "  %s(s, %s);\n", fn, text);
-  after_call(c, st, fn);
+  fz_after_call(c, st, fn);
   if (st == TS_OK && index >= 0)
     c->gone[index] = true;
 }
@@ -340,7 +317,7 @@ static void op_partition(fz_case *c) {
   ts_loop *loop = loop_arg_at(c, text, sizeof(text), &index);
   ts_status st = ts_partition(c->s, loop);
   ts_buf_printf(&c->prog, "  ts_partition(s, %s);\n", text);
-  after_call(c, st, "ts_partition");
+  fz_after_call(c, st, "ts_partition");
   if (st == TS_OK && index >= 0)
     c->gone[index] = true;
 }
@@ -354,7 +331,7 @@ static void op_pack(fz_case *c) {
     ts_buf_printf(&c->prog, "  ts_pack(s, \"%s\");\n", buffer);
   else
     ts_buf_printf(&c->prog, "  ts_pack(s, NULL);\n");
-  after_call(c, st, "ts_pack");
+  fz_after_call(c, st, "ts_pack");
 }
 
 static void op_rename(fz_case *c) {
@@ -373,7 +350,7 @@ static void op_rename(fz_case *c) {
     ts_buf_printf(&c->prog, "  ts_rename(s, %s, \"%s\");\n", text, name);
   else
     ts_buf_printf(&c->prog, "  ts_rename(s, %s, NULL);\n", text);
-  after_call(c, st, "ts_rename");
+  fz_after_call(c, st, "ts_rename");
 }
 
 static const char *scope_text(ts_scope scope) {
@@ -389,7 +366,7 @@ static void op_cache(fz_case *c, bool write) {
   const char *buffer = write ? writes[pick(c->src, c->hostile ? 5 : 2)]
                              : reads[pick(c->src, c->hostile ? 8 : 2)];
   if (!write && !c->hostile && c->nstages && c->stages[c->nstages - 1] &&
-      chance(c, 30))
+      fz_chance(c, 30))
     buffer = ts_stage_name(c->stages[c->nstages - 1]); /* a cache of a cache */
   uint32_t r = c->hostile ? pick(c->src, 100) : 3 + pick(c->src, 97);
   ts_scope scope = r < 3 ? (ts_scope)3 : (write ? r < 80 : r < 55)
@@ -397,8 +374,8 @@ static void op_cache(fz_case *c, bool write) {
                                             : (write ? TS_SHARED : TS_LOCAL);
   char text[32], name[16] = "NULL", out[16] = "NULL";
   ts_loop *at = loop_arg(c, text, sizeof(text));
-  bool no_out = c->hostile && chance(c, 3);
-  int slot = no_out ? -1 : new_stage_slot(c);
+  bool no_out = c->hostile && fz_chance(c, 3);
+  int slot = no_out ? -1 : fz_new_stage_slot(c);
   ts_stage **stage = no_out ? NULL : &c->stages[slot];
   const char *fn = write ? "ts_cache_write" : "ts_cache_read";
   ts_status st = write ? ts_cache_write(c->s, buffer, scope, at, stage)
@@ -409,17 +386,17 @@ static void op_cache(fz_case *c, bool write) {
     snprintf(out, sizeof(out), "&S[%d]", slot);
   ts_buf_printf(&c->prog, "  %s(s, %s, %s, %s, %s);\n", fn, name,
                 scope_text(scope), text, out);
-  after_call(c, st, fn);
+  fz_after_call(c, st, fn);
 }
 
 static void op_stage_axis(fz_case *c) {
   char text[32];
   ts_stage *stage = stage_arg(c, text, sizeof(text));
-  int d = c->hostile && chance(c, 5) ? (chance(c, 50) ? -1 : 2)
+  int d = c->hostile && fz_chance(c, 5) ? (fz_chance(c, 50) ? -1 : 2)
                                      : (int)pick(c->src, 2);
-  if (chance(c, 50))
+  if (fz_chance(c, 50))
     d = ts_stage_contiguous(stage) >= 0 ? ts_stage_contiguous(stage) : d;
-  int slot = new_loop_slot(c);
+  int slot = fz_new_loop_slot(c);
   c->loops[slot] = ts_stage_axis(stage, d);
   ts_buf_printf(&c->prog, "  L[%d] = ts_stage_axis(%s, %d);\n", slot, text, d);
 }
@@ -431,40 +408,48 @@ static void op_bind_copy(fz_case *c) {
   char text[32];
   op_stage_axis(c);
   int slot = c->nloops - 1;
-  if (chance(c, 60)) {
+  if (fz_chance(c, 60)) {
     snprintf(text, sizeof(text), "L[%d]", slot);
-    op_split(c, c->loops[slot], text, slot, sides[pick(c->src, 6)]);
+    fz_op_split(c, c->loops[slot], text, slot, sides[pick(c->src, 6)]);
     slot = c->nloops - 1 - (int)pick(c->src, 2);
   }
   snprintf(text, sizeof(text), "L[%d]", slot);
-  op_bind_to(c, c->loops[slot], text, slot,
+  fz_op_bind_to(c, c->loops[slot], text, slot,
              (ts_loop_kind)(TS_THREAD_X + pick(c->src, 3)));
 }
 
 /* A primitive taking a stage and a count (ts_pipeline,
  * ts_double_buffer_tiles) on one stage, or (as a user would, since the
  * shared stages of one loop pipeline together) on every shared stage with
- * one count. */
+ * one count.  ts_tma, which takes no count, comes as tma_call (n < 0). */
 static void on_stages(fz_case *c, ts_stage *stage, const char *text,
                       const char *fn,
                       ts_status (*call)(ts_sched *, ts_stage *, int), int n) {
-  bool all = stage && chance(c, c->hostile ? 50 : 90);
+  bool all = stage && fz_chance(c, c->hostile ? 50 : 90);
+  char count[16] = "";
+  if (n >= 0)
+    snprintf(count, sizeof(count), ", %d", n);
   for (int i = 0; i < (all ? c->nstages : 1); i++) {
     const char *name = all ? ts_stage_name(c->stages[i]) : "";
     if (all && !strstr(name, ".shared"))
       continue;
     ts_status st = call(c->s, all ? c->stages[i] : stage, n);
     if (all)
-      ts_buf_printf(&c->prog, "  %s(s, S[%d], %d);\n", fn, i, n);
+      ts_buf_printf(&c->prog, "  %s(s, S[%d]%s);\n", fn, i, count);
     else
-      ts_buf_printf(&c->prog, "  %s(s, %s, %d);\n", fn, text, n);
-    after_call(c, st, fn);
+      ts_buf_printf(&c->prog, "  %s(s, %s%s);\n", fn, text, count);
+    fz_after_call(c, st, fn);
   }
+}
+
+static ts_status tma_call(ts_sched *s, ts_stage *stage, int unused) {
+  (void)unused;
+  return ts_tma(s, stage);
 }
 
 static void op_pipeline(fz_case *c, ts_stage *stage, const char *text) {
   static const int counts[] = {2, 3, 4, 8, 1, 9};
-  int n = counts[c->hostile && chance(c, 10) ? 4 + pick(c->src, 2)
+  int n = counts[c->hostile && fz_chance(c, 10) ? 4 + pick(c->src, 2)
                                              : pick(c->src, 4)];
   on_stages(c, stage, text, "ts_pipeline", ts_pipeline, n);
 }
@@ -473,10 +458,21 @@ static void op_pipeline(fz_case *c, ts_stage *stage, const char *text) {
 static void op_double_buffer_tiles(fz_case *c, ts_stage *stage,
                                    const char *text) {
   static const int counts[] = {2, 3, 4, 1, 8, 0, 9};
-  int n = counts[c->hostile && chance(c, 10) ? 5 + pick(c->src, 2)
+  int n = counts[c->hostile && fz_chance(c, 10) ? 5 + pick(c->src, 2)
                                              : pick(c->src, 5)];
   on_stages(c, stage, text, "ts_double_buffer_tiles", ts_double_buffer_tiles,
             n);
+}
+
+/* ts_tma, and in half the calls ts_warp_specialize after it (of 2 or 8
+ * warps in some hostile ones), on one stage or every shared one; on a
+ * random schedule mostly refused, by the primitive or at lowering. */
+static void op_tma(fz_case *c, ts_stage *stage, const char *text) {
+  static const int warps[] = {4, 4, 2, 8};
+  int n = warps[pick(c->src, c->hostile ? 4 : 2)];
+  on_stages(c, stage, text, "ts_tma", tma_call, -1);
+  if (fz_chance(c, 50))
+    on_stages(c, stage, text, "ts_warp_specialize", ts_warp_specialize, n);
 }
 
 static void op_layout(fz_case *c) {
@@ -485,9 +481,12 @@ static void op_layout(fz_case *c) {
   ts_stage *stage = stage_arg(c, text, sizeof(text));
   ts_status st;
   const char *fn;
-  switch (pick(c->src, 5)) {
+  switch (pick(c->src, 6)) {
   case 3: case 4: /* twice the weight: pipelines need more to lower */
     op_pipeline(c, stage, text);
+    return;
+  case 5:
+    op_tma(c, stage, text);
     return;
   case 0:
     fn = "ts_storage_transpose";
@@ -495,7 +494,7 @@ static void op_layout(fz_case *c) {
     ts_buf_printf(&c->prog, "  %s(s, %s);\n", fn, text);
     break;
   case 1: {
-    int64_t pad = pads[c->hostile && chance(c, 10) ? 6 + pick(c->src, 2)
+    int64_t pad = pads[c->hostile && fz_chance(c, 10) ? 6 + pick(c->src, 2)
                                                    : pick(c->src, 6)];
     fn = "ts_storage_pad";
     st = ts_storage_pad(c->s, stage, pad);
@@ -503,7 +502,7 @@ static void op_layout(fz_case *c) {
     break;
   }
   default:
-    if (chance(c, 50)) {
+    if (fz_chance(c, 50)) {
       op_double_buffer_tiles(c, stage, text);
       return;
     }
@@ -512,16 +511,16 @@ static void op_layout(fz_case *c) {
     ts_buf_printf(&c->prog, "  %s(s, %s);\n", fn, text);
     break;
   }
-  after_call(c, st, fn);
+  fz_after_call(c, st, fn);
 }
 
 static void op_min_blocks(fz_case *c) {
   static const int counts[] = {1, 2, 3, 4, 8, 32, 0, 33};
-  int n = counts[c->hostile && chance(c, 20) ? 6 + pick(c->src, 2)
+  int n = counts[c->hostile && fz_chance(c, 20) ? 6 + pick(c->src, 2)
                                              : pick(c->src, 6)];
   ts_status st = ts_min_blocks_per_sm(c->s, n);
   ts_buf_printf(&c->prog, "  ts_min_blocks_per_sm(s, %d);\n", n);
-  after_call(c, st, "ts_min_blocks_per_sm");
+  fz_after_call(c, st, "ts_min_blocks_per_sm");
 }
 
 /* Two of the loops bound to blockIdx in either order, or in a hostile
@@ -530,7 +529,7 @@ static void op_swizzle(fz_case *c) {
   static const int64_t groups[] = {1, 2, 3, 4, 8, 64, 0, -3};
   char rows[32], cols[32];
   ts_loop *r, *k;
-  if (c->nblock >= 2 && !(c->hostile && chance(c, 30))) {
+  if (c->nblock >= 2 && !(c->hostile && fz_chance(c, 30))) {
     int a = (int)pick(c->src, (uint32_t)c->nblock), b = (int)pick(c->src, 2);
     int ra = c->block[a], rb = c->block[(a + 1 + b) % c->nblock];
     r = c->loops[ra];
@@ -541,12 +540,12 @@ static void op_swizzle(fz_case *c) {
     r = loop_arg(c, rows, sizeof(rows));
     k = loop_arg(c, cols, sizeof(cols));
   }
-  int64_t g = groups[c->hostile && chance(c, 20) ? 6 + pick(c->src, 2)
+  int64_t g = groups[c->hostile && fz_chance(c, 20) ? 6 + pick(c->src, 2)
                                                  : pick(c->src, 6)];
   ts_status st = ts_swizzle(c->s, r, k, g);
   ts_buf_printf(&c->prog, "  ts_swizzle(s, %s, %s, %lld);\n", rows, cols,
                 (long long)g);
-  after_call(c, st, "ts_swizzle");
+  fz_after_call(c, st, "ts_swizzle");
 }
 
 /* The outermost reduction loop as most schedules name it, or -1. */
@@ -559,40 +558,59 @@ static int k_loop_index(const fz_case *c) {
   return -1;
 }
 
+/* The k loop, or in a hostile case (or where there is none) a loop
+ * argument. */
+static ts_loop *k_loop_arg(fz_case *c, char *text, size_t len, int *index) {
+  *index = c->hostile ? -1 : k_loop_index(c);
+  if (*index < 0)
+    return loop_arg_at(c, text, len, index);
+  snprintf(text, len, "L[%d]", *index);
+  return c->loops[*index];
+}
+
 static void op_split_k(fz_case *c) {
   static const int64_t parts_list[] = {2, 4, 3, 8, 1, 0, 70000};
-  int64_t parts = parts_list[c->hostile && chance(c, 20) ? 5 + pick(c->src, 2)
+  int64_t parts = parts_list[c->hostile && fz_chance(c, 20) ? 5 + pick(c->src, 2)
                                                          : pick(c->src, 5)];
-  bool atomic = chance(c, 30);
+  bool atomic = fz_chance(c, 30);
   char text[32];
-  int index = c->hostile ? -1 : k_loop_index(c);
-  ts_loop *loop;
-  if (index >= 0) {
-    loop = c->loops[index];
-    snprintf(text, sizeof(text), "L[%d]", index);
-  } else {
-    loop = loop_arg_at(c, text, sizeof(text), &index);
-  }
+  int index;
+  ts_loop *loop = k_loop_arg(c, text, sizeof(text), &index);
   double growth = 1.0;
   int64_t e = ts_loop_extent(loop);
   if (parts >= 1 && parts <= 65535 && e >= 1)
     growth = (double)(parts * ((e + parts - 1) / parts)) / (double)e + 1.0;
   if (c->work * growth > MAX_WORK)
     parts = 1;
-  int o = new_loop_slot(c), i = new_loop_slot(c);
+  int o = fz_new_loop_slot(c), i = fz_new_loop_slot(c);
   ts_status st = ts_split_k(c->s, loop, parts,
                             atomic ? TS_SPLIT_K_ATOMIC : TS_SPLIT_K_WORKSPACE,
                             &c->loops[o], &c->loops[i]);
   ts_buf_printf(&c->prog, "  ts_split_k(s, %s, %lld, %s, &L[%d], &L[%d]);\n",
                 text, (long long)parts,
                 atomic ? "TS_SPLIT_K_ATOMIC" : "TS_SPLIT_K_WORKSPACE", o, i);
-  after_call(c, st, "ts_split_k");
+  fz_after_call(c, st, "ts_split_k");
   if (st == TS_OK && parts > 1) {
     c->work *= growth;
     c->gone[o] = true; /* bound */
     if (index >= 0)
       c->gone[index] = true;
   }
+}
+
+/* ts_wgmma_in_flight on the k loop, or in a hostile case any loop and
+ * counts out of range; lowering refuses it wherever the loop has no wgmma
+ * (the Hopper cases draw it where it has). */
+static void op_in_flight(fz_case *c) {
+  static const int counts[] = {1, 2, 0, 3, -1, 7};
+  int n = counts[c->hostile && fz_chance(c, 20) ? 4 + pick(c->src, 2)
+                                                : pick(c->src, 4)];
+  char text[32];
+  int index;
+  ts_loop *loop = k_loop_arg(c, text, sizeof(text), &index);
+  ts_status st = ts_wgmma_in_flight(c->s, loop, n);
+  ts_buf_printf(&c->prog, "  ts_wgmma_in_flight(s, %s, %d);\n", text, n);
+  fz_after_call(c, st, "ts_wgmma_in_flight");
 }
 
 static void random_op(fz_case *c) {
@@ -610,11 +628,12 @@ static void random_op(fz_case *c) {
   else if (r < 84) op_bind_copy(c);
   else if (r < 90) op_layout(c);
   else if (r < 94) op_mark(c, true);
-  else if (r < 95) op_min_blocks(c);
+  else if (r < 95 && fz_chance(c, 50)) op_min_blocks(c);
+  else if (r < 95) op_in_flight(c);
   else if (r < 96) op_swizzle(c);
   else if (r < 98) op_split_k(c);
   else if (r < 99) op_partition(c);
-  else if (chance(c, 50)) op_pack(c);
+  else if (fz_chance(c, 50)) op_pack(c);
   else op_get_loop_random(c);
 }
 
@@ -622,23 +641,23 @@ static void random_op(fz_case *c) {
  * threads, k split, with random tile sizes. */
 static void gpu_skeleton(fz_case *c) {
   static const int64_t threads[] = {1, 2, 4, 8, 16, 32};
-  op_get_loop(c, "i");
-  op_get_loop(c, "j");
-  op_get_loop(c, "k");
-  op_split(c, c->loops[0], "L[0]", 0, threads[pick(c->src, 6)]); /* L3, L4 */
-  op_split(c, c->loops[1], "L[1]", 1, threads[pick(c->src, 6)]); /* L5, L6 */
+  fz_op_get_loop(c, "i");
+  fz_op_get_loop(c, "j");
+  fz_op_get_loop(c, "k");
+  fz_op_split(c, c->loops[0], "L[0]", 0, threads[pick(c->src, 6)]); /* L3, L4 */
+  fz_op_split(c, c->loops[1], "L[1]", 1, threads[pick(c->src, 6)]); /* L5, L6 */
   if (c->nloops != 7)
     return;
   char text[4][32] = {"L[3]", "L[5]", "L[4]", "L[6]"};
   ts_loop *order[4] = {c->loops[3], c->loops[5], c->loops[4], c->loops[6]};
-  op_reorder_of(c, 4, order, text);
+  fz_op_reorder_of(c, 4, order, text);
   const ts_loop_kind kinds[4] = {TS_BLOCK_Y, TS_BLOCK_X, TS_THREAD_Y,
                                  TS_THREAD_X};
   for (int i = 0; i < 4; i++)
-    if (chance(c, 90))
-      op_bind_to(c, order[i], text[i], (int[]){3, 5, 4, 6}[i], kinds[i]);
-  op_split(c, c->loops[2], "L[2]", 2, factors[pick(c->src, 6)]);
-  if (chance(c, 15))
+    if (fz_chance(c, 90))
+      fz_op_bind_to(c, order[i], text[i], (int[]){3, 5, 4, 6}[i], kinds[i]);
+  fz_op_split(c, c->loops[2], "L[2]", 2, factors[pick(c->src, 6)]);
+  if (fz_chance(c, 15))
     op_split_k(c);
 }
 
@@ -693,15 +712,15 @@ static void end_program(fz_case *c) {
  * of ten of two different types) with a C of theirs or fp32. */
 static void random_types(fz_case *c) {
   static const ts_dtype narrow[] = {TS_F16, TS_BF16};
-  if (chance(c, 50)) {
-    if (chance(c, 33))
+  if (fz_chance(c, 50)) {
+    if (fz_chance(c, 33))
       c->def.math = TS_MATH_TF32;
     return;
   }
   c->def.a_type = c->def.b_type = narrow[pick(c->src, 2)];
-  if (chance(c, 10))
+  if (fz_chance(c, 10))
     c->def.b_type = narrow[pick(c->src, 2)];
-  c->def.c_type = chance(c, 50) ? c->def.a_type : TS_F32;
+  c->def.c_type = fz_chance(c, 50) ? c->def.a_type : TS_F32;
 }
 
 /* A definition at a small odd shape; in a third of the cases every
@@ -712,7 +731,7 @@ static void random_definition(fz_case *c) {
   static const float betas[] = {0.0f, 0.5f, 1.0f};
   int64_t small = 1 + pick(c->src, 40);
   c->def = ts_gemm_make(1 + pick(c->src, 48), 1 + pick(c->src, 48),
-                        chance(c, 30) ? small / 4 + 1 : 1 + pick(c->src, 40));
+                        fz_chance(c, 30) ? small / 4 + 1 : 1 + pick(c->src, 40));
   uint32_t tiny = pick(c->src, 100);
   int64_t *dims[3] = {&c->def.m, &c->def.n, &c->def.k};
   int one = (int)pick(c->src, 3);
@@ -742,6 +761,17 @@ static bool same_ir_after_replay(fz_case *c) {
   return same;
 }
 
+/* An accepted schedule's CUDA does what its Hopper calls asked: the TMA's
+ * bulk copies for ts_tma, the producer's setmaxnreg for
+ * ts_warp_specialize (lowering refuses where it cannot). */
+static void check_hopper_source(fz_case *c, const char *cu,
+                                const char *trace) {
+  if (strstr(trace, "ts_tma(") && !strstr(cu, "cp.async.bulk.tensor"))
+    fail(c, "ts_tma accepted, but the CUDA has no cp.async.bulk.tensor");
+  if (strstr(trace, "ts_warp_specialize(") && !strstr(cu, "setmaxnreg.dec"))
+    fail(c, "ts_warp_specialize accepted, but the CUDA has no setmaxnreg");
+}
+
 /* The checks of an accepted schedule: the executor's verdict, then the
  * source, the printed trace and its replay. */
 static fz_outcome check_accepted(fz_case *c) {
@@ -764,6 +794,8 @@ static fz_outcome check_accepted(fz_case *c) {
   if (!cu || !trace)
     fail(c, "accepted and correct, but ts_cuda_source or ts_print_trace "
          "gave NULL: %s", ts_sched_errmsg(c->s));
+  else
+    check_hopper_source(c, cu, trace);
   free(cu);
   free(trace);
   if (c->why[0] || !same_ir_after_replay(c))
@@ -782,14 +814,19 @@ static char *make_report(fz_case *c) {
   return ts_buf_take(&r);
 }
 
-/* A random sequence of primitives, plausible or hostile. */
-static void primitive_case(fz_case *c) {
+/* The case's schedule and the other one its hostile calls pass loops of. */
+static void begin_schedule(fz_case *c) {
   begin_program(c);
   c->s = ts_matmul(&c->def);
   c->other = ts_matmul(&c->def);
   c->foreign = ts_get_loop(c->other, "i");
-  c->hostile = chance(c, 40);
-  if (chance(c, 60))
+}
+
+/* A random sequence of primitives, plausible or hostile. */
+static void primitive_case(fz_case *c) {
+  begin_schedule(c);
+  c->hostile = fz_chance(c, 40);
+  if (fz_chance(c, 60))
     gpu_skeleton(c);
   int nops = 1 + (int)pick(c->src, c->hostile ? MAX_OPS : MAX_OPS / 2);
   for (int i = 0; i < nops && !c->why[0]; i++)
@@ -807,23 +844,43 @@ static void knob_case(fz_case *c) {
   c->status = c->s ? ts_sched_status(c->s) : TS_ERR_BAD_ARG;
 }
 
+/* A warpgroup schedule with the Hopper primitives (fuzz_hopper.c). */
+static void hopper_case(fz_case *c) {
+  c->hopper = true;
+  fz_hopper_definition(c);
+  begin_schedule(c);
+  fz_hopper_case(c);
+}
+
+/* What the case's schedule calls, from its trace. */
+static void note_calls(const fz_case *c, fz_result *res) {
+  char *trace = c->s ? ts_print_trace(c->s) : NULL;
+  res->tensorized = trace && strstr(trace, "ts_tensorize(");
+  res->tma = trace && strstr(trace, "ts_tma(");
+  res->warpspec = trace && strstr(trace, "ts_warp_specialize(");
+  res->in_flight = trace && strstr(trace, "ts_wgmma_in_flight(");
+  free(trace);
+  res->layout = c->def.layout;
+  res->a_type = c->def.a_type;
+}
+
 fz_result fz_run_case(fz_source *src, uint64_t seed) {
   fz_case c = {.src = src, .seed = seed};
   ts_buf_init(&c.prog);
   running = &c;
   random_definition(&c);
-  if (chance(&c, FZ_KNOB_PERCENT))
+  if (fz_chance(&c, FZ_KNOB_PERCENT))
     knob_case(&c);
+  else if (fz_chance(&c, FZ_HOPPER_PERCENT))
+    hopper_case(&c);
   else
     primitive_case(&c);
   fz_result res = {.outcome = c.why[0]          ? FZ_FAIL
                                : c.status != TS_OK ? FZ_PASS_ERROR
                                                    : check_accepted(&c),
-                   .knobs = c.knobs};
+                   .knobs = c.knobs, .hopper = c.hopper};
   res.status = c.s ? (int)ts_sched_status(c.s) : -1;
-  char *trace = c.s ? ts_print_trace(c.s) : NULL;
-  res.tensorized = trace && strstr(trace, "ts_tensorize(");
-  free(trace);
+  note_calls(&c, &res);
   end_program(&c);
   if (res.outcome == FZ_FAIL)
     res.report = make_report(&c);

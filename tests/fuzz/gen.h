@@ -7,7 +7,8 @@
  * schedule stays in that error, and, when every call succeeds, the reference
  * executor finds the kernel correct and free of faults, the CUDA source is
  * generated and the trace replays to the same loop nest.  Some cases draw
- * a tuning space's knobs instead of primitives (knobs.h).
+ * a tuning space's knobs instead of primitives (knobs.h), and some make a
+ * warpgroup schedule with the Hopper primitives (fuzz_hopper.c).
  *
  * The choices come from a source: a seeded generator (the cmocka test) or
  * the bytes libFuzzer gives (the coverage-guided harness).
@@ -36,7 +37,13 @@ typedef struct fz_result {
   fz_outcome outcome;
   int status;   /* the schedule's final ts_status (-1: no schedule) */
   bool knobs;   /* the case drew a space's configuration (knobs.c) */
-  bool tensorized; /* its schedule calls ts_tensorize (mma.sync) */
+  bool hopper;  /* a Hopper case's warpgroup schedule (fuzz_hopper.c) */
+  bool tensorized; /* its schedule calls ts_tensorize (mma.sync, wgmma) */
+  bool tma;        /* ... ts_tma */
+  bool warpspec;   /* ... ts_warp_specialize */
+  bool in_flight;  /* ... ts_wgmma_in_flight */
+  int layout;      /* the definition's ts_layout */
+  int a_type;      /* and A's ts_dtype */
   char *report; /* on FZ_FAIL: why, and the case as a C program (malloc'd) */
 } fz_result;
 

@@ -1,0 +1,41 @@
+#!/bin/sh
+# The operands' tensor maps are encoded once for each (map parameter,
+# buffer), not at every launch: tessel bench of the TMA built-ins on the
+# fake driver (tests/fake_cuda.c), which counts cuTensorMapEncodeTiled's
+# maps and the distinct ones (base address, box) it was asked for.  At
+# 128x256x128 in f16 the fake's 1 MiB L2 gives 8 input sets; the kernel's
+# 24 launches (the check, 3 warm-ups, 20 timed) take 6 of them, as they
+# alternate with cuBLAS's: 12 maps (A and B), where encoding at every
+# launch made 48.
+# Usage: test_tensor_maps.sh TESSEL FAKE_DRIVER
+tessel="$1"
+fake="$2"
+case "$fake" in /*) ;; *) fake="$PWD/$fake" ;; esac
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+mkdir "$work/lib" && ln -s "$fake" "$work/lib/libcublas.so.13"
+fails=0
+
+for schedule in wgtma wgws; do
+  rm -f "$work/maps"
+  if ! TESSEL_CUDA_DRIVER="$fake" TESSEL_FAKE_TENSOR_MAPS="$work/maps" \
+      LD_LIBRARY_PATH="$work/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+      "$tessel" bench "$schedule" --dtype f16 --shape 128x256x128 --beta 1 \
+      --warmup 3 --repeats 20 > "$work/out" 2>&1; then
+    echo "FAIL: tessel bench $schedule on the fake driver:"; cat "$work/out"
+    fails=$((fails + 1))
+    continue
+  fi
+  read -r _ encoded _ distinct < "$work/maps" || encoded=
+  if [ -z "$encoded" ] || [ "$encoded" != "$distinct" ] ||
+     [ "$distinct" -lt 4 ]; then
+    echo "FAIL: $schedule: $encoded tensor maps encoded, $distinct distinct" \
+         "(map, buffer) pairs; expected one encoding each, of 2 maps over" \
+         "several input sets"
+    fails=$((fails + 1))
+  else
+    echo "ok: $schedule: $encoded tensor maps encoded, one for each of" \
+         "$distinct (map, buffer) pairs"
+  fi
+done
+exit $((fails != 0))
