@@ -171,6 +171,7 @@ ts_gpu *ts_gpu_open_device(int ordinal) {
 void ts_gpu_close(ts_gpu *g) {
   if (!g || g == &nomem_gpu)
     return;
+  gpu_bench_inputs_free(g);
   if (g->have_blas && g->handle)
     g->blas.cublasDestroy_v2(g->handle);
   if (g->ctx)

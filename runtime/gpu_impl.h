@@ -26,12 +26,30 @@ struct ts_gpu {
   int l2_bytes;
   int driver_version; /* cuDriverGetVersion's: 13000 for CUDA 13.0 */
   gpu_limits limits;
+  struct gpu_bench_inputs *bench_inputs; /* the last ts_bench's; or NULL */
 };
 
 /* Records the failed call ("cuMemAlloc: CUDA_ERROR_OUT_OF_MEMORY: ...")
  * and returns false. */
 bool gpu_check(ts_gpu *g, CUresult r, const char *call);
 #define GPU_CALL(g, call) gpu_check((g), (g)->cu.call, #call)
+
+/* ts_bench's inputs on the host for one definition and seed
+ * (bench_inputs.c), kept from one call to the next. */
+typedef struct gpu_bench_inputs {
+  ts_gemm def;
+  uint64_t seed;
+  float *A, *B, *C; /* C: NaN where beta is 0 */
+  float *ref;       /* cuBLAS's result on them, once has_ref */
+  bool has_ref;
+} gpu_bench_inputs;
+
+/* The inputs of definition d and seed: the ones kept, or drawn (replacing
+ * them); blas_c is cuBLAS's C type for d (ts_cublas_baseline).  NULL, with
+ * g's error, when host memory runs out. */
+gpu_bench_inputs *gpu_bench_inputs_for(ts_gpu *g, const ts_gemm *d,
+                                       ts_dtype blas_c, uint64_t seed);
+void gpu_bench_inputs_free(ts_gpu *g);
 
 /* The most input sets ts_bench rotates its launches over (timing.c), and
  * so the base addresses a tensor map parameter is kept encoded for. */

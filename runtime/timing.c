@@ -17,7 +17,6 @@
 #include <string.h>
 
 #include "../src/base/dtype.h"
-#include "../src/base/random.h"
 #include "../src/exec/relerr.h"
 #include "gpu_impl.h"
 
@@ -175,13 +174,12 @@ static ts_status bench_loaded(ts_gpu *g, const ts_gemm *d, gpu_module *mods,
                               int n, const ts_bench_opts *o,
                               ts_bench_result *res, ts_bench_result *blas,
                               double *raw) {
-  size_t na = (size_t)(d->m * d->k), nb = (size_t)(d->k * d->n),
-         nc = (size_t)(d->m * d->n);
-  float *hA = malloc(na * 4), *hB = malloc(nb * 4), *hC = malloc(nc * 4);
-  float *ref = malloc(nc * 4), *out = malloc(nc * 4);
+  size_t nc = (size_t)(d->m * d->n);
+  float *out = malloc(nc * 4);
   double *times = malloc(sizeof(double) * (size_t)(n + 1) * (size_t)o->repeats);
   inputs in = {0};
-  bool ok = hA && hB && hC && ref && out && times;
+  gpu_bench_inputs *h = NULL;
+  bool ok = out && times;
   if (!ok) {
     snprintf(g->errmsg, sizeof(g->errmsg), "ts_bench: out of host memory");
     g->status = TS_ERR_NO_MEMORY;
@@ -194,22 +192,13 @@ static ts_status bench_loaded(ts_gpu *g, const ts_gemm *d, gpu_module *mods,
                   ts_dtype_name(d->a_type), ts_dtype_name(d->b_type));
     goto done;
   }
-  uint64_t rng = o->seed;
-  ts_fill_random(hA, na, &rng);
-  ts_fill_random(hB, nb, &rng);
-  if (d->beta != 0.0f)
-    ts_fill_random(hC, nc, &rng);
-  else
-    for (size_t i = 0; i < nc; i++)
-      hC[i] = NAN; /* poison: every element must be written */
-  /* cuBLAS's own C starts from the values the kernels' C holds. */
-  for (size_t i = 0; in.blas.c_type != d->c_type && i < nc; i++)
-    hC[i] = ts_round_to(d->c_type, hC[i]);
-  ok = make_inputs(g, d, hA, hB, hC, &in) &&
-       run_checked(g, d, mods, -1, &in, hC, ref);
+  h = gpu_bench_inputs_for(g, d, in.blas.c_type, o->seed);
+  ok = h && make_inputs(g, d, h->A, h->B, h->C, &in);
+  if (ok && !h->has_ref)
+    ok = h->has_ref = run_checked(g, d, mods, -1, &in, h->C, h->ref);
   for (int v = 0; v < n && ok; v++) {
-    ok = run_checked(g, d, mods, v, &in, hC, out);
-    res[v].max_rel_err = ts_max_rel_err(out, ref, nc);
+    ok = run_checked(g, d, mods, v, &in, h->C, out);
+    res[v].max_rel_err = ts_max_rel_err(out, h->ref, nc);
     res[v].ptxas = mods[v].ptxas;
   }
   blas->max_rel_err = 0;
@@ -227,7 +216,7 @@ static ts_status bench_loaded(ts_gpu *g, const ts_gemm *d, gpu_module *mods,
   }
   free_inputs(g, &in);
 done:
-  free(hA); free(hB); free(hC); free(ref); free(out); free(times);
+  free(out); free(times);
   return ok ? TS_OK : g->status;
 }
 

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "helpers.h"
+#include "runtime/gpu_impl.h"
 
 /* What the hooks saw.  They run in the tuner's worker process, so this is
  * memory shared with it. */
@@ -237,6 +238,38 @@ static bool run_again_with_fake_cublas(char **argv) {
   return false;
 }
 
+/* The tuner times a shape's candidates a group a ts_bench call: the
+ * inputs drawn for the first call, and cuBLAS's reference on them, are
+ * kept on the GPU's handle for the next call of the same definition and
+ * seed, and drawn again for another. */
+static void test_bench_keeps_its_inputs(void **state) {
+  (void)state;
+  ts_gpu *gpu = ts_gpu_open();
+  assert_int_equal(ts_gpu_status(gpu), TS_OK);
+  ts_gemm g = ts_gemm_make(37, 53, 29);
+  g.beta = 1.0f; /* the fake's kernels leave C as it was */
+  ts_sched *s = ts_builtin_schedule("naive", &g);
+  ts_kernel *k = ts_compile_sched(s, ts_gpu_arch(gpu));
+  ts_sched_free(s);
+  ts_bench_opts o = {.warmup = 1, .repeats = 3, .seed = 7};
+  ts_bench_result r1, r2, blas;
+  assert_int_equal(ts_bench(gpu, &k, 1, &o, &r1, &blas), TS_OK);
+  const gpu_bench_inputs *kept = gpu->bench_inputs;
+  assert_non_null(kept);
+  assert_true(kept->has_ref);
+  float a0 = kept->A[0];
+  assert_int_equal(ts_bench(gpu, &k, 1, &o, &r2, &blas), TS_OK);
+  assert_ptr_equal(gpu->bench_inputs, kept);
+  assert_true(kept->A[0] == a0);
+  assert_true(r1.max_rel_err == r2.max_rel_err);
+  o.seed = 8;
+  assert_int_equal(ts_bench(gpu, &k, 1, &o, &r2, &blas), TS_OK);
+  assert_int_equal(gpu->bench_inputs->seed, 8);
+  assert_true(gpu->bench_inputs->A[0] != a0);
+  ts_kernel_free(k);
+  ts_gpu_close(gpu); /* frees them: the sanitizers' build finds no leak */
+}
+
 int main(int argc, char **argv) {
   if (argc != 2 || argv[1][0] != '/') {
     fprintf(stderr, "usage: test_tune_library /ABSOLUTE/PATH/libfake_cuda.so\n");
@@ -266,6 +299,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_nothing_to_tune_is_refused),
       cmocka_unit_test(test_devices_by_ordinal),
       cmocka_unit_test(test_the_nearest_tuned_shape),
+      cmocka_unit_test(test_bench_keeps_its_inputs),
   };
   int rc = cmocka_run_group_tests(tests, NULL, NULL);
   munmap(shared, sizeof(*shared));
