@@ -60,10 +60,16 @@ for k in 0 1 2 3; do
   sum=$((sum + n))
 done
 [ $sum = 12 ] || fail "the GPUs timed $sum candidates in all, expected the 12 of the budget, each once"
+# Against the busiest fast GPU: the lead (GPU 0) also publishes, collects
+# and compiles ahead, so on a loaded host it may take few itself.
 slow=$(timed_by "$tmp/speeds.out" 3)
-fast=$(timed_by "$tmp/speeds.out" 0)
-[ "${slow:-99}" -lt "${fast:-0}" ] ||
-  fail "the slow GPU 3 timed $slow, GPU 0 $fast: the slow one should take fewer"
+fast=0
+for k in 0 1 2; do
+  n=$(timed_by "$tmp/speeds.out" $k)
+  [ "${n:-0}" -gt $fast ] && fast=$n
+done
+[ "${slow:-99}" -lt "$fast" ] ||
+  fail "the slow GPU 3 timed $slow, the busiest fast GPU $fast: the slow one should take fewer"
 [ "$(states "$tmp/speeds.json")" = "timed 12 failed 0" ] ||
   fail "speeds.json: $(states "$tmp/speeds.json"), expected timed 12 failed 0"
 
