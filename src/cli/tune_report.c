@@ -63,102 +63,127 @@ static int print_failures(const ts_tune_shape *r) {
   return failed;
 }
 
-/* The value c gives the knob `name`, or NULL where c does not declare it
- * (a knob may depend on another's value: warptiled's bar_tiles exists only
- * with buffers=2, so knobs are matched by name, not by position). */
-static const char *value_of(const ts_config *c, const char *name) {
-  for (int k = 0; k < ts_config_knob_count(c); k++)
-    if (strcmp(ts_config_knob_name(c, k), name) == 0)
-      return ts_config_knob_value(c, k);
+/* Seed 003's tables: for each knob, each value's mean and best TFLOP/s
+ * over every timed configuration of every shape (first-pass times, which
+ * every candidate has), the knobs in the order configurations that were
+ * not pruned declare them, and their values in the order they first
+ * appear.  Knobs are matched by name, not by position: a knob may depend
+ * on another's value (warptiled's bar_tiles exists only with buffers=2).
+ * Built in one pass over the candidates, each looked up among the few
+ * knobs and values seen so far: a run of nine shapes enumerates some
+ * 30,000 configurations, and a search of the earlier ones for each took
+ * longer than timing them. */
+typedef struct {
+  const char *value;
+  int count;
+  double sum, best;
+} knob_value;
+
+typedef struct {
+  const char *name;
+  knob_value *values;
+  int nvalues, cap, width;
+} knob_table;
+
+typedef struct {
+  knob_table *t;
+  int n, cap;
+} knob_tables;
+
+static knob_table *find_table(knob_tables *ts, const char *name) {
+  for (int i = 0; i < ts->n; i++)
+    if (strcmp(ts->t[i].name, name) == 0)
+      return &ts->t[i];
   return NULL;
 }
 
-/* Whether a candidate before candidate i of run s gives knob `name` the
- * value v. */
-static bool seen_before(const ts_tune_shape *runs, int s, int i, const char *name,
-                        const char *v) {
-  for (int t = 0; t <= s; t++)
-    for (int j = 0; j < (t == s ? i : runs[t].n); j++) {
-      const char *w = value_of(runs[t].c[j].config, name);
-      if (w && strcmp(w, v) == 0)
-        return true;
-    }
-  return false;
+/* Grows an array of `size`-byte items to hold one more; false when out
+ * of memory. */
+static bool room_for_one(void **items, int n, int *cap, size_t size) {
+  if (n < *cap)
+    return true;
+  int grown = *cap ? 2 * *cap : 8;
+  void *p = realloc(*items, size * (size_t)grown);
+  if (!p)
+    return false;
+  *items = p;
+  *cap = grown;
+  return true;
 }
 
-/* One row of a knob's table: the first-pass TFLOP/s of every timed
- * candidate whose knob `name` has value v. */
-static void print_knob_value(const ts_tune_shape *runs, int nruns,
-                             const char *name, const char *v, int width) {
-  int count = 0;
-  double sum = 0, best = 0;
-  for (int t = 0; t < nruns; t++)
-    for (int j = 0; j < runs[t].n; j++) {
-      const ts_tune_candidate *c = &runs[t].c[j];
-      const char *w = value_of(c->config, name);
-      if (!w || strcmp(w, v) != 0 || !c->has_quick ||
-          c->quick.status != TS_OK || c->quick.skipped)
-        continue;
-      count++;
-      sum += c->quick.tflops;
-      best = c->quick.tflops > best ? c->quick.tflops : best;
-    }
-  printf("  %-*s %6d %10.2f %10.2f\n", width, v, count,
-         count ? sum / count : 0.0, best);
-}
-
-/* The width of a knob's first column: its name and its longest value,
- * 20 at least. */
-static int knob_width(const ts_tune_shape *runs, int nruns, const char *name) {
-  int width = (int)strlen(name) > 20 ? (int)strlen(name) : 20;
-  for (int s = 0; s < nruns; s++)
-    for (int i = 0; i < runs[s].n; i++) {
-      const char *v = value_of(runs[s].c[i].config, name);
-      if (v && (int)strlen(v) > width)
-        width = (int)strlen(v);
-    }
-  return width;
-}
-
-/* One knob's table: a row per value, in the order the values first
- * appear. */
-static void print_knob_table(const ts_tune_shape *runs, int nruns,
-                             const char *name) {
-  int width = knob_width(runs, nruns, name);
-  printf("\n  %-*s %6s %10s %10s\n", width, name, "count", "mean", "best");
-  for (int s = 0; s < nruns; s++)
-    for (int i = 0; i < runs[s].n; i++) {
-      const char *v = value_of(runs[s].c[i].config, name);
-      if (v && !seen_before(runs, s, i, name, v))
-        print_knob_value(runs, nruns, name, v, width);
-    }
-}
-
-/* Whether a configuration before candidate i of run s that was not pruned
- * declares knob `name`. */
-static bool named_before(const ts_tune_shape *runs, int s, int i,
-                         const char *name) {
-  for (int t = 0; t <= s; t++)
-    for (int j = 0; j < (t == s ? i : runs[t].n); j++) {
-      const ts_config *c = runs[t].c[j].config;
-      if (!ts_config_pruned(c) && value_of(c, name))
-        return true;
-    }
-  return false;
-}
-
-/* Seed 003's tables: for each knob, each value's mean and best TFLOP/s over
- * every timed configuration of every shape (first-pass times, which every
- * candidate has), the knobs in the order configurations that were not
- * pruned declare them, and their values in the order they first appear. */
-static void print_knob_tables(const ts_tune_shape *runs, int nruns) {
+/* The tables of the knobs that configurations not pruned declare, empty,
+ * in the order they declare them. */
+static bool name_tables(const ts_tune_shape *runs, int nruns, knob_tables *ts) {
   for (int s = 0; s < nruns; s++)
     for (int i = 0; i < runs[s].n; i++) {
       const ts_config *c = runs[s].c[i].config;
-      for (int k = 0; !ts_config_pruned(c) && k < ts_config_knob_count(c); k++)
-        if (!named_before(runs, s, i, ts_config_knob_name(c, k)))
-          print_knob_table(runs, nruns, ts_config_knob_name(c, k));
+      for (int k = 0; !ts_config_pruned(c) && k < ts_config_knob_count(c); k++) {
+        const char *name = ts_config_knob_name(c, k);
+        if (find_table(ts, name))
+          continue;
+        if (!room_for_one((void **)&ts->t, ts->n, &ts->cap, sizeof(*ts->t)))
+          return false;
+        int width = (int)strlen(name) > 20 ? (int)strlen(name) : 20;
+        ts->t[ts->n++] = (knob_table){.name = name, .width = width};
+      }
     }
+  return true;
+}
+
+/* Candidate c's value v of table t counted: its row made where v is new,
+ * its first-pass TFLOP/s added where it was timed. */
+static bool count_value(knob_table *t, const char *v, const ts_tune_candidate *c) {
+  knob_value *row = NULL;
+  for (int i = 0; i < t->nvalues && !row; i++)
+    if (strcmp(t->values[i].value, v) == 0)
+      row = &t->values[i];
+  if (!row) {
+    if (!room_for_one((void **)&t->values, t->nvalues, &t->cap,
+                      sizeof(*t->values)))
+      return false;
+    row = &t->values[t->nvalues++];
+    *row = (knob_value){.value = v};
+    t->width = (int)strlen(v) > t->width ? (int)strlen(v) : t->width;
+  }
+  if (c->has_quick && c->quick.status == TS_OK && !c->quick.skipped) {
+    row->count++;
+    row->sum += c->quick.tflops;
+    row->best = c->quick.tflops > row->best ? c->quick.tflops : row->best;
+  }
+  return true;
+}
+
+static bool fill_tables(const ts_tune_shape *runs, int nruns, knob_tables *ts) {
+  for (int s = 0; s < nruns; s++)
+    for (int i = 0; i < runs[s].n; i++) {
+      const ts_tune_candidate *c = &runs[s].c[i];
+      for (int k = 0; k < ts_config_knob_count(c->config); k++) {
+        knob_table *t = find_table(ts, ts_config_knob_name(c->config, k));
+        if (t && !count_value(t, ts_config_knob_value(c->config, k), c))
+          return false;
+      }
+    }
+  return true;
+}
+
+static void print_knob_tables(const ts_tune_shape *runs, int nruns) {
+  knob_tables ts = {0};
+  bool ok = name_tables(runs, nruns, &ts) && fill_tables(runs, nruns, &ts);
+  for (int i = 0; ok && i < ts.n; i++) {
+    const knob_table *t = &ts.t[i];
+    printf("\n  %-*s %6s %10s %10s\n", t->width, t->name, "count", "mean",
+           "best");
+    for (int v = 0; v < t->nvalues; v++)
+      printf("  %-*s %6d %10.2f %10.2f\n", t->width, t->values[v].value,
+             t->values[v].count,
+             t->values[v].count ? t->values[v].sum / t->values[v].count : 0.0,
+             t->values[v].best);
+  }
+  if (!ok)
+    printf("\n  (out of memory for the knobs' tables)\n");
+  for (int i = 0; i < ts.n; i++)
+    free(ts.t[i].values);
+  free(ts.t);
 }
 
 /* With several GPUs, how many of the first pass each timed. */
