@@ -50,6 +50,7 @@ ts_status ts_program_launch(const ts_program *p, ts_launch *out) {
     out->block[d] = p->k.block[d];
   }
   out->dynamic_shared = p->dynamic_shared;
+  out->persistent = p->k.persistent;
   return TS_OK;
 }
 
@@ -81,6 +82,7 @@ ts_status ts_program_kernel_launch(const ts_program *p, int i, ts_launch *out) {
     out->block[d] = k->block[d];
   }
   out->dynamic_shared = k == &p->k ? p->dynamic_shared : 0;
+  out->persistent = k->persistent;
   return TS_OK;
 }
 
