@@ -175,6 +175,12 @@ contains "ts_bind(s, i_inner, TS_THREAD_X);"
 expect 0 "show --cuda" -- "$tessel" show coalesced --cuda --arch sm_80
 contains "// ptxas (sm_80):"
 contains "__launch_bounds__(1024)"
+expect 0 "show --cuda of a persistent grid" -- "$tessel" show wgpers --cuda \
+  --dtype f16 --shape 4096x4096x4096
+contains "// ptxas (sm_90): 168 registers"; contains "0 bytes spill stores"
+contains "for (int wave = 0; blockIdx.x + wave * gridDim.x < 512; ++wave)"
+contains "cp.async.bulk.tensor"; contains "mbarrier.try_wait.parity"
+contains "setmaxnreg.dec.sync.aligned.u32 40"
 expect 1 "show --cuda unknown arch" -- "$tessel" show naive --cuda --arch sm_11
 contains "NVRTC does not know architecture sm_11"
 expect 0 "check, several shapes and layouts" -- "$tessel" check naive coalesced \

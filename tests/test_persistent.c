@@ -260,6 +260,31 @@ static void test_cuda_loops_over_tiles(void **state) {
   ts_sched_free(s);
 }
 
+/* tessel explain: the grid on an H100's 132 multiprocessors, 512 tiles
+ * at 4096^3: 132 blocks, 3 full waves and a last of 116 tiles. */
+static void test_explain_reports_the_waves(void **state) {
+  (void)state;
+  ts_sched *s = wgpers(4096, 4096, 4096, TS_F16, TS_NN);
+  ts_program *p = ts_lower(s);
+  ts_explain *e = ts_program_explain(p, NULL);
+  assert_int_equal(e->status, TS_OK);
+  const ts_persistent_report *r = &e->kernels[0].persistent;
+  assert_int_equal(r->blocks_per_sm, 1);
+  assert_int_equal(r->multiprocessors, 132);
+  assert_int_equal(r->tiles, 512);
+  assert_int_equal(r->blocks, 132);
+  assert_int_equal(r->full_waves, 3);
+  assert_int_equal(r->last_wave, 116);
+  char *text = ts_explain_text(e);
+  assert_non_null(strstr(text, "132 blocks loop over the grid's 512 tiles"));
+  assert_non_null(strstr(text, "3.88 waves, 3 full and a last of 116 tiles "
+                               "(88% of the blocks)"));
+  free(text);
+  ts_explain_free(e);
+  ts_program_free(p);
+  ts_sched_free(s);
+}
+
 /* ---- Refusals -------------------------------------------------------------- */
 
 /* The naive nest at 64^3 with i on blockIdx.y and j on blockIdx.x. */
@@ -370,6 +395,7 @@ int main(void) {
       cmocka_unit_test(test_launch_grid_from_multiprocessors),
       cmocka_unit_test(test_phases_run_on_across_tiles),
       cmocka_unit_test(test_cuda_loops_over_tiles),
+      cmocka_unit_test(test_explain_reports_the_waves),
       cmocka_unit_test(test_refuses_loops_not_bound),
       cmocka_unit_test(test_refuses_blocks_out_of_range),
       cmocka_unit_test(test_refuses_one_loop_twice_and_twice),

@@ -232,7 +232,7 @@ ts_status ts_swizzle(ts_sched *s, ts_loop *rows, ts_loop *cols,
  * in ts_swizzle's grouped order when the schedule swizzles them too, else
  * row by row (the loop on the lower blockIdx varying fastest).  The
  * multiprocessors are the device's, counted at launch; the reference
- * executor simulates TS_EXEC_MULTIPROCESSORS of them (executor.h).  Between
+ * executor simulates TS_EXEC_MULTIPROCESSORS of them (exec.h).  Between
  * one tile and the next the block meets at a barrier, its shared caches
  * refilled; a warp-specialized TMA pipeline (ts_warp_specialize) instead
  * runs on across tiles, its stages and mbarrier phases counted over the

@@ -215,7 +215,7 @@ ir_stmt *lower_persistent(lower_ctx *cx, ir_stmt *root) {
                ix.ps->cols->name);
     return NULL;
   }
-  hoist h = {NULL};
+  hoist h = {0};
   if (out && ws_pipeline(out))
     out = hoist_pipeline(cx, out, &h);
   else if (out)
