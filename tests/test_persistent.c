@@ -260,6 +260,24 @@ static void test_cuda_loops_over_tiles(void **state) {
   ts_sched_free(s);
 }
 
+/* A sampled check finds the blocks that write its points through the
+ * tile loop and the pipeline around it: each block's tiles span C, so it
+ * runs every block, and compares what they wrote. */
+static void test_sampled_check_runs_the_blocks(void **state) {
+  (void)state;
+  ts_sched *s = wgpers(520, 1040, 264, TS_F16, TS_NT);
+  ts_program *p = ts_lower(s);
+  ts_sample sample = {.random = 2};
+  char msg[1024];
+  if (ts_program_check_sampled(p, 3, &sample, msg, sizeof(msg)) != TS_OK)
+    fail_msg("%s", msg);
+  assert_int_equal(sample.blocks_run, TS_EXEC_MULTIPROCESSORS);
+  assert_int_equal(sample.blocks_total, TS_EXEC_MULTIPROCESSORS);
+  assert_int_equal(sample.elements, 520 * 1040);
+  ts_program_free(p);
+  ts_sched_free(s);
+}
+
 /* tessel explain: the grid on an H100's 132 multiprocessors, 512 tiles
  * at 4096^3: 132 blocks, 3 full waves and a last of 116 tiles. */
 static void test_explain_reports_the_waves(void **state) {
@@ -396,6 +414,7 @@ int main(void) {
       cmocka_unit_test(test_phases_run_on_across_tiles),
       cmocka_unit_test(test_cuda_loops_over_tiles),
       cmocka_unit_test(test_explain_reports_the_waves),
+      cmocka_unit_test(test_sampled_check_runs_the_blocks),
       cmocka_unit_test(test_refuses_loops_not_bound),
       cmocka_unit_test(test_refuses_blocks_out_of_range),
       cmocka_unit_test(test_refuses_one_loop_twice_and_twice),

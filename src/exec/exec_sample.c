@@ -187,6 +187,7 @@ static void walk(footprint *f, const ir_stmt *s) {
       walk(f, s->if_.else_);
     return;
   case S_ALLOC: walk(f, s->alloc.body); return;
+  case S_PIPELINE: walk(f, s->pipe.body); return; /* a persistent grid's */
   case S_LANES: walk(f, s->lanes.expanded); return;
   case S_STORE: add_store(f, s); return;
   default: return;
