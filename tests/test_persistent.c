@@ -252,6 +252,21 @@ static void test_cuda_loops_over_tiles(void **state) {
   const char *producer_loop = strstr(dec, loop);
   assert_true(producer_loop && producer_loop < inc);
   assert_non_null(strstr(inc, loop));
+  /* The producer's part: fills and waits on empty barriers, no wgmma, no
+   * accumulators zeroed, no C; the consumers' part: no copy. The executor
+   * runs both roles in one lockstep order, so only this says the GPU's
+   * producer warpgroup keeps to its own statements. */
+  char *producer = strndup(dec, (size_t)(inc - dec));
+  assert_non_null(strstr(producer, "tessel_tma_2d("));
+  assert_null(strstr(producer, "wgmma"));
+  assert_null(strstr(producer, "= 0.0f;"));
+  assert_null(strstr(producer, "&C["));
+  assert_null(strstr(producer, "tessel_mbar_arrive("));
+  free(producer);
+  assert_null(strstr(inc, "tessel_tma_2d("));
+  assert_null(strstr(inc, "tessel_mbar_expect_tx("));
+  assert_non_null(strstr(inc, "&C["));
+  assert_non_null(strstr(inc, "tessel_mbar_arrive(&tessel_empty0[3]);"));
   assert_non_null(strstr(src, "cp.async.bulk.tensor"));
   assert_non_null(strstr(src, "mbarrier.try_wait.parity"));
   assert_non_null(strstr(src, "tessel_mbar_wait(&tessel_empty0"));
