@@ -507,6 +507,13 @@ if [ -n "$fake" ]; then
   expect 2 "--shapes-from with two layouts" -- "$tessel" tune seed003 \
     --shapes-from "$work/bad_shapes.txt"
   contains "bad_shapes.txt:1: 'TT' is neither a layout"
+  # A persistent grid is launched with the device's 132 multiprocessors'
+  # blocks, not its 512 tiles.
+  expect 1 "bench a persistent grid on the fake driver" -- fakerun env \
+    TESSEL_FAKE_LAUNCH_LOG="$work/launches.txt" "$tessel" bench wgpers \
+    --dtype f16 --shape 4096x4096x64 --repeats 1 --warmup 0
+  last=$(sort -u "$work/launches.txt")
+  contains "tessel_wgpers 132 1 1"
   expect 0 "bench --repeats 1 on the fake driver" -- fakerun "$tessel" bench \
     naive --shape 64x64x64 --repeats 1 --warmup 0 --beta 1
   contains ", median of 1 run after 0 warm-up"
