@@ -64,6 +64,7 @@ static bool read_limits(ts_gpu *g) {
       {&l->max_registers_per_block, CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK},
       {&l->max_shared_per_block, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK},
       {&l->max_shared_optin, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN},
+      {&l->multiprocessors, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT},
   };
   for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
     if (!GPU_CALL(g, cuDeviceGetAttribute(want[i].into, want[i].attr, g->dev)))
@@ -433,9 +434,11 @@ bool gpu_launch(ts_gpu *g, const gpu_module *m, CUdeviceptr A, CUdeviceptr B,
   for (int i = 0; i < m->nfns; i++) {
     const gpu_function *f = &m->fns[i];
     const ts_launch *l = &f->launch;
+    int64_t grid[3]; /* a persistent grid's, from the multiprocessors */
+    launch_grid(&g->limits, l, grid);
     void *const *args = launch_args(g, m, f, buffers);
-    if (!args || !GPU_CALL(g, cuLaunchKernel(f->fn, (unsigned)l->grid[0],
-                                    (unsigned)l->grid[1], (unsigned)l->grid[2],
+    if (!args || !GPU_CALL(g, cuLaunchKernel(f->fn, (unsigned)grid[0],
+                                    (unsigned)grid[1], (unsigned)grid[2],
                                     (unsigned)l->block[0],
                                     (unsigned)l->block[1],
                                     (unsigned)l->block[2],

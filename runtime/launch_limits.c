@@ -56,3 +56,11 @@ bool resources_fit(const gpu_limits *dev, const char *device,
   }
   return true;
 }
+
+void launch_grid(const gpu_limits *dev, const ts_launch *l, int64_t grid[3]) {
+  for (int d = 0; d < 3; d++)
+    grid[d] = l->grid[d];
+  int64_t most = (int64_t)dev->multiprocessors * l->persistent;
+  if (l->persistent && most > 0 && most < grid[0])
+    grid[0] = most;
+}

@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "tessel.h"
 
@@ -20,7 +21,14 @@ typedef struct gpu_limits {
   int max_registers_per_block;
   int max_shared_per_block; /* static shared memory */
   int max_shared_optin;     /* static and dynamic, with the opt-in */
+  int multiprocessors;      /* a persistent grid's blocks are a multiple */
 } gpu_limits;
+
+/* The grid of a launch on the device: a persistent grid's (ts_persistent)
+ * min(tiles, multiprocessors x blocks a multiprocessor) blocks, else the
+ * launch's own. */
+void launch_grid(const gpu_limits *dev, const ts_launch *launch,
+                 int64_t grid[3]);
 
 /* True when the kernel fits; otherwise false with the reason in msg:
  * "kernel tessel_x on NVIDIA H200: 129 registers x 1024 threads = 132096

@@ -247,11 +247,19 @@ static CUresult fake_cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy,
                                     unsigned gz, unsigned bx, unsigned by,
                                     unsigned bz, unsigned shared, CUstream s,
                                     void **params, void **extra) {
-  (void)gx, (void)gy, (void)gz, (void)bx, (void)by, (void)bz, (void)shared;
+  (void)bx, (void)by, (void)bz, (void)shared;
   (void)s, (void)params, (void)extra;
   if (sticky != CUDA_SUCCESS)
     return sticky;
   const char *name = ((fake_function *)f)->name;
+  /* The grid each launch asked for, a line a launch (a persistent
+   * grid's blocks come from the multiprocessor count above). */
+  const char *log = getenv("TESSEL_FAKE_LAUNCH_LOG");
+  FILE *lf = log ? fopen(log, "a") : NULL;
+  if (lf) {
+    fprintf(lf, "%s %u %u %u\n", name, gx, gy, gz);
+    fclose(lf);
+  }
   if (strcmp(name, "gemm") == 0)
     sticky = CUDA_ERROR_ILLEGAL_ADDRESS; /* reported by the next call */
   run_for(0.01 + (double)(fnv1a(name) % 1000) * 1e-4);

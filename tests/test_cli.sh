@@ -175,6 +175,12 @@ contains "ts_bind(s, i_inner, TS_THREAD_X);"
 expect 0 "show --cuda" -- "$tessel" show coalesced --cuda --arch sm_80
 contains "// ptxas (sm_80):"
 contains "__launch_bounds__(1024)"
+expect 0 "show --cuda of a persistent grid" -- "$tessel" show wgpers --cuda \
+  --dtype f16 --shape 4096x4096x4096
+contains "// ptxas (sm_90): 168 registers"; contains "0 bytes spill stores"
+contains "for (int wave = 0; blockIdx.x + wave * gridDim.x < 512; ++wave)"
+contains "cp.async.bulk.tensor"; contains "mbarrier.try_wait.parity"
+contains "setmaxnreg.dec.sync.aligned.u32 40"
 expect 1 "show --cuda unknown arch" -- "$tessel" show naive --cuda --arch sm_11
 contains "NVRTC does not know architecture sm_11"
 expect 0 "check, several shapes and layouts" -- "$tessel" check naive coalesced \
@@ -501,6 +507,13 @@ if [ -n "$fake" ]; then
   expect 2 "--shapes-from with two layouts" -- "$tessel" tune seed003 \
     --shapes-from "$work/bad_shapes.txt"
   contains "bad_shapes.txt:1: 'TT' is neither a layout"
+  # A persistent grid is launched with the device's 132 multiprocessors'
+  # blocks, not its 512 tiles.
+  expect 1 "bench a persistent grid on the fake driver" -- fakerun env \
+    TESSEL_FAKE_LAUNCH_LOG="$work/launches.txt" "$tessel" bench wgpers \
+    --dtype f16 --shape 4096x4096x64 --repeats 1 --warmup 0
+  last=$(sort -u "$work/launches.txt")
+  contains "tessel_wgpers 132 1 1"
   expect 0 "bench --repeats 1 on the fake driver" -- fakerun "$tessel" bench \
     naive --shape 64x64x64 --repeats 1 --warmup 0 --beta 1
   contains ", median of 1 run after 0 warm-up"

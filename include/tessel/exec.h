@@ -11,6 +11,12 @@
 extern "C" {
 #endif
 
+/* The multiprocessors the executor simulates for a persistent grid
+ * (ts_persistent): min(tiles, TS_EXEC_MULTIPROCESSORS x blocks a
+ * multiprocessor) blocks, so that at small shapes a block takes several
+ * tiles, as on the GPU at large ones. */
+enum { TS_EXEC_MULTIPROCESSORS = 4 };
+
 /* Runs the program on the CPU with CUDA's semantics, on the given host
  * matrices (A and B in the definition's layouts, C row-major m x n,
  * updated in place).  The matrices are floats whatever the definition's

@@ -97,6 +97,20 @@ typedef struct ts_pipeline_report {
   int ntma;
 } ts_pipeline_report;
 
+/* A persistent grid (ts_persistent) on an H100 SXM's 132 multiprocessors
+ * (TS_EXPLAIN_MULTIPROCESSORS), as the launch there makes it: its blocks,
+ * C's tiles they loop over, and the waves, tiles / blocks: every block
+ * takes full_waves tiles, and last_wave of them one more (0: the tiles
+ * divide evenly).  blocks_per_sm 0: the grid is not persistent. */
+enum { TS_EXPLAIN_MULTIPROCESSORS = 132 };
+
+typedef struct ts_persistent_report {
+  int blocks_per_sm;
+  int multiprocessors;
+  int64_t tiles, blocks;
+  int64_t full_waves, last_wave;
+} ts_persistent_report;
+
 typedef struct ts_kernel_report {
   const char *entry;
   int64_t grid[3], block[3];
@@ -120,6 +134,7 @@ typedef struct ts_kernel_report {
   double shared_ld_requests, shared_ld_wavefronts, shared_ld_ideal;
   double shared_st_requests, shared_st_wavefronts, shared_st_ideal;
   ts_pipeline_report pipeline;
+  ts_persistent_report persistent;
 } ts_kernel_report;
 
 typedef struct ts_explain {

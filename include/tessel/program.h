@@ -27,6 +27,11 @@ typedef struct ts_launch {
   /* Dynamic shared memory, in bytes: the shared caches when they pass the
    * 48 KiB a kernel may declare statically; 0 otherwise. */
   int64_t dynamic_shared;
+  /* A persistent grid (ts_persistent): blocks a multiprocessor; grid[0]
+   * is then C's tiles, the most blocks it takes, and the launch makes
+   * min(grid[0], multiprocessors x persistent) of them, each looping over
+   * the tiles.  0: the grid as given. */
+  int persistent;
 } ts_launch;
 
 /* Never NULL; check ts_program_status.  A schedule in error gives a

@@ -219,6 +219,29 @@ ts_status ts_min_blocks_per_sm(ts_sched *s, int blocks);
  * last group has the rows that are left. */
 ts_status ts_swizzle(ts_sched *s, ts_loop *rows, ts_loop *cols,
                      int64_t group);
+/* A persistent grid (CUTLASS's persistent tile scheduler, Triton's
+ * persistent matmul): the launch has min(tiles, multiprocessors x
+ * `blocks_per_sm`) blocks on blockIdx.x, where tiles is the extent of
+ * `rows` times that of `cols`, and each block loops over C's tiles,
+ *
+ *   for (tile = blockIdx.x; tile < tiles; tile += gridDim.x)
+ *
+ * its body what one block of the plain grid did for the tile's row and
+ * column: rows and cols (the loops bound to the blockIdx of the tile's
+ * row and column, as ts_swizzle takes them) get their values from `tile`,
+ * in ts_swizzle's grouped order when the schedule swizzles them too, else
+ * row by row (the loop on the lower blockIdx varying fastest).  The
+ * multiprocessors are the device's, counted at launch; the reference
+ * executor simulates TS_EXEC_MULTIPROCESSORS of them (exec.h).  Between
+ * one tile and the next the block meets at a barrier, its shared caches
+ * refilled; a warp-specialized TMA pipeline (ts_warp_specialize) instead
+ * runs on across tiles, its stages and mbarrier phases counted over the
+ * whole loop, so that the producer loads the next tile while the
+ * consumers write the last one's C.  A TMA pipeline that is not
+ * warp-specialized is refused at lowering, as is ts_split_k.
+ * blocks_per_sm is 1..32. */
+ts_status ts_persistent(ts_sched *s, ts_loop *rows, ts_loop *cols,
+                        int blocks_per_sm);
 
 /* C that replays the schedule: a malloc'd string the caller frees, or NULL
  * when out of memory or the schedule is in error. */

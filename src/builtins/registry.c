@@ -49,6 +49,10 @@ static const ts_builtin builtins[] = {
     {"wgws", "wgtma warp-specialized: a producer warpgroup issues the TMA's "
      "copies, the 2 consumer warpgroups take its registers (setmaxnreg)",
      example_wgws, true, true},
+    {"wgpers", "wgws in a persistent grid: one block a multiprocessor loops "
+     "over the tiles in swizzled groups of 8 rows, the producer loading the "
+     "next tile while the consumers write the last one's C",
+     example_wgpers, true, true},
 };
 
 enum { NBUILTINS = sizeof(builtins) / sizeof(builtins[0]) };
@@ -89,8 +93,9 @@ static const ts_space spaces[] = {
      "block swizzle (tensor cores: f16, bf16 or tf32)", space_tensorcore,
      true, false},
     {"warpgroup", "wg128's block tiles, warpgroups, cp.async stages, "
-     "block swizzle, wgmma batches in flight, TMA copies and a producer "
-     "warpgroup (wgmma, sm_90: f16, bf16 or tf32)", space_warpgroup, true,
+     "block swizzle, wgmma batches in flight, TMA copies, a producer "
+     "warpgroup and a persistent grid (wgmma, sm_90: f16, bf16 or tf32)",
+     space_warpgroup, true,
      true},
 };
 

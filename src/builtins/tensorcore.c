@@ -109,6 +109,7 @@ typedef struct wg_tiling {
   int64_t in_flight; /* wgmma batches left running into the next k tile */
   int64_t tma;       /* the tiles copied by the TMA (ts_tma) where it can */
   int64_t ws;        /* and by a producer warpgroup (ts_warp_specialize) */
+  int64_t persistent; /* a persistent grid, a block a multiprocessor */
 } wg_tiling;
 
 /* Whether the TMA can copy both operands: 16-bit, each stored row (K, M
@@ -172,6 +173,8 @@ static ts_status warpgroup_tiles(ts_sched *s, const wg_tiling *t) {
   ts_bind(s, wg, TS_THREAD_Y);
   if (t->swizzle)
     ts_swizzle(s, io, jo, t->swizzle);
+  if (t->persistent)
+    ts_persistent(s, io, jo, 1);
   warpgroup_tile(s, "A", ko, t, !tf32 && a_stored_t);
   warpgroup_tile(s, "B", ko, t, tf32 || b_stored_t);
   ts_unroll(s, kq);
@@ -185,7 +188,7 @@ static ts_status warpgroup_tiles(ts_sched *s, const wg_tiling *t) {
  * bytes, 4 stages, each k tile's batch of wgmma running on while the next
  * is issued: fp16, bf16, or tf32 with A and B packed, on sm_90. */
 ts_status example_wg128(ts_sched *s) {
-  return warpgroup_tiles(s, &(wg_tiling){128, 256, 4, 0, 1, 0, 0});
+  return warpgroup_tiles(s, &(wg_tiling){128, 256, 4, 0, 1, 0, 0, 0});
 }
 
 /* wg128 with the tiles copied by the TMA: one thread fills a stage, an
@@ -193,7 +196,7 @@ ts_status example_wg128(ts_sched *s) {
  * with it, so the k loop has no __syncthreads; cp.async where the TMA
  * cannot copy (rows not 16-byte aligned, tf32's packed operands). */
 ts_status example_wgtma(ts_sched *s) {
-  return warpgroup_tiles(s, &(wg_tiling){128, 256, 4, 0, 1, 1, 0});
+  return warpgroup_tiles(s, &(wg_tiling){128, 256, 4, 0, 1, 1, 0, 0});
 }
 
 /* wgtma warp-specialized: a third warpgroup, the producer, issues the
@@ -204,14 +207,24 @@ ts_status example_wgtma(ts_sched *s) {
  * all of B, more than L2 keeps, and the groups keep the tiles the
  * running blocks share there (docs/performance.md). */
 ts_status example_wgws(ts_sched *s) {
-  return warpgroup_tiles(s, &(wg_tiling){128, 256, 4, 8, 1, 1, 1});
+  return warpgroup_tiles(s, &(wg_tiling){128, 256, 4, 8, 1, 1, 1, 0});
+}
+
+/* wgws in a persistent grid: one block a multiprocessor loops over the
+ * tiles in groups of 8 block rows (the swizzle), its producer warpgroup
+ * filling the next tile's first stages while the consumers write the
+ * last tile's C, the pipeline's phases running on across tiles. */
+ts_status example_wgpers(ts_sched *s) {
+  return warpgroup_tiles(s, &(wg_tiling){128, 256, 4, 8, 1, 1, 1, 1});
 }
 
 /* Each knob's first value is wg128's: block tiles of 1 to 4 warpgroups,
  * n of 64 to 256 (for small and skinny shapes, more blocks), 2 to 6
  * stages (a 64 x 256 tile of B and 128 x 64 of A take 48 KiB a stage; 5
  * and 6 fit smaller tiles), and 0 to 2 k tiles' batches of wgmma left in
- * flight (each one runs the copies a tile less ahead). */
+ * flight (each one runs the copies a tile less ahead); the TMA, a
+ * producer warpgroup, and a persistent grid of one block a
+ * multiprocessor (a TMA pipeline in it needs the producer warpgroup). */
 ts_status space_warpgroup(ts_sched *s, ts_config *c) {
   wg_tiling t;
   t.bm = ts_knob(c, "bm", 4, (int64_t[]){128, 64, 192, 256});
@@ -221,6 +234,7 @@ ts_status space_warpgroup(ts_sched *s, ts_config *c) {
   t.in_flight = ts_knob(c, "inflight", 3, (int64_t[]){1, 0, 2});
   t.tma = ts_knob(c, "tma", 2, (int64_t[]){0, 1});
   t.ws = ts_knob(c, "warpspec", 2, (int64_t[]){0, 1});
+  t.persistent = ts_knob(c, "persistent", 2, (int64_t[]){0, 1});
   int64_t bytes = t.stages * (t.bm + t.bn) * 128; /* k tiles of 128 bytes */
   /* A lane's bn / 2 accumulators and about 30 registers more (ptxas asks
    * 154 for 128), under the 65536 of an SM shared by the block. */
@@ -232,6 +246,8 @@ ts_status space_warpgroup(ts_sched *s, ts_config *c) {
                        (long long)t.in_flight) ||
       !ts_knob_require(c, t.tma || !t.ws, "a producer warpgroup without "
                        "the TMA") ||
+      !ts_knob_require(c, !t.persistent || !t.tma || t.ws, "a persistent "
+                       "grid's TMA pipeline without a producer warpgroup") ||
       !ts_knob_require(c, !t.ws || t.bm <= 128, "%lld consumer warpgroups "
                        "of 232 registers a thread beside a producer",
                        (long long)(t.bm / 64)) ||

@@ -117,6 +117,16 @@ static json_t *pipeline_json(const ts_pipeline_report *p) {
                : NULL;
 }
 
+/* A persistent grid's blocks and waves on an H100. */
+static json_t *persistent_json(const ts_persistent_report *p) {
+  return json_pack("{s:i, s:i, s:I, s:I, s:I, s:I}", "blocks_per_sm",
+                   p->blocks_per_sm, "multiprocessors", p->multiprocessors,
+                   "tiles", (json_int_t)p->tiles, "blocks",
+                   (json_int_t)p->blocks, "full_waves",
+                   (json_int_t)p->full_waves, "last_wave",
+                   (json_int_t)p->last_wave);
+}
+
 static json_t *kernel_json(const ts_kernel_report *k) {
   json_t *o = json_pack(
       "{s:s, s:[I,I,I], s:[I,I,I], s:I, s:I, s:I, s:I, s:i, s:i, s:s, s:f, "
@@ -133,7 +143,9 @@ static json_t *kernel_json(const ts_kernel_report *k) {
   if (o && (!set(o, "occupancy", occupancy_json(k)) ||
             !set(o, "totals", totals_json(k)) ||
             (k->pipeline.stages &&
-             !set(o, "pipeline", pipeline_json(&k->pipeline))))) {
+             !set(o, "pipeline", pipeline_json(&k->pipeline))) ||
+            (k->persistent.blocks_per_sm &&
+             !set(o, "persistent", persistent_json(&k->persistent))))) {
     json_decref(o);
     return NULL;
   }

@@ -29,6 +29,8 @@ static void c_var(ts_buf *b, const ir_var *v, const ir_expr_style *st) {
   (void)st;
   if (v->kind == VAR_LAUNCH)
     ts_buf_puts(b, ir_loop_kind_name(v->tag)); /* blockIdx.x */
+  else if (v->kind == VAR_GRID)
+    ts_buf_printf(b, "gridDim.%c", "xyz"[v->tag - TS_BLOCK_X]);
   else
     ts_buf_c_name(b, v->name);
 }
@@ -218,20 +220,25 @@ static int c_loop(ts_buf *b, const ts_loop *l, const ir_expr *index,
     else
       ts_buf_puts(b, launch_source(l->kind));
     ts_buf_printf(b, ";  // 0..%lld%s\n", (long long)l->extent - 1,
-                  index ? ", blocks swizzled" : "");
+                  !index ? "" : ir_expr_uses_grid(index) ? ", from the tile"
+                                                         : ", blocks swizzled");
     return depth;
   }
   if (l->kind == TS_UNROLLED) {
     ts_buf_puts(b, "#pragma unroll\n");
     ts_buf_indent(b, depth);
   }
+  /* A persistent grid's tile loop runs while the block's next tile,
+   * blockIdx.x + var * gridDim.x, is one of C's. */
   ts_buf_printf(b, "for (%s ", index_type(em));
   ts_buf_c_name(b, l->name);
-  ts_buf_puts(b, " = 0; ");
+  ts_buf_puts(b, l->persistent ? " = 0; blockIdx.x + " : " = 0; ");
   ts_buf_c_name(b, l->name);
-  ts_buf_printf(b, " < %lld; ++", (long long)l->extent);
+  ts_buf_printf(b, "%s < %lld; ++", l->persistent ? " * gridDim.x" : "",
+                (long long)l->extent);
   ts_buf_c_name(b, l->name);
-  ts_buf_puts(b, ") {\n");
+  ts_buf_puts(b, l->persistent ? ") {  // a persistent grid's tiles\n"
+                               : ") {\n");
   return depth + 1;
 }
 

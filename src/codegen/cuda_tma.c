@@ -66,32 +66,47 @@ static bool find_role(ir_visitor *v, const ir_stmt *s) {
   role *r = v->ctx;
   if (s->kind == S_MBARRIER && s->pipe.op == MBAR_EXPECT_TX)
     *r = ROLE_PRODUCER;
-  else if (s->kind == S_MBARRIER && s->pipe.op == MBAR_WAIT &&
-           s->pipe.bar == MBAR_FULL)
+  else if (s->kind == S_MBARRIER && ((s->pipe.op == MBAR_WAIT &&
+                                      s->pipe.bar == MBAR_FULL) ||
+                                     s->pipe.op == MBAR_ARRIVE))
     *r = ROLE_CONSUMER;
   v->stop |= *r != ROLE_ANY;
   return true;
 }
 
-/* Whose an `if` of the pipeline's body is; wgmma's fences and waits
- * (after the loop) are the consumers'. */
-static role role_of(const ir_stmt *s) {
+static bool only_threads(ir_visitor *v, const ir_expr *e) {
+  bool *ok = v->ctx;
+  if (e->kind == E_VAR)
+    *ok &= e->var->kind == VAR_LAUNCH && ir_kind_is_thread(e->var->tag);
+  return *ok;
+}
+
+/* Whether s is the consumers' role test, `thread < consumers` of the
+ * block's own thread indices, of the pipeline p. */
+static bool is_consumer_test(const ir_stmt *s, const ir_pipeline *p) {
+  const ir_expr *c = s->if_.cond;
+  if (s->if_.else_ || c->kind != E_LT || c->op.b->kind != E_INT ||
+      c->op.b->ival != p->producer)
+    return false;
+  bool ok = true;
+  ir_visitor v = {.expr = only_threads, .ctx = &ok};
+  ir_visit_expr(&v, c->op.a);
+  return ok;
+}
+
+/* Whose an `if` of the pipeline's body is (the consumers' role test's,
+ * as a persistent grid's epilogue has, is theirs whatever it holds);
+ * wgmma's fences and waits (after the loop) are the consumers'. */
+static role role_of(const ir_stmt *s, const ir_pipeline *p) {
   role r = ROLE_ANY;
-  if (s->kind == S_WGMMA_SYNC || s->kind == S_WGMMA)
+  if (s->kind == S_WGMMA_SYNC || s->kind == S_WGMMA ||
+      (s->kind == S_IF && is_consumer_test(s, p)))
     r = ROLE_CONSUMER;
   else if (s->kind == S_IF) {
     ir_visitor v = {.stmt = find_role, .ctx = &r};
     ir_visit_stmt(&v, s->if_.then_);
   }
   return r;
-}
-
-/* Whether s is the consumers' role test, `thread < consumers`, of the
- * pipeline p. */
-static bool is_consumer_test(const ir_stmt *s, const ir_pipeline *p) {
-  const ir_expr *c = s->if_.cond;
-  return !s->if_.else_ && c->kind == E_LT && c->op.b->kind == E_INT &&
-         c->op.b->ival == p->producer;
 }
 
 /* s less the other role's statements (NULL: nothing left); loops and
@@ -111,16 +126,17 @@ static ir_stmt *role_part(ts_arena *a, ir_stmt *s, const ir_pipeline *p,
     }
     return items && n ? ir_new_seq(a, items, n) : NULL;
   }
-  if (s->kind == S_FOR) {
-    ir_stmt *body = role_part(a, s->for_.body, p, keep);
+  if (s->kind == S_FOR || s->kind == S_ALLOC) {
+    ir_stmt **at = s->kind == S_FOR ? &s->for_.body : &s->alloc.body;
+    ir_stmt *body = role_part(a, *at, p, keep);
     ir_stmt *c = body ? ts_arena_alloc(a, sizeof(*c)) : NULL;
     if (c) {
       memcpy(c, s, sizeof(*c));
-      c->for_.body = body;
+      *(s->kind == S_FOR ? &c->for_.body : &c->alloc.body) = body;
     }
     return c;
   }
-  role r = role_of(s);
+  role r = role_of(s, p);
   if (r == ROLE_CONSUMER && keep == ROLE_CONSUMER && s->kind == S_IF &&
       is_consumer_test(s, p))
     return s->if_.then_;

@@ -34,6 +34,7 @@
 #include "../base/dtype.h"
 #include "../ir/mma.h"
 #include "../ir/visit.h"
+#include "tessel/exec.h"
 
 void exec_fault(exec *x, int t, const char *fmt, ...) {
   if (x->fault)
@@ -83,7 +84,11 @@ static void run_for(exec *x, const ir_stmt *s, const bool *active) {
   }
   int id = l->var->id;
   x->varying[id] = 0;
-  for (int64_t it = 0; it < l->extent && !x->fault; it++) {
+  /* A persistent grid's tile loop: the block's tiles, blockIdx.x + it *
+   * gridDim.x, while below the extent. */
+  int64_t first = l->persistent ? x->block_idx[0] : 0;
+  int64_t step = l->persistent ? x->grid[0] : 1;
+  for (int64_t it = 0; first + it * step < l->extent && !x->fault; it++) {
     x->uenv[id] = it;
     run(x, s->for_.body, active);
   }
@@ -239,10 +244,13 @@ static void run_alloc(exec *x, const ir_stmt *s, const bool *active) {
     return;
   }
   x->nlive++;
+  mem_restore_shadow(x, m);
   if (s->alloc.init)
     fill_vector_temp(x, m, s->alloc.init, active);
   run(x, s->alloc.body, active);
   check_landed(x, m);
+  if (!mem_keep_shadow(x, m))
+    exec_fault(x, 0, "the executor ran out of memory");
   exec_wgmma_scope_ends(x, m);
   x->nlive--;
   mem_free(m, true);
@@ -376,6 +384,7 @@ typedef struct {
   uint8_t *known;
   int nvars;
   double walks;
+  int64_t blocks; /* a persistent grid's blocks as the executor runs it */
 } estimate_env;
 
 /* Loops this short (an unrolled tile's) are walked an iteration at a time,
@@ -449,6 +458,11 @@ static double stmt_steps_estimate(estimate_env *env, const ir_stmt *s);
 static double loop_steps_estimate(estimate_env *env, const ir_stmt *s) {
   const ts_loop *l = s->for_.loop;
   int id = l->var->id;
+  /* A persistent grid's tile loop: a block's share of the tiles, the
+   * most any block takes. */
+  if (l->persistent)
+    return (double)((l->extent + env->blocks - 1) / env->blocks) *
+           stmt_steps_estimate(env, s->for_.body);
   bool walk = l->extent <= ESTIMATE_SHORT_LOOP &&
               env->walks * (double)l->extent <= ESTIMATE_WALKS &&
               id >= 0 && id < env->nvars;
@@ -497,9 +511,11 @@ static double stmt_steps_estimate(estimate_env *env, const ir_stmt *s) {
 
 double ir_block_steps(const ir_kernel *k) {
   int n = k->nvars > 0 ? k->nvars : 1;
+  int64_t grid[3];
+  ir_kernel_grid(k, TS_EXEC_MULTIPROCESSORS, grid);
   estimate_env env = {.val = calloc((size_t)n, sizeof(int64_t)),
                       .known = calloc((size_t)n, 1), .nvars = n,
-                      .walks = 1};
+                      .walks = 1, .blocks = grid[0] > 0 ? grid[0] : 1};
   /* Out of memory: no variable is known, every branch counts. */
   if (!env.val || !env.known)
     env.nvars = 0;
@@ -511,7 +527,9 @@ double ir_block_steps(const ir_kernel *k) {
 }
 
 double ir_kernel_steps(const ir_kernel *k) {
-  return ir_block_steps(k) * (double)(k->grid[0] * k->grid[1] * k->grid[2]);
+  int64_t grid[3];
+  ir_kernel_grid(k, TS_EXEC_MULTIPROCESSORS, grid);
+  return ir_block_steps(k) * (double)(grid[0] * grid[1] * grid[2]);
 }
 
 /* ---- Kernels ------------------------------------------------------------------- */
@@ -540,6 +558,7 @@ void exec_globals(const ir_kernel *k, const ir_buffer *out[GLOBALS]) {
 
 /* Frees what exec_begin_kernel allocated. */
 static void end_kernel(exec *x) {
+  mem_forget_shadows(x);
   for (int t = 0; x->queues && t < x->nqueues; t++)
     free(x->queues[t].recs);
   free(x->queues);
@@ -567,6 +586,7 @@ enum { SCRATCH_VECTORS = 512 };
 bool exec_begin_kernel(exec *x, const ir_kernel *k) {
   end_kernel(x);
   x->k = k;
+  ir_kernel_grid(k, TS_EXEC_MULTIPROCESSORS, x->grid);
   x->nthreads = (int)(k->block[0] * k->block[1] * k->block[2]);
   x->blocks_run = 0;
   size_t n = (size_t)x->nthreads, vars = (size_t)(k->nvars ? k->nvars : 1);
@@ -627,9 +647,9 @@ static bool run_grid(exec *x, const ir_kernel *k) {
              "use a smaller shape or sample");
     return false;
   }
-  for (int64_t bz = 0; bz < k->grid[2] && !x->fault; bz++)
-    for (int64_t by = 0; by < k->grid[1] && !x->fault; by++)
-      for (int64_t bx = 0; bx < k->grid[0] && !x->fault; bx++)
+  for (int64_t bz = 0; bz < x->grid[2] && !x->fault; bz++)
+    for (int64_t by = 0; by < x->grid[1] && !x->fault; by++)
+      for (int64_t bx = 0; bx < x->grid[0] && !x->fault; bx++)
         exec_run_block(x, bx, by, bz);
   return !x->fault;
 }

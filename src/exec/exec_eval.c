@@ -154,6 +154,10 @@ static int64_t launch_index(const exec *x, ts_loop_kind kind, int t) {
 
 static bool eval_var(exec *x, const ir_var *v, const bool *mask,
                      int64_t *out) {
+  if (v->kind == VAR_GRID) {
+    out[0] = x->grid[v->tag - TS_BLOCK_X];
+    return true;
+  }
   if (v->kind == VAR_LAUNCH) {
     if (!ir_kind_is_thread(v->tag)) {
       out[0] = launch_index(x, v->tag, 0);

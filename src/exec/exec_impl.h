@@ -104,6 +104,7 @@ typedef struct exec {
   const ir_kernel *k;
   int nthreads;
   int64_t block_idx[3];
+  int64_t grid[3];  /* the grid run: a persistent grid's simulated blocks */
   int block_linear; /* the block's number among those run */
   int blocks_run;
   /* Variables: a serial loop's (and a uniform launch index's) value in
@@ -129,6 +130,10 @@ typedef struct exec {
   size_t nflight, capflight;
   uint64_t wg_batches[MAX_WARPGROUPS];
   tma_state *tma; /* the TMA pipeline running, or NULL */
+  /* Shared buffers' shadows as their last scope in the block left them
+   * (mem_keep_shadow); nkept of them. */
+  struct kept_shadow *kept;
+  int nkept;
   const ir_observer *observer; /* accesses reported to it; NULL: none */
   double steps; /* the work done, in ir_stmt_steps's unit (exec.h) */
   bool fault;
@@ -192,6 +197,17 @@ bool exec_tma_read_ok(exec *x, const struct mem *m, size_t at, int64_t off,
 bool mem_init(mem *m, const ir_buffer *b, float *data, size_t copies,
               bool tracked);
 void mem_free(mem *m, bool owns_data);
+/* A shared buffer lies at one place for its block's life: a scope of it
+ * entered again (a persistent grid's next tile, an outer loop's next
+ * iteration) touches what the last scope left, so its last writers and
+ * readers carry over, and an access racing one of them without a barrier
+ * between is a race as within one scope.  mem_keep_shadow saves m's
+ * shadow at its scope's end; mem_restore_shadow gives a new scope of the
+ * buffer in the same block the shadow saved; mem_forget_shadows frees
+ * them (false: out of memory, recorded as a fault). */
+bool mem_keep_shadow(exec *x, const mem *m);
+void mem_restore_shadow(exec *x, mem *m);
+void mem_forget_shadows(exec *x);
 mem *find_mem(exec *x, const ir_buffer *b);
 bool vector_fits(exec *x, const mem *m, int64_t off, int lanes, int t);
 float read_at(exec *x, mem *m, int64_t off, int t);

@@ -68,6 +68,76 @@ void mem_free(mem *m, bool owns_data) {
   free(m->landed);
 }
 
+/* A shared buffer's shadow saved at its scope's end in block `block`. */
+typedef struct kept_shadow {
+  const ir_buffer *buf;
+  int block;
+  size_t n;
+  int32_t *writer, *reader;
+  uint64_t *wepoch, *repoch;
+} kept_shadow;
+
+static kept_shadow *kept_of(exec *x, const ir_buffer *b) {
+  for (int i = 0; i < x->nkept; i++)
+    if (x->kept[i].buf == b)
+      return &x->kept[i];
+  return NULL;
+}
+
+static void free_kept(kept_shadow *k) {
+  free(k->writer);
+  free(k->reader);
+  free(k->wepoch);
+  free(k->repoch);
+}
+
+bool mem_keep_shadow(exec *x, const mem *m) {
+  if (!m->tracked || m->buf->scope != SCOPE_SHARED || !m->writer)
+    return true;
+  kept_shadow *k = kept_of(x, m->buf);
+  if (!k) {
+    kept_shadow *grown = realloc(x->kept, (size_t)(x->nkept + 1) * sizeof(*grown));
+    if (!grown)
+      return false;
+    x->kept = grown;
+    k = &x->kept[x->nkept++];
+    *k = (kept_shadow){.buf = m->buf, .n = m->size};
+    k->writer = malloc(k->n * sizeof(int32_t));
+    k->reader = malloc(k->n * sizeof(int32_t));
+    k->wepoch = malloc(k->n * sizeof(uint64_t));
+    k->repoch = malloc(k->n * sizeof(uint64_t));
+    if (!k->writer || !k->reader || !k->wepoch || !k->repoch) {
+      free_kept(k);
+      x->nkept--;
+      return false;
+    }
+  }
+  k->block = x->block_linear;
+  memcpy(k->writer, m->writer, k->n * sizeof(int32_t));
+  memcpy(k->reader, m->reader, k->n * sizeof(int32_t));
+  memcpy(k->wepoch, m->wepoch, k->n * sizeof(uint64_t));
+  memcpy(k->repoch, m->repoch, k->n * sizeof(uint64_t));
+  return true;
+}
+
+void mem_restore_shadow(exec *x, mem *m) {
+  const kept_shadow *k = m->writer ? kept_of(x, m->buf) : NULL;
+  if (!k || k->block != x->block_linear || k->n != m->size)
+    return;
+  memcpy(m->writer, k->writer, k->n * sizeof(int32_t));
+  memcpy(m->reader, k->reader, k->n * sizeof(int32_t));
+  memcpy(m->wepoch, k->wepoch, k->n * sizeof(uint64_t));
+  memcpy(m->repoch, k->repoch, k->n * sizeof(uint64_t));
+}
+
+void mem_forget_shadows(exec *x) {
+  for (int i = 0; i < x->nkept; i++)
+    free_kept(&x->kept[i]);
+  free(x->kept);
+  x->kept = NULL;
+  x->nkept = 0;
+}
+
 mem *find_mem(exec *x, const ir_buffer *b) {
   for (int i = x->nlive - 1; i >= 0; i--)
     if (x->live[i].buf == b)

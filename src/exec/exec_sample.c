@@ -32,6 +32,7 @@
 #include <string.h>
 
 #include "exec_impl.h"
+#include "tessel/exec.h"
 
 typedef struct {
   int64_t lo, hi;
@@ -48,6 +49,13 @@ typedef struct {
 } footprint;
 
 static const ival UNBOUNDED = {INT64_MIN, INT64_MAX};
+
+/* The grid the executor runs k with along d (a persistent one's blocks). */
+static int64_t grid_of(const footprint *f, int d) {
+  int64_t grid[3];
+  ir_kernel_grid(f->k, TS_EXEC_MULTIPROCESSORS, grid);
+  return grid[d];
+}
 
 static bool bounded(ival v) { return v.lo != INT64_MIN && v.hi != INT64_MAX; }
 
@@ -101,6 +109,8 @@ static ival iv(const footprint *f, const ir_expr *e) {
   switch (e->kind) {
   case E_INT: return (ival){e->ival, e->ival};
   case E_VAR:
+    if (e->var->kind == VAR_GRID)
+      return (ival){grid_of(f, 0), grid_of(f, 0)};
     return e->var->kind == VAR_LAUNCH ? launch_range(f, e->var->tag)
                                       : f->vars[e->var->id];
   case E_SELECT: return hull(iv(f, e->op.a), iv(f, e->op.b));
@@ -159,6 +169,8 @@ static void walk(footprint *f, const ir_stmt *s) {
   case S_FOR: {
     const ts_loop *l = s->for_.loop;
     ival r = (ival){0, l->extent - 1};
+    if (l->persistent) /* the block's tiles: blockIdx.x + it * gridDim.x */
+      r.hi = (l->extent - 1 - f->blo[0]) / grid_of(f, 0);
     if (ir_kind_is_launch(l->kind))
       r = s->for_.index ? iv(f, s->for_.index) : launch_range(f, l->kind);
     f->vars[l->var->id] = r;
@@ -175,6 +187,7 @@ static void walk(footprint *f, const ir_stmt *s) {
       walk(f, s->if_.else_);
     return;
   case S_ALLOC: walk(f, s->alloc.body); return;
+  case S_PIPELINE: walk(f, s->pipe.body); return; /* a persistent grid's */
   case S_LANES: walk(f, s->lanes.expanded); return;
   case S_STORE: add_store(f, s); return;
   default: return;
@@ -245,7 +258,7 @@ static bool search(footprint *f, const int64_t lo[3], const int64_t hi[3],
 static bool find_blocks(footprint *f, const ir_box *want, int n,
                         block_list *out) {
   int64_t lo[3] = {0, 0, 0};
-  int64_t hi[3] = {f->k->grid[0] - 1, f->k->grid[1] - 1, f->k->grid[2] - 1};
+  int64_t hi[3] = {grid_of(f, 0) - 1, grid_of(f, 1) - 1, grid_of(f, 2) - 1};
   return search(f, lo, hi, want, n, out);
 }
 
@@ -422,7 +435,9 @@ bool ir_execute_sampled(const ir_kernel *const *ks, int n, int main,
   int nvars = 1;
   for (int i = 0; i < n; i++) {
     nvars = ks[i]->nvars > nvars ? ks[i]->nvars : nvars;
-    s->blocks_total += ks[i]->grid[0] * ks[i]->grid[1] * ks[i]->grid[2];
+    int64_t grid[3];
+    ir_kernel_grid(ks[i], TS_EXEC_MULTIPROCESSORS, grid);
+    s->blocks_total += grid[0] * grid[1] * grid[2];
   }
   ir_box *targets = malloc(sizeof(ir_box) * (size_t)(8 + o->random));
   block_list *lists = calloc((size_t)n, sizeof(*lists));

@@ -312,6 +312,20 @@ static bool pipeline_node(ir_visitor *v, const ir_stmt *s) {
   return true;
 }
 
+/* A persistent grid's blocks and waves on TS_EXPLAIN_MULTIPROCESSORS. */
+static void persistent_report(const ir_kernel *k, ts_persistent_report *r) {
+  *r = (ts_persistent_report){0};
+  if (!k->persistent)
+    return;
+  int64_t grid[3];
+  ir_kernel_grid(k, TS_EXPLAIN_MULTIPROCESSORS, grid);
+  *r = (ts_persistent_report){
+      .blocks_per_sm = k->persistent,
+      .multiprocessors = TS_EXPLAIN_MULTIPROCESSORS, .tiles = k->grid[0],
+      .blocks = grid[0], .full_waves = k->grid[0] / grid[0],
+      .last_wave = k->grid[0] % grid[0]};
+}
+
 /* Kernel i of p: walked, its rows made per block, its resources. */
 static bool explain_kernel(ts_explain *e, const ts_program *p, int i,
                            const ts_explain_opts *o, explain_rows *rows) {
@@ -331,6 +345,7 @@ static bool explain_kernel(ts_explain *e, const ts_program *p, int i,
     kr->blocks *= k->grid[d];
   }
   kr->k_steps = kw.k_steps;
+  persistent_report(k, &kr->persistent);
   ir_visitor pv = {.stmt = pipeline_node, .ctx = &kr->pipeline};
   ir_visit_stmt(&pv, k->body);
   for (int t = 0; t < kr->pipeline.ntma; t++) { /* the report owns them */

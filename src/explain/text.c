@@ -147,6 +147,27 @@ static void print_pipeline(ts_buf *b, const ts_pipeline_report *p) {
   }
 }
 
+/* A persistent grid: the blocks a launch makes on an H100 and the waves
+ * of tiles they take. */
+static void print_persistent(ts_buf *b, const ts_persistent_report *p) {
+  if (!p->blocks_per_sm)
+    return;
+  double waves = (double)p->tiles / (double)p->blocks;
+  ts_buf_printf(b, "\npersistent grid: %d block%s a multiprocessor; on an "
+                "H100 SXM's %d, %lld block%s loop over the grid's %lld "
+                "tiles (the counts below are a tile's): %.3g wave%s, ",
+                p->blocks_per_sm, plural(p->blocks_per_sm),
+                p->multiprocessors, (long long)p->blocks, plural(p->blocks),
+                (long long)p->tiles, waves, waves == 1 ? "" : "s");
+  if (!p->last_wave)
+    ts_buf_printf(b, "%lld full", (long long)p->full_waves);
+  else
+    ts_buf_printf(b, "%lld full and a last of %lld tile%s (%.0f%% of the "
+                  "blocks)", (long long)p->full_waves,
+                  (long long)p->last_wave, plural(p->last_wave),
+                  100.0 * (double)p->last_wave / (double)p->blocks);
+}
+
 static void print_kernel(ts_buf *b, const ts_explain *e, int i) {
   const ts_kernel_report *k = &e->kernels[i];
   ts_buf_printf(b, "\nkernel %s: grid (%lld, %lld, %lld) = %lld block%s of "
@@ -158,6 +179,7 @@ static void print_kernel(ts_buf *b, const ts_explain *e, int i) {
   if (k->k_steps)
     ts_buf_printf(b, "; %lld k step%s", (long long)k->k_steps,
                   plural(k->k_steps));
+  print_persistent(b, &k->persistent);
   ts_buf_printf(b, "\naccesses, a warp's requests (counts a block):\n");
   for (int a = 0; a < e->naccesses; a++)
     if (e->accesses[a].kernel == i)

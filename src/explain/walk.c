@@ -476,8 +476,11 @@ static void walk_stmt(walk *w, const ir_stmt *s, const bool *mask) {
     return;
   switch (s->kind) {
   case S_FOR:
-    (ir_kind_is_launch(s->for_.loop->kind) ? walk_launch : walk_serial)(
-        w, s, mask);
+    if (s->for_.loop->persistent) /* a block's first tile stands for each */
+      iteration(w, s, 0, 1, 0, mask);
+    else
+      (ir_kind_is_launch(s->for_.loop->kind) ? walk_launch : walk_serial)(
+          w, s, mask);
     return;
   case S_SEQ:
     for (int i = 0; i < s->seq.n; i++)
@@ -490,6 +493,10 @@ static void walk_stmt(walk *w, const ir_stmt *s, const bool *mask) {
     walk_stmt(w, s->alloc.body, mask);
     return;
   case S_LANES: walk_lanes(w, s, mask); return;
+  case S_PIPELINE: /* its copies are the TMA's; a persistent grid's tile
+                    * loop may lie inside */
+    walk_stmt(w, s->pipe.body, mask);
+    return;
   case S_LDMATRIX: walk_ldmatrix(w, s, mask); return;
   case S_BARRIER: case S_ASYNC_WAIT: w->shared_epoch++; return;
   default: return; /* copy groups, mma: no memory of their own */
@@ -515,8 +522,10 @@ static void walk_warp(walk *w, const int64_t *b, int64_t warp) {
     mask[l] = t < threads;
     ir_point *p = &w->pt[l];
     p->vars = w->vars + (size_t)l * (size_t)w->nvars;
-    for (int d = 0; d < 3; d++)
+    for (int d = 0; d < 3; d++) {
       p->block[d] = b[d];
+      p->grid[d] = w->k->grid[d];
+    }
     p->thread[0] = t % bd[0];
     p->thread[1] = t / bd[0] % bd[1];
     p->thread[2] = t / (bd[0] * bd[1]);

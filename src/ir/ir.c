@@ -181,6 +181,15 @@ static ir_param tensor_map(const ir_stmt *s, ts_param_buffer which) {
       .buf = b};
 }
 
+void ir_kernel_grid(const ir_kernel *k, int multiprocessors,
+                    int64_t grid[3]) {
+  for (int d = 0; d < 3; d++)
+    grid[d] = k->grid[d];
+  int64_t most = (int64_t)multiprocessors * k->persistent;
+  if (k->persistent && most > 0 && most < grid[0])
+    grid[0] = most;
+}
+
 bool ir_kernel_set_params(ts_arena *a, ir_kernel *k) {
   const ir_buffer *operands[3] = {k->A, k->B, k->C};
   ir_param *ps = ts_arena_alloc(a, 6 * sizeof(*ps));
@@ -680,6 +689,18 @@ static bool find_var(ir_visitor *v, const ir_expr *e) {
 
 bool ir_expr_uses_var(const ir_expr *e, const ir_var *var) {
   ir_visitor v = {.expr = find_var, .ctx = (void *)var};
+  ir_visit_expr(&v, e);
+  return v.stop;
+}
+
+static bool find_grid(ir_visitor *v, const ir_expr *e) {
+  if (e->kind == E_VAR && e->var->kind == VAR_GRID)
+    v->stop = true;
+  return true;
+}
+
+bool ir_expr_uses_grid(const ir_expr *e) {
+  ir_visitor v = {.expr = find_grid};
   ir_visit_expr(&v, e);
   return v.stop;
 }

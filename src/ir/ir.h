@@ -109,6 +109,8 @@ typedef enum {
   VAR_LOOP,   /* a serial or unrolled loop's variable */
   VAR_LAUNCH, /* blockIdx.* / threadIdx.* itself, named by tag (a launch
                * loop's index expression reads them) */
+  VAR_GRID,   /* gridDim.* of the block index its tag names: the blocks
+               * a persistent grid was launched with (1..extent - 1) */
 } ir_var_kind;
 
 typedef struct ir_var {
@@ -232,6 +234,10 @@ struct ts_loop {
   bool live;         /* false once split or fused away */
   bool partitioned;  /* ts_partition: lowering splits off its tail */
   int wgmma_in_flight; /* ts_wgmma_in_flight: batches left running */
+  /* The tile loop of a persistent grid (lowering's, ts_persistent): its
+   * variable counts the block's tiles, which are blockIdx.x + var *
+   * gridDim.x while that is below the extent (C's tiles). */
+  bool persistent;
   const void *owner; /* the schedule that made it */
   struct ts_stage *stage; /* the cache stage whose copy it walks, or NULL */
   /* The primitive that made it: "ts_split, step 3"; NULL for i, j and k,
@@ -389,6 +395,11 @@ typedef struct ir_kernel {
   const char *entry;    /* the entry point's name */
   int nvars;            /* every variable's id is below this */
   int min_blocks;       /* blocks per multiprocessor asked for; 0: any */
+  /* A persistent grid (ts_persistent): this many blocks a multiprocessor,
+   * at most grid[0] (C's tiles, each block looping over them); the
+   * launch makes the grid min(grid[0], multiprocessors x persistent).
+   * 0: the grid as it is. */
+  int persistent;
   /* Threads (linear, from 0) that run the kernel outside its
    * warp-specialized pipeline; the rest are its producer. 0: all. */
   int64_t consumer_threads;
@@ -430,6 +441,10 @@ int64_t ir_swizzle_rows(const ir_buffer *b);
 /* Elements a 128-byte panel of a row holds, where the rows are stored in
  * panels (see ir_buffer.swizzle); 0 where not. */
 int64_t ir_swizzle_panel(const ir_buffer *b);
+
+/* The grid k is launched with on a device of `multiprocessors`: its grid,
+ * or a persistent one's blocks (see ir_kernel.persistent). */
+void ir_kernel_grid(const ir_kernel *k, int multiprocessors, int64_t grid[3]);
 
 /* Sets k's parameters from its buffers: A, B and C (those it has), then
  * the workspace W where it has split-K's W or a packed view.  False when
@@ -524,6 +539,8 @@ typedef ir_expr *(*ir_expr_fn)(ts_arena *a, ir_expr *e, void *ctx);
 ir_stmt *ir_compute_map(ts_arena *a, ir_stmt *s, ir_expr_fn fn, void *ctx);
 
 bool ir_expr_uses_var(const ir_expr *e, const ir_var *v);
+/* Whether e reads gridDim (a persistent grid's tile). */
+bool ir_expr_uses_grid(const ir_expr *e);
 bool ir_expr_equal(const ir_expr *x, const ir_expr *y);
 
 /* ---- Rewrites ------------------------------------------------------------ */

@@ -399,9 +399,13 @@ static int pseudo_loop(ts_buf *b, const ts_loop *l, const ir_expr *index,
   ts_buf_indent(b, depth);
   ts_buf_printf(b, "for %s in 0..%lld", l->name, (long long)l->extent);
   if (index) {
-    ts_buf_puts(b, " bound to swizzle(");
+    ts_buf_puts(b, ir_expr_uses_grid(index) ? " bound to tile(" :
+                                              " bound to swizzle(");
     print_expr_line(b, index);
     ts_buf_puts(b, ")");
+  } else if (l->persistent) {
+    ts_buf_printf(b, " persistent, while blockIdx.x + %s*gridDim.x < %lld",
+                  l->name, (long long)l->extent);
   } else if (ir_kind_is_launch(l->kind))
     ts_buf_printf(b, " bound to %s", ir_loop_kind_name(l->kind));
   else if (l->kind != TS_SERIAL)

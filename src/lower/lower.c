@@ -16,6 +16,8 @@
  *   async       make the stores into pipelined caches cp.async copies
  *   wgmma       fence, commit and wait around each batch of wgmma
  *   swizzle     give swizzled block loops their index expressions
+ *   persistent  wrap the kernel in a persistent grid's tile loop, the
+ *               block loops' indices derived from the tile
  *   launch      read grid and block dimensions off the bound loops
  *   verify      check the result is well formed
  *   adopt       copy the kernel into the program's own arena
@@ -118,12 +120,17 @@ static bool run_passes(lower_ctx *cx, ir_kernel *k) {
   dump("swizzle", body);
   if (!body)
     return false; /* the pass recorded why */
+  body = lower_persistent(cx, body);
+  dump("persistent", body);
+  if (!body)
+    return false; /* the pass recorded why */
   *k = (ir_kernel){.body = body, .A = s->input[0], .B = s->input[1],
                    .C = s->C, .W = cx->W, .min_blocks = s->min_blocks,
                    .min_arch = min_arch, .arch_specific = cx->wgmma};
   for (int w = 0; w < 2; w++)
     k->packed[w] = lower_packed(s, w);
   lower_launch_dims(body, k);
+  lower_persistent_launch(cx, k);
   if (cx->producer_threads && !lower_add_producer(cx, k))
     return false;
   k->nvars = cx->next_var;
@@ -263,6 +270,13 @@ ts_program *ts_lower(const ts_sched *s) {
   ts_arena_init(&scratch);
   lower_ctx cx = {.s = s, .arena = &scratch, .next_var = s->nloops,
                   .split_k = lower_split_k_loop(s)};
+  const sched_persistent *ps = &s->persistent;
+  if (ps->blocks_per_sm &&
+      !(cx.wave = lower_new_loop(&cx, "wave", ps->rows->extent *
+                                 ps->cols->extent, TS_SERIAL)))
+    lower_fail(&cx, TS_ERR_NO_MEMORY, "ts_lower: out of memory");
+  if (cx.wave)
+    cx.wave->persistent = true;
   if (cx.split_k && s->split_k == TS_SPLIT_K_WORKSPACE &&
       !(cx.W = lower_workspace(&cx)))
     lower_fail(&cx, TS_ERR_NO_MEMORY, "ts_lower: out of memory");

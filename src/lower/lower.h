@@ -29,6 +29,14 @@ typedef struct lower_ctx {
   int64_t consumers;      /* a warp-specialized pipeline's consumer threads */
   int producer_threads;   /* ... and its producer's, added to the block */
   int producer_dim;       /* ... along this thread dimension (0: x) */
+  /* ts_persistent: the tile loop lowering wraps the kernel in (its
+   * variable counts the block's tiles, made before the passes so that a
+   * pipeline can count its k tiles across the block's tiles), and a
+   * warp-specialized pipeline's consumer test, `thread < consumers`,
+   * with which the tile loop's statements outside the pipeline are made
+   * the consumers' once the pipeline wraps the tile loop; NULL: none. */
+  ts_loop *wave;
+  ir_expr *consumer_test;
   ts_status status;
   char errmsg[1024];
 } lower_ctx;
@@ -133,6 +141,13 @@ ir_stmt *lower_partition(lower_ctx *cx, ir_stmt *root); /* partition.c */
 ir_stmt *lower_vectors(ts_arena *a, ir_stmt *root);     /* vectors.c */
 ir_stmt *lower_lanes(ts_arena *a, ir_stmt *root);       /* lanes.c */
 ir_stmt *lower_swizzle(lower_ctx *cx, ir_stmt *root);   /* swizzle.c */
+/* persistent.c: the kernel wrapped in the tile loop of a persistent grid,
+ * the block loops' values derived from the tile (through the swizzle's
+ * order when it has one); the tile of cx->wave's iteration for the
+ * swizzle; and the kernel's grid made the tiles. */
+ir_stmt *lower_persistent(lower_ctx *cx, ir_stmt *root);
+ir_expr *lower_persistent_tile(lower_ctx *cx);
+void lower_persistent_launch(const lower_ctx *cx, ir_kernel *k);
 /* async.c: stores into pipelined caches made cp.async copies; *min_arch
  * gets 80 where the kernel has asynchronous copies, else 0. */
 ir_stmt *lower_async(ts_arena *a, ir_stmt *root, int *min_arch);

@@ -54,7 +54,8 @@ static bool build_indices(lower_ctx *cx, swizzler *z) {
   const int64_t R = z->sw->rows->extent, C = z->sw->cols->extent;
   const int64_t G = z->sw->group < R ? z->sw->group : R;
   const int64_t L = R - (R - 1) / G * G;
-  ir_expr *pid = launch_order(cx, z->sw);
+  /* A persistent grid's blocks take the tiles in the order of `tile`. */
+  ir_expr *pid = cx->wave ? lower_persistent_tile(cx) : launch_order(cx, z->sw);
   ir_expr *in_group = op(cx, E_MOD, pid, G * C);
   z->row = ir_add(a, op(cx, E_MUL, op(cx, E_DIV, pid, G * C), G),
                   op(cx, E_MOD, in_group, G));

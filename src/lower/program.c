@@ -50,6 +50,7 @@ ts_status ts_program_launch(const ts_program *p, ts_launch *out) {
     out->block[d] = p->k.block[d];
   }
   out->dynamic_shared = p->dynamic_shared;
+  out->persistent = p->k.persistent;
   return TS_OK;
 }
 
@@ -81,6 +82,7 @@ ts_status ts_program_kernel_launch(const ts_program *p, int i, ts_launch *out) {
     out->block[d] = k->block[d];
   }
   out->dynamic_shared = k == &p->k ? p->dynamic_shared : 0;
+  out->persistent = k->persistent;
   return TS_OK;
 }
 
@@ -135,10 +137,14 @@ static char *program_ir(const ts_program *p, bool provenance) {
     if (p->nkernels > 1)
       ts_buf_printf(&b, "%s// kernel %d of %d: %s\n", i ? "\n" : "", i + 1,
                     p->nkernels, k->entry);
-    ts_buf_printf(&b, "// grid (%lld, %lld, %lld), block (%lld, %lld, %lld)\n",
+    ts_buf_printf(&b, "// grid (%lld, %lld, %lld), block (%lld, %lld, %lld)",
                   (long long)k->grid[0], (long long)k->grid[1],
                   (long long)k->grid[2], (long long)k->block[0],
                   (long long)k->block[1], (long long)k->block[2]);
+    if (k->persistent)
+      ts_buf_printf(&b, "; persistent: min(%lld, multiprocessors x %d) "
+                    "blocks", (long long)k->grid[0], k->persistent);
+    ts_buf_puts(&b, "\n");
     if (provenance)
       ir_print_stmt_provenance(&b, k->body, 0);
     else

@@ -731,7 +731,8 @@ static ir_stmt *async_pipeline(walker *w, ts_loop *f, attach *at,
   ir_stmt *items[2 * MAX_DEPTH + 2]; /* ts_pipeline allows 2..8 stages */
   int n = prologue(a, f, at, staged, depth - 1 - lag, items);
   items[n++] = ir_new_for(a, f, ir_new_seq(a, body, nb));
-  if (outer_repeats)
+  /* A persistent grid's next tile runs the pipeline again. */
+  if (outer_repeats || w->cx->wave)
     items[n++] = ir_new_barrier(a);
   ir_stmt *out = ir_new_seq(a, items, n);
   for (int i = 0; i < nl; i++)
@@ -813,6 +814,105 @@ static ir_stmt *tma_wait(ts_arena *a, const ir_pipeline *p, ir_mbar_which bar,
                                    ir_int(a, 2)));
 }
 
+/* A warp-specialized pipeline's threads: the block's (tid), its roles'
+ * (role_tid, with the producer's), the consumers', and the wgmma batches
+ * in flight. */
+typedef struct {
+  ir_expr *tid, *role_tid;
+  int64_t consumers;
+  int lag;
+} tma_roles;
+
+/* The pipeline's g-th fill, of k tile `tile`: once the consumers released
+ * the stage's fill before it (the phase before g / S of empty[g % S]; for
+ * the first S fills the phase before a barrier's first, which has
+ * passed), the fill. */
+static ir_stmt *tma_refill(ts_arena *a, const ir_pipeline *p,
+                           const ts_loop *f, const attach *at,
+                           const tma_tile *tiles, ir_buffer *const *staged,
+                           ir_expr *tile, ir_expr *g) {
+  ir_expr *S = ir_int(a, p->stages), *two = ir_int(a, 2);
+  ir_expr *stage = ir_binary(a, E_MOD, g, S);
+  ir_expr *parity = ir_binary(a, E_MOD, ir_add(a, ir_binary(a, E_DIV, g, S),
+                                                ir_int(a, 1)), two);
+  ir_stmt *items[2] = {
+      ir_new_mbarrier(a, p, MBAR_WAIT, MBAR_EMPTY, stage, parity),
+      tma_fill(a, p, f, at, tiles, staged, tile, stage)};
+  return ir_new_seq(a, items, 2);
+}
+
+/* A warp-specialized TMA pipeline in a persistent grid's tile loop (of
+ * variable `wave`): the pipeline's fills and phases count on across the
+ * block's tiles, k tile ko of the tile being the g = wave * n + ko-th,
+ * so that the producer, running its own loop, fills the next tile's
+ * first stages as soon as the consumers release them, while they finish
+ * the last tile:
+ *
+ *   producer: for t in 0..min(S, n)-1: refill (wait empty) tile t
+ *   for ko:
+ *     consumers: wait full[g % S], parity (g / S) % 2; compute on g % S;
+ *                r = ko - lag: a lane 0 of each warp arrives empty[...]
+ *     producer, if r + S < n: refill tile r + S
+ *   consumers: the last lag tiles' stages released (after the batches)
+ *
+ * A refill waits first on empty (tma_refill), so that a tile's first
+ * fills wait for the stages the last tile's consumers still read.
+ * lower_persistent hoists the pipeline around the tile loop. */
+static ir_stmt *tma_across_tiles(walker *w, ts_loop *f, const attach *at,
+                                 const ir_pipeline *p, const tma_tile *tiles,
+                                 ir_buffer *const *staged,
+                                 const tma_roles *r, ir_stmt *rest) {
+  lower_ctx *cx = w->cx;
+  ts_arena *a = cx->arena;
+  int64_t n = f->extent, S = p->stages;
+  ir_expr *base = ir_mul(a, ir_varref(a, cx->wave->var), ir_int(a, n));
+  ir_expr *fv = ir_varref(a, f->var);
+  ir_expr *consumer = ir_binary(a, E_LT, r->role_tid, ir_int(a, r->consumers));
+  ir_expr *producer = ir_binary(a, E_EQ, r->role_tid, ir_int(a, p->producer));
+  ir_expr *lane0 = is_thread(a, r->tid, 32);
+  cx->consumer_test = consumer;
+  ir_stmt *fills[MAX_DEPTH];
+  int nf = 0;
+  for (int64_t t = 0; t < S && t < n; t++)
+    fills[nf++] = tma_refill(a, p, f, at, tiles, staged, ir_int(a, t),
+                             ir_add(a, base, ir_int(a, t)));
+  ir_expr *rk = ir_sub(a, fv, ir_int(a, r->lag));
+  ir_expr *rs = ir_binary(a, E_MOD, ir_add(a, base, rk), ir_int(a, S));
+  ir_expr *started = r->lag ? ir_binary(a, E_LE, ir_int(a, r->lag), fv)
+                            : NULL;
+  ir_stmt *consume[3] = {
+      tma_wait(a, p, MBAR_FULL, ir_add(a, base, fv)), rest,
+      ir_new_if(a, ir_and(a, started, lane0),
+                ir_new_mbarrier(a, p, MBAR_ARRIVE, MBAR_EMPTY, rs, NULL),
+                NULL)};
+  ir_expr *more = ir_binary(a, E_LT, ir_add(a, rk, ir_int(a, S)),
+                            ir_int(a, n));
+  ir_stmt *body[2] = {
+      ir_new_if(a, consumer, ir_new_seq(a, consume, 3), NULL),
+      ir_new_if(a, ir_and(a, started, ir_and(a, producer, more)),
+                tma_refill(a, p, f, at, tiles, staged,
+                           ir_add(a, rk, ir_int(a, S)),
+                           ir_add(a, ir_add(a, base, rk), ir_int(a, S))),
+                NULL)};
+  ir_stmt *tail[MAX_DEPTH];
+  int nt = 0;
+  for (int64_t k = n - r->lag < 0 ? 0 : n - r->lag; k < n; k++)
+    tail[nt++] = ir_new_mbarrier(
+        a, p, MBAR_ARRIVE, MBAR_EMPTY,
+        ir_binary(a, E_MOD, ir_add(a, base, ir_int(a, k)), ir_int(a, S)),
+        NULL);
+  ir_stmt *items[3] = {ir_new_if(a, producer, ir_new_seq(a, fills, nf), NULL),
+                       ir_new_for(a, f, ir_new_seq(a, body, 2))};
+  int ni = 2;
+  if (nt)
+    items[ni++] = ir_new_if(a, consumer, ir_new_if(a, lane0, ir_new_seq(
+                                                   a, tail, nt), NULL), NULL);
+  ir_stmt *out = ir_new_pipeline(a, p, ir_new_seq(a, items, ni));
+  for (int i = 0; i < at->n; i++)
+    out = ir_new_alloc(a, staged[i], out);
+  return out;
+}
+
 /* Shared caches in `depth` stages filled by the TMA (ts_tma), one thread
  * the producer, every warp a consumer, no barrier in the loop:
  *
@@ -859,11 +959,24 @@ static ir_stmt *tma_pipeline(walker *w, ts_loop *f, attach *at, int depth,
          "pipeline; loop \"%s\" would be a second", f->name);
     return NULL;
   }
+  if (cx->wave && !producer_warps) {
+    fail(w, TS_ERR_BAD_ARG, "ts_lower: the TMA pipeline of \"%s\" at loop "
+         "\"%s\" would run on across a persistent grid's tiles "
+         "(ts_persistent), which needs a producer warpgroup: add "
+         "ts_warp_specialize(s, <its stage>, 4) on each of its caches, or "
+         "fill them by cp.async (no ts_tma)", at->stages[0]->name, f->name);
+    return NULL;
+  }
   ir_pipeline *p = ts_arena_alloc(a, sizeof(*p));
   if (!p)
     return NULL;
-  retarget cur = {NULL, NULL, ir_binary(a, E_MOD, ir_varref(a, f->var),
-                                         ir_int(a, depth))};
+  /* In a persistent grid the k tiles count on across the block's tiles:
+   * k tile ko of its tile `wave` is the pipeline's wave * n + ko-th. */
+  ir_expr *count = ir_varref(a, f->var);
+  if (cx->wave)
+    count = ir_add(a, ir_mul(a, ir_varref(a, cx->wave->var),
+                             ir_int(a, f->extent)), count);
+  retarget cur = {NULL, NULL, ir_binary(a, E_MOD, count, ir_int(a, depth))};
   ir_stmt *rest = at->rest;
   for (int i = 0; i < at->n; i++) {
     if (at->stages[i]->buf->scope != SCOPE_SHARED || !at->stages[i]->tma) {
@@ -897,6 +1010,10 @@ static ir_stmt *tma_pipeline(walker *w, ts_loop *f, attach *at, int depth,
                                      : tid;
   if (!role_tid)
     return NULL;
+  if (cx->wave) {
+    tma_roles roles = {tid, role_tid, threads, lag};
+    return tma_across_tiles(w, f, at, p, tiles, staged, &roles, rest);
+  }
   ir_expr *producer = ir_binary(a, E_EQ, role_tid, ir_int(a, p->producer));
   ir_expr *r = ir_sub(a, fv, ir_int(a, lag));
   ir_expr *rs = ir_binary(a, E_MOD, r, ir_int(a, depth));
@@ -953,7 +1070,7 @@ static ir_stmt *plain(walker *w, ts_loop *f, attach *at, bool repeats) {
     if (at->stages[i]->buf->scope != SCOPE_SHARED)
       items[n++] = at->copies[i];
   items[n++] = at->rest;
-  if (any_shared && repeats)
+  if (any_shared && (repeats || w->cx->wave))
     items[n++] = ir_new_barrier(a);
   ir_stmt *out = ir_new_for(a, f, ir_new_seq(a, items, n));
   for (int i = 0; i < at->n; i++)

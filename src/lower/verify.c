@@ -42,7 +42,7 @@ typedef struct {
 } verifier;
 
 static bool var_defined(const verifier *v, const ir_var *var) {
-  if (var->kind == VAR_LAUNCH)
+  if (var->kind == VAR_LAUNCH || var->kind == VAR_GRID)
     return true; /* blockIdx.x and the like are defined everywhere */
   for (int i = 0; i < v->nvars; i++)
     if (v->vars[i] == var)

@@ -39,6 +39,7 @@ typedef enum {
   TR_PACK,
   TR_TMA,
   TR_WARP_SPECIALIZE,
+  TR_PERSISTENT,
 } trace_op;
 
 enum { TRACE_MAX_LOOPS = 16 };
@@ -88,6 +89,14 @@ typedef struct sched_swizzle {
   int64_t group;
 } sched_swizzle;
 
+/* ts_persistent's record: the loops of the block rows and columns and the
+ * blocks a multiprocessor; blocks_per_sm 0 when the grid is not
+ * persistent. */
+typedef struct sched_persistent {
+  ts_loop *rows, *cols;
+  int blocks_per_sm;
+} sched_persistent;
+
 struct ts_sched {
   ts_arena arena;
   ts_gemm def;
@@ -106,6 +115,7 @@ struct ts_sched {
   int ntrace, trace_cap;
   int min_blocks;     /* ts_min_blocks_per_sm; 0: unset */
   sched_swizzle swizzle;
+  sched_persistent persistent;
   ts_split_k_mode split_k; /* how ts_split_k's blocks combine, if called */
   ir_kernel *lowered; /* cached; dropped by every primitive */
   ts_status status;

@@ -152,8 +152,9 @@ void sched_print_record(ts_buf *b, const ts_sched *s, const trace_rec *r) {
     loop_ref(b, s, r->loops[0]);
     ts_buf_printf(b, ", %lld);\n", (long long)r->factor);
     return;
-  case TR_SWIZZLE:
-    ts_buf_puts(b, "ts_swizzle(s, ");
+  case TR_SWIZZLE: case TR_PERSISTENT:
+    ts_buf_printf(b, "%s(s, ", r->op == TR_SWIZZLE ? "ts_swizzle"
+                                                   : "ts_persistent");
     loop_ref(b, s, r->loops[0]);
     ts_buf_puts(b, ", ");
     loop_ref(b, s, r->loops[1]);
@@ -302,6 +303,8 @@ ts_status sched_replay_record(ts_sched *onto, const trace_rec *r) {
   case TR_WGMMA_IN_FLIGHT:
     return ts_wgmma_in_flight(onto, l[0], (int)r->factor);
   case TR_SWIZZLE: return ts_swizzle(onto, l[0], l[1], r->factor);
+  case TR_PERSISTENT:
+    return ts_persistent(onto, l[0], l[1], (int)r->factor);
   case TR_SPLIT_K:
     return ts_split_k(onto, l[0], r->factor, r->split_k, &x, &y);
   }
