@@ -170,8 +170,14 @@ bool tune_compile_some(const ts_tune_space *sp, const ts_tune_opts *o,
                        const char *arch, ts_tune_shape *r, const int *which,
                        int n);
 /* TESSEL_TUNE_FAULT=signal:CONFIG: the process dies if CONFIG is among
- * which[0..n), about to be timed. */
+ * which[0..n), about to be timed (fault_inject.c). */
 void tune_inject_crash(const ts_tune_shape *r, const int *which, int n);
+/* TESSEL_TUNE_FAULT=CONFIG: if CONFIG is among which[0..n), just compiled,
+ * its kernel becomes one that faults at its first launch. */
+void tune_inject_faulting_kernel(const char *arch, ts_tune_shape *r,
+                                 const int *which, int n);
+/* How many of r's candidates failed (ts_tune_failure; ranking.c). */
+int tune_count_failures(const ts_tune_shape *r);
 void tune_free_shape(ts_tune_shape *r);
 /* A helper runner (helper.c): times what it takes from the queue on GPU
  * gpus[k] until the run is over.  0, or TUNE_WORKER_FAULTED after a

@@ -2,14 +2,13 @@
  * The tuner's run: every configuration of a space, per shape, enumerated
  * and pruned on the CPU, lowered and compiled in parallel, then timed on
  * the GPU beside cuBLAS in two passes (a few runs of every candidate, then
- * the full count for the best few), ranked and the best recorded.  The run
- * is a worker process's, started again after a candidate faults
- * (supervisor.c); the journal (journal.c) carries what was timed from one
- * worker to the next, and the report goes out through the caller's hooks
- * in steps that a later worker does not report again.
+ * the full count for the best few), ranked (ranking.c) and the best
+ * recorded.  The run is a worker process's, started again after a
+ * candidate faults (supervisor.c); the journal (journal.c) carries what
+ * was timed from one worker to the next, and the report goes out through
+ * the caller's hooks in steps that a later worker does not report again.
  */
 #include <errno.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,61 +92,6 @@ static bool wanted(const ts_tune_candidate *c) {
          !c->kernel;
 }
 
-/* ---- Fault injection ----------------------------------------------------------
- *
- * TESSEL_TUNE_FAULT=CONFIG, a testing aid (docs/reliability.md): that
- * configuration's kernel is replaced by one of the same definition that
- * writes through an invalid C pointer, so its first launch faults with an
- * illegal address as a miscompiled kernel would, and the context is lost.
- * TESSEL_TUNE_FAULT=signal:CONFIG instead kills the worker with SIGSEGV
- * while the configuration is in flight, as a crash in the driver would.
- * The kernel is replaced here in the tuner, with a hand-written kernel,
- * so that the runtime needs no hook for it.  What it does is said on
- * stderr. */
-
-static const char *faulting_kernel =
-    "extern \"C\" __device__ int tessel_block[3] = {32, 1, 1};\n"
-    "extern \"C\" __device__ int tessel_tile[2] = {1, 32};\n"
-    "extern \"C\" __global__ void gemm(const float *A, const float *B, "
-    "float *C, int M, int N, int K, float alpha, float beta) {\n"
-    "  C[(long long)(threadIdx.x + 1) << 40] = alpha;\n"
-    "}\n";
-
-/* Whether TESSEL_TUNE_FAULT names candidate c, for a kernel that faults
- * or (`signal`) for a worker that dies. */
-static bool fault_injected(const ts_tune_candidate *c, bool signal) {
-  const char *v = getenv("TESSEL_TUNE_FAULT");
-  if (!v)
-    return false;
-  bool by_signal = strncmp(v, "signal:", 7) == 0;
-  return by_signal == signal && strcmp(by_signal ? v + 7 : v, c->text) == 0;
-}
-
-static void inject_faulting_kernel(const char *arch, ts_tune_shape *r,
-                                   const int *which, int n) {
-  for (int v = 0; v < n; v++) {
-    ts_tune_candidate *c = &r->c[which[v]];
-    if (!fault_injected(c, false))
-      continue;
-    ts_cuda_kernel src = {.name = c->text, .source = faulting_kernel};
-    ts_kernel_free(c->kernel);
-    c->kernel = ts_compile_cuda(&src, &r->def, arch);
-    fprintf(stderr, "# TESSEL_TUNE_FAULT: %s gets a kernel that writes through an "
-           "invalid C pointer\n", c->text);
-  }
-}
-
-void tune_inject_crash(const ts_tune_shape *r, const int *which, int n) {
-  for (int i = 0; i < n; i++)
-    if (fault_injected(&r->c[which[i]], true)) {
-      fprintf(stderr, "# TESSEL_TUNE_FAULT: the GPU process dies of SIGSEGV while "
-             "%s is timed\n", r->c[which[i]].text);
-      fflush(stdout);
-      fflush(stderr);
-      raise(SIGSEGV);
-    }
-}
-
 bool tune_compile_some(const ts_tune_space *sp, const ts_tune_opts *o,
                          const char *arch, ts_tune_shape *r, const int *which,
                          int n) {
@@ -164,7 +108,7 @@ bool tune_compile_some(const ts_tune_space *sp, const ts_tune_opts *o,
   for (int v = 0; ok && v < n; v++)
     r->c[which[v]].kernel = k[v];
   if (ok)
-    inject_faulting_kernel(arch, r, which, n);
+    tune_inject_faulting_kernel(arch, r, which, n);
   for (int v = 0; progs && v < n; v++)
     ts_program_free(progs[v]);
   free(progs);
@@ -535,68 +479,9 @@ static void fill_ratios(ts_tune_shape *r) {
   }
 }
 
-/* ---- Ranking ----------------------------------------------------------------- */
-
-const ts_bench_result *ts_tune_result(const ts_tune_candidate *c) {
-  return c->has_full ? &c->full : &c->quick;
-}
-
-bool ts_tune_timed(const ts_tune_candidate *c) {
-  return (c->has_quick || c->has_full) && ts_tune_result(c)->status == TS_OK &&
-         !ts_tune_result(c)->skipped;
-}
-
-static const ts_tune_shape *sort_run;
-static int by_time(const void *a, const void *b) {
-  const ts_tune_candidate *x = &sort_run->c[*(const int *)a];
-  const ts_tune_candidate *y = &sort_run->c[*(const int *)b];
-  if (ts_tune_timed(x) != ts_tune_timed(y))
-    return ts_tune_timed(x) ? -1 : 1;
-  if (!ts_tune_timed(x))
-    return 0;
-  double tx = ts_tune_result(x)->median_ms, ty = ts_tune_result(y)->median_ms;
-  return tx < ty ? -1 : tx > ty;
-}
-
-int *ts_tune_ranking(const ts_tune_shape *r) {
-  int *order = malloc(sizeof(*order) * (size_t)(r->n ? r->n : 1));
-  if (!order)
-    return NULL;
-  for (int i = 0; i < r->n; i++)
-    order[i] = i;
-  sort_run = r;
-  qsort(order, (size_t)r->n, sizeof(*order), by_time);
-  return order;
-}
-
 void tune_shape_text(const ts_gemm *g, char *out, size_t len) {
   snprintf(out, len, "%lldx%lldx%lld", (long long)g->m, (long long)g->n,
            (long long)g->k);
-}
-
-const char *ts_tune_failure(const ts_tune_shape *r, const ts_tune_candidate *c,
-                            char *text, size_t len) {
-  if (c->kernel && ts_kernel_status(c->kernel) != TS_OK)
-    return ts_kernel_errmsg(c->kernel);
-  if (!c->has_quick && !c->has_full)
-    return NULL;
-  if (ts_tune_result(c)->status != TS_OK)
-    return ts_tune_result(c)->message;
-  if (!(ts_tune_result(c)->max_rel_err < ts_gemm_tolerance(&r->def))) {
-    snprintf(text, len, "differs from cuBLAS (max relative error %.2e, over "
-             "%.2e)", ts_tune_result(c)->max_rel_err, ts_gemm_tolerance(&r->def));
-    return text;
-  }
-  return NULL;
-}
-
-static int count_failures(const ts_tune_shape *r) {
-  int failed = 0;
-  for (int i = 0; i < r->n; i++) {
-    char text[160];
-    failed += ts_tune_failure(r, &r->c[i], text, sizeof(text)) != NULL;
-  }
-  return failed;
 }
 
 /* The best configuration becomes the tuning record of this GPU, space and
@@ -738,7 +623,7 @@ static int tune_shape(tune_run *t, ts_tune_shape *r, ts_tune_shape *next) {
                : 0;
   free(order);
   r->finished = !r->time_left_out;
-  return rc || count_failures(r) ? TUNE_EXIT_FAIL : 0;
+  return rc || tune_count_failures(r) ? TUNE_EXIT_FAIL : 0;
 }
 
 /* A shape an earlier worker of the run reported: its results taken from
@@ -756,7 +641,7 @@ static int replay_shape(tune_run *t, ts_tune_shape *r) {
   fill_ratios(r);
   r->time_left_out = count_left_out(r, "--time");
   r->finished = !r->time_left_out;
-  return count_failures(r) ? TUNE_EXIT_FAIL : 0;
+  return tune_count_failures(r) ? TUNE_EXIT_FAIL : 0;
 }
 
 /* ---- Report steps -------------------------------------------------------------
