@@ -6,7 +6,7 @@
  *     (the kernel as it was, its block loops' values derived from tile)
  *
  * The loop counts the block's own tiles (wave w: every block's w-th), so
- * that a pipeline can count on across them (stages.c).  The block rows
+ * that a pipeline can count on across them (stages_tma.c).  The block rows
  * and columns are `tile` in ts_swizzle's grouped order where the schedule
  * swizzles (lower_swizzle.c reads the tile from here), else row by row,
  * the loop on the lower blockIdx fastest as in the launch order.  As with

@@ -11,7 +11,8 @@
  * batches running (wait_group n), so that the tensor cores work on
  * iteration ko's batch while the warpgroup issues iteration ko + 1's, and
  * a commit with wait_group 0 after the loop lets the last ones finish.
- * The pipeline at that loop delays its copies to match (stages.c).
+ * The pipeline at that loop delays its copies to match (stages.c,
+ * stages_tma.c).
  */
 #include "lower.h"
 

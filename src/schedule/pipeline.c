@@ -6,7 +6,8 @@
  * rather than per tile; ts_pipeline gives it 2..8 copies
  * filled by cp.async, global memory straight into shared memory with no
  * registers between (sm_80's asynchronous copies).  The primitives only
- * mark the stage; lowering builds the pipelines (src/lower/stages.c):
+ * mark the stage; lowering builds the pipelines (src/lower/stages_buffer.c,
+ * stages.c):
  *
  *   double buffering                      ts_pipeline(S stages)
  *
