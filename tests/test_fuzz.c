@@ -58,6 +58,8 @@ typedef struct tally {
   long tensorized[4]; /* of the cases whose schedule calls ts_tensorize */
   long tma[4], warpspec[4], in_flight[4]; /* ts_tma, ts_warp_specialize,
                                              ts_wgmma_in_flight */
+  long persistent[4], persistent_ws[4]; /* ts_persistent, and with a
+                                           producer warpgroup */
   /* TMA and warp-specialized cases checked correct, by layout and A's
    * type */
   long tma_checked[4][NTYPES], ws_checked[4][NTYPES];
@@ -82,6 +84,8 @@ static void count_case(tally *t, const fz_result *r, double seconds) {
   t->tma[r->outcome] += r->tma;
   t->warpspec[r->outcome] += r->warpspec;
   t->in_flight[r->outcome] += r->in_flight;
+  t->persistent[r->outcome] += r->persistent;
+  t->persistent_ws[r->outcome] += r->persistent && r->warpspec;
   if (r->outcome == FZ_PASS_CHECKED && r->layout >= 0 && r->layout < 4 &&
       r->a_type >= 0 && r->a_type < NTYPES) {
     t->tma_checked[r->layout][r->a_type] += r->tma;
@@ -130,6 +134,8 @@ static void print_tally(const tally *t, uint64_t base, uint64_t cases) {
   print_calls(t->tma, "filled caches by the TMA (ts_tma)");
   print_calls(t->warpspec, "warp-specialized (ts_warp_specialize)");
   print_calls(t->in_flight, "left wgmma in flight (ts_wgmma_in_flight)");
+  print_calls(t->persistent, "made the grid persistent (ts_persistent)");
+  print_calls(t->persistent_ws, "made a warp-specialized grid persistent");
   print_hopper_coverage(t);
   long all = c[0] + c[1] + c[2] + c[3];
   printf("  CPU time: %.2f ms a case, %.2f ms a knob case, %.2f ms a Hopper "
@@ -146,11 +152,14 @@ static void print_tally(const tally *t, uint64_t base, uint64_t cases) {
 
 /* A run of the default size checks correct some cases of tensor cores, of
  * the TMA and of a producer warpgroup in every layout and 16-bit type,
- * and some with wgmma in flight; and meets the TMA refused at lowering
+ * and some with wgmma in flight or a persistent grid (a warp-specialized
+ * one among them); and meets the TMA refused at lowering
  * (rows not 16-byte aligned, a breakage of a Hopper case). */
 static void assert_hopper_coverage(const tally *t) {
   assert_true(t->tensorized[FZ_PASS_CHECKED] > 0);
   assert_true(t->in_flight[FZ_PASS_CHECKED] > 0);
+  assert_true(t->persistent[FZ_PASS_CHECKED] > 0);
+  assert_true(t->persistent_ws[FZ_PASS_CHECKED] > 0);
   assert_true(t->tma[FZ_PASS_REFUSED] > 0);
   for (int l = 0; l < 4; l++)
     for (int d = TS_F16; d <= TS_BF16; d++)

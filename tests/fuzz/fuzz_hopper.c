@@ -41,6 +41,7 @@ typedef enum {
 
 typedef struct hopper {
   int64_t bm, bn, stages, swizzle, in_flight;
+  int64_t persistent; /* ts_persistent's blocks a multiprocessor; 0: none */
   bool tma, ws, vector;
   breakage broken;
   int victim; /* the operand (0: A, 1: B) a breakage touches */
@@ -90,6 +91,7 @@ static hopper draw_hopper(fz_case *c) {
   h.ws = h.tma && fz_chance(c, 50);
   if (fz_chance(c, HOSTILE_PERCENT))
     h.broken = (breakage)(1 + fz_pick(c->src, BREAK_COUNT - 1));
+  h.persistent = fz_chance(c, 30) ? 1 + (int64_t)fz_pick(c->src, 2) : 0;
   return h;
 }
 
@@ -235,6 +237,13 @@ static void warpgroup_loops(fz_case *c, const hopper *h, int *ko, int *kq,
                   (long long)h->swizzle);
     fz_after_call(c, ts_swizzle(c->s, c->loops[io], c->loops[jo], h->swizzle),
                   "ts_swizzle");
+  }
+  if (h->persistent) {
+    ts_buf_printf(&c->prog, "  ts_persistent(s, L[%d], L[%d], %lld);\n", io,
+                  jo, (long long)h->persistent);
+    fz_after_call(c, ts_persistent(c->s, c->loops[io], c->loops[jo],
+                                   (int)h->persistent),
+                  "ts_persistent");
   }
   tile[0] = wg + 1;
   tile[1] = jo + 1;

@@ -859,6 +859,7 @@ static void note_calls(const fz_case *c, fz_result *res) {
   res->tma = trace && strstr(trace, "ts_tma(");
   res->warpspec = trace && strstr(trace, "ts_warp_specialize(");
   res->in_flight = trace && strstr(trace, "ts_wgmma_in_flight(");
+  res->persistent = trace && strstr(trace, "ts_persistent(");
   free(trace);
   res->layout = c->def.layout;
   res->a_type = c->def.a_type;
