@@ -12,33 +12,17 @@
 tessel="$1"
 rows="$2"
 fake="$3"
-fails=0
-tmp=$(mktemp -d /tmp/tessel-tune-gpus-XXXXXX) || exit 1
-pids=""
-cleanup() {
-  for p in $pids; do kill -9 "$p" 2>/dev/null; done
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-ulimit -c 0
-case "$fake" in /*) ;; *) fake="$PWD/$fake" ;; esac
-mkdir "$tmp/lib" && ln -s "$fake" "$tmp/lib/libcublas.so.13"
-export TESSEL_CUDA_DRIVER="$fake" TESSEL_CACHE_DIR="$tmp/cache"
-export LD_LIBRARY_PATH="$tmp/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+name=tune-gpus
+. "$(dirname "$0")/fake_tune_env.sh"
+export TESSEL_CACHE_DIR="$tmp/cache"
 export TESSEL_FAKE_GPUS=4
 unset TESSEL_TUNE_FAULT TESSEL_FAKE_HANG_FILE
 # The fake's kernels leave C as it was: beta 1 makes every one right.
 args="seed003 --shape 64x64x64 --beta 1 --budget 12 --gpus all"
 
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-has() { grep -qF -- "$1" "$2" || fail "$2 lacks '$1'"; }
 # timed_by OUT K: what GPU K timed, from the "first pass on" line.
 timed_by() {
   sed -n "s/.*GPU $2 timed \([0-9]*\).*/\1/p" "$1" | head -1
-}
-# states JSON: "timed N failed M", each configuration counted once.
-states() {
-  "$rows" "$1" | awk -F '\t' '{ n[$1]++ } END { printf "timed %d failed %d", n["timed"], n["failed"] }'
 }
 
 # 1. Three fast GPUs and a slow one (a launch 500 times as long).  Each

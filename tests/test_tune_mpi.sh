@@ -13,19 +13,8 @@ tessel="$1"
 rows="$2"
 fake="$3"
 mpirun="$4"
-fails=0
-tmp=$(mktemp -d /tmp/tessel-tune-mpi-XXXXXX) || exit 1
-pids=""
-cleanup() {
-  for p in $pids; do kill -9 "$p" 2>/dev/null; done
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-ulimit -c 0
-case "$fake" in /*) ;; *) fake="$PWD/$fake" ;; esac
-mkdir "$tmp/lib" && ln -s "$fake" "$tmp/lib/libcublas.so.13"
-export TESSEL_CUDA_DRIVER="$fake"
-export LD_LIBRARY_PATH="$tmp/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+name=tune-mpi
+. "$(dirname "$0")/fake_tune_env.sh"
 export TESSEL_FAKE_GPUS=3
 # CI runs as root; mpirun refuses root without these.
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -33,12 +22,6 @@ unset TESSEL_TUNE_FAULT TESSEL_FAKE_HANG_FILE TESSEL_FAKE_GPU_SPEEDS
 # The fake's kernels leave C as it was: beta 1 makes every one right.
 args="seed003 --shape 64x64x64 --beta 1 --budget 12"
 
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-has() { grep -qF -- "$1" "$2" || fail "$2 lacks '$1'"; }
-# states JSON: "timed N failed M", each configuration counted once.
-states() {
-  "$rows" "$1" | awk -F '\t' '{ n[$1]++ } END { printf "timed %d failed %d", n["timed"], n["failed"] }'
-}
 # timed JSON: the configurations timed, sorted.
 timed() { "$rows" "$1" | awk -F '\t' '$1 == "timed" { print $2 }' | sort; }
 # shares OUT: the candidates the ranks timed in all, from "first pass on".
