@@ -58,14 +58,23 @@ static void compile_batch(tune_ahead *a, const int *which, int m) {
   ts_program **progs = calloc((size_t)m, sizeof(*progs));
   ts_kernel **k = calloc((size_t)m, sizeof(*k));
   for (int v = 0; progs && k && v < m; v++) {
-    ts_sched *s = ts_space_schedule(a->sp->space, &a->r->def,
-                                    a->r->c[which[v]].config);
-    progs[v] = ts_lower(s);
+    /* A copy of the configuration, parsed from its text: scheduling
+     * writes into a configuration (the knobs it declares), and the runner
+     * that takes this candidate meanwhile schedules the original. */
+    char err[160];
+    ts_config *c = ts_config_parse(a->r->c[which[v]].text, err, sizeof(err));
+    ts_sched *s = c ? ts_space_schedule(a->sp->space, &a->r->def, c) : NULL;
+    progs[v] = s ? ts_lower(s) : NULL;
     ts_sched_free(s);
+    ts_config_free(c);
   }
+  int n = 0; /* the programs lowered, packed to the front */
+  for (int v = 0; progs && k && v < m; v++)
+    if (progs[v])
+      progs[n++] = progs[v];
   if (progs && k)
-    ts_compile_all(progs, m, a->arch, a->batch, k);
-  for (int v = 0; progs && k && v < m; v++) {
+    ts_compile_all(progs, n, a->arch, a->batch, k);
+  for (int v = 0; progs && k && v < n; v++) {
     ts_kernel_free(k[v]);
     ts_program_free(progs[v]);
   }
