@@ -346,9 +346,12 @@ void gpu_unload(ts_gpu *g, gpu_module *m) {
   m->nfns = 0;
 }
 
-/* A tensor map of the operand at `base`: 2-D, innermost dimension first,
+/* A tensor map of the operand at `base` (A or B, or for ts_pack's copy
+ * the workspace at the view's offset): 2-D, innermost dimension first,
  * the box and 128-byte swizzle the kernel's copies expect, zeros past
- * the edges (CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE fills zeros). */
+ * the edges (CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE fills zeros).  tf32's
+ * packed operands are FLOAT32: the pack rounded them already, and the
+ * copy must move their bits unchanged. */
 static bool encode_map(ts_gpu *g, CUtensorMap *map, const ts_param *p,
                        CUdeviceptr base) {
   static const CUtensorMapDataType types[TS_DTYPE_COUNT] = {

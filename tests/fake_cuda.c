@@ -21,7 +21,9 @@
  * TESSEL_FAKE_TENSOR_MAPS=FILE: at exit the fake writes to FILE how many
  * tensor maps cuTensorMapEncodeTiled encoded and how many distinct ones
  * it was asked for (base address, type, dimensions, box), as "encoded N
- * distinct M": the runtime encodes each (parameter, buffer) once.
+ * distinct M": the runtime encodes each (parameter, buffer) once; then a
+ * line for each distinct one, "map type T dims D0 D1 box B0 B1 base P"
+ * (the first 256).
  *
  * tessel loads it as the driver through TESSEL_CUDA_DRIVER, and as
  * cuBLAS under the name libcuBLAS is looked for (libcublas.so.13, in a
@@ -295,6 +297,11 @@ __attribute__((destructor)) static void write_map_counts(void) {
   if (!f)
     return;
   fprintf(f, "encoded %d distinct %d\n", maps_encoded, maps_distinct);
+  for (int i = 0; i < maps_distinct && i < MAX_MAPS; i++)
+    fprintf(f, "map type %d dims %llu %llu box %u %u base %llu\n",
+            map_keys[i].type, (unsigned long long)map_keys[i].dims[0],
+            (unsigned long long)map_keys[i].dims[1], map_keys[i].box[0],
+            map_keys[i].box[1], (unsigned long long)map_keys[i].base);
   fclose(f);
 }
 

@@ -544,6 +544,35 @@ static void test_tma_pipeline_reported(void **state) {
   ts_explain_free(e);
 }
 
+/* wgws in tf32 copies ts_pack's copies: the third kernel's pipeline fills
+ * a stage with a 32 x 128 box of A.packed and a 32 x 256 box of
+ * B.packed, 48 KiB, as it fills f16 tiles from A and B. */
+static void test_tma_pipeline_of_packed_operands_reported(void **state) {
+  (void)state;
+  ts_gemm g = ts_gemm_make(512, 512, 512);
+  g.math = TS_MATH_TF32;
+  ts_explain *e = explain_sched(ts_builtin_schedule("wgws", &g), false);
+  assert_int_equal(e->nkernels, 3);
+  assert_int_equal(e->kernels[0].pipeline.stages, 0); /* the packs */
+  const ts_pipeline_report *p = &e->kernels[2].pipeline;
+  assert_true(p->stages == 4 && p->stage_bytes == 49152 &&
+              p->producer_threads == 128 && p->ntma == 2);
+  const ts_tma_report *a = &p->tma[0], *b = &p->tma[1];
+  assert_string_equal(a->src, "A.packed");
+  assert_string_equal(a->dst, "A.shared");
+  assert_true(a->box[0] == 32 && a->box[1] == 128 && a->bytes == 16384 &&
+              a->swizzle == 128 && a->per_stage == 1);
+  assert_string_equal(b->src, "B.packed");
+  assert_true(b->box[0] == 32 && b->box[1] == 256 && b->bytes == 32768 &&
+              b->per_stage == 1);
+  char *text = ts_explain_text(e);
+  assert_non_null(strstr(text, "1 x tma B.packed -> B.shared a stage: box "
+                               "32x256 elements, 32768 bytes, 1024 L2 "
+                               "sectors, 128-byte swizzle"));
+  free(text);
+  ts_explain_free(e);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_cost_of_global_requests),
@@ -558,6 +587,7 @@ int main(void) {
       cmocka_unit_test(test_every_builtin_matches_the_executor),
       cmocka_unit_test(test_occupancy_where_the_kernel_runs),
       cmocka_unit_test(test_tma_pipeline_reported),
+      cmocka_unit_test(test_tma_pipeline_of_packed_operands_reported),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

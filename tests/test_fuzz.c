@@ -109,11 +109,11 @@ static void print_calls(const long n[4], const char *what) {
 }
 
 /* TMA and warp-specialized cases checked correct in each layout and
- * 16-bit type. */
+ * type (f32: tf32, its operands packed). */
 static void print_hopper_coverage(const tally *t) {
   printf("  TMA / warp-specialized cases checked correct:");
   for (int l = 0; l < 4; l++)
-    for (int d = TS_F16; d <= TS_BF16; d++)
+    for (int d = TS_F32; d <= TS_BF16; d++)
       printf(" %s %s %ld/%ld", ts_layout_name((ts_layout)l),
              ts_dtype_name((ts_dtype)d), t->tma_checked[l][d],
              t->ws_checked[l][d]);
@@ -152,15 +152,24 @@ static void print_tally(const tally *t, uint64_t base, uint64_t cases) {
 
 /* A run of the default size checks correct some cases of tensor cores, of
  * the TMA and of a producer warpgroup in every layout and 16-bit type,
- * and some with wgmma in flight or a persistent grid (a warp-specialized
- * one among them); and meets the TMA refused at lowering
- * (rows not 16-byte aligned, a breakage of a Hopper case). */
+ * and in tf32 (packed operands, one Hopper case in ten), and some with
+ * wgmma in flight or a persistent grid (a warp-specialized one among
+ * them); and meets the TMA refused at lowering (rows not 16-byte aligned,
+ * a breakage of a Hopper case). */
 static void assert_hopper_coverage(const tally *t) {
   assert_true(t->tensorized[FZ_PASS_CHECKED] > 0);
   assert_true(t->in_flight[FZ_PASS_CHECKED] > 0);
   assert_true(t->persistent[FZ_PASS_CHECKED] > 0);
   assert_true(t->persistent_ws[FZ_PASS_CHECKED] > 0);
   assert_true(t->tma[FZ_PASS_REFUSED] > 0);
+  long tf32_tma = 0, tf32_ws = 0;
+  for (int l = 0; l < 4; l++) {
+    tf32_tma += t->tma_checked[l][TS_F32];
+    tf32_ws += t->ws_checked[l][TS_F32];
+  }
+  if (tf32_tma == 0 || tf32_ws == 0)
+    fail_msg("no tf32 case filled by the TMA (%ld) or warp-specialized "
+             "(%ld) checked correct", tf32_tma, tf32_ws);
   for (int l = 0; l < 4; l++)
     for (int d = TS_F16; d <= TS_BF16; d++)
       if (t->tma_checked[l][d] == 0 || t->ws_checked[l][d] == 0)

@@ -6,7 +6,8 @@
 # 128x256x128 in f16 the fake's 1 MiB L2 gives 8 input sets; the kernel's
 # 24 launches (the check, 3 warm-ups, 20 timed) take 6 of them, as they
 # alternate with cuBLAS's: 12 maps (A and B), where encoding at every
-# launch made 48.
+# launch made 48.  In tf32 the maps are of ts_pack's copies in the
+# workspace (below).
 # Usage: test_tensor_maps.sh TESSEL FAKE_DRIVER
 tessel="$1"
 fake="$2"
@@ -36,6 +37,40 @@ for schedule in wgtma wgws; do
   else
     echo "ok: $schedule: $encoded tensor maps encoded, one for each of" \
          "$distinct (map, buffer) pairs"
+  fi
+done
+
+# tf32: wgws copies ts_pack's copies of op(A) and op(B) from the workspace,
+# so its 2 maps are encoded once whatever the input set (the workspace is
+# the module's), fp32 (CU_TENSOR_MAP_DATA_TYPE_FLOAT32 = 7: the pack
+# rounded the values already), K real elements (not the row padded to 16
+# bytes) by M and N rows, and B's map lies past A's packed copy at its
+# 256-byte-aligned offset: 128 x 128 and 128 x 132 fp32 elements.
+for case in "128 65536" "130 67584"; do
+  set -- $case
+  k=$1 offset=$2
+  rm -f "$work/maps"
+  if ! TESSEL_CUDA_DRIVER="$fake" TESSEL_FAKE_TENSOR_MAPS="$work/maps" \
+      LD_LIBRARY_PATH="$work/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+      "$tessel" bench wgws --dtype tf32 --shape "128x256x$k" --beta 1 \
+      --warmup 3 --repeats 20 > "$work/out" 2>&1; then
+    echo "FAIL: tessel bench wgws --dtype tf32 on the fake driver:"
+    cat "$work/out"
+    fails=$((fails + 1))
+    continue
+  fi
+  a=$(grep "^map type 7 dims $k 128 box 32 128 base " "$work/maps")
+  b=$(grep "^map type 7 dims $k 256 box 32 256 base " "$work/maps")
+  if [ "$(head -n 1 "$work/maps")" != "encoded 2 distinct 2" ] ||
+     [ -z "$a" ] || [ -z "$b" ] ||
+     [ $((${b##* } - ${a##* })) -ne "$offset" ]; then
+    echo "FAIL: wgws tf32 K=$k: expected 2 fp32 maps of the workspace," \
+         "$k x 128 and $k x 256, $offset bytes apart; the fake saw:"
+    cat "$work/maps"
+    fails=$((fails + 1))
+  else
+    echo "ok: wgws tf32 K=$k: the packed copies' maps, $offset bytes apart" \
+         "in the workspace, encoded once"
   fi
 done
 exit $((fails != 0))

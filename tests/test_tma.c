@@ -396,6 +396,152 @@ static void test_in_flight_needs_the_stages(void **state) {
   assert_int_equal(lower_in_flight(4, 2, msg, sizeof(msg)), TS_OK);
 }
 
+/* ---- tf32: the TMA copies ts_pack's copies in the workspace ------------- */
+
+/* `name` in tf32 at m x n x k in layout l, lowered. */
+static ts_program *lowered_tf32(const char *name, int64_t m, int64_t n,
+                                int64_t k, ts_layout l, ts_sched **s) {
+  ts_gemm g = ts_gemm_make(m, n, k);
+  g.math = TS_MATH_TF32;
+  g.layout = l;
+  *s = ts_builtin_schedule(name, &g);
+  ts_program *p = ts_lower(*s);
+  if (ts_program_status(p) != TS_OK)
+    fail_msg("%s in tf32 at %lldx%lldx%lld: %s", name, (long long)m,
+             (long long)n, (long long)k, ts_program_errmsg(p));
+  return p;
+}
+
+/* The schedule's kernel has a tensor map of each packed operand: the
+ * workspace at the view's offset, K elements (not the padded row) by M
+ * or N rows 16-byte-padded K apart, fp32, boxes of 32 x bm or bn. */
+static void assert_workspace_maps(const ts_program *p) {
+  const ts_gemm *g = &p->def;
+  int64_t row = (g->k + 3) / 4 * 4, box_rows[2] = {128, 256};
+  int maps = 0;
+  for (int i = 0; i < p->k.nparams; i++) {
+    const ir_param *ip = &p->k.params[i];
+    if (ip->p.kind != TS_PARAM_TENSOR_MAP)
+      continue;
+    int w = ip->buf == p->k.packed[1];
+    assert_true(ip->buf == p->k.packed[w] && ip->buf);
+    assert_int_equal(ip->p.buffer, TS_PARAM_WORKSPACE);
+    assert_int_equal(ip->p.offset, p->k.packed[w]->workspace_offset);
+    assert_int_equal(ip->p.dtype, TS_F32);
+    assert_int_equal(ip->p.dims[0], g->k);
+    assert_int_equal(ip->p.dims[1], w ? g->n : g->m);
+    assert_int_equal(ip->p.row_bytes, row * 4);
+    assert_int_equal(ip->p.box[0], 32);
+    assert_int_equal(ip->p.box[1], box_rows[w]);
+    maps |= 1 << w;
+  }
+  assert_int_equal(maps, 3);
+  assert_true(p->k.packed[1]->workspace_offset >=
+              ir_buffer_bytes(p->k.packed[0]));
+}
+
+/* wgtma and wgws in tf32 copy both packed operands by the TMA, and check
+ * against the reference in every layout, at shapes of one element, of
+ * odd K (rows padded past it: the map's zeros, not the padding, fill the
+ * last k tile) and of several k tiles and blocks. */
+static void test_tf32_packed_operands_in_every_layout(void **state) {
+  (void)state;
+  const int64_t shapes[][3] = {{1, 1, 1}, {37, 53, 29}, {136, 264, 200}};
+  const char *const names[] = {"wgtma", "wgws"};
+  for (int b = 0; b < 2; b++)
+    for (int i = 0; i < 3; i++)
+      for (int l = TS_NN; l <= TS_TT; l++) {
+        ts_sched *s;
+        ts_program *p = lowered_tf32(names[b], shapes[i][0], shapes[i][1],
+                                     shapes[i][2], (ts_layout)l, &s);
+        assert_workspace_maps(p);
+        char msg[1024];
+        if (ts_check(s, 5, msg, sizeof(msg)) != TS_OK)
+          fail_msg("%s tf32 %lldx%lldx%lld layout %d: %s", names[b],
+                   (long long)shapes[i][0], (long long)shapes[i][1],
+                   (long long)shapes[i][2], l, msg);
+        ts_program_free(p);
+        ts_sched_free(s);
+      }
+}
+
+/* wgws's CUDA in tf32: the bulk tensor copies from maps of the packed
+ * copies, issued by a producer warpgroup (setmaxnreg); no cp.async. */
+static void test_tf32_cuda_copies_by_the_tma(void **state) {
+  (void)state;
+  ts_sched *s;
+  ts_program *p = lowered_tf32("wgws", 256, 256, 100, TS_NT, &s);
+  char *src = ts_program_cuda(p);
+  assert_non_null(src);
+  assert_non_null(strstr(src, "cp.async.bulk.tensor.2d"));
+  assert_non_null(strstr(src, "setmaxnreg.dec.sync.aligned.u32 40;"));
+  assert_non_null(strstr(src, "const __grid_constant__ tessel_tensor_map "
+                              "tmap_A_packed"));
+  assert_non_null(strstr(src, "tessel_tma_2d(&B_shared[0][0][0], "
+                              "&tmap_B_packed, (int)(0)"));
+  assert_null(strstr(src, "cp.async.cg.shared.global"));
+  free(src);
+  ts_program_free(p);
+  ts_sched_free(s);
+}
+
+/* What the executor says of wgws's program in tf32 at 37x53x29 (K padded
+ * to 32 in the workspace) with the schedule kernel's map of operand w
+ * changed by `change`; NULL when it runs without a fault. */
+static char *run_tf32_with_map(int w, void (*change)(ts_param *)) {
+  ts_sched *s;
+  ts_program *p = lowered_tf32("wgws", 37, 53, 29, TS_NN, &s);
+  ir_param params[8];
+  assert_true(p->k.nparams <= 8);
+  memcpy(params, p->k.params, sizeof(ir_param) * (size_t)p->k.nparams);
+  for (int i = 0; i < p->k.nparams; i++)
+    if (params[i].p.kind == TS_PARAM_TENSOR_MAP &&
+        params[i].buf == p->k.packed[w])
+      change(&params[i].p);
+  ir_kernel k = p->k;
+  k.params = params;
+  const ir_kernel *ks[3];
+  int n = 0;
+  for (int i = 0; i < p->nkernels; i++)
+    ks[n++] = p->order[i] == &p->k ? &k : p->order[i];
+  const ts_gemm *g = &p->def;
+  float *A = calloc((size_t)(g->m * g->k), sizeof(float));
+  float *B = calloc((size_t)(g->k * g->n), sizeof(float));
+  float *C = calloc((size_t)(g->m * g->n), sizeof(float));
+  assert_true(A && B && C);
+  char msg[1024];
+  bool ok = ir_execute_kernels(ks, n, A, B, C, false, msg, sizeof(msg));
+  free(A);
+  free(B);
+  free(C);
+  ts_program_free(p);
+  ts_sched_free(s);
+  return ok ? NULL : strdup(msg);
+}
+
+static void keep(ts_param *m) { (void)m; }
+static void padded_k(ts_param *m) { m->dims[0] = m->row_bytes / 4; }
+static void workspace_start(ts_param *m) { m->offset = 0; }
+
+/* A map as wide as the padded rows reads the padding, which the pack
+ * never writes; a map of B at the workspace's start points at A's copy. */
+static void test_tf32_map_must_be_the_view(void **state) {
+  (void)state;
+  assert_null(run_tf32_with_map(0, keep));
+  char *msg = run_tf32_with_map(0, padded_k);
+  assert_non_null(msg);
+  if (!strstr(msg, "read of global A.packed at element 29, which nothing "
+              "wrote"))
+    fail_msg("the executor says: %s", msg);
+  free(msg);
+  msg = run_tf32_with_map(1, workspace_start);
+  assert_non_null(msg);
+  if (!strstr(msg, "the tensor map of B.packed points at W + 0 bytes, not "
+              "at B.packed in the workspace"))
+    fail_msg("the executor says: %s", msg);
+  free(msg);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_consumer_reading_before_its_wait),
@@ -413,6 +559,9 @@ int main(void) {
       cmocka_unit_test(test_ws_needs_a_warpgroup),
       cmocka_unit_test(test_ws_twice),
       cmocka_unit_test(test_in_flight_needs_the_stages),
+      cmocka_unit_test(test_tf32_packed_operands_in_every_layout),
+      cmocka_unit_test(test_tf32_cuda_copies_by_the_tma),
+      cmocka_unit_test(test_tf32_map_must_be_the_view),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

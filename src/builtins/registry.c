@@ -43,8 +43,9 @@ static const ts_builtin builtins[] = {
      "in flight; f16, bf16, or tf32 with A and B packed", example_wg128,
      true, true},
     {"wgtma", "wg128 with its tiles copied by the TMA (cp.async.bulk.tensor) "
-     "on an mbarrier pipeline, no __syncthreads in the k loop; cp.async "
-     "where a row is not 16-byte aligned, and in tf32", example_wgtma,
+     "on an mbarrier pipeline, no __syncthreads in the k loop; in tf32 "
+     "from A and B packed in the workspace; cp.async where an f16 or bf16 "
+     "row is not 16-byte aligned", example_wgtma,
      true, true},
     {"wgws", "wgtma warp-specialized: a producer warpgroup issues the TMA's "
      "copies, the 2 consumer warpgroups take its registers (setmaxnreg)",

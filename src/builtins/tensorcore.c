@@ -112,15 +112,16 @@ typedef struct wg_tiling {
   int64_t persistent; /* a persistent grid, a block a multiprocessor */
 } wg_tiling;
 
-/* Whether the TMA can copy both operands: 16-bit, each stored row (K, M
- * or N elements as the layout stores it) 16-byte aligned; else the
- * schedule keeps cp.async. */
+/* Whether the TMA can copy both operands: tf32's, packed, always (a
+ * packed row is padded to 16 bytes); 16-bit ones where each stored row
+ * (K, M or N elements as the layout stores it) is 16-byte aligned; else
+ * the schedule keeps cp.async. */
 static bool tma_fits(const ts_gemm *g) {
   bool a_t = g->layout == TS_TN || g->layout == TS_TT;
   bool b_t = g->layout == TS_NT || g->layout == TS_TT;
   int64_t size = ts_dtype_size(g->a_type);
-  return g->a_type != TS_F32 && (a_t ? g->m : g->k) * size % 16 == 0 &&
-         (b_t ? g->k : g->n) * size % 16 == 0;
+  return g->a_type == TS_F32 || ((a_t ? g->m : g->k) * size % 16 == 0 &&
+                                 (b_t ? g->k : g->n) * size % 16 == 0);
 }
 
 /* A wgmma operand's shared tile: swizzled in 128-byte rows, copied 16
@@ -193,8 +194,9 @@ ts_status example_wg128(ts_sched *s) {
 
 /* wg128 with the tiles copied by the TMA: one thread fills a stage, an
  * mbarrier per stage says it landed and another that every warp is done
- * with it, so the k loop has no __syncthreads; cp.async where the TMA
- * cannot copy (rows not 16-byte aligned, tf32's packed operands). */
+ * with it, so the k loop has no __syncthreads; in tf32 from the packed
+ * copies in the workspace; cp.async where the TMA cannot copy (16-bit
+ * rows not 16-byte aligned). */
 ts_status example_wgtma(ts_sched *s) {
   return warpgroup_tiles(s, &(wg_tiling){128, 256, 4, 0, 1, 1, 0, 0});
 }

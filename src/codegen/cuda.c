@@ -687,8 +687,9 @@ static void print_params(ts_buf *out, emitter *em, const ir_kernel *k) {
       ts_buf_printf(out, "float %s", values[p->value]);
       break;
     case TS_PARAM_TENSOR_MAP:
-      ts_buf_printf(out, "const __grid_constant__ tessel_tensor_map tmap_%s",
-                    ts_param_buffer_name(p->buffer));
+      /* Named after the buffer it maps: a packed view's lies in W. */
+      ts_buf_puts(out, "const __grid_constant__ tessel_tensor_map tmap_");
+      ts_buf_c_name(out, k->params[i].buf->name);
       break;
     }
   }

@@ -3,8 +3,9 @@
  * mbarriers as static shared arrays tessel_full<id> and tessel_empty<id>,
  * initialized by the producer before a barrier; each copy a
  * cp.async.bulk.tensor of a box from the kernel's tensor map of its
- * operand (a __grid_constant__ parameter, tmap_A or tmap_B) completing on
- * the stage's full barrier; waits spin on try_wait.parity.  The helpers
+ * operand (a __grid_constant__ parameter, tmap_A or tmap_B, or
+ * tmap_A_packed and tmap_B_packed for ts_pack's copies in the workspace)
+ * completing on the stage's full barrier; waits spin on try_wait.parity.  The helpers
  * are inline PTX, defined once when used.
  *
  * A warp-specialized pipeline (producer_threads) splits the block there:
@@ -185,7 +186,9 @@ void c_pipe(ts_buf *b, const ir_stmt *s, int depth, const ir_stmt_style *st) {
     em->unswizzled = true; /* the box's first element: the TMA swizzles */
     c_access(b, dst->load.buf, dst->load.idx, &em->style);
     em->unswizzled = false;
-    ts_buf_printf(b, ", &tmap_%s, (int)(", s->pipe.src->name);
+    ts_buf_puts(b, ", &tmap_");
+    ts_buf_c_name(b, s->pipe.src->name); /* A, B, A_packed, B_packed */
+    ts_buf_puts(b, ", (int)(");
     ir_print_expr(b, s->pipe.coord[0], &em->style);
     ts_buf_puts(b, "), (int)(");
     ir_print_expr(b, s->pipe.coord[1], &em->style);

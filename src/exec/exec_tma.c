@@ -5,8 +5,10 @@
  * view of them (the phases its waits have seen).
  *
  * A copy reads its box when issued (global memory does not change in a
- * kernel), zeros past the operand's edges, and its elements are in
- * flight until the full barrier's phase completes: its one arrival
+ * kernel) through the kernel's tensor map of the operand, as given or
+ * ts_pack's view of the workspace: zeros past the map's dimensions, rows
+ * at its pitch.  Its elements are in flight until the full barrier's
+ * phase completes: its one arrival
  * (arrive.expect_tx of the stage's bytes) has come and the copies have
  * delivered exactly those bytes.  Then they land, tagged with the phase,
  * and a thread may read one only after a wait of its own has seen that
@@ -15,7 +17,8 @@
  * consumer warps' arrivals do.  Faults name the buffer, the stage, the
  * phase and the thread: a read before the wait, a write over a stage not
  * released, bytes past or short of the expected count, a tensor map's box
- * that is not the cache's, copies in flight at the pipeline's end.
+ * that is not the cache's or that points elsewhere than the operand,
+ * copies in flight at the pipeline's end.
  */
 #include "exec_impl.h"
 
@@ -170,6 +173,21 @@ static const ts_param *map_of(const exec *x, const ir_buffer *src) {
   return NULL;
 }
 
+/* Where the map points: the operand's own parameter, or for ts_pack's
+ * view the workspace at the view's offset, as the runtime resolves
+ * buffers[buffer] + offset. */
+static bool map_points_at(const exec *x, const ts_param *map,
+                          const ir_buffer *src) {
+  if (src->workspace_view)
+    return map->buffer == TS_PARAM_WORKSPACE &&
+           map->offset == src->workspace_offset;
+  for (int i = 0; i < x->k->nparams; i++)
+    if (x->k->params[i].p.kind == TS_PARAM_BUFFER &&
+        x->k->params[i].buf == src)
+      return map->buffer == x->k->params[i].p.buffer && map->offset == 0;
+  return false;
+}
+
 /* The copy's box against the tensor map and the cache: the map's box is
  * what the hardware moves, the cache's rows are what the stage holds. */
 static bool box_fits(exec *x, const ir_stmt *s, int t, int64_t st) {
@@ -177,6 +195,15 @@ static bool box_fits(exec *x, const ir_stmt *s, int t, int64_t st) {
   const ts_param *map = map_of(x, src);
   int64_t rows = d->shape[d->order[d->ndim - 2]];
   int64_t row = 128 / ts_dtype_size(d->dtype);
+  int inner = src->strides[1] == 1 ? 1 : 0;
+  if (map && (!map_points_at(x, map, src) || src->strides[inner] != 1)) {
+    exec_fault(x, t, "TMA copy into shared %s (stage %lld): the tensor map "
+               "of %s points at %s + %lld bytes, not at %s%s", d->name,
+               (long long)st, src->name, ts_param_buffer_name(map->buffer),
+               (long long)map->offset, src->name,
+               src->workspace_view ? " in the workspace" : "");
+    return false;
+  }
   if (!map || map->box[0] != s->pipe.box[0] || map->box[1] != s->pipe.box[1] ||
       s->pipe.box[0] != row || s->pipe.box[1] != rows) {
     exec_fault(x, t, "TMA copy into shared %s (stage %lld): the tensor map "
@@ -208,14 +235,17 @@ static bool released(exec *x, tma_state *ts, const ir_stmt *s, int64_t st,
   return false;
 }
 
-/* One element of the box: the operand's value, or 0 past its edge. */
-static float box_value(exec *x, const ir_buffer *src, int64_t c0, int64_t c1,
-                       int t) {
-  int inner = src->strides[1] == 1 ? 1 : 0, outer = 1 - inner;
-  if (c0 < 0 || c1 < 0 || c0 >= src->shape[inner] || c1 >= src->shape[outer])
+/* One element of the box as the hardware reads it through the map: zero
+ * outside the map's dimensions, else the element at the map's row pitch
+ * (so a map wider than the operand reads a packed row's padding, which
+ * nothing wrote, and faults). */
+static float box_value(exec *x, const ts_param *map, const ir_buffer *src,
+                       int64_t c0, int64_t c1, int t) {
+  if (c0 < 0 || c1 < 0 || c0 >= map->dims[0] || c1 >= map->dims[1])
     return 0.0f;
   mem *m = find_mem(x, src);
-  return read_at(x, m, c0 * src->strides[inner] + c1 * src->strides[outer], t);
+  return read_at(x, m, c0 + c1 * (map->row_bytes / ts_dtype_size(src->dtype)),
+                 t);
 }
 
 static bool push_landing(exec *x, mbar_state *b, landing l) {
@@ -236,6 +266,7 @@ static bool push_landing(exec *x, mbar_state *b, landing l) {
 static void issue_box(exec *x, tma_state *ts, const ir_stmt *s, int64_t st,
                       int t) {
   const ir_buffer *d = s->pipe.dst->load.buf;
+  const ts_param *map = map_of(x, s->pipe.src); /* box_fits found it */
   mem *m = find_mem(x, d);
   int64_t idx[IR_MAX_DIMS], c[2];
   for (int k = 0; k < d->ndim; k++)
@@ -260,7 +291,7 @@ static void issue_box(exec *x, tma_state *ts, const ir_stmt *s, int64_t st,
                    (long long)off, (long long)st);
         return;
       }
-      float v = box_value(x, s->pipe.src, c[0] + e, c[1] + r, t);
+      float v = box_value(x, map, s->pipe.src, c[0] + e, c[1] + r, t);
       m->pending[at] = x->block_linear * x->nthreads + t;
       push_landing(x, b, (landing){m, at, v});
     }

@@ -153,10 +153,11 @@ int64_t ir_swizzle_offset(const ir_buffer *b, int64_t off) {
          (chunk % 8) * e + col % e;
 }
 
-/* The tensor maps a kernel's copies (S_TMA) read: one an operand, the
- * box of its first copy (the executor checks every copy against it). */
+/* The tensor maps a kernel's copies (S_TMA) read: one an operand, as
+ * given or ts_pack's copy of it, the box of its first copy (the executor
+ * checks every copy against it). */
 typedef struct {
-  const ir_buffer *operand[2]; /* A, B */
+  const ir_buffer *operand[2]; /* op(A)'s, op(B)'s */
   const ir_stmt *first[2];
 } map_scan;
 
@@ -169,12 +170,19 @@ static bool scan_tma(ir_visitor *v, const ir_stmt *s) {
   return true;
 }
 
+/* The map of operand `which` as the copy reads it: the operand's own
+ * buffer, or for a packed view the workspace at the view's offset.  Its
+ * dimensions are the view's logical ones (K, not the padded row), so the
+ * TMA fills zeros past K and never reads a row's padding, which the pack
+ * does not write; its rows lie 16 bytes apart by construction. */
 static ir_param tensor_map(const ir_stmt *s, ts_param_buffer which) {
   const ir_buffer *b = s->pipe.src;
   int inner = b->strides[1] == 1 ? 1 : 0, outer = 1 - inner;
   return (ir_param){
-      .p = {.kind = TS_PARAM_TENSOR_MAP, .buffer = which, .dtype = b->dtype,
-            .read_only = true,
+      .p = {.kind = TS_PARAM_TENSOR_MAP,
+            .buffer = b->workspace_view ? TS_PARAM_WORKSPACE : which,
+            .offset = b->workspace_view ? b->workspace_offset : 0,
+            .dtype = b->dtype, .read_only = true,
             .dims = {b->shape[inner], b->shape[outer]},
             .row_bytes = b->strides[outer] * ts_dtype_size(b->dtype),
             .box = {s->pipe.box[0], s->pipe.box[1]}, .swizzle = 128},
@@ -208,7 +216,8 @@ bool ir_kernel_set_params(ts_arena *a, ir_kernel *k) {
     ps[n++] = (ir_param){.p = {.kind = TS_PARAM_BUFFER,
                                .buffer = TS_PARAM_WORKSPACE, .dtype = TS_F32},
                          .buf = k->W};
-  map_scan scan = {.operand = {k->A, k->B}};
+  map_scan scan = {.operand = {k->packed[0] ? k->packed[0] : k->A,
+                               k->packed[1] ? k->packed[1] : k->B}};
   ir_visitor v = {.stmt = scan_tma, .ctx = &scan};
   ir_visit_stmt(&v, k->body);
   for (int w = 0; w < 2; w++)

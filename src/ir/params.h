@@ -39,15 +39,17 @@ typedef enum ts_param_value {
 
 typedef struct ts_param {
   ts_param_kind kind;
-  ts_param_buffer buffer; /* TS_PARAM_BUFFER: which */
-  int64_t offset;         /* TS_PARAM_BUFFER: bytes past the buffer's start */
+  ts_param_buffer buffer; /* TS_PARAM_BUFFER, TS_PARAM_TENSOR_MAP: which */
+  int64_t offset;         /* and bytes past its start (a packed view's) */
   ts_dtype dtype;         /* TS_PARAM_BUFFER: its elements' type */
   bool read_only;         /* TS_PARAM_BUFFER: the kernel only reads it */
   ts_param_value value;   /* TS_PARAM_INT, TS_PARAM_FLOAT: which */
-  /* TS_PARAM_TENSOR_MAP (with buffer and dtype): the operand as the map
-   * sees it, innermost (contiguous) dimension first: its extents, the
-   * bytes between rows, the box a copy moves and the swizzle of the
-   * shared tile it lands in (bytes of a swizzled row: 128). */
+  /* TS_PARAM_TENSOR_MAP (with buffer, offset and dtype): the operand as
+   * the map sees it, innermost (contiguous) dimension first: its extents,
+   * the bytes between rows, the box a copy moves and the swizzle of the
+   * shared tile it lands in (bytes of a swizzled row: 128).  A packed
+   * operand's map is of the workspace at the view's offset, with the
+   * view's extents and padded rows. */
   int64_t dims[2], row_bytes, box[2];
   int swizzle;
 } ts_param;

@@ -8,7 +8,10 @@
  * walks: it must be the operand's contiguous dimension and the cache's
  * stored rows, so that a box's rows land as the cache's rows.  A row of
  * more than 128 bytes is stored as 128-byte panels (ts_storage_swizzle),
- * one box each, since the TMA swizzles 128 bytes at most.
+ * one box each, since the TMA swizzles 128 bytes at most.  A packed
+ * operand (ts_pack) is copied from its view of the workspace, whose rows
+ * are k and 16-byte aligned by construction; its tensor map
+ * (ir_kernel_set_params) points into the workspace.
  */
 #include "lower.h"
 
@@ -72,13 +75,12 @@ bool lower_tma_tile(lower_ctx *cx, const ts_stage *st, const ir_stmt *copy,
   nest_scan n = {.src = src};
   ir_visitor v = {.stmt = scan_stmt, .expr = scan_expr, .ctx = &n};
   ir_visit_stmt(&v, copy);
-  if (src->scope != SCOPE_GLOBAL || src->workspace_view || src->ndim != 2 ||
-      !n.load || !n.store || !n.nvars)
+  if (src->scope != SCOPE_GLOBAL || src->ndim != 2 || !n.load || !n.store ||
+      !n.nvars)
     return lower_fail(cx, TS_ERR_BAD_ARG, "ts_lower: \"%s\" is filled by "
-                      "the TMA (ts_tma), which copies from A or B as given; "
-                      "it copies from \"%s\"%s", st->name, src->name,
-                      src->workspace_view ? ", a packed operand (not built "
-                      "yet): drop ts_tma or ts_pack" : "");
+                      "the TMA (ts_tma), which copies from A or B as given "
+                      "or packed (ts_pack); it copies from \"%s\"", st->name,
+                      src->name);
   int64_t size = ts_dtype_size(src->dtype);
   int inner = src->strides[1] == 1 ? 1 : 0, outer = 1 - inner;
   int64_t row_bytes = src->strides[outer] * size;

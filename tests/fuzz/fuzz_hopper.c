@@ -6,10 +6,10 @@
  * accelerator on both operands' caches (ts_tma), a producer warpgroup
  * (ts_warp_specialize), batches of wgmma left in flight
  * (ts_wgmma_in_flight), the blocks' order.  The definition is fp16 or bf16
- * (one case in ten tf32, whose packed operands the TMA does not copy), any
- * layout, each dimension a multiple of 8 in most cases, so that the rows
- * the TMA copies are 16-byte aligned, and odd in the others, where
- * lowering refuses ts_tma.  In HOSTILE_PERCENT of the cases one of the
+ * (one case in ten tf32, whose packed operands the TMA copies from the
+ * workspace at any size), any layout, each dimension a multiple of 8 in
+ * most cases, so that the rows the TMA copies are 16-byte aligned, and odd
+ * in the others, where lowering refuses ts_tma in fp16 and bf16.  In HOSTILE_PERCENT of the cases one of the
  * primitives' requirements is broken on purpose (the cache not swizzled
  * or not pipelined, stored across the operand's rows, the TMA or the
  * producer on one operand only, a producer of 2 warps or without the TMA,
