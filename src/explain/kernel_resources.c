@@ -119,7 +119,7 @@ bool kernel_resources(const ir_kernel *k, const char *arch,
   int cap = (int)(TS_REGISTERS_PER_BLOCK / (blocks * r->threads)) / 8 * 8;
   regs = regs > cap ? cap : regs;
   r->registers = regs;
-  r->shared_bytes = k->shared_bytes;
+  r->shared_bytes = k->shared_bytes + k->barrier_bytes;
   r->noccupancy = 0;
   int narchs;
   const ts_arch_limits *archs = ts_arch_table(&narchs);
@@ -132,7 +132,7 @@ bool kernel_resources(const ir_kernel *k, const char *arch,
                              explain_runs_on(k, archs[i].name);
     if (wanted)
       r->occupancy[r->noccupancy++] =
-          occupancy(&archs[i], r->threads, k->shared_bytes, regs);
+          occupancy(&archs[i], r->threads, r->shared_bytes, regs);
   }
   return r->noccupancy > 0;
 }

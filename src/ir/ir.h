@@ -383,6 +383,9 @@ typedef struct ir_kernel {
   ir_stmt *body;
   int64_t grid[3], block[3];
   int64_t shared_bytes; /* every shared buffer, each 16-byte aligned */
+  /* The TMA pipelines' mbarriers: static shared arrays beside the buffers
+   * (codegen declares them), 16 bytes a stage, in the block's total too. */
+  int64_t barrier_bytes;
   ir_buffer *A, *B, *C; /* the parameters, in this order */
   ir_buffer *W;         /* split-K's workspace, a fourth parameter; or NULL */
   /* ts_pack's copies of op(A) and op(B), views of the workspace that the

@@ -2,7 +2,8 @@
  * Launch dimensions: each loop bound to blockIdx.* or threadIdx.* gives its
  * extent to that dimension of the grid or the block; unbound ones are 1.
  * And the block's shared memory: every shared buffer, each rounded up to 16
- * bytes, as the code generator lays them out when they are dynamic.
+ * bytes, as the code generator lays them out when they are dynamic, and
+ * apart from them the TMA pipelines' barriers, which stay static.
  */
 #include "lower.h"
 
@@ -22,6 +23,8 @@ static bool dims(ir_visitor *v, const ir_stmt *s) {
     case TS_THREAD_Z: k->block[2] = l->extent; break;
     default: break;
     }
+  } else if (s->kind == S_PIPELINE) {
+    k->barrier_bytes += 2 * 8 * (int64_t)s->pipe.pipe->stages; /* full, empty */
   } else if (s->kind == S_ALLOC && s->alloc.buf->scope == SCOPE_SHARED) {
     k->shared_bytes = ir_shared_slot_start(s->alloc.buf, k->shared_bytes) +
                       ir_shared_slot_bytes(s->alloc.buf);
@@ -32,7 +35,7 @@ static bool dims(ir_visitor *v, const ir_stmt *s) {
 void lower_launch_dims(const ir_stmt *root, ir_kernel *k) {
   for (int d = 0; d < 3; d++)
     k->grid[d] = k->block[d] = 1;
-  k->shared_bytes = 0;
+  k->shared_bytes = k->barrier_bytes = 0;
   ir_visitor v = {.stmt = dims, .ctx = k};
   ir_visit_stmt(&v, root);
 }

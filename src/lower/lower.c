@@ -293,8 +293,12 @@ ts_program *ts_lower(const ts_sched *s) {
   ts_arena_release(&scratch);
   if (cx.status != TS_OK)
     return program_fail(p, cx.status, cx.errmsg);
+  /* The buffers go dynamic where they and the static barriers beside them
+   * pass what a kernel may declare statically. */
   p->dynamic_shared =
-      p->k.shared_bytes > SCHED_STATIC_SHARED ? p->k.shared_bytes : 0;
+      p->k.shared_bytes + p->k.barrier_bytes > SCHED_STATIC_SHARED
+          ? p->k.shared_bytes
+          : 0;
   return program_fail(p, TS_OK, "");
 }
 
