@@ -184,20 +184,58 @@ static void test_cuda_has_bulk_copies_and_mbarriers(void **state) {
 
 /* Rows not 16-byte aligned (K = 29 in f16, NN): wgtma keeps cp.async,
  * the schedule's choice where the TMA cannot copy. */
-static void test_unaligned_rows_keep_cp_async(void **state) {
+/* K = 29 in f16: no row of A is 16-byte aligned, so the TMA cannot copy
+ * it as it lies.  wgtma packs both operands first (ts_pack) and the TMA
+ * copies the packed copies; wg128, without the TMA, keeps cp.async on
+ * the operands as they lie. */
+static void test_unaligned_rows_are_packed(void **state) {
   (void)state;
   ts_gemm g = ts_gemm_make(128, 256, 29);
   g.a_type = g.b_type = TS_F16;
-  ts_sched *s = ts_builtin_schedule("wgtma", &g);
+  const char *names[] = {"wgtma", "wg128"};
+  for (int b = 0; b < 2; b++) {
+    ts_sched *s = ts_builtin_schedule(names[b], &g);
+    ts_program *p = ts_lower(s);
+    assert_int_equal(ts_program_status(p), TS_OK);
+    char *src = ts_program_cuda(p);
+    assert_non_null(src);
+    bool tma = b == 0;
+    assert_int_equal(strstr(src, "cp.async.bulk.tensor") != NULL, tma);
+    assert_int_equal(strstr(src, "cp.async.cg.shared.global") != NULL, !tma);
+    assert_int_equal(p->k.packed[0] != NULL && p->k.packed[1] != NULL, tma);
+    free(src);
+    ts_program_free(p);
+    ts_sched_free(s);
+  }
+}
+
+/* bm 128, bn 64, 2 stages: the tiles are 48 KiB, all a kernel may declare
+ * statically, and the pipeline's 4 mbarriers (32 bytes, static) pass it,
+ * so the tiles must go to dynamic shared memory (the driver refused the
+ * static 49184 bytes). */
+static void test_barriers_count_in_the_static_limit(void **state) {
+  (void)state;
+  ts_gemm g = ts_gemm_make(1024, 1024, 1024);
+  g.a_type = g.b_type = TS_F16;
+  char err[256];
+  ts_config *c = ts_config_parse("bm=128,bn=64,stages=2,swizzle=0,"
+                                 "inflight=0,tma=1,warpspec=0,persistent=0,"
+                                 "pack=0", err, sizeof(err));
+  assert_non_null(c);
+  ts_sched *s = ts_space_schedule(ts_space_find("warpgroup"), &g, c);
+  assert_int_equal(ts_sched_status(s), TS_OK);
   ts_program *p = ts_lower(s);
   assert_int_equal(ts_program_status(p), TS_OK);
+  assert_int_equal(p->k.shared_bytes, 48 * 1024);
+  assert_int_equal(p->k.barrier_bytes, 32);
+  assert_int_equal(p->dynamic_shared, 48 * 1024);
   char *src = ts_program_cuda(p);
   assert_non_null(src);
-  assert_null(strstr(src, "cp.async.bulk.tensor"));
-  assert_non_null(strstr(src, "cp.async.cg.shared.global"));
+  assert_non_null(strstr(src, "extern __shared__"));
   free(src);
   ts_program_free(p);
   ts_sched_free(s);
+  ts_config_free(c);
 }
 
 /* assert_fault on wgws, the warp-specialized built-in. */
@@ -549,7 +587,8 @@ int main(void) {
       cmocka_unit_test(test_wrong_expected_bytes),
       cmocka_unit_test(test_tensor_map_box_not_the_caches),
       cmocka_unit_test(test_cuda_has_bulk_copies_and_mbarriers),
-      cmocka_unit_test(test_unaligned_rows_keep_cp_async),
+      cmocka_unit_test(test_unaligned_rows_are_packed),
+      cmocka_unit_test(test_barriers_count_in_the_static_limit),
       cmocka_unit_test(test_ws_producer_refilling_a_stage_not_released),
       cmocka_unit_test(test_ws_consumer_reading_before_its_wait),
       cmocka_unit_test(test_ws_consumer_skipping_its_release),

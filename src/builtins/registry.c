@@ -44,7 +44,7 @@ static const ts_builtin builtins[] = {
      true, true},
     {"wgtma", "wg128 with its tiles copied by the TMA (cp.async.bulk.tensor) "
      "on an mbarrier pipeline, no __syncthreads in the k loop; in tf32 "
-     "from A and B packed in the workspace; cp.async where an f16 or bf16 "
+     "from A and B packed in the workspace, and so in f16 and bf16 where a "
      "row is not 16-byte aligned", example_wgtma,
      true, true},
     {"wgws", "wgtma warp-specialized: a producer warpgroup issues the TMA's "
@@ -95,7 +95,8 @@ static const ts_space spaces[] = {
      true, false},
     {"warpgroup", "wg128's block tiles, warpgroups, cp.async stages, "
      "block swizzle, wgmma batches in flight, TMA copies, a producer "
-     "warpgroup and a persistent grid (wgmma, sm_90: f16, bf16 or tf32)",
+     "warpgroup, a persistent grid and packed operands (wgmma, sm_90: "
+     "f16, bf16 or tf32)",
      space_warpgroup, true,
      true},
 };

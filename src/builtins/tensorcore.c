@@ -110,18 +110,28 @@ typedef struct wg_tiling {
   int64_t tma;       /* the tiles copied by the TMA (ts_tma) where it can */
   int64_t ws;        /* and by a producer warpgroup (ts_warp_specialize) */
   int64_t persistent; /* a persistent grid, a block a multiprocessor */
+  int64_t pack;      /* A and B packed first (ts_pack) even where the TMA
+                      * could copy them as they lie */
 } wg_tiling;
 
-/* Whether the TMA can copy both operands: tf32's, packed, always (a
- * packed row is padded to 16 bytes); 16-bit ones where each stored row
- * (K, M or N elements as the layout stores it) is 16-byte aligned; else
- * the schedule keeps cp.async. */
-static bool tma_fits(const ts_gemm *g) {
+/* Whether the TMA can copy both operands as they lie in memory: each
+ * stored row (K, M or N elements as the layout stores it) 16-byte
+ * aligned.  A packed row is padded to 16 bytes, so packed operands
+ * always fit. */
+static bool rows_aligned(const ts_gemm *g) {
   bool a_t = g->layout == TS_TN || g->layout == TS_TT;
   bool b_t = g->layout == TS_NT || g->layout == TS_TT;
   int64_t size = ts_dtype_size(g->a_type);
-  return g->a_type == TS_F32 || ((a_t ? g->m : g->k) * size % 16 == 0 &&
-                                 (b_t ? g->k : g->n) * size % 16 == 0);
+  return (a_t ? g->m : g->k) * size % 16 == 0 &&
+         (b_t ? g->k : g->n) * size % 16 == 0;
+}
+
+/* tf32 is always packed: wgmma reads it only k-major and rounded.  16-bit
+ * operands are packed where the tiling asks, and where the TMA is to copy
+ * them but their rows are not 16-byte aligned (cp.async, the other way,
+ * copies such rows an element at a time, under guards). */
+static bool packs(const ts_gemm *g, const wg_tiling *t) {
+  return g->a_type == TS_F32 || t->pack || (t->tma && !rows_aligned(g));
 }
 
 /* A wgmma operand's shared tile: swizzled in 128-byte rows, copied 16
@@ -138,7 +148,7 @@ static void warpgroup_tile(ts_sched *s, const char *operand, ts_loop *at,
   ts_storage_swizzle(s, st);
   vector_copy(s, st, 16 / ts_dtype_size(ts_sched_gemm(s)->a_type));
   ts_pipeline(s, st, (int)t->stages);
-  if (t->tma && tma_fits(ts_sched_gemm(s))) {
+  if (t->tma) {
     ts_tma(s, st);
     if (t->ws)
       ts_warp_specialize(s, st, 4);
@@ -147,18 +157,17 @@ static void warpgroup_tile(ts_sched *s, const char *operand, ts_loop *at,
 
 static ts_status warpgroup_tiles(ts_sched *s, const wg_tiling *t) {
   ts_loop *io, *ir, *wg, *ii, *jo, *jj, *ko, *ki, *kq, *kk;
-  /* tf32: wgmma reads its operands k-major and rounded only, so both are
-   * packed first (ts_pack) and B's tile is stored k-major; k steps of 8.
-   * A k tile is one 128-byte row of the swizzle: 64 halves, 32 tf32.
-   * f16 and bf16: each tile lies as its operand lies in memory, A
-   * m-major where it is stored transposed (TN, TT), B k-major where it is
-   * (NT, TT). */
+  /* Packed operands (all of tf32's) lie k-major, so B's tile is stored
+   * k-major; tf32's k steps are 8.  A k tile is one 128-byte row of the
+   * swizzle: 64 halves, 32 tf32.  Unpacked f16 and bf16: each tile lies
+   * as its operand lies in memory, A m-major where it is stored
+   * transposed (TN, TT), B k-major where it is (NT, TT). */
   const ts_gemm *g = ts_sched_gemm(s);
-  bool tf32 = g->a_type == TS_F32;
+  bool tf32 = g->a_type == TS_F32, packed = packs(g, t);
   bool a_stored_t = g->layout == TS_TN || g->layout == TS_TT;
   bool b_stored_t = g->layout == TS_NT || g->layout == TS_TT;
   int64_t size = ts_dtype_size(g->a_type);
-  if (tf32) {
+  if (packed) {
     ts_pack(s, "A");
     ts_pack(s, "B");
   }
@@ -176,8 +185,8 @@ static ts_status warpgroup_tiles(ts_sched *s, const wg_tiling *t) {
     ts_swizzle(s, io, jo, t->swizzle);
   if (t->persistent)
     ts_persistent(s, io, jo, 1);
-  warpgroup_tile(s, "A", ko, t, !tf32 && a_stored_t);
-  warpgroup_tile(s, "B", ko, t, tf32 || b_stored_t);
+  warpgroup_tile(s, "A", ko, t, !packed && a_stored_t);
+  warpgroup_tile(s, "B", ko, t, packed || b_stored_t);
   ts_unroll(s, kq);
   ts_tensorize(s, ii, jj, kk);
   if (t->in_flight)
@@ -189,16 +198,16 @@ static ts_status warpgroup_tiles(ts_sched *s, const wg_tiling *t) {
  * bytes, 4 stages, each k tile's batch of wgmma running on while the next
  * is issued: fp16, bf16, or tf32 with A and B packed, on sm_90. */
 ts_status example_wg128(ts_sched *s) {
-  return warpgroup_tiles(s, &(wg_tiling){128, 256, 4, 0, 1, 0, 0, 0});
+  return warpgroup_tiles(s, &(wg_tiling){128, 256, 4, 0, 1, 0, 0, 0, 0});
 }
 
 /* wg128 with the tiles copied by the TMA: one thread fills a stage, an
  * mbarrier per stage says it landed and another that every warp is done
- * with it, so the k loop has no __syncthreads; in tf32 from the packed
- * copies in the workspace; cp.async where the TMA cannot copy (16-bit
- * rows not 16-byte aligned). */
+ * with it, so the k loop has no __syncthreads; from the packed copies in
+ * the workspace in tf32, and where 16-bit rows are not 16-byte aligned
+ * (the TMA cannot copy them as they lie). */
 ts_status example_wgtma(ts_sched *s) {
-  return warpgroup_tiles(s, &(wg_tiling){128, 256, 4, 0, 1, 1, 0, 0});
+  return warpgroup_tiles(s, &(wg_tiling){128, 256, 4, 0, 1, 1, 0, 0, 0});
 }
 
 /* wgtma warp-specialized: a third warpgroup, the producer, issues the
@@ -209,7 +218,7 @@ ts_status example_wgtma(ts_sched *s) {
  * all of B, more than L2 keeps, and the groups keep the tiles the
  * running blocks share there (docs/performance.md). */
 ts_status example_wgws(ts_sched *s) {
-  return warpgroup_tiles(s, &(wg_tiling){128, 256, 4, 8, 1, 1, 1, 0});
+  return warpgroup_tiles(s, &(wg_tiling){128, 256, 4, 8, 1, 1, 1, 0, 0});
 }
 
 /* wgws in a persistent grid: one block a multiprocessor loops over the
@@ -217,7 +226,7 @@ ts_status example_wgws(ts_sched *s) {
  * filling the next tile's first stages while the consumers write the
  * last tile's C, the pipeline's phases running on across tiles. */
 ts_status example_wgpers(ts_sched *s) {
-  return warpgroup_tiles(s, &(wg_tiling){128, 256, 4, 8, 1, 1, 1, 1});
+  return warpgroup_tiles(s, &(wg_tiling){128, 256, 4, 8, 1, 1, 1, 1, 0});
 }
 
 /* Each knob's first value is wg128's: block tiles of 1 to 4 warpgroups,
@@ -237,6 +246,7 @@ ts_status space_warpgroup(ts_sched *s, ts_config *c) {
   t.tma = ts_knob(c, "tma", 2, (int64_t[]){0, 1});
   t.ws = ts_knob(c, "warpspec", 2, (int64_t[]){0, 1});
   t.persistent = ts_knob(c, "persistent", 2, (int64_t[]){0, 1});
+  t.pack = ts_knob(c, "pack", 2, (int64_t[]){0, 1});
   int64_t bytes = t.stages * (t.bm + t.bn) * 128; /* k tiles of 128 bytes */
   /* A lane's bn / 2 accumulators and about 30 registers more (ptxas asks
    * 154 for 128), under the 65536 of an SM shared by the block. */
