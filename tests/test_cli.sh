@@ -493,6 +493,13 @@ if [ -n "$fake" ]; then
   contains "# seed003 64x64x64: 75 configurations"
   contains "# seed003 96x64x64: 75 configurations"
   contains "uses it"
+  # A tuned row is named by its configuration, commas and all: --csv
+  # quotes it as one field.
+  expect 0 "bench --tuned --csv" -- fakerun "$tessel" bench seed003 --tuned \
+    --shape 64x64x64 --beta 1 --csv "$work/tuned.csv"
+  grep -q '^"Fake GPU[^"]*","seed003:[^"]*,[^"]*",64,64,64,NN,' "$work/tuned.csv" ||
+    { echo "FAIL: bench --csv does not quote the tuned configuration:"
+      cat "$work/tuned.csv"; fails=$((fails + 1)); }
   expect 0 "--tuned at a shape not tuned" -- fakerun "$tessel" show seed003 \
     --tuned --shape 100x64x64 --layout TN --beta 1
   contains "no tuning record of seed003 at 100x64x64 TN on Fake GPU (tests/fake_cuda.c); using the record of the nearest tuned shape, 96x64x64 (each size within a factor of 1.04)"

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "csv.h"
 #include "options.h"
 #include "record.h"
 
@@ -223,14 +224,18 @@ static void print_row(FILE *csv, const char *gpu, const char *name, int width,
     printf(" %5d %6s\n", r->ptxas.registers, "?");
   else
     printf(" %5s %6s\n", "-", "-");
-  if (csv)
-    fprintf(csv, "\"%s\",%s,%lld,%lld,%lld,%s,%.6f,%.4f,%.4f,%.3e,%d,%d\n",
-            gpu, name, (long long)g->m, (long long)g->n, (long long)g->k,
-            ts_layout_name(g->layout), r->median_ms, r->tflops,
-            r->ratio_to_cublas, r->max_rel_err,
-            r->ptxas.valid ? r->ptxas.registers : -1,
-            r->ptxas.valid ? r->ptxas.spill_store_bytes + r->ptxas.spill_load_bytes
-                           : -1);
+  if (!csv)
+    return;
+  cli_csv_field(csv, gpu);
+  fputc(',', csv);
+  cli_csv_field(csv, name);
+  fprintf(csv, ",%lld,%lld,%lld,%s,%.6f,%.4f,%.4f,%.3e,%d,%d\n",
+          (long long)g->m, (long long)g->n, (long long)g->k,
+          ts_layout_name(g->layout), r->median_ms, r->tflops,
+          r->ratio_to_cublas, r->max_rel_err,
+          r->ptxas.valid ? r->ptxas.registers : -1,
+          r->ptxas.valid ? r->ptxas.spill_store_bytes + r->ptxas.spill_load_bytes
+                         : -1);
 }
 
 /* What a run of one shape writes to: --csv and the --json record (each

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "csv.h"
 #include "record.h"
 #include "tune_report.h"
 
@@ -40,11 +41,15 @@ static void print_best(const cli_opts *o, const ts_tune_shape *r,
   }
   for (int i = 0; csv && i < r->n; i++) {
     const ts_tune_candidate *c = &r->c[i];
-    if (ts_tune_timed(c))
-      fprintf(csv, "\"%s\",%s,\"%s\",%s,%.6f,%.4f,%.4f,%s\n", gpu, shape,
-              c->text, ts_layout_name(r->def.layout), ts_tune_result(c)->median_ms,
-              ts_tune_result(c)->tflops, ts_tune_result(c)->ratio_to_cublas,
-              c->has_full ? "full" : "quick");
+    if (!ts_tune_timed(c))
+      continue;
+    cli_csv_field(csv, gpu);
+    fprintf(csv, ",%s,", shape);
+    cli_csv_field(csv, c->text);
+    const ts_bench_result *b = ts_tune_result(c);
+    fprintf(csv, ",%s,%.6f,%.4f,%.4f,%s\n", ts_layout_name(r->def.layout),
+            b->median_ms, b->tflops, b->ratio_to_cublas,
+            c->has_full ? "full" : "quick");
   }
 }
 
