@@ -6,7 +6,8 @@
  * holds from its launch, so that setmaxnreg.inc never waits for registers
  * that no warpgroup released.  At one block the counts stay 40 and 232.
  * Such a kernel checks right on the reference executor, compiles for
- * sm_90a without spills, and lowering refuses a split that cannot fit.
+ * sm_90a without spills, explain says its split, and lowering refuses a
+ * split that cannot fit.
  */
 #include "helpers.h"
 #include "tiles.h"
@@ -248,6 +249,29 @@ static void test_compiles_without_spills(void **state) {
   }
 }
 
+/* tessel explain says the split where it describes the producer: 80 a
+ * thread at launch, 2 blocks a multiprocessor, 24 and 104. */
+static void test_explain_says_the_split(void **state) {
+  (void)state;
+  ts_sched *s = ws128(2, 1024, 1024, 1024, TS_NN);
+  ts_program *prog = lowered(s);
+  ts_explain_opts o = {0};
+  ts_explain *e = ts_program_explain(prog, &o);
+  assert_non_null(e);
+  assert_int_equal(e->status, TS_OK);
+  const ts_pipeline_report *p = &e->kernels[0].pipeline;
+  assert_true(p->launch_registers == 80 && p->producer_registers == 24 &&
+              p->consumer_registers == 104 && p->blocks == 2);
+  char *text = ts_explain_text(e);
+  assert_non_null(strstr(text, "  registers (setmaxnreg): 80 a thread at "
+                               "launch (2 blocks a multiprocessor), then 24 "
+                               "a producer thread and 104 a consumer's\n"));
+  free(text);
+  ts_explain_free(e);
+  ts_program_free(prog);
+  ts_sched_free(s);
+}
+
 /* The warpgroup space's knob `blocks`: 2 blocks' shared tiles must fit a
  * multiprocessor (228 KiB, 1 KiB of it reserved for each block), and a
  * warp-specialized block's threads must have at launch the registers its
@@ -331,6 +355,7 @@ int main(void) {
       cmocka_unit_test(test_persistent_blocks_ask_too),
       cmocka_unit_test(test_checks_at_odd_shapes),
       cmocka_unit_test(test_compiles_without_spills),
+      cmocka_unit_test(test_explain_says_the_split),
       cmocka_unit_test(test_space_prunes_what_two_blocks_cannot_hold),
       cmocka_unit_test(test_refuses_a_split_that_does_not_fit),
   };
