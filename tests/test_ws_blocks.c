@@ -285,7 +285,8 @@ static void test_space_prunes_what_two_blocks_cannot_hold(void **state) {
   } cases[] = {
       {"bm=128,bn=128,stages=3,tma=1,warpspec=1,blocks=2",
        "2 consumer warpgroups of about 94 registers a thread beside a "
-       "producer, 2 blocks a multiprocessor"},
+       "producer, 2 blocks a multiprocessor: fewer registers a thread at "
+       "launch"},
       {"bm=128,bn=64,stages=5,tma=1,warpspec=1,blocks=2",
        "2 blocks of 120 KiB of shared memory a multiprocessor"},
       {"bm=128,bn=64,stages=5,tma=1,warpspec=1,blocks=1", NULL},
@@ -294,7 +295,8 @@ static void test_space_prunes_what_two_blocks_cannot_hold(void **state) {
       {"bm=192,bn=64,stages=3,tma=1,warpspec=1,blocks=2", NULL},
       {"bm=192,bn=64,stages=3,tma=1,warpspec=1,blocks=1",
        "3 consumer warpgroups of about 62 registers a thread beside a "
-       "producer, 1 block a multiprocessor"},
+       "producer, 1 block a multiprocessor: setmaxnreg's split does not "
+       "fit"},
       {"bm=128,bn=256,stages=2,inflight=0,blocks=2",
        "2 blocks of 256 threads of about 158 registers"},
   };
