@@ -518,6 +518,8 @@ static void test_tma_pipeline_reported(void **state) {
   assert_int_equal(p->consumer_warps, 8);
   assert_int_equal(p->producer_thread, 256);
   assert_int_equal(p->producer_threads, 128);
+  assert_true(p->launch_registers == 168 && p->producer_registers == 40 &&
+              p->consumer_registers == 232 && p->blocks == 1);
   assert_int_equal(p->ntma, 2);
   const ts_tma_report *a = &p->tma[0], *b = &p->tma[1];
   assert_string_equal(a->src, "A");
@@ -531,12 +533,16 @@ static void test_tma_pipeline_reported(void **state) {
   assert_non_null(strstr(text, "4 x tma B -> B.shared a stage: box 64x64 "
                                "elements, 8192 bytes, 256 L2 sectors, "
                                "128-byte swizzle"));
+  assert_non_null(strstr(text, "(thread 256 issues)\n  registers "
+                               "(setmaxnreg): 168 a thread at launch (1 "
+                               "block a multiprocessor), then 40 a producer "
+                               "thread and 232 a consumer's\n"));
   free(text);
   ts_explain_free(e);
   e = explain_builtin("wgtma", TS_NT);
   p = &e->kernels[0].pipeline;
   assert_true(p->producer_thread == 0 && p->producer_threads == 0 &&
-              p->ntma == 2 && p->tma[1].box[1] == 256 &&
+              p->consumer_registers == 0 && p->ntma == 2 && p->tma[1].box[1] == 256 &&
               p->tma[1].per_stage == 1);
   ts_explain_free(e);
   e = explain_builtin("wg128", TS_NN);

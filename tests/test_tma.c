@@ -13,6 +13,7 @@
  * setmaxnreg.
  */
 #include "helpers.h"
+#include "tiles.h"
 
 #include "exec/executor.h"
 #include "ir/ir.h"
@@ -387,38 +388,11 @@ static ts_status lower_in_flight(int stages, int batches, char *msg,
   ts_gemm g = ts_gemm_make(128, 256, 512);
   g.a_type = g.b_type = TS_F16;
   g.layout = TS_NT;
-  ts_sched *s = ts_matmul(&g);
-  ts_loop *io, *ir, *wg, *ii, *jo, *jj, *ko, *ki, *kq, *kk, *o, *in;
-  ts_split(s, ts_get_loop(s, "i"), 128, &io, &ir);
-  ts_split(s, ir, 64, &wg, &ii);
-  ts_split(s, ts_get_loop(s, "j"), 256, &jo, &jj);
-  ts_split(s, ts_get_loop(s, "k"), 64, &ko, &ki);
-  ts_split(s, ki, 16, &kq, &kk);
-  ts_reorder(s, 8, (ts_loop *[]){io, jo, wg, ko, kq, ii, jj, kk});
-  ts_bind(s, io, TS_BLOCK_Y);
-  ts_bind(s, jo, TS_BLOCK_X);
-  ts_bind(s, wg, TS_THREAD_Y);
-  for (int b = 0; b < 2; b++) {
-    ts_stage *st;
-    ts_cache_read(s, b ? "B" : "A", TS_SHARED, ko, &st);
-    if (b) /* B is stored k-major in NT */
-      ts_storage_transpose(s, st);
-    ts_storage_swizzle(s, st);
-    ts_split(s, ts_stage_axis(st, ts_stage_contiguous(st)), 8, &o, &in);
-    ts_vectorize(s, in);
-    ts_pipeline(s, st, stages);
-    ts_tma(s, st);
-  }
-  ts_unroll(s, kq);
-  ts_tensorize(s, ii, jj, kk);
+  ts_loop *ko;
+  ts_sched *s = tma_tiles(&g, 2, 256, stages, false, &ko);
   ts_wgmma_in_flight(s, ko, batches);
   assert_int_equal(ts_sched_status(s), TS_OK);
-  ts_program *p = ts_lower(s);
-  ts_status st = ts_program_status(p);
-  snprintf(msg, n, "%s", ts_program_errmsg(p));
-  ts_program_free(p);
-  ts_sched_free(s);
-  return st;
+  return lowering_says(s, msg, n);
 }
 
 /* A TMA pipeline with wgmma batches in flight needs batches + 2 stages,

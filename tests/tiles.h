@@ -116,4 +116,50 @@ static inline void expect(ts_sched *s, ts_status got, ts_status code, const char
     expect(s, (call), code, prefix, root_);                                   \
   } while (0)
 
+/* wgmma's tiles by hand in f16 (wg128's shape): blocks of `warpgroups`
+ * warpgroups of 64 x bn, k tiles of 64 in `stages` stages filled by the
+ * TMA, with a producer warpgroup where `producer`; B's tile stored
+ * k-major in NT, as it lies.  *ko is the k tile loop. */
+static inline ts_sched *tma_tiles(const ts_gemm *def, int64_t warpgroups,
+                                  int64_t bn, int stages, bool producer,
+                                  ts_loop **ko) {
+  ts_sched *s = ts_matmul(def);
+  ts_loop *io, *ir, *wg, *ii, *jo, *jj, *ki, *kq, *kk, *o, *in;
+  ts_split(s, ts_get_loop(s, "i"), 64 * warpgroups, &io, &ir);
+  ts_split(s, ir, 64, &wg, &ii);
+  ts_split(s, ts_get_loop(s, "j"), bn, &jo, &jj);
+  ts_split(s, ts_get_loop(s, "k"), 64, ko, &ki);
+  ts_split(s, ki, 16, &kq, &kk);
+  ts_reorder(s, 8, (ts_loop *[]){io, jo, wg, *ko, kq, ii, jj, kk});
+  ts_bind(s, io, TS_BLOCK_Y);
+  ts_bind(s, jo, TS_BLOCK_X);
+  ts_bind(s, wg, TS_THREAD_Y);
+  for (int b = 0; b < 2; b++) {
+    ts_stage *st;
+    ts_cache_read(s, b ? "B" : "A", TS_SHARED, *ko, &st);
+    if (b && def->layout == TS_NT)
+      ts_storage_transpose(s, st);
+    ts_storage_swizzle(s, st);
+    ts_split(s, ts_stage_axis(st, ts_stage_contiguous(st)), 8, &o, &in);
+    ts_vectorize(s, in);
+    ts_pipeline(s, st, stages);
+    ts_tma(s, st);
+    if (producer)
+      ts_warp_specialize(s, st, 4);
+  }
+  ts_unroll(s, kq);
+  ts_tensorize(s, ii, jj, kk);
+  return s;
+}
+
+/* Lowers s and frees it: lowering's status, its message in msg. */
+static inline ts_status lowering_says(ts_sched *s, char *msg, size_t n) {
+  ts_program *p = ts_lower(s);
+  ts_status st = ts_program_status(p);
+  snprintf(msg, n, "%s", ts_program_errmsg(p));
+  ts_program_free(p);
+  ts_sched_free(s);
+  return st;
+}
+
 #endif

@@ -93,6 +93,10 @@ typedef struct ts_pipeline_report {
   int consumer_warps;    /* arrivals that release a stage */
   int producer_thread;   /* the thread that issues the copies */
   int producer_threads;  /* a warp-specialized producer's; 0: a consumer */
+  /* With that producer, setmaxnreg's split: a thread's registers at
+   * launch for `blocks` blocks a multiprocessor, then a producer thread's
+   * and a consumer's; all 0 without one. */
+  int launch_registers, producer_registers, consumer_registers, blocks;
   ts_tma_report tma[TS_MAX_TMA_REPORTS];
   int ntma;
 } ts_pipeline_report;

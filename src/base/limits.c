@@ -37,3 +37,32 @@ int ts_arch_shared_block(int cc) {
   const ts_arch_limits *a = ts_arch_limits_of(cc);
   return a ? a->shared_block : TS_STATIC_SHARED;
 }
+
+/* n rounded down to a multiple of 8: setmaxnreg's and the allocator's
+ * granule. */
+static int64_t granule_down(int64_t n) { return n / 8 * 8; }
+
+bool ts_register_split_of(int64_t consumer_threads, int64_t producer_threads,
+                          int blocks, ts_register_split *out) {
+  int64_t threads = consumer_threads + producer_threads;
+  *out = (ts_register_split){.blocks = blocks};
+  if (blocks < 1 || consumer_threads < 1 || producer_threads < 1)
+    return false;
+  int64_t launch = TS_REGISTERS_PER_BLOCK / (blocks * threads);
+  launch = granule_down(launch < TS_REGISTERS_PER_THREAD
+                            ? launch : TS_REGISTERS_PER_THREAD);
+  int64_t producer = TS_PRODUCER_REGISTERS_1, consumer = TS_CONSUMER_REGISTERS_1;
+  if (blocks > 1) {
+    producer = TS_SETMAXNREG_MIN;
+    consumer = granule_down(launch + (launch - producer) * producer_threads /
+                                         consumer_threads);
+    if (consumer > TS_CONSUMER_REGISTERS_1)
+      consumer = TS_CONSUMER_REGISTERS_1;
+  }
+  out->launch = (int)launch;
+  out->producer = (int)producer;
+  out->consumer = (int)consumer;
+  return producer <= launch &&
+         producer * producer_threads + consumer * consumer_threads <=
+             launch * threads;
+}

@@ -10,6 +10,7 @@
 #define TS_LIMITS_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 typedef struct ts_arch_limits {
   int cc;               /* compute capability: 90 for sm_90 */
@@ -28,11 +29,46 @@ typedef struct ts_arch_limits {
 enum { TS_STATIC_SHARED = 48 * 1024 };
 /* The most shared memory a block has on any architecture (sm_90's). */
 enum { TS_SHARED_BLOCK_MAX = 227 * 1024 };
+/* sm_90's shared memory a multiprocessor, and what the driver reserves of
+ * it for each resident block: n blocks of b bytes fit where
+ * n * (b + TS_SHARED_RESERVED_BLOCK) <= TS_SHARED_SM_MAX. */
+enum { TS_SHARED_SM_MAX = 228 * 1024, TS_SHARED_RESERVED_BLOCK = 1024 };
 /* Resident blocks and threads of a multiprocessor on sm_80 and sm_90,
  * the architectures tessel targets. */
 enum { TS_BLOCKS_PER_SM = 32, TS_THREADS_PER_SM = 2048 };
 /* Registers a block, and a thread, may use on every architecture listed. */
 enum { TS_REGISTERS_PER_BLOCK = 65536, TS_REGISTERS_PER_THREAD = 255 };
+
+/* A warp-specialized block's registers a thread (ts_warp_specialize):
+ * `blocks` blocks of consumer + producer threads a multiprocessor, launched
+ * with __launch_bounds__(threads, blocks), so that each thread has at most
+ * `launch` registers (65536 / (blocks * threads), at most 255, rounded
+ * down to a multiple of 8); then the producer warpgroup gives registers
+ * back (setmaxnreg.dec `producer`) and the consumers take them
+ * (setmaxnreg.inc `consumer`): 24..256, multiples of 8.  The block's
+ * pool holds launch x threads; setmaxnreg.inc waits until it has what it
+ * asks, so the counts never exceed it. */
+typedef struct ts_register_split {
+  int blocks;    /* blocks a multiprocessor the split is for */
+  int launch;    /* a thread's registers at launch */
+  int producer;  /* a producer thread's after setmaxnreg.dec */
+  int consumer;  /* a consumer thread's after setmaxnreg.inc */
+} ts_register_split;
+
+/* setmaxnreg's bounds, and what ts_register_split_of gives at one block
+ * a multiprocessor: the producer keeps 40, the consumers take 232 (the
+ * file is the block's: 40 x 128 + 232 x 256 = 168 x 384). */
+enum { TS_SETMAXNREG_MIN = 24, TS_SETMAXNREG_MAX = 256,
+       TS_PRODUCER_REGISTERS_1 = 40, TS_CONSUMER_REGISTERS_1 = 232 };
+
+/* The split for `blocks` (1..) blocks of consumer_threads + producer_threads:
+ * at one block 40 and 232; at more every register counts, so the producer
+ * keeps setmaxnreg's minimum, 24, and the consumers take what it released,
+ * launch + (launch - 24) x producer_threads / consumer_threads rounded
+ * down to a multiple of 8, at most 232.  False when it does not fit: the
+ * launch count under the producer's, or the counts over the pool. */
+bool ts_register_split_of(int64_t consumer_threads, int64_t producer_threads,
+                          int blocks, ts_register_split *out);
 
 /* The table, by compute capability; count entries. */
 const ts_arch_limits *ts_arch_table(int *count);

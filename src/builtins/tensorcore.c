@@ -109,7 +109,9 @@ typedef struct wg_tiling {
   int64_t in_flight; /* wgmma batches left running into the next k tile */
   int64_t tma;       /* the tiles copied by the TMA (ts_tma) where it can */
   int64_t ws;        /* and by a producer warpgroup (ts_warp_specialize) */
-  int64_t persistent; /* a persistent grid, a block a multiprocessor */
+  int64_t persistent; /* a persistent grid of `blocks` a multiprocessor */
+  int64_t blocks;     /* blocks a multiprocessor (ts_min_blocks_per_sm);
+                       * 0 or 1: one, not asked */
   int64_t pack;      /* A and B packed first (ts_pack) even where the TMA
                       * could copy them as they lie */
 } wg_tiling;
@@ -184,13 +186,15 @@ static ts_status warpgroup_tiles(ts_sched *s, const wg_tiling *t) {
   if (t->swizzle)
     ts_swizzle(s, io, jo, t->swizzle);
   if (t->persistent)
-    ts_persistent(s, io, jo, 1);
+    ts_persistent(s, io, jo, t->blocks > 1 ? (int)t->blocks : 1);
   warpgroup_tile(s, "A", ko, t, !packed && a_stored_t);
   warpgroup_tile(s, "B", ko, t, packed || b_stored_t);
   ts_unroll(s, kq);
   ts_tensorize(s, ii, jj, kk);
   if (t->in_flight)
     ts_wgmma_in_flight(s, ko, (int)t->in_flight);
+  if (t->blocks > 1)
+    ts_min_blocks_per_sm(s, (int)t->blocks);
   return ts_sched_status(s);
 }
 
@@ -198,7 +202,7 @@ static ts_status warpgroup_tiles(ts_sched *s, const wg_tiling *t) {
  * bytes, 4 stages, each k tile's batch of wgmma running on while the next
  * is issued: fp16, bf16, or tf32 with A and B packed, on sm_90. */
 ts_status example_wg128(ts_sched *s) {
-  return warpgroup_tiles(s, &(wg_tiling){128, 256, 4, 0, 1, 0, 0, 0, 0});
+  return warpgroup_tiles(s, &(wg_tiling){128, 256, 4, 0, 1, 0, 0, 0, 1, 0});
 }
 
 /* wg128 with the tiles copied by the TMA: one thread fills a stage, an
@@ -207,7 +211,7 @@ ts_status example_wg128(ts_sched *s) {
  * the workspace in tf32, and where 16-bit rows are not 16-byte aligned
  * (the TMA cannot copy them as they lie). */
 ts_status example_wgtma(ts_sched *s) {
-  return warpgroup_tiles(s, &(wg_tiling){128, 256, 4, 0, 1, 1, 0, 0, 0});
+  return warpgroup_tiles(s, &(wg_tiling){128, 256, 4, 0, 1, 1, 0, 0, 1, 0});
 }
 
 /* wgtma warp-specialized: a third warpgroup, the producer, issues the
@@ -218,7 +222,7 @@ ts_status example_wgtma(ts_sched *s) {
  * all of B, more than L2 keeps, and the groups keep the tiles the
  * running blocks share there (docs/performance.md). */
 ts_status example_wgws(ts_sched *s) {
-  return warpgroup_tiles(s, &(wg_tiling){128, 256, 4, 8, 1, 1, 1, 0, 0});
+  return warpgroup_tiles(s, &(wg_tiling){128, 256, 4, 8, 1, 1, 1, 0, 1, 0});
 }
 
 /* wgws in a persistent grid: one block a multiprocessor loops over the
@@ -226,7 +230,7 @@ ts_status example_wgws(ts_sched *s) {
  * filling the next tile's first stages while the consumers write the
  * last tile's C, the pipeline's phases running on across tiles. */
 ts_status example_wgpers(ts_sched *s) {
-  return warpgroup_tiles(s, &(wg_tiling){128, 256, 4, 8, 1, 1, 1, 1, 0});
+  return warpgroup_tiles(s, &(wg_tiling){128, 256, 4, 8, 1, 1, 1, 1, 1, 0});
 }
 
 /* Each knob's first value is wg128's: block tiles of 1 to 4 warpgroups,
@@ -234,8 +238,12 @@ ts_status example_wgpers(ts_sched *s) {
  * stages (a 64 x 256 tile of B and 128 x 64 of A take 48 KiB a stage; 5
  * and 6 fit smaller tiles), and 0 to 2 k tiles' batches of wgmma left in
  * flight (each one runs the copies a tile less ahead); the TMA, a
- * producer warpgroup, and a persistent grid of one block a
- * multiprocessor (a TMA pipeline in it needs the producer warpgroup). */
+ * producer warpgroup, a persistent grid (a TMA pipeline in it needs the
+ * producer warpgroup), and 1 or 2 blocks a multiprocessor, so that one
+ * block's epilogue runs beside the other's main loop: both blocks'
+ * shared tiles and registers must fit the multiprocessor, and a producer
+ * warpgroup's consumers then take only what it released
+ * (ts_register_split_of). */
 ts_status space_warpgroup(ts_sched *s, ts_config *c) {
   wg_tiling t;
   t.bm = ts_knob(c, "bm", 4, (int64_t[]){128, 64, 192, 256});
@@ -246,13 +254,22 @@ ts_status space_warpgroup(ts_sched *s, ts_config *c) {
   t.tma = ts_knob(c, "tma", 2, (int64_t[]){0, 1});
   t.ws = ts_knob(c, "warpspec", 2, (int64_t[]){0, 1});
   t.persistent = ts_knob(c, "persistent", 2, (int64_t[]){0, 1});
+  t.blocks = ts_knob(c, "blocks", 2, (int64_t[]){1, 2});
   t.pack = ts_knob(c, "pack", 2, (int64_t[]){0, 1});
   int64_t bytes = t.stages * (t.bm + t.bn) * 128; /* k tiles of 128 bytes */
   /* A lane's bn / 2 accumulators and about 30 registers more (ptxas asks
-   * 154 for 128), under the 65536 of an SM shared by the block. */
+   * 154 for 128), under the 65536 of an SM shared by its blocks.  With a
+   * producer warpgroup the registers a thread has at launch count: ptxas
+   * holds each wgmma to them, whatever setmaxnreg.inc gives later. */
   int64_t threads = t.bm / 64 * 128, regs = t.bn / 2 + 30;
+  ts_register_split split;
+  bool split_fits = ts_register_split_of(threads, 128, (int)t.blocks, &split);
   if (!ts_knob_require(c, bytes <= TS_SHARED_BLOCK_MAX, "%lld KiB of shared memory "
                        "a block", (long long)(bytes / 1024)) ||
+      !ts_knob_require(c, t.blocks * (bytes + TS_SHARED_RESERVED_BLOCK) <=
+                       TS_SHARED_SM_MAX, "%lld blocks of %lld KiB of shared "
+                       "memory a multiprocessor", (long long)t.blocks,
+                       (long long)(bytes / 1024)) ||
       !ts_knob_require(c, t.stages >= t.in_flight + 2, "%lld stages for "
                        "%lld batches in flight", (long long)t.stages,
                        (long long)t.in_flight) ||
@@ -260,11 +277,17 @@ ts_status space_warpgroup(ts_sched *s, ts_config *c) {
                        "the TMA") ||
       !ts_knob_require(c, !t.persistent || !t.tma || t.ws, "a persistent "
                        "grid's TMA pipeline without a producer warpgroup") ||
-      !ts_knob_require(c, !t.ws || t.bm <= 128, "%lld consumer warpgroups "
-                       "of 232 registers a thread beside a producer",
-                       (long long)(t.bm / 64)) ||
-      !ts_knob_require(c, threads * regs <= TS_REGISTERS_PER_BLOCK, "%lld threads of about "
-                       "%lld registers", (long long)threads,
+      !ts_knob_require(c, !t.ws || (split_fits && split.launch >= regs),
+                       "%lld consumer warpgroups of about %lld registers a "
+                       "thread beside a producer, %lld block%s a "
+                       "multiprocessor: %s", (long long)(t.bm / 64),
+                       (long long)regs, (long long)t.blocks,
+                       t.blocks > 1 ? "s" : "",
+                       split_fits ? "fewer registers a thread at launch"
+                                  : "setmaxnreg's split does not fit") ||
+      !ts_knob_require(c, t.blocks * threads * regs <= TS_REGISTERS_PER_BLOCK,
+                       "%lld blocks of %lld threads of about %lld registers",
+                       (long long)t.blocks, (long long)threads,
                        (long long)regs))
     return ts_sched_status(s);
   return warpgroup_tiles(s, &t);

@@ -13,6 +13,7 @@
 typedef struct {
   ts_arena *a;
   ts_buf *b;
+  const ir_kernel *k;  /* the kernel whose body is being printed */
   bool wide;          /* 64-bit index arithmetic */
   bool needs_floordiv; /* a division the code must floor itself */
   bool rounds_tf32;    /* ts_pack's kernel rounds to tf32 */

@@ -646,6 +646,7 @@ static char *kernel_body(emitter *em, const ts_program *p, const ir_kernel *k) {
   ts_buf body;
   ts_buf_init(&body);
   em->b = &body;
+  em->k = k;
   workspace_views(&body, em, k);
   em->dynamic_shared = k == &p->k && p->dynamic_shared > 0;
   if (em->dynamic_shared)

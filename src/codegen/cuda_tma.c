@@ -144,9 +144,10 @@ static ir_stmt *role_part(ts_arena *a, ir_stmt *s, const ir_pipeline *p,
   return r == ROLE_ANY || r == keep ? s : NULL;
 }
 
-/* The roles' split: the producer's registers to the consumers (the
- * kernel is bounded to one block a multiprocessor, so the file is the
- * block's: 40 x 128 + 232 x 256 registers of 65536). */
+/* The roles' split: the producer's registers to the consumers, the
+ * counts lowering chose for the blocks a multiprocessor the kernel is
+ * bounded to (ir_kernel's registers: 40 and 232 at one block, the file
+ * the block's). */
 static void c_roles(ts_buf *b, emitter *em, const ir_stmt *s, int depth,
                     const ir_stmt_style *st) {
   const ir_pipeline *p = s->pipe.pipe;
@@ -157,7 +158,8 @@ static void c_roles(ts_buf *b, emitter *em, const ir_stmt *s, int depth,
                 "blockDim.x + threadIdx.x >= %d) {  // the producer "
                 "warpgroup\n", p->producer);
   ts_buf_indent(b, depth + 1);
-  ts_buf_puts(b, "asm volatile(\"setmaxnreg.dec.sync.aligned.u32 40;\\n\");\n");
+  ts_buf_printf(b, "asm volatile(\"setmaxnreg.dec.sync.aligned.u32 %d;\\n\");\n",
+                em->k->registers.producer);
   if (producer)
     ir_print_stmt_with(b, producer, depth + 1, st);
   ts_buf_indent(b, depth + 1);
@@ -165,7 +167,8 @@ static void c_roles(ts_buf *b, emitter *em, const ir_stmt *s, int depth,
   ts_buf_indent(b, depth);
   ts_buf_puts(b, "}\n");
   ts_buf_indent(b, depth);
-  ts_buf_puts(b, "asm volatile(\"setmaxnreg.inc.sync.aligned.u32 232;\\n\");\n");
+  ts_buf_printf(b, "asm volatile(\"setmaxnreg.inc.sync.aligned.u32 %d;\\n\");\n",
+                em->k->registers.consumer);
   if (consumer)
     ir_print_stmt_with(b, consumer, depth, st);
 }

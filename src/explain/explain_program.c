@@ -348,6 +348,12 @@ static bool explain_kernel(ts_explain *e, const ts_program *p, int i,
   persistent_report(k, &kr->persistent);
   ir_visitor pv = {.stmt = pipeline_node, .ctx = &kr->pipeline};
   ir_visit_stmt(&pv, k->body);
+  if (kr->pipeline.producer_threads) { /* the split lowering chose */
+    kr->pipeline.launch_registers = k->registers.launch;
+    kr->pipeline.producer_registers = k->registers.producer;
+    kr->pipeline.consumer_registers = k->registers.consumer;
+    kr->pipeline.blocks = k->registers.blocks;
+  }
   for (int t = 0; t < kr->pipeline.ntma; t++) { /* the report owns them */
     ts_tma_report *tr = &kr->pipeline.tma[t];
     tr->src = ts_arena_strdup(rows->arena, tr->src);

@@ -120,7 +120,8 @@ static void print_totals(ts_buf *b, const ts_kernel_report *k) {
   }
 }
 
-/* The TMA pipeline: its stages, roles and one stage's boxes. */
+/* The TMA pipeline: its stages, roles (with a producer warpgroup, the
+ * registers setmaxnreg moves) and one stage's boxes. */
 static void print_pipeline(ts_buf *b, const ts_pipeline_report *p) {
   if (!p->stages)
     return;
@@ -133,6 +134,12 @@ static void print_pipeline(ts_buf *b, const ts_pipeline_report *p) {
                   "issues)\n", p->producer_threads, p->producer_thread);
   else
     ts_buf_printf(b, "thread %d issues, a consumer\n", p->producer_thread);
+  if (p->producer_threads)
+    ts_buf_printf(b, "  registers (setmaxnreg): %d a thread at launch (%d "
+                  "block%s a multiprocessor), then %d a producer thread and "
+                  "%d a consumer's\n", p->launch_registers, p->blocks,
+                  plural(p->blocks), p->producer_registers,
+                  p->consumer_registers);
   for (int i = 0; i < p->ntma; i++) {
     const ts_tma_report *t = &p->tma[i];
     ts_buf_printf(b, "  %d x tma %s -> %s a stage: box %lldx%lld elements, "

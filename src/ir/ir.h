@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "../base/arena.h"
+#include "../base/limits.h"
 #include "params.h"
 #include "tessel/types.h"
 
@@ -406,6 +407,11 @@ typedef struct ir_kernel {
   /* Threads (linear, from 0) that run the kernel outside its
    * warp-specialized pipeline; the rest are its producer. 0: all. */
   int64_t consumer_threads;
+  /* With a producer: its registers and the consumers' after setmaxnreg
+   * (the counts codegen emits and explain reports), and a thread's at
+   * launch, for min_blocks blocks a multiprocessor (ts_register_split_of);
+   * all 0 without one. */
+  ts_register_split registers;
   int min_arch;         /* compute capability it needs (80: cp.async); 0 */
   bool arch_specific;   /* sm_90a's instructions (wgmma): sm_90 alone */
 } ir_kernel;

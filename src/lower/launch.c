@@ -4,6 +4,8 @@
  * And the block's shared memory: every shared buffer, each rounded up to 16
  * bytes, as the code generator lays them out when they are dynamic, and
  * apart from them the TMA pipelines' barriers, which stay static.
+ * A warp-specialized pipeline's producer warpgroup joins the block, and
+ * the kernel learns the registers setmaxnreg moves between the roles.
  */
 #include "lower.h"
 
@@ -40,6 +42,50 @@ void lower_launch_dims(const ir_stmt *root, ir_kernel *k) {
   ir_visit_stmt(&v, root);
 }
 
+/* The blocks a multiprocessor a warp-specialized kernel is built for:
+ * ts_min_blocks_per_sm's, or ts_persistent's blocks_per_sm where that is
+ * more (a persistent grid of 2 blocks a multiprocessor needs both to
+ * fit); 1 when neither asks. */
+static int ws_blocks(const ir_kernel *k) {
+  int blocks = k->min_blocks > k->persistent ? k->min_blocks : k->persistent;
+  return blocks > 1 ? blocks : 1;
+}
+
+/* setmaxnreg's counts (codegen) for ws_blocks(k) blocks a multiprocessor,
+ * within the registers each block holds from its launch; the kernel is
+ * bounded to those blocks, which the counts assume. */
+static bool split_registers(lower_ctx *cx, ir_kernel *k) {
+  int blocks = ws_blocks(k);
+  ts_register_split r;
+  int64_t consumers = k->consumer_threads;
+  int64_t threads = consumers + cx->producer_threads;
+  if (!ts_register_split_of(consumers, cx->producer_threads, blocks, &r)) {
+    if (blocks == 1)
+      return lower_fail(cx, TS_ERR_RESOURCES, "ts_lower: ts_warp_specialize "
+                        "gives each of %lld consumer threads %d registers "
+                        "and each of %d producer threads %d: %lld, over the "
+                        "%lld the block holds (%lld threads of %d at "
+                        "launch); use at most 2 consumer warpgroups",
+                        (long long)consumers, r.consumer,
+                        cx->producer_threads, r.producer,
+                        (long long)(r.consumer * consumers +
+                                    r.producer * cx->producer_threads),
+                        (long long)(r.launch * threads), (long long)threads,
+                        r.launch);
+    return lower_fail(cx, TS_ERR_RESOURCES, "ts_lower: ts_warp_specialize "
+                      "at %d blocks a multiprocessor (ts_min_blocks_per_sm "
+                      "or ts_persistent's blocks_per_sm) of %lld threads "
+                      "leaves each thread %d registers at launch, fewer "
+                      "than the %d setmaxnreg.dec gives the producer; ask "
+                      "for fewer blocks a multiprocessor or fewer consumer "
+                      "warpgroups", blocks, (long long)threads, r.launch,
+                      r.producer);
+  }
+  k->min_blocks = blocks;
+  k->registers = r;
+  return true;
+}
+
 /* The producer's threads follow the consumers' in linear order: the
  * block's outermost thread dimension in use grows by whole slices of the
  * ones inside it, as the pipeline's role tests count them. */
@@ -55,18 +101,7 @@ bool lower_add_producer(lower_ctx *cx, ir_kernel *k) {
                       "threads; the block has %lld, or threads outside the "
                       "pipeline's loops", (long long)cx->consumers,
                       (long long)consumers);
-  /* setmaxnreg's counts (codegen): 40 a producer thread, 232 a
-   * consumer's, within the multiprocessor's file. */
-  int64_t regs = 40 * cx->producer_threads + 232 * consumers;
-  if (regs > TS_REGISTERS_PER_BLOCK)
-    return lower_fail(cx, TS_ERR_RESOURCES, "ts_lower: ts_warp_specialize "
-                      "gives each of %lld consumer threads 232 registers "
-                      "and the producer's 40: %lld of the %d a "
-                      "multiprocessor has; use at most 2 consumer "
-                      "warpgroups", (long long)consumers, (long long)regs,
-                      TS_REGISTERS_PER_BLOCK);
   k->block[d] += cx->producer_threads / inner;
   k->consumer_threads = consumers;
-  k->min_blocks = 1; /* setmaxnreg counts on the block owning the SM's file */
-  return true;
+  return split_registers(cx, k);
 }
