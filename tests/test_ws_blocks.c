@@ -299,7 +299,7 @@ static void test_space_prunes_what_two_blocks_cannot_hold(void **state) {
        "3 consumer warpgroups of about 62 registers a thread beside a "
        "producer, 1 block a multiprocessor: setmaxnreg's split does not "
        "fit"},
-      {"bm=128,bn=256,stages=2,inflight=0,blocks=2",
+      {"bm=128,bn=256,stages=2,inflight=0,tma=0,warpspec=0,blocks=2",
        "2 blocks of 256 threads of about 158 registers"},
   };
   ts_gemm g = ts_gemm_make(1024, 1024, 1024);

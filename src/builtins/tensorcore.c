@@ -233,7 +233,9 @@ ts_status example_wgpers(ts_sched *s) {
   return warpgroup_tiles(s, &(wg_tiling){128, 256, 4, 8, 1, 1, 1, 1, 1, 0});
 }
 
-/* Each knob's first value is wg128's: block tiles of 1 to 4 warpgroups,
+/* Each knob's first value is wgws's, so that the first configuration,
+ * which tune times whatever its budget and --tuned takes where no shape
+ * was tuned, is the fastest built-in at large shapes: block tiles of 1 to 4 warpgroups,
  * n of 64 to 256 (for small and skinny shapes, more blocks), 2 to 6
  * stages (a 64 x 256 tile of B and 128 x 64 of A take 48 KiB a stage; 5
  * and 6 fit smaller tiles), and 0 to 2 k tiles' batches of wgmma left in
@@ -249,10 +251,10 @@ ts_status space_warpgroup(ts_sched *s, ts_config *c) {
   t.bm = ts_knob(c, "bm", 4, (int64_t[]){128, 64, 192, 256});
   t.bn = ts_knob(c, "bn", 3, (int64_t[]){256, 128, 64});
   t.stages = ts_knob(c, "stages", 5, (int64_t[]){4, 3, 2, 5, 6});
-  t.swizzle = ts_knob(c, "swizzle", 2, (int64_t[]){0, 8});
+  t.swizzle = ts_knob(c, "swizzle", 2, (int64_t[]){8, 0});
   t.in_flight = ts_knob(c, "inflight", 3, (int64_t[]){1, 0, 2});
-  t.tma = ts_knob(c, "tma", 2, (int64_t[]){0, 1});
-  t.ws = ts_knob(c, "warpspec", 2, (int64_t[]){0, 1});
+  t.tma = ts_knob(c, "tma", 2, (int64_t[]){1, 0});
+  t.ws = ts_knob(c, "warpspec", 2, (int64_t[]){1, 0});
   t.persistent = ts_knob(c, "persistent", 2, (int64_t[]){0, 1});
   t.blocks = ts_knob(c, "blocks", 2, (int64_t[]){1, 2});
   t.pack = ts_knob(c, "pack", 2, (int64_t[]){0, 1});
