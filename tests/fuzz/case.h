@@ -1,7 +1,8 @@
 /*
- * A fuzz case as the generator holds it while it draws (gen.c), for the
- * kinds of case kept in files of their own (fuzz_hopper.c): the schedule,
- * the loops and stages the calls returned, and the calls so far as C.
+ * A fuzz case as the generator holds it while it draws (gen.c and the
+ * gen_*.c files around it, which share gen_impl.h), for the kinds of case
+ * kept in files of their own (fuzz_hopper.c): the schedule, the loops and
+ * stages the calls returned, and the calls so far as C.
  * Each helper makes one call on the schedule, writes it down and checks
  * its refusal (gen.h says what a clean refusal is).
  */

@@ -14,7 +14,7 @@
  * or not pipelined, stored across the operand's rows, the TMA or the
  * producer on one operand only, a producer of 2 warps or without the TMA,
  * a call made twice, batches out of range).  Every refusal must be clean,
- * as gen.c checks any call's, and an accepted schedule correct on the
+ * as gen_check.c checks any call's, and an accepted schedule correct on the
  * executor.
  */
 #include <stdio.h>
@@ -251,12 +251,12 @@ static void warpgroup_loops(fz_case *c, const hopper *h, int *ko, int *kq,
 }
 
 void fz_hopper_case(fz_case *c) {
-  /* Plausible calls (gen.c's hostile arguments would drop a split's outer
+  /* Plausible calls (gen_args.c's hostile arguments would drop a split's outer
    * loop), with the breakage drawn instead. */
   c->hostile = false;
   hopper h = draw_hopper(c);
   /* The tiles are the instruction's, not drawn splits: the bound on the
-   * nest's work (gen.c) would undo them; the shape keeps it small. */
+   * nest's work (gen_loops.c) would undo them; the shape keeps it small. */
   c->work = 0;
   int ko, kq, tile[3];
   warpgroup_loops(c, &h, &ko, &kq, tile);

@@ -20,9 +20,9 @@
 /* The share of cases, in percent, that draw knobs instead of primitives. */
 enum { FZ_KNOB_PERCENT = 17 };
 
-/* 0..n-1, the next choice of the case's source (gen.c). */
+/* 0..n-1, the next choice of the case's source (gen_args.c). */
 uint32_t fz_pick(fz_source *src, uint32_t n);
-/* The case's failure, unless it has one already (gen.c). */
+/* The case's failure, unless it has one already (gen_check.c). */
 void fz_vfail(char *why, size_t whylen, const char *fmt, va_list ap);
 
 /* In a few cases, `def` made larger where spaces declare more knobs
