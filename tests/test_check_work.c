@@ -8,7 +8,8 @@
  * warp-specialized and persistent), whose instructions each do a tile's
  * work.  The count is the executor's own, so the test does not depend on
  * the machine's speed.  And a sample whose one block alone passes the
- * budget (a block walking a very long K) is refused before it runs.
+ * budget (a block walking a very long K, a persistent grid's block
+ * looping over many tiles) is refused before it runs.
  */
 #include "helpers.h"
 
@@ -167,6 +168,24 @@ static void test_block_past_budget_refused(void **state) {
   ts_program_free(p);
 }
 
+/* A persistent grid's 4 blocks each loop over 128 of C's 512 tiles at
+ * 4096^3: minutes of wgmma and TMA copies, refused before anything runs,
+ * saying so. */
+static void test_persistent_past_budget_refused(void **state) {
+  (void)state;
+  ts_program *p = lowered("wgpers", 4096, 4096, 4096);
+  ts_sample smp = {.random = 8, .budget_s = 45};
+  char msg[512];
+  assert_int_equal(ts_program_sample_plan(p, 1, &smp, msg, sizeof(msg)),
+                   TS_ERR_TOO_SLOW);
+  assert_true(smp.seconds > 45);
+  assert_non_null(strstr(msg, "each of their threads loops over up to 128 "
+                              "of C's 512 tiles and for each walks K = 4096"));
+  assert_non_null(strstr(msg, "check a smaller shape, a schedule with no "
+                              "persistent grid"));
+  ts_program_free(p);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_full_check_estimate_is_the_count),
@@ -174,6 +193,7 @@ int main(void) {
       cmocka_unit_test(test_tensor_core_estimate_is_the_count),
       cmocka_unit_test(test_tensor_core_sample_estimate_is_the_count),
       cmocka_unit_test(test_block_past_budget_refused),
+      cmocka_unit_test(test_persistent_past_budget_refused),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
