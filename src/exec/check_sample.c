@@ -182,19 +182,29 @@ static bool execute(const ts_program *p, uint64_t seed, const ts_sample *s,
 
 /* The refusal of a sample whose first point's blocks alone pass the
  * budget: a block's threads walk the whole of their K, so only a smaller
- * K (or a schedule that splits it) makes them shorter. */
+ * K (or a schedule that splits it) makes them shorter; a persistent
+ * grid's blocks each loop over a share of C's tiles too, so a smaller C
+ * does. */
 static ts_status too_slow_message(const ts_program *p, const ts_sample *s,
                                   char *msg, size_t msglen) {
   const ts_gemm *g = &p->def;
   bool one = s->blocks_run == 1;
+  int64_t grid[3];
+  ir_kernel_grid(&p->k, TS_EXEC_MULTIPROCESSORS, grid);
+  char walk[128] = "";
+  if (p->k.persistent && grid[0] > 0)
+    snprintf(walk, sizeof(walk), "loops over up to %lld of C's %lld tiles "
+             "and for each ", (long long)((p->k.grid[0] + grid[0] - 1) /
+                                          grid[0]), (long long)p->k.grid[0]);
   snprintf(msg, msglen, "ts_check: a sample of a %lldx%lldx%lld check "
            "cannot stay within %.0f s: the %lld block%s writing C[0, 0] "
            "alone take%s about %.0f s on the reference executor (%.3g "
-           "steps: each of %s threads walks K = %lld); check a smaller "
-           "K, or a schedule that splits K over blocks (split-K)",
+           "steps: each of %s threads %swalks K = %lld); check a smaller "
+           "%s, or a schedule that splits K over blocks (split-K)",
            (long long)g->m, (long long)g->n, (long long)g->k, s->budget_s,
            s->blocks_run, one ? "" : "s", one ? "s" : "", s->seconds,
-           s->steps, one ? "its" : "their", (long long)g->k);
+           s->steps, one ? "its" : "their", walk, (long long)g->k,
+           walk[0] ? "shape, a schedule with no persistent grid" : "K");
   return TS_ERR_TOO_SLOW;
 }
 

@@ -329,10 +329,14 @@ static void run(exec *x, const ir_stmt *s, const bool *active) {
 
 /* A statement's own steps for each thread of its block (see exec.h): what
  * it costs the executor against a scalar store, the lockstep loops over
- * every thread of the block, whatever the mask, being the unit.  A
- * tensor-core instruction reads and writes its lanes' registers (or, for
- * wgmma, its tiles twice: at issue and at retirement) and does its
- * multiply-adds, STEP_MADDS of them costing one step. */
+ * every thread of the block, whatever the mask, being the unit.  An
+ * mma.sync reads and writes its lanes' registers and does its
+ * multiply-adds, STEP_MADDS of them costing one step.  A wgmma or a TMA
+ * copy costs every thread its lockstep test, and the warpgroup or thread
+ * that issues it its work (ir_issue_steps): a wgmma its tiles twice (at
+ * issue and at retirement), its multiply-adds and its accumulators, a
+ * copy its box.  Measured on the built-ins, a step of each of these costs
+ * about what a scalar store's does (ts_check_rate). */
 enum { STEP_MADDS = 8 };
 
 static bool count_access(ir_visitor *v, const ir_expr *e) {
@@ -355,10 +359,8 @@ double ir_stmt_steps(const ir_stmt *s) {
   switch (s->kind) {
   case S_STORE: return store_steps(s);
   case S_IF: case S_BARRIER: case S_ASYNC_COMMIT: case S_ASYNC_WAIT:
-  case S_WGMMA_SYNC: case S_MBARRIER:
+  case S_WGMMA_SYNC: case S_MBARRIER: case S_TMA:
     return 1;
-  case S_TMA: /* a box's elements, read and landed */
-    return 2.0 * (double)(s->pipe.box[0] * s->pipe.box[1]);
   case S_LDMATRIX: return 2.0 * s->ldsm.matrices;
   case S_MMA: {
     const mma_instr *in = mma_instr_for(s->mma.buf[MMA_A]->dtype);
@@ -366,13 +368,22 @@ double ir_stmt_steps(const ir_stmt *s) {
                   2.0 * in->frag[MMA_ACC].regs;
     return regs + (double)(in->m * in->n * in->k) / MMA_LANES / STEP_MADDS;
   }
-  case S_WGMMA: {
+  case S_WGMMA: return 1; /* the operands' indices; the rest a warpgroup's */
+  default: return 0; /* loops, sequences, allocations: their bodies' */
+  }
+}
+
+double ir_issue_steps(const ir_stmt *s) {
+  switch (s->kind) {
+  case S_TMA: /* the box's elements, read and landed */
+    return 2.0 * (double)(s->pipe.box[0] * s->pipe.box[1]);
+  case S_WGMMA: { /* the tiles read twice, the products, the accumulators */
     const mma_instr *in = s->wgmma.in;
     double tiles = 2.0 * (double)(in->m * in->k + in->k * in->n);
-    return (tiles + (double)(in->m * in->n * in->k) / STEP_MADDS) /
-               WGMMA_LANES + 2.0 * in->frag[MMA_ACC].regs;
+    return tiles + (double)(in->m * in->n * in->k) / STEP_MADDS +
+           2.0 * in->frag[MMA_ACC].regs * WGMMA_LANES;
   }
-  default: return 0; /* loops, sequences, allocations: their bodies' */
+  default: return 0;
   }
 }
 
@@ -385,6 +396,9 @@ typedef struct {
   int nvars;
   double walks;
   int64_t blocks; /* a persistent grid's blocks as the executor runs it */
+  double threads; /* of a block */
+  double computing; /* its share of threads that issue wgmma: the
+                     * consumers' in a warp-specialized pipeline */
 } estimate_env;
 
 /* Loops this short (an unrolled tile's) are walked an iteration at a time,
@@ -480,8 +494,24 @@ static double loop_steps_estimate(estimate_env *env, const ir_stmt *s) {
   return sum;
 }
 
+/* A pipeline's body; warp-specialized, its producer warpgroup issues no
+ * wgmma. */
+static double pipeline_steps_estimate(estimate_env *env, const ir_stmt *s) {
+  if (!s->pipe.body)
+    return 0;
+  double computing = env->computing;
+  int producers = s->pipe.pipe->producer_threads;
+  if (producers > 0 && producers < env->threads)
+    env->computing = (env->threads - producers) / env->threads;
+  double steps = stmt_steps_estimate(env, s->pipe.body);
+  env->computing = computing;
+  return steps;
+}
+
 /* The steps of s for one thread: an `if` whose condition the known loop
- * variables decide counts its branch, else both. */
+ * variables decide counts its branch, else both.  A TMA copy's box is the
+ * block's once, shared among its threads: lowering has one thread issue
+ * each copy.  A wgmma's work is each computing warpgroup's. */
 static double stmt_steps_estimate(estimate_env *env, const ir_stmt *s) {
   double own = ir_stmt_steps(s);
   switch (s->kind) {
@@ -505,6 +535,10 @@ static double stmt_steps_estimate(estimate_env *env, const ir_stmt *s) {
   }
   case S_ALLOC: return stmt_steps_estimate(env, s->alloc.body);
   case S_LANES: return stmt_steps_estimate(env, s->lanes.expanded);
+  case S_PIPELINE: return pipeline_steps_estimate(env, s);
+  case S_TMA: return own + ir_issue_steps(s) / env->threads;
+  case S_WGMMA:
+    return own + ir_issue_steps(s) / WGMMA_LANES * env->computing;
   default: return own;
   }
 }
@@ -513,14 +547,16 @@ double ir_block_steps(const ir_kernel *k) {
   int n = k->nvars > 0 ? k->nvars : 1;
   int64_t grid[3];
   ir_kernel_grid(k, TS_EXEC_MULTIPROCESSORS, grid);
+  double threads = (double)(k->block[0] * k->block[1] * k->block[2]);
   estimate_env env = {.val = calloc((size_t)n, sizeof(int64_t)),
                       .known = calloc((size_t)n, 1), .nvars = n,
-                      .walks = 1, .blocks = grid[0] > 0 ? grid[0] : 1};
+                      .walks = 1, .blocks = grid[0] > 0 ? grid[0] : 1,
+                      .threads = threads > 0 ? threads : 1,
+                      .computing = 1};
   /* Out of memory: no variable is known, every branch counts. */
   if (!env.val || !env.known)
     env.nvars = 0;
-  double steps = stmt_steps_estimate(&env, k->body) *
-                 (double)(k->block[0] * k->block[1] * k->block[2]);
+  double steps = stmt_steps_estimate(&env, k->body) * threads;
   free(env.val);
   free(env.known);
   return steps;

@@ -320,8 +320,10 @@ void exec_run_tma(exec *x, const ir_stmt *s, const bool *active) {
     return;
   }
   for (int t = 0; t < x->nthreads && !x->fault; t++)
-    if (active[t] && box_fits(x, s, t, st) && released(x, ts, s, st, t))
+    if (active[t] && box_fits(x, s, t, st) && released(x, ts, s, st, t)) {
       issue_box(x, ts, s, st, t);
+      x->steps += ir_issue_steps(s);
+    }
 }
 
 bool exec_tma_read_ok(exec *x, const mem *m, size_t at, int64_t off, int t) {

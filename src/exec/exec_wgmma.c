@@ -216,9 +216,11 @@ void exec_run_wgmma(exec *x, const ir_stmt *s, const bool *active) {
     char what[32];
     snprintf(what, sizeof(what), "wgmma.%s", s->wgmma.in->name);
     for (int w0 = 0; w0 < x->nthreads && !x->fault; w0 += WGMMA_LANES)
-      if (exec_whole_group(x, w0, WGMMA_LANES, active, what) &&
-          (!warpgroup_counted(x, w0) || !issue(x, s, w0, op, acc, acc_off)))
-        break;
+      if (exec_whole_group(x, w0, WGMMA_LANES, active, what)) {
+        if (!warpgroup_counted(x, w0) || !issue(x, s, w0, op, acc, acc_off))
+          break;
+        x->steps += ir_issue_steps(s); /* its retirement's work too */
+      }
   }
   x->top = mark; /* exec_push's faults (out of scratch) are x's already */
 }

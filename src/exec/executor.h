@@ -66,12 +66,20 @@ bool ir_execute_counted(const ir_kernel *const *ks, int n, const float *A,
  * threads of a block run in lockstep, so a statement any of them reaches
  * costs a loop over all of the block's threads, the ones a guard leaves
  * out (past C's edge) included; a store of `lanes` elements costs `lanes`
- * steps; a condition, barrier or copy's commit or wait one; a
- * tensor-core instruction its registers and multiply-adds (exec.c). */
+ * steps; a condition, barrier or copy's commit or wait one; an mma.sync
+ * its registers and multiply-adds; a wgmma or a TMA copy one, and the
+ * warpgroup or thread that issues it its work: the wgmma's tiles,
+ * multiply-adds and accumulators, the copy's box (exec.c). */
 
 /* A statement's own steps per thread of its block (0 for a loop, a
- * sequence or an allocation: they cost their bodies'). */
+ * sequence, an allocation or a pipeline: they cost their bodies'). */
 double ir_stmt_steps(const ir_stmt *s);
+/* The steps a statement adds for each thread or warpgroup that issues
+ * it, past its ir_stmt_steps: a TMA copy's box, read and landed (one
+ * thread of the block issues each copy); a wgmma's tiles, read at issue
+ * and at retirement, its multiply-adds and its accumulators, for each
+ * warpgroup; 0 for the others. */
+double ir_issue_steps(const ir_stmt *s);
 /* One block of k, estimated from the program: every loop's trip count
  * times its body's, both branches of every `if` taken, times the block's
  * threads.  Every block of a kernel runs the same statements but for its
