@@ -183,8 +183,6 @@ static void test_cuda_has_bulk_copies_and_mbarriers(void **state) {
   ts_sched_free(s);
 }
 
-/* Rows not 16-byte aligned (K = 29 in f16, NN): wgtma keeps cp.async,
- * the schedule's choice where the TMA cannot copy. */
 /* K = 29 in f16: no row of A is 16-byte aligned, so the TMA cannot copy
  * it as it lies.  wgtma packs both operands first (ts_pack) and the TMA
  * copies the packed copies; wg128, without the TMA, keeps cp.async on
@@ -207,6 +205,38 @@ static void test_unaligned_rows_are_packed(void **state) {
     free(src);
     ts_program_free(p);
     ts_sched_free(s);
+  }
+}
+
+/* pack=1 is pruned where A and B are packed anyway (tf32; the TMA on rows
+ * not 16-byte aligned), so tune does not time one kernel twice; kept
+ * where it changes the kernel. */
+static void test_pack_knob_pruned_where_it_changes_nothing(void **state) {
+  (void)state;
+  const struct {
+    ts_dtype type;
+    int64_t k;
+    const char *knobs;
+    bool pruned;
+  } cases[] = {{TS_F32, 64, "pack=1", true},
+               {TS_F16, 29, "tma=1,pack=1", true},
+               {TS_F16, 29, "tma=0,warpspec=0,pack=1", false},
+               {TS_F16, 64, "tma=1,pack=1", false}};
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    ts_gemm g = ts_gemm_make(128, 256, cases[i].k);
+    g.a_type = g.b_type = cases[i].type;
+    if (cases[i].type == TS_F32)
+      g.math = TS_MATH_TF32;
+    char err[256];
+    ts_config *c = ts_config_parse(cases[i].knobs, err, sizeof(err));
+    assert_non_null(c);
+    ts_sched *s = ts_space_schedule(ts_space_find("warpgroup"), &g, c);
+    if (cases[i].pruned)
+      assert_non_null(strstr(ts_sched_errmsg(s), "packed anyway"));
+    else if (ts_sched_status(s) != TS_OK)
+      fail_msg("%s: %s", cases[i].knobs, ts_sched_errmsg(s));
+    ts_sched_free(s);
+    ts_config_free(c);
   }
 }
 
@@ -563,6 +593,7 @@ int main(void) {
       cmocka_unit_test(test_cuda_has_bulk_copies_and_mbarriers),
       cmocka_unit_test(test_unaligned_rows_are_packed),
       cmocka_unit_test(test_barriers_count_in_the_static_limit),
+      cmocka_unit_test(test_pack_knob_pruned_where_it_changes_nothing),
       cmocka_unit_test(test_ws_producer_refilling_a_stage_not_released),
       cmocka_unit_test(test_ws_consumer_reading_before_its_wait),
       cmocka_unit_test(test_ws_consumer_skipping_its_release),

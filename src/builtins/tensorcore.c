@@ -282,11 +282,16 @@ ts_status space_warpgroup(ts_sched *s, ts_config *c) {
       !ts_knob_require(c, !t.ws || (split_fits && split.launch >= regs),
                        "%lld consumer warpgroups of about %lld registers a "
                        "thread beside a producer, %lld block%s a "
-                       "multiprocessor: %s", (long long)(t.bm / 64),
+                       "multiprocessor: %s (%d)", (long long)(t.bm / 64),
                        (long long)regs, (long long)t.blocks,
                        t.blocks > 1 ? "s" : "",
                        split_fits ? "fewer registers a thread at launch"
-                                  : "setmaxnreg's split does not fit") ||
+                                  : "setmaxnreg's split does not fit",
+                       split_fits ? split.launch : split.consumer) ||
+      !ts_knob_require(c, !t.pack || !packs(ts_sched_gemm(s), &(wg_tiling){
+                           .tma = t.tma}), "pack=1 where A and B are packed "
+                       "anyway (tf32, or the TMA on rows not 16-byte "
+                       "aligned)") ||
       !ts_knob_require(c, t.blocks * threads * regs <= TS_REGISTERS_PER_BLOCK,
                        "%lld blocks of %lld threads of about %lld registers",
                        (long long)t.blocks, (long long)threads,
