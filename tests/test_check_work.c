@@ -55,8 +55,9 @@ static void shape_name(char *out, size_t len, const int64_t *d) {
            (long long)d[2]);
 }
 
-/* Whether p copies its tiles by the TMA (the TMA built-ins fall back to
- * cp.async where a row of A or B is not 16-byte aligned). */
+/* Whether p copies its tiles by the TMA (the TMA built-ins do at every
+ * shape: where a row of A or B is not 16-byte aligned, from packed
+ * copies). */
 static bool copies_by_tma(const ts_program *p) {
   char *ir = ts_program_ir(p);
   assert_non_null(ir);
@@ -116,7 +117,7 @@ static void test_sample_estimate_is_the_count(void **state) {
 }
 
 /* The tensor-core built-ins: odd shapes whose rows are not 16-byte aligned
- * (the TMA built-ins copy by cp.async there), odd ones whose rows are
+ * (the TMA built-ins copy packed A and B there), odd ones whose rows are
  * (copied by the TMA: a box a copy, issued by one thread), a skinny C of
  * several blocks.  A wgmma does a 64xNx16 tile's multiply-adds, a copy a
  * box's elements: each counts its work, not one step. */

@@ -99,7 +99,8 @@ static void test_examples_match_cublas(void **state) {
 
 /* The tensor-core built-ins in fp16, bf16 and tf32 (fp32 C, and C of
  * their type with alpha and beta) at odd shapes in every layout (K 777:
- * rows of fp16 not 16-byte aligned, where the TMA cannot copy). */
+ * rows of fp16 not 16-byte aligned, where the TMA built-ins pack A and B
+ * first). */
 static void test_tensor_cores_match_cublas(void **state) {
   (void)state;
   const int64_t shapes[][3] = {{999, 1001, 1003}, {37, 53, 29}, {1, 1, 1},

@@ -131,8 +131,8 @@ static void test_wgpers_every_layout(void **state) {
     }
 }
 
-/* wgpers at 999 x 1001 x 1003 (rows not 16-byte aligned: cp.async, no
- * TMA) and bf16. */
+/* wgpers at 999 x 1001 x 1003 (rows not 16-byte aligned: A and B packed
+ * first, the TMA copying the packed copies) and bf16. */
 static void test_wgpers_odd_and_bf16(void **state) {
   (void)state;
   ts_sched *s = wgpers(999, 1001, 1003, TS_F16, TS_NN);

@@ -170,8 +170,8 @@ ts_status ts_pipeline(ts_sched *s, ts_stage *stage, int stages);
  * stage, its rows stored along the operand's contiguous dimension
  * (ts_storage_transpose where the operand is stored transposed); every
  * shared cache at its loop must be TMA-filled alike.  Lowering refuses an
- * operand whose rows are not 16-byte aligned (K or N odd in fp16): pack
- * it first (ts_pack) or keep cp.async (no ts_tma). */
+ * operand whose rows are not 16-byte aligned (K or N not a multiple of 8 in
+ * fp16): pack it first (ts_pack) or keep cp.async (no ts_tma). */
 ts_status ts_tma(ts_sched *s, ts_stage *stage);
 /* Warp specialization of a TMA-filled stage's pipeline: `producer_warps`
  * warps (4, a warpgroup) are added to the block after the consumers; the

@@ -239,8 +239,11 @@ static ts_status plan(const ts_program *p, uint64_t seed, ts_sample *s,
                     "reads, K long"
                   : "mostly the pages of C its blocks write",
              have / 1073741824.0,
-             rows ? "check a smaller K"
-                  : "sample fewer points (tessel check --blocks 1)");
+             p->k.persistent ? "its blocks loop over C's tiles, so check a "
+                               "smaller shape or a schedule without a "
+                               "persistent grid"
+             : rows ? "check a smaller K"
+                    : "sample fewer points (tessel check --blocks 1)");
     st = TS_ERR_NO_MEMORY;
   }
   if (st == TS_OK && too_slow)
