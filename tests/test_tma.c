@@ -227,16 +227,12 @@ static void test_pack_knob_pruned_where_it_changes_nothing(void **state) {
     g.a_type = g.b_type = cases[i].type;
     if (cases[i].type == TS_F32)
       g.math = TS_MATH_TF32;
-    char err[256];
-    ts_config *c = ts_config_parse(cases[i].knobs, err, sizeof(err));
-    assert_non_null(c);
-    ts_sched *s = ts_space_schedule(ts_space_find("warpgroup"), &g, c);
+    ts_sched *s = warpgroup_at(&g, cases[i].knobs);
     if (cases[i].pruned)
       assert_non_null(strstr(ts_sched_errmsg(s), "packed anyway"));
     else if (ts_sched_status(s) != TS_OK)
       fail_msg("%s: %s", cases[i].knobs, ts_sched_errmsg(s));
     ts_sched_free(s);
-    ts_config_free(c);
   }
 }
 
@@ -248,12 +244,8 @@ static void test_barriers_count_in_the_static_limit(void **state) {
   (void)state;
   ts_gemm g = ts_gemm_make(1024, 1024, 1024);
   g.a_type = g.b_type = TS_F16;
-  char err[256];
-  ts_config *c = ts_config_parse("bm=128,bn=64,stages=2,swizzle=0,"
-                                 "inflight=0,tma=1,warpspec=0,persistent=0,"
-                                 "pack=0", err, sizeof(err));
-  assert_non_null(c);
-  ts_sched *s = ts_space_schedule(ts_space_find("warpgroup"), &g, c);
+  ts_sched *s = warpgroup_at(&g, "bm=128,bn=64,stages=2,swizzle=0,inflight=0,"
+                                "tma=1,warpspec=0,persistent=0,pack=0");
   assert_int_equal(ts_sched_status(s), TS_OK);
   ts_program *p = ts_lower(s);
   assert_int_equal(ts_program_status(p), TS_OK);
@@ -266,7 +258,6 @@ static void test_barriers_count_in_the_static_limit(void **state) {
   free(src);
   ts_program_free(p);
   ts_sched_free(s);
-  ts_config_free(c);
 }
 
 /* assert_fault on wgws, the warp-specialized built-in. */

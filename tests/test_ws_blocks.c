@@ -23,12 +23,7 @@ static ts_sched *warpgroup(const char *knobs, int64_t m, int64_t n,
   ts_gemm g = ts_gemm_make(m, n, k);
   g.a_type = g.b_type = TS_F16;
   g.layout = layout;
-  char err[256];
-  ts_config *c = ts_config_parse(knobs, err, sizeof(err));
-  if (!c)
-    fail_msg("%s: %s", knobs, err);
-  ts_sched *s = ts_space_schedule(ts_space_find("warpgroup"), &g, c);
-  ts_config_free(c);
+  ts_sched *s = warpgroup_at(&g, knobs);
   if (ts_sched_status(s) != TS_OK)
     fail_msg("%s: %s", knobs, ts_sched_errmsg(s));
   return s;
@@ -305,16 +300,12 @@ static void test_space_prunes_what_two_blocks_cannot_hold(void **state) {
   ts_gemm g = ts_gemm_make(1024, 1024, 1024);
   g.a_type = g.b_type = TS_F16;
   for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-    char err[256];
-    ts_config *c = ts_config_parse(cases[i].knobs, err, sizeof(err));
-    assert_non_null(c);
-    ts_sched *s = ts_space_schedule(ts_space_find("warpgroup"), &g, c);
+    ts_sched *s = warpgroup_at(&g, cases[i].knobs);
     if (!cases[i].pruned && ts_sched_status(s) != TS_OK)
       fail_msg("%s: %s", cases[i].knobs, ts_sched_errmsg(s));
     if (cases[i].pruned && (ts_sched_status(s) != TS_ERR_PRUNED ||
                             !strstr(ts_sched_errmsg(s), cases[i].pruned)))
       fail_msg("%s: %s", cases[i].knobs, ts_sched_errmsg(s));
-    ts_config_free(c);
     ts_sched_free(s);
   }
 }

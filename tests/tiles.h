@@ -116,6 +116,19 @@ static inline void expect(ts_sched *s, ts_status got, ts_status code, const char
     expect(s, (call), code, prefix, root_);                                   \
   } while (0)
 
+/* The warpgroup space's schedule for def at `knobs` ("bm=128,tma=1", the
+ * others at their first values); it may be pruned: the caller asserts
+ * what it expects of its status. */
+static inline ts_sched *warpgroup_at(const ts_gemm *def, const char *knobs) {
+  char err[256];
+  ts_config *c = ts_config_parse(knobs, err, sizeof(err));
+  if (!c)
+    fail_msg("%s: %s", knobs, err);
+  ts_sched *s = ts_space_schedule(ts_space_find("warpgroup"), def, c);
+  ts_config_free(c);
+  return s;
+}
+
 /* wgmma's tiles by hand in f16 (wg128's shape): blocks of `warpgroups`
  * warpgroups of 64 x bn, k tiles of 64 in `stages` stages filled by the
  * TMA, with a producer warpgroup where `producer`; B's tile stored
