@@ -18,6 +18,10 @@
  * that file exists the device runs at speed 1 (a test kills the runner
  * that hangs and its restart goes on).
  *
+ * TESSEL_FAKE_LAUNCH_LOG=FILE: a line a launch appended to FILE, the
+ * entry point and its grid ("NAME GX GY GZ"), and a line a cuBLAS GEMM,
+ * its shape and device ("cublas M N K device D").
+ *
  * TESSEL_FAKE_TENSOR_MAPS=FILE: at exit the fake writes to FILE how many
  * tensor maps cuTensorMapEncodeTiled encoded and how many distinct ones
  * it was asked for (base address, type, dimensions, box), as "encoded N
@@ -30,6 +34,7 @@
  * directory on LD_LIBRARY_PATH); the dynamic loader sees one library.
  */
 #include <cuda.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,6 +70,22 @@ static int device_count(void) {
   const char *v = getenv("TESSEL_FAKE_GPUS");
   int n = v ? atoi(v) : 1;
   return n > 0 ? n : 1;
+}
+
+/* A line in TESSEL_FAKE_LAUNCH_LOG, where it is set: appended whole, so
+ * that the processes of a run that share the file keep their order. */
+static void log_launch(const char *fmt, ...) {
+  const char *log = getenv("TESSEL_FAKE_LAUNCH_LOG");
+  FILE *lf = log ? fopen(log, "a") : NULL;
+  if (!lf)
+    return;
+  char line[256];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(line, sizeof(line), fmt, ap);
+  va_end(ap);
+  fputs(line, lf);
+  fclose(lf);
 }
 
 /* Device d's speed from TESSEL_FAKE_GPU_SPEEDS, 1 where it gives none;
@@ -256,12 +277,7 @@ static CUresult fake_cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy,
   const char *name = ((fake_function *)f)->name;
   /* The grid each launch asked for, a line a launch (a persistent
    * grid's blocks come from the multiprocessor count above). */
-  const char *log = getenv("TESSEL_FAKE_LAUNCH_LOG");
-  FILE *lf = log ? fopen(log, "a") : NULL;
-  if (lf) {
-    fprintf(lf, "%s %u %u %u\n", name, gx, gy, gz);
-    fclose(lf);
-  }
+  log_launch("%s %u %u %u\n", name, gx, gy, gz);
   if (strcmp(name, "gemm") == 0)
     sticky = CUDA_ERROR_ILLEGAL_ADDRESS; /* reported by the next call */
   run_for(0.01 + (double)(fnv1a(name) % 1000) * 1e-4);
@@ -463,7 +479,10 @@ int cublasSetMathMode(void *handle, int mode) {
 }
 
 /* C left as it was; the launch takes 0.05 ms.  A failed context makes it
- * fail, as cuBLAS's launches do. */
+ * fail, as cuBLAS's launches do.  The launch log has a line for it with
+ * the shape and the device, in the order of the launches of every
+ * process that shares the log (which shape each GPU of a tuning run timed
+ * when). */
 int cublasGemmEx(void *handle, int ta, int tb, int m, int n, int k,
                  const void *alpha, const void *A, int at, int lda,
                  const void *B, int bt, int ldb, const void *beta, void *C,
@@ -476,6 +495,7 @@ int cublasGemmEx(void *handle, int ta, int tb, int m, int n, int k,
    * CUDA_R_32F 0, CUDA_R_16F 2, CUDA_R_16BF 14. */
   if (at != bt || (ct != 0 && ct != at))
     return 15;
+  log_launch("cublas %d %d %d device %d\n", m, n, k, current_device);
   run_for(0.05);
   return sticky == CUDA_SUCCESS ? 0 : 13; /* CUBLAS_STATUS_EXECUTION_FAILED */
 }

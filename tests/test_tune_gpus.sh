@@ -6,7 +6,7 @@
 # nothing: its candidate goes back in the queue, the run completes, and
 # the exit status and stderr say that a GPU's runner was lost.  Then kill
 # -9 of tune itself leaves no runner behind, and the other GPUs time the
-# next shape while the lead times the last one's fastest.
+# next shapes while the lead times the last one's fastest.
 #
 # Usage: test_tune_gpus.sh TESSEL RECORD_ROWS FAKE_DRIVER
 tessel="$1"
@@ -127,6 +127,26 @@ second=$(sed -n "s/.*GPU 0 timed \([0-9]*\).*/\1/p" "$tmp/ahead.out" | sed -n 2p
 [ "$second" = 0 ] ||
   fail "the slow lead timed ${second:-?} of the second shape's first pass, expected 0: the other GPUs should have timed it while the lead timed the first shape's best"
 has "12 compiled by the runner that takes each" "$tmp/ahead.out"
+
+# 5. The lead publishes several shapes ahead, not only the next: with a
+# slow lead, the other GPUs time the third shape's first pass (cuBLAS at
+# K 48 beside it) before the lead has timed the first shape's best in
+# full (its last cuBLAS at K 64), not only once it has gone on to the
+# second.  The launch log has every GPU's cuBLAS calls in their order.
+TESSEL_FAKE_GPUS=1 "$tessel" tune $args --shape 64x64x48 > "$tmp/warm3.out" 2>&1 ||
+  fail "the run on one GPU that compiles the third shape's kernels: exit $?"
+rm -f "$tmp/launches.txt"
+TESSEL_FAKE_LAUNCH_LOG="$tmp/launches.txt" TESSEL_FAKE_GPU_SPEEDS=0.01,1,1,1 \
+  "$tessel" tune $args --restart --shape 64x64x32 --shape 64x64x48 --top 1 \
+  > "$tmp/deep.out" 2>&1
+st=$?
+[ $st = 0 ] || { cat "$tmp/deep.out"; fail "three shapes, a slow lead: exit $st, expected 0"; }
+lead_last=$(grep -n "^cublas 64 64 64 device 0$" "$tmp/launches.txt" | tail -1 | cut -d: -f1)
+third_first=$(grep -n "^cublas 64 64 48 device [123]$" "$tmp/launches.txt" | head -1 | cut -d: -f1)
+[ -n "$lead_last" ] && [ -n "$third_first" ] ||
+  fail "the launch log lacks the lead's 64^3 or another GPU's 64x64x48 cuBLAS calls"
+[ "${third_first:-0}" -lt "${lead_last:-0}" ] ||
+  fail "the other GPUs began the third shape at launch ${third_first:-?}, after the lead's last of the first (${lead_last:-?}): it was not published ahead"
 
 [ $fails = 0 ] && echo "ok: tune --gpus on 4 fake GPUs"
 exit $fails

@@ -2,8 +2,9 @@
  * A helper runner: with several GPUs, one process per GPU but the lead's
  * (tuner.c) times candidates of the first pass that it takes from the
  * queue (queue.c), a group at a time as it is free, so that a slow GPU
- * takes fewer.  It enumerates the shape the lead opened (the same
- * configurations, in the same order), compiles what it took (the kernel
+ * takes fewer, from the earliest shape the lead published that has any
+ * left.  It enumerates that shape (the same configurations, in the same
+ * order, as the lead's), compiles what it took (the kernel
  * cache has the lead's kernels), times them as the lead would, and puts
  * the results back; the lead journals them, ranks, and times the fastest
  * again on its own GPU, so the ranking compares like with like.  A helper
@@ -20,27 +21,31 @@ typedef struct {
   int k; /* which runner */
   ts_gpu *gpu;
   tune_handover *h;
-  int gen;           /* the queue's generation r was enumerated for */
-  ts_tune_shape r;   /* the open unit's configurations */
+  int unit;          /* the unit r was enumerated for; -1 when none */
+  ts_tune_shape r;   /* its configurations */
   const ts_tune_space *sp;
 } helper;
 
-/* The unit the lead opened, enumerated for generation gen; false when it
- * cannot be (said on stderr). */
-static bool open_unit(helper *w, int unit, int gen) {
+/* The unit the lead published, enumerated; false when it cannot be (said
+ * on stderr). */
+static bool open_unit(helper *w, int unit) {
   const ts_tune_opts *o = w->a->o;
   tune_free_shape(&w->r);
+  w->unit = -1;
   w->sp = &w->a->spaces[unit / o->nshapes];
   w->r.def = o->shapes[unit % o->nshapes];
-  w->gen = gen;
   w->h->unit = unit;
   tune_shape_text(&w->r.def, w->h->shape, sizeof(w->h->shape));
-  return tune_enumerate(w->sp, o, &w->r);
+  if (!tune_enumerate(w->sp, o, &w->r))
+    return false;
+  w->unit = unit;
+  return true;
 }
 
-/* Times the m slots taken (got) as one group.  TS_OK, or the device's
- * error: the context is lost, and h says what was in flight. */
-static ts_status time_group(helper *w, const int *got, int m) {
+/* Times the m slots taken (got) of generation gen as one group.  TS_OK,
+ * or the device's error: the context is lost, and h says what was in
+ * flight. */
+static ts_status time_group(helper *w, int gen, const int *got, int m) {
   tune_queue *q = w->a->q;
   int idx[CHUNK];
   ts_kernel *k[CHUNK];
@@ -65,7 +70,7 @@ static ts_status time_group(helper *w, const int *got, int m) {
     return st;
   }
   for (int i = 0; i < m; i++) {
-    tune_queue_finish(q, w->gen, w->k, got[i], &res[i]);
+    tune_queue_finish(q, gen, w->k, got[i], &res[i]);
     ts_kernel_free(w->r.c[idx[i]].kernel);
     w->r.c[idx[i]].kernel = NULL;
   }
@@ -73,39 +78,31 @@ static ts_status time_group(helper *w, const int *got, int m) {
   return TS_OK;
 }
 
-/* Takes and times groups until the run is over.  0, or
- * TUNE_WORKER_FAULTED / TUNE_EXIT_FAIL. */
+/* Takes and times groups, of the earliest shape with any pending, until
+ * the run is over.  0, or TUNE_WORKER_FAULTED / TUNE_EXIT_FAIL. */
 static int take_until_closed(helper *w) {
   tune_queue *q = w->a->q;
-  /* The generation with nothing left to take, and its slots then (an MPI
-   * rank's queue grows within a generation as rank 0 sends more). */
-  int exhausted = 0, exhausted_n = 0;
   for (;;) {
     tune_queue_lock(q);
     bool closed = q->closed;
-    int gen = q->generation, unit = q->unit, n = q->n;
     tune_queue_unlock(q);
     if (closed)
       return 0;
-    if (unit < 0 || (gen == exhausted && n == exhausted_n)) {
+    int got[CHUNK], gen, unit;
+    int m = tune_queue_take_next(q, w->k, CHUNK, got, &gen, &unit);
+    if (!m) {
       usleep(2000);
       continue;
     }
-    if (gen != w->gen && !open_unit(w, unit, gen))
+    if (unit != w->unit && !open_unit(w, unit))
       return TUNE_EXIT_FAIL;
-    int got[CHUNK];
-    int m = tune_queue_take(q, gen, w->k, CHUNK, got);
-    if (!m) {
-      exhausted = gen;
-      exhausted_n = n;
-    }
-    else if (time_group(w, got, m) != TS_OK)
+    if (time_group(w, gen, got, m) != TS_OK)
       return TUNE_WORKER_FAULTED;
   }
 }
 
 int tune_helper(int k, tune_handover *h, void *arg) {
-  helper w = {.a = arg, .k = k, .h = h};
+  helper w = {.a = arg, .k = k, .h = h, .unit = -1};
   w.gpu = ts_gpu_open_device(w.a->gpus[k]);
   int rc = TUNE_EXIT_FAIL;
   if (ts_gpu_status(w.gpu) != TS_OK)

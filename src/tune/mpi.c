@@ -79,9 +79,10 @@ struct tune_mpi {
   bool *lost;       /* rank 0: ranks lost to the run */
   bool *asking;     /* rank 0: ranks waiting for a group */
   int nlost;
-  /* A rank other than 0: rank 0's generation its queue holds, rank 0's
-   * slot of each of its slots, and which results went back. */
-  int gen0;
+  /* A rank other than 0: rank 0's generation its queue holds and its
+   * own for it, rank 0's slot of each of its slots, and which results
+   * went back. */
+  int gen0, gen;
   int *slot0;
   bool *sent;
   bool waiting, ended, others_lost;
@@ -272,18 +273,16 @@ static void take_results(tune_mpi *m, int from, const wire_result *w, int n) {
                          .median_ms = w[i].median_ms, .tflops = w[i].tflops,
                          .max_rel_err = w[i].max_rel_err};
     snprintf(b.message, sizeof(b.message), "%s", w[i].message);
-    if (w[i].slot >= 0 && w[i].slot < m->q->capacity)
+    if (w[i].slot >= 0 && w[i].slot < m->q->capacity * m->q->nbanks)
       tune_queue_finish(m->q, w[i].gen, from, w[i].slot, &b);
   }
 }
 
-/* A group from the open shape for rank r, sent; false when none is left. */
+/* A group of the earliest shape published with any left, for rank r,
+ * sent; false when none is left. */
 static bool hand_out(tune_mpi *m, int r) {
-  tune_queue_lock(m->q);
-  int gen = m->q->generation, unit = m->q->unit;
-  tune_queue_unlock(m->q);
-  int got[CHUNK];
-  int n = unit < 0 ? 0 : tune_queue_take(m->q, gen, r, CHUNK, got);
+  int got[CHUNK], gen, unit;
+  int n = tune_queue_take_next(m->q, r, CHUNK, got, &gen, &unit);
   if (!n)
     return false;
   int msg[3 + 3 * CHUNK] = {gen, unit, n};
@@ -333,8 +332,9 @@ static int lead_poll(tune_mpi *m) {
 
 /* ---- A rank other than 0 ------------------------------------------------------ */
 
-/* A group from rank 0, put in this rank's queue: a new generation for a
- * new shape of rank 0's, added to the open one otherwise. */
+/* A group from rank 0, put in this rank's queue (which the rank asked
+ * for when all it held was over): a new generation for a new shape of
+ * rank 0's, added to the open one otherwise. */
 static void take_work(tune_mpi *m, const int *msg, int bytes) {
   int n = bytes >= 3 * (int)sizeof(int) ? msg[2] : 0;
   if (n < 1 || n > CHUNK || bytes < (int)sizeof(int) * (3 + 3 * n))
@@ -346,11 +346,13 @@ static void take_work(tune_mpi *m, const int *msg, int bytes) {
     alone[i] = msg[5 + 3 * i];
   }
   tune_queue *q = m->q;
-  int at = msg[0] == m->gen0 ? q->n : 0;
-  bool ok = msg[0] == m->gen0
-                ? tune_queue_append(q, which, alone, n)
-                : tune_queue_publish(q, msg[1], which, alone, n, CHUNK);
-  if (!ok)
+  bool more = msg[0] == m->gen0;
+  int at = more ? q->bank[0].n : 0; /* one bank: see tune_ranks */
+  if (!more) {
+    tune_queue_close_unit(q, m->gen);
+    m->gen = tune_queue_publish(q, msg[1], which, alone, n, CHUNK);
+  }
+  if (!(more ? tune_queue_append(q, m->gen, which, alone, n) : m->gen))
     return;
   m->gen0 = msg[0];
   for (int i = 0; i < n; i++) {
@@ -368,7 +370,9 @@ static bool send_results(tune_mpi *m) {
   int n = 0;
   bool idle = true;
   tune_queue_lock(q);
-  for (int i = 0; i < q->n; i++) {
+  int first = 0;
+  const tune_bank *b = tune_queue_bank(q, m->gen, &first);
+  for (int i = first; b && i < first + b->n; i++) {
     tune_slot *s = &q->slot[i];
     idle = idle && (s->state == SLOT_DONE || s->state == SLOT_LEFT);
     if (s->state != SLOT_DONE || m->sent[i] || n == CHUNK)

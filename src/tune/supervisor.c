@@ -291,7 +291,7 @@ int tune_supervise_runners(const tune_runners *rs) {
     }
   }
   if (rs->q)
-    tune_queue_close_unit(rs->q, true);
+    tune_queue_close_run(rs->q);
   wait_helpers(pids, rs->n);
   munmap(h, bytes);
   if (lost)

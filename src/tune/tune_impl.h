@@ -78,6 +78,10 @@ int tune_supervise(int (*work)(tune_handover *h, void *arg), void *arg);
 /* ---- The queue of candidates runners on several GPUs share (queue.c) ---- */
 
 enum { TUNE_MAX_GPUS = TS_TUNE_MAX_GPUS };
+/* Shapes whose first passes the queue holds at once: the lead's next ones,
+ * published before it times a shape's fastest in full on its own GPU, so
+ * the other GPUs go on meanwhile. */
+enum { TUNE_BANKS = 4 };
 enum { SLOT_PENDING, SLOT_TAKEN, SLOT_DONE, SLOT_LEFT };
 
 /* A candidate to time: its index in the shape's enumeration, who has it,
@@ -93,34 +97,56 @@ typedef struct tune_slot {
   char message[256];
 } tune_slot;
 
+/* One shape's first pass: slots [b * capacity, b * capacity + n) of the
+ * queue for bank b. */
+typedef struct tune_bank {
+  int generation; /* its publish's: a taker's results are for it */
+  int unit;       /* the shape's place in the run; -1 when the bank is free */
+  int n;
+  int group;      /* the most a runner takes at once */
+} tune_bank;
+
 typedef struct tune_queue {
   pthread_mutex_t lock;
-  int generation; /* bumped by each publish: a taker's results are for it */
-  int unit;       /* the shape's place in the run; -1 when none is open */
-  int n, capacity;
-  int group;      /* the most a runner takes at once */
+  int generation; /* the last publish's; each publish gets a new one */
+  int nbanks, capacity; /* capacity: slots a bank */
+  tune_bank bank[TUNE_BANKS];
   bool closed;    /* the run is over: helpers end */
   int took[TUNE_MAX_GPUS]; /* candidates each runner timed, in the run */
-  tune_slot slot[];
+  tune_slot slot[]; /* nbanks * capacity */
 } tune_queue;
 
-/* NULL when the memory cannot be mapped or the lock made. */
-tune_queue *tune_queue_new(int capacity);
+/* A queue of nbanks (1 to TUNE_BANKS) shapes of `capacity` candidates
+ * each; NULL when the memory cannot be mapped or the lock made. */
+tune_queue *tune_queue_new(int capacity, int nbanks);
 void tune_queue_free(tune_queue *q);
 void tune_queue_lock(tune_queue *q);
 void tune_queue_unlock(tune_queue *q);
 /* The lead: which[0..n) (candidate indices) to be timed at unit, alone[i]
- * for suspects, taken `group` at most at a time; false when n passes the
- * capacity. */
-bool tune_queue_publish(tune_queue *q, int unit, const int *which,
-                        const bool *alone, int n, int group);
-/* which[0..n) added to the open generation (another rank's candidates
- * as they come); false when they pass the capacity. */
-bool tune_queue_append(tune_queue *q, const int *which, const bool *alone,
-                       int n);
+ * for suspects, taken `group` at most at a time, in the bank that holds
+ * unit already (a lead started again publishes it anew), else a free one,
+ * else the one of the latest unit after this one (published again when
+ * its turn comes).  Returns the generation, 0 when n passes the capacity
+ * or no bank can take it. */
+int tune_queue_publish(tune_queue *q, int unit, const int *which,
+                       const bool *alone, int n, int group);
+/* which[0..n) added to generation gen (another rank's candidates as they
+ * come); false when they pass the capacity or gen is over. */
+bool tune_queue_append(tune_queue *q, int gen, const int *which,
+                       const bool *alone, int n);
+/* Under the lock: generation gen's bank, NULL when gen is over; its
+ * slots start at *first. */
+tune_bank *tune_queue_bank(tune_queue *q, int gen, int *first);
+/* Under the lock: the banks that hold a shape, in order of their units,
+ * in order[]; how many. */
+int tune_queue_open_banks(const tune_queue *q, int *order);
 /* Runner k takes up to `most` slots of generation gen (a suspect alone);
  * their numbers in got; returns how many. */
 int tune_queue_take(tune_queue *q, int gen, int k, int most, int *got);
+/* Runner k takes up to `most` slots of the earliest shape that has any
+ * pending, as tune_queue_take does; *gen and *unit say which. */
+int tune_queue_take_next(tune_queue *q, int k, int most, int *got, int *gen,
+                         int *unit);
 /* Runner k's result for a slot it took in generation gen. */
 void tune_queue_finish(tune_queue *q, int gen, int k, int slot,
                        const ts_bench_result *b);
@@ -130,19 +156,22 @@ void tune_queue_finish(tune_queue *q, int gen, int k, int slot,
  * Returns how many it had. */
 int tune_queue_requeue(tune_queue *q, int k, bool in_flight,
                        const char *alone_failed);
-/* No unit open any more; run_over: the helpers end. */
-void tune_queue_close_unit(tune_queue *q, bool run_over);
+/* Generation gen's shape is over: its bank free. */
+void tune_queue_close_unit(tune_queue *q, int gen);
+/* The run is over: the helpers end. */
+void tune_queue_close_run(tune_queue *q);
 
 /* ---- Compiling ahead of the runners (compile_ahead.c) ---------------------
  *
- * A thread compiling the candidates pending in generation gen of q (r's,
- * read only while it runs) into the kernel cache, in the queue's order,
- * until none is left or it is stopped; NULL when it cannot start (the
- * runners then compile all they take). */
+ * A thread compiling the candidates pending in the queue for the shapes
+ * runs[0..nruns) (units unit0 on; read only while it runs) into the
+ * kernel cache, the earliest shape first, each in the queue's order,
+ * until it is stopped; NULL when it cannot start (the runners then
+ * compile all they take). */
 typedef struct tune_ahead tune_ahead;
 tune_ahead *tune_ahead_start(const ts_tune_space *sp, const ts_tune_opts *o,
-                             const char *arch, const ts_tune_shape *r,
-                             tune_queue *q, int gen);
+                             const char *arch, const ts_tune_shape *runs,
+                             int unit0, int nruns, tune_queue *q);
 /* Stopped after the batch it is compiling, and freed; NULL is nothing. */
 void tune_ahead_stop(tune_ahead *a);
 

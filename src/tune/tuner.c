@@ -35,6 +35,13 @@ void tune_free_shape(ts_tune_shape *r) {
   *r = (ts_tune_shape){0};
 }
 
+/* A shape's first pass as published in the queue: its generation, its
+ * candidates and when. */
+typedef struct {
+  int gen, n;
+  struct timespec at;
+} tune_published;
+
 /* A worker's run (see supervisor.c): what timing and reporting need, and
  * where it is. */
 typedef struct {
@@ -50,13 +57,14 @@ typedef struct {
   const ts_tune_space *sp; /* the space being tuned */
   int unit;           /* its shape's place in the run: space * shapes + shape */
   int step;           /* report steps passed; see step_due */
-  /* The first pass in the queue: its generation, candidates and start,
-   * and the unit published ahead (the next shape's, while this runner
-   * times the last one's fastest in full; -1 when none is). */
-  int gen, queued;
-  struct timespec queued_at;
-  int ahead;
-  tune_ahead *compiling; /* the published candidates compiled ahead */
+  /* With several runners: the space's shapes, each one's first pass as
+   * published (by its place among them), the last unit published (the
+   * next shapes' are, before this runner times a shape's fastest in full;
+   * -1 when none is), and the thread compiling what they hold. */
+  ts_tune_shape *runs;
+  tune_published *pub;
+  int published;
+  tune_ahead *compiling;
 } tune_run;
 
 /* ---- Enumerating and compiling ---------------------------------------------- */
@@ -260,7 +268,9 @@ static void collect(tune_run *t, ts_tune_shape *r, int gen, int *over) {
   tune_queue_lock(q);
   *over = 0;
   memset(r->timed_on, 0, sizeof(r->timed_on));
-  for (int i = 0; q->generation == gen && i < q->n; i++) {
+  int first;
+  const tune_bank *b = tune_queue_bank(q, gen, &first);
+  for (int i = first; b && i < first + b->n; i++) {
     tune_slot *s = &q->slot[i];
     *over += s->state == SLOT_DONE || s->state == SLOT_LEFT;
     if (s->state == SLOT_DONE && s->runner >= 0 && s->runner < TUNE_MAX_GPUS)
@@ -285,7 +295,9 @@ static void collect(tune_run *t, ts_tune_shape *r, int gen, int *over) {
 /* --time ran out: what no runner took is left out. */
 static void leave_the_rest(tune_queue *q, ts_tune_shape *r, int gen) {
   tune_queue_lock(q);
-  for (int i = 0; q->generation == gen && i < q->n; i++)
+  int first;
+  const tune_bank *b = tune_queue_bank(q, gen, &first);
+  for (int i = first; b && i < first + b->n; i++)
     if (q->slot[i].state == SLOT_PENDING) {
       q->slot[i].state = SLOT_LEFT;
       r->c[q->slot[i].index].left_out = "--time";
@@ -313,8 +325,9 @@ static ts_status time_taken(tune_run *t, ts_tune_shape *r, int gen,
 
 /* The first pass of which[0..n) on every GPU of the run, put in the
  * queue: the helpers start taking groups at once, while this runner may
- * still be timing the last shape's fastest (tune_shape).  False when the
- * queue cannot hold them (said on stderr). */
+ * still be timing an earlier shape's fastest (tune_shape), and the
+ * thread compiling ahead (started with the space's first) compiles them.
+ * False when the queue cannot hold them (said on stderr). */
 static bool publish_first_pass(tune_run *t, const ts_tune_shape *r,
                                const int *which, int n) {
   bool *alone = calloc((size_t)(n ? n : 1), sizeof(*alone));
@@ -326,19 +339,18 @@ static bool publish_first_pass(tune_run *t, const ts_tune_shape *r,
    * holds up the end of the pass by one small group at most. */
   int group = n / (4 * t->nrunners);
   group = group < 1 ? 1 : group > CHUNK ? CHUNK : group;
-  bool ok = tune_queue_publish(t->q, t->unit, which, alone, n, group);
+  int gen = tune_queue_publish(t->q, t->unit, which, alone, n, group);
   free(alone);
-  if (!ok)
+  if (!gen)
     fprintf(stderr, "tessel: tune: %d candidates are more than the queue of "
             "the GPUs holds (--limit %d)\n", n, t->o->limit);
-  t->gen = t->q->generation; /* only this runner publishes */
-  t->queued = n;
-  clock_gettime(CLOCK_MONOTONIC, &t->queued_at);
-  tune_ahead_stop(t->compiling);
-  t->compiling = ok && n ? tune_ahead_start(t->sp, t->o, ts_gpu_arch(t->gpu), r,
-                                            t->q, t->gen)
-                         : NULL;
-  return ok;
+  int j = t->unit % t->o->nshapes;
+  t->pub[j] = (tune_published){.gen = gen, .n = n};
+  clock_gettime(CLOCK_MONOTONIC, &t->pub[j].at);
+  if (gen && !t->compiling)
+    t->compiling = tune_ahead_start(t->sp, t->o, ts_gpu_arch(t->gpu), t->runs,
+                                    t->unit - j, t->o->nshapes, t->q);
+  return gen != 0;
 }
 
 /* The published first pass to its end: this runner takes groups as the
@@ -347,7 +359,8 @@ static bool publish_first_pass(tune_run *t, const ts_tune_shape *r,
  * supervisor puts them back).  Returns TS_OK, or the error that ended
  * this runner's timing. */
 static ts_status drain_first_pass(tune_run *t, ts_tune_shape *r) {
-  int gen = t->gen, n = t->queued;
+  const tune_published *p = &t->pub[t->unit % t->o->nshapes];
+  int gen = p->gen, n = p->n;
   r->ngpus = t->nrunners;
   r->ranks = t->ranks;
   ts_bench_opts quick = {.warmup = QUICK_WARMUP, .repeats = QUICK_REPEATS,
@@ -357,9 +370,9 @@ static ts_status drain_first_pass(tune_run *t, ts_tune_shape *r) {
   for (collect(t, r, gen, &over); st == TS_OK && over < n;
        collect(t, r, gen, &over)) {
     if (over != shown && t->rep->progress)
-      t->rep->progress(t->rep->ctx, r, over, n, seconds_since(&t->queued_at));
+      t->rep->progress(t->rep->ctx, r, over, n, seconds_since(&p->at));
     shown = over;
-    if (t->o->time_limit && seconds_since(&t->queued_at) > t->o->time_limit)
+    if (t->o->time_limit && seconds_since(&p->at) > t->o->time_limit)
       leave_the_rest(t->q, r, gen);
     int got[CHUNK];
     int m = tune_queue_take(t->q, gen, 0, CHUNK, got);
@@ -369,10 +382,8 @@ static ts_status drain_first_pass(tune_run *t, ts_tune_shape *r) {
       usleep(2000); /* the helpers have the rest */
   }
   if (st == TS_OK && t->rep->progress && over != shown)
-    t->rep->progress(t->rep->ctx, r, over, n, seconds_since(&t->queued_at));
-  tune_ahead_stop(t->compiling);
-  t->compiling = NULL;
-  tune_queue_close_unit(t->q, false);
+    t->rep->progress(t->rep->ctx, r, over, n, seconds_since(&p->at));
+  tune_queue_close_unit(t->q, gen);
   return st;
 }
 
@@ -555,47 +566,61 @@ static bool prepare(tune_run *t, ts_tune_shape *r) {
 }
 
 /* r prepared and, with several runners, its first pass published: now,
- * or already while the shape before it was finished (open_ahead).  The
+ * or already while an earlier shape was finished (publish_ahead).  The
  * report of it is made here, in the shapes' order. */
 static bool open_shape(tune_run *t, ts_tune_shape *r) {
-  bool ok = t->ahead == t->unit ||
+  bool ok = (t->q && t->published >= t->unit) ||
             (prepare(t, r) && (!t->q || queue_first_pass(t, r)));
-  t->ahead = -1;
+  if (ok && t->q && t->published < t->unit)
+    t->published = t->unit;
   if (ok && t->rep->shape_ready)
     t->rep->shape_ready(t->rep->ctx, t->sp, r);
   return ok;
 }
 
-/* With several runners, the next shape of the space (next, the unit after
- * this one) prepared and its first pass published before this runner
- * times the fastest of this one in full on its own GPU: the other GPUs
- * take the next shape's candidates meanwhile, instead of waiting.  Where
- * that fails, the next shape is opened in its turn (and says why). */
-static void open_ahead(tune_run *t, ts_tune_shape *next) {
-  if (!t->q || !next)
+/* With several runners, the next shapes of the space after runs[j] (this
+ * unit), up to `depth` of them, prepared and their first passes
+ * published: the other GPUs take their candidates when this shape has
+ * none left for them, and while this runner times its fastest in full on
+ * its own GPU, instead of waiting.  Where one fails, it is opened in its
+ * turn (and says why). */
+static void publish_ahead(tune_run *t, ts_tune_shape *runs, int j, int depth) {
+  if (!t->q)
     return;
-  int unit = t->unit++;
-  if (prepare(t, next) && queue_first_pass(t, next))
-    t->ahead = t->unit;
-  else
-    tune_free_shape(next);
-  t->unit = unit;
+  int here = t->unit;
+  int last = here + (t->o->nshapes - 1 - j); /* the space's last unit */
+  int from = t->published > here ? t->published + 1 : here + 1;
+  for (int u = from; u <= here + depth && u <= last; u++) {
+    ts_tune_shape *next = &runs[j + (u - here)];
+    t->unit = u;
+    if (!prepare(t, next) || !queue_first_pass(t, next)) {
+      tune_free_shape(next);
+      break;
+    }
+    t->published = u;
+  }
+  t->unit = here;
 }
 
-/* A shape: prepared, timed, ranked, recorded and reported; with several
- * runners, the next shape (next, or NULL) published before the fastest
- * of this one are timed again.  Returns 0,
- * TUNE_EXIT_FAIL (an error, or a candidate failed), or
- * TUNE_WORKER_FAULTED when a device fault ended the timing (the
- * supervisor reports it). */
-static int tune_shape(tune_run *t, ts_tune_shape *r, ts_tune_shape *next) {
+/* A shape, runs[j]: prepared, timed, ranked, recorded and reported; with
+ * several runners, the next shapes published before the fastest of this
+ * one are timed again.  Returns 0, TUNE_EXIT_FAIL (an error, or a
+ * candidate failed), or TUNE_WORKER_FAULTED when a device fault ended the
+ * timing (the supervisor reports it). */
+static int tune_shape(tune_run *t, ts_tune_shape *runs, int j) {
+  ts_tune_shape *r = &runs[j];
   if (!open_shape(t, r))
     return TUNE_EXIT_FAIL;
   struct timespec t0;
   clock_gettime(CLOCK_MONOTONIC, &t0);
+  /* The shapes ahead, as many as the queue has banks for: all but this
+   * one's while its first pass is on, all once it is over.  With --time,
+   * which counts from the publishing, only the next, once it is over. */
+  int banks = t->q ? t->q->nbanks : 0;
+  publish_ahead(t, runs, j, t->o->time_limit ? 0 : banks - 1);
   ts_status st = first_pass(t, r);
   if (st == TS_OK)
-    open_ahead(t, next);
+    publish_ahead(t, runs, j, t->o->time_limit ? 1 : banks);
   if (st == TS_OK)
     st = full_pass(t, r);
   if (st != TS_OK && t->h->in_flight)
@@ -696,14 +721,14 @@ static int tune_space(tune_run *t, int n, ts_tune_shape *runs) {
     t->rep->space_begin(t->rep->ctx, t->sp, t->gpu);
   step_done(t, 0);
   int rc = 0;
-  for (int j = 0; j < o->nshapes && rc != TUNE_WORKER_FAULTED; j++) {
+  t->runs = runs;
+  for (int j = 0; j < o->nshapes; j++) {
     runs[j].def = o->shapes[j];
-    if (j + 1 < o->nshapes)
-      runs[j + 1].def = o->shapes[j + 1];
+    t->pub[j] = (tune_published){0};
+  }
+  for (int j = 0; j < o->nshapes && rc != TUNE_WORKER_FAULTED; j++) {
     t->unit = n * o->nshapes + j;
-    ts_tune_shape *next = j + 1 < o->nshapes ? &runs[j + 1] : NULL;
-    int st = step_due(t) ? tune_shape(t, &runs[j], next)
-                         : replay_shape(t, &runs[j]);
+    int st = step_due(t) ? tune_shape(t, runs, j) : replay_shape(t, &runs[j]);
     if (st != TUNE_WORKER_FAULTED)
       step_done(t, st);
     rc = st ? st : rc;
@@ -713,10 +738,13 @@ static int tune_space(tune_run *t, int n, ts_tune_shape *runs) {
     step_done(t, st);
     rc = st ? st : rc;
   }
-  tune_ahead_stop(t->compiling); /* it reads a shape's configurations */
+  tune_ahead_stop(t->compiling); /* it reads the shapes' configurations */
   t->compiling = NULL;
-  for (int j = 0; j < o->nshapes; j++)
+  for (int j = 0; j < o->nshapes; j++) {
+    if (t->q) /* published but never drained: an error ended its turn */
+      tune_queue_close_unit(t->q, t->pub[j].gen);
     tune_free_shape(&runs[j]);
+  }
   return rc;
 }
 
@@ -729,11 +757,12 @@ static int tune_worker(tune_handover *h, void *arg) {
   tune_run t = {.o = a->o, .rep = a->rep, .spaces = a->spaces,
                 .nspaces = a->nspaces, .h = h, .q = a->q,
                 .nrunners = a->nrunners, .ranks = a->nrunners > a->ngpus,
-                .ahead = -1};
+                .published = -1};
   ts_tune_shape *runs = calloc((size_t)a->o->nshapes, sizeof(*runs));
+  t.pub = calloc((size_t)a->o->nshapes, sizeof(*t.pub));
   t.gpu = ts_gpu_open_device(a->gpus[0]);
-  bool ready = runs && ts_gpu_status(t.gpu) == TS_OK;
-  if (!runs)
+  bool ready = runs && t.pub && ts_gpu_status(t.gpu) == TS_OK;
+  if (!runs || !t.pub)
     fprintf(stderr, "tessel: out of memory\n");
   else if (!ready)
     fprintf(stderr, "tessel: tune needs a GPU: %s\n", ts_gpu_errmsg(t.gpu));
@@ -743,6 +772,7 @@ static int tune_worker(tune_handover *h, void *arg) {
     rc = st ? st : rc;
   }
   free(runs);
+  free(t.pub);
   /* After a fault too: the context is released as the process's exit
    * would release it, and a leak checker finds nothing left. */
   ts_gpu_close(t.gpu);
@@ -791,7 +821,10 @@ static int tune_ranks(tune_args *a, tune_mpi *m) {
   a->ngpus = rank == 0 ? 1 : 2; /* a rank other than 0: runner 1 only */
   a->gpus[0] = a->gpus[1] = tune_mpi_device(m);
   a->nrunners = tune_mpi_size(m);
-  a->q = tune_queue_new(a->o->limit > 0 ? a->o->limit : 1);
+  /* Rank 0 publishes shapes ahead; another rank's queue holds the group
+   * rank 0 sent it last. */
+  a->q = tune_queue_new(a->o->limit > 0 ? a->o->limit : 1,
+                        rank == 0 ? TUNE_BANKS : 1);
   if (!a->q) {
     fprintf(stderr, "tessel: tune: cannot map the queue of MPI rank %d\n", rank);
     return tune_mpi_finish(m, TUNE_EXIT_FAIL);
@@ -823,7 +856,8 @@ int ts_tune_run(const ts_tune_opts *o, const ts_tune_space *spaces,
   if (!choose_gpus(o, &a))
     return TUNE_EXIT_FAIL;
   a.nrunners = a.ngpus;
-  if (a.ngpus > 1 && !(a.q = tune_queue_new(o->limit > 0 ? o->limit : 1))) {
+  if (a.ngpus > 1 &&
+      !(a.q = tune_queue_new(o->limit > 0 ? o->limit : 1, TUNE_BANKS))) {
     fprintf(stderr, "tessel: tune: cannot map the queue the GPUs share\n");
     return TUNE_EXIT_FAIL;
   }
