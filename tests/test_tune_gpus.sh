@@ -138,8 +138,23 @@ TESSEL_FAKE_GPUS=1 "$tessel" tune $args --shape 64x64x48 > "$tmp/warm3.out" 2>&1
 rm -f "$tmp/launches.txt"
 TESSEL_FAKE_LAUNCH_LOG="$tmp/launches.txt" TESSEL_FAKE_GPU_SPEEDS=0.01,1,1,1 \
   "$tessel" tune $args --restart --shape 64x64x32 --shape 64x64x48 --top 1 \
-  > "$tmp/deep.out" 2>&1
+  > "$tmp/deep.out" 2>&1 &
+tune=$!
+pids="$tune"
+# What the other GPUs timed of the shapes ahead is journaled once the lead
+# has timed a shape's fastest in full, before it reports it: when the
+# first shape's report is out, the third shape's journal has all 12.
+i=0
+until grep -q "first pass on 4 GPUs" "$tmp/deep.out" || [ $i -ge 1200 ]; do
+  sleep 0.05; i=$((i + 1))
+done
+third=$(grep -l "^def 64x64x48 " "$TESSEL_CACHE_DIR"/tune/*.journal 2>/dev/null | head -1)
+n=$([ -n "$third" ] && grep -c "^timed" "$third" || echo 0)
+[ "$n" = 12 ] ||
+  fail "at the first shape's report the third shape's journal had $n results, expected 12: the shapes ahead are not journaled after a full count"
+wait "$tune"
 st=$?
+pids=""
 [ $st = 0 ] || { cat "$tmp/deep.out"; fail "three shapes, a slow lead: exit $st, expected 0"; }
 lead_last=$(grep -n "^cublas 64 64 64 device 0$" "$tmp/launches.txt" | tail -1 | cut -d: -f1)
 third_first=$(grep -n "^cublas 64 64 48 device [123]$" "$tmp/launches.txt" | head -1 | cut -d: -f1)

@@ -602,6 +602,17 @@ static void publish_ahead(tune_run *t, ts_tune_shape *runs, int j, int depth) {
   t->unit = here;
 }
 
+/* With several runners, what the other GPUs timed of the shapes published
+ * ahead of runs[j] while this runner timed its fastest in full, taken
+ * from the queue and journaled now, so that a run interrupted before it
+ * comes to them resumes with it. */
+static void journal_ahead(tune_run *t, ts_tune_shape *runs, int j) {
+  for (int u = t->unit + 1; t->q && u <= t->published; u++) {
+    int at = j + (u - t->unit), over;
+    collect(t, &runs[at], t->pub[at].gen, &over);
+  }
+}
+
 /* A shape, runs[j]: prepared, timed, ranked, recorded and reported; with
  * several runners, the next shapes published before the fastest of this
  * one are timed again.  Returns 0, TUNE_EXIT_FAIL (an error, or a
@@ -623,6 +634,8 @@ static int tune_shape(tune_run *t, ts_tune_shape *runs, int j) {
     publish_ahead(t, runs, j, t->o->time_limit ? 1 : banks);
   if (st == TS_OK)
     st = full_pass(t, r);
+  if (st == TS_OK)
+    journal_ahead(t, runs, j);
   if (st != TS_OK && t->h->in_flight)
     return TUNE_WORKER_FAULTED;
   if (st != TS_OK) {
