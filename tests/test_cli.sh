@@ -409,6 +409,21 @@ contains "4-byte accesses, 1 lane; "
 contains "global stores  1 request, 1 sector"
 lacks "1 blocks"; lacks "1 lanes"; lacks "1 requests"
 
+# explain --json: a warp-specialized pipeline's register split with the
+# blocks a multiprocessor it was made for, as the text says them; one
+# consumer warpgroup at one block launches with ptxas's 232, its largest
+# setmaxnreg count.
+explain_split() { # SCHEDULE LAUNCH PRODUCER CONSUMER BLOCKS
+  expect 0 "explain $1 --json" -- "$tessel" explain "$1" --dtype f16 \
+    --json "$work/explain.json"
+  contains "registers (setmaxnreg): $2 a thread at launch ($5 block"
+  last=$(tr -d ' \n' < "$work/explain.json")
+  contains "\"launch_registers\":$2,\"producer_registers\":$3,\"consumer_registers\":$4,\"blocks\":$5,\"tma\":"
+}
+explain_split wgws 168 40 232 1
+explain_split warpgroup:bm=64,bn=256 232 40 232 1
+explain_split warpgroup:bm=64,bn=128,stages=4,blocks=2 128 24 232 2
+
 # Spaces in schedule files: listed, checked, shown by configuration, tuned.
 cp "$(dirname "$0")/../examples/regtiles.c" "$work/regtiles.c"
 f="$work/regtiles.c"

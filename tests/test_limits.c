@@ -68,12 +68,63 @@ static void test_shared_block_lookup(void **state) {
   assert_null(ts_arch_limits_of(61));
 }
 
+/* The registers a thread may have at launch under __launch_bounds__(
+ * threads, blocks), as ptxas bounds them (NVRTC's ptxas on kernels that
+ * ask setmaxnreg for 256, which it grants up to the bound): the block's
+ * share of 65536 rounded down to 8, then at most 255. */
+static void test_launch_register_cap(void **state) {
+  (void)state;
+  const struct {
+    int64_t threads, blocks;
+    int cap;
+  } cases[] = {{256, 1, 255}, {384, 1, 168}, {512, 1, 128}, {256, 2, 128},
+               {384, 2, 80},  {256, 3, 80},  {128, 1, 255}, {0, 1, 0}};
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+    assert_int_equal(ts_launch_register_cap(cases[i].threads,
+                                            cases[i].blocks),
+                     cases[i].cap);
+}
+
+/* Explain holds its register estimate to that cap, as the register split
+ * is: wgws's 384 threads (about 184 without it) to 168, the split's count
+ * at launch; wg128's 256 at 2 blocks a multiprocessor to 128. */
+static void test_explain_holds_registers_to_the_cap(void **state) {
+  (void)state;
+  ts_gemm g = ts_gemm_make(1024, 1024, 1024);
+  g.a_type = g.b_type = TS_F16;
+  const struct {
+    const char *name;
+    int blocks, registers;
+  } cases[] = {{"wgws", 0, 168}, {"wg128", 2, 128}};
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    ts_sched *s = ts_builtin_schedule(cases[i].name, &g);
+    if (cases[i].blocks)
+      ts_min_blocks_per_sm(s, cases[i].blocks);
+    ts_program *p = ts_lower(s);
+    assert_int_equal(ts_program_status(p), TS_OK);
+    ts_explain *e = ts_program_explain(p, NULL);
+    assert_non_null(e);
+    const ts_kernel_report *k = &e->kernels[0];
+    int blocks = cases[i].blocks ? cases[i].blocks : 1;
+    assert_int_equal(k->registers, cases[i].registers);
+    assert_int_equal(k->registers,
+                     ts_launch_register_cap(k->threads, blocks));
+    if (k->pipeline.producer_threads)
+      assert_int_equal(k->pipeline.launch_registers, k->registers);
+    ts_explain_free(e);
+    ts_program_free(p);
+    ts_sched_free(s);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_table_is_ordered_and_bounded),
       cmocka_unit_test(test_explained_entries_are_complete),
       cmocka_unit_test(test_targets_match_the_schedule_bounds),
       cmocka_unit_test(test_shared_block_lookup),
+      cmocka_unit_test(test_launch_register_cap),
+      cmocka_unit_test(test_explain_holds_registers_to_the_cap),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -181,14 +181,16 @@ ts_status ts_tma(ts_sched *s, ts_stage *stage);
  * for the blocks a multiprocessor the schedule asks, B: the larger of
  * ts_min_blocks_per_sm's and ts_persistent's blocks_per_sm, 1 when neither
  * is called.  The kernel is bounded to B blocks (__launch_bounds__(T, B)
- * for the T threads of consumers and producer), which gives each thread
- * R = 65536 / (B x T) registers at launch, rounded down to 8: at B = 1 the
- * producer keeps 40 and the consumers take 232; at more the producer keeps
- * 24 and the consumers take what it released, R + (R - 24) x 128 /
+ * for the T threads of consumers and producer), which allows each thread
+ * R = 65536 / (B x T) registers, rounded down to 8, at most 255: at B = 1
+ * the producer keeps 40 and the consumers take 232; at more the producer
+ * keeps 24 and the consumers take what it released, R + (R - 24) x 128 /
  * consumer threads rounded down to 8, at most 232 (B = 2 with 2 consumer
- * warpgroups: 80, then 24 and 104).  Lowering refuses a split that cannot
- * fit (over 2 consumer warpgroups at B = 1, R under 24).  ptxas holds each
- * wgmma to R, not to the consumers' count (m64n128k16 needs 90).  Requires
+ * warpgroups: 80, then 24 and 104).  ptxas launches the kernel with the
+ * largest of those counts within R, L (one consumer warpgroup at B = 1:
+ * 232).  Lowering refuses a split that cannot fit (over 2 consumer
+ * warpgroups at B = 1, R under 24).  ptxas holds each wgmma to L, not to
+ * the consumers' count (m64n128k16 needs 90).  Requires
  * ts_tma on the stage; every TMA-filled stage at the loop must be
  * specialized alike. */
 ts_status ts_warp_specialize(ts_sched *s, ts_stage *stage, int producer_warps);

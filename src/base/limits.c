@@ -42,23 +42,33 @@ int ts_arch_shared_block(int cc) {
  * granule. */
 static int64_t granule_down(int64_t n) { return n / 8 * 8; }
 
+int ts_launch_register_cap(int64_t threads, int64_t blocks) {
+  if (threads < 1 || blocks < 1)
+    return 0;
+  int64_t cap = granule_down(TS_REGISTERS_PER_BLOCK / (blocks * threads));
+  return (int)(cap < TS_REGISTERS_PER_THREAD ? cap : TS_REGISTERS_PER_THREAD);
+}
+
 bool ts_register_split_of(int64_t consumer_threads, int64_t producer_threads,
                           int blocks, ts_register_split *out) {
   int64_t threads = consumer_threads + producer_threads;
   *out = (ts_register_split){.blocks = blocks};
   if (blocks < 1 || consumer_threads < 1 || producer_threads < 1)
     return false;
-  int64_t launch = TS_REGISTERS_PER_BLOCK / (blocks * threads);
-  launch = granule_down(launch < TS_REGISTERS_PER_THREAD
-                            ? launch : TS_REGISTERS_PER_THREAD);
+  int64_t cap = ts_launch_register_cap(threads, blocks);
   int64_t producer = TS_PRODUCER_REGISTERS_1, consumer = TS_CONSUMER_REGISTERS_1;
   if (blocks > 1) {
     producer = TS_SETMAXNREG_MIN;
-    consumer = granule_down(launch + (launch - producer) * producer_threads /
-                                         consumer_threads);
+    consumer = granule_down(cap + (cap - producer) * producer_threads /
+                                      consumer_threads);
     if (consumer > TS_CONSUMER_REGISTERS_1)
       consumer = TS_CONSUMER_REGISTERS_1;
   }
+  /* ptxas launches a kernel that has setmaxnreg with its largest count
+   * ("the largest temporal register count in the program"), within the
+   * cap: one consumer warpgroup at one block launches with 232, not 255. */
+  int64_t largest = consumer > producer ? consumer : producer;
+  int64_t launch = largest < cap ? largest : cap;
   out->launch = (int)launch;
   out->producer = (int)producer;
   out->consumer = (int)consumer;

@@ -39,18 +39,26 @@ enum { TS_BLOCKS_PER_SM = 32, TS_THREADS_PER_SM = 2048 };
 /* Registers a block, and a thread, may use on every architecture listed. */
 enum { TS_REGISTERS_PER_BLOCK = 65536, TS_REGISTERS_PER_THREAD = 255 };
 
+/* The registers a thread may have at launch in blocks of `threads`,
+ * `blocks` of them a multiprocessor (__launch_bounds__(threads, blocks)),
+ * as ptxas bounds them: 65536 / (blocks * threads) rounded down to a
+ * multiple of 8 (the allocator's granule), then at most 255; 0 for no
+ * threads or blocks.  The launch register cap of every kernel, explain's
+ * and the warp-specialized split's. */
+int ts_launch_register_cap(int64_t threads, int64_t blocks);
+
 /* A warp-specialized block's registers a thread (ts_warp_specialize):
  * `blocks` blocks of consumer + producer threads a multiprocessor, launched
  * with __launch_bounds__(threads, blocks), so that each thread has at most
- * `launch` registers (65536 / (blocks * threads), at most 255, rounded
- * down to a multiple of 8); then the producer warpgroup gives registers
- * back (setmaxnreg.dec `producer`) and the consumers take them
- * (setmaxnreg.inc `consumer`): 24..256, multiples of 8.  The block's
- * pool holds launch x threads; setmaxnreg.inc waits until it has what it
- * asks, so the counts never exceed it. */
+ * `cap` registers (ts_launch_register_cap); then the producer warpgroup
+ * gives registers back (setmaxnreg.dec `producer`) and the consumers take
+ * them (setmaxnreg.inc `consumer`): 24..256, multiples of 8.  ptxas
+ * launches such a kernel with the largest setmaxnreg count within that
+ * cap, so the block's pool holds launch x threads; setmaxnreg.inc waits
+ * until it has what it asks, so the counts never exceed it. */
 typedef struct ts_register_split {
   int blocks;    /* blocks a multiprocessor the split is for */
-  int launch;    /* a thread's registers at launch */
+  int launch;    /* a thread's registers at launch, as ptxas counts them */
   int producer;  /* a producer thread's after setmaxnreg.dec */
   int consumer;  /* a consumer thread's after setmaxnreg.inc */
 } ts_register_split;
@@ -64,9 +72,10 @@ enum { TS_SETMAXNREG_MIN = 24, TS_SETMAXNREG_MAX = 256,
 /* The split for `blocks` (1..) blocks of consumer_threads + producer_threads:
  * at one block 40 and 232; at more every register counts, so the producer
  * keeps setmaxnreg's minimum, 24, and the consumers take what it released,
- * launch + (launch - 24) x producer_threads / consumer_threads rounded
- * down to a multiple of 8, at most 232.  False when it does not fit: the
- * launch count under the producer's, or the counts over the pool. */
+ * cap + (cap - 24) x producer_threads / consumer_threads rounded down to a
+ * multiple of 8, at most 232.  The launch count is the larger of the two
+ * within the cap.  False when it does not fit: the launch count under the
+ * producer's, or the counts over the pool. */
 bool ts_register_split_of(int64_t consumer_threads, int64_t producer_threads,
                           int blocks, ts_register_split *out);
 

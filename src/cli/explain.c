@@ -108,15 +108,16 @@ static json_t *pipeline_json(const ts_pipeline_report *p) {
       return NULL;
     }
   }
-  return boxes ? json_pack("{s:i, s:I, s:i, s:i, s:i, s:i, s:i, s:i, s:o}",
-                           "stages", p->stages, "stage_bytes",
+  return boxes ? json_pack("{s:i, s:I, s:i, s:i, s:i, s:i, s:i, s:i, s:i, "
+                           "s:o}", "stages", p->stages, "stage_bytes",
                            (json_int_t)p->stage_bytes, "consumer_warps",
                            p->consumer_warps, "producer_thread",
                            p->producer_thread, "producer_threads",
                            p->producer_threads, "launch_registers",
                            p->launch_registers, "producer_registers",
                            p->producer_registers, "consumer_registers",
-                           p->consumer_registers, "tma", boxes)
+                           p->consumer_registers, "blocks", p->blocks, "tma",
+                           boxes)
                : NULL;
 }
 

@@ -111,12 +111,12 @@ bool kernel_resources(const ir_kernel *k, const char *arch,
   free(detail);
   r->tile_registers = t.registers;
   int regs = (int)round_up(BASE_REGISTERS + t.registers + t.registers * 3 / 20, 8);
-  regs = regs > TS_REGISTERS_PER_THREAD ? TS_REGISTERS_PER_THREAD : regs;
   r->threads = k->block[0] * k->block[1] * k->block[2];
   /* __launch_bounds__ names the block's threads (and the blocks asked
-   * for): ptxas keeps within what lets them all fit, spilling if it must. */
+   * for): ptxas keeps within what lets them all fit, spilling if it must;
+   * the cap a warp-specialized kernel's register split is made within. */
   int64_t blocks = k->min_blocks > 0 ? k->min_blocks : 1;
-  int cap = (int)(TS_REGISTERS_PER_BLOCK / (blocks * r->threads)) / 8 * 8;
+  int cap = ts_launch_register_cap(r->threads, blocks);
   regs = regs > cap ? cap : regs;
   r->registers = regs;
   r->shared_bytes = k->shared_bytes + k->barrier_bytes;
