@@ -123,6 +123,27 @@ static void test_tensor_cores_match_cublas(void **state) {
         }
 }
 
+/* The TMA built-ins where one operand's rows are 16-byte aligned and the
+ * other's are not (one of M, N, K odd), so that one operand is packed and
+ * the other copied as it lies: in NN and TN, A alone packed at K or M
+ * odd, B alone at N odd; in TT, A alone at M odd, B alone at K odd. */
+static void test_one_operand_packed_matches_cublas(void **state) {
+  (void)state;
+  const int64_t shapes[][3] = {{1000, 1001, 1000}, {1000, 1000, 1001},
+                               {1001, 1000, 1000}};
+  const char *names[] = {"wgtma", "wgws", "wgpers"};
+  const ts_dtype types[] = {TS_F16, TS_BF16};
+  for (int b = 0; b < 3; b++)
+    for (int t = 0; t < 2; t++)
+      for (int i = 0; i < 3; i++)
+        for (int l = TS_NN; l <= TS_TT; l++) {
+          ts_gemm g = ts_gemm_make(shapes[i][0], shapes[i][1], shapes[i][2]);
+          g.layout = (ts_layout)l;
+          g.a_type = g.b_type = types[t];
+          against_cublas(names[b], g);
+        }
+}
+
 /* warptiled's tiles double-buffered with 2 and 4 k tiles a copy
  * (ts_double_buffer_tiles), with a partitioned k tail and with split-K, at
  * odd shapes in every layout. */
@@ -520,6 +541,7 @@ int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_examples_match_cublas),
       cmocka_unit_test(test_tensor_cores_match_cublas),
+      cmocka_unit_test(test_one_operand_packed_matches_cublas),
       cmocka_unit_test(test_bench_reports_every_variant),
       cmocka_unit_test(test_bench_times_the_rest),
       cmocka_unit_test(test_dynamic_shared_memory),

@@ -184,9 +184,10 @@ static void test_cuda_has_bulk_copies_and_mbarriers(void **state) {
 }
 
 /* K = 29 in f16: no row of A is 16-byte aligned, so the TMA cannot copy
- * it as it lies.  wgtma packs both operands first (ts_pack) and the TMA
- * copies the packed copies; wg128, without the TMA, keeps cp.async on
- * the operands as they lie. */
+ * it as it lies.  wgtma packs it first (ts_pack) and the TMA copies the
+ * packed copy; B's rows (256 halves) are aligned and B is copied as it
+ * lies; wg128, without the TMA, keeps cp.async on the operands as they
+ * lie. */
 static void test_unaligned_rows_are_packed(void **state) {
   (void)state;
   ts_gemm g = ts_gemm_make(128, 256, 29);
@@ -201,29 +202,67 @@ static void test_unaligned_rows_are_packed(void **state) {
     bool tma = b == 0;
     assert_int_equal(strstr(src, "cp.async.bulk.tensor") != NULL, tma);
     assert_int_equal(strstr(src, "cp.async.cg.shared.global") != NULL, !tma);
-    assert_int_equal(p->k.packed[0] != NULL && p->k.packed[1] != NULL, tma);
+    assert_int_equal(p->k.packed[0] != NULL, tma);
+    assert_null(p->k.packed[1]);
     free(src);
     ts_program_free(p);
     ts_sched_free(s);
   }
 }
 
+/* Only the operand whose stored rows are not 16-byte aligned (36 halves,
+ * 72 bytes) is packed, in every layout (A's rows are K long in NN and NT, M in TN and TT; B's
+ * N in NN and TN, K in NT and TT), and each such mix checks correct
+ * against the reference. */
+static void test_only_the_unaligned_operand_is_packed(void **state) {
+  (void)state;
+  const struct {
+    ts_layout layout;
+    int64_t m, n, k;
+    bool a, b; /* packed */
+  } cases[] = {{TS_NN, 64, 64, 36, true, false},  {TS_NN, 64, 36, 64, false, true},
+               {TS_NN, 64, 36, 36, true, true},   {TS_NN, 64, 64, 64, false, false},
+               {TS_NT, 64, 36, 36, true, true},   {TS_NT, 40, 36, 64, false, false},
+               {TS_TN, 36, 64, 64, true, false},  {TS_TN, 64, 36, 64, false, true},
+               {TS_TT, 36, 64, 64, true, false},  {TS_TT, 64, 64, 36, false, true}};
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    ts_gemm g = ts_gemm_make(cases[i].m, cases[i].n, cases[i].k);
+    g.a_type = g.b_type = TS_F16;
+    g.layout = cases[i].layout;
+    ts_sched *s = ts_builtin_schedule("wgws", &g);
+    ts_program *p = ts_lower(s);
+    assert_int_equal(ts_program_status(p), TS_OK);
+    if ((p->k.packed[0] != NULL) != cases[i].a ||
+        (p->k.packed[1] != NULL) != cases[i].b)
+      fail_msg("case %zu: A %spacked, B %spacked; expected A %spacked, B "
+               "%spacked", i, p->k.packed[0] ? "" : "not ",
+               p->k.packed[1] ? "" : "not ", cases[i].a ? "" : "not ",
+               cases[i].b ? "" : "not ");
+    char msg[512];
+    if (ts_check(s, 3, msg, sizeof(msg)) != TS_OK)
+      fail_msg("case %zu: %s", i, msg);
+    ts_program_free(p);
+    ts_sched_free(s);
+  }
+}
+
 /* pack=1 is pruned where A and B are packed anyway (tf32; the TMA on rows
- * not 16-byte aligned), so tune does not time one kernel twice; kept
- * where it changes the kernel. */
+ * not 16-byte aligned, both A's and B's), so tune does not time one kernel
+ * twice; kept where it changes the kernel (one operand aligned). */
 static void test_pack_knob_pruned_where_it_changes_nothing(void **state) {
   (void)state;
   const struct {
     ts_dtype type;
-    int64_t k;
+    int64_t n, k;
     const char *knobs;
     bool pruned;
-  } cases[] = {{TS_F32, 64, "pack=1", true},
-               {TS_F16, 29, "tma=1,pack=1", true},
-               {TS_F16, 29, "tma=0,warpspec=0,pack=1", false},
-               {TS_F16, 64, "tma=1,pack=1", false}};
+  } cases[] = {{TS_F32, 256, 64, "pack=1", true},
+               {TS_F16, 250, 29, "tma=1,pack=1", true},
+               {TS_F16, 256, 29, "tma=1,pack=1", false},
+               {TS_F16, 250, 29, "tma=0,warpspec=0,pack=1", false},
+               {TS_F16, 256, 64, "tma=1,pack=1", false}};
   for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-    ts_gemm g = ts_gemm_make(128, 256, cases[i].k);
+    ts_gemm g = ts_gemm_make(128, cases[i].n, cases[i].k);
     g.a_type = g.b_type = cases[i].type;
     if (cases[i].type == TS_F32)
       g.math = TS_MATH_TF32;
@@ -583,6 +622,7 @@ int main(void) {
       cmocka_unit_test(test_tensor_map_box_not_the_caches),
       cmocka_unit_test(test_cuda_has_bulk_copies_and_mbarriers),
       cmocka_unit_test(test_unaligned_rows_are_packed),
+      cmocka_unit_test(test_only_the_unaligned_operand_is_packed),
       cmocka_unit_test(test_barriers_count_in_the_static_limit),
       cmocka_unit_test(test_pack_knob_pruned_where_it_changes_nothing),
       cmocka_unit_test(test_ws_producer_refilling_a_stage_not_released),

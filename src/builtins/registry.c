@@ -44,8 +44,8 @@ static const ts_builtin builtins[] = {
      true, true},
     {"wgtma", "wg128 with its tiles copied by the TMA (cp.async.bulk.tensor) "
      "on an mbarrier pipeline, no __syncthreads in the k loop; in tf32 "
-     "from A and B packed in the workspace, and so in f16 and bf16 where a "
-     "row is not 16-byte aligned", example_wgtma,
+     "from A and B packed in the workspace, and so in f16 and bf16 an "
+     "operand whose rows are not 16-byte aligned", example_wgtma,
      true, true},
     {"wgws", "wgtma warp-specialized: a producer warpgroup issues the TMA's "
      "copies, the 2 consumer warpgroups take its registers (setmaxnreg)",

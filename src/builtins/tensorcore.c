@@ -116,24 +116,25 @@ typedef struct wg_tiling {
                       * could copy them as they lie */
 } wg_tiling;
 
-/* Whether the TMA can copy both operands as they lie in memory: each
+/* Whether the TMA can copy operand A (else B) as it lies in memory: each
  * stored row (K, M or N elements as the layout stores it) 16-byte
- * aligned.  A packed row is padded to 16 bytes, so packed operands
- * always fit. */
-static bool rows_aligned(const ts_gemm *g) {
-  bool a_t = g->layout == TS_TN || g->layout == TS_TT;
-  bool b_t = g->layout == TS_NT || g->layout == TS_TT;
-  int64_t size = ts_dtype_size(g->a_type);
-  return (a_t ? g->m : g->k) * size % 16 == 0 &&
-         (b_t ? g->k : g->n) * size % 16 == 0;
+ * aligned.  A packed row is padded to 16 bytes, so a packed operand
+ * always fits. */
+static bool rows_aligned(const ts_gemm *g, bool a) {
+  bool stored_t = a ? g->layout == TS_TN || g->layout == TS_TT
+                    : g->layout == TS_NT || g->layout == TS_TT;
+  int64_t row = a ? (stored_t ? g->m : g->k) : (stored_t ? g->k : g->n);
+  return row * ts_dtype_size(g->a_type) % 16 == 0;
 }
 
-/* tf32 is always packed: wgmma reads it only k-major and rounded.  16-bit
- * operands are packed where the tiling asks, and where the TMA is to copy
- * them but their rows are not 16-byte aligned (cp.async, the other way,
- * copies such rows an element at a time, under guards). */
-static bool packs(const ts_gemm *g, const wg_tiling *t) {
-  return g->a_type == TS_F32 || t->pack || (t->tma && !rows_aligned(g));
+/* Whether operand A (else B) is packed first.  tf32 always is: wgmma reads
+ * it only k-major and rounded.  A 16-bit operand is where the tiling
+ * asks, and where the TMA is to copy it but its rows are not 16-byte
+ * aligned (cp.async, the other way, copies such rows an element at a
+ * time, under guards); the other operand, aligned, is copied as it
+ * lies. */
+static bool packs(const ts_gemm *g, const wg_tiling *t, bool a) {
+  return g->a_type == TS_F32 || t->pack || (t->tma && !rows_aligned(g, a));
 }
 
 /* A wgmma operand's shared tile: swizzled in 128-byte rows, copied 16
@@ -159,20 +160,21 @@ static void warpgroup_tile(ts_sched *s, const char *operand, ts_loop *at,
 
 static ts_status warpgroup_tiles(ts_sched *s, const wg_tiling *t) {
   ts_loop *io, *ir, *wg, *ii, *jo, *jj, *ko, *ki, *kq, *kk;
-  /* Packed operands (all of tf32's) lie k-major, so B's tile is stored
-   * k-major; tf32's k steps are 8.  A k tile is one 128-byte row of the
-   * swizzle: 64 halves, 32 tf32.  Unpacked f16 and bf16: each tile lies
-   * as its operand lies in memory, A m-major where it is stored
+  /* A packed operand (all of tf32's) lies k-major, so a packed B's tile is
+   * stored k-major; tf32's k steps are 8.  A k tile is one 128-byte row of
+   * the swizzle: 64 halves, 32 tf32.  Unpacked f16 and bf16: each tile
+   * lies as its operand lies in memory, A m-major where it is stored
    * transposed (TN, TT), B k-major where it is (NT, TT). */
   const ts_gemm *g = ts_sched_gemm(s);
-  bool tf32 = g->a_type == TS_F32, packed = packs(g, t);
+  bool tf32 = g->a_type == TS_F32;
+  bool pack_a = packs(g, t, true), pack_b = packs(g, t, false);
   bool a_stored_t = g->layout == TS_TN || g->layout == TS_TT;
   bool b_stored_t = g->layout == TS_NT || g->layout == TS_TT;
   int64_t size = ts_dtype_size(g->a_type);
-  if (packed) {
+  if (pack_a)
     ts_pack(s, "A");
+  if (pack_b)
     ts_pack(s, "B");
-  }
   ts_split(s, ts_get_loop(s, "i"), t->bm, &io, &ir);
   ts_split(s, ir, 64, &wg, &ii);
   ts_split(s, ts_get_loop(s, "j"), t->bn, &jo, &jj);
@@ -187,8 +189,8 @@ static ts_status warpgroup_tiles(ts_sched *s, const wg_tiling *t) {
     ts_swizzle(s, io, jo, t->swizzle);
   if (t->persistent)
     ts_persistent(s, io, jo, t->blocks > 1 ? (int)t->blocks : 1);
-  warpgroup_tile(s, "A", ko, t, !packed && a_stored_t);
-  warpgroup_tile(s, "B", ko, t, packed || b_stored_t);
+  warpgroup_tile(s, "A", ko, t, !pack_a && a_stored_t);
+  warpgroup_tile(s, "B", ko, t, pack_b || b_stored_t);
   ts_unroll(s, kq);
   ts_tensorize(s, ii, jj, kk);
   if (t->in_flight)
@@ -208,8 +210,8 @@ ts_status example_wg128(ts_sched *s) {
 /* wg128 with the tiles copied by the TMA: one thread fills a stage, an
  * mbarrier per stage says it landed and another that every warp is done
  * with it, so the k loop has no __syncthreads; from the packed copies in
- * the workspace in tf32, and where 16-bit rows are not 16-byte aligned
- * (the TMA cannot copy them as they lie). */
+ * the workspace in tf32, and of a 16-bit operand whose rows are not
+ * 16-byte aligned (the TMA cannot copy them as they lie). */
 ts_status example_wgtma(ts_sched *s) {
   return warpgroup_tiles(s, &(wg_tiling){128, 256, 4, 0, 1, 1, 0, 0, 1, 0});
 }
@@ -289,9 +291,10 @@ ts_status space_warpgroup(ts_sched *s, ts_config *c) {
                                   : "setmaxnreg's split does not fit",
                        split_fits ? split.launch : split.consumer) ||
       !ts_knob_require(c, !t.pack || !packs(ts_sched_gemm(s), &(wg_tiling){
-                           .tma = t.tma}), "pack=1 where A and B are packed "
-                       "anyway (tf32, or the TMA on rows not 16-byte "
-                       "aligned)") ||
+                           .tma = t.tma}, true) || !packs(ts_sched_gemm(s),
+                           &(wg_tiling){.tma = t.tma}, false),
+                       "pack=1 where A and B are packed anyway (tf32, or the "
+                       "TMA on rows not 16-byte aligned)") ||
       !ts_knob_require(c, t.blocks * threads * regs <= TS_REGISTERS_PER_BLOCK,
                        "%lld blocks of %lld threads of about %lld registers",
                        (long long)t.blocks, (long long)threads,
