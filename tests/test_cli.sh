@@ -548,10 +548,10 @@ if [ -n "$fake" ]; then
   # --limit: 24 configurations at this shape, pruned ones counted.
   expect 1 "--limit below the space's configurations" -- fakerun "$tessel" \
     tune "$f" --shape 128x128x64 --beta 1 --limit 23
-  contains "regtiles has more than 23 configurations (or memory ran out); raise --limit"
+  contains "regtiles has more than 23 configurations at 128x128x64 (or memory ran out); raise --limit"
   expect 1 "--limit 1" -- fakerun "$tessel" tune "$f" --shape 128x128x64 \
     --beta 1 --limit 1
-  contains "regtiles has more than 1 configuration (or memory ran out)"
+  contains "regtiles has more than 1 configuration at 128x128x64 (or memory ran out)"
   expect 0 "--limit at the space's configurations" -- fakerun "$tessel" \
     tune "$f" --shape 128x128x64 --beta 1 --limit 24
   contains "regtiles 128x128x64: 24 configurations, 2 pruned"

@@ -163,5 +163,20 @@ third_first=$(grep -n "^cublas 64 64 48 device [123]$" "$tmp/launches.txt" | hea
 [ "${third_first:-0}" -lt "${lead_last:-0}" ] ||
   fail "the other GPUs began the third shape at launch ${third_first:-?}, after the lead's last of the first (${lead_last:-?}): it was not published ahead"
 
+# 6. A shape that cannot be prepared ahead of its turn (more
+# configurations than --limit) fails in its turn, as itself: not tuned as
+# an empty shape, and no GPU's runner lost over it.
+TESSEL_FAKE_GPUS=2 "$tessel" tune warptiled --shape 256x256x256 \
+  --shape 128x128x1024 --limit 2500 --budget 4 --top 1 --beta 1 --gpus all \
+  > "$tmp/refused.out" 2>&1
+st=$?
+[ $st = 1 ] || fail "a shape over --limit: exit $st, expected 1"
+has "warptiled has more than 2500 configurations at 128x128x1024" "$tmp/refused.out"
+has "# warptiled 256x256x256:" "$tmp/refused.out"
+if grep -q "0x0x0\|is lost to this run" "$tmp/refused.out"; then
+  cat "$tmp/refused.out"
+  fail "the shape refused ahead was tuned as 0x0x0, or a GPU was lost over it"
+fi
+
 [ $fails = 0 ] && echo "ok: tune --gpus on 4 fake GPUs"
 exit $fails

@@ -26,18 +26,19 @@ static void finish(tune_queue *q, int gen, int k, int slot, double ms) {
 static void test_earliest_shape_first(void **state) {
   (void)state;
   tune_queue *q = queue(8, 4);
-  int five[3] = {50, 51, 52}, three[2] = {30, 31}, got[8], gen, unit;
+  int five[3] = {50, 51, 52}, three[2] = {30, 31};
+  tune_group g;
   int g5 = tune_queue_publish(q, 5, five, no_suspects, 3, 8);
   int g3 = tune_queue_publish(q, 3, three, no_suspects, 2, 8);
   assert_true(g5 > 0 && g3 > 0 && g5 != g3);
-  assert_int_equal(tune_queue_take_next(q, 1, 8, got, &gen, &unit), 2);
-  assert_int_equal(unit, 3);
-  assert_int_equal(gen, g3);
-  assert_int_equal(q->slot[got[0]].index, 30);
-  assert_int_equal(tune_queue_take_next(q, 2, 8, got, &gen, &unit), 3);
-  assert_int_equal(unit, 5);
-  assert_int_equal(q->slot[got[2]].index, 52);
-  assert_int_equal(tune_queue_take_next(q, 3, 8, got, &gen, &unit), 0);
+  assert_int_equal(tune_queue_take_next(q, 1, 8, &g), 2);
+  assert_int_equal(g.unit, 3);
+  assert_int_equal(g.gen, g3);
+  assert_int_equal(g.index[0], 30);
+  assert_int_equal(tune_queue_take_next(q, 2, 8, &g), 3);
+  assert_int_equal(g.unit, 5);
+  assert_int_equal(g.index[2], 52);
+  assert_int_equal(tune_queue_take_next(q, 3, 8, &g), 0);
   tune_queue_free(q);
 }
 
@@ -47,11 +48,12 @@ static void test_earliest_shape_first(void **state) {
 static void test_results_only_for_their_generation(void **state) {
   (void)state;
   tune_queue *q = queue(4, 2);
-  int which[2] = {7, 8}, got[2], gen, unit, first;
+  int which[2] = {7, 8}, got[2], first;
+  tune_group g;
   int g1 = tune_queue_publish(q, 0, which, no_suspects, 2, 1);
-  assert_int_equal(tune_queue_take_next(q, 1, 1, got, &gen, &unit), 1);
-  finish(q, g1, 1, got[0], 2.5);
-  assert_int_equal(q->slot[got[0]].state, SLOT_DONE);
+  assert_int_equal(tune_queue_take_next(q, 1, 1, &g), 1);
+  finish(q, g1, 1, g.slot[0], 2.5);
+  assert_int_equal(q->slot[g.slot[0]].state, SLOT_DONE);
   assert_int_equal(tune_queue_take(q, g1, 2, 1, got), 1);
   int g2 = tune_queue_publish(q, 0, which, no_suspects, 2, 1);
   assert_true(g2 > g1);
@@ -61,7 +63,7 @@ static void test_results_only_for_their_generation(void **state) {
   assert_null(tune_queue_bank(q, g1, &first));
   tune_queue_close_unit(q, g2);
   assert_null(tune_queue_bank(q, g2, &first));
-  assert_int_equal(tune_queue_take_next(q, 1, 1, got, &gen, &unit), 0);
+  assert_int_equal(tune_queue_take_next(q, 1, 1, &g), 0);
   tune_queue_free(q);
 }
 
@@ -72,7 +74,8 @@ static void test_results_only_for_their_generation(void **state) {
 static void test_banks_when_full(void **state) {
   (void)state;
   tune_queue *q = queue(2, 2);
-  int which[3] = {1, 2, 3}, got[2], gen, unit;
+  int which[3] = {1, 2, 3};
+  tune_group g;
   assert_true(tune_queue_publish(q, 4, which, no_suspects, 1, 1) > 0);
   assert_true(tune_queue_publish(q, 6, which, no_suspects, 1, 1) > 0);
   assert_true(tune_queue_publish(q, 2, which, no_suspects, 2, 1) > 0);
@@ -80,8 +83,8 @@ static void test_banks_when_full(void **state) {
   assert_true((units[0] == 2 && units[1] == 4) || (units[0] == 4 && units[1] == 2));
   assert_int_equal(tune_queue_publish(q, 9, which, no_suspects, 1, 1), 0);
   assert_int_equal(tune_queue_publish(q, 2, which, no_suspects, 3, 1), 0);
-  assert_int_equal(tune_queue_take_next(q, 1, 2, got, &gen, &unit), 1);
-  assert_int_equal(unit, 2);
+  assert_int_equal(tune_queue_take_next(q, 1, 2, &g), 1);
+  assert_int_equal(g.unit, 2);
   tune_queue_free(q);
 }
 
@@ -90,23 +93,47 @@ static void test_banks_when_full(void **state) {
 static void test_requeue_spans_banks(void **state) {
   (void)state;
   tune_queue *q = queue(4, 2);
-  int a[2] = {1, 2}, b[2] = {3, 4}, got[4], gen, unit;
+  int a[2] = {1, 2}, b[2] = {3, 4};
+  tune_group g;
   tune_queue_publish(q, 0, a, no_suspects, 2, 1);
   tune_queue_publish(q, 1, b, no_suspects, 2, 1);
   int mine[2], other;
-  assert_int_equal(tune_queue_take_next(q, 1, 1, got, &gen, &unit), 1);
-  mine[0] = got[0];
-  assert_int_equal(tune_queue_take_next(q, 2, 1, got, &gen, &unit), 1);
-  other = got[0];
-  assert_int_equal(tune_queue_take_next(q, 1, 1, got, &gen, &unit), 1);
-  mine[1] = got[0];
-  assert_int_equal(unit, 1);
+  assert_int_equal(tune_queue_take_next(q, 1, 1, &g), 1);
+  mine[0] = g.slot[0];
+  assert_int_equal(tune_queue_take_next(q, 2, 1, &g), 1);
+  other = g.slot[0];
+  assert_int_equal(tune_queue_take_next(q, 1, 1, &g), 1);
+  mine[1] = g.slot[0];
+  assert_int_equal(g.unit, 1);
   assert_int_equal(tune_queue_requeue(q, 1, true, NULL), 2);
   for (int i = 0; i < 2; i++) {
     assert_int_equal(q->slot[mine[i]].state, SLOT_PENDING);
     assert_true(q->slot[mine[i]].alone);
   }
   assert_int_equal(q->slot[other].state, SLOT_TAKEN);
+  tune_queue_free(q);
+}
+
+/* A group's candidates and suspects are copied as it is taken: a bank
+ * published anew afterwards (a lead started again) leaves them as they
+ * were.  close_all frees every bank. */
+static void test_group_is_a_copy(void **state) {
+  (void)state;
+  tune_queue *q = queue(4, 2);
+  int a[2] = {11, 12}, b[2] = {21, 22};
+  bool suspect[2] = {true, false};
+  tune_group g;
+  tune_queue_publish(q, 0, a, suspect, 2, 4);
+  assert_int_equal(tune_queue_take_next(q, 1, 4, &g), 1); /* a suspect alone */
+  assert_true(g.alone[0]);
+  tune_queue_publish(q, 0, b, no_suspects, 2, 4);
+  assert_int_equal(g.index[0], 11);
+  assert_int_equal(q->slot[g.slot[0]].index, 21);
+  tune_queue_publish(q, 1, a, no_suspects, 2, 4);
+  tune_queue_close_all(q);
+  int order[TUNE_BANKS];
+  assert_int_equal(tune_queue_open_banks(q, order), 0);
+  assert_int_equal(tune_queue_take_next(q, 1, 4, &g), 0);
   tune_queue_free(q);
 }
 
@@ -130,6 +157,7 @@ int main(void) {
       cmocka_unit_test(test_results_only_for_their_generation),
       cmocka_unit_test(test_banks_when_full),
       cmocka_unit_test(test_requeue_spans_banks),
+      cmocka_unit_test(test_group_is_a_copy),
       cmocka_unit_test(test_append_to_a_generation),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

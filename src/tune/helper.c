@@ -42,16 +42,14 @@ static bool open_unit(helper *w, int unit) {
   return true;
 }
 
-/* Times the m slots taken (got) of generation gen as one group.  TS_OK,
- * or the device's error: the context is lost, and h says what was in
- * flight. */
-static ts_status time_group(helper *w, int gen, const int *got, int m) {
+/* Times the group taken as one.  TS_OK, or the device's error: the
+ * context is lost, and h says what was in flight. */
+static ts_status time_group(helper *w, const tune_group *g) {
   tune_queue *q = w->a->q;
-  int idx[CHUNK];
+  int m = g->n;
+  const int *idx = g->index;
   ts_kernel *k[CHUNK];
   ts_bench_result res[CHUNK];
-  for (int i = 0; i < m; i++)
-    idx[i] = q->slot[got[i]].index; /* ours: no one else writes it */
   if (!tune_compile_some(w->sp, w->a->o, ts_gpu_arch(w->gpu), &w->r, idx, m))
     return TS_ERR_NO_MEMORY;
   for (int i = 0; i < m; i++)
@@ -70,7 +68,7 @@ static ts_status time_group(helper *w, int gen, const int *got, int m) {
     return st;
   }
   for (int i = 0; i < m; i++) {
-    tune_queue_finish(q, gen, w->k, got[i], &res[i]);
+    tune_queue_finish(q, g->gen, w->k, g->slot[i], &res[i]);
     ts_kernel_free(w->r.c[idx[i]].kernel);
     w->r.c[idx[i]].kernel = NULL;
   }
@@ -88,15 +86,14 @@ static int take_until_closed(helper *w) {
     tune_queue_unlock(q);
     if (closed)
       return 0;
-    int got[CHUNK], gen, unit;
-    int m = tune_queue_take_next(q, w->k, CHUNK, got, &gen, &unit);
-    if (!m) {
+    tune_group g;
+    if (!tune_queue_take_next(q, w->k, CHUNK, &g)) {
       usleep(2000);
       continue;
     }
-    if (unit != w->unit && !open_unit(w, unit))
+    if (g.unit != w->unit && !open_unit(w, g.unit))
       return TUNE_EXIT_FAIL;
-    if (time_group(w, gen, got, m) != TS_OK)
+    if (time_group(w, &g) != TS_OK)
       return TUNE_WORKER_FAULTED;
   }
 }

@@ -281,15 +281,15 @@ static void take_results(tune_mpi *m, int from, const wire_result *w, int n) {
 /* A group of the earliest shape published with any left, for rank r,
  * sent; false when none is left. */
 static bool hand_out(tune_mpi *m, int r) {
-  int got[CHUNK], gen, unit;
-  int n = tune_queue_take_next(m->q, r, CHUNK, got, &gen, &unit);
+  tune_group g;
+  int n = tune_queue_take_next(m->q, r, CHUNK, &g);
   if (!n)
     return false;
-  int msg[3 + 3 * CHUNK] = {gen, unit, n};
+  int msg[3 + 3 * CHUNK] = {g.gen, g.unit, n};
   for (int i = 0; i < n; i++) {
-    msg[3 + 3 * i] = got[i];
-    msg[4 + 3 * i] = m->q->slot[got[i]].index; /* taken: ours */
-    msg[5 + 3 * i] = m->q->slot[got[i]].alone;
+    msg[3 + 3 * i] = g.slot[i];
+    msg[4 + 3 * i] = g.index[i];
+    msg[5 + 3 * i] = g.alone[i];
   }
   send_to(m, r, TAG_WORK, msg, (int)sizeof(int) * (3 + 3 * n));
   return true;

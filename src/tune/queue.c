@@ -174,17 +174,22 @@ int tune_queue_open_banks(const tune_queue *q, int *order) {
   return n;
 }
 
-int tune_queue_take_next(tune_queue *q, int k, int most, int *got, int *gen,
-                         int *unit) {
+int tune_queue_take_next(tune_queue *q, int k, int most, tune_group *g) {
   tune_queue_lock(q);
   int order[TUNE_BANKS], m = 0;
   int n = tune_queue_open_banks(q, order);
+  most = most < CHUNK ? most : CHUNK;
   for (int i = 0; i < n && m == 0; i++) {
     const tune_bank *b = &q->bank[order[i]];
-    m = take_from(q, b, order[i] * q->capacity, k, most, got);
-    *gen = b->generation;
-    *unit = b->unit;
+    m = take_from(q, b, order[i] * q->capacity, k, most, g->slot);
+    g->gen = b->generation;
+    g->unit = b->unit;
   }
+  for (int i = 0; i < m; i++) {
+    g->index[i] = q->slot[g->slot[i]].index;
+    g->alone[i] = q->slot[g->slot[i]].alone;
+  }
+  g->n = m;
   tune_queue_unlock(q);
   return m;
 }
@@ -247,6 +252,13 @@ void tune_queue_close_unit(tune_queue *q, int gen) {
   tune_bank *b = tune_queue_bank(q, gen, &first);
   if (b)
     b->unit = -1;
+  tune_queue_unlock(q);
+}
+
+void tune_queue_close_all(tune_queue *q) {
+  tune_queue_lock(q);
+  for (int b = 0; b < q->nbanks; b++)
+    q->bank[b].unit = -1;
   tune_queue_unlock(q);
 }
 

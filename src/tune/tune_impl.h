@@ -124,10 +124,9 @@ void tune_queue_lock(tune_queue *q);
 void tune_queue_unlock(tune_queue *q);
 /* The lead: which[0..n) (candidate indices) to be timed at unit, alone[i]
  * for suspects, taken `group` at most at a time, in the bank that holds
- * unit already (a lead started again publishes it anew), else a free one,
- * else the one of the latest unit after this one (published again when
- * its turn comes).  Returns the generation, 0 when n passes the capacity
- * or no bank can take it. */
+ * unit already, else a free one, else the one of the latest unit after
+ * this one (the lead publishes each unit as it comes to it).  Returns the
+ * generation, 0 when n passes the capacity or no bank can take it. */
 int tune_queue_publish(tune_queue *q, int unit, const int *which,
                        const bool *alone, int n, int group);
 /* which[0..n) added to generation gen (another rank's candidates as they
@@ -143,10 +142,23 @@ int tune_queue_open_banks(const tune_queue *q, int *order);
 /* Runner k takes up to `most` slots of generation gen (a suspect alone);
  * their numbers in got; returns how many. */
 int tune_queue_take(tune_queue *q, int gen, int k, int most, int *got);
-/* Runner k takes up to `most` slots of the earliest shape that has any
- * pending, as tune_queue_take does; *gen and *unit say which. */
-int tune_queue_take_next(tune_queue *q, int k, int most, int *got, int *gen,
-                         int *unit);
+/* A group a runner took: its slots, and copied while the queue was locked
+ * (a bank may be published anew after), their candidates, whether each is
+ * a suspect, and the shape's generation and unit. */
+typedef struct tune_group {
+  int n;
+  int slot[CHUNK], index[CHUNK];
+  bool alone[CHUNK];
+  int gen, unit;
+} tune_group;
+
+/* Runner k takes up to `most` (at most CHUNK) slots of the earliest shape
+ * that has any pending, as tune_queue_take does; how many. */
+int tune_queue_take_next(tune_queue *q, int k, int most, tune_group *g);
+/* Every bank free: a lead worker starting again after one died drops the
+ * shapes it had published (their unit's results not yet journaled are
+ * timed again). */
+void tune_queue_close_all(tune_queue *q);
 /* Runner k's result for a slot it took in generation gen. */
 void tune_queue_finish(tune_queue *q, int gen, int k, int slot,
                        const ts_bench_result *b);

@@ -64,6 +64,7 @@ typedef struct {
   ts_tune_shape *runs;
   tune_published *pub;
   int published;
+  int refused; /* a unit that could not be published ahead; -1 */
   tune_ahead *compiling;
 } tune_run;
 
@@ -74,9 +75,11 @@ bool tune_enumerate(const ts_tune_space *sp, const ts_tune_opts *o,
   ts_config **configs;
   int n = ts_space_enumerate(sp->space, &r->def, o->limit, &configs);
   if (n < 0) {
-    fprintf(stderr, "tessel: %s has more than %d configuration%s (or "
+    char shape[64];
+    tune_shape_text(&r->def, shape, sizeof(shape));
+    fprintf(stderr, "tessel: %s has more than %d configuration%s at %s (or "
             "memory ran out); raise --limit\n", sp->name, o->limit,
-            o->limit == 1 ? "" : "s");
+            o->limit == 1 ? "" : "s", shape);
     return false;
   }
   r->c = calloc((size_t)(n ? n : 1), sizeof(*r->c));
@@ -590,11 +593,13 @@ static void publish_ahead(tune_run *t, ts_tune_shape *runs, int j, int depth) {
   int here = t->unit;
   int last = here + (t->o->nshapes - 1 - j); /* the space's last unit */
   int from = t->published > here ? t->published + 1 : here + 1;
-  for (int u = from; u <= here + depth && u <= last; u++) {
+  for (int u = from; u <= here + depth && u <= last && u != t->refused; u++) {
     ts_tune_shape *next = &runs[j + (u - here)];
     t->unit = u;
     if (!prepare(t, next) || !queue_first_pass(t, next)) {
       tune_free_shape(next);
+      next->def = t->o->shapes[j + (u - here)]; /* for its turn */
+      t->refused = u;
       break;
     }
     t->published = u;
@@ -770,9 +775,14 @@ static int tune_worker(tune_handover *h, void *arg) {
   tune_run t = {.o = a->o, .rep = a->rep, .spaces = a->spaces,
                 .nspaces = a->nspaces, .h = h, .q = a->q,
                 .nrunners = a->nrunners, .ranks = a->nrunners > a->ngpus,
-                .published = -1};
+                .published = -1, .refused = -1};
   ts_tune_shape *runs = calloc((size_t)a->o->nshapes, sizeof(*runs));
   t.pub = calloc((size_t)a->o->nshapes, sizeof(*t.pub));
+  /* A worker started again after one died: the shapes that one published
+   * go, so that nothing (the thread compiling ahead, the helpers) works
+   * from them while this one prepares its own. */
+  if (t.q)
+    tune_queue_close_all(t.q);
   t.gpu = ts_gpu_open_device(a->gpus[0]);
   bool ready = runs && t.pub && ts_gpu_status(t.gpu) == TS_OK;
   if (!runs || !t.pub)
