@@ -211,9 +211,9 @@ static void test_unaligned_rows_are_packed(void **state) {
 }
 
 /* Only the operand whose stored rows are not 16-byte aligned (36 halves,
- * 72 bytes) is packed, in every layout (A's rows are K long in NN and NT, M in TN and TT; B's
- * N in NN and TN, K in NT and TT), and each such mix checks correct
- * against the reference. */
+ * 72 bytes) is packed, in every layout (A's rows are K long in NN and NT,
+ * M in TN and TT; B's N in NN and TN, K in NT and TT), and each such mix
+ * checks correct against the reference. */
 static void test_only_the_unaligned_operand_is_packed(void **state) {
   (void)state;
   const struct {

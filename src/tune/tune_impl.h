@@ -205,6 +205,16 @@ typedef struct tune_args {
  * or over the limit (said on stderr). */
 bool tune_enumerate(const ts_tune_space *sp, const ts_tune_opts *o,
                     ts_tune_shape *r);
+/* Whether candidate c still needs a kernel: not pruned, not left out, not
+ * resumed from the journal. */
+bool tune_wanted(const ts_tune_candidate *c);
+/* --budget's sample of r's unpruned configurations (the first always in
+ * it); the rest left out unless the journal has their results. */
+void tune_apply_budget(const ts_tune_opts *o, ts_tune_shape *r);
+/* Every wanted candidate compiled (none where lazy: each runner compiles
+ * what it takes); how many are wanted, -1 when out of memory. */
+int tune_compile_wanted(const ts_tune_space *sp, const ts_tune_opts *o,
+                        const char *arch, ts_tune_shape *r, bool lazy);
 /* The candidates listed in `which` lowered and compiled on o->jobs
  * threads (TESSEL_TUNE_FAULT's kernel put in); false when out of memory. */
 bool tune_compile_some(const ts_tune_space *sp, const ts_tune_opts *o,
