@@ -144,6 +144,27 @@ static void test_one_operand_packed_matches_cublas(void **state) {
         }
 }
 
+/* The wgmma built-ins storing a 16-bit C where every tile is whole, so
+ * that neighbouring lanes exchange registers and store 8 bytes each
+ * (lower_exchange.c), in every layout, with alpha and beta. */
+static void test_exchanged_epilogue_matches_cublas(void **state) {
+  (void)state;
+  const int64_t shapes[][3] = {{256, 512, 192}, {384, 768, 64}};
+  const char *names[] = {"wg128", "wgtma", "wgws", "wgpers"};
+  const ts_dtype types[] = {TS_F16, TS_BF16};
+  for (int b = 0; b < 4; b++)
+    for (int t = 0; t < 2; t++)
+      for (int i = 0; i < 2; i++)
+        for (int l = TS_NN; l <= TS_TT; l++) {
+          ts_gemm g = ts_gemm_make(shapes[i][0], shapes[i][1], shapes[i][2]);
+          g.layout = (ts_layout)l;
+          g.a_type = g.b_type = g.c_type = types[t];
+          g.alpha = i ? 1.5f : 1.0f;
+          g.beta = i ? -0.5f : 0.0f;
+          against_cublas(names[b], g);
+        }
+}
+
 /* warptiled's tiles double-buffered with 2 and 4 k tiles a copy
  * (ts_double_buffer_tiles), with a partitioned k tail and with split-K, at
  * odd shapes in every layout. */
@@ -542,6 +563,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_examples_match_cublas),
       cmocka_unit_test(test_tensor_cores_match_cublas),
       cmocka_unit_test(test_one_operand_packed_matches_cublas),
+      cmocka_unit_test(test_exchanged_epilogue_matches_cublas),
       cmocka_unit_test(test_bench_reports_every_variant),
       cmocka_unit_test(test_bench_times_the_rest),
       cmocka_unit_test(test_dynamic_shared_memory),

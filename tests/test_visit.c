@@ -13,7 +13,7 @@ enum { NEXPR = 0 IR_EXPR_KINDS(COUNT_KIND) };
 enum { NSTMT = 0 IR_STMT_KINDS(COUNT_KIND) };
 #undef COUNT_KIND
 
-enum { MAX_NODES = 128 };
+enum { MAX_NODES = 160 };
 
 typedef struct {
   ts_arena a;
@@ -53,10 +53,14 @@ static int setup(void **state) {
   f->buf = ir_new_buffer(&f->a, "C", SCOPE_GLOBAL, TS_F32, 2, shape, NULL);
   f->shared = ir_new_buffer(&f->a, "S", SCOPE_SHARED, TS_F32, 2, shape, NULL);
   ir_expr *from[2] = {arith(f), V()}, *to[2] = {V(), I(0)};
-  /* 1.5 rounded to fp16 and widened back (two casts), then to tf32. */
+  /* 1.5 rounded to fp16 and widened back (two casts), then to tf32, and
+   * picked between neighbouring lanes. */
   ir_expr *value = ir_select(
       &f->a, cond(f), ir_load(&f->a, f->buf, from),
-      ir_round_tf32(&f->a, ir_cast(&f->a, TS_F16, ir_float(&f->a, 1.5f))));
+      ir_round_tf32(&f->a, ir_pair_pick(&f->a, cond(f),
+                                        ir_cast(&f->a, TS_F16,
+                                                ir_float(&f->a, 1.5f)),
+                                        ir_float(&f->a, 0.5f))));
   ir_stmt *store = ir_new_store(&f->a, f->shared, to, value);
   ir_stmt *guarded = ir_new_if(&f->a, cond(f), store, ir_new_barrier(&f->a));
   ir_stmt *alloc = ir_new_alloc(&f->a, f->shared, guarded);

@@ -18,6 +18,7 @@
 #include "../base/dtype.h"
 #include "../ir/mma.h"
 #include "../ir/printer.h"
+#include "../ir/visit.h"
 
 
 const char *cuda_type(emitter *em, ts_dtype t) {
@@ -697,6 +698,31 @@ static void print_params(ts_buf *out, emitter *em, const ir_kernel *k) {
   ts_buf_puts(out, ")");
 }
 
+/* ---- Neighbouring lanes' exchanges --------------------------------------------- */
+
+static bool find_pair_pick(ir_visitor *v, const ir_expr *e) {
+  if (e->kind == E_PAIR_PICK)
+    *(bool *)v->ctx = v->stop = true;
+  return true;
+}
+
+/* tessel_pair_pick, a call: its arguments are evaluated in every lane
+ * before the shuffle, which the whole warp runs, whatever `keep`. */
+static void pair_pick_definition(ts_buf *b, const ts_program *p) {
+  bool used = false;
+  ir_visitor v = {.expr = find_pair_pick, .ctx = &used};
+  for (int i = 0; i < p->nkernels && !used; i++)
+    ir_visit_stmt(&v, p->order[i]->body);
+  if (used)
+    ts_buf_puts(b, "// Neighbouring lanes exchanging values: keep ? own : "
+                "the neighbour's\n// (lane ^ 1) `theirs`, every lane of "
+                "the warp shuffling.\n"
+                "__device__ __forceinline__ float tessel_pair_pick(bool keep, "
+                "float own, float theirs) {\n"
+                "  const float got = __shfl_xor_sync(0xffffffffu, theirs, 1);\n"
+                "  return keep ? own : got;\n}\n\n");
+}
+
 /* The entry point: launch bounds, name, parameters, and the body. */
 static void kernel_definition(ts_buf *out, emitter *em, const ir_kernel *k,
                               const char *body) {
@@ -748,6 +774,7 @@ char *ts_program_cuda(const ts_program *p) {
   mma_definitions(&out, &em);
   wgmma_definitions(&out, &em);
   tma_definitions(&out, &em);
+  pair_pick_definition(&out, p);
   if (em.needs_floordiv)
     ts_buf_printf(&out,
                   "// Floor division and modulo, for numerators that may be "

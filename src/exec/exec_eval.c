@@ -341,8 +341,47 @@ static bool eval_select_float(exec *x, const ir_expr *e, const bool *mask,
   return false;
 }
 
+/* Whether every lane of thread t's warp runs: a warp shuffle's full mask
+ * asks them all to take part. */
+static bool whole_warp(exec *x, const bool *mask, int t) {
+  int first = t - t % 32;
+  for (int l = first; l < first + 32; l++)
+    if (l >= x->nthreads || !mask[l]) {
+      exec_fault(x, t, "pair_pick shuffles between neighbouring lanes with "
+                 "the whole warp's mask, and lane %d of the warp %s", l % 32,
+                 l >= x->nthreads ? "does not exist (the block's threads "
+                 "are not whole warps)" : "does not run it (a guard or "
+                 "branch left it out): pick only where the warp is whole");
+      return false;
+    }
+  return true;
+}
+
+/* E_PAIR_PICK: every lane evaluates c, its own value and the one its
+ * neighbour (lane ^ 1) takes from it, then keeps its own where c holds. */
+static bool eval_pair_pick(exec *x, const ir_expr *e, const bool *mask,
+                           float *out) {
+  size_t mark = x->top;
+  int64_t *c = push_ints(x);
+  float *own = push_floats(x), *theirs = push_floats(x);
+  if (!own || !theirs)
+    return out[0] = 0.0f, true;
+  bool uc = eval_int(x, e->op.c, mask, c);
+  bool uo = eval_float(x, e->op.a, mask, own);
+  bool ut = eval_float(x, e->op.b, mask, theirs);
+  for (int t = 0, warp = -1; t < x->nthreads && !x->fault; t++) {
+    if (!mask[t] || (t / 32 != warp && !whole_warp(x, mask, t)))
+      continue;
+    warp = t / 32;
+    out[t] = c[uc ? 0 : t] ? own[uo ? 0 : t] : theirs[ut ? 0 : t ^ 1];
+  }
+  x->top = mark;
+  return false;
+}
+
 bool eval_float(exec *x, const ir_expr *e, const bool *mask, float *out) {
   switch (e->kind) {
+  case E_PAIR_PICK: return eval_pair_pick(x, e, mask, out);
   case E_FLOAT: out[0] = e->fval; return true;
   case E_INT: out[0] = (float)e->ival; return true;
   case E_LOAD: return eval_load(x, e, mask, out);

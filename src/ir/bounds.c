@@ -34,6 +34,7 @@ bool ir_bounds(const ir_expr *e, int64_t *lo, int64_t *hi) {
     *hi = e->var->extent - 1;
     return true;
   case E_FLOAT: case E_LOAD: case E_CAST: case E_ROUND_TF32: case E_VECTOR:
+  case E_PAIR_PICK:
     return false;
   case E_NOT: case E_SELECT:
     if (e->kind == E_NOT || e->type == TY_BOOL) {

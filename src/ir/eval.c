@@ -63,6 +63,7 @@ bool ir_eval_int(const ir_expr *e, const ir_point *p, int64_t *out) {
       return false;
     return *out = b != 0, true;
   case E_LOAD: case E_VECTOR: case E_FLOAT: case E_CAST: case E_ROUND_TF32:
+  case E_PAIR_PICK:
     return false;
   default: break;
   }

@@ -368,6 +368,20 @@ ir_expr *ir_select(ts_arena *a, ir_expr *c, ir_expr *x, ir_expr *y) {
   return e;
 }
 
+ir_expr *ir_pair_pick(ts_arena *a, ir_expr *c, ir_expr *own,
+                      ir_expr *theirs) {
+  own = own ? ir_cast(a, TS_F32, own) : NULL;
+  theirs = theirs ? ir_cast(a, TS_F32, theirs) : NULL;
+  ir_expr *e = c && own && theirs ? new_expr(a, E_PAIR_PICK, TY_FLOAT) : NULL;
+  if (e) {
+    e->dtype = TS_F32;
+    e->op.a = own;
+    e->op.b = theirs;
+    e->op.c = c;
+  }
+  return e;
+}
+
 /* The n expressions copied into the arena; NULL when one is missing (a
  * constructor that ran out of memory) or the arena is out of memory. */
 static ir_expr **copy_exprs(ts_arena *a, ir_expr *const *xs, int n) {

@@ -70,6 +70,8 @@ typedef enum {
   X(E_CAST, "cast", FORM_UNARY)      /* op.a converted to the node's dtype */ \
   X(E_ROUND_TF32, "round_tf32", FORM_UNARY) /* fp32 op.a rounded to tf32 */ \
   X(E_SELECT, "select", FORM_SELECT) /* c ? a : b */                          \
+  X(E_PAIR_PICK, "pair_pick", FORM_SELECT) /* c ? a : b of lane ^ 1; all  \
+                                              three in every lane */       \
   X(E_LOAD, "load", FORM_LOAD)       /* buffer[indices] */                  \
   X(E_VECTOR, "vector", FORM_VECTOR) /* lanes side by side: a vector value */
 
@@ -487,6 +489,10 @@ ir_expr *ir_vector(ts_arena *a, ir_expr *const *lanes, int n);
  * when it already is of that type. */
 /* fp32 x rounded to tf32 as cvt.rna.tf32.f32 rounds (mma_round_tf32). */
 ir_expr *ir_round_tf32(ts_arena *a, ir_expr *x);
+/* c ? own : the value `theirs` has in the neighbouring lane (lane ^ 1 of
+ * the warp), fp32: a warp shuffle, so every lane of the pair evaluates
+ * all three operands whatever c (E_PAIR_PICK). */
+ir_expr *ir_pair_pick(ts_arena *a, ir_expr *c, ir_expr *own, ir_expr *theirs);
 ir_expr *ir_cast(ts_arena *a, ts_dtype to, ir_expr *x);
 /* Folding helpers: like ir_binary, but fold constants and identities
  * (x + 0, x * 1, x * 0, true && x) so built expressions stay small. */

@@ -140,6 +140,15 @@ void ir_print_expr(ts_buf *b, const ir_expr *e, const ir_expr_style *st) {
     ir_print_expr(b, e->op.a, st);
     ts_buf_puts(b, ")");
     return;
+  case E_PAIR_PICK: /* a call, in CUDA: the shuffle runs in every lane */
+    ts_buf_puts(b, st->cuda ? "tessel_pair_pick(" : "pair_pick(");
+    ir_print_expr(b, e->op.c, st);
+    ts_buf_puts(b, ", ");
+    ir_print_expr(b, e->op.a, st);
+    ts_buf_puts(b, ", ");
+    ir_print_expr(b, e->op.b, st);
+    ts_buf_puts(b, ")");
+    return;
   case E_SELECT:
     print_operand(b, e->op.c, 1, false, E_SELECT, st);
     ts_buf_puts(b, " ? ");

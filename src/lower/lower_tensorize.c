@@ -153,6 +153,10 @@ static ir_expr *wgmma_acc_coord(ts_arena *a, const lower_mma *t,
 ir_stmt *lower_mma_registers(lower_ctx *cx, const lower_mma *t,
                              ir_stmt *body) {
   ts_arena *a = cx->arena;
+  ir_stmt *exchanged = t->in->warpgroup
+                           ? lower_exchanged_registers(cx, t, body) : NULL;
+  if (exchanged)
+    return exchanged;
   if (t->in->warpgroup) {
     /* Registers 2r and 2r + 1 are neighbours in a row of the tile: a
      * vectorized pair, so that C is stored (and read, with beta) 8 bytes
