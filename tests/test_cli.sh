@@ -181,6 +181,19 @@ contains "// ptxas (sm_90): 168 registers"; contains "0 bytes spill stores"
 contains "for (int wave = 0; blockIdx.x + wave * gridDim.x < 512; ++wave)"
 contains "cp.async.bulk.tensor"; contains "mbarrier.try_wait.parity"
 contains "setmaxnreg.dec.sync.aligned.u32 40"
+# tf32: wgmma reads an operand k-major in memory as it lies (truncated), so
+# wgws in NT has no packing kernel, and in NN packs only B (n-major).
+expect 0 "show --cuda of wgws in tf32 NT" -- "$tessel" show wgws --cuda \
+  --dtype tf32 --layout NT --shape 4096x4096x4096
+contains "tessel_tma_2d(&A_shared[0][0][0], &tmap_A,"
+contains "tessel_tma_2d(&B_shared[0][0][0], &tmap_B,"
+lacks "_packed"; lacks "tessel_round_tf32"; lacks "cvt.rna.tf32"
+[ "$(printf '%s\n' "$last" | grep -c '__global__')" = 1 ] ||
+  { echo "FAIL: wgws tf32 NT is not one kernel"; fails=$((fails + 1)); }
+expect 0 "show --cuda of wgws in tf32 NN" -- "$tessel" show wgws --cuda \
+  --dtype tf32 --layout NN --shape 4096x4096x4096
+contains "&tmap_A,"; contains "&tmap_B_packed,"; lacks "tmap_A_packed"
+contains "tessel_round_tf32("
 expect 1 "show --cuda unknown arch" -- "$tessel" show naive --cuda --arch sm_11
 contains "NVRTC does not know architecture sm_11"
 expect 0 "check, several shapes and layouts" -- "$tessel" check naive coalesced \

@@ -165,6 +165,31 @@ static void test_exchanged_epilogue_matches_cublas(void **state) {
         }
 }
 
+/* The TMA built-ins in tf32 where an operand is k-major with 16-byte
+ * aligned rows, so that wgmma reads it as it lies, truncated (the other,
+ * m- or n-major, packed and rounded; NT: both as they lie), against
+ * cuBLAS within ts_gemm_tolerance, which covers truncated inputs; and at
+ * the odd shapes, where both are packed. */
+static void test_tf32_read_as_it_lies_matches_cublas(void **state) {
+  (void)state;
+  const int64_t shapes[][3] = {{37, 53, 32}, {999, 1001, 1004},
+                               {1000, 1000, 1000}, {37, 53, 29},
+                               {999, 1001, 1003}};
+  const char *names[] = {"wgtma", "wgws", "wgpers"};
+  for (int b = 0; b < 3; b++)
+    for (int i = 0; i < 5; i++)
+      for (int l = TS_NN; l <= TS_TT; l++) {
+        ts_gemm g = ts_gemm_make(shapes[i][0], shapes[i][1], shapes[i][2]);
+        g.layout = (ts_layout)l;
+        g.math = TS_MATH_TF32;
+        if (l == TS_NT) {
+          g.alpha = 1.5f;
+          g.beta = -0.5f;
+        }
+        against_cublas(names[b], g);
+      }
+}
+
 /* warptiled's tiles double-buffered with 2 and 4 k tiles a copy
  * (ts_double_buffer_tiles), with a partitioned k tail and with split-K, at
  * odd shapes in every layout. */
@@ -564,6 +589,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_tensor_cores_match_cublas),
       cmocka_unit_test(test_one_operand_packed_matches_cublas),
       cmocka_unit_test(test_exchanged_epilogue_matches_cublas),
+      cmocka_unit_test(test_tf32_read_as_it_lies_matches_cublas),
       cmocka_unit_test(test_bench_reports_every_variant),
       cmocka_unit_test(test_bench_times_the_rest),
       cmocka_unit_test(test_dynamic_shared_memory),

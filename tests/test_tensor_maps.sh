@@ -6,8 +6,8 @@
 # 128x256x128 in f16 the fake's 1 MiB L2 gives 8 input sets; the kernel's
 # 24 launches (the check, 3 warm-ups, 20 timed) take 6 of them, as they
 # alternate with cuBLAS's: 12 maps (A and B), where encoding at every
-# launch made 48.  In tf32 the maps are of ts_pack's copies in the
-# workspace (below).
+# launch made 48.  In tf32 at K odd the maps are of ts_pack's copies in
+# the workspace (below).
 # Usage: test_tensor_maps.sh TESSEL FAKE_DRIVER
 tessel="$1"
 fake="$2"
@@ -40,13 +40,15 @@ for schedule in wgtma wgws; do
   fi
 done
 
-# tf32: wgws copies ts_pack's copies of op(A) and op(B) from the workspace,
-# so its 2 maps are encoded once whatever the input set (the workspace is
-# the module's), fp32 (CU_TENSOR_MAP_DATA_TYPE_FLOAT32 = 7: the pack
-# rounded the values already), K real elements (not the row padded to 16
-# bytes) by M and N rows, and B's map lies past A's packed copy at its
-# 256-byte-aligned offset: 128 x 128 and 128 x 132 fp32 elements.
-for case in "128 65536" "130 67584"; do
+# tf32 at K not a multiple of 4 (no row of A 16-byte aligned; B lies
+# n-major in NN): wgws copies ts_pack's copies of op(A) and op(B) from the
+# workspace, so its 2 maps are encoded once whatever the input set (the
+# workspace is the module's), fp32 (CU_TENSOR_MAP_DATA_TYPE_FLOAT32 = 7:
+# the pack rounded the values already), K real elements (not the row
+# padded to 16 bytes) by M and N rows, and B's map lies past A's packed
+# copy at its 256-byte-aligned offset: 128 x 128 and 128 x 132 fp32
+# elements.
+for case in "126 65536" "130 67584"; do
   set -- $case
   k=$1 offset=$2
   rm -f "$work/maps"

@@ -15,8 +15,12 @@
 #include "helpers.h"
 #include "tiles.h"
 
+#include <math.h>
+
+#include "exec/check_impl.h"
 #include "exec/executor.h"
 #include "ir/ir.h"
+#include "ir/mma.h"
 #include "ir/program_ir.h"
 #include "ir/visit.h"
 #include "schedule/sched.h"
@@ -246,9 +250,11 @@ static void test_only_the_unaligned_operand_is_packed(void **state) {
   }
 }
 
-/* pack=1 is pruned where A and B are packed anyway (tf32; the TMA on rows
- * not 16-byte aligned, both A's and B's), so tune does not time one kernel
- * twice; kept where it changes the kernel (one operand aligned). */
+/* pack=1 is pruned where A and B are packed anyway (the TMA on rows not
+ * 16-byte aligned, both A's and B's; in tf32 also an operand stored m- or
+ * n-major), so tune does not time one kernel twice; kept where it changes
+ * the kernel (one operand aligned; in tf32 NN, A k-major, read as it lies
+ * and truncated, which pack=1 rounds instead). */
 static void test_pack_knob_pruned_where_it_changes_nothing(void **state) {
   (void)state;
   const struct {
@@ -256,7 +262,8 @@ static void test_pack_knob_pruned_where_it_changes_nothing(void **state) {
     int64_t n, k;
     const char *knobs;
     bool pruned;
-  } cases[] = {{TS_F32, 256, 64, "pack=1", true},
+  } cases[] = {{TS_F32, 256, 29, "pack=1", true},
+               {TS_F32, 256, 64, "pack=1", false},
                {TS_F16, 250, 29, "tma=1,pack=1", true},
                {TS_F16, 256, 29, "tma=1,pack=1", false},
                {TS_F16, 250, 29, "tma=0,warpspec=0,pack=1", false},
@@ -513,12 +520,13 @@ static void assert_workspace_maps(const ts_program *p) {
 }
 
 /* wgtma and wgws in tf32 copy both packed operands by the TMA, and check
- * against the reference in every layout, at shapes of one element, of
+ * against the reference in every layout, at shapes of one element and of
  * odd K (rows padded past it: the map's zeros, not the padding, fill the
- * last k tile) and of several k tiles and blocks. */
+ * last k tile), where no row of A or B is 16-byte aligned and both are
+ * packed. */
 static void test_tf32_packed_operands_in_every_layout(void **state) {
   (void)state;
-  const int64_t shapes[][3] = {{1, 1, 1}, {37, 53, 29}, {136, 264, 200}};
+  const int64_t shapes[][3] = {{1, 1, 1}, {37, 53, 29}, {1, 136, 203}};
   const char *const names[] = {"wgtma", "wgws"};
   for (int b = 0; b < 2; b++)
     for (int i = 0; i < 3; i++)
@@ -537,21 +545,158 @@ static void test_tf32_packed_operands_in_every_layout(void **state) {
       }
 }
 
-/* wgws's CUDA in tf32: the bulk tensor copies from maps of the packed
- * copies, issued by a producer warpgroup (setmaxnreg); no cp.async. */
+/* wgtma, wgws and wgpers in tf32 pack only the operand that lies m- or
+ * n-major (A in TN and TT, B in NN and TN) and copy the other, k-major
+ * with 16-byte aligned rows, as it lies, in every layout, and check
+ * against the reference (which bounds each truncated product by 2^-9 of
+ * itself) at odd M and N. */
+static void test_tf32_k_major_operands_read_as_they_lie(void **state) {
+  (void)state;
+  const int64_t shapes[][3] = {{1, 1, 4}, {37, 53, 36}, {136, 264, 200}};
+  const char *const names[] = {"wgtma", "wgws", "wgpers"};
+  for (int b = 0; b < 3; b++)
+    for (int i = 0; i < 3; i++)
+      for (int l = TS_NN; l <= TS_TT; l++) {
+        ts_sched *s;
+        ts_program *p = lowered_tf32(names[b], shapes[i][0], shapes[i][1],
+                                     shapes[i][2], (ts_layout)l, &s);
+        bool pack_a = l == TS_TN || l == TS_TT;
+        bool pack_b = l == TS_NN || l == TS_TN;
+        if ((p->k.packed[0] != NULL) != pack_a ||
+            (p->k.packed[1] != NULL) != pack_b)
+          fail_msg("%s tf32 %s: A %spacked, B %spacked", names[b],
+                   ts_layout_name((ts_layout)l), p->k.packed[0] ? "" : "not ",
+                   p->k.packed[1] ? "" : "not ");
+        char msg[1024];
+        if (ts_check(s, 7, msg, sizeof(msg)) != TS_OK)
+          fail_msg("%s tf32 %lldx%lldx%lld %s: %s", names[b],
+                   (long long)shapes[i][0], (long long)shapes[i][1],
+                   (long long)shapes[i][2], ts_layout_name((ts_layout)l),
+                   msg);
+        ts_program_free(p);
+        ts_sched_free(s);
+      }
+}
+
+/* C of a 1 x 1 x 4 GEMM of A = (x, 0, 0, 0) and B = (1, 0, 0, 0) on the
+ * executor: x as the program's tensor cores read it. */
+static float tf32_of(ts_sched *s, float x) {
+  ts_program *p = ts_lower(s);
+  if (ts_program_status(p) != TS_OK)
+    fail_msg("%s", ts_program_errmsg(p));
+  float A[4] = {x, 0, 0, 0}, B[4] = {1, 0, 0, 0}, C[1] = {0};
+  char msg[512];
+  if (ts_program_execute(p, A, B, C, msg, sizeof(msg)) != TS_OK)
+    fail_msg("%s", msg);
+  ts_program_free(p);
+  return C[0];
+}
+
+/* 1 + 3 x 2^-12 lies between tf32's 1 and 1 + 2^-10, past the halfway
+ * point: rounded to nearest it is 1 + 2^-10, truncated 1.  wgws and wg128
+ * read A as it lies in NN and NT (truncated, as wgmma does); pack=1
+ * rounds it in the packing kernel first; tc128's mma.sync rounds it in
+ * registers (cvt.rna). */
+static void test_tf32_unpacked_operand_truncated(void **state) {
+  (void)state;
+  const float x = 1.0f + 3 * 0x1p-12f, rounded = 1.0f + 0x1p-10f;
+  assert_true(mma_round_tf32(x) == rounded && mma_truncate_tf32(x) == 1.0f);
+  for (int l = TS_NN; l <= TS_NT; l++) {
+    ts_gemm g = ts_gemm_make(1, 1, 4);
+    g.math = TS_MATH_TF32;
+    g.layout = (ts_layout)l;
+    const char *const truncating[] = {"wgws", "wg128", "wgpers"};
+    for (int b = 0; b < 3; b++) {
+      ts_sched *s = ts_builtin_schedule(truncating[b], &g);
+      float c = tf32_of(s, x);
+      if (c != 1.0f)
+        fail_msg("%s %s: C = %.9g, not 1 (x truncated)", truncating[b],
+                 ts_layout_name(g.layout), (double)c);
+      ts_sched_free(s);
+    }
+    ts_sched *s = warpgroup_at(&g, "pack=1");
+    assert_true(tf32_of(s, x) == rounded);
+    ts_sched_free(s);
+    s = ts_builtin_schedule("tc128", &g);
+    assert_true(tf32_of(s, x) == rounded);
+    ts_sched_free(s);
+  }
+}
+
+/* The reference check's bound on an element covers truncation: with every
+ * element of A and B 1 + 2^-10 - 2^-23, which wgmma reads as 1, each
+ * product is short by almost 2^-9 of itself, all the same way, twice
+ * what two rounded inputs could be off (2^-10), and within the bound for
+ * two truncated ones; rounded by pack=1 they are within 2^-10. */
+static void test_tolerance_covers_truncated_inputs(void **state) {
+  (void)state;
+  const float x = 1.0f + 0x1p-10f - 0x1p-23f;
+  ts_gemm g = ts_gemm_make(37, 53, 64);
+  g.math = TS_MATH_TF32;
+  g.layout = TS_NT;
+  float *A = malloc(sizeof(float) * 37 * 64), *B = malloc(sizeof(float) * 53 * 64);
+  float *C = calloc(37 * 53, sizeof(float));
+  assert_true(A && B && C);
+  for (int i = 0; i < 37 * 64; i++)
+    A[i] = x;
+  for (int i = 0; i < 53 * 64; i++)
+    B[i] = x;
+  for (int packed = 0; packed < 2; packed++) {
+    ts_sched *s = packed ? warpgroup_at(&g, "pack=1")
+                         : ts_builtin_schedule("wgws", &g);
+    ts_program *p = ts_lower(s);
+    assert_int_equal(ts_program_status(p), TS_OK);
+    assert_true((p->k.packed[0] != NULL) == packed);
+    char msg[512];
+    if (ts_program_execute(p, A, B, C, msg, sizeof(msg)) != TS_OK)
+      fail_msg("%s", msg);
+    double want = 64.0 * x * x, scale = want;
+    double err = fabs(C[0] - want);
+    for (int e = 1; e < 37 * 53; e++)
+      assert_true(C[e] == C[0]);
+    assert_true(err <= check_element_tolerance(p, want, scale));
+    if (packed)
+      assert_true(err <= 0x1p-10 * scale);
+    else
+      assert_true(err > 1.99 * 0x1p-10 * scale);
+    ts_program_free(p);
+    ts_sched_free(s);
+  }
+  free(A);
+  free(B);
+  free(C);
+}
+
+/* wgws's CUDA in tf32: the bulk tensor copies, issued by a producer
+ * warpgroup (setmaxnreg), no cp.async; in NN (K 100: rows of 400 bytes)
+ * from A as it lies and from B's packed copy (B lies n-major), in NT from
+ * both as they lie: one kernel, nothing rounded. */
 static void test_tf32_cuda_copies_by_the_tma(void **state) {
   (void)state;
   ts_sched *s;
-  ts_program *p = lowered_tf32("wgws", 256, 256, 100, TS_NT, &s);
+  ts_program *p = lowered_tf32("wgws", 256, 256, 100, TS_NN, &s);
   char *src = ts_program_cuda(p);
   assert_non_null(src);
   assert_non_null(strstr(src, "cp.async.bulk.tensor.2d"));
   assert_non_null(strstr(src, "setmaxnreg.dec.sync.aligned.u32 40;"));
-  assert_non_null(strstr(src, "const __grid_constant__ tessel_tensor_map "
-                              "tmap_A_packed"));
+  assert_non_null(strstr(src, "tessel_tma_2d(&A_shared[0][0][0], &tmap_A, "
+                              "(int)(0)"));
   assert_non_null(strstr(src, "tessel_tma_2d(&B_shared[0][0][0], "
                               "&tmap_B_packed, (int)(0)"));
+  assert_null(strstr(src, "tmap_A_packed"));
   assert_null(strstr(src, "cp.async.cg.shared.global"));
+  assert_int_equal(p->nkernels, 2);
+  free(src);
+  ts_program_free(p);
+  ts_sched_free(s);
+  p = lowered_tf32("wgws", 256, 256, 100, TS_NT, &s);
+  src = ts_program_cuda(p);
+  assert_non_null(src);
+  assert_non_null(strstr(src, "tessel_tma_2d(&B_shared[0][0][0], &tmap_B, "
+                              "(int)(0)"));
+  assert_null(strstr(src, "_packed"));
+  assert_null(strstr(src, "tessel_round_tf32"));
+  assert_int_equal(p->nkernels, 1);
   free(src);
   ts_program_free(p);
   ts_sched_free(s);
@@ -635,6 +780,9 @@ int main(void) {
       cmocka_unit_test(test_ws_twice),
       cmocka_unit_test(test_in_flight_needs_the_stages),
       cmocka_unit_test(test_tf32_packed_operands_in_every_layout),
+      cmocka_unit_test(test_tf32_k_major_operands_read_as_they_lie),
+      cmocka_unit_test(test_tf32_unpacked_operand_truncated),
+      cmocka_unit_test(test_tolerance_covers_truncated_inputs),
       cmocka_unit_test(test_tf32_cuda_copies_by_the_tma),
       cmocka_unit_test(test_tf32_map_must_be_the_view),
   };

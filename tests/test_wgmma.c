@@ -9,6 +9,7 @@
  * lowering's refusals, with what they say.
  */
 #include "helpers.h"
+#include "tiles.h"
 
 #include <math.h>
 
@@ -530,9 +531,6 @@ static void test_refuses_a_tile_narrower_than_the_row(void **state) {
   ts_sched_free(s);
 }
 
-/* wg128 in tf32 (A and B packed, rounded, B's tile k-major, m64n256k8)
- * against the rounded reference at odd shapes in every layout, alpha and
- * beta included, two batches in flight too. */
 /* In every layout each operand's tile lies as the operand lies in memory,
  * so every copy into it is one 16-byte cp.async: no scalar store into a
  * tile (8 of them a 16-byte row, as B's tile had in NT, A's in TN). */
@@ -567,6 +565,10 @@ static void test_every_layout_copies_16_bytes(void **state) {
     }
 }
 
+/* wg128 in tf32 (an operand that lies m- or n-major packed and rounded,
+ * a k-major one read as it lies and truncated; B's tile k-major,
+ * m64n256k8) against the reference at odd shapes in every layout, alpha
+ * and beta included. */
 static void test_tf32_correct_in_every_layout(void **state) {
   (void)state;
   static const int64_t shapes[][3] = {{67, 45, 70}, {1, 1, 1},
@@ -626,7 +628,10 @@ static void test_tf32_needs_the_packs_rounding(void **state) {
   (void)state;
   ts_gemm g = ts_gemm_make(64, 256, 300);
   g.math = TS_MATH_TF32;
-  ts_sched *s = ts_builtin_schedule("wg128", &g);
+  /* wg128's tiling with both operands packed (wg128 itself reads A, k-major
+   * in NN, as it lies). */
+  ts_sched *s = warpgroup_at(&g, "swizzle=0,tma=0,warpspec=0,pack=1");
+  assert_int_equal(ts_sched_status(s), TS_OK);
   ts_program *p = ts_lower(s);
   float *A = malloc(sizeof(float) * 64 * 300);
   float *B = malloc(sizeof(float) * 300 * 256);
@@ -674,30 +679,45 @@ static ts_sched *tf32_warpgroups(bool pack_a, bool pack_b, bool b_k_major) {
   return s;
 }
 
-/* wgmma takes tf32 operands packed (rounded) and k-major; each refusal
- * names the operand and the primitive that fixes it. */
+/* wgmma takes tf32 operands k-major only: a tile stored mn-major is
+ * refused, naming the operand and the primitives that fix it (an
+ * unpacked one: ts_pack, which lays it k-major, or ts_storage_transpose;
+ * a packed one: ts_storage_transpose).  A k-major tile is taken packed
+ * (rounded) or not (read as it lies, truncated), and checks. */
 static void test_tf32_refusals(void **state) {
   (void)state;
   const struct {
     bool a, b, k_major;
-    const char *operand, *why;
+    const char *operand, *why, *not_why;
   } cases[] = {
-      {false, true, true, "A.shared (operand a)", "ts_pack(s, \"A\")"},
-      {true, false, true, "B.shared (operand b)", "ts_pack(s, \"B\")"},
-      {true, true, false, "B.shared (operand b)", "ts_storage_transpose"},
+      {true, false, false, "B.shared (operand b)",
+       "wgmma takes tf32 operands k-major only: pack op(B) first "
+       "(ts_pack(s, \"B\"), before ts_cache_read), which lays it k-major "
+       "and rounds it to tf32, or store its tile transposed "
+       "(ts_storage_transpose", NULL},
+      {true, true, false, "B.shared (operand b)",
+       "wgmma takes tf32 operands k-major only: store its tile transposed "
+       "(ts_storage_transpose", "ts_pack"},
   };
-  for (int i = 0; i < 3; i++) {
+  for (int i = 0; i < 2; i++) {
     ts_sched *s = tf32_warpgroups(cases[i].a, cases[i].b, cases[i].k_major);
     ts_program *p = ts_lower(s);
     assert_int_equal(ts_program_status(p), TS_ERR_BAD_TENSORIZE);
-    assert_non_null(strstr(ts_program_errmsg(p), cases[i].operand));
-    assert_non_null(strstr(ts_program_errmsg(p), cases[i].why));
+    const char *msg = ts_program_errmsg(p);
+    if (!strstr(msg, cases[i].operand) || !strstr(msg, cases[i].why) ||
+        (cases[i].not_why && strstr(msg, cases[i].not_why)))
+      fail_msg("case %d: %s", i, msg);
     ts_program_free(p);
     ts_sched_free(s);
   }
-  ts_sched *s = tf32_warpgroups(true, true, true);
-  assert_checks(s, 9);
-  ts_sched_free(s);
+  const bool accepted[][3] = {{true, true, true}, {false, true, true},
+                              {true, false, true}, {false, false, true}};
+  for (int i = 0; i < 4; i++) {
+    ts_sched *s = tf32_warpgroups(accepted[i][0], accepted[i][1],
+                                  accepted[i][2]);
+    assert_checks(s, 9);
+    ts_sched_free(s);
+  }
 }
 
 int main(void) {

@@ -209,9 +209,10 @@ ts_status ts_wgmma_in_flight(ts_sched *s, ts_loop *loop, int batches);
  * or op(B) into the workspace k-major (op(A) as M rows of K, op(B) as N
  * rows of K, each row padded to 16 bytes) and rounded as the math rounds
  * (to tf32 under TS_MATH_TF32), and the schedule reads that copy, as BLIS
- * packs its panels.  wgmma takes tf32 operands only so: k-major, and
- * already rounded (it reads fp32 as tf32 by dropping bits).  Call it
- * before any ts_cache_read of the buffer. */
+ * packs its panels.  wgmma takes tf32 operands k-major only, and reads
+ * fp32 as tf32 by dropping the low 13 bits: a packed operand is read
+ * rounded to nearest, as TS_MATH_TF32 says, one read as it lies (k-major
+ * already) truncated.  Call it before any ts_cache_read of the buffer. */
 ts_status ts_pack(ts_sched *s, const char *buffer);
 
 /* ---- Occupancy ----------------------------------------------------------- */

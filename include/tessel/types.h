@@ -95,9 +95,11 @@ typedef enum {
   TS_BF16, /* bfloat16 (CUDA's __nv_bfloat16) */
 } ts_dtype;
 
-/* How fp32 A and B are multiplied: exactly (the default), or rounded to
- * tf32 (10 significand bits) first, as tensor cores do and as cuBLAS's
- * CUBLAS_COMPUTE_32F_FAST_TF32 allows.  Products are summed in fp32 either
+/* How fp32 A and B are multiplied: exactly (the default), or cut to tf32
+ * (10 significand bits) first, as tensor cores do and as cuBLAS's
+ * CUBLAS_COMPUTE_32F_FAST_TF32 allows: rounded to nearest where the
+ * schedule rounds an operand (ts_pack; mma.sync's fragments), truncated
+ * where wgmma reads it as it lies.  Products are summed in fp32 either
  * way.  The command line's --dtype tf32 is fp32 A and B with TS_MATH_TF32. */
 typedef enum { TS_MATH_F32, TS_MATH_TF32 } ts_math;
 

@@ -141,8 +141,9 @@ double dtype_gemm_tolerance(ts_dtype c_type, ts_dtype acc_type, int64_t k,
   const dtype_info *c = dtype_info_of(c_type), *acc = dtype_info_of(acc_type);
   double uc = (c ? c : &dtypes[TS_F32])->unit_roundoff;
   double uacc = (acc ? acc : &dtypes[TS_F32])->unit_roundoff;
-  /* tf32 rounds each input by up to 2^-11, a product by up to 2^-10; the
-   * errors of a sum's products mostly cancel, as they do for a random C. */
+  /* tf32 rounds each input by up to 2^-11 or truncates it by up to 2^-10,
+   * a product by up to 2^-9; truncation's bias is at most that of C, and
+   * the rest of a sum's errors mostly cancel (dtype.h). */
   double inputs = tf32 ? 2 * 0x1p-10 : 0;
   return inputs + 2 * uc + 2.5 * uacc * sqrt((double)(k > 4096 ? k : 4096));
 }

@@ -74,9 +74,16 @@ float ts_round_to(ts_dtype t, float x);
  * checks have always used), so short sums whose alpha and beta roundings
  * outweigh sqrt(k) are not held tighter.  Gives 9.7e-6 for fp32 up to
  * k = 4096 and 1.9e-5 at 16384, 9.9e-4 for a fp16 C, 7.8e-3 for a bf16 C.
- * With tf32 (fp32 A and B rounded to 10 significand bits before they are
- * multiplied, against a reference of the unrounded inputs) each product
- * is off by up to 2^-10 of itself: 2^-9 more. */
+ * With tf32 (fp32 A and B cut to 10 significand bits before they are
+ * multiplied, against a reference of the uncut inputs) 2^-9 more: an
+ * input rounded to nearest is off by up to 2^-11 of itself, one truncated
+ * (wgmma reading fp32 as it lies) by up to 2^-10, toward zero, so a
+ * product by up to 2^-10 or 2^-9.  Rounding errors mostly cancel over a
+ * sum; truncation's do not: their mean, about 0.7 x 2^-10 of each product
+ * for uniform data, carries over to C as a bias of that much of C itself
+ * (never more than 2^-9 of it), below 2^-9 of the largest |C| whichever
+ * of the kernel and cuBLAS truncates, and the rest cancels as rounding's
+ * does. */
 double dtype_gemm_tolerance(ts_dtype c_type, ts_dtype acc_type, int64_t k,
                             bool tf32);
 

@@ -113,7 +113,8 @@ typedef struct wg_tiling {
   int64_t blocks;     /* blocks a multiprocessor (ts_min_blocks_per_sm);
                        * 0 or 1: one, not asked */
   int64_t pack;      /* A and B packed first (ts_pack) even where the TMA
-                      * could copy them as they lie */
+                      * could copy them as they lie: in tf32, rounded to
+                      * nearest where the tensor cores would truncate */
 } wg_tiling;
 
 /* Whether the TMA can copy operand A (else B) as it lies in memory: each
@@ -127,14 +128,25 @@ static bool rows_aligned(const ts_gemm *g, bool a) {
   return row * ts_dtype_size(g->a_type) % 16 == 0;
 }
 
-/* Whether operand A (else B) is packed first.  tf32 always is: wgmma reads
- * it only k-major and rounded.  A 16-bit operand is where the tiling
- * asks, and where the TMA is to copy it but its rows are not 16-byte
- * aligned (cp.async, the other way, copies such rows an element at a
- * time, under guards); the other operand, aligned, is copied as it
- * lies. */
+/* Whether op(A) (else op(B)) lies k-major in memory: A as stored in NN
+ * and NT (M x K), B as stored in NT and TT (N x K). */
+static bool k_major(const ts_gemm *g, bool a) {
+  return a ? g->layout == TS_NN || g->layout == TS_NT
+           : g->layout == TS_NT || g->layout == TS_TT;
+}
+
+/* Whether operand A (else B) is packed first: where the tiling asks
+ * (`pack`: both, rounded to nearest in tf32), where the TMA is to copy it
+ * but its rows are not 16-byte aligned (cp.async, the other way, copies
+ * such rows an element at a time, under guards), and in tf32 where it
+ * lies m- or n-major, since wgmma takes tf32 only k-major.  Otherwise it
+ * is copied as it lies; a tf32 operand so read is truncated to tf32 by
+ * the tensor cores, as CUTLASS's Hopper kernels read fp32, where a
+ * packed one is rounded to nearest (TS_MATH_TF32; docs/design.md,
+ * "tf32"). */
 static bool packs(const ts_gemm *g, const wg_tiling *t, bool a) {
-  return g->a_type == TS_F32 || t->pack || (t->tma && !rows_aligned(g, a));
+  return t->pack || (t->tma && !rows_aligned(g, a)) ||
+         (g->a_type == TS_F32 && !k_major(g, a));
 }
 
 /* A wgmma operand's shared tile: swizzled in 128-byte rows, copied 16
@@ -160,11 +172,12 @@ static void warpgroup_tile(ts_sched *s, const char *operand, ts_loop *at,
 
 static ts_status warpgroup_tiles(ts_sched *s, const wg_tiling *t) {
   ts_loop *io, *ir, *wg, *ii, *jo, *jj, *ko, *ki, *kq, *kk;
-  /* A packed operand (all of tf32's) lies k-major, so a packed B's tile is
-   * stored k-major; tf32's k steps are 8.  A k tile is one 128-byte row of
-   * the swizzle: 64 halves, 32 tf32.  Unpacked f16 and bf16: each tile
-   * lies as its operand lies in memory, A m-major where it is stored
-   * transposed (TN, TT), B k-major where it is (NT, TT). */
+  /* A packed operand lies k-major, so a packed B's tile is stored
+   * k-major; tf32's k steps are 8.  A k tile is one 128-byte row of the
+   * swizzle: 64 halves, 32 tf32.  Unpacked: each tile lies as its operand
+   * lies in memory, A m-major where it is stored transposed (TN, TT), B
+   * k-major where it is (NT, TT); an unpacked tf32 operand is k-major
+   * (packs). */
   const ts_gemm *g = ts_sched_gemm(s);
   bool tf32 = g->a_type == TS_F32;
   bool pack_a = packs(g, t, true), pack_b = packs(g, t, false);
@@ -202,7 +215,8 @@ static ts_status warpgroup_tiles(ts_sched *s, const wg_tiling *t) {
 
 /* 128 x 256 block tiles of 2 warpgroups of 64 x 256, k tiles of 128
  * bytes, 4 stages, each k tile's batch of wgmma running on while the next
- * is issued: fp16, bf16, or tf32 with A and B packed, on sm_90. */
+ * is issued: fp16, bf16, or tf32 (an operand that lies m- or n-major
+ * packed k-major and rounded, a k-major one read as it lies), on sm_90. */
 ts_status example_wg128(ts_sched *s) {
   return warpgroup_tiles(s, &(wg_tiling){128, 256, 4, 0, 1, 0, 0, 0, 1, 0});
 }
@@ -210,8 +224,9 @@ ts_status example_wg128(ts_sched *s) {
 /* wg128 with the tiles copied by the TMA: one thread fills a stage, an
  * mbarrier per stage says it landed and another that every warp is done
  * with it, so the k loop has no __syncthreads; from the packed copies in
- * the workspace in tf32, and of a 16-bit operand whose rows are not
- * 16-byte aligned (the TMA cannot copy them as they lie). */
+ * the workspace of an operand whose rows are not 16-byte aligned (the TMA
+ * cannot copy them as they lie) and of a tf32 one that lies m- or
+ * n-major. */
 ts_status example_wgtma(ts_sched *s) {
   return warpgroup_tiles(s, &(wg_tiling){128, 256, 4, 0, 1, 1, 0, 0, 1, 0});
 }
@@ -293,8 +308,9 @@ ts_status space_warpgroup(ts_sched *s, ts_config *c) {
       !ts_knob_require(c, !t.pack || !packs(ts_sched_gemm(s), &(wg_tiling){
                            .tma = t.tma}, true) || !packs(ts_sched_gemm(s),
                            &(wg_tiling){.tma = t.tma}, false),
-                       "pack=1 where A and B are packed anyway (tf32, or the "
-                       "TMA on rows not 16-byte aligned)") ||
+                       "pack=1 where A and B are packed anyway (tf32 "
+                       "operands stored m- or n-major, or the TMA on rows "
+                       "not 16-byte aligned)") ||
       !ts_knob_require(c, t.blocks * threads * regs <= TS_REGISTERS_PER_BLOCK,
                        "%lld blocks of %lld threads of about %lld registers",
                        (long long)t.blocks, (long long)threads,

@@ -11,9 +11,10 @@
 
 #include "tessel.h"
 
-/* How far a kernel's C[i, j] may be from `want`, the exact result for the
- * same (rounded) inputs, `scale` the magnitudes summed. */
-double check_element_tolerance(const ts_gemm *g, double want, double scale);
+/* How far program p's C[i, j] may be from `want`, the exact result for
+ * the same (rounded) inputs, `scale` the magnitudes summed. */
+double check_element_tolerance(const ts_program *p, double want,
+                               double scale);
 
 /* Storage index of op(A)[i, k] and op(B)[k, j] in g's layout. */
 static inline int64_t check_a_index(const ts_gemm *g, int64_t i, int64_t k) {

@@ -77,9 +77,10 @@ static double dot(const float *a, const float *b, int64_t K, double *mag) {
 }
 
 /* Compares the box of C the sample covers with the GEMM of its elements. */
-static ts_status compare_box(const ts_gemm *g, uint64_t seed,
+static ts_status compare_box(const ts_program *p, uint64_t seed,
                              const ir_sample *s, const ir_box *b,
                              long long *count, char *msg, size_t msglen) {
+  const ts_gemm *g = &p->def;
   float *rows, *cols;
   ts_status st = TS_OK;
   if (!inputs(g, seed, b, &rows, &cols)) {
@@ -95,7 +96,7 @@ static ts_status compare_box(const ts_gemm *g, uint64_t seed,
                       ? space_value(seed, 2, i * g->n + j, g->c_type) : 0.0;
       double want = g->alpha * sum + g->beta * c0;
       double scale = fabs(g->alpha) * mag + fabs(g->beta * c0);
-      double tol = check_element_tolerance(g, want, scale);
+      double tol = check_element_tolerance(p, want, scale);
       double got = ir_sample_c(s, i, j);
       if (!(fabs(got - want) <= tol)) {
         snprintf(msg, msglen, "C[%lld, %lld] is %.9g, expected %.9g "
@@ -267,14 +268,13 @@ ts_status ts_program_check_sampled(const ts_program *p, uint64_t seed,
   ts_status st = plan(p, seed, s, "ts_program_check_sampled", msg, msglen);
   if (st != TS_OK)
     return st;
-  const ts_gemm *g = &p->def;
   ir_sample r;
   s->elements = 0;
   if (!execute(p, seed, s, false, &r, msg, msglen))
     st = TS_ERR_EXEC_FAULT;
   report(&r, s);
   for (int i = 0; st == TS_OK && i < r.space.nboxes; i++)
-    st = compare_box(g, seed, &r, &r.space.boxes[i], &s->elements, msg,
+    st = compare_box(p, seed, &r, &r.space.boxes[i], &s->elements, msg,
                      msglen);
   s->bytes = (double)space_bytes(&r.space);
   ir_sample_free(&r);

@@ -228,7 +228,9 @@ void exec_run_wgmma(exec *x, const ir_stmt *s, const bool *active) {
 /* ---- Retire ----------------------------------------------------------------- */
 
 /* An operand as the instruction reads it: fp32 as tf32 by dropping its
- * low bits (exact on the values ts_pack rounded). */
+ * low 13 bits, as the tensor cores do: exact on the values ts_pack
+ * rounded to nearest, a truncation of an operand copied as it lies
+ * (lower_tensorize.c, tf32_operand). */
 static float operand(const mma_instr *in, float v) {
   return in->tf32 ? mma_truncate_tf32(v) : v;
 }

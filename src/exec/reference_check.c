@@ -85,26 +85,47 @@ static float at_b(const ts_gemm *g, const float *B, int64_t k, int64_t j) {
   return B[check_b_index(g, k, j)];
 }
 
+/* The largest relative error of operand w's elements as p's tensor cores
+ * multiply them: none outside tf32.  In tf32 an element keeps 10 of
+ * fp32's 23 significand bits.  Rounded to nearest (a packing kernel's
+ * cvt.rna, or mma.sync's in registers) it is off by at most half a unit
+ * of the 10th bit, 2^-11 of itself; read as it lies by wgmma (a kernel of
+ * sm_90a's instructions, the operand not packed), whose tensor cores
+ * drop the low 13 bits, by less than a whole unit, 2^-10 of itself
+ * (lower_tensorize.c, tf32_operand). */
+static double tf32_input_error(const ts_program *p, int w) {
+  if (p->def.math != TS_MATH_TF32)
+    return 0;
+  bool truncated = p->k.arch_specific && !p->k.packed[w];
+  return truncated ? 0x1p-10 : 0x1p-11;
+}
+
 /* How far a kernel's C[i, j] may be from `want`, the exact result for the
  * same (rounded) inputs: the worst case of a K-term sum in the accumulator
  * (each addition and the alpha and beta terms rounding by one unit of it,
  * relative to the magnitudes summed, `scale`), then the store's rounding
  * to C's type (relative, or half its smallest subnormal near zero).  In
- * tf32 each product is first off by up to 2^-10 of itself (two inputs
- * rounded to nearest, 2^-11 each). */
-double check_element_tolerance(const ts_gemm *g, double want, double scale) {
+ * tf32 each product a b is first off by a factor (1 + ea)(1 + eb), so by
+ * at most ua + ub + ua ub of itself, ua and ub each operand's
+ * tf32_input_error: 2^-10 and a little for two rounded inputs, 2^-9 for
+ * two truncated ones (whose errors, both toward zero, do not cancel). */
+double check_element_tolerance(const ts_program *p, double want,
+                               double scale) {
+  const ts_gemm *g = &p->def;
   const dtype_info *acc = dtype_info_of(g->acc_type);
   const dtype_info *c = dtype_info_of(g->c_type);
-  double inputs = g->math == TS_MATH_TF32 ? 0x1p-10 : 0;
+  double ua = tf32_input_error(p, 0), ub = tf32_input_error(p, 1);
+  double inputs = ua + ub + ua * ub;
   double sum = ((double)(g->k + 4) * acc->epsilon + inputs) * scale;
   return sum * (1 + c->unit_roundoff) + c->unit_roundoff * fabs(want) +
          c->min_subnormal / 2 + 1e-30;
 }
 
 /* Compares out with the GEMM of A, B and C0 element by element. */
-static ts_status compare(const ts_gemm *g, const float *A, const float *B,
-                         const float *C0, const float *out, char *msg,
-                         size_t msglen) {
+static ts_status compare(const ts_program *p, const float *A,
+                         const float *B, const float *C0, const float *out,
+                         char *msg, size_t msglen) {
+  const ts_gemm *g = &p->def;
   for (int64_t i = 0; i < g->m; i++) {
     for (int64_t j = 0; j < g->n; j++) {
       double sum = 0, mag = 0;
@@ -116,7 +137,7 @@ static ts_status compare(const ts_gemm *g, const float *A, const float *B,
       double c0 = g->beta != 0.0f ? (double)C0[i * g->n + j] : 0.0;
       double want = g->alpha * sum + g->beta * c0;
       double scale = fabs(g->alpha) * mag + fabs(g->beta * c0);
-      double tol = check_element_tolerance(g, want, scale);
+      double tol = check_element_tolerance(p, want, scale);
       double got = out[i * g->n + j];
       if (!(fabs(got - want) <= tol)) {
         snprintf(msg, msglen, "C[%lld, %lld] is %.9g, expected %.9g "
@@ -206,7 +227,7 @@ ts_status ts_program_check_counted(const ts_program *p, uint64_t seed,
       C[i] = C0[i];
     st = execute(p, A, B, C, steps, msg, msglen);
     if (st == TS_OK)
-      st = compare(g, A, B, C0, C, msg, msglen);
+      st = compare(p, A, B, C0, C, msg, msglen);
   } else if (msglen) {
     snprintf(msg, msglen, "ts_check: out of memory for a %lldx%lldx%lld "
              "problem", (long long)g->m, (long long)g->n, (long long)g->k);

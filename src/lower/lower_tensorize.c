@@ -490,26 +490,33 @@ static bool wgmma_refuse(lower_ctx *cx, int w, const char *name,
                     "and %s", name, w ? "b" : "a", why);
 }
 
-/* wgmma's tf32 operands: k-major (it has no transposes for 4-byte
- * elements), and rounded before, by ts_pack (it reads fp32 as tf32 by
- * dropping the low bits, where TS_MATH_TF32 rounds to nearest). */
+/* wgmma's tf32 operands: k-major only (it has no transposes for 4-byte
+ * elements).  It reads each 32-bit element as tf32, taking its sign,
+ * exponent and top 10 significand bits and ignoring the low 13: a
+ * truncation toward zero, which CUTLASS's Hopper kernels accept for fp32
+ * read from shared memory as it lies (and which an H200 showed,
+ * docs/performance.md "tf32 through wgmma: tried").  So an operand packed
+ * by ts_pack, whose kernel rounds to nearest as TS_MATH_TF32 says, is
+ * read exactly; one copied as it lies is truncated, and the reference
+ * executor and check model each (exec_wgmma.c, reference_check.c). */
 static bool tf32_operand(lower_ctx *cx, int w, const char *name,
                          bool mn_major) {
+  static const char transpose[] = "store its tile transposed "
+      "(ts_storage_transpose, before ts_storage_swizzle)";
   char op = "AB"[w];
-  if (!lower_packed(cx->s, w)) {
-    const char *why = ts_arena_printf(
-        cx->arena, "wgmma reads fp32 as tf32 by dropping low bits, where "
-        "TS_MATH_TF32 rounds: pack op(%c) first (ts_pack(s, \"%c\"), before "
-        "ts_cache_read), and its packing kernel rounds it", op, op);
-    return why ? wgmma_refuse(cx, w, name, why)
-               : lower_fail(cx, TS_ERR_NO_MEMORY, "ts_lower: out of memory");
-  }
-  if (mn_major)
-    return wgmma_refuse(cx, w, name, "its tile is stored with k across the "
+  if (!mn_major)
+    return true;
+  const char *why = lower_packed(cx->s, w)
+      ? ts_arena_printf(cx->arena, "its tile is stored with k across the "
                         "rows, and wgmma takes tf32 operands k-major only: "
-                        "store it transposed (ts_storage_transpose, before "
-                        "ts_storage_swizzle)");
-  return true;
+                        "%s", transpose)
+      : ts_arena_printf(cx->arena, "its tile is stored with k across the "
+                        "rows, and wgmma takes tf32 operands k-major only: "
+                        "pack op(%c) first (ts_pack(s, \"%c\"), before "
+                        "ts_cache_read), which lays it k-major and rounds "
+                        "it to tf32, or %s", op, op, transpose);
+  return why ? wgmma_refuse(cx, w, name, why)
+             : lower_fail(cx, TS_ERR_NO_MEMORY, "ts_lower: out of memory");
 }
 
 /* Operand w's tile's first element (into *src) and its descriptor's

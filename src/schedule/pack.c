@@ -5,8 +5,9 @@
  * op(B) as N rows of K), each row padded to 16 bytes so that every row
  * starts aligned for 16-byte copies, and rounded as the definition's math
  * rounds (to tf32 under TS_MATH_TF32).  wgmma reads tf32 operands k-major
- * only and reads fp32 as tf32 by dropping bits where the math rounds; a
- * packed operand is both.
+ * only, and reads fp32 as tf32 by dropping the low bits: a packed operand
+ * is k-major, and read exactly as the math rounds it; an operand already
+ * k-major may be read as it lies, truncated.
  *
  * The packed buffer is the same logical buffer, (M, K) or (K, N), with
  * other strides, so the computation's indices do not change: the
