@@ -1,10 +1,10 @@
 /*
- * wgmma's epilogue into a 16-bit C with neighbouring lanes' registers
- * exchanged (src/lower/lower_exchange.c): made where every tile is whole,
- * stored 8 bytes a lane, correct on the reference executor in every
- * layout with alpha and beta; not made where a guard could leave a lane
- * out, or for an fp32 C; and the executor's fault when a lane of the warp
- * does not take part in the shuffle.
+ * wgmma's epilogue with neighbouring lanes' registers exchanged
+ * (src/lower/lower_exchange.c): made where every tile is whole, stored 4
+ * elements a lane (8 bytes of a 16-bit C, 16 of fp32), correct on the
+ * reference executor in every layout with alpha and beta; not made where
+ * a guard could leave a lane out; and the executor's fault when a lane of
+ * the warp does not take part in the shuffle.
  */
 #include "helpers.h"
 
@@ -35,23 +35,25 @@ static bool exchanges(const char *name, ts_gemm g) {
   char *cuda = ts_program_cuda(p);
   assert_non_null(cuda);
   bool picks = strstr(cuda, "tessel_pair_pick(") != NULL;
-  if (picks) /* 4 elements of 2 bytes: one 8-byte store */
-    assert_non_null(strstr(cuda, g.c_type == TS_F16 ? "tessel_f16x4"
-                                                    : "tessel_bf16x4"));
+  if (picks) /* 4 elements: one 8- or 16-byte store */
+    assert_non_null(strstr(cuda, g.c_type == TS_F16    ? "tessel_f16x4"
+                                 : g.c_type == TS_BF16 ? "tessel_bf16x4"
+                                                       : "float4"));
   free(cuda);
   ts_program_free(p);
   ts_sched_free(s);
   return picks;
 }
 
-static void test_sixteen_bit_c_exchanged_in_every_layout(void **state) {
+static void test_exchanged_in_every_layout_and_c_type(void **state) {
   (void)state;
   const char *names[] = {"wg128", "wgws", "wgpers"};
-  const ts_dtype types[] = {TS_F16, TS_BF16};
+  const ts_dtype types[] = {TS_F16, TS_BF16, TS_F32};
   for (int b = 0; b < 3; b++)
-    for (int t = 0; t < 2; t++)
+    for (int t = 0; t < 3; t++)
       for (int l = TS_NN; l <= TS_TT; l++) {
-        ts_gemm g = gemm(256, 512, 64, (ts_layout)l, types[t], types[t]);
+        ts_gemm g = gemm(256, 512, 64, (ts_layout)l, types[t] == TS_F32
+                         ? TS_F16 : types[t], types[t]);
         g.alpha = 1.5f;
         g.beta = l == TS_TT ? -0.5f : 0.0f;
         assert_true(exchanges(names[b], g));
@@ -59,13 +61,13 @@ static void test_sixteen_bit_c_exchanged_in_every_layout(void **state) {
 }
 
 /* A tile cut by M or N keeps its guards, which could leave a lane out of
- * the shuffle, and an fp32 C's pairs are 8 bytes already. */
+ * the shuffle. */
 static void test_exchange_only_where_it_applies(void **state) {
   (void)state;
   assert_false(exchanges("wgws", gemm(255, 512, 64, TS_NT, TS_F16, TS_F16)));
   assert_false(exchanges("wgws", gemm(256, 500, 64, TS_NN, TS_F16, TS_F16)));
   assert_false(exchanges("wgws", gemm(37, 53, 29, TS_TT, TS_BF16, TS_BF16)));
-  assert_false(exchanges("wgws", gemm(256, 512, 64, TS_NT, TS_F16, TS_F32)));
+  assert_false(exchanges("wgws", gemm(999, 1001, 64, TS_NT, TS_F16, TS_F32)));
 }
 
 /* The lane loop's variable (threadIdx.x). */
@@ -121,7 +123,7 @@ static void test_lane_left_out_of_the_pick_faults(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_sixteen_bit_c_exchanged_in_every_layout),
+      cmocka_unit_test(test_exchanged_in_every_layout_and_c_type),
       cmocka_unit_test(test_exchange_only_where_it_applies),
       cmocka_unit_test(test_lane_left_out_of_the_pick_faults),
   };

@@ -144,21 +144,22 @@ static void test_one_operand_packed_matches_cublas(void **state) {
         }
 }
 
-/* The wgmma built-ins storing a 16-bit C where every tile is whole, so
- * that neighbouring lanes exchange registers and store 8 bytes each
- * (lower_exchange.c), in every layout, with alpha and beta. */
+/* The wgmma built-ins where every tile is whole, so that neighbouring
+ * lanes exchange registers and store 4 elements each (lower_exchange.c),
+ * with a 16-bit and an fp32 C, in every layout, with alpha and beta. */
 static void test_exchanged_epilogue_matches_cublas(void **state) {
   (void)state;
   const int64_t shapes[][3] = {{256, 512, 192}, {384, 768, 64}};
   const char *names[] = {"wg128", "wgtma", "wgws", "wgpers"};
   const ts_dtype types[] = {TS_F16, TS_BF16};
   for (int b = 0; b < 4; b++)
-    for (int t = 0; t < 2; t++)
+    for (int t = 0; t < 4; t++)
       for (int i = 0; i < 2; i++)
         for (int l = TS_NN; l <= TS_TT; l++) {
           ts_gemm g = ts_gemm_make(shapes[i][0], shapes[i][1], shapes[i][2]);
           g.layout = (ts_layout)l;
-          g.a_type = g.b_type = g.c_type = types[t];
+          g.a_type = g.b_type = types[t % 2];
+          g.c_type = t < 2 ? types[t] : TS_F32;
           g.alpha = i ? 1.5f : 1.0f;
           g.beta = i ? -0.5f : 0.0f;
           against_cublas(names[b], g);

@@ -112,8 +112,8 @@ bool lower_mma_acc_index(lower_ctx *cx, const lower_mma *t, ir_expr *ai,
                          ir_expr *aj, ir_expr *idx[3]);
 /* body (over t->reg and the i and j tile loops) once for each register of
  * a lane's accumulators, at the element of C that register holds. */
-/* wgmma's epilogue into a 16-bit C with neighbouring lanes' registers
- * exchanged, 8-byte stores (lower_exchange.c); NULL where it does not apply. */
+/* wgmma's epilogue with neighbouring lanes' registers exchanged, 4
+ * elements a store (lower_exchange.c); NULL where it does not apply. */
 ir_stmt *lower_exchanged_registers(lower_ctx *cx, const lower_mma *t,
                                    ir_stmt *body);
 ir_stmt *lower_mma_registers(lower_ctx *cx, const lower_mma *t,

@@ -1,21 +1,23 @@
 /*
- * wgmma's epilogue into a 16-bit C, 8 bytes a lane: the accumulator layout
+ * wgmma's epilogue in stores of 4 elements a lane: the accumulator layout
  * gives lane l, q = l % 4, columns 2q and 2q + 1 of each group of 8; a
- * store of that pair is 4 bytes, and the 4 lanes of a row fill half of a
- * 32-byte sector.  Neighbouring lanes (q and q ^ 1) exchange one pair of
+ * store of that pair is 4 bytes of a 16-bit C, and the 4 lanes of a row
+ * fill half of a 32-byte sector; 8 bytes of an fp32 C, a sector in as
+ * many stores as a 16-byte store takes two.  Neighbouring lanes (q and q ^ 1) exchange one pair of
  * two neighbouring groups, 2G and 2G + 1, so that each holds 4 contiguous
  * columns:
  *
  *   q even: group 2G's columns 2q .. 2q + 3 (its own pair, then q + 1's)
  *   q odd:  group 2G + 1's columns 2(q - 1) .. 2q + 1 (q - 1's, then its own)
  *
- * and the 4 lanes of a row store 32 contiguous bytes, a whole sector, in 8
- * bytes each: the 4 registers of column e of a lane's quad come from its
+ * and the 4 lanes of a row store 32 contiguous bytes of a 16-bit C, a
+ * whole sector, in 8 bytes each (64 of fp32 in 16 each, half the stores):
+ * the 4 registers of column e of a lane's quad come from its
  * own registers where e / 2 == q % 2, else from the neighbour's (a warp
  * shuffle, E_PAIR_PICK).  A shuffle asks every lane of the warp to take
  * part, so the exchange is made only where C's indices are in bounds
- * everywhere (no guard can leave a lane out); elsewhere, and for fp32's
- * pairs, which are 8 bytes already, the registers are stored as they lie.
+ * everywhere (no guard can leave a lane out); elsewhere the registers are
+ * stored in pairs as they lie.
  */
 #include "lower.h"
 
@@ -31,13 +33,13 @@ typedef struct {
    * unrolled: a register index that depended on the lane would put the
    * accumulators in local memory), whether the lane keeps its own. */
   ir_expr *group[2], *keep, *odd;
-  bool narrow;          /* a store of 2-byte elements into global memory */
+  bool fits; /* a store of 2- or 4-byte elements into global memory */
 } exchange;
 
 static bool find_store(ir_visitor *v, const ir_stmt *s) {
   exchange *x = v->ctx;
   if (s->kind == S_STORE && s->store.buf->scope == SCOPE_GLOBAL)
-    x->narrow = ts_dtype_size(s->store.buf->dtype) == 2;
+    x->fits = ts_dtype_size(s->store.buf->dtype) <= 4;
   return true;
 }
 
@@ -106,7 +108,7 @@ ir_stmt *lower_exchanged_registers(lower_ctx *cx, const lower_mma *t,
   ir_visitor find = {.stmt = find_store, .ctx = &x};
   ir_visit_stmt(&find, body);
   int64_t regs = t->in->frag[MMA_ACC].regs;
-  if (!x.narrow || t->in->n % 16 != 0 || regs % 4 != 0)
+  if (!x.fits || t->in->n % 16 != 0 || regs % 4 != 0)
     return NULL;
   ts_loop *quad = lower_new_loop(cx, "reg.quad", regs / 4, TS_UNROLLED);
   ts_loop *elem = lower_new_loop(cx, "reg.elem", 4, TS_VECTORIZED);
