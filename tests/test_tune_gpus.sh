@@ -6,7 +6,9 @@
 # nothing: its candidate goes back in the queue, the run completes, and
 # the exit status and stderr say that a GPU's runner was lost.  Then kill
 # -9 of tune itself leaves no runner behind, and the other GPUs time the
-# next shapes while the lead times the last one's fastest.
+# next shapes while the lead times the last one's fastest; each GPU
+# journals what it times, so a run taken up after kill -9 of tune times
+# none of it again.
 #
 # Usage: test_tune_gpus.sh TESSEL RECORD_ROWS FAKE_DRIVER
 tessel="$1"
@@ -19,6 +21,20 @@ export TESSEL_FAKE_GPUS=4
 unset TESSEL_TUNE_FAULT TESSEL_FAKE_HANG_FILE
 # The fake's kernels leave C as it was: beta 1 makes every one right.
 args="seed003 --shape 64x64x64 --beta 1 --budget 12 --gpus all"
+
+# timed_in SHAPE WHOSE: the first-pass results journaled of SHAPE by the
+# lead's GPU (WHOSE "lead", device 0's UUID) or by the others ("others"):
+# each runner journals on its own GPU.
+lead0="device GPU-fa4e0000-0000-0000-0000-000000000000"
+timed_in() {
+  for f in "$TESSEL_CACHE_DIR"/tune/*.journal; do
+    grep -q "^def $1 " "$f" 2>/dev/null || continue
+    if grep -qx "$lead0" "$f"; then whose=lead; else whose=others; fi
+    [ "$whose" = "$2" ] && cat "$f"
+  done | grep -c "^timed"
+}
+# record_of SHAPE: the record file of SHAPE.
+record_of() { grep -l "^def $1 " "$TESSEL_CACHE_DIR"/tune/*.txt | head -1; }
 
 # timed_by OUT K: what GPU K timed, from the "first pass on" line.
 timed_by() {
@@ -148,8 +164,7 @@ i=0
 until grep -q "first pass on 4 GPUs" "$tmp/deep.out" || [ $i -ge 1200 ]; do
   sleep 0.05; i=$((i + 1))
 done
-third=$(grep -l "^def 64x64x48 " "$TESSEL_CACHE_DIR"/tune/*.journal 2>/dev/null | head -1)
-n=$([ -n "$third" ] && grep -c "^timed" "$third" || echo 0)
+n=$(timed_in 64x64x48 lead)
 [ "$n" = 12 ] ||
   fail "at the first shape's report the third shape's journal had $n results, expected 12: the shapes ahead are not journaled after a full count"
 wait "$tune"
@@ -177,6 +192,47 @@ if grep -q "0x0x0\|is lost to this run" "$tmp/refused.out"; then
   cat "$tmp/refused.out"
   fail "the shape refused ahead was tuned as 0x0x0, or a GPU was lost over it"
 fi
+
+# 7. Each runner journals what it times on its own GPU, and the lead of
+# a run taken up again takes the other GPUs' results before it publishes
+# a shape: tune killed (kill -9) once the other GPUs have timed the third
+# shape's first pass, before the slow lead (timing the first shape's
+# fastest in full) has taken their results, resumes without any GPU timing
+# the third shape's first pass again (no cuBLAS call of a first-pass group
+# at K 48: the lead's full count is all), and records what an
+# uninterrupted run records.
+TESSEL_FAKE_GPUS=4 "$tessel" tune $args --restart --shape 64x64x32 \
+  --shape 64x64x48 --top 1 > "$tmp/whole.out" 2>&1 ||
+  fail "the uninterrupted run: exit $?"
+cp "$(record_of 64x64x48)" "$tmp/whole48.txt" ||
+  fail "the uninterrupted run recorded nothing at 64x64x48"
+TESSEL_FAKE_GPU_SPEEDS=0.001,1,1,1 "$tessel" tune $args --restart \
+  --shape 64x64x32 --shape 64x64x48 --top 1 > "$tmp/cut.out" 2>&1 &
+tune=$!
+pids="$tune"
+i=0
+until [ "$(timed_in 64x64x48 others)" = 12 ] ||
+      grep -q "first pass on 4 GPUs" "$tmp/cut.out" || [ $i -ge 1200 ]; do
+  sleep 0.05; i=$((i + 1))
+done
+lead_had=$(timed_in 64x64x48 lead)
+kill -9 "$tune"
+wait "$tune" 2>/dev/null
+pids=""
+[ "$(timed_in 64x64x48 others)" = 12 ] ||
+  fail "the other GPUs' own journals held $(timed_in 64x64x48 others) of the third shape's 12 first-pass results when tune was killed"
+[ "$lead_had" = 0 ] ||
+  fail "the lead had journaled $lead_had of the third shape's results before the kill: the test needs it to have none"
+rm -f "$tmp/launches.txt"
+TESSEL_FAKE_LAUNCH_LOG="$tmp/launches.txt" "$tessel" tune $args \
+  --shape 64x64x32 --shape 64x64x48 --top 1 > "$tmp/resumed.out" 2>&1
+st=$?
+[ $st = 0 ] || { cat "$tmp/resumed.out"; fail "the run taken up again: exit $st, expected 0"; }
+taken_up "$tmp/resumed.out" "$tmp/launches.txt" "[123]" 64x64x48 \
+  "# first pass on 4 GPUs: GPU 0 timed 0, GPU 1 timed 0, GPU 2 timed 0, GPU 3 timed 0" \
+  "$(record_of 64x64x48)" "$tmp/whole48.txt"
+ls "$TESSEL_CACHE_DIR"/tune/*.journal > /dev/null 2>&1 &&
+  fail "journals left after the run taken up again finished: $(ls "$TESSEL_CACHE_DIR"/tune/)"
 
 [ $fails = 0 ] && echo "ok: tune --gpus on 4 fake GPUs"
 exit $fails

@@ -184,6 +184,68 @@ static void test_lines_passed_over(void **state) {
   assert_true(c[2].has_quick && !c[3].has_quick);
 }
 
+/* Another device's journal (a peer: the same model, another UUID) gives
+ * first-pass results and failures to candidates this GPU's journal has
+ * none for; its full counts, marks and cuBLAS time are its own GPU's and
+ * are passed over, as is a journal of another model, of another device
+ * sent by a rank (a text, its key first) as one in the cache directory,
+ * and this GPU's own journal. */
+static void test_peers_give_first_passes(void **state) {
+  fixture *f = *state;
+  ts_tune_candidate *c = f->r.c;
+  snprintf(f->gpu.uuid, sizeof(f->gpu.uuid), "GPU-aaaa");
+  ts_gpu peer = f->gpu, other_model = f->gpu;
+  snprintf(peer.uuid, sizeof(peer.uuid), "GPU-bbbb");
+  snprintf(other_model.name, sizeof(other_model.name), "NVIDIA H100");
+  char line[512];
+  snprintf(line, sizeof(line), "timed\t0.250000\t0\t%s", c[0].text);
+  add(f, line); /* this GPU's own */
+  snprintf(line, sizeof(line), "timed\t0.900000\t0\t%s", c[0].text);
+  ts_tune_journal_add(&peer, f->sp->name, &f->r.def, line);
+  snprintf(line, sizeof(line), "timed\t0.500000\t0\t%s", c[1].text);
+  ts_tune_journal_add(&peer, f->sp->name, &f->r.def, line);
+  snprintf(line, sizeof(line), "full\t0.400000\t0\t%s", c[1].text);
+  ts_tune_journal_add(&peer, f->sp->name, &f->r.def, line);
+  snprintf(line, sizeof(line), "timing\t%s", c[2].text);
+  ts_tune_journal_add(&peer, f->sp->name, &f->r.def, line);
+  ts_tune_journal_add(&peer, f->sp->name, &f->r.def, "cublas\t0.125000");
+  snprintf(line, sizeof(line), "timed\t0.100000\t0\t%s", c[3].text);
+  ts_tune_journal_add(&other_model, f->sp->name, &f->r.def, line);
+  /* A rank's journal as it sends it: a third device's, failing c[2]. */
+  ts_gpu rank = f->gpu;
+  snprintf(rank.uuid, sizeof(rank.uuid), "GPU-cccc");
+  snprintf(line, sizeof(line), "failed\t%s\tcrashed", c[2].text);
+  ts_tune_journal_add(&rank, f->sp->name, &f->r.def, line);
+  char *sent = tune_journal_text(&rank, f->sp->name, &f->r.def);
+  assert_non_null(sent);
+  ts_tune_journal_remove(&rank, f->sp->name, &f->r.def);
+
+  assert_int_equal(tune_resume(&f->gpu, f->sp->name, &f->r), 1);
+  char *lines = tune_journal_peers(&f->gpu, f->sp->name, &f->r.def, sent,
+                                   strlen(sent) + 1);
+  free(sent);
+  assert_non_null(lines);
+  assert_int_equal(tune_resume_peers(&f->r, lines), 2);
+  free(lines);
+  assert_true(c[0].quick.median_ms == 0.25); /* its own result stands */
+  assert_true(c[1].has_quick && c[1].resumed && !c[1].has_full);
+  assert_true(c[1].quick.median_ms == 0.5);
+  assert_true(c[2].has_quick && !c[2].suspect);
+  assert_int_equal(c[2].quick.status, TS_ERR_CUDA);
+  assert_false(c[3].has_quick || c[3].resumed);
+  assert_false(f->r.cublas.median_ms > 0);
+
+  /* Every device's journal of the model goes; another model's stays. */
+  tune_journal_remove_all(&f->gpu, f->sp->name, &f->r.def);
+  char *left = ts_tune_journal_load(&peer, f->sp->name, &f->r.def);
+  assert_null(left);
+  left = ts_tune_journal_load(&f->gpu, f->sp->name, &f->r.def);
+  assert_null(left);
+  left = ts_tune_journal_load(&other_model, f->sp->name, &f->r.def);
+  assert_non_null(left);
+  free(left);
+}
+
 int main(void) {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
   const struct CMUnitTest tests[] = {
@@ -192,6 +254,7 @@ int main(void) {
       T(test_full_count_and_cublas),
       T(test_failure_after_a_mark),
       T(test_lines_passed_over),
+      T(test_peers_give_first_passes),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

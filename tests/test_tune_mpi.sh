@@ -6,7 +6,8 @@
 # recorded are those one process times; then rank 1 is killed (kill -9)
 # while its GPU hangs in the middle of a group: its candidates go back in
 # the queue, the run completes with every configuration timed once, and
-# rank 0 exits 1 naming the lost rank.
+# rank 0 exits 1 naming the lost rank.  Then rank 0 killed: the run taken
+# up again times nothing the other ranks journaled.
 #
 # Usage: test_tune_mpi.sh TESSEL RECORD_ROWS FAKE_DRIVER MPIRUN
 tessel="$1"
@@ -31,15 +32,21 @@ shares() {
 }
 # ranks N STATUS_PREFIX ARGS...: mpirun with N ranks, each rank's status
 # written to STATUS_PREFIX.RANK (mpirun's own status hides it under
-# --enable-recovery).
+# --enable-recovery) and its process id to STATUS_PREFIX.pid.RANK; with
+# APART set, each rank's cache directory is its own, TESSEL_CACHE_DIR/rankR,
+# as on hosts of their own.
+export APART="" TESSEL_FAKE_LAUNCH_LOG=""
 ranks() {
   n=$1 status=$2
   shift 2
   "$mpirun" --oversubscribe --enable-recovery -n "$n" \
     -x TESSEL_CUDA_DRIVER -x LD_LIBRARY_PATH -x TESSEL_FAKE_GPUS \
     -x TESSEL_CACHE_DIR -x TESSEL_FAKE_GPU_SPEEDS -x TESSEL_FAKE_HANG_FILE \
-    -x TESSEL_MPI_TIMEOUT \
-    sh -c '"$0" "$@"; echo $? > "'"$status"'.$OMPI_COMM_WORLD_RANK"' \
+    -x TESSEL_MPI_TIMEOUT -x APART -x TESSEL_FAKE_LAUNCH_LOG \
+    sh -c 'r=$OMPI_COMM_WORLD_RANK
+      [ -z "$APART" ] || export TESSEL_CACHE_DIR="$TESSEL_CACHE_DIR/rank$r"
+      "$0" "$@" & echo $! > "'"$status"'.pid.$r"
+      wait $!; echo $? > "'"$status"'.$r"' \
     "$tessel" "$@"
 }
 export TESSEL_FAKE_GPU_SPEEDS=1,1,1 TESSEL_FAKE_HANG_FILE="$tmp/unused"
@@ -108,6 +115,60 @@ has "tessel: tune: 1 MPI rank lost before the run ended: rank 1 (host" "$tmp/kil
 [ "$(shares "$tmp/killed.out")" = 12 ] ||
   fail "with rank 1 killed the ranks timed $(shares "$tmp/killed.out"), expected 12, each once"
 grep -q "rank 1 timed 0" "$tmp/killed.out" || fail "rank 1 is credited with results it never sent"
+
+# 4. Each rank journals what it times on its own GPU and sends rank 0
+# what its journals hold at the start: each rank with a cache directory
+# of its own (the kernels compiled into each beforehand), rank 0 (a slow
+# GPU, timing the first shape's fastest in full) killed (kill -9) once
+# rank 1 has timed the second shape's first pass, before rank 0 took its
+# results; run again, no rank times the second shape's first pass again
+# (no cuBLAS call at K 48 on rank 1's GPU), and the record is an
+# uninterrupted run's.
+export TESSEL_FAKE_HANG_FILE="$tmp/unused" TESSEL_FAKE_GPU_SPEEDS=""
+export TESSEL_MPI_TIMEOUT=3 TESSEL_CACHE_DIR="$tmp/apart"
+two="$args --shape 64x64x48 --top 1"
+TESSEL_CACHE_DIR="$tmp/warm" "$tessel" tune $two > "$tmp/warm.out" 2>&1 ||
+  fail "the run that compiles the kernels: exit $?"
+rm -rf "$tmp/warm/tune"
+mkdir -p "$tmp/apart"
+for r in 0 1; do cp -r "$tmp/warm" "$tmp/apart/rank$r"; done
+# rank_timed R: the first-pass results in rank R's journal of 64x64x48.
+rank_timed() {
+  cat "$tmp/apart/rank$1"/tune/*.journal 2>/dev/null |
+    awk '/^def / { on = $2 == "64x64x48" } on && /^timed/' | wc -l
+}
+record48() { grep -l "^def 64x64x48 " "$tmp/apart/rank0"/tune/*.txt | head -1; }
+export APART=1
+ranks 2 "$tmp/sta" tune $two --restart > "$tmp/whole.out" 2>&1
+[ "$(cat "$tmp/sta.0" 2>/dev/null)" = 0 ] ||
+  { cat "$tmp/whole.out"; fail "the uninterrupted run: rank 0 exited $(cat "$tmp/sta.0" 2>/dev/null)"; }
+cp "$(record48)" "$tmp/whole48.txt" || fail "the uninterrupted run recorded nothing at 64x64x48"
+TESSEL_FAKE_GPU_SPEEDS=0.001,1 ranks 2 "$tmp/stc" tune $two --restart \
+  > "$tmp/cut.out" 2>&1 &
+job=$!
+pids="$job"
+i=0
+until [ "$(rank_timed 1)" -ge 12 ] || grep -q "first pass on 2 MPI" "$tmp/cut.out" ||
+      [ $i -ge 1200 ]; do
+  sleep 0.05; i=$((i + 1))
+done
+lead_had=$(rank_timed 0)
+kill -9 "$(cat "$tmp/stc.pid.0")"
+wait "$job"
+pids=""
+[ "$(rank_timed 1)" = 12 ] ||
+  fail "rank 1's own journal held $(rank_timed 1) of the second shape's 12 first-pass results when rank 0 was killed"
+[ "$lead_had" = 0 ] ||
+  fail "rank 0 had journaled $lead_had of the second shape's results before the kill: the test needs it to have none"
+TESSEL_FAKE_LAUNCH_LOG="$tmp/launches.txt" ranks 2 "$tmp/str" tune $two \
+  > "$tmp/resumed.out" 2>&1
+[ "$(cat "$tmp/str.0" 2>/dev/null)" = 0 ] ||
+  { cat "$tmp/resumed.out"; fail "the run taken up again: rank 0 exited $(cat "$tmp/str.0" 2>/dev/null), expected 0"; }
+taken_up "$tmp/resumed.out" "$tmp/launches.txt" 1 64x64x48 \
+  "# first pass on 2 MPI ranks: rank 0 timed 0, rank 1 timed 0" \
+  "$(record48)" "$tmp/whole48.txt"
+ls "$tmp/apart"/rank*/tune/*.journal > /dev/null 2>&1 &&
+  fail "journals left after the run taken up again finished: $(ls "$tmp/apart"/rank*/tune/*.journal)"
 
 [ $fails = 0 ] && echo "ok: tune under mpirun with 2 and 3 ranks, and one killed"
 exit $fails

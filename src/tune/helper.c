@@ -5,10 +5,11 @@
  * takes fewer, from the earliest shape the lead published that has any
  * left.  It enumerates that shape (the same configurations, in the same
  * order, as the lead's), compiles what it took (the kernel
- * cache has the lead's kernels), times them as the lead would, and puts
- * the results back; the lead journals them, ranks, and times the fastest
- * again on its own GPU, so the ranking compares like with like.  A helper
- * that faults ends, and the supervisor puts its group back in the queue.
+ * cache has the lead's kernels), times them as the lead would, journals
+ * each result on its own GPU and puts the results back; the lead journals
+ * them too, ranks, and times the fastest again on its own GPU, so the
+ * ranking compares like with like.  A helper that faults ends, and the
+ * supervisor puts its group back in the queue.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +43,16 @@ static bool open_unit(helper *w, int unit) {
   return true;
 }
 
+/* A result this runner timed, journaled on its own GPU as soon as its
+ * group is over: if the lead's process dies before it has the result, the
+ * next run's lead takes it from this journal instead of timing it again. */
+static void journal_result(helper *w, ts_tune_candidate *c,
+                           const ts_bench_result *b) {
+  c->quick = *b;
+  c->has_quick = true;
+  tune_journal_note(w->gpu, w->sp->key, &w->r, c, false);
+}
+
 /* Times the group taken as one.  TS_OK, or the device's error: the
  * context is lost, and h says what was in flight. */
 static ts_status time_group(helper *w, const tune_group *g) {
@@ -68,6 +79,7 @@ static ts_status time_group(helper *w, const tune_group *g) {
     return st;
   }
   for (int i = 0; i < m; i++) {
+    journal_result(w, &w->r.c[idx[i]], &res[i]);
     tune_queue_finish(q, g->gen, w->k, g->slot[i], &res[i]);
     ts_kernel_free(w->r.c[idx[i]].kernel);
     w->r.c[idx[i]].kernel = NULL;

@@ -12,7 +12,10 @@
  * runner's do.  A rank other than 0 fills a queue of its own with what
  * rank 0 sends, and one helper runner on its GPU (helper.c) takes from
  * it; the rank's supervisor restarts that runner after a fault as it
- * would on one host.
+ * would on one host.  That runner journals what it times on the rank's
+ * GPU; at the start every rank's journals of the run's shapes are
+ * gathered on rank 0 (tune_mpi_gather), whose lead takes their results
+ * instead of publishing those candidates again.
  *
  * A rank that stops answering (every rank sends a beat twice a second,
  * from its supervisor, whatever its runner is doing) is lost after
@@ -21,6 +24,7 @@
  * when a rank dies unless mpirun has --enable-recovery; with it, MPI_Finalize
  * waits for every rank, so after a loss no rank finalizes.
  */
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,6 +57,13 @@ int tune_mpi_device(const tune_mpi *m) { return (void)m, 0; }
 void tune_mpi_attach(tune_mpi *m, tune_queue *q) { (void)m, (void)q; }
 int tune_mpi_poll(void *ctx) { return (void)ctx, -1; }
 int tune_mpi_finish(tune_mpi *m, int rc) { return (void)m, rc; }
+void tune_mpi_gather(tune_mpi *m, const char *mine, size_t n, char **all,
+                     size_t *nall) {
+  (void)m, (void)mine, (void)n;
+  *all = NULL;
+  *nall = 0;
+}
+bool tune_mpi_ended(const tune_mpi *m) { return (void)m, false; }
 
 #else
 
@@ -425,7 +436,58 @@ int tune_mpi_poll(void *ctx) {
   return m->rank == 0 ? lead_poll(m) : rank_poll(m);
 }
 
+/* ---- The journals at the start ------------------------------------------------
+ *
+ * Every rank is there, as for gather_places: one gather brings each rank's
+ * journals to rank 0 before its lead starts, which takes their results
+ * instead of publishing those candidates again. */
+
+/* The bytes of mine that a gather carries: all, or where they pass what
+ * its int counts hold (a rank's share of them), the texts that fit whole. */
+static int bytes_to_send(const char *mine, size_t n) {
+  size_t most = (size_t)INT_MAX / TS_TUNE_MAX_GPUS;
+  if (n <= most)
+    return (int)n;
+  while (most > 0 && mine[most - 1] != 0)
+    most--;
+  return (int)most;
+}
+
+void tune_mpi_gather(tune_mpi *m, const char *mine, size_t n, char **all,
+                     size_t *nall) {
+  int bytes = mine ? bytes_to_send(mine, n) : 0;
+  bool root = m->rank == 0;
+  int *counts = root ? calloc((size_t)m->size, sizeof(*counts)) : NULL;
+  int *at = root ? calloc((size_t)m->size, sizeof(*at)) : NULL;
+  *all = NULL;
+  *nall = 0;
+  if (root && (!counts || !at)) {
+    /* The other ranks wait in the gather: the job cannot go on. */
+    fprintf(stderr, "tessel: tune: MPI rank 0: out of memory gathering the "
+            "ranks' journals\n");
+    MPI_Abort(MPI_COMM_WORLD, TUNE_EXIT_FAIL);
+  }
+  MPI_Gather(&bytes, 1, MPI_INT, counts, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  for (int r = 0; root && r < m->size; r++) {
+    at[r] = (int)*nall;
+    *nall += (size_t)counts[r];
+  }
+  if (root && !(*all = malloc(*nall + 1))) {
+    fprintf(stderr, "tessel: tune: MPI rank 0: out of memory for the ranks' "
+            "journals (%zu bytes)\n", *nall);
+    MPI_Abort(MPI_COMM_WORLD, TUNE_EXIT_FAIL);
+  }
+  MPI_Gatherv(mine, bytes, MPI_BYTE, *all, counts, at, MPI_BYTE, 0,
+              MPI_COMM_WORLD);
+  if (root)
+    (*all)[*nall] = 0;
+  free(counts);
+  free(at);
+}
+
 /* ---- The end ------------------------------------------------------------------ */
+
+bool tune_mpi_ended(const tune_mpi *m) { return m && m->rank != 0 && m->ended; }
 
 /* Rank 0: the ranks lost, named in the summary. */
 static void say_lost(const tune_mpi *m) {

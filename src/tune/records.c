@@ -17,7 +17,9 @@
  * Beside it, while `tessel tune` works on the definition, a journal (the
  * same key and the device's UUID: a record serves any GPU of the model, a
  * journal is one device's; then one line per configuration timed, appended as each is
- * done), so that an interrupted run resumes where it stopped.
+ * done), so that an interrupted run resumes where it stopped.  Every
+ * runner of a run journals on its own device; the lead reads the others'
+ * journals of the same key but for the device (tune_journal_peers).
  */
 #include <dirent.h>
 #include <fcntl.h>
@@ -30,6 +32,7 @@
 #include "../base/strbuf.h"
 #include "../../runtime/gpu_impl.h"
 #include "../compile/kernel_cache.h"
+#include "tune_impl.h"
 
 enum { MAX_RECORD = 1 << 16, MAX_JOURNAL = 1 << 24 };
 
@@ -49,17 +52,22 @@ static char *record_key(const ts_gpu *g, const char *space,
   return ts_buf_take(&b);
 }
 
+/* The cache directory's tune/ folder; false without one. */
+static bool tune_dir(char *dir, size_t len) {
+  char base[3072];
+  if (!kcache_dir(base, sizeof(base)))
+    return false;
+  int n = snprintf(dir, len, "%s/tune", base);
+  return n > 0 && (size_t)n < len;
+}
+
 /* The record's directory (made when `make`) and its file for key, with
  * the extension ext ("txt", "journal"). */
 static bool record_path(const char *key, const char *ext, bool make,
                         char *dir, size_t dirlen, char *path, size_t len) {
-  char base[3072];
-  if (!kcache_dir(base, sizeof(base)))
+  if (!tune_dir(dir, dirlen) || (make && !kcache_make_dirs(dir)))
     return false;
-  int n = snprintf(dir, dirlen, "%s/tune", base);
-  if (n <= 0 || (size_t)n >= dirlen || (make && !kcache_make_dirs(dir)))
-    return false;
-  n = snprintf(path, len, "%s/%016llx.%s", dir,
+  int n = snprintf(path, len, "%s/%016llx.%s", dir,
                (unsigned long long)kcache_fnv1a(KCACHE_FNV_SEED, key,
                                                 strlen(key)), ext);
   return n > 0 && (size_t)n < len;
@@ -188,42 +196,69 @@ static int by_distance(const void *a, const void *b) {
   return 0;
 }
 
-/* Every record in dir whose key is key's but for the shape, into *out
- * (malloc'd); how many, -1 when out of memory. */
-static int records_like(const char *dir, const char *key, const ts_gemm *def,
-                        near_record **out) {
+/* fn(path, text, ctx) for each file in dir whose name ends in ext, its
+ * text read (max bytes at most), until fn returns false. */
+static void each_file(const char *dir, const char *ext, size_t max,
+                      bool (*fn)(const char *path, const char *text,
+                                 void *ctx),
+                      void *ctx) {
   DIR *d = opendir(dir);
-  int n = 0, cap = 0;
-  *out = NULL;
-  for (struct dirent *e; d && (e = readdir(d));) {
+  size_t elen = strlen(ext);
+  bool more = true;
+  for (struct dirent *e; more && d && (e = readdir(d));) {
     size_t len = strlen(e->d_name);
-    if (len < 5 || strcmp(e->d_name + len - 4, ".txt") != 0)
+    if (len <= elen || strcmp(e->d_name + len - elen, ext) != 0)
       continue;
     char path[4096];
     snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-    char *text = read_small_file(path, MAX_RECORD);
-    near_record r = {0};
-    if (text && same_but_shape(key, text, r.d) &&
-        (r.config = line_value(text, "config"))) {
-      if (n == cap) {
-        cap = cap ? 2 * cap : 16;
-        near_record *grown = realloc(*out, sizeof(**out) * (size_t)cap);
-        if (!grown) {
-          free(r.config);
-          free(text);
-          n = -1;
-          break;
-        }
-        *out = grown;
-      }
-      r.distance = shape_distance(def, r.d);
-      (*out)[n++] = r;
-    }
+    char *text = read_small_file(path, max);
+    more = !text || fn(path, text, ctx);
     free(text);
   }
   if (d)
     closedir(d);
-  return n;
+}
+
+/* What records_like gathers. */
+typedef struct {
+  const char *key;
+  const ts_gemm *def;
+  near_record *out;
+  int n, cap;
+} like_scan;
+
+/* A record whose key is s->key's but for the shape, added; false when out
+ * of memory (s->n -1). */
+static bool add_like(const char *path, const char *text, void *ctx) {
+  (void)path;
+  like_scan *s = ctx;
+  near_record r = {0};
+  if (!same_but_shape(s->key, text, r.d) ||
+      !(r.config = line_value(text, "config")))
+    return true;
+  if (s->n == s->cap) {
+    s->cap = s->cap ? 2 * s->cap : 16;
+    near_record *grown = realloc(s->out, sizeof(*s->out) * (size_t)s->cap);
+    if (!grown) {
+      free(r.config);
+      s->n = -1;
+      return false;
+    }
+    s->out = grown;
+  }
+  r.distance = shape_distance(s->def, r.d);
+  s->out[s->n++] = r;
+  return true;
+}
+
+/* Every record in dir whose key is key's but for the shape, into *out
+ * (malloc'd); how many, -1 when out of memory. */
+static int records_like(const char *dir, const char *key, const ts_gemm *def,
+                        near_record **out) {
+  like_scan s = {.key = key, .def = def};
+  each_file(dir, ".txt", MAX_RECORD, add_like, &s);
+  *out = s.out;
+  return s.n;
 }
 
 char *ts_tune_record_nearest(const ts_gpu *g, const char *space,
@@ -279,6 +314,108 @@ static bool journal_path(const ts_gpu *g, const char *space,
          record_path(*key, "journal", make, dir, sizeof(dir), path, len);
 }
 
+/* The journal's text, its key first, and its key in *key (both
+ * malloc'd; NULL when there is none). */
+static char *read_journal(const ts_gpu *g, const char *space,
+                          const ts_gemm *def, char **key) {
+  char path[4096];
+  return journal_path(g, space, def, false, key, path, sizeof(path))
+             ? read_small_file(path, MAX_JOURNAL)
+             : NULL;
+}
+
+/* The journal's key without the device: the key of every device's of g's
+ * model (its first lines); the device's own in *own.  Both malloc'd;
+ * false when out of memory. */
+static bool journal_keys(const ts_gpu *g, const char *space,
+                         const ts_gemm *def, char **model, char **own) {
+  char path[4096];
+  *model = g && space && def ? record_key(g, space, def) : NULL;
+  *own = NULL;
+  if (*model)
+    journal_path(g, space, def, false, own, path, sizeof(path));
+  return *model && *own;
+}
+
+/* The lines of a journal's text when it is another device's of the model
+ * at this key: its key is `model` and a device line that is not `own`'s;
+ * NULL otherwise. */
+static const char *peer_lines(const char *text, const char *model,
+                              const char *own) {
+  size_t n = strlen(model), mine = strlen(own);
+  if (strncmp(text, model, n) != 0 || strncmp(text + n, "device ", 7) != 0 ||
+      (mine > n && strncmp(text, own, mine) == 0))
+    return NULL;
+  const char *nl = strchr(text + n, '\n');
+  return nl ? nl + 1 : NULL;
+}
+
+/* A peer's whole lines (a torn last one left out) added to b. */
+static void add_peer(ts_buf *b, const char *text, const char *model,
+                     const char *own) {
+  const char *lines = peer_lines(text, model, own);
+  const char *end = lines ? strrchr(lines, '\n') : NULL;
+  if (end)
+    ts_buf_printf(b, "%.*s", (int)(end + 1 - lines), lines);
+}
+
+/* What scan_peers looks for and does. */
+typedef struct {
+  const char *model, *own;
+  ts_buf *b; /* NULL: remove them */
+} peer_scan;
+
+static bool take_peer(const char *path, const char *text, void *ctx) {
+  const peer_scan *s = ctx;
+  if (!s->b && peer_lines(text, s->model, s->own))
+    unlink(path);
+  else if (s->b)
+    add_peer(s->b, text, s->model, s->own);
+  return true;
+}
+
+/* Each journal file in dir that is a peer's: its lines added to b, or
+ * the file removed where b is NULL. */
+static void scan_peers(const char *dir, const char *model, const char *own,
+                       ts_buf *b) {
+  peer_scan s = {.model = model, .own = own, .b = b};
+  each_file(dir, ".journal", MAX_JOURNAL, take_peer, &s);
+}
+
+char *tune_journal_peers(const ts_gpu *g, const char *space,
+                         const ts_gemm *def, const char *sent, size_t nsent) {
+  char *model, *own, dir[3200];
+  ts_buf b;
+  ts_buf_init(&b);
+  if (journal_keys(g, space, def, &model, &own)) {
+    if (tune_dir(dir, sizeof(dir)))
+      scan_peers(dir, model, own, &b);
+    for (size_t at = 0; sent && at < nsent; at += strlen(sent + at) + 1)
+      add_peer(&b, sent + at, model, own);
+  }
+  free(model);
+  free(own);
+  return ts_buf_take(&b);
+}
+
+void tune_journal_remove_all(const ts_gpu *g, const char *space,
+                             const ts_gemm *def) {
+  char *model, *own, dir[3200];
+  if (journal_keys(g, space, def, &model, &own) && tune_dir(dir, sizeof(dir)))
+    scan_peers(dir, model, own, NULL);
+  free(model);
+  free(own);
+  ts_tune_journal_remove(g, space, def);
+}
+
+char *tune_journal_text(const ts_gpu *g, const char *space,
+                        const ts_gemm *def) {
+  char *key;
+  char *text = read_journal(g, space, def, &key);
+  free(key);
+  return text;
+}
+
 /* Writes all of text to fd; false on an error. */
 static bool write_all(int fd, const char *text, size_t n) {
   while (n > 0) {
@@ -321,10 +458,8 @@ ts_status ts_tune_journal_add(const ts_gpu *g, const char *space,
 
 char *ts_tune_journal_load(const ts_gpu *g, const char *space,
                            const ts_gemm *def) {
-  char *key, path[4096];
-  char *text = journal_path(g, space, def, false, &key, path, sizeof(path))
-                   ? read_small_file(path, MAX_JOURNAL)
-                   : NULL;
+  char *key;
+  char *text = read_journal(g, space, def, &key);
   char *lines = NULL;
   if (text && strncmp(text, key, strlen(key)) == 0)
     lines = strdup(text + strlen(key));

@@ -26,6 +26,25 @@ void tune_shape_text(const ts_gemm *g, char *out, size_t len);
  * or the full count's; a failure either way), a failure by configuration
  * text, and the shape's last cuBLAS time. */
 int tune_resume(const ts_gpu *gpu, const char *key, ts_tune_shape *r);
+/* Every runner journals what it times on its own device; the other
+ * devices' journals (peers: the same key but for the device, so a GPU of
+ * the same model) give first passes only.  tune_journal_peers: the whole
+ * lines of each peer's journal in the cache directory and of each
+ * journal's text in sent[0..nsent) (texts each ended by a NUL, as
+ * tune_rank_journals gathers them), concatenated; malloc'd, NULL when out
+ * of memory.  tune_resume_peers: their first-pass results and failures
+ * applied to r's candidates that have no first-pass result yet; how many.
+ * tune_journal_remove_all: every device's journal of the key in the cache
+ * directory removed, g's too. */
+char *tune_journal_peers(const ts_gpu *g, const char *space,
+                         const ts_gemm *def, const char *sent, size_t nsent);
+int tune_resume_peers(ts_tune_shape *r, char *lines);
+void tune_journal_remove_all(const ts_gpu *g, const char *space,
+                             const ts_gemm *def);
+/* The journal's text as its file holds it, its key first (malloc'd; NULL
+ * when there is none). */
+char *tune_journal_text(const ts_gpu *g, const char *space,
+                        const ts_gemm *def);
 void tune_journal_timing(const ts_gpu *gpu, const char *key,
                          const ts_tune_shape *r, const ts_tune_candidate *c);
 void tune_journal_note(const ts_gpu *gpu, const char *key,
@@ -199,7 +218,18 @@ typedef struct tune_args {
   int ngpus;
   int nrunners;  /* who times the first pass: ngpus, or the MPI ranks */
   tune_queue *q; /* NULL with one GPU */
+  /* On MPI rank 0: the texts of the journals the other ranks hold for the
+   * run's shapes, sent once at the start, each ended by a NUL. */
+  char *sent;
+  size_t nsent;
 } tune_args;
+
+/* An MPI rank's journals of the run's shapes on its device: their texts
+ * (each ended by a NUL, *n bytes in all; malloc'd, NULL when none can be
+ * read), or with remove, none, the journals removed.  Done in a child
+ * process: no CUDA call may precede tune_supervise_runners. */
+char *tune_rank_journals(const tune_args *a, int device, bool remove,
+                         size_t *n);
 
 /* Every configuration of the space for r->def; false when out of memory
  * or over the limit (said on stderr). */
@@ -283,6 +313,14 @@ int tune_mpi_device(const tune_mpi *m);
 void tune_mpi_attach(tune_mpi *m, tune_queue *q);
 /* tune_runners' poll (ctx the tune_mpi). */
 int tune_mpi_poll(void *ctx);
+/* Once at the start, every rank there: each rank's journal texts
+ * (mine[0..n), tune_rank_journals') gathered on rank 0 in *all (malloc'd,
+ * *nall bytes, NUL-ended); elsewhere *all is NULL.  Rank 0 out of memory
+ * for them ends the job (MPI_Abort, said): the others wait in the gather. */
+void tune_mpi_gather(tune_mpi *m, const char *mine, size_t n, char **all,
+                     size_t *nall);
+/* A rank other than 0: rank 0 ended the run (its journals may go). */
+bool tune_mpi_ended(const tune_mpi *m);
 /* The run is over with status rc on this rank: the other ranks told,
  * MPI finalized unless a rank was lost; returns the rank's status (1
  * on rank 0 when a rank was lost) and frees m. */

@@ -52,6 +52,7 @@ typedef struct {
   int nspaces;
   tune_handover *h;
   tune_queue *q; /* with several GPUs, what the runners share; else NULL */
+  const tune_args *a;
   int nrunners;  /* GPUs: this runner's and its helpers', or MPI ranks */
   bool ranks;    /* the runners are MPI ranks */
   const ts_tune_space *sp; /* the space being tuned */
@@ -440,6 +441,19 @@ static void count_prepared(tune_run *t, ts_tune_shape *r, int resumed) {
   r->budget_left_out = count_left_out(r, "--budget");
 }
 
+/* What the other GPUs of the run (and of earlier runs of the same model)
+ * journaled of r's first pass, applied to the candidates this GPU's
+ * journal has no first-pass result for: runners of this host journal in
+ * the same cache directory, the other MPI ranks sent theirs at the start.
+ * How many candidates it gave results. */
+static int resume_peers(tune_run *t, ts_tune_shape *r) {
+  char *lines = tune_journal_peers(t->gpu, t->sp->key, &r->def, t->a->sent,
+                                   t->a->nsent);
+  int resumed = tune_resume_peers(r, lines);
+  free(lines);
+  return resumed;
+}
+
 /* Enumerated, resumed, sampled and compiled; false on an error. */
 static bool prepare(tune_run *t, ts_tune_shape *r) {
   const ts_tune_opts *o = t->o;
@@ -447,14 +461,15 @@ static bool prepare(tune_run *t, ts_tune_shape *r) {
   clock_gettime(CLOCK_MONOTONIC, &t0);
   if (!tune_enumerate(t->sp, o, r))
     return false;
-  /* --restart clears a shape's journal when the run first comes to it, not
-   * again when a worker started after a fault comes back to it. */
+  /* --restart clears a shape's journals (every GPU's: none has timed it
+   * yet) when the run first comes to it, not again when a worker started
+   * after a fault comes back to it. */
   if (o->restart && t->unit >= t->h->started)
-    ts_tune_journal_remove(t->gpu, t->sp->key, &r->def);
+    tune_journal_remove_all(t->gpu, t->sp->key, &r->def);
   if (t->unit >= t->h->started)
     t->h->started = t->unit + 1;
   journal_crash(t, r);
-  int resumed = tune_resume(t->gpu, t->sp->key, r);
+  int resumed = tune_resume(t->gpu, t->sp->key, r) + resume_peers(t, r);
   tune_apply_budget(o, r);
   r->compiled = tune_compile_wanted(t->sp, o, ts_gpu_arch(t->gpu), r, t->q);
   if (r->compiled < 0) {
@@ -617,7 +632,7 @@ static int finish_space(tune_run *t, ts_tune_shape *runs,
                : 0;
   for (int j = 0; j < o->nshapes; j++)
     if (runs[j].finished)
-      ts_tune_journal_remove(t->gpu, t->sp->key, &runs[j].def);
+      tune_journal_remove_all(t->gpu, t->sp->key, &runs[j].def);
   return rc ? TUNE_EXIT_FAIL : 0;
 }
 
@@ -672,7 +687,7 @@ static int tune_space(tune_run *t, int n, ts_tune_shape *runs) {
 static int tune_worker(tune_handover *h, void *arg) {
   const tune_args *a = arg;
   tune_run t = {.o = a->o, .rep = a->rep, .spaces = a->spaces,
-                .nspaces = a->nspaces, .h = h, .q = a->q,
+                .nspaces = a->nspaces, .h = h, .q = a->q, .a = a,
                 .nrunners = a->nrunners, .ranks = a->nrunners > a->ngpus,
                 .published = -1, .refused = -1};
   ts_tune_shape *runs = calloc((size_t)a->o->nshapes, sizeof(*runs));
@@ -734,6 +749,19 @@ static bool choose_gpus(const ts_tune_opts *o, tune_args *a) {
   return true;
 }
 
+/* Before rank 0's lead starts: what each other rank's GPU journaled of
+ * the run's shapes (an interrupted run's) sent to rank 0, for its lead to
+ * take instead of publishing those candidates again; with --restart each
+ * rank removes its journals instead. */
+static void exchange_journals(tune_args *a, tune_mpi *m) {
+  size_t n = 0;
+  char *mine = tune_mpi_rank(m) == 0
+                   ? NULL
+                   : tune_rank_journals(a, a->gpus[0], a->o->restart, &n);
+  tune_mpi_gather(m, mine, n, &a->sent, &a->nsent);
+  free(mine);
+}
+
 /* An MPI rank's part of the run, on its GPU (its rank on its host):
  * rank 0 the lead, whose queue's runner k is rank k; another rank a
  * helper that takes from a queue of its own, which rank 0 fills
@@ -743,12 +771,14 @@ static int tune_ranks(tune_args *a, tune_mpi *m) {
   a->ngpus = rank == 0 ? 1 : 2; /* a rank other than 0: runner 1 only */
   a->gpus[0] = a->gpus[1] = tune_mpi_device(m);
   a->nrunners = tune_mpi_size(m);
+  exchange_journals(a, m);
   /* Rank 0 publishes shapes ahead; another rank's queue holds the group
    * rank 0 sent it last. */
   a->q = tune_queue_new(a->o->limit > 0 ? a->o->limit : 1,
                         rank == 0 ? TUNE_BANKS : 1);
   if (!a->q) {
     fprintf(stderr, "tessel: tune: cannot map the queue of MPI rank %d\n", rank);
+    free(a->sent);
     return tune_mpi_finish(m, TUNE_EXIT_FAIL);
   }
   tune_mpi_attach(m, a->q);
@@ -757,6 +787,10 @@ static int tune_ranks(tune_args *a, tune_mpi *m) {
                      .gpus = a->gpus, .poll = tune_mpi_poll, .poll_ctx = m};
   int rc = tune_supervise_runners(&rs);
   tune_queue_free(a->q);
+  free(a->sent);
+  size_t none;
+  if (tune_mpi_ended(m)) /* rank 0's journal holds what it still needs */
+    free(tune_rank_journals(a, a->gpus[0], true, &none));
   return tune_mpi_finish(m, rc);
 }
 
