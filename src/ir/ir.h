@@ -490,7 +490,7 @@ ir_expr *ir_vector(ts_arena *a, ir_expr *const *lanes, int n);
 /* fp32 x rounded to tf32 as cvt.rna.tf32.f32 rounds (mma_round_tf32). */
 ir_expr *ir_round_tf32(ts_arena *a, ir_expr *x);
 /* c ? own : the value `theirs` has in the neighbouring lane (lane ^ 1 of
- * the warp), fp32: a warp shuffle, so every lane of the pair evaluates
+ * the warp), fp32: a warp shuffle, so every lane of the warp evaluates
  * all three operands whatever c (E_PAIR_PICK). */
 ir_expr *ir_pair_pick(ts_arena *a, ir_expr *c, ir_expr *own, ir_expr *theirs);
 ir_expr *ir_cast(ts_arena *a, ts_dtype to, ir_expr *x);

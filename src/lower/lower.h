@@ -110,12 +110,12 @@ bool lower_mma_plan(lower_ctx *cx, const nest_path *path, lower_mma *t);
  * [tile row, tile column, t->reg]. */
 bool lower_mma_acc_index(lower_ctx *cx, const lower_mma *t, ir_expr *ai,
                          ir_expr *aj, ir_expr *idx[3]);
-/* body (over t->reg and the i and j tile loops) once for each register of
- * a lane's accumulators, at the element of C that register holds. */
 /* wgmma's epilogue with neighbouring lanes' registers exchanged, 4
  * elements a store (lower_exchange.c); NULL where it does not apply. */
 ir_stmt *lower_exchanged_registers(lower_ctx *cx, const lower_mma *t,
                                    ir_stmt *body);
+/* body (over t->reg and the i and j tile loops) once for each register of
+ * a lane's accumulators, at the element of C that register holds. */
 ir_stmt *lower_mma_registers(lower_ctx *cx, const lower_mma *t,
                              ir_stmt *body);
 /* The replacement of path->node[*at..] (*at: the outermost of the unrolled

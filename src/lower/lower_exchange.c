@@ -2,8 +2,8 @@
  * wgmma's epilogue in stores of 4 elements a lane: the accumulator layout
  * gives lane l, q = l % 4, columns 2q and 2q + 1 of each group of 8; a
  * store of that pair is 4 bytes of a 16-bit C, and the 4 lanes of a row
- * fill half of a 32-byte sector; 8 bytes of an fp32 C, a sector in as
- * many stores as a 16-byte store takes two.  Neighbouring lanes (q and q ^ 1) exchange one pair of
+ * fill half of a 32-byte sector; of an fp32 C it is 8 bytes, twice the
+ * stores of 16-byte ones.  Neighbouring lanes (q and q ^ 1) exchange one pair of
  * two neighbouring groups, 2G and 2G + 1, so that each holds 4 contiguous
  * columns:
  *
@@ -33,14 +33,34 @@ typedef struct {
    * unrolled: a register index that depended on the lane would put the
    * accumulators in local memory), whether the lane keeps its own. */
   ir_expr *group[2], *keep, *odd;
-  bool fits; /* a store of 2- or 4-byte elements into global memory */
+  /* A plain store into global memory (split-K's atomic adds stay
+   * scalar: nothing to gain), whose elements' size; whether the body
+   * reads global memory (C, for beta). */
+  bool stores;
+  int64_t size;
+  bool reads;
 } exchange;
 
 static bool find_store(ir_visitor *v, const ir_stmt *s) {
   exchange *x = v->ctx;
-  if (s->kind == S_STORE && s->store.buf->scope == SCOPE_GLOBAL)
-    x->fits = ts_dtype_size(s->store.buf->dtype) <= 4;
+  if (s->kind == S_STORE && s->store.buf->scope == SCOPE_GLOBAL) {
+    x->stores = !s->store.atomic;
+    x->size = ts_dtype_size(s->store.buf->dtype);
+  }
   return true;
+}
+
+static bool find_read(ir_visitor *v, const ir_expr *e) {
+  if (e->kind == E_LOAD && e->load.buf->scope == SCOPE_GLOBAL)
+    ((exchange *)v->ctx)->reads = true;
+  return true;
+}
+
+/* A 16-bit C gains a whole sector a row; an fp32 C half its store
+ * instructions, but read for beta its quads hold 8 values more a lane,
+ * which spills where the registers are capped: only beta = 0 there. */
+static bool worth_it(const exchange *x) {
+  return x->stores && (x->size == 2 || (x->size == 4 && !x->reads));
 }
 
 /* An accumulator register's load, read as the exchange gives it. */
@@ -105,10 +125,10 @@ ir_stmt *lower_exchanged_registers(lower_ctx *cx, const lower_mma *t,
                                    ir_stmt *body) {
   ts_arena *a = cx->arena;
   exchange x = {.reg = t->reg->var};
-  ir_visitor find = {.stmt = find_store, .ctx = &x};
+  ir_visitor find = {.stmt = find_store, .expr = find_read, .ctx = &x};
   ir_visit_stmt(&find, body);
   int64_t regs = t->in->frag[MMA_ACC].regs;
-  if (!x.fits || t->in->n % 16 != 0 || regs % 4 != 0)
+  if (!worth_it(&x) || t->in->n % 16 != 0 || regs % 4 != 0)
     return NULL;
   ts_loop *quad = lower_new_loop(cx, "reg.quad", regs / 4, TS_UNROLLED);
   ts_loop *elem = lower_new_loop(cx, "reg.elem", 4, TS_VECTORIZED);
