@@ -20,7 +20,7 @@ fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 
 # ---- every file correct at two shapes ------------------------------------
 files=$(ls examples/tutorial/*.c)
-[ "$(echo "$files" | wc -l)" -ge 8 ] || fail "fewer than 8 tutorial files"
+[ "$(echo "$files" | wc -l)" -ge 9 ] || fail "fewer than 9 tutorial files"
 for f in $files; do
   dtype=f32
   grep -q ts_tensorize "$f" && dtype=f16
@@ -73,6 +73,10 @@ same_kernel $t/step7.c:warp_space:bm=128,bn=256,warp=64x32,swizzle=8 \
   warptiled:bm=128,bn=256,warp=64x32,swizzle=8
 same_kernel $t/step8.c:mma128 tc128 --dtype f16
 same_kernel $t/step8.c:mma128 tc128 --dtype tf32
+for layout in NN NT TN TT; do
+  same_kernel $t/step9.c:hopper wgws --dtype f16 --layout $layout
+done
+same_kernel $t/step9.c:hopper wgws --dtype bf16 --layout NT
 
 [ $fails = 0 ] || { echo "$fails failures"; exit 1; }
 echo "ok"
