@@ -77,6 +77,14 @@ for layout in NN NT TN TT; do
   same_kernel $t/step9.c:hopper wgws --dtype f16 --layout $layout
 done
 same_kernel $t/step9.c:hopper wgws --dtype bf16 --layout NT
+# step 9 takes 16-bit types only, and says so rather than failing deeper
+if "$tessel" check $t/step9.c --dtype tf32 --shape 37x53x29 > "$tmp/out" 2>&1; then
+  fail "step9.c checked in tf32, which it refuses"
+elif grep -q "hopper: A and B must be 16-bit" "$tmp/out"; then
+  echo "ok: step9.c refuses tf32"
+else
+  fail "step9.c in tf32:"; cat "$tmp/out"
+fi
 
 [ $fails = 0 ] || { echo "$fails failures"; exit 1; }
 echo "ok"

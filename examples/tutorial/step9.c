@@ -3,11 +3,12 @@
  * warpgroup (4 warps, 128 lanes) multiplies a 64 x n x 16 tile in one
  * wgmma instruction, reading both operands from shared memory itself, so
  * there are no fragments; the tiles must be stored in 128-byte rows,
- * XOR-swizzled.  The TMA copies a stage of both tiles in one instruction
- * (ts_tma), an mbarrier saying when it landed and another when every warp
- * is done with it, and a third warpgroup, the producer, issues those
- * copies while the two consumer warpgroups only wait and multiply
- * (ts_warp_specialize).  A block computes 128 x 256 of C, each consumer
+ * XOR-swizzled.  The TMA (the Tensor Memory Accelerator) copies a box of
+ * a tile, up to 64 elements of 16 bits a row, in one instruction (ts_tma:
+ * 1 to 4 boxes a tile a stage, by layout), an mbarrier saying when a
+ * stage landed and another when every warp is done with it, and a third
+ * warpgroup, the producer, issues those copies while the two consumer
+ * warpgroups only wait and multiply (ts_warp_specialize).  A block computes 128 x 256 of C, each consumer
  * 64 x 256 with one m64n256k16 a k step; 4 stages of 64 k; each k tile's
  * batch of wgmma runs on while the next is issued (ts_wgmma_in_flight);
  * the blocks go in groups of 8 block rows (ts_swizzle), so that the
@@ -18,7 +19,10 @@
  * either way.  The TMA copies only rows 16-byte aligned (K, M or N of
  * 16-bit elements a multiple of 8, as the layout stores them), so an
  * operand whose rows are not is packed first (ts_pack: a kernel of its
- * own copies it into rows padded to 16 bytes).  sm_90a only.
+ * own copies it into rows padded to 16 bytes).  fp32 (tf32) is refused:
+ * its k steps are 8, its vectors 4 elements, and wgmma reads it k-major
+ * only, which the built-in wgws handles (src/builtins/tensorcore.c).
+ * sm_90a only (sm_90 with its architecture-specific instructions).
  *
  *   tessel show examples/tutorial/step9.c --cuda --dtype f16
  *   tessel check examples/tutorial/step9.c --dtype f16 --shape 37x53x29
@@ -66,6 +70,10 @@ TS_SCHEDULE(hopper, "128 x 256 tiles of 2 consumer warpgroups, wgmma, "
   const ts_gemm *g = ts_sched_gemm(s);
   int pack_a = !rows_aligned(g, 1), pack_b = !rows_aligned(g, 0);
   ts_loop *io, *ir, *wg, *ii, *jo, *jj, *ko, *ki, *kq, *kk;
+  if (ts_dtype_size(g->a_type) != 2)
+    return ts_sched_fail(s, TS_ERR_BAD_ARG, "hopper: A and B must be 16-bit "
+                         "(--dtype f16 or bf16); for tf32 use the built-in "
+                         "wgws");
   if (pack_a)
     ts_pack(s, "A"); /* k-major rows padded to 16 bytes */
   if (pack_b)
