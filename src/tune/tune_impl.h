@@ -260,6 +260,10 @@ void tune_inject_faulting_kernel(const char *arch, ts_tune_shape *r,
 /* How many of r's candidates failed (ts_tune_failure; ranking.c). */
 int tune_count_failures(const ts_tune_shape *r);
 void tune_free_shape(ts_tune_shape *r);
+/* The lead runner (tuner.c), in the worker process: every space at every
+ * shape on GPU gpus[0].  Its status, or TUNE_WORKER_FAULTED when a fault
+ * ended it. */
+int tune_worker(tune_handover *h, void *arg);
 /* A helper runner (helper.c): times what it takes from the queue on GPU
  * gpus[k] until the run is over.  0, or TUNE_WORKER_FAULTED after a
  * fault (h says what was in flight). */
