@@ -131,9 +131,9 @@ static void test_one_operand_packed_matches_cublas(void **state) {
   (void)state;
   const int64_t shapes[][3] = {{1000, 1001, 1000}, {1000, 1000, 1001},
                                {1001, 1000, 1000}};
-  const char *names[] = {"wgtma", "wgws", "wgpers"};
+  const char *names[] = {"wgtma", "wgws", "wgpers", "wgskinny"};
   const ts_dtype types[] = {TS_F16, TS_BF16};
-  for (int b = 0; b < 3; b++)
+  for (int b = 0; b < 4; b++)
     for (int t = 0; t < 2; t++)
       for (int i = 0; i < 3; i++)
         for (int l = TS_NN; l <= TS_TT; l++) {
@@ -150,9 +150,9 @@ static void test_one_operand_packed_matches_cublas(void **state) {
 static void test_exchanged_epilogue_matches_cublas(void **state) {
   (void)state;
   const int64_t shapes[][3] = {{256, 512, 192}, {384, 768, 64}};
-  const char *names[] = {"wg128", "wgtma", "wgws", "wgpers"};
+  const char *names[] = {"wg128", "wgtma", "wgws", "wgpers", "wgskinny"};
   const ts_dtype types[] = {TS_F16, TS_BF16};
-  for (int b = 0; b < 4; b++)
+  for (int b = 0; b < 5; b++)
     for (int t = 0; t < 4; t++)
       for (int i = 0; i < 2; i++)
         for (int l = TS_NN; l <= TS_TT; l++) {
@@ -176,8 +176,8 @@ static void test_tf32_read_as_it_lies_matches_cublas(void **state) {
   const int64_t shapes[][3] = {{37, 53, 32}, {999, 1001, 1004},
                                {1000, 1000, 1000}, {37, 53, 29},
                                {999, 1001, 1003}};
-  const char *names[] = {"wgtma", "wgws", "wgpers"};
-  for (int b = 0; b < 3; b++)
+  const char *names[] = {"wgtma", "wgws", "wgpers", "wgskinny"};
+  for (int b = 0; b < 4; b++)
     for (int i = 0; i < 5; i++)
       for (int l = TS_NN; l <= TS_TT; l++) {
         ts_gemm g = ts_gemm_make(shapes[i][0], shapes[i][1], shapes[i][2]);

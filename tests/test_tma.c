@@ -378,26 +378,30 @@ static void test_ws_cuda_splits_the_roles(void **state) {
   ts_sched_free(s);
 }
 
-/* wgws against the reference in every layout and 16-bit type, at shapes
- * where it is warp-specialized (rows 16-byte aligned) and where it keeps
- * cp.async (odd sizes). */
+/* wgws and wgskinny against the reference in every layout and 16-bit
+ * type, at shapes where they are warp-specialized (rows 16-byte aligned)
+ * and where they pack first (odd sizes); wgskinny also where a block's k
+ * loop is shorter than its 6 stages (K 200: 4 k tiles). */
 static void test_ws_checks_in_every_layout(void **state) {
   (void)state;
   const int64_t shapes[][3] = {{136, 264, 200}, {37, 53, 29}, {1, 1, 1}};
   const ts_dtype types[] = {TS_F16, TS_BF16};
-  for (int i = 0; i < 3; i++)
-    for (int t = 0; t < 2; t++)
-      for (int l = TS_NN; l <= TS_TT; l++) {
-        ts_gemm g = ts_gemm_make(shapes[i][0], shapes[i][1], shapes[i][2]);
-        g.a_type = g.b_type = types[t];
-        g.layout = (ts_layout)l;
-        ts_sched *s = ts_builtin_schedule("wgws", &g);
-        char msg[1024];
-        if (ts_check(s, 3, msg, sizeof(msg)) != TS_OK)
-          fail_msg("wgws %lldx%lldx%lld layout %d type %d: %s",
-                   (long long)g.m, (long long)g.n, (long long)g.k, l, t, msg);
-        ts_sched_free(s);
-      }
+  const char *const names[] = {"wgws", "wgskinny"};
+  for (int b = 0; b < 2; b++)
+    for (int i = 0; i < 3; i++)
+      for (int t = 0; t < 2; t++)
+        for (int l = TS_NN; l <= TS_TT; l++) {
+          ts_gemm g = ts_gemm_make(shapes[i][0], shapes[i][1], shapes[i][2]);
+          g.a_type = g.b_type = types[t];
+          g.layout = (ts_layout)l;
+          ts_sched *s = ts_builtin_schedule(names[b], &g);
+          char msg[1024];
+          if (ts_check(s, 3, msg, sizeof(msg)) != TS_OK)
+            fail_msg("%s %lldx%lldx%lld layout %d type %d: %s", names[b],
+                     (long long)g.m, (long long)g.n, (long long)g.k, l, t,
+                     msg);
+          ts_sched_free(s);
+        }
 }
 
 /* ts_warp_specialize on `name`'s cache of A with `warps`: the status,

@@ -250,6 +250,18 @@ ts_status example_wgpers(ts_sched *s) {
   return warpgroup_tiles(s, &(wg_tiling){128, 256, 4, 8, 1, 1, 1, 1, 1, 0});
 }
 
+/* wgws in 128 x 128 tiles of 2 consumer warpgroups of 64 x 128, 6
+ * stages, no wgmma batch left in flight: twice wgws's blocks where a
+ * shape gives 128 x 256 tiles too few to fill the multiprocessors (8192 x
+ * 128 x 8192 is 32 of them on 132, 128 x 8192 x 8192 also 32), and three
+ * more stages ahead, since a block's k loop is all of its work.  Chosen
+ * over 32 configurations of the `warpgroup` space with one and two
+ * consumer warpgroups at small, medium and skinny shapes in every layout
+ * (docs/performance.md, "A built-in for small and skinny shapes"). */
+ts_status example_wgskinny(ts_sched *s) {
+  return warpgroup_tiles(s, &(wg_tiling){128, 128, 6, 8, 0, 1, 1, 0, 1, 0});
+}
+
 /* Each knob's first value is wgws's, so that the first configuration,
  * which tune times whatever its budget and --tuned takes where no shape
  * was tuned, is the fastest built-in at large shapes: block tiles of 1 to 4 warpgroups,
