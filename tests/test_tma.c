@@ -342,10 +342,9 @@ static void test_ws_consumer_skipping_its_release(void **state) {
 
 /* The roles split once: the producer warpgroup gives registers back and
  * returns, the consumers take them; 3 warpgroups a block, one block a
- * multiprocessor. */
-static void test_ws_cuda_splits_the_roles(void **state) {
-  (void)state;
-  builtin = "wgws";
+ * multiprocessor: in `name`, whose pipeline has `stages` stages. */
+static void assert_roles_split(const char *name, int stages) {
+  builtin = name;
   ts_sched *s;
   ts_program *p = lowered(&s);
   builtin = "wgtma";
@@ -363,19 +362,28 @@ static void test_ws_cuda_splits_the_roles(void **state) {
   const char *ret = strstr(dec, "return;");
   assert_true(ret && ret < inc);
   char *producer = strndup(dec, (size_t)(ret - dec));
+  char full_wait[64];
+  snprintf(full_wait, sizeof(full_wait),
+           "tessel_mbar_wait(&tessel_full0[k_outer %% %d]", stages);
   assert_non_null(strstr(producer, "tessel_tma_2d("));
   assert_non_null(strstr(producer, "tessel_mbar_wait(&tessel_empty0"));
   assert_null(strstr(producer, "wgmma"));
-  assert_null(strstr(producer, "tessel_full0[k_outer % 4]"));
+  assert_null(strstr(producer, "tessel_mbar_wait(&tessel_full0"));
   assert_null(strstr(inc, "tessel_tma_2d("));
   /* No role test around the consumers' wgmma, which ptxas would then
    * serialize (C7520). */
   assert_null(strstr(inc, "< 256"));
-  assert_non_null(strstr(inc, "tessel_mbar_wait(&tessel_full0"));
+  assert_non_null(strstr(inc, full_wait));
   free(producer);
   free(src);
   ts_program_free(p);
   ts_sched_free(s);
+}
+
+static void test_ws_cuda_splits_the_roles(void **state) {
+  (void)state;
+  assert_roles_split("wgws", 4);
+  assert_roles_split("wgskinny", 6);
 }
 
 /* wgws and wgskinny against the reference in every layout and 16-bit
