@@ -55,8 +55,9 @@ static const ts_builtin builtins[] = {
      "next tile while the consumers write the last one's C",
      example_wgpers, true, true},
     {"wgskinny", "wgws in 128x128 tiles, 6 stages, no wgmma batch in "
-     "flight: twice the blocks, for small and skinny shapes (8192x128x8192, "
-     "128x8192x8192)", example_wgskinny, true, true},
+     "flight: for small and skinny shapes (8192x128x8192, 128x8192x8192), "
+     "where wgws's 128x256 tiles fill few multiprocessors or lie half past C",
+     example_wgskinny, true, true},
 };
 
 enum { NBUILTINS = sizeof(builtins) / sizeof(builtins[0]) };

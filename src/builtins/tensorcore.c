@@ -251,10 +251,12 @@ ts_status example_wgpers(ts_sched *s) {
 }
 
 /* wgws in 128 x 128 tiles of 2 consumer warpgroups of 64 x 128, 6
- * stages, no wgmma batch left in flight: twice wgws's blocks where a
- * shape gives 128 x 256 tiles too few to fill the multiprocessors (8192 x
- * 128 x 8192 is 32 of them on 132, 128 x 8192 x 8192 also 32), and three
- * more stages ahead, since a block's k loop is all of its work.  Chosen
+ * stages, no wgmma batch left in flight, for shapes where 128 x 256 tiles
+ * fill few multiprocessors or lie half past C: 128 x 8192 x 8192 is 32
+ * blocks of wgws on 132 multiprocessors and 64 of these; 8192 x 128 x 8192
+ * is 64 blocks either way, but half of each wgws tile's columns lie past
+ * N, and its tensor cores compute them all the same.  Two stages more than
+ * wgws's 4, since a block's k loop is nearly all of its work.  Chosen
  * over 32 configurations of the `warpgroup` space with one and two
  * consumer warpgroups at small, medium and skinny shapes in every layout
  * (docs/performance.md, "A built-in for small and skinny shapes"). */
