@@ -182,7 +182,8 @@ contains "for (int wave = 0; blockIdx.x + wave * gridDim.x < 512; ++wave)"
 contains "cp.async.bulk.tensor"; contains "mbarrier.try_wait.parity"
 contains "setmaxnreg.dec.sync.aligned.u32 40"
 # tf32: wgmma reads an operand k-major in memory as it lies (truncated), so
-# wgws in NT has no packing kernel, and in NN packs only B (n-major).
+# wgws in NT and NN has no packing kernel (NN computes C's transpose, B
+# read into registers as wgmma's a), and in TN packs only B.
 expect 0 "show --cuda of wgws in tf32 NT" -- "$tessel" show wgws --cuda \
   --dtype tf32 --layout NT --shape 4096x4096x4096
 contains "tessel_tma_2d(&A_shared[0][0][0], &tmap_A,"
@@ -192,6 +193,11 @@ lacks "_packed"; lacks "tessel_round_tf32"; lacks "cvt.rna.tf32"
   { echo "FAIL: wgws tf32 NT is not one kernel"; fails=$((fails + 1)); }
 expect 0 "show --cuda of wgws in tf32 NN" -- "$tessel" show wgws --cuda \
   --dtype tf32 --layout NN --shape 4096x4096x4096
+contains "&tmap_A,"; contains "&tmap_B,"; lacks "_packed"
+contains "tessel_wgmma_m64n256k8_tf32_rk(&acc[0][0][0], &a_frag["
+contains "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32"
+expect 0 "show --cuda of wgws in tf32 TN" -- "$tessel" show wgws --cuda \
+  --dtype tf32 --layout TN --shape 4096x4096x4096
 contains "&tmap_A,"; contains "&tmap_B_packed,"; lacks "tmap_A_packed"
 contains "tessel_round_tf32("
 expect 1 "show --cuda unknown arch" -- "$tessel" show naive --cuda --arch sm_11

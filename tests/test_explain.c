@@ -550,15 +550,28 @@ static void test_tma_pipeline_reported(void **state) {
   ts_explain_free(e);
 }
 
-/* wgws in tf32 at K odd (no row of A 16-byte aligned; B lies n-major in
- * NN) copies ts_pack's copies: the third kernel's pipeline fills a stage
- * with a 32 x 128 box of A.packed and a 32 x 256 box of B.packed, 48 KiB,
- * as it fills f16 tiles from A and B. */
+/* wgws in tf32 at K and N odd (no row of A or B 16-byte aligned) copies
+ * ts_pack's copies: the third kernel's pipeline fills a stage with a 32 x
+ * 128 box of A.packed and a 32 x 256 box of B.packed, 48 KiB, as it fills
+ * f16 tiles from A and B.  At aligned rows it reads B as it lies
+ * (n-major, C's transpose): 4 boxes of 32 columns by 32 k a stage, beside
+ * a 32 x 256 box of A (256 rows of C). */
 static void test_tma_pipeline_of_packed_operands_reported(void **state) {
   (void)state;
-  ts_gemm g = ts_gemm_make(512, 512, 511);
+  ts_gemm g = ts_gemm_make(512, 512, 512);
   g.math = TS_MATH_TF32;
   ts_explain *e = explain_sched(ts_builtin_schedule("wgws", &g), false);
+  assert_int_equal(e->nkernels, 1);
+  const ts_pipeline_report *t = &e->kernels[0].pipeline;
+  assert_true(t->stages == 4 && t->stage_bytes == 49152 && t->ntma == 2);
+  assert_true(t->tma[0].box[0] == 32 && t->tma[0].box[1] == 256 &&
+              t->tma[0].per_stage == 1);
+  assert_true(t->tma[1].box[0] == 32 && t->tma[1].box[1] == 32 &&
+              t->tma[1].per_stage == 4);
+  ts_explain_free(e);
+  g = ts_gemm_make(512, 510, 511);
+  g.math = TS_MATH_TF32;
+  e = explain_sched(ts_builtin_schedule("wgws", &g), false);
   assert_int_equal(e->nkernels, 3);
   assert_int_equal(e->kernels[0].pipeline.stages, 0); /* the packs */
   const ts_pipeline_report *p = &e->kernels[2].pipeline;

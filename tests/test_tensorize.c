@@ -267,7 +267,12 @@ static void test_refuses_loops_that_are_not_the_tile(void **state) {
   ts_gemm g = def_of(64, 64, 64, TS_F16);
   tc_loops l;
   ts_sched *s = tiled(&g, &l);
+  /* (j, i, k) is C's transpose, a warpgroup's instruction's alone. */
   assert_refused_with(s, ts_tensorize(s, l.jj, l.ii, l.kk),
+                      TS_ERR_BAD_TENSORIZE, "walks j as the instruction's "
+                      "m; only a warpgroup's wgmma");
+  s = tiled(&g, &l);
+  assert_refused_with(s, ts_tensorize(s, l.kk, l.jj, l.ii),
                       TS_ERR_BAD_TENSORIZE, "it must walk i and only i");
   s = tiled(&g, &l);
   assert_refused_with(s, ts_tensorize(s, l.ii, l.ii, l.kk),

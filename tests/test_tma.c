@@ -262,7 +262,8 @@ static void test_pack_knob_pruned_where_it_changes_nothing(void **state) {
     int64_t n, k;
     const char *knobs;
     bool pruned;
-  } cases[] = {{TS_F32, 256, 29, "pack=1", true},
+  } cases[] = {{TS_F32, 250, 29, "pack=1", true},
+               {TS_F32, 256, 29, "pack=1", false},
                {TS_F32, 256, 64, "pack=1", false},
                {TS_F16, 250, 29, "tma=1,pack=1", true},
                {TS_F16, 256, 29, "tma=1,pack=1", false},
@@ -538,7 +539,7 @@ static void assert_workspace_maps(const ts_program *p) {
  * packed. */
 static void test_tf32_packed_operands_in_every_layout(void **state) {
   (void)state;
-  const int64_t shapes[][3] = {{1, 1, 1}, {37, 53, 29}, {1, 136, 203}};
+  const int64_t shapes[][3] = {{1, 1, 1}, {37, 53, 29}, {1, 135, 203}};
   const char *const names[] = {"wgtma", "wgws"};
   for (int b = 0; b < 2; b++)
     for (int i = 0; i < 3; i++)
@@ -557,11 +558,21 @@ static void test_tf32_packed_operands_in_every_layout(void **state) {
       }
 }
 
-/* wgtma, wgws and wgpers in tf32 pack only the operand that lies m- or
- * n-major (A in TN and TT, B in NN and TN) and copy the other, k-major
- * with 16-byte aligned rows, as it lies, in every layout, and check
- * against the reference (which bounds each truncated product by 2^-9 of
- * itself) at odd M and N. */
+/* Whether the rows of operand A (else B) as it lies are 16-byte aligned
+ * in tf32: the TMA copies it as it lies. */
+static bool tf32_rows_aligned(const ts_gemm *g, bool a) {
+  bool t = a ? g->layout == TS_TN || g->layout == TS_TT
+             : g->layout == TS_NT || g->layout == TS_TT;
+  int64_t row = a ? (t ? g->m : g->k) : (t ? g->k : g->n);
+  return row % 4 == 0;
+}
+
+/* wgtma, wgws and wgpers in tf32 pack an operand only where its rows are
+ * not 16-byte aligned, and B in TN, where both lie m- or n-major: wgmma
+ * reads tf32 from shared memory k-major only, and takes its a from
+ * registers in any layout (A in TT; B on C's transpose in NN).  Each
+ * checks against the reference (which bounds each truncated product by
+ * 2^-9 of itself) at odd M and N in every layout. */
 static void test_tf32_k_major_operands_read_as_they_lie(void **state) {
   (void)state;
   const int64_t shapes[][3] = {{1, 1, 4}, {37, 53, 36}, {136, 264, 200}};
@@ -572,8 +583,8 @@ static void test_tf32_k_major_operands_read_as_they_lie(void **state) {
         ts_sched *s;
         ts_program *p = lowered_tf32(names[b], shapes[i][0], shapes[i][1],
                                      shapes[i][2], (ts_layout)l, &s);
-        bool pack_a = l == TS_TN || l == TS_TT;
-        bool pack_b = l == TS_NN || l == TS_TN;
+        bool pack_a = !tf32_rows_aligned(&p->def, true);
+        bool pack_b = !tf32_rows_aligned(&p->def, false) || l == TS_TN;
         if ((p->k.packed[0] != NULL) != pack_a ||
             (p->k.packed[1] != NULL) != pack_b)
           fail_msg("%s tf32 %s: A %spacked, B %spacked", names[b],
@@ -681,37 +692,51 @@ static void test_tolerance_covers_truncated_inputs(void **state) {
 
 /* wgws's CUDA in tf32: the bulk tensor copies, issued by a producer
  * warpgroup (setmaxnreg), no cp.async; in NN (K 100: rows of 400 bytes)
- * from A as it lies and from B's packed copy (B lies n-major), in NT from
- * both as they lie: one kernel, nothing rounded. */
-static void test_tf32_cuda_copies_by_the_tma(void **state) {
-  (void)state;
+ * and NT from both as they lie: one kernel, nothing rounded; in NN B's
+ * tile in panels of 32 columns, read into registers as wgmma's a (C's
+ * transpose), in TN B's packed copy. */
+/* wgws's CUDA in tf32 at 256 x 256 x 100 in layout l; its kernels'
+ * count into *kernels. */
+static char *wgws_tf32_cuda(ts_layout l, int *kernels) {
   ts_sched *s;
-  ts_program *p = lowered_tf32("wgws", 256, 256, 100, TS_NN, &s);
+  ts_program *p = lowered_tf32("wgws", 256, 256, 100, l, &s);
   char *src = ts_program_cuda(p);
   assert_non_null(src);
+  *kernels = p->nkernels;
+  ts_program_free(p);
+  ts_sched_free(s);
+  return src;
+}
+
+static void test_tf32_cuda_copies_by_the_tma(void **state) {
+  (void)state;
+  int kernels;
+  char *src = wgws_tf32_cuda(TS_NN, &kernels);
   assert_non_null(strstr(src, "cp.async.bulk.tensor.2d"));
   assert_non_null(strstr(src, "setmaxnreg.dec.sync.aligned.u32 40;"));
   assert_non_null(strstr(src, "tessel_tma_2d(&A_shared[0][0][0], &tmap_A, "
                               "(int)(0)"));
+  assert_non_null(strstr(src, "tessel_tma_2d(&B_shared[0][(32) / 32][0]"
+                              "[(32) % 32], &tmap_B, (int)(j_outer*128 + "
+                              "32), (int)(0)"));
+  assert_non_null(strstr(src, "tessel_wgmma_m64n256k8_tf32_rk("));
+  assert_null(strstr(src, "_packed"));
+  assert_null(strstr(src, "cp.async.cg.shared.global"));
+  assert_int_equal(kernels, 1);
+  free(src);
+  src = wgws_tf32_cuda(TS_TN, &kernels);
   assert_non_null(strstr(src, "tessel_tma_2d(&B_shared[0][0][0], "
                               "&tmap_B_packed, (int)(0)"));
   assert_null(strstr(src, "tmap_A_packed"));
-  assert_null(strstr(src, "cp.async.cg.shared.global"));
-  assert_int_equal(p->nkernels, 2);
+  assert_int_equal(kernels, 2);
   free(src);
-  ts_program_free(p);
-  ts_sched_free(s);
-  p = lowered_tf32("wgws", 256, 256, 100, TS_NT, &s);
-  src = ts_program_cuda(p);
-  assert_non_null(src);
+  src = wgws_tf32_cuda(TS_NT, &kernels);
   assert_non_null(strstr(src, "tessel_tma_2d(&B_shared[0][0][0], &tmap_B, "
                               "(int)(0)"));
   assert_null(strstr(src, "_packed"));
   assert_null(strstr(src, "tessel_round_tf32"));
-  assert_int_equal(p->nkernels, 1);
+  assert_int_equal(kernels, 1);
   free(src);
-  ts_program_free(p);
-  ts_sched_free(s);
 }
 
 /* What the executor says of wgws's program in tf32 at 37x53x29 (K padded

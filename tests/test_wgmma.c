@@ -526,7 +526,7 @@ static void test_refuses_a_tile_narrower_than_the_row(void **state) {
   assert_int_equal(ts_tensorize(s, ii, jj, kk), TS_OK);
   ts_program *p = ts_lower(s);
   assert_int_equal(ts_program_status(p), TS_ERR_BAD_TENSORIZE);
-  assert_non_null(strstr(ts_program_errmsg(p), "B.shared (operand b)"));
+  assert_non_null(strstr(ts_program_errmsg(p), "B.shared (op(B), its operand b)"));
   assert_non_null(strstr(ts_program_errmsg(p), "multiples of 64 elements "
                                                "along its contiguous"));
   ts_program_free(p);
@@ -567,14 +567,19 @@ static void test_every_layout_copies_16_bytes(void **state) {
     }
 }
 
-/* wg128 in tf32 (an operand that lies m- or n-major packed and rounded,
- * a k-major one read as it lies and truncated; B's tile k-major,
- * m64n256k8) against the reference at odd shapes in every layout, alpha
- * and beta included. */
+/* wg128 in tf32 against the reference at odd shapes in every layout,
+ * alpha and beta included: NT reads both operands k-major as they lie
+ * (truncated); TT takes A, m-major, from registers; NN computes C's
+ * transpose, B, n-major, from registers; TN packs B (rounded) and takes
+ * A from registers.  Every form m64n256k8, with no batch in flight where
+ * a is in registers. */
 static void test_tf32_correct_in_every_layout(void **state) {
   (void)state;
   static const int64_t shapes[][3] = {{67, 45, 70}, {1, 1, 1},
                                       {130, 129, 200}};
+  static const char *const forms[4] = {
+      "(a in registers, b k-major)", "(a k-major, b k-major)",
+      "(a in registers, b k-major)", "(a in registers, b k-major)"};
   for (int l = TS_NN; l <= TS_TT; l++)
     for (int z = 0; z < 3; z++) {
       ts_gemm g = ts_gemm_make(shapes[z][0], shapes[z][1], shapes[z][2]);
@@ -586,8 +591,17 @@ static void test_tf32_correct_in_every_layout(void **state) {
       assert_checks(s, 5 + (uint64_t)z);
       char *ir = ts_print_ir(s);
       assert_non_null(strstr(ir, "wgmma.m64n256k8.tf32"));
-      assert_non_null(strstr(ir, "(a k-major, b k-major)"));
+      if (!strstr(ir, forms[l]))
+        fail_msg("layout %d: no \"%s\" in\n%s", l, forms[l], ir);
+      if (g.k > 32) /* more than one k tile: a loop to leave batches in */
+        assert_true((strstr(ir, "wgmma.commit; wgmma.wait 1") != NULL) ==
+                    (l == TS_NT));
       free(ir);
+      ts_program *p = ts_lower(s);
+      assert_int_equal(ts_program_status(p), TS_OK);
+      assert_true((p->pack[1].body != NULL) == (l == TS_TN));
+      assert_null(p->pack[0].body);
+      ts_program_free(p);
       ts_sched_free(s);
     }
 }
@@ -692,12 +706,12 @@ static void test_tf32_refusals(void **state) {
     bool a, b, k_major;
     const char *operand, *why, *not_why;
   } cases[] = {
-      {true, false, false, "B.shared (operand b)",
+      {true, false, false, "B.shared (op(B), its operand b)",
        "wgmma takes tf32 operands k-major only: pack op(B) first "
        "(ts_pack(s, \"B\"), before ts_cache_read), which lays it k-major "
        "and rounds it to tf32, or store its tile transposed "
        "(ts_storage_transpose", NULL},
-      {true, true, false, "B.shared (operand b)",
+      {true, true, false, "B.shared (op(B), its operand b)",
        "wgmma takes tf32 operands k-major only: store its tile transposed "
        "(ts_storage_transpose", "ts_pack"},
   };

@@ -134,12 +134,14 @@ ts_status ts_vectorize(ts_sched *s, ts_loop *loop);
 /* The three innermost loops, over i, j and k, become one warp's tensor-core
  * instruction, mma.sync: m16n8k16 for fp16 or bf16 A and B (extents 16, 8
  * and 16), m16n8k8 for fp32 A and B rounded to tf32 (16, 8 and 8), fp32
- * accumulators.  The instruction takes the 32 lanes of a warp: lowering
- * binds threadIdx.x to them, so the schedule binds no loop to threadIdx.x
- * and makes its warps with threadIdx.y and z.  Each lane holds the
- * accumulators and operand elements the PTX ISA assigns it
- * (docs/primitives.md, "Tensor cores").  Call it after every other
- * primitive on the three loops. */
+ * accumulators; or, on sm_90, a warpgroup's wgmma over 64 x n x 16 (8 in
+ * tf32).  The instruction takes the 32 lanes of a warp (128 of a
+ * warpgroup): lowering binds threadIdx.x to them, so the schedule binds no
+ * loop to threadIdx.x and makes its warps with threadIdx.y and z.  Each
+ * lane holds the accumulators and operand elements the PTX ISA assigns it
+ * (docs/primitives.md, "Tensor cores").  wgmma may take its loops as (j,
+ * i, k): the instruction's m on C's columns, computing C's transpose, its
+ * a from op(B).  Call it after every other primitive on the three loops. */
 ts_status ts_tensorize(ts_sched *s, ts_loop *i, ts_loop *j, ts_loop *k);
 /* Two copies of a shared cache: the next tile is loaded from global memory
  * into registers while the current one is used, then stored to the other

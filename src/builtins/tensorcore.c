@@ -138,15 +138,31 @@ static bool k_major(const ts_gemm *g, bool a) {
 /* Whether operand A (else B) is packed first: where the tiling asks
  * (`pack`: both, rounded to nearest in tf32), where the TMA is to copy it
  * but its rows are not 16-byte aligned (cp.async, the other way, copies
- * such rows an element at a time, under guards), and in tf32 where it
- * lies m- or n-major, since wgmma takes tf32 only k-major.  Otherwise it
- * is copied as it lies; a tf32 operand so read is truncated to tf32 by
- * the tensor cores, as CUTLASS's Hopper kernels read fp32, where a
- * packed one is rounded to nearest (TS_MATH_TF32; docs/design.md,
- * "tf32"). */
+ * such rows an element at a time, under guards), and in tf32 B where
+ * both lie m- or n-major (TN): wgmma reads tf32 from shared memory
+ * k-major only, and takes one operand, its a, from registers in any
+ * layout (A in TT, B on C's transpose in NN).  Otherwise it is copied as
+ * it lies; a tf32 operand so read is truncated to tf32 by the tensor
+ * cores, as CUTLASS's Hopper kernels read fp32, where a packed one is
+ * rounded to nearest (TS_MATH_TF32; docs/design.md, "tf32"). */
 static bool packs(const ts_gemm *g, const wg_tiling *t, bool a) {
   return t->pack || (t->tma && !rows_aligned(g, a)) ||
-         (g->a_type == TS_F32 && !k_major(g, a));
+         (!a && g->a_type == TS_F32 && !k_major(g, true) &&
+          !k_major(g, false));
+}
+
+/* Whether wgmma computes C's transpose: tf32 B read as it lies n-major
+ * (NN), which the instruction then takes as its a, from registers. */
+static bool transposes(const ts_gemm *g, const wg_tiling *t) {
+  return g->a_type == TS_F32 && !packs(g, t, false) && !k_major(g, false);
+}
+
+/* Whether wgmma takes its a from registers: tf32 read as it lies m- or
+ * n-major.  Its batches then wait before the next k tile (lowering keeps
+ * one set of registers). */
+static bool a_in_registers(const ts_gemm *g, const wg_tiling *t) {
+  return transposes(g, t) ||
+         (g->a_type == TS_F32 && !packs(g, t, true) && !k_major(g, true));
 }
 
 /* A wgmma operand's shared tile: swizzled in 128-byte rows, copied 16
@@ -170,17 +186,36 @@ static void warpgroup_tile(ts_sched *s, const char *operand, ts_loop *at,
   }
 }
 
+/* The block's tile, of bm / 64 warpgroups each on 64 rows of it by all
+ * bn columns; on C's transpose (transposes), bn rows by bm columns, each
+ * warpgroup on 64 of the columns by all the rows: the same instruction,
+ * m64n<bn>. */
+static void split_block(ts_sched *s, const wg_tiling *t, bool transposed,
+                        ts_loop **io, ts_loop **jo, ts_loop **wg,
+                        ts_loop **ii, ts_loop **jj) {
+  ts_loop *r;
+  if (!transposed) {
+    ts_split(s, ts_get_loop(s, "i"), t->bm, io, &r);
+    ts_split(s, r, 64, wg, ii);
+    ts_split(s, ts_get_loop(s, "j"), t->bn, jo, jj);
+    return;
+  }
+  ts_split(s, ts_get_loop(s, "i"), t->bn, io, ii);
+  ts_split(s, ts_get_loop(s, "j"), t->bm, jo, &r);
+  ts_split(s, r, 64, wg, jj);
+}
+
 static ts_status warpgroup_tiles(ts_sched *s, const wg_tiling *t) {
-  ts_loop *io, *ir, *wg, *ii, *jo, *jj, *ko, *ki, *kq, *kk;
+  ts_loop *io, *wg, *ii, *jo, *jj, *ko, *ki, *kq, *kk;
   /* A packed operand lies k-major, so a packed B's tile is stored
    * k-major; tf32's k steps are 8.  A k tile is one 128-byte row of the
    * swizzle: 64 halves, 32 tf32.  Unpacked: each tile lies as its operand
    * lies in memory, A m-major where it is stored transposed (TN, TT), B
-   * k-major where it is (NT, TT); an unpacked tf32 operand is k-major
-   * (packs). */
+   * k-major where it is (NT, TT). */
   const ts_gemm *g = ts_sched_gemm(s);
   bool tf32 = g->a_type == TS_F32;
   bool pack_a = packs(g, t, true), pack_b = packs(g, t, false);
+  bool transposed = transposes(g, t);
   bool a_stored_t = g->layout == TS_TN || g->layout == TS_TT;
   bool b_stored_t = g->layout == TS_NT || g->layout == TS_TT;
   int64_t size = ts_dtype_size(g->a_type);
@@ -188,9 +223,7 @@ static ts_status warpgroup_tiles(ts_sched *s, const wg_tiling *t) {
     ts_pack(s, "A");
   if (pack_b)
     ts_pack(s, "B");
-  ts_split(s, ts_get_loop(s, "i"), t->bm, &io, &ir);
-  ts_split(s, ir, 64, &wg, &ii);
-  ts_split(s, ts_get_loop(s, "j"), t->bn, &jo, &jj);
+  split_block(s, t, transposed, &io, &jo, &wg, &ii, &jj);
   ts_split(s, ts_get_loop(s, "k"), 128 / size, &ko, &ki);
   ts_split(s, ki, tf32 ? 8 : 16, &kq, &kk);
   ts_reorder(s, 8, (ts_loop *[]){io, jo, wg, ko, kq, ii, jj, kk});
@@ -205,8 +238,11 @@ static ts_status warpgroup_tiles(ts_sched *s, const wg_tiling *t) {
   warpgroup_tile(s, "A", ko, t, !pack_a && a_stored_t);
   warpgroup_tile(s, "B", ko, t, pack_b || b_stored_t);
   ts_unroll(s, kq);
-  ts_tensorize(s, ii, jj, kk);
-  if (t->in_flight)
+  if (transposed)
+    ts_tensorize(s, jj, ii, kk);
+  else
+    ts_tensorize(s, ii, jj, kk);
+  if (t->in_flight && !a_in_registers(g, t))
     ts_wgmma_in_flight(s, ko, (int)t->in_flight);
   if (t->blocks > 1)
     ts_min_blocks_per_sm(s, (int)t->blocks);
@@ -306,6 +342,10 @@ ts_status space_warpgroup(ts_sched *s, ts_config *c) {
       !ts_knob_require(c, t.stages >= t.in_flight + 2, "%lld stages for "
                        "%lld batches in flight", (long long)t.stages,
                        (long long)t.in_flight) ||
+      !ts_knob_require(c, !t.in_flight || !a_in_registers(ts_sched_gemm(s),
+                                                          &t),
+                       "batches in flight where wgmma takes a from "
+                       "registers (tf32 A in TN and TT, B in NN)") ||
       !ts_knob_require(c, t.tma || !t.ws, "a producer warpgroup without "
                        "the TMA") ||
       !ts_knob_require(c, !t.persistent || !t.tma || t.ws, "a persistent "

@@ -1,19 +1,25 @@
 /*
  * CUDA C of a warpgroup's instructions (S_WGMMA): each call passes the
  * accumulators and a descriptor of each tile, built from the tile's first
- * element printed without the chunk swizzle (the hardware applies it);
- * each form used (operand type, n, majorness) gets an inline-PTX helper.
+ * element printed without the chunk swizzle (the hardware applies it), or
+ * for an a in registers (tf32: one element a register) the lane's first
+ * register of it; each form used (operand type, n, majorness or a's
+ * registers) gets an inline-PTX helper.
  */
 #include "codegen_impl.h"
 
 #include "../base/dtype.h"
 #include "../ir/mma.h"
 
+/* Forms 0-3: a and b by descriptors, k- or mn-major (bits 0 and 1);
+ * 4 and 5: a in registers, b k- or mn-major. */
 static int wgmma_form(const ir_stmt *s) {
+  if (ir_wgmma_a_regs(s))
+    return 4 + s->wgmma.mn_major[1];
   return s->wgmma.mn_major[0] | s->wgmma.mn_major[1] << 1;
 }
 
-static const char *const majors[4] = {"kk", "mk", "kn", "mn"};
+static const char *const majors[6] = {"kk", "mk", "kn", "mn", "rk", "rn"};
 
 /* "f16", "bf16", or "tf32" for fp32 operands. */
 static const char *operand_type(const mma_instr *in) {
@@ -32,8 +38,15 @@ void c_wgmma(ts_buf *b, const ir_stmt *s, int depth, const ir_stmt_style *st) {
   ts_buf_printf(b, "tessel_wgmma_%s_%s_%s(&", in->name, operand_type(in),
                 majors[wgmma_form(s)]);
   c_access(b, s->wgmma.acc, s->wgmma.idx, &em->style);
+  int first = 0;
+  if (ir_wgmma_a_regs(s)) {
+    const ir_expr *src = s->wgmma.src[0];
+    ts_buf_puts(b, ", &");
+    c_access(b, src->load.buf, src->load.idx, &em->style);
+    first = 1;
+  }
   em->unswizzled = true;
-  for (int w = 0; w < 2; w++) {
+  for (int w = first; w < 2; w++) {
     const ir_expr *src = s->wgmma.src[w];
     ts_buf_puts(b, ",\n");
     ts_buf_indent(b, depth + 2);
@@ -76,22 +89,61 @@ void c_wgmma_sync(ts_buf *b, const ir_stmt *s, int depth,
   }
 }
 
-static void wgmma_definition(ts_buf *b, const mma_instr *in, int form) {
-  int n = in->frag[MMA_ACC].regs;
+/* A helper's signature, a's parameter `a_param`, and its instruction up
+ * to the accumulators' operand list. */
+static void definition_head(ts_buf *b, const mma_instr *in, int form,
+                            const char *a_param) {
   ts_buf_printf(b, "__device__ __forceinline__ void tessel_wgmma_%s_%s_%s("
-                "float *d,\n    unsigned long long a, unsigned long long b) "
+                "float *d,\n    %s, unsigned long long b) "
                 "{\n  asm volatile(\"{\\n.reg .pred p;\\nsetp.ne.b32 p, 1, "
                 "0;\\nwgmma.mma_async.sync.aligned.%s%s {", in->name,
-                operand_type(in), majors[form], in->name, in->ptx_types);
-  for (int r = 0; r < n; r++)
+                operand_type(in), majors[form], a_param, in->name,
+                in->ptx_types);
+  for (int r = 0; r < in->frag[MMA_ACC].regs; r++)
     ts_buf_printf(b, "%s%%%d", r ? "," : "", r);
+}
+
+/* The accumulators as the asm's read-write outputs. */
+static void accumulator_outputs(ts_buf *b, const mma_instr *in) {
+  for (int r = 0; r < in->frag[MMA_ACC].regs; r++)
+    ts_buf_printf(b, "%s \"+f\"(d[%d])", r ? "," : "", r);
+}
+
+/* The register form: a lane's registers of a (tf32: 32 bits, one
+ * element each) in braces before b's descriptor; tf32 has no transpose
+ * operand, 16-bit types only b's. */
+static void wgmma_register_definition(ts_buf *b, const mma_instr *in,
+                                      int form) {
+  int n = in->frag[MMA_ACC].regs, na = in->frag[MMA_A].regs;
+  definition_head(b, in, form, "const float *a");
+  ts_buf_puts(b, "}, {");
+  for (int r = 0; r < na; r++)
+    ts_buf_printf(b, "%s%%%d", r ? ", " : "", n + r);
+  if (in->tf32)
+    ts_buf_printf(b, "}, %%%d, p, 1, 1;\\n}\\n\"\n      :", n + na);
+  else
+    ts_buf_printf(b, "}, %%%d, p, 1, 1, %d;\\n}\\n\"\n      :", n + na,
+                  form - 4);
+  accumulator_outputs(b, in);
+  ts_buf_puts(b, "\n      : ");
+  for (int r = 0; r < na; r++)
+    ts_buf_printf(b, "\"r\"(__float_as_uint(a[%d])), ", r);
+  ts_buf_puts(b, "\"l\"(b));\n}\n");
+}
+
+static void wgmma_definition(ts_buf *b, const mma_instr *in, int form) {
+  int n = in->frag[MMA_ACC].regs;
+  if (form >= 4) {
+    wgmma_register_definition(b, in, form);
+    return;
+  }
+  definition_head(b, in, form, "unsigned long long a");
   if (in->tf32) /* no transpose operands: tf32 is k-major only */
     ts_buf_printf(b, "}, %%%d, %%%d, p, 1, 1;\\n}\\n\"\n      :", n, n + 1);
   else
     ts_buf_printf(b, "}, %%%d, %%%d, p, 1, 1, %d, %d;\\n}\\n\"\n      :",
                   n, n + 1, form & 1, form >> 1);
-  for (int r = 0; r < n; r++)
-    ts_buf_printf(b, "%s \"+f\"(d[%d])", r ? "," : "", r);
+  accumulator_outputs(b, in);
   ts_buf_puts(b, "\n      : \"l\"(a), \"l\"(b));\n}\n");
 }
 
@@ -99,7 +151,7 @@ void wgmma_definitions(ts_buf *b, const emitter *em) {
   bool any = false;
   for (int t = 0; t < TS_DTYPE_COUNT; t++)
     for (int n = 0; n < 32; n++)
-      for (int f = 0; f < 4; f++)
+      for (int f = 0; f < 6; f++)
         if (em->wgmma_used[t][n][f]) {
           if (!any)
             ts_buf_puts(b, "// wgmma (sm_90a): a warpgroup multiplies tiles "

@@ -238,7 +238,8 @@ static void run_alloc(exec *x, const ir_stmt *s, const bool *active) {
   }
   mem *m = &x->live[x->nlive];
   bool local = b->scope == SCOPE_LOCAL;
-  if (!mem_init(m, b, NULL, local ? (size_t)x->nthreads : 1, !local)) {
+  if (!mem_init(m, b, NULL, local ? (size_t)x->nthreads : 1,
+                !local || b->async_read)) {
     mem_free(m, true);
     exec_fault(x, 0, "the executor ran out of memory allocating %s", b->name);
     return;

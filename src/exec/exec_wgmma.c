@@ -14,9 +14,13 @@
  * hand, at the end of the block).
  *
  * The a and b tiles are read at the logical elements their first elements
- * (src) and the instruction's shape name, through the caches' layouts;
- * whether the descriptors codegen prints address the same bytes is
- * mma_desc_address's, and its test's, concern.
+ * (src) and the instruction's shape name, k along the dimension kdim says,
+ * through the caches' layouts; whether the descriptors codegen prints
+ * address the same bytes is mma_desc_address's, and its test's, concern.
+ * An a in registers (a local buffer) is read from each lane's registers at
+ * the issue, as mma_wgmma_a_coord places them, and again at the
+ * retirement: a register written in between is a fault, since the
+ * instruction may read it at any time until then.
  */
 #include "exec_impl.h"
 
@@ -32,23 +36,24 @@ struct wg_flight {
   uint64_t batch;  /* its warpgroup's batch: committed batches at issue */
   uint64_t epoch;  /* the barrier epoch it was issued in */
   float *tile_values; /* a (m x k) then b (k x n) as read at issue (malloc) */
-  mem *tile[2];    /* the a and b caches */
+  mem *tile[2];    /* the a and b caches, or a's registers */
   int64_t corner[2][IR_MAX_DIMS]; /* the tiles' first elements */
+  int64_t a_off[WGMMA_LANES]; /* a in registers: each lane's first */
   mem *acc;
   int64_t acc_off[WGMMA_LANES]; /* each lane's first accumulator */
 };
 
 /* ---- Tiles ------------------------------------------------------------------ */
 
-/* The element (row, col) of the tile at `corner` in m, or -1 after a
- * fault. */
+/* The element (mn, k) of the tile at `corner` in m, k along dimension
+ * ndim - 2 + kdim, or -1 after a fault. */
 static int64_t tile_element(exec *x, const mem *m, const int64_t *corner,
-                            int w0, int row, int col) {
+                            int kdim, int w0, int mn, int k) {
   const ir_buffer *b = m->buf;
   int64_t off = 0;
+  int kd = b->ndim - 2 + kdim, mnd = b->ndim - 1 - kdim;
   for (int d = 0; d < b->ndim; d++) {
-    int64_t i = corner[d] + (d == b->ndim - 2 ? row : 0) +
-                (d == b->ndim - 1 ? col : 0);
+    int64_t i = corner[d] + (d == kd ? k : 0) + (d == mnd ? mn : 0);
     if (i < 0 || i >= b->shape[d]) {
       exec_fault(x, w0, "wgmma reads element %lld of dimension %d of %s, "
                  "outside its %lld", (long long)i, d, b->name,
@@ -64,6 +69,37 @@ static int64_t tile_size(const mma_instr *in) {
   return in->m * in->k + in->k * in->n;
 }
 
+/* Reads a from the lanes' registers into out (m x k), as
+ * read_tiles reads. */
+static bool read_registers(exec *x, const wg_flight *f, float *out,
+                           bool again) {
+  const mma_instr *in = f->s->wgmma.in;
+  mem *m = f->tile[0];
+  const ir_buffer *b = m->buf;
+  int64_t step = b->strides[b->ndim - 1];
+  for (int l = 0; l < WGMMA_LANES; l++)
+    for (int r = 0; r < in->frag[MMA_A].regs; r++) {
+      int row, col;
+      mma_wgmma_a_coord(in, l, r, &row, &col);
+      int64_t off = f->a_off[l] + r * step;
+      float v = read_at(x, m, off, f->w0 + l);
+      if (x->fault)
+        return false;
+      float *at = &out[row * in->k + col];
+      if (!again) {
+        *at = v;
+      } else if (v != *at || m->wepoch[mem_slot(m, off, f->w0 + l)] >
+                                 f->epoch) {
+        exec_fault(x, f->w0 + l, "register %d of lane %d's %s (row %d, "
+                   "column %d of the a tile) was written after the wgmma "
+                   "that reads it was issued, while it ran", r, l, b->name,
+                   row, col);
+        return false;
+      }
+    }
+  return true;
+}
+
 /* Reads the instruction's a tile (m x k) then its b tile (k x n), as
  * `read_at` reads (landed, written, no race): into out at its issue;
  * at its retirement, checked against out, the values read at the issue,
@@ -71,12 +107,17 @@ static int64_t tile_size(const mma_instr *in) {
  * False after a fault. */
 static bool read_tiles(exec *x, const wg_flight *f, float *out, bool again) {
   const mma_instr *in = f->s->wgmma.in;
-  for (int w = 0, i = 0; w < 2; w++) {
+  bool regs = ir_wgmma_a_regs(f->s);
+  if (regs && !read_registers(x, f, out, again))
+    return false;
+  for (int w = regs, i = regs ? in->m * in->k : 0; w < 2; w++) {
     int rows = w ? in->k : in->m, cols = w ? in->n : in->k;
     mem *m = f->tile[w];
+    int kdim = f->s->wgmma.kdim[w];
     for (int r = 0; r < rows; r++)
       for (int c = 0; c < cols; c++, i++) {
-        int64_t off = tile_element(x, m, f->corner[w], f->w0, r, c);
+        int64_t off = tile_element(x, m, f->corner[w], kdim, f->w0,
+                                   w ? c : r, w ? r : c);
         if (off < 0)
           return false;
         float v = read_at(x, m, off, f->w0);
@@ -148,10 +189,11 @@ static wg_flight *next_flight(exec *x) {
   return &x->flight[x->nflight];
 }
 
-/* Warpgroup w0's instruction recorded in its open batch. */
+/* Warpgroup w0's instruction recorded in its open batch; a_off: with a
+ * in registers, each thread's first register of it. */
 static bool issue(exec *x, const ir_stmt *s, int w0, const wg_operand *op,
-                  mem *acc, const int64_t *acc_off) {
-  if (!same_tile(x, &op[0], w0) || !same_tile(x, &op[1], w0))
+                  const int64_t *a_off, mem *acc, const int64_t *acc_off) {
+  if ((!a_off && !same_tile(x, &op[0], w0)) || !same_tile(x, &op[1], w0))
     return false;
   wg_flight *f = next_flight(x);
   if (!f) {
@@ -166,6 +208,8 @@ static bool issue(exec *x, const ir_stmt *s, int w0, const wg_operand *op,
       f->corner[w][d] = index_of(&op[w], d, w0);
   }
   memcpy(f->acc_off, acc_off + w0, sizeof(f->acc_off));
+  if (a_off)
+    memcpy(f->a_off, a_off + w0, sizeof(f->a_off));
   f->tile_values = malloc(sizeof(float) * (size_t)tile_size(s->wgmma.in));
   if (!f->tile_values) {
     exec_fault(x, w0, "the executor ran out of memory for wgmma in flight");
@@ -196,12 +240,25 @@ static bool eval_operands(exec *x, const ir_stmt *s, const bool *active,
   return !x->fault;
 }
 
+/* Each thread's offset of its first register of a buffer (accumulators,
+ * or a in registers) into off; false after a fault. */
+static bool register_offsets(exec *x, const ir_buffer *b, ir_expr *const *idx,
+                             const bool *active, const char *what,
+                             int64_t *off) {
+  bool uniform;
+  if (!off || !eval_offsets(x, b, idx, active, what, off, &uniform))
+    return false;
+  for (int t = 1; uniform && t < x->nthreads; t++)
+    off[t] = off[0];
+  return true;
+}
+
 void exec_run_wgmma(exec *x, const ir_stmt *s, const bool *active) {
   size_t n = (size_t)x->nthreads, mark = x->top;
   wg_operand op[2];
-  int64_t *acc_off = NULL;
+  int64_t *acc_off = NULL, *a_off = NULL;
   mem *acc = NULL;
-  bool uniform;
+  bool regs = ir_wgmma_a_regs(s);
   if (eval_operands(x, s, active, op)) {
     if (!(acc = find_mem(x, s->wgmma.acc)))
       exec_fault(x, 0, "wgmma: its accumulators %s are not allocated here",
@@ -209,15 +266,21 @@ void exec_run_wgmma(exec *x, const ir_stmt *s, const bool *active) {
     else
       acc_off = exec_push(x, sizeof(int64_t) * n);
   }
-  if (acc_off && eval_offsets(x, s->wgmma.acc, s->wgmma.idx, active,
-                              "wgmma accumulators", acc_off, &uniform)) {
-    for (size_t t = 1; uniform && t < n; t++)
-      acc_off[t] = acc_off[0];
+  if (acc_off && regs) {
+    const ir_expr *src = s->wgmma.src[0];
+    a_off = exec_push(x, sizeof(int64_t) * n);
+    if (!register_offsets(x, src->load.buf, src->load.idx, active,
+                          "wgmma's a in registers", a_off))
+      acc_off = NULL;
+  }
+  if (register_offsets(x, s->wgmma.acc, s->wgmma.idx, active,
+                       "wgmma accumulators", acc_off)) {
     char what[32];
     snprintf(what, sizeof(what), "wgmma.%s", s->wgmma.in->name);
     for (int w0 = 0; w0 < x->nthreads && !x->fault; w0 += WGMMA_LANES)
       if (exec_whole_group(x, w0, WGMMA_LANES, active, what)) {
-        if (!warpgroup_counted(x, w0) || !issue(x, s, w0, op, acc, acc_off))
+        if (!warpgroup_counted(x, w0) ||
+            !issue(x, s, w0, op, a_off, acc, acc_off))
           break;
         x->steps += ir_issue_steps(s); /* its retirement's work too */
       }

@@ -613,6 +613,10 @@ ir_stmt *ir_new_wgmma(ts_arena *a, const struct mma_instr_s *in,
   return s->wgmma.idx ? s : NULL;
 }
 
+bool ir_wgmma_a_regs(const ir_stmt *s) {
+  return s->wgmma.src[0]->load.buf->scope == SCOPE_LOCAL;
+}
+
 ir_stmt *ir_new_wgmma_sync(ts_arena *a, int pending, ir_buffer *acc) {
   ir_stmt *s = new_stmt(a, S_WGMMA_SYNC);
   if (s) {

@@ -152,6 +152,10 @@ typedef struct ir_buffer {
   /* A pipelined shared cache (ts_pipeline): stores into it from global
    * memory become asynchronous copies where their size allows. */
   bool async_fill;
+  /* A local buffer an asynchronous instruction reads (wgmma's a in
+   * registers): the executor tracks its writes, so that one while the
+   * instruction runs is a fault (exec_wgmma.c). */
+  bool async_read;
   /* The primitive that made it ("ts_cache_read, step 9"); NULL for the
    * inputs and C and for what lowering makes. */
   const char *made_by;
@@ -237,6 +241,10 @@ struct ts_loop {
   bool live;         /* false once split or fused away */
   bool partitioned;  /* ts_partition: lowering splits off its tail */
   int wgmma_in_flight; /* ts_wgmma_in_flight: batches left running */
+  /* ts_tensorize: the instruction's dimension the loop walks, 0 (m, its
+   * accumulators' rows), 1 (n) or 2 (k); a loop over j with 0 computes
+   * C's transpose (lower_tensorize.c). */
+  int mma_axis;
   /* The tile loop of a persistent grid (lowering's, ts_persistent): its
    * variable counts the block's tiles, which are blockIdx.x + var *
    * gridDim.x while that is below the extent (C's tiles). */
@@ -334,13 +342,18 @@ struct ir_stmt {
        * places them).  src[0] and src[1] load the first element of the a
        * (64 x 16) and b (16 x n) tiles from swizzled shared caches, which
        * the instruction reads through descriptors: byte offsets lbo and
-       * sbo, k-major or mn-major (mma_desc). */
+       * sbo, k-major or mn-major (mma_desc), the tile's k along its
+       * buffer's dimension kdim (its last two: the one before the last,
+       * or the last).  Or src[0] loads a local buffer (ir_wgmma_a_regs):
+       * a is in each lane's registers from there on along its innermost
+       * dimension (mma_wgmma_a_coord places them). */
       const struct mma_instr_s *in;
       ir_buffer *acc;
       ir_expr **idx;
       ir_expr *src[2];
       int64_t lbo[2], sbo[2];
       bool mn_major[2];
+      int kdim[2];
     } wgmma;
     struct {
       /* S_PIPELINE: the barriers of `pipe`, initialized before body runs.
@@ -528,6 +541,10 @@ ir_stmt *ir_new_mma(ts_arena *a, ir_buffer *const *buf, ir_expr **const *idx);
 ir_stmt *ir_new_wgmma(ts_arena *a, const struct mma_instr_s *in,
                       ir_buffer *acc, ir_expr *const *idx, ir_expr *src_a,
                       ir_expr *src_b);
+/* Whether wgmma s takes its a operand from registers (a local buffer)
+ * rather than a shared tile. */
+bool ir_wgmma_a_regs(const ir_stmt *s);
+
 /* wgmma.fence (pending -1), or commit_group and wait_group(pending). */
 ir_stmt *ir_new_wgmma_sync(ts_arena *a, int pending, ir_buffer *acc);
 ir_stmt *ir_new_pipeline(ts_arena *a, const ir_pipeline *p, ir_stmt *body);

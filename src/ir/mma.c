@@ -18,6 +18,12 @@
   {.regs = 4, .g_row = 1, .t_col = 2, .row_of = {0, 0, 8, 8},                \
    .col_of = {0, 1, 0, 1}}
 
+/* mma.sync m16n8k8's a fragment (tf32), which is also a warp's 16 rows of
+ * wgmma's a when the instruction takes it from registers. */
+#define A_16x8_TF32                                                          \
+  {.regs = 4, .g_row = 1, .t_col = 1, .row_of = {0, 8, 0, 8},                \
+   .col_of = {0, 0, 4, 4}}
+
 /* fp16 and bf16 operands: the same instruction shape and fragments. */
 #define M16N8K16(types, type)                                                 \
   {.name = "m16n8k16", .ptx_types = types, .ab = type, .m = 16, .n = 8,     \
@@ -34,8 +40,7 @@ static const mma_instr instrs[] = {
     {.name = "m16n8k8", .ptx_types = ".f32.tf32.tf32.f32", .ab = TS_F32,
      .tf32 = true, .m = 16, .n = 8, .k = 8,
      .frag = {ACC_16x8,
-              {.regs = 4, .g_row = 1, .t_col = 1, .row_of = {0, 8, 0, 8},
-               .col_of = {0, 0, 4, 4}},
+              A_16x8_TF32,
               {.regs = 2, .t_row = 1, .g_col = 1, .row_of = {0, 4}}}},
 };
 
@@ -53,11 +58,12 @@ const mma_instr *mma_instr_for(ts_dtype ab) {
   {.name = "m64n" #N "k16", .ptx_types = types, .ab = type, .m = 64,         \
    .n = N, .k = 16, .frag = {{.regs = N / 2}}, .warpgroup = true}
 
-/* tf32 (fp32 operands rounded): k of 8, both operands k-major. */
+/* tf32 (fp32 operands rounded): k of 8, both operands k-major in shared
+ * memory, or a from registers in any layout (it is only read there). */
 #define WGMMA_TF32(N)                                                          \
   {.name = "m64n" #N "k8", .ptx_types = ".f32.tf32.tf32", .ab = TS_F32,     \
-   .tf32 = true, .m = 64, .n = N, .k = 8, .frag = {{.regs = N / 2}},        \
-   .warpgroup = true}
+   .tf32 = true, .m = 64, .n = N, .k = 8,                                   \
+   .frag = {{.regs = N / 2}, A_16x8_TF32}, .warpgroup = true}
 
 static const mma_instr wgmma_instrs[] = {
     WGMMA_TF32(8),
@@ -184,6 +190,12 @@ void mma_acc_coord(const mma_instr *in, int lane, int r, int *row, int *col) {
   int w = lane / 32, g = lane % 32 / 4, t = lane % 4;
   *row = 16 * w + g + 8 * (r / 2 % 2);
   *col = r / 4 * 8 + 2 * t + r % 2;
+}
+
+void mma_wgmma_a_coord(const mma_instr *in, int lane, int r, int *row,
+                       int *col) {
+  mma_coord(&in->frag[MMA_A], lane % 32, r, row, col);
+  *row += 16 * (lane / 32);
 }
 
 int64_t mma_desc_address(const mma_desc *d, int mn, int k) {

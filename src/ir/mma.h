@@ -32,8 +32,9 @@ typedef struct mma_instr_s {
   bool tf32;             /* fp32 operands rounded to tf32 */
   int m, n, k;
   /* The accumulator (m x n), a (m x k, row-major) and b (k x n).  For a
-   * warpgroup's instruction only frag[MMA_ACC].regs is set (mma_acc_coord
-   * has its layout); a and b are read from shared memory. */
+   * warpgroup's instruction frag[MMA_ACC].regs is set (mma_acc_coord has
+   * its layout), and frag[MMA_A] where lowering may give it a from
+   * registers (tf32: mma_wgmma_a_coord); b is read from shared memory. */
   mma_fragment frag[3];
   /* wgmma.mma_async (sm_90a): the 128 lanes of a warpgroup, a and b read
    * from shared memory through descriptors, issued asynchronously. */
@@ -54,6 +55,13 @@ const mma_instr *mma_instr_for_tile(ts_dtype ab, int64_t m, int64_t n,
 /* Row and column in the m x n tile of C of accumulator register r of
  * `lane` (either kind of instruction). */
 void mma_acc_coord(const mma_instr *in, int lane, int r, int *row, int *col);
+
+/* Row and column in the m x k tile of a of register r of `lane`, where a
+ * warpgroup's instruction takes a from registers: warp w of the
+ * warpgroup holds rows 16w..16w+15, laid out as mma.sync's a of the same
+ * type (frag[MMA_A]). */
+void mma_wgmma_a_coord(const mma_instr *in, int lane, int r, int *row,
+                       int *col);
 
 /* ---- wgmma's shared-memory operands -----------------------------------------
  *

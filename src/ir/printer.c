@@ -545,12 +545,16 @@ static void pseudo_wgmma(ts_buf *b, const ir_stmt *s, int depth,
       ts_buf_puts(b, ", ");
     print_expr_line(b, s->wgmma.idx[d]);
   }
-  ts_buf_printf(b, ":+%d] += &", in->frag[MMA_ACC].regs);
+  bool regs = ir_wgmma_a_regs(s);
+  ts_buf_printf(b, ":+%d] += %s", in->frag[MMA_ACC].regs, regs ? "" : "&");
   print_expr_line(b, s->wgmma.src[0]);
+  if (regs)
+    ts_buf_printf(b, ":+%d", in->frag[MMA_A].regs);
   ts_buf_puts(b, " * &");
   print_expr_line(b, s->wgmma.src[1]);
-  ts_buf_printf(b, " (a %s-major, b %s-major)\n",
-                s->wgmma.mn_major[0] ? "m" : "k",
+  ts_buf_printf(b, " (a %s, b %s-major)\n",
+                regs ? "in registers"
+                     : s->wgmma.mn_major[0] ? "m-major" : "k-major",
                 s->wgmma.mn_major[1] ? "n" : "k");
 }
 

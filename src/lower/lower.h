@@ -100,12 +100,17 @@ typedef struct lower_mma {
   const ts_loop *loop[3];
   ts_loop *lane, *reg;
   int depth;
+  /* The instruction's m on loop[1], C's columns (ts_tensorize(s, j, i,
+   * k)): it computes C's transpose, its a from op(B), its b from op(A). */
+  bool transposed;
 } lower_mma;
 
 /* Finds the tensorized loops on path (root to the compute statement) and
  * checks they are still the three innermost; t->in NULL when there are
  * none.  False with cx's error. */
 bool lower_mma_plan(lower_ctx *cx, const nest_path *path, lower_mma *t);
+/* The instruction's tile along C's rows (d = 0) or columns (d = 1). */
+int64_t lower_mma_tile(const lower_mma *t, int d);
 /* The accumulators' index for the element (ai, aj) of the 2-D tile:
  * [tile row, tile column, t->reg]. */
 bool lower_mma_acc_index(lower_ctx *cx, const lower_mma *t, ir_expr *ai,

@@ -16,15 +16,24 @@
  * as index expressions of the lane, so the executor checks every element
  * a lane touches as it checks any access, and the code generator prints
  * them as it prints any.
+ *
+ * A warpgroup's instruction (wgmma) reads its operands from shared memory
+ * itself, by descriptors, and leaves its accumulators in registers as
+ * mma_acc_coord places them.  Tensorized as (j, i, k) it computes C's
+ * transpose, B^T A^T: its a is op(B), its b op(A), its accumulators' rows
+ * C's columns.  And where its a cannot be read by a descriptor (tf32
+ * stored m- or n-major: wgmma reads 4-byte elements k-major only), each
+ * lane loads its registers of a from the cache by ordinary loads, at
+ * mma_wgmma_a_coord's layout, and the instruction takes them: wgmma's
+ * register form.
  */
 #include "lower.h"
 
 #include "../ir/analysis.h"
 
-/* g * g_coef + t * t_coef + off, with g = lane / 4 and t = lane % 4. */
-static ir_expr *lane_coord(ts_arena *a, const ts_loop *lane, int g_coef,
-                           int t_coef, int off) {
-  ir_expr *l = ir_varref(a, lane->var);
+/* g * g_coef + t * t_coef + off, with g = l / 4 and t = l % 4. */
+static ir_expr *lane_coord(ts_arena *a, ir_expr *l, int g_coef, int t_coef,
+                           int off) {
   ir_expr *g = ir_binary(a, E_DIV, l, ir_int(a, 4));
   ir_expr *t = ir_binary(a, E_MOD, l, ir_int(a, 4));
   return ir_add(a, ir_add(a, ir_mul(a, g, ir_int(a, g_coef)),
@@ -32,22 +41,41 @@ static ir_expr *lane_coord(ts_arena *a, const ts_loop *lane, int g_coef,
                 ir_int(a, off));
 }
 
-/* Row (d = 0) or column (d = 1) in operand w's tile of register r. */
+/* Row (d = 0) or column (d = 1) in operand w's tile of register r: in a
+ * warp's fragment, or for a warpgroup's a in registers, in the 16 rows of
+ * warp lane / 32 (mma_wgmma_a_coord). */
 static ir_expr *frag_coord(ts_arena *a, const lower_mma *t, int w, int r,
                            int d) {
   const mma_fragment *f = &t->in->frag[w];
-  return d == 0 ? lane_coord(a, t->lane, f->g_row, f->t_row, f->row_of[r])
-                : lane_coord(a, t->lane, f->g_col, f->t_col, f->col_of[r]);
+  ir_expr *l = ir_varref(a, t->lane->var);
+  ir_expr *warp = NULL;
+  if (t->in->warpgroup) {
+    warp = ir_binary(a, E_DIV, l, ir_int(a, 32));
+    l = ir_binary(a, E_MOD, l, ir_int(a, 32));
+  }
+  if (d == 1)
+    return lane_coord(a, l, f->g_col, f->t_col, f->col_of[r]);
+  ir_expr *row = lane_coord(a, l, f->g_row, f->t_row, f->row_of[r]);
+  return warp ? ir_add(a, row, ir_mul(a, warp, ir_int(a, 16))) : row;
+}
+
+/* The tensorized loop over the instruction's m (0), n (1) or k (2). */
+static const ts_loop *mma_loop(const lower_mma *t, int axis) {
+  return axis == 2 || !t->transposed ? t->loop[axis] : t->loop[1 - axis];
+}
+
+int64_t lower_mma_tile(const lower_mma *t, int d) {
+  return (d == 0) != t->transposed ? t->in->m : t->in->n;
 }
 
 /* e with the tile loops of operand w's rows and columns replaced by
- * register r's coordinates: A's (i, k), B's (k, j), the accumulator's
- * (i, j). */
+ * register r's coordinates: a's (m, k), b's (k, n), the accumulator's
+ * (m, n). */
 static ir_expr *at_register(ts_arena *a, const lower_mma *t, int w, int r,
                             ir_expr *e) {
   static const int axes[3][2] = {{0, 1}, {0, 2}, {2, 1}};
   for (int d = 0; d < 2 && e; d++)
-    e = ir_subst_expr(a, e, t->loop[axes[w][d]]->var,
+    e = ir_subst_expr(a, e, mma_loop(t, axes[w][d])->var,
                       frag_coord(a, t, w, r, d));
   return e;
 }
@@ -80,13 +108,14 @@ bool lower_mma_plan(lower_ctx *cx, const nest_path *path, lower_mma *t) {
                                                          : 2;
     t->loop[axis] = l;
   }
-  t->in = mma_instr_for_tile(s->def.a_type, t->loop[0]->extent,
-                             t->loop[1]->extent, t->loop[2]->extent);
+  t->transposed = t->loop[1]->mma_axis == 0;
+  t->in = mma_instr_for_tile(s->def.a_type, mma_loop(t, 0)->extent,
+                             mma_loop(t, 1)->extent, t->loop[2]->extent);
   if (!t->in)
     return lower_fail(cx, TS_ERR_BAD_TENSORIZE, "ts_lower: the tensorized "
                       "loops' tile %lld x %lld x %lld is no instruction's",
-                      (long long)t->loop[0]->extent,
-                      (long long)t->loop[1]->extent,
+                      (long long)mma_loop(t, 0)->extent,
+                      (long long)mma_loop(t, 1)->extent,
                       (long long)t->loop[2]->extent);
   for (int i = 0; i < s->nloops; i++)
     if (s->loops[i]->live && s->loops[i]->kind == TS_THREAD_X)
@@ -106,7 +135,7 @@ bool lower_mma_plan(lower_ctx *cx, const nest_path *path, lower_mma *t) {
 bool lower_mma_acc_index(lower_ctx *cx, const lower_mma *t, ir_expr *const ai,
                          ir_expr *const aj, ir_expr *idx[3]) {
   ts_arena *a = cx->arena;
-  const int64_t tile[2] = {t->in->m, t->in->n};
+  const int64_t tile[2] = {lower_mma_tile(t, 0), lower_mma_tile(t, 1)};
   ir_expr *at[2] = {ai, aj};
   for (int d = 0; d < 2; d++) {
     ir_expr *corner = ir_simplify_expr(
@@ -153,23 +182,27 @@ static ir_expr *wgmma_acc_coord(ts_arena *a, const lower_mma *t,
 ir_stmt *lower_mma_registers(lower_ctx *cx, const lower_mma *t,
                              ir_stmt *body) {
   ts_arena *a = cx->arena;
-  ir_stmt *exchanged = t->in->warpgroup
+  ir_stmt *exchanged = t->in->warpgroup && !t->transposed
                            ? lower_exchanged_registers(cx, t, body) : NULL;
   if (exchanged)
     return exchanged;
   if (t->in->warpgroup) {
     /* Registers 2r and 2r + 1 are neighbours in a row of the tile: a
      * vectorized pair, so that C is stored (and read, with beta) 8 bytes
-     * at a time where its rows are aligned. */
+     * at a time where its rows are aligned.  On C's transpose they lie in
+     * a column of C, each its own access. */
     ts_loop *pair = lower_new_loop(cx, "reg.pair",
                                    t->in->frag[MMA_ACC].regs / 2,
                                    TS_UNROLLED);
-    ts_loop *half = lower_new_loop(cx, "reg.half", 2, TS_VECTORIZED);
+    ts_loop *half = lower_new_loop(cx, "reg.half", 2,
+                                   t->transposed ? TS_UNROLLED
+                                                 : TS_VECTORIZED);
     if (!pair || !half)
       return NULL;
     for (int d = 0; d < 2 && body; d++)
       body = ir_subst_stmt(a, body, t->loop[d]->var,
-                           wgmma_acc_coord(a, t, pair, half, d));
+                           wgmma_acc_coord(a, t, pair, half,
+                                           t->transposed ? 1 - d : d));
     body = body ? ir_subst_stmt(a, body, t->reg->var,
                                 ir_add(a, ir_mul(a, ir_varref(a, pair->var),
                                                  ir_int(a, 2)),
@@ -362,7 +395,9 @@ static ir_stmt *fill(lower_ctx *cx, const lower_mma *t, int w,
   for (int d = 0; d < np; d++)
     idx[d] = prefix[d];
   idx[np] = ir_int(a, 0);
-  ir_stmt *ldsm = ldmatrix_fill(cx, t, w, frag, idx, operand, guard);
+  ir_stmt *ldsm = t->in->warpgroup
+                      ? NULL : ldmatrix_fill(cx, t, w, frag, idx, operand,
+                                             guard);
   if (ldsm)
     return ldsm;
   ir_stmt *items[MMA_MAX_REGS];
@@ -481,88 +516,126 @@ static ir_stmt *mma_nest(ts_arena *a, const lower_mma *t, const hoist *h,
  * 16-bit elements, stored in 128-byte panels), the tile loops stepping its
  * two dimensions.  Which of the two is contiguous makes the operand
  * k-major or mn-major (mma.h), and the descriptors' byte offsets follow
- * from the cache's shape. */
+ * from the cache's shape.  A tf32 a that lies mn-major is the exception:
+ * the lanes load it into registers. */
 
-static bool wgmma_refuse(lower_ctx *cx, int w, const char *name,
-                         const char *why) {
+/* Operand w of the instruction (0: a, 1: b) read from op(A) (op 0) or
+ * op(B) (op 1): the tile's first element and its layout in the cache. */
+typedef struct {
+  int w, op;
+  const char *name; /* the cache's, for the refusals */
+  ir_expr *src;     /* a load of the tile's first element */
+  bool mn_major;
+  int kdim;         /* the cache's dimension along k */
+  int64_t rows;     /* the cache's stored rows */
+} wg_tile;
+
+static bool wgmma_refuse(lower_ctx *cx, const wg_tile *o, const char *why) {
   return lower_fail(cx, TS_ERR_BAD_TENSORIZE, "ts_lower: wgmma reads %s "
-                    "(operand %s) from shared memory through a descriptor, "
-                    "and %s", name, w ? "b" : "a", why);
+                    "(op(%c), its operand %s) from shared memory through a "
+                    "descriptor, and %s", o->name, "AB"[o->op],
+                    o->w ? "b" : "a", why);
 }
 
-/* wgmma's tf32 operands: k-major only (it has no transposes for 4-byte
- * elements).  It reads each 32-bit element as tf32, taking its sign,
- * exponent and top 10 significand bits and ignoring the low 13: a
- * truncation toward zero, which CUTLASS's Hopper kernels accept for fp32
- * read from shared memory as it lies (and which an H200 showed,
- * docs/performance.md "tf32 through wgmma: tried").  So an operand packed
- * by ts_pack, whose kernel rounds to nearest as TS_MATH_TF32 says, is
- * read exactly; one copied as it lies is truncated, and the reference
- * executor and check model each (exec_wgmma.c, reference_check.c). */
-static bool tf32_operand(lower_ctx *cx, int w, const char *name,
-                         bool mn_major) {
+/* wgmma's tf32 operands: k-major only in shared memory (it has no
+ * transposes for 4-byte elements); a may come from registers instead
+ * (wgmma_a_in_registers), b may not.  The instruction reads each 32-bit
+ * element as tf32, taking its sign, exponent and top 10 significand bits
+ * and ignoring the low 13: a truncation toward zero, which CUTLASS's
+ * Hopper kernels accept for fp32 read as it lies (and which an H200
+ * showed, docs/performance.md "tf32 through wgmma: tried").  So an
+ * operand packed by ts_pack, whose kernel rounds to nearest as
+ * TS_MATH_TF32 says, is read exactly; one copied as it lies is truncated,
+ * and the reference executor and check model each (exec_wgmma.c,
+ * reference_check.c). */
+static bool tf32_refuse(lower_ctx *cx, const wg_tile *o) {
   static const char transpose[] = "store its tile transposed "
       "(ts_storage_transpose, before ts_storage_swizzle)";
-  char op = "AB"[w];
-  if (!mn_major)
-    return true;
-  const char *why = lower_packed(cx->s, w)
+  char op = "AB"[o->op];
+  const char *other = o->op == 1
+      ? ", or tensorize C's transpose (ts_tensorize(s, jj, ii, kk), the "
+        "loop over j first), which makes op(B) wgmma's a, read from "
+        "registers in any layout"
+      : "";
+  const char *why = lower_packed(cx->s, o->op)
       ? ts_arena_printf(cx->arena, "its tile is stored with k across the "
                         "rows, and wgmma takes tf32 operands k-major only: "
-                        "%s", transpose)
+                        "%s%s", transpose, other)
       : ts_arena_printf(cx->arena, "its tile is stored with k across the "
                         "rows, and wgmma takes tf32 operands k-major only: "
                         "pack op(%c) first (ts_pack(s, \"%c\"), before "
                         "ts_cache_read), which lays it k-major and rounds "
-                        "it to tf32, or %s", op, op, transpose);
-  return why ? wgmma_refuse(cx, w, name, why)
+                        "it to tf32, or %s%s", op, op, transpose, other);
+  return why ? wgmma_refuse(cx, o, why)
              : lower_fail(cx, TS_ERR_NO_MEMORY, "ts_lower: out of memory");
 }
 
-/* Operand w's tile's first element (into *src) and its descriptor's
- * fields, or false with the error. */
-static bool wgmma_operand(lower_ctx *cx, const lower_mma *t, int w,
-                          ir_expr *operand, ir_stmt *s) {
-  static const int axes[2][2] = {{0, 2}, {2, 1}}; /* a: (i, k); b: (k, j) */
+/* The tile operand `operand` gives the instruction's operand o->w, or
+ * false with the error: a shared cache swizzled in 128-byte rows, the
+ * tensorized loops over the operand's m or n and over k stepping its two
+ * dimensions one element each. */
+static bool wgmma_tile(lower_ctx *cx, const lower_mma *t, ir_expr *operand,
+                       wg_tile *o) {
   ts_arena *a = cx->arena;
-  const char *name = w ? "op(B)" : "op(A)";
+  const ts_loop *loops[2] = {mma_loop(t, o->w), t->loop[2]}; /* mn, k */
+  o->name = o->op ? "op(B)" : "op(A)";
   if (operand->kind != E_LOAD || operand->load.lanes > 1)
-    return wgmma_refuse(cx, w, name, "it is not read from a cache: cache it "
-                        "in shared memory (ts_cache_read) above the k loop");
+    return wgmma_refuse(cx, o, "it is not read from a cache: cache it in "
+                        "shared memory (ts_cache_read) above the k loop");
   ir_buffer *buf = operand->load.buf;
-  name = buf->name;
+  o->name = buf->name;
   if (buf->scope != SCOPE_SHARED || buf->ndim != 2)
-    return wgmma_refuse(cx, w, name, "it is not in shared memory: cache it "
-                        "with TS_SHARED");
+    return wgmma_refuse(cx, o, "it is not in shared memory: cache it with "
+                        "TS_SHARED");
   if (buf->swizzle != 8 || buf->pad)
-    return wgmma_refuse(cx, w, name, "it is not swizzled in 128-byte rows: "
-                        "call ts_storage_swizzle on it, with a tile of 64 or "
-                        "more elements along its contiguous dimension");
+    return wgmma_refuse(cx, o, "it is not swizzled in 128-byte rows: call "
+                        "ts_storage_swizzle on it, with a tile of 64 or more "
+                        "elements along its contiguous dimension");
   ir_expr *base[2];
+  int stepped[2] = {-1, -1}; /* by dimension: which of loops */
   for (int d = 0; d < 2; d++) {
     ir_expr *x = operand->load.idx[d];
     for (int q = 0; q < 2; q++)
-      x = ir_subst_expr(a, x, t->loop[axes[w][q]]->var, ir_int(a, 0));
+      x = ir_subst_expr(a, x, loops[q]->var, ir_int(a, 0));
     base[d] = ir_simplify_expr(a, x);
     ir_expr *step = base[d] ? ir_simplify_expr(
         a, ir_sub(a, operand->load.idx[d], base[d])) : NULL;
-    if (!step || step->kind != E_VAR ||
-        step->var != t->loop[axes[w][d]]->var)
-      return wgmma_refuse(cx, w, name, "the tensorized loops do not step "
-                          "its rows and columns one element each");
+    for (int q = 0; q < 2 && step && step->kind == E_VAR; q++)
+      if (step->var == loops[q]->var)
+        stepped[d] = q;
   }
+  if (stepped[0] < 0 || stepped[1] < 0 || stepped[0] == stepped[1])
+    return wgmma_refuse(cx, o, "the tensorized loops do not step its rows "
+                        "and columns one element each");
   int contig = buf->strides[1] == 1 ? 1 : 0;
-  int kdim = w == 0 ? 1 : 0; /* a: (m, k); b: (k, n) */
-  bool mn_major = contig != kdim;
-  int64_t rows = buf->shape[1 - contig];
-  if (t->in->tf32 && !tf32_operand(cx, w, name, mn_major))
-    return false;
+  o->kdim = stepped[1] == 1 ? 1 : 0;
+  o->mn_major = contig != o->kdim;
+  o->rows = buf->shape[1 - contig];
+  o->src = ir_load(a, buf, base);
+  return o->src != NULL ||
+         lower_fail(cx, TS_ERR_NO_MEMORY, "ts_lower: out of memory");
+}
+
+/* Whether the instruction takes tile o from registers: a tf32 a that lies
+ * mn-major, which no descriptor reads. */
+static bool wgmma_a_in_registers(const lower_mma *t, const wg_tile *o) {
+  return o->w == 0 && o->mn_major && t->in->tf32 &&
+         t->in->frag[MMA_A].regs > 0;
+}
+
+/* Tile o read by a descriptor: its corner aligned to the layout's atoms;
+ * the descriptor's fields into s.  False with the error. */
+static bool wgmma_descriptor(lower_ctx *cx, const lower_mma *t,
+                             const wg_tile *o, ir_stmt *s) {
+  if (t->in->tf32 && o->mn_major)
+    return tf32_refuse(cx, o);
+  ir_expr *const *base = o->src->load.idx;
   int64_t need[2] = {8, t->in->k}; /* the corner: m or n, then k */
-  if (mn_major)
+  if (o->mn_major)
     need[0] = 64, need[1] = 8;
-  if (ir_divisor(base[1 - kdim]) % need[0] != 0 ||
-      ir_divisor(base[kdim]) % need[1] != 0)
-    return wgmma_refuse(cx, w, name, mn_major
+  if (ir_divisor(base[1 - o->kdim]) % need[0] != 0 ||
+      ir_divisor(base[o->kdim]) % need[1] != 0)
+    return wgmma_refuse(cx, o, o->mn_major
                         ? "its tiles do not start at multiples of 64 "
                           "elements along its contiguous dimension and 8 "
                           "along k"
@@ -575,26 +648,113 @@ static bool wgmma_operand(lower_ctx *cx, const lower_mma *t, int w,
    * own: its cache's rows are either that narrow, and not swizzled in 8
    * chunks (refused above), or wider, and some tile then starts off a
    * multiple of 64 (refused just above). */
-  s->wgmma.src[w] = ir_load(a, buf, base);
-  s->wgmma.mn_major[w] = mn_major;
+  int w = o->w;
+  s->wgmma.src[w] = o->src;
+  s->wgmma.mn_major[w] = o->mn_major;
+  s->wgmma.kdim[w] = o->kdim;
   s->wgmma.sbo[w] = 8 * 128; /* 8 rows of 128 bytes */
-  s->wgmma.lbo[w] = mn_major ? rows * 128 : 16; /* a panel; unused */
-  return s->wgmma.src[w] != NULL;
+  s->wgmma.lbo[w] = o->mn_major ? o->rows * 128 : 16; /* a panel; unused */
+  return true;
 }
 
+/* ---- wgmma's a in registers ---------------------------------------------------
+ *
+ * Each lane fills its registers of a from the cache by ordinary loads
+ * (fill, at mma_wgmma_a_coord's layout), and the instruction reads them
+ * at its issue.  A batch's instructions may read their registers until
+ * its wait, so no register is refilled inside a batch: the fragment gets
+ * a dimension for each unrolled loop directly above the instruction that
+ * a uses (a k tile's k steps), is filled over them first, and the batch
+ * pass puts its fence after the fill (lower_wgmma.c).  A batch left in
+ * flight into the next k tile would need a second fragment, which this
+ * form does not make: refused. */
+
+static bool is_unrolled_around(const nest_path *p, int d) {
+  const ir_stmt *n = p->node[d];
+  return n->kind == S_FOR && n->for_.loop->kind == TS_UNROLLED &&
+         n->for_.body == p->node[d + 1];
+}
+
+static bool refuse_in_flight(lower_ctx *cx, const nest_path *p,
+                             const wg_tile *o) {
+  for (int d = 0; d < p->depth; d++) {
+    const ir_stmt *n = p->node[d];
+    if (n->kind == S_FOR && n->for_.loop->wgmma_in_flight > 0)
+      return lower_fail(cx, TS_ERR_BAD_TENSORIZE, "ts_lower: wgmma takes %s "
+                        "(op(%c), its operand a) from registers, since it "
+                        "lies %s-major and wgmma reads tf32 from shared "
+                        "memory k-major only; loop \"%s\" keeps batches in "
+                        "flight (ts_wgmma_in_flight), whose registers the "
+                        "next k tile's fill would overwrite: drop "
+                        "ts_wgmma_in_flight", o->name, "AB"[o->op],
+                        o->op ? "n" : "m", n->for_.loop->name);
+  }
+  return true;
+}
+
+/* alloc a_frag { fill a_frag over copies of the hoisted loops; the
+ * hoisted loops { s, its a the fragment } }, replacing the path from
+ * *at on. */
+static ir_stmt *a_from_registers(lower_ctx *cx, const lower_mma *t,
+                                 const nest_path *p, int top,
+                                 const wg_tile *o, ir_expr *operand,
+                                 ir_stmt *s, int *at) {
+  ts_arena *a = cx->arena;
+  if (!refuse_in_flight(cx, p, o))
+    return NULL;
+  hoist h = {.first = t->depth};
+  while (h.first - 1 > top && is_unrolled_around(p, h.first - 1))
+    h.first--;
+  for (int d = h.first; d < t->depth; d++)
+    if (ir_expr_uses_var(operand, p->node[d]->for_.loop->var))
+      h.uses[0][h.nuses[0]++] = p->node[d]->for_.loop;
+  ir_buffer *frag = fragment(a, t, &h, 0, operand->dtype);
+  if (frag)
+    frag->async_read = true;
+  ir_expr *idx[IR_MAX_DIMS];
+  for (int d = 0; d < h.nuses[0]; d++)
+    idx[d] = ir_varref(a, h.uses[0][d]->var);
+  idx[h.nuses[0]] = ir_int(a, 0);
+  ir_stmt *fill_a = frag ? hoisted_fill(cx, t, &h, 0, frag, operand, NULL)
+                         : NULL;
+  s->wgmma.src[0] = frag ? ir_load(a, frag, idx) : NULL;
+  s->wgmma.mn_major[0] = o->mn_major;
+  s->wgmma.kdim[0] = o->kdim;
+  ir_stmt *body = s->wgmma.src[0] ? s : NULL;
+  for (int d = t->depth - 1; d >= h.first && body; d--)
+    body = ir_new_for(a, p->node[d]->for_.loop, body);
+  ir_stmt *items[2] = {fill_a, body};
+  body = fill_a && body ? ir_new_seq(a, items, 2) : NULL;
+  *at = h.first;
+  return body ? ir_new_alloc(a, frag, body) : NULL;
+}
+
+/* The instruction in place of the tensorized loops (and the loops its a
+ * fragment is hoisted over): a from op(A) and b from op(B), or on C's
+ * transpose a from op(B) and b from op(A). */
 static ir_stmt *wgmma_update(lower_ctx *cx, const lower_mma *t,
+                             const nest_path *path, int top,
                              ir_expr *const operand[2], ir_expr *pred,
                              ir_buffer *acc, ir_expr *const acc_idx[3],
                              int *at) {
   ts_arena *a = cx->arena;
   ir_expr *acc_at[3] = {acc_idx[0], acc_idx[1], ir_int(a, 0)};
-  ir_stmt *s = ir_new_wgmma(a, t->in, acc, acc_at, operand[0], operand[1]);
-  if (!s)
-    return NULL;
+  wg_tile o[2];
   /* The operands first: their refusals name the buffer to fix. */
-  for (int w = 0; w < 2; w++)
-    if (!wgmma_operand(cx, t, w, operand[w], s))
+  for (int w = 0; w < 2; w++) {
+    o[w] = (wg_tile){.w = w, .op = t->transposed ? 1 - w : w};
+    if (!wgmma_tile(cx, t, operand[o[w].op], &o[w]))
       return NULL;
+  }
+  ir_stmt *s = ir_new_wgmma(a, t->in, acc, acc_at, o[0].src, o[1].src);
+  if (!s) {
+    lower_fail(cx, TS_ERR_NO_MEMORY, "ts_lower: out of memory");
+    return NULL;
+  }
+  bool regs = wgmma_a_in_registers(t, &o[0]);
+  if ((!regs && !wgmma_descriptor(cx, t, &o[0], s)) ||
+      !wgmma_descriptor(cx, t, &o[1], s))
+    return NULL;
   if (pred) {
     lower_fail(cx, TS_ERR_BAD_TENSORIZE, "ts_lower: wgmma multiplies whole "
                "tiles, and the computation is guarded; read A and B from "
@@ -602,7 +762,9 @@ static ir_stmt *wgmma_update(lower_ctx *cx, const lower_mma *t,
     return NULL;
   }
   *at = t->depth;
-  return s;
+  return regs ? a_from_registers(cx, t, path, top, &o[0],
+                                 operand[o[0].op], s, at)
+              : s;
 }
 
 ir_stmt *lower_mma_update(lower_ctx *cx, const lower_mma *t,
@@ -612,7 +774,7 @@ ir_stmt *lower_mma_update(lower_ctx *cx, const lower_mma *t,
                           int *at) {
   ts_arena *a = cx->arena;
   if (t->in->warpgroup)
-    return wgmma_update(cx, t, operand, pred, acc, acc_idx, at);
+    return wgmma_update(cx, t, path, top, operand, pred, acc, acc_idx, at);
   if (mixed_conjunct(pred, t)) {
     lower_fail(cx, TS_ERR_BAD_TENSORIZE, "ts_lower: a bound of the "
                "tensorized computation involves both loop \"%s\" and loop "

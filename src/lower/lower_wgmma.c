@@ -13,6 +13,13 @@
  * a commit with wait_group 0 after the loop lets the last ones finish.
  * The pipeline at that loop delays its copies to match (stages.c,
  * stages_tma.c).
+ *
+ * Where an instruction takes its a from registers (lower_tensorize.c),
+ * the lanes' fill of them comes first in the batch's statement, and the
+ * fence goes after it: the PTX ISA asks a wgmma.fence between writing a
+ * register and a wgmma that reads it.  A fill after the fence, inside
+ * the batch, would overwrite registers an issued instruction may still
+ * read: refused.
  */
 #include "lower.h"
 
@@ -65,8 +72,69 @@ typedef struct {
   bool failed; /* a refusal recorded in cx */
 } batch_pass;
 
-/* fence; s; commit and wait until `pending` batches run. */
-static ir_stmt *fenced(ts_arena *a, ir_stmt *s, int pending) {
+/* The register operands of the wgmma in a batch, to check its stores
+ * against. */
+typedef struct {
+  const ir_buffer *regs[8];
+  int n;
+  const ir_stmt *refill; /* a store into one of them */
+} register_operands;
+
+static bool note_register_operand(ir_visitor *v, const ir_stmt *s) {
+  register_operands *r = v->ctx;
+  if (s->kind == S_WGMMA && ir_wgmma_a_regs(s) &&
+      r->n < (int)(sizeof(r->regs) / sizeof(r->regs[0])))
+    r->regs[r->n++] = s->wgmma.src[0]->load.buf;
+  return true;
+}
+
+static bool find_refill(ir_visitor *v, const ir_stmt *s) {
+  register_operands *r = v->ctx;
+  for (int i = 0; i < r->n && s->kind == S_STORE; i++)
+    if (s->store.buf == r->regs[i])
+      r->refill = s;
+  v->stop = r->refill != NULL;
+  return !v->stop;
+}
+
+/* fence; s; commit and wait until `pending` batches run, the fence after
+ * the fills of register operands that open s (inside its allocations). */
+static ir_stmt *fenced(batch_pass *p, const ir_stmt *whole, ir_stmt *s,
+                       int pending) {
+  ts_arena *a = p->cx->arena;
+  if (s->kind == S_ALLOC) {
+    ir_stmt *body = fenced(p, whole, s->alloc.body, pending);
+    ir_stmt *copy = body ? ir_new_alloc(a, s->alloc.buf, body) : NULL;
+    if (copy)
+      copy->alloc.init = s->alloc.init;
+    return copy;
+  }
+  int lead = 0;
+  while (s->kind == S_SEQ && lead < s->seq.n &&
+         !holds_kind(s->seq.items[lead], S_WGMMA))
+    lead++;
+  if (lead > 0) {
+    ir_stmt *rest = ir_new_seq(a, s->seq.items + lead, s->seq.n - lead);
+    rest = rest ? fenced(p, whole, rest, pending) : NULL;
+    ir_stmt *items[2] = {ir_new_seq(a, s->seq.items, lead), rest};
+    return items[0] && items[1] ? ir_new_seq(a, items, 2) : NULL;
+  }
+  register_operands r = {0};
+  ir_visitor v = {.stmt = note_register_operand, .ctx = &r};
+  ir_visit_stmt(&v, whole);
+  ir_visitor refill = {.stmt = find_refill, .ctx = &r};
+  ir_visit_stmt(&refill, s);
+  if (r.refill) {
+    p->failed = true;
+    lower_fail(p->cx, TS_ERR_BAD_TENSORIZE, "ts_lower: wgmma's register "
+               "operand %s is refilled inside a batch, after its "
+               "wgmma.fence, while the batch's earlier instructions may "
+               "still read it: unroll the loops between the k tile's loop "
+               "and the tensorized ones (ts_unroll), so that each "
+               "instruction gets registers of its own, filled before the "
+               "batch", r.refill->store.buf->name);
+    return NULL;
+  }
   ir_buffer *acc = first_of_kind(s, S_WGMMA)->wgmma.acc;
   ir_stmt *items[3] = {ir_new_wgmma_sync(a, -1, acc), s,
                        ir_new_wgmma_sync(a, pending, acc)};
@@ -125,7 +193,7 @@ static ir_stmt *batch(ir_mutator *m, ir_stmt *s) {
     return in_flight_loop(m, s);
   if (!holds_kind(s, S_BARRIER) && !holds_kind(s, S_ASYNC_WAIT) &&
       !holds_kind(s, S_MBARRIER))
-    return fenced(m->a, s, p->pending);
+    return fenced(p, s, s, p->pending);
   return ir_mutate_stmt_children(m, s);
 }
 

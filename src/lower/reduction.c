@@ -260,7 +260,8 @@ static ir_buffer *new_acc(lower_ctx *cx, const nest *ns, const lower_mma *t,
   }
   if (!lower_mma_acc_index(cx, t, ai, aj, idx))
     return NULL;
-  int64_t shape[3] = {ext_i / t->in->m, ext_j / t->in->n,
+  int64_t shape[3] = {ext_i / lower_mma_tile(t, 0),
+                      ext_j / lower_mma_tile(t, 1),
                       t->in->frag[MMA_ACC].regs};
   return ir_new_buffer(a, ns->acc_name, SCOPE_LOCAL, type, 3, shape, NULL);
 }

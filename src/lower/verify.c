@@ -247,6 +247,23 @@ static bool check_accumulators(ir_visitor *v, const ir_buffer *acc) {
   return true;
 }
 
+/* wgmma's a from registers: a local buffer of the operands' type in
+ * scope, with room for a lane's registers from src on, for an
+ * instruction that takes a from registers. */
+static bool check_register_operand(ir_visitor *v, const mma_instr *in,
+                                   const ir_expr *src) {
+  const ir_buffer *b = src->load.buf;
+  const ir_expr *last = src->load.idx[b->ndim - 1];
+  int regs = in->frag[MMA_A].regs;
+  if (regs == 0 || b->vector || b->dtype != in->ab || src->load.lanes > 1 ||
+      !buffer_visible(v->ctx, b) || last->kind != E_INT || last->ival < 0 ||
+      last->ival + regs > b->shape[b->ndim - 1])
+    return fail(v, "wgmma register operand not a local buffer in scope of "
+                "its type with room for a lane's registers, for an "
+                "instruction that takes a from registers:", b->name);
+  return true;
+}
+
 static bool check_wgmma(ir_visitor *v, const ir_stmt *s) {
   verifier *vf = v->ctx;
   const mma_instr *in = s->wgmma.in;
@@ -258,6 +275,11 @@ static bool check_wgmma(ir_visitor *v, const ir_stmt *s) {
   for (int w = 0; w < 2; w++) {
     const ir_expr *src = s->wgmma.src[w];
     const ir_buffer *b = src->kind == E_LOAD ? src->load.buf : NULL;
+    if (w == 0 && b && b->scope == SCOPE_LOCAL) {
+      if (!check_register_operand(v, in, src))
+        return false;
+      continue;
+    }
     if (!b || b->scope != SCOPE_SHARED || !buffer_visible(vf, b) ||
         b->swizzle != 8 || b->dtype != in->ab || src->load.lanes > 1)
       return fail(v, "wgmma operand not a scalar load of a shared buffer "

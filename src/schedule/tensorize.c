@@ -3,9 +3,15 @@
  * one warp's tensor-core instruction, or one warpgroup's.  The primitive
  * checks that the loops are the instruction's tile (mma.h: mma.sync's 16 x 8
  * x 16 for fp16 and bf16, 16 x 8 x 8 for tf32; wgmma's 64 x n x 16 for fp16
- * and bf16) walking C and the operands with unit steps, and marks them;
- * lowering (src/lower/lower_tensorize.c) puts the warp's lanes on threadIdx.x and
- * writes the fragment layouts into the loads and stores around an S_MMA.
+ * and bf16, 64 x n x 8 for tf32) walking C and the operands with unit
+ * steps, and marks them; lowering (src/lower/lower_tensorize.c) puts the
+ * warp's lanes on threadIdx.x and writes the fragment layouts into the
+ * loads and stores around an S_MMA.
+ *
+ * The loops are given as the instruction's m, n and k.  A warpgroup's
+ * instruction may also take them as (j, i, k): its m on C's columns, so
+ * that it computes C's transpose, B^T A^T, reading op(B) as its a operand
+ * (which wgmma can take from registers, in any layout) and op(A) as its b.
  */
 #include "../ir/analysis.h"
 #include "../ir/mma.h"
@@ -20,16 +26,17 @@ static ir_expr *coord(const ir_stmt *cs, int axis) {
 
 static bool is_var(const ir_var *v, void *ctx) { return v == ctx; }
 
-/* Checks that `loop` walks axis `axis` alone, one element a step, over the
- * instruction's `want` elements. */
+/* Checks that `loop`, argument `arg` (0-based after s), walks axis `axis`
+ * alone, one element a step, over the instruction's `want` elements. */
 static bool check_axis(ts_sched *s, const ir_stmt *cs, const ts_loop *loop,
-                       int axis, int64_t want, const mma_instr *in) {
+                       int arg, int axis, int64_t want,
+                       const mma_instr *in) {
   const char *fn = "ts_tensorize";
   for (int x = 0; x < 3; x++)
     if ((x == axis) != ir_expr_uses_var(coord(cs, x), loop->var)) {
       sched_fail(s, TS_ERR_BAD_TENSORIZE, loop,
                  "%s: argument %d, loop \"%s\", %s %s; it must walk %s and "
-                 "only %s", fn, axis + 2, loop->name,
+                 "only %s", fn, arg + 2, loop->name,
                  x == axis ? "does not walk" : "walks", axis_names[x],
                  axis_names[axis], axis_names[axis]);
       return false;
@@ -136,6 +143,12 @@ static const mma_instr *instruction(ts_sched *s) {
   return in;
 }
 
+/* Whether the loops come as (j, i, k): the first walks j and not i. */
+static bool transposed(const ir_stmt *cs, const ts_loop *first) {
+  return ir_expr_uses_var(cs->compute.j, first->var) &&
+         !ir_expr_uses_var(cs->compute.i, first->var);
+}
+
 ts_status ts_tensorize(ts_sched *s, ts_loop *i, ts_loop *j, ts_loop *k) {
   CHECK_SCHED(s);
   const char *fn = "ts_tensorize";
@@ -152,7 +165,8 @@ ts_status ts_tensorize(ts_sched *s, ts_loop *i, ts_loop *j, ts_loop *k) {
   const mma_instr *in = instruction(s);
   if (!in || !check_lanes_free(s))
     return s->status;
-  /* A 64 x n x 16 tile in fp16 or bf16 is a warpgroup's wgmma. */
+  /* A 64 x n x 16 tile in fp16 or bf16 (64 x n x 8 in tf32) is a
+   * warpgroup's wgmma. */
   const mma_instr *wg = mma_instr_for_tile(s->def.a_type, i->extent,
                                            j->extent, k->extent);
   if (wg)
@@ -163,9 +177,16 @@ ts_status ts_tensorize(ts_sched *s, ts_loop *i, ts_loop *j, ts_loop *k) {
     return sched_fail(s, TS_ERR_BAD_ARG, NULL, "%s: the nest has no "
                       "computation", fn);
   const ir_stmt *cs = path.node[path.depth - 1];
+  bool swap = transposed(cs, i);
+  if (swap && !in->warpgroup)
+    return sched_fail(s, TS_ERR_BAD_TENSORIZE, i, "%s: loop \"%s\" walks j "
+                      "as the instruction's m; only a warpgroup's wgmma "
+                      "(a 64 x n tile) computes C's transpose: pass the "
+                      "loops over i, j and k", fn, i->name);
+  const int axis[3] = {swap ? 1 : 0, swap ? 0 : 1, 2};
   const int64_t tile[3] = {in->m, in->n, in->k};
   for (int w = 0; w < 3; w++)
-    if (!check_axis(s, cs, loops[w], w, tile[w], in))
+    if (!check_axis(s, cs, loops[w], w, axis[w], tile[w], in))
       return s->status;
   if (!check_innermost(s, loops))
     return s->status;
@@ -174,7 +195,9 @@ ts_status ts_tensorize(ts_sched *s, ts_loop *i, ts_loop *j, ts_loop *k) {
                    .nloops = 3};
   ts_status status = sched_commit(s, fn, s->root, NULL, 0, &rec);
   if (status == TS_OK)
-    for (int w = 0; w < 3; w++)
+    for (int w = 0; w < 3; w++) {
       loops[w]->kind = TS_TENSORIZED;
+      loops[w]->mma_axis = w;
+    }
   return status;
 }
