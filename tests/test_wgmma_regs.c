@@ -210,8 +210,8 @@ static void test_register_form_refusals(void **state) {
   assert_lowering_refuses(&(transpose_opts){true, 1, 4},
                           "drop ts_wgmma_in_flight");
   assert_lowering_refuses(&(transpose_opts){false, 0, 0},
-                          "register operand a_frag is refilled inside a "
-                          "batch");
+                          "loop \"k.inner.outer\" refills wgmma's register "
+                          "operand a_frag inside a batch");
 }
 
 /* The verifier passes the kernel as lowered and refuses a register
@@ -247,8 +247,8 @@ static void test_verifier_checks_the_registers(void **state) {
 /* ---- The CUDA --------------------------------------------------------------------- */
 
 /* The register form's helper, its 4 registers in braces before b's
- * descriptor; each lane's fill before the batch's fence; C stored from
- * the transposed accumulators 4 bytes at a time. */
+ * descriptor; each k step's fill, then a fence, then its instruction;
+ * C stored from the transposed accumulators 4 bytes at a time. */
 static void test_register_form_in_the_cuda(void **state) {
   (void)state;
   ts_gemm g = def_of(256, 256, 64, TS_F32, TS_NN);
@@ -262,9 +262,12 @@ static void test_register_form_in_the_cuda(void **state) {
   assert_non_null(strstr(src, "%63}, {%64, %65, %66, %67}, %68, p, 1, 1;"));
   assert_non_null(strstr(src, "\"r\"(__float_as_uint(a[3])), \"l\"(b));"));
   assert_non_null(strstr(src, "tessel_wgmma_m64n128k8_tf32_rk(&acc["));
-  const char *fill = strstr(src, "a_frag[k_inner_outer][0] = B_shared[");
-  const char *fence = strstr(src, "wgmma.fence.sync.aligned");
-  assert_true(fill && fence && fill < fence);
+  const char *fill = strstr(src, "a_frag[k_inner_outer][3] = B_shared[");
+  assert_non_null(fill);
+  const char *fence = strstr(fill, "wgmma.fence.sync.aligned");
+  const char *mma = strstr(fill, "tessel_wgmma_m64n128k8_tf32_rk(");
+  assert_true(fence && mma && fence < mma);
+  assert_null(strstr(fill + 1, "a_frag[k_inner_outer][3] = B_shared["));
   assert_null(strstr(src, "float2"));
   free(src);
   ts_program_free(p);

@@ -664,10 +664,13 @@ static bool wgmma_descriptor(lower_ctx *cx, const lower_mma *t,
  * at its issue.  A batch's instructions may read their registers until
  * its wait, so no register is refilled inside a batch: the fragment gets
  * a dimension for each unrolled loop directly above the instruction that
- * a uses (a k tile's k steps), is filled over them first, and the batch
- * pass puts its fence after the fill (lower_wgmma.c).  A batch left in
- * flight into the next k tile would need a second fragment, which this
- * form does not make: refused. */
+ * a uses (a k tile's k steps), and each step fills its own registers just
+ * before its instruction, which the batch pass fences from the fill
+ * (lower_wgmma.c): the next step's loads then run beside the running
+ * instruction (3% at 4096^3 in tf32 TT against filling every step's
+ * first, docs/performance.md).  A batch left in flight into the next k
+ * tile would need a second fragment, which this form does not make:
+ * refused. */
 
 static bool is_unrolled_around(const nest_path *p, int d) {
   const ir_stmt *n = p->node[d];
@@ -692,9 +695,9 @@ static bool refuse_in_flight(lower_ctx *cx, const nest_path *p,
   return true;
 }
 
-/* alloc a_frag { fill a_frag over copies of the hoisted loops; the
- * hoisted loops { s, its a the fragment } }, replacing the path from
- * *at on. */
+/* alloc a_frag { the loops it has a dimension for { fill their
+ * registers; s, its a those registers } }, replacing the path from *at
+ * on. */
 static ir_stmt *a_from_registers(lower_ctx *cx, const lower_mma *t,
                                  const nest_path *p, int top,
                                  const wg_tile *o, ir_expr *operand,
@@ -715,16 +718,15 @@ static ir_stmt *a_from_registers(lower_ctx *cx, const lower_mma *t,
   for (int d = 0; d < h.nuses[0]; d++)
     idx[d] = ir_varref(a, h.uses[0][d]->var);
   idx[h.nuses[0]] = ir_int(a, 0);
-  ir_stmt *fill_a = frag ? hoisted_fill(cx, t, &h, 0, frag, operand, NULL)
-                         : NULL;
   s->wgmma.src[0] = frag ? ir_load(a, frag, idx) : NULL;
   s->wgmma.mn_major[0] = o->mn_major;
   s->wgmma.kdim[0] = o->kdim;
-  ir_stmt *body = s->wgmma.src[0] ? s : NULL;
+  ir_stmt *items[2] = {frag ? fill(cx, t, MMA_A, frag, idx, operand, NULL)
+                            : NULL, s};
+  ir_stmt *body = items[0] && s->wgmma.src[0] ? ir_new_seq(a, items, 2)
+                                              : NULL;
   for (int d = t->depth - 1; d >= h.first && body; d--)
     body = ir_new_for(a, p->node[d]->for_.loop, body);
-  ir_stmt *items[2] = {fill_a, body};
-  body = fill_a && body ? ir_new_seq(a, items, 2) : NULL;
   *at = h.first;
   return body ? ir_new_alloc(a, frag, body) : NULL;
 }

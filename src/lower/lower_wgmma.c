@@ -15,11 +15,12 @@
  * stages_tma.c).
  *
  * Where an instruction takes its a from registers (lower_tensorize.c),
- * the lanes' fill of them comes first in the batch's statement, and the
- * fence goes after it: the PTX ISA asks a wgmma.fence between writing a
- * register and a wgmma that reads it.  A fill after the fence, inside
- * the batch, would overwrite registers an issued instruction may still
- * read: refused.
+ * the PTX ISA asks a wgmma.fence between writing a register and a wgmma
+ * that reads it: a fill that opens the batch's statement goes before its
+ * fence, and each instruction after a fill of its registers inside the
+ * batch gets a fence of its own.  A fill inside the batch may not write
+ * a register an issued instruction may still read: a loop in the batch
+ * whose iterations fill the same registers is refused.
  */
 #include "lower.h"
 
@@ -77,7 +78,8 @@ typedef struct {
 typedef struct {
   const ir_buffer *regs[8];
   int n;
-  const ir_stmt *refill; /* a store into one of them */
+  const ir_stmt *loop;  /* a loop that refills one of them */
+  const ir_buffer *buf; /* which */
 } register_operands;
 
 static bool note_register_operand(ir_visitor *v, const ir_stmt *s) {
@@ -88,17 +90,83 @@ static bool note_register_operand(ir_visitor *v, const ir_stmt *s) {
   return true;
 }
 
-static bool find_refill(ir_visitor *v, const ir_stmt *s) {
-  register_operands *r = v->ctx;
-  for (int i = 0; i < r->n && s->kind == S_STORE; i++)
-    if (s->store.buf == r->regs[i])
-      r->refill = s;
-  v->stop = r->refill != NULL;
+static bool is_register_operand(const register_operands *r,
+                                const ir_buffer *b) {
+  for (int i = 0; i < r->n; i++)
+    if (r->regs[i] == b)
+      return true;
+  return false;
+}
+
+typedef struct {
+  register_operands *r;
+  const ir_var *var;
+  bool found; /* a store into a register operand not indexed by var */
+} same_element;
+
+static bool store_ignoring(ir_visitor *v, const ir_stmt *s) {
+  same_element *e = v->ctx;
+  if (s->kind == S_STORE && is_register_operand(e->r, s->store.buf)) {
+    bool indexed = false;
+    for (int d = 0; d < s->store.buf->ndim; d++)
+      indexed |= ir_expr_uses_var(s->store.idx[d], e->var);
+    if (!indexed) {
+      e->found = true;
+      e->r->buf = s->store.buf;
+    }
+  }
+  v->stop = e->found;
   return !v->stop;
 }
 
+/* A loop inside the batch whose iterations store into the same register
+ * of an operand, which an instruction of an earlier iteration may still
+ * read. */
+static bool find_refill(ir_visitor *v, const ir_stmt *s) {
+  register_operands *r = v->ctx;
+  if (s->kind == S_FOR && !r->loop) {
+    same_element e = {.r = r, .var = s->for_.loop->var};
+    ir_visitor inner = {.stmt = store_ignoring, .ctx = &e};
+    ir_visit_stmt(&inner, s->for_.body);
+    if (e.found)
+      r->loop = s;
+  }
+  v->stop = r->loop != NULL;
+  return !v->stop;
+}
+
+static bool stores_into(const ir_stmt *s, const ir_buffer *b) {
+  register_operands r = {.regs = {b}, .n = 1};
+  same_element e = {.r = &r, .var = NULL};
+  ir_visitor v = {.stmt = store_ignoring, .ctx = &e};
+  ir_visit_stmt(&v, s);
+  return e.found;
+}
+
+/* Each wgmma in a sequence after a fill of its registers gets a fence
+ * between them. */
+static ir_stmt *fence_after_fill(ir_mutator *m, ir_stmt *s) {
+  if (s->kind != S_SEQ)
+    return ir_mutate_stmt_children(m, s);
+  ir_stmt **items = ts_arena_alloc(m->a, sizeof(*items) *
+                                             (size_t)(2 * s->seq.n));
+  int n = 0;
+  for (int i = 0; items && i < s->seq.n; i++) {
+    const ir_stmt *x = s->seq.items[i];
+    bool filled = false;
+    for (int j = 0; j < i && x->kind == S_WGMMA && ir_wgmma_a_regs(x); j++)
+      filled |= stores_into(s->seq.items[j], x->wgmma.src[0]->load.buf);
+    if (filled && !(items[n++] = ir_new_wgmma_sync(m->a, -1, x->wgmma.acc)))
+      return NULL;
+    if (!(items[n++] = ir_mutate_stmt(m, s->seq.items[i])))
+      return NULL;
+  }
+  return items ? ir_new_seq(m->a, items, n) : NULL;
+}
+
 /* fence; s; commit and wait until `pending` batches run, the fence after
- * the fills of register operands that open s (inside its allocations). */
+ * the fills of register operands that open s (inside its allocations),
+ * and one more before each instruction whose registers the batch fills. */
 static ir_stmt *fenced(batch_pass *p, const ir_stmt *whole, ir_stmt *s,
                        int pending) {
   ts_arena *a = p->cx->arena;
@@ -124,16 +192,20 @@ static ir_stmt *fenced(batch_pass *p, const ir_stmt *whole, ir_stmt *s,
   ir_visit_stmt(&v, whole);
   ir_visitor refill = {.stmt = find_refill, .ctx = &r};
   ir_visit_stmt(&refill, s);
-  if (r.refill) {
+  if (r.loop) {
     p->failed = true;
-    lower_fail(p->cx, TS_ERR_BAD_TENSORIZE, "ts_lower: wgmma's register "
-               "operand %s is refilled inside a batch, after its "
-               "wgmma.fence, while the batch's earlier instructions may "
-               "still read it: unroll the loops between the k tile's loop "
-               "and the tensorized ones (ts_unroll), so that each "
-               "instruction gets registers of its own, filled before the "
-               "batch", r.refill->store.buf->name);
+    lower_fail(p->cx, TS_ERR_BAD_TENSORIZE, "ts_lower: loop \"%s\" refills "
+               "wgmma's register operand %s inside a batch, while the "
+               "batch's earlier instructions may still read it: unroll the "
+               "loops between the k tile's loop and the tensorized ones "
+               "(ts_unroll), so that each instruction gets registers of its "
+               "own", r.loop->for_.loop->name, r.buf->name);
     return NULL;
+  }
+  if (r.n > 0) {
+    ir_mutator m = {.a = a, .stmt = fence_after_fill};
+    if (!(s = ir_mutate_stmt(&m, s)))
+      return NULL;
   }
   ir_buffer *acc = first_of_kind(s, S_WGMMA)->wgmma.acc;
   ir_stmt *items[3] = {ir_new_wgmma_sync(a, -1, acc), s,
