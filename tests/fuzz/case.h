@@ -20,7 +20,7 @@ enum { MAX_LOOPS = 64, MAX_STAGES = 16, MAX_OPS = 14 };
 
 /* The share of the cases drawing no knobs, in percent, that are Hopper
  * cases (fuzz_hopper.c) instead of random primitives. */
-enum { FZ_HOPPER_PERCENT = 6 };
+enum { FZ_HOPPER_PERCENT = 8 };
 
 typedef struct fz_case {
   fz_source *src;
@@ -36,6 +36,7 @@ typedef struct fz_case {
   bool hostile; /* wrong arguments on purpose; otherwise only plausible ones */
   bool knobs;   /* a space's configuration instead of primitives (fuzz_knobs.c) */
   bool hopper;  /* a warpgroup schedule of the Hopper primitives (fuzz_hopper.c) */
+  bool transposed; /* a Hopper case tensorized on C's transpose */
   double work;  /* iterations of the nest, m * n * k grown by the splits */
   ts_stage *stages[MAX_STAGES];
   int nstages;

@@ -5,7 +5,10 @@
  * drawn: the block's tile, the pipeline's stages, the tensor memory
  * accelerator on both operands' caches (ts_tma), a producer warpgroup
  * (ts_warp_specialize), batches of wgmma left in flight
- * (ts_wgmma_in_flight), the blocks' order.  The definition is fp16 or bf16
+ * (ts_wgmma_in_flight), the blocks' order, C's transpose (ts_tensorize
+ * with the loop over j first: wgmma's a from op(B), which in tf32 is then
+ * read as it lies, into registers where it lies n-major, and op(A)
+ * packed).  The definition is fp16 or bf16
  * (one case in ten tf32, whose packed operands the TMA copies from the
  * workspace at any size), any layout, each dimension a multiple of 8 in
  * most cases, so that the rows the TMA copies are 16-byte aligned, and odd
@@ -43,6 +46,7 @@ typedef struct hopper {
   int64_t bm, bn, stages, swizzle, in_flight;
   int64_t persistent; /* ts_persistent's blocks a multiprocessor; 0: none */
   bool tma, ws, vector;
+  bool transposed; /* ts_tensorize(s, jj, ii, kk): C's transpose */
   breakage broken;
   int victim; /* the operand (0: A, 1: B) a breakage touches */
 } hopper;
@@ -92,6 +96,7 @@ static hopper draw_hopper(fz_case *c) {
   if (fz_chance(c, HOSTILE_PERCENT))
     h.broken = (breakage)(1 + fz_pick(c->src, BREAK_COUNT - 1));
   h.persistent = fz_chance(c, 30) ? 1 + (int64_t)fz_pick(c->src, 2) : 0;
+  h.transposed = fz_chance(c, 25);
   return h;
 }
 
@@ -122,10 +127,11 @@ static void bind_at(fz_case *c, int index, ts_loop_kind kind) {
 
 /* Whether operand `op` (0: A, 1: B) lies in memory as its cache's default
  * transposed: A m-major (TN, TT), B k-major (NT, TT); packed tf32 operands
- * are k-major, which B's cache stores transposed. */
-static bool stored_transposed(const fz_case *c, int op) {
+ * are k-major, which B's cache stores transposed (in tf32 on C's
+ * transpose only A is packed). */
+static bool stored_transposed(const fz_case *c, const hopper *h, int op) {
   ts_layout l = c->def.layout;
-  if (c->def.a_type == TS_F32)
+  if (c->def.a_type == TS_F32 && (op == 0 || !h->transposed))
     return op == 1;
   return op == 0 ? l == TS_TN || l == TS_TT : l == TS_NT || l == TS_TT;
 }
@@ -141,7 +147,8 @@ static int operand_cache(fz_case *c, const hopper *h, int op, int ko) {
                 "&S[%d]);\n", name, ko, slot);
   fz_after_call(c, ts_cache_read(c->s, name, TS_SHARED, c->loops[ko], st),
                 "ts_cache_read");
-  if (stored_transposed(c, op) != (victim && h->broken == BREAK_ACROSS_ROWS))
+  if (stored_transposed(c, h, op) !=
+      (victim && h->broken == BREAK_ACROSS_ROWS))
     stage_call(c, ts_storage_transpose(c->s, *st), "ts_storage_transpose",
                slot, "");
   if (victim && h->broken == BREAK_NO_SWIZZLE)
@@ -210,18 +217,29 @@ static void in_flight_call(fz_case *c, const hopper *h, int ko) {
 
 /* The tiles of src/builtins/tensorcore.c's warpgroup_tiles: i by bm and 64
  * (a warpgroup's rows), j by bn, k by 128 bytes and the instruction's k;
- * the warpgroups on threadIdx.y. */
+ * on C's transpose i by bn, j by bm and 64 (a warpgroup's columns); the
+ * warpgroups on threadIdx.y. */
 static void warpgroup_loops(fz_case *c, const hopper *h, int *ko, int *kq,
                             int tile[3]) {
   bool tf32 = c->def.a_type == TS_F32;
   fz_op_get_loop(c, "i"); /* L0 */
   fz_op_get_loop(c, "j"); /* L1 */
   fz_op_get_loop(c, "k"); /* L2 */
-  int io = split_at(c, 0, h->bm), wg = split_at(c, io + 1, 64);
-  int jo = split_at(c, 1, h->bn);
+  int io, jo, wg;
+  if (h->transposed) {
+    io = split_at(c, 0, h->bn);
+    jo = split_at(c, 1, h->bm);
+    wg = split_at(c, jo + 1, 64);
+  } else {
+    io = split_at(c, 0, h->bm);
+    wg = split_at(c, io + 1, 64);
+    jo = split_at(c, 1, h->bn);
+  }
   *ko = split_at(c, 2, 128 / ts_dtype_size(c->def.a_type));
   *kq = split_at(c, *ko + 1, tf32 ? 8 : 16);
-  int order[8] = {io, jo, wg, *ko, *kq, wg + 1, jo + 1, *kq + 1};
+  int mn[2] = {h->transposed ? wg + 1 : io + 1,  /* the instruction's m */
+               h->transposed ? io + 1 : jo + 1}; /* and n */
+  int order[8] = {io, jo, wg, *ko, *kq, mn[0], mn[1], *kq + 1};
   ts_loop *loops[8];
   char text[8][32];
   for (int i = 0; i < 8; i++) {
@@ -245,8 +263,8 @@ static void warpgroup_loops(fz_case *c, const hopper *h, int *ko, int *kq,
                                    (int)h->persistent),
                   "ts_persistent");
   }
-  tile[0] = wg + 1;
-  tile[1] = jo + 1;
+  tile[0] = mn[0];
+  tile[1] = mn[1];
   tile[2] = *kq + 1;
 }
 
@@ -255,14 +273,18 @@ void fz_hopper_case(fz_case *c) {
    * loop), with the breakage drawn instead. */
   c->hostile = false;
   hopper h = draw_hopper(c);
+  c->transposed = h.transposed;
   /* The tiles are the instruction's, not drawn splits: the bound on the
    * nest's work (gen_loops.c) would undo them; the shape keeps it small. */
   c->work = 0;
   int ko, kq, tile[3];
   warpgroup_loops(c, &h, &ko, &kq, tile);
   if (c->def.a_type == TS_F32) {
-    ts_buf_puts(&c->prog, "  ts_pack(s, \"A\");\n  ts_pack(s, \"B\");\n");
+    ts_buf_puts(&c->prog, "  ts_pack(s, \"A\");\n");
     fz_after_call(c, ts_pack(c->s, "A"), "ts_pack");
+  }
+  if (c->def.a_type == TS_F32 && !h.transposed) {
+    ts_buf_puts(&c->prog, "  ts_pack(s, \"B\");\n");
     fz_after_call(c, ts_pack(c->s, "B"), "ts_pack");
   }
   int slots[2] = {operand_cache(c, &h, 0, ko), operand_cache(c, &h, 1, ko)};

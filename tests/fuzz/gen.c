@@ -171,7 +171,8 @@ fz_result fz_run_case(fz_source *src, uint64_t seed) {
   fz_result res = {.outcome = c.why[0]          ? FZ_FAIL
                                : c.status != TS_OK ? FZ_PASS_ERROR
                                                    : fz_check_accepted(&c),
-                   .knobs = c.knobs, .hopper = c.hopper};
+                   .knobs = c.knobs, .hopper = c.hopper,
+                   .transposed = c.transposed};
   res.status = c.s ? (int)ts_sched_status(c.s) : -1;
   note_calls(&c, &res);
   end_program(&c);

@@ -43,6 +43,7 @@ typedef struct fz_result {
   bool warpspec;   /* ... ts_warp_specialize */
   bool in_flight;  /* ... ts_wgmma_in_flight */
   bool persistent; /* ... ts_persistent */
+  bool transposed; /* a Hopper case tensorized on C's transpose */
   int layout;      /* the definition's ts_layout */
   int a_type;      /* and A's ts_dtype */
   char *report; /* on FZ_FAIL: why, and the case as a C program (malloc'd) */
