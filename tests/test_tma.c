@@ -690,11 +690,6 @@ static void test_tolerance_covers_truncated_inputs(void **state) {
   free(C);
 }
 
-/* wgws's CUDA in tf32: the bulk tensor copies, issued by a producer
- * warpgroup (setmaxnreg), no cp.async; in NN (K 100: rows of 400 bytes)
- * and NT from both as they lie: one kernel, nothing rounded; in NN B's
- * tile in panels of 32 columns, read into registers as wgmma's a (C's
- * transpose), in TN B's packed copy. */
 /* wgws's CUDA in tf32 at 256 x 256 x 100 in layout l; its kernels'
  * count into *kernels. */
 static char *wgws_tf32_cuda(ts_layout l, int *kernels) {
@@ -708,6 +703,11 @@ static char *wgws_tf32_cuda(ts_layout l, int *kernels) {
   return src;
 }
 
+/* wgws's CUDA in tf32: the bulk tensor copies, issued by a producer
+ * warpgroup (setmaxnreg), no cp.async; in NN (K 100: rows of 400 bytes)
+ * and NT from both as they lie: one kernel, nothing rounded; in NN B's
+ * tile in panels of 32 columns, read into registers as wgmma's a (C's
+ * transpose), in TN B's packed copy. */
 static void test_tf32_cuda_copies_by_the_tma(void **state) {
   (void)state;
   int kernels;

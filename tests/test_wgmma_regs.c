@@ -8,6 +8,7 @@
  * one never filled; lowering's refusals; the register form in the CUDA.
  */
 #include "helpers.h"
+#include "tiles.h"
 
 #include "exec/executor.h"
 #include "ir/ir.h"
@@ -114,18 +115,22 @@ static void test_transpose_replays(void **state) {
 
 /* ---- The executor's faults ---------------------------------------------------- */
 
-typedef enum { REFILL_AFTER_ISSUE, NEVER_FILLED } mutation;
+typedef enum { REFILL_AFTER_ISSUE, REWRITE_SAME, NEVER_FILLED } mutation;
 
 /* After each wgmma reading a from registers, a store into its first
- * register (REFILL_AFTER_ISSUE); or every store into the registers
- * dropped (NEVER_FILLED). */
+ * register, of 0.25 (REFILL_AFTER_ISSUE) or of the value it holds
+ * (REWRITE_SAME: the hardware's registers may be read at any time until
+ * the wait, so rewriting a value unchanged is a hazard too); or every
+ * store into the registers dropped (NEVER_FILLED). */
 static ir_stmt *mutate(ir_mutator *m, ir_stmt *s) {
   const mutation *how = m->ctx;
-  if (*how == REFILL_AFTER_ISSUE && s->kind == S_WGMMA &&
-      ir_wgmma_a_regs(s)) {
+  if (*how != NEVER_FILLED && s->kind == S_WGMMA && ir_wgmma_a_regs(s)) {
     const ir_expr *src = s->wgmma.src[0];
+    ir_expr *value = *how == REWRITE_SAME
+                         ? ir_load(m->a, src->load.buf, src->load.idx)
+                         : ir_float(m->a, 0.25f);
     ir_stmt *items[2] = {s, ir_new_store(m->a, src->load.buf, src->load.idx,
-                                         ir_float(m->a, 0.25f))};
+                                         value)};
     return ir_new_seq(m->a, items, 2);
   }
   if (*how == NEVER_FILLED && s->kind == S_STORE && s->store.buf->async_read)
@@ -166,14 +171,16 @@ static char *fault_of(mutation how) {
 
 static void test_executor_catches_a_register_written_while_read(void **st) {
   (void)st;
-  char *msg = fault_of(REFILL_AFTER_ISSUE);
-  assert_non_null(msg);
-  if (!strstr(msg, "register 0 of lane 0's a_frag (row 0, column 0 of the "
-                   "a tile) was written after the wgmma that reads it was "
-                   "issued") ||
-      !strstr(msg, "retired by wgmma.wait_group 0"))
-    fail_msg("the executor says: %s", msg);
-  free(msg);
+  for (mutation how = REFILL_AFTER_ISSUE; how <= REWRITE_SAME; how++) {
+    char *msg = fault_of(how);
+    assert_non_null(msg);
+    if (!strstr(msg, "register 0 of lane 0's a_frag (row 0, column 0 of "
+                     "the a tile) was written after the wgmma that reads it "
+                     "was issued") ||
+        !strstr(msg, "retired by wgmma.wait_group 0"))
+      fail_msg("mutation %d: the executor says: %s", (int)how, msg);
+    free(msg);
+  }
 }
 
 static void test_executor_catches_registers_never_filled(void **state) {
@@ -184,6 +191,72 @@ static void test_executor_catches_registers_never_filled(void **state) {
                    "wrote"))
     fail_msg("the executor says: %s", msg);
   free(msg);
+}
+
+/* ---- Where the fill goes ------------------------------------------------------ */
+
+/* Two instructions a k step on C's transpose, side by side along C's rows
+ * (an unrolled loop over i's two tiles of 64, which a, from op(B), does
+ * not use): one fill of a's registers serves both, so it comes before
+ * that loop, not inside it, where each iteration would refill registers
+ * the other's instruction reads.  Correct, and the fill before the loop
+ * in the CUDA. */
+static void test_fill_outside_loops_a_does_not_use(void **state) {
+  (void)state;
+  ts_gemm g = def_of(150, 100, 70, TS_F32, TS_NN);
+  ts_sched *s = ts_matmul_named(&g, "wgt2");
+  ts_loop *io, *ir, *ni, *ii, *jo, *jr, *wg, *jj, *ko, *ki, *kq, *kk;
+  ts_stage *st[2];
+  ts_split(s, ts_get_loop(s, "i"), 128, &io, &ir);
+  ts_split(s, ir, 64, &ni, &ii);
+  ts_split(s, ts_get_loop(s, "j"), 128, &jo, &jr);
+  ts_split(s, jr, 64, &wg, &jj);
+  ts_split(s, ts_get_loop(s, "k"), 32, &ko, &ki);
+  ts_split(s, ki, 8, &kq, &kk);
+  ts_reorder(s, 9, (ts_loop *[]){io, jo, wg, ko, kq, ni, jj, ii, kk});
+  ts_bind(s, io, TS_BLOCK_Y);
+  ts_bind(s, jo, TS_BLOCK_X);
+  ts_bind(s, wg, TS_THREAD_Y);
+  for (int w = 0; w < 2; w++) {
+    ts_cache_read(s, w ? "B" : "A", TS_SHARED, ko, &st[w]);
+    ts_storage_swizzle(s, st[w]);
+  }
+  ts_unroll(s, kq);
+  ts_unroll(s, ni);
+  assert_int_equal(ts_tensorize(s, jj, ii, kk), TS_OK);
+  assert_checks(s, 11);
+  char *src = ts_cuda_source(s);
+  assert_non_null(src);
+  const char *fill = strstr(src, "a_frag[k_inner_outer][3] = B_shared[");
+  assert_non_null(fill);
+  const char *loop = strstr(fill, "for (int i_inner_outer = 0;");
+  const char *mma = strstr(fill, "tessel_wgmma_m64n64k8_tf32_rk(");
+  assert_true(loop && mma && loop < mma);
+  free(src);
+  ts_sched_free(s);
+}
+
+/* The warpgroup space's first configuration in tf32 NN is wgws's tiling
+ * on C's transpose (as `tessel show warpgroup --dtype tf32` and --tuned
+ * without a record take it), and its inflight=0 and 2, the same kernel
+ * where a is in registers, are pruned. */
+static void test_space_takes_the_register_form(void **state) {
+  (void)state;
+  ts_gemm g = def_of(256, 256, 64, TS_F32, TS_NN);
+  ts_sched *s = ts_space_schedule(ts_space_find("warpgroup"), &g, NULL);
+  assert_int_equal(ts_sched_status(s), TS_OK);
+  char *ir = ts_print_ir(s);
+  assert_non_null(strstr(ir, "(a in registers, b k-major)"));
+  free(ir);
+  ts_sched_free(s);
+  for (int f = 0; f <= 2; f += 2) {
+    char knobs[16];
+    snprintf(knobs, sizeof(knobs), "inflight=%d", f);
+    s = warpgroup_at(&g, knobs);
+    assert_int_equal(ts_sched_status(s), TS_ERR_PRUNED);
+    assert_non_null(strstr(ts_sched_errmsg(s), "the kernel of inflight=1"));
+    ts_sched_free(s);
+  }
 }
 
 /* ---- Lowering's refusals --------------------------------------------------------- */
@@ -280,6 +353,8 @@ int main(void) {
       cmocka_unit_test(test_transpose_replays),
       cmocka_unit_test(test_executor_catches_a_register_written_while_read),
       cmocka_unit_test(test_executor_catches_registers_never_filled),
+      cmocka_unit_test(test_fill_outside_loops_a_does_not_use),
+      cmocka_unit_test(test_space_takes_the_register_form),
       cmocka_unit_test(test_register_form_refusals),
       cmocka_unit_test(test_verifier_checks_the_registers),
       cmocka_unit_test(test_register_form_in_the_cuda),

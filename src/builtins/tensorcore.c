@@ -242,6 +242,8 @@ static ts_status warpgroup_tiles(ts_sched *s, const wg_tiling *t) {
     ts_tensorize(s, jj, ii, kk);
   else
     ts_tensorize(s, ii, jj, kk);
+  /* A batch left in flight would read registers the next k tile's fill
+   * overwrites: none where wgmma takes a from registers. */
   if (t->in_flight && !a_in_registers(g, t))
     ts_wgmma_in_flight(s, ko, (int)t->in_flight);
   if (t->blocks > 1)
@@ -342,10 +344,12 @@ ts_status space_warpgroup(ts_sched *s, ts_config *c) {
       !ts_knob_require(c, t.stages >= t.in_flight + 2, "%lld stages for "
                        "%lld batches in flight", (long long)t.stages,
                        (long long)t.in_flight) ||
-      !ts_knob_require(c, !t.in_flight || !a_in_registers(ts_sched_gemm(s),
-                                                          &t),
-                       "batches in flight where wgmma takes a from "
-                       "registers (tf32 A in TN and TT, B in NN)") ||
+      !ts_knob_require(c, t.in_flight == 1 ||
+                              !a_in_registers(ts_sched_gemm(s), &t),
+                       "inflight=%lld where wgmma takes a from registers "
+                       "(tf32 A in TN and TT, B in NN), which leaves no "
+                       "batch in flight: the kernel of inflight=1",
+                       (long long)t.in_flight) ||
       !ts_knob_require(c, t.tma || !t.ws, "a producer warpgroup without "
                        "the TMA") ||
       !ts_knob_require(c, !t.persistent || !t.tma || t.ws, "a persistent "

@@ -28,9 +28,9 @@ typedef struct {
   unsigned ldmatrix_used; /* fragment loads, a bit per matrices (x1, x2, x4)
                            * and one more for .trans */
   /* wgmma forms used, by operand type, instruction n / 8 - 1 and the
-   * operands' majorness (a bit each), or a in registers and b's
-   * majorness (4 + it): cuda_wgmma.c. */
-  bool wgmma_used[TS_DTYPE_COUNT][32][6];
+   * operands' majorness (a bit each), or 4: a in registers
+   * (cuda_wgmma.c). */
+  bool wgmma_used[TS_DTYPE_COUNT][32][5];
   bool unswizzled; /* shared accesses printed without the chunk swizzle */
   bool tma_used;   /* TMA copies and mbarriers: their helpers */
 } emitter;

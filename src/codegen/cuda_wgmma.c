@@ -12,14 +12,14 @@
 #include "../ir/mma.h"
 
 /* Forms 0-3: a and b by descriptors, k- or mn-major (bits 0 and 1);
- * 4 and 5: a in registers, b k- or mn-major. */
+ * 4: a in registers (tf32 only, whose b is k-major). */
 static int wgmma_form(const ir_stmt *s) {
   if (ir_wgmma_a_regs(s))
-    return 4 + s->wgmma.mn_major[1];
+    return 4;
   return s->wgmma.mn_major[0] | s->wgmma.mn_major[1] << 1;
 }
 
-static const char *const majors[6] = {"kk", "mk", "kn", "mn", "rk", "rn"};
+static const char *const majors[5] = {"kk", "mk", "kn", "mn", "rk"};
 
 /* "f16", "bf16", or "tf32" for fp32 operands. */
 static const char *operand_type(const mma_instr *in) {
@@ -109,9 +109,9 @@ static void accumulator_outputs(ts_buf *b, const mma_instr *in) {
     ts_buf_printf(b, "%s \"+f\"(d[%d])", r ? "," : "", r);
 }
 
-/* The register form: a lane's registers of a (tf32: 32 bits, one
- * element each) in braces before b's descriptor; tf32 has no transpose
- * operand, 16-bit types only b's. */
+/* The register form, tf32's: a lane's 4 registers of a, one element
+ * each, in braces before b's descriptor, and no transpose operand (a
+ * 16-bit a would pack two elements a register and take b's). */
 static void wgmma_register_definition(ts_buf *b, const mma_instr *in,
                                       int form) {
   int n = in->frag[MMA_ACC].regs, na = in->frag[MMA_A].regs;
@@ -119,11 +119,7 @@ static void wgmma_register_definition(ts_buf *b, const mma_instr *in,
   ts_buf_puts(b, "}, {");
   for (int r = 0; r < na; r++)
     ts_buf_printf(b, "%s%%%d", r ? ", " : "", n + r);
-  if (in->tf32)
-    ts_buf_printf(b, "}, %%%d, p, 1, 1;\\n}\\n\"\n      :", n + na);
-  else
-    ts_buf_printf(b, "}, %%%d, p, 1, 1, %d;\\n}\\n\"\n      :", n + na,
-                  form - 4);
+  ts_buf_printf(b, "}, %%%d, p, 1, 1;\\n}\\n\"\n      :", n + na);
   accumulator_outputs(b, in);
   ts_buf_puts(b, "\n      : ");
   for (int r = 0; r < na; r++)
@@ -151,7 +147,7 @@ void wgmma_definitions(ts_buf *b, const emitter *em) {
   bool any = false;
   for (int t = 0; t < TS_DTYPE_COUNT; t++)
     for (int n = 0; n < 32; n++)
-      for (int f = 0; f < 6; f++)
+      for (int f = 0; f < 5; f++)
         if (em->wgmma_used[t][n][f]) {
           if (!any)
             ts_buf_puts(b, "// wgmma (sm_90a): a warpgroup multiplies tiles "

@@ -122,6 +122,11 @@ typedef struct exec {
   mem live[MAX_LIVE];
   int nlive;
   uint64_t epoch; /* barriers so far, all blocks */
+  /* Writes so far into buffers an asynchronous instruction reads
+   * (async_read: wgmma's a in registers), each element's last in its
+   * wepoch, so that one between an instruction's issue and its
+   * retirement is seen (exec_wgmma.c). */
+  uint64_t async_writes;
   copy_queue *queues; /* per thread of the block */
   int nqueues;
   /* wgmma in flight, oldest first, and each warpgroup's batches

@@ -402,7 +402,7 @@ bool write_at(exec *x, mem *m, int64_t off, int t, float value,
       return false;
     }
     m->writer[at] = me;
-    m->wepoch[at] = x->epoch;
+    m->wepoch[at] = b->async_read ? ++x->async_writes : x->epoch;
     m->atomic[at] = atomic;
   }
   /* Memory holds the buffer's type: what a store rounds to. */

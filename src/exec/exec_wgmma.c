@@ -35,6 +35,7 @@ struct wg_flight {
   int w0;          /* the warpgroup's first thread */
   uint64_t batch;  /* its warpgroup's batch: committed batches at issue */
   uint64_t epoch;  /* the barrier epoch it was issued in */
+  uint64_t async_writes; /* x->async_writes at its issue */
   float *tile_values; /* a (m x k) then b (k x n) as read at issue (malloc) */
   mem *tile[2];    /* the a and b caches, or a's registers */
   int64_t corner[2][IR_MAX_DIMS]; /* the tiles' first elements */
@@ -89,7 +90,7 @@ static bool read_registers(exec *x, const wg_flight *f, float *out,
       if (!again) {
         *at = v;
       } else if (v != *at || m->wepoch[mem_slot(m, off, f->w0 + l)] >
-                                 f->epoch) {
+                                 f->async_writes) {
         exec_fault(x, f->w0 + l, "register %d of lane %d's %s (row %d, "
                    "column %d of the a tile) was written after the wgmma "
                    "that reads it was issued, while it ran", r, l, b->name,
@@ -201,6 +202,7 @@ static bool issue(exec *x, const ir_stmt *s, int w0, const wg_operand *op,
     return false;
   }
   *f = (wg_flight){.s = s, .w0 = w0, .acc = acc, .epoch = x->epoch,
+                   .async_writes = x->async_writes,
                    .batch = x->wg_batches[w0 / WGMMA_LANES]};
   for (int w = 0; w < 2; w++) {
     f->tile[w] = op[w].m;

@@ -123,11 +123,12 @@ ir_stmt *lower_exchanged_registers(lower_ctx *cx, const lower_mma *t,
  * a lane's accumulators, at the element of C that register holds. */
 ir_stmt *lower_mma_registers(lower_ctx *cx, const lower_mma *t,
                              ir_stmt *body);
-/* The replacement of path->node[*at..] (*at: the outermost of the unrolled
- * spatial loops right above the tensorized ones, not above `top`, or the
- * tensorized loops' own): fragment fills from the operands' loads, zero
- * where pred fails, hoisted out of those loops as far as each operand
- * allows, then the S_MMA under them. */
+/* The replacement of path->node[*at..]: for mma.sync (*at: the outermost
+ * of the unrolled spatial loops right above the tensorized ones, not
+ * above `top`, or the tensorized loops' own), fragment fills from the
+ * operands' loads, zero where pred fails, hoisted out of those loops as
+ * far as each operand allows, then the S_MMA under them; for wgmma,
+ * lower_wgmma_update's. */
 ir_stmt *lower_mma_update(lower_ctx *cx, const lower_mma *t,
                           const nest_path *path, int top,
                           ir_expr *const operand[2], ir_expr *pred,
@@ -135,11 +136,32 @@ ir_stmt *lower_mma_update(lower_ctx *cx, const lower_mma *t,
                           int *at);
 /* s with the lane loop just inside its launch loops. */
 ir_stmt *lower_mma_lanes(lower_ctx *cx, const lower_mma *t, ir_stmt *s);
-/* wgmma.c: each largest statement holding wgmma instructions and no
- * barrier or wait, opened by a wgmma.fence and closed by a commit and a
- * wait: for the whole batch, or inside a loop of ts_wgmma_in_flight for
- * all but its count.  NULL with cx's error where a marked loop has no
- * wgmma or no pipeline; root itself where it has no wgmma. */
+/* The tensorized loop over the instruction's m (0), n (1) or k (2). */
+const ts_loop *lower_mma_loop(const lower_mma *t, int axis);
+/* frag[prefix.., r] = operand at register r's element of operand w
+ * (MMA_A or MMA_B), or 0 where `guard` fails there: one ldmatrix where it
+ * applies (mma.sync), else a load a register. */
+ir_stmt *lower_mma_fill(lower_ctx *cx, const lower_mma *t, int w,
+                        ir_buffer *frag, ir_expr *const *prefix,
+                        ir_expr *operand, ir_expr *guard);
+/* Whether path node d is an unrolled loop directly around node d + 1. */
+bool lower_unrolled_around(const nest_path *p, int d);
+/* lower_wgmma_operands.c: lower_mma_update's for a warpgroup's
+ * instruction: the S_WGMMA, its operands' tiles read by descriptors, or
+ * its a from registers (a local a_frag filled in place, *at moved out to
+ * the unrolled loops around it). */
+ir_stmt *lower_wgmma_update(lower_ctx *cx, const lower_mma *t,
+                            const nest_path *path, int top,
+                            ir_expr *const operand[2], ir_expr *pred,
+                            ir_buffer *acc, ir_expr *const acc_idx[3],
+                            int *at);
+/* lower_wgmma.c: each largest statement holding wgmma instructions and
+ * no barrier or wait, opened by a wgmma.fence and closed by a commit and
+ * a wait: for the whole batch, or inside a loop of ts_wgmma_in_flight for
+ * all but its count; a fence also between a fill of an instruction's
+ * register operand and the instruction.  NULL with cx's error where a
+ * marked loop has no wgmma or no pipeline, or a loop in a batch refills
+ * a register operand; root itself where it has no wgmma. */
 ir_stmt *lower_wgmma_batches(lower_ctx *cx, ir_stmt *root);
 
 /* Passes. */

@@ -82,20 +82,25 @@ typedef struct {
   const ir_buffer *buf; /* which */
 } register_operands;
 
-static bool note_register_operand(ir_visitor *v, const ir_stmt *s) {
-  register_operands *r = v->ctx;
-  if (s->kind == S_WGMMA && ir_wgmma_a_regs(s) &&
-      r->n < (int)(sizeof(r->regs) / sizeof(r->regs[0])))
-    r->regs[r->n++] = s->wgmma.src[0]->load.buf;
-  return true;
-}
-
 static bool is_register_operand(const register_operands *r,
                                 const ir_buffer *b) {
   for (int i = 0; i < r->n; i++)
     if (r->regs[i] == b)
       return true;
   return false;
+}
+
+/* Each register operand once; past the array's room, n counts on, and
+ * the batch is refused. */
+static bool note_register_operand(ir_visitor *v, const ir_stmt *s) {
+  register_operands *r = v->ctx;
+  if (s->kind != S_WGMMA || !ir_wgmma_a_regs(s) ||
+      is_register_operand(r, s->wgmma.src[0]->load.buf))
+    return true;
+  if (r->n < (int)(sizeof(r->regs) / sizeof(r->regs[0])))
+    r->regs[r->n] = s->wgmma.src[0]->load.buf;
+  r->n++;
+  return true;
 }
 
 typedef struct {
@@ -143,24 +148,28 @@ static bool stores_into(const ir_stmt *s, const ir_buffer *b) {
   return e.found;
 }
 
-/* Each wgmma in a sequence after a fill of its registers gets a fence
- * between them. */
+/* Each item of a sequence holding a wgmma after a fill of its registers
+ * gets a fence between them. */
 static ir_stmt *fence_after_fill(ir_mutator *m, ir_stmt *s) {
   if (s->kind != S_SEQ)
     return ir_mutate_stmt_children(m, s);
   ir_stmt **items = ts_arena_alloc(m->a, sizeof(*items) *
                                              (size_t)(2 * s->seq.n));
   int n = 0;
+  bool changed = false;
   for (int i = 0; items && i < s->seq.n; i++) {
-    const ir_stmt *x = s->seq.items[i];
+    const ir_stmt *x = first_of_kind(s->seq.items[i], S_WGMMA);
     bool filled = false;
-    for (int j = 0; j < i && x->kind == S_WGMMA && ir_wgmma_a_regs(x); j++)
+    for (int j = 0; j < i && x && ir_wgmma_a_regs(x); j++)
       filled |= stores_into(s->seq.items[j], x->wgmma.src[0]->load.buf);
     if (filled && !(items[n++] = ir_new_wgmma_sync(m->a, -1, x->wgmma.acc)))
       return NULL;
     if (!(items[n++] = ir_mutate_stmt(m, s->seq.items[i])))
       return NULL;
+    changed |= filled || items[n - 1] != s->seq.items[i];
   }
+  if (items && !changed)
+    return s;
   return items ? ir_new_seq(m->a, items, n) : NULL;
 }
 
@@ -190,6 +199,13 @@ static ir_stmt *fenced(batch_pass *p, const ir_stmt *whole, ir_stmt *s,
   register_operands r = {0};
   ir_visitor v = {.stmt = note_register_operand, .ctx = &r};
   ir_visit_stmt(&v, whole);
+  if (r.n > (int)(sizeof(r.regs) / sizeof(r.regs[0]))) {
+    p->failed = true;
+    lower_fail(p->cx, TS_ERR_BAD_TENSORIZE, "ts_lower: a wgmma batch reads "
+               "%d register operands, more than the %d the batch pass "
+               "checks", r.n, (int)(sizeof(r.regs) / sizeof(r.regs[0])));
+    return NULL;
+  }
   ir_visitor refill = {.stmt = find_refill, .ctx = &r};
   ir_visit_stmt(&refill, s);
   if (r.loop) {

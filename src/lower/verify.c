@@ -255,12 +255,14 @@ static bool check_register_operand(ir_visitor *v, const mma_instr *in,
   const ir_buffer *b = src->load.buf;
   const ir_expr *last = src->load.idx[b->ndim - 1];
   int regs = in->frag[MMA_A].regs;
-  if (regs == 0 || b->vector || b->dtype != in->ab || src->load.lanes > 1 ||
+  if (regs == 0 || b->vector || !b->async_read || b->dtype != in->ab ||
+      src->load.lanes > 1 ||
       !buffer_visible(v->ctx, b) || last->kind != E_INT || last->ival < 0 ||
       last->ival + regs > b->shape[b->ndim - 1])
-    return fail(v, "wgmma register operand not a local buffer in scope of "
-                "its type with room for a lane's registers, for an "
-                "instruction that takes a from registers:", b->name);
+    return fail(v, "wgmma register operand not a local buffer read "
+                "asynchronously (async_read), in scope, of its type, with "
+                "room for a lane's registers, for an instruction that takes "
+                "a from registers:", b->name);
   return true;
 }
 

@@ -181,8 +181,12 @@ ts_status ts_tensorize(ts_sched *s, ts_loop *i, ts_loop *j, ts_loop *k) {
   if (swap && !in->warpgroup)
     return sched_fail(s, TS_ERR_BAD_TENSORIZE, i, "%s: loop \"%s\" walks j "
                       "as the instruction's m; only a warpgroup's wgmma "
-                      "(a 64 x n tile) computes C's transpose: pass the "
-                      "loops over i, j and k", fn, i->name);
+                      "computes C's transpose, and loops of %lld x %lld x "
+                      "%lld are none of its tiles (64 x n x %d, n a multiple "
+                      "of 8 up to 256): pass the loops over i, j and k, or "
+                      "split j by 64 for the first", fn, i->name,
+                      (long long)i->extent, (long long)j->extent,
+                      (long long)k->extent, in->tf32 ? 8 : 16);
   const int axis[3] = {swap ? 1 : 0, swap ? 0 : 1, 2};
   const int64_t tile[3] = {in->m, in->n, in->k};
   for (int w = 0; w < 3; w++)
