@@ -238,8 +238,8 @@ static void test_fill_outside_loops_a_does_not_use(void **state) {
 
 /* The warpgroup space's first configuration in tf32 NN is wgws's tiling
  * on C's transpose (as `tessel show warpgroup --dtype tf32` and --tuned
- * without a record take it), and its inflight=0 and 2, the same kernel
- * where a is in registers, are pruned. */
+ * without a record take it), its blocks in launch order, and its
+ * inflight=0 and 2 and swizzle=0, the same kernel there, are pruned. */
 static void test_space_takes_the_register_form(void **state) {
   (void)state;
   ts_gemm g = def_of(256, 256, 64, TS_F32, TS_NN);
@@ -248,13 +248,18 @@ static void test_space_takes_the_register_form(void **state) {
   char *ir = ts_print_ir(s);
   assert_non_null(strstr(ir, "(a in registers, b k-major)"));
   free(ir);
+  char *trace = ts_print_trace(s);
+  assert_null(strstr(trace, "ts_swizzle("));
+  free(trace);
   ts_sched_free(s);
-  for (int f = 0; f <= 2; f += 2) {
-    char knobs[16];
-    snprintf(knobs, sizeof(knobs), "inflight=%d", f);
-    s = warpgroup_at(&g, knobs);
+  const char *const pruned[3][2] = {
+      {"inflight=0", "the kernel of inflight=1"},
+      {"inflight=2", "the kernel of inflight=1"},
+      {"swizzle=0", "the kernel of swizzle=8"}};
+  for (int i = 0; i < 3; i++) {
+    s = warpgroup_at(&g, pruned[i][0]);
     assert_int_equal(ts_sched_status(s), TS_ERR_PRUNED);
-    assert_non_null(strstr(ts_sched_errmsg(s), "the kernel of inflight=1"));
+    assert_non_null(strstr(ts_sched_errmsg(s), pruned[i][1]));
     ts_sched_free(s);
   }
 }

@@ -231,7 +231,12 @@ static ts_status warpgroup_tiles(ts_sched *s, const wg_tiling *t) {
   ts_bind(s, io, TS_BLOCK_Y);
   ts_bind(s, jo, TS_BLOCK_X);
   ts_bind(s, wg, TS_THREAD_Y);
-  if (t->swizzle)
+  /* Groups of block rows keep the tiles the running blocks share in L2
+   * for 128-row blocks; on C's transpose, whose blocks are 256 rows (an
+   * A panel every column block reads), launch order without groups ran
+   * 2-5% faster in tf32 NN at 2048^3 to 8192^3 (docs/performance.md, "C's
+   * transpose in launch order"). */
+  if (t->swizzle && !transposed)
     ts_swizzle(s, io, jo, t->swizzle);
   if (t->persistent)
     ts_persistent(s, io, jo, t->blocks > 1 ? (int)t->blocks : 1);
@@ -344,6 +349,11 @@ ts_status space_warpgroup(ts_sched *s, ts_config *c) {
       !ts_knob_require(c, t.stages >= t.in_flight + 2, "%lld stages for "
                        "%lld batches in flight", (long long)t.stages,
                        (long long)t.in_flight) ||
+      !ts_knob_require(c, t.swizzle == 8 ||
+                              !transposes(ts_sched_gemm(s), &t),
+                       "swizzle=%lld on C's transpose (tf32 NN), whose "
+                       "blocks go in launch order: the kernel of swizzle=8",
+                       (long long)t.swizzle) ||
       !ts_knob_require(c, t.in_flight == 1 ||
                               !a_in_registers(ts_sched_gemm(s), &t),
                        "inflight=%lld where wgmma takes a from registers "
