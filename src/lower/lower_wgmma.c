@@ -75,8 +75,10 @@ typedef struct {
 
 /* The register operands of the wgmma in a batch, to check its stores
  * against. */
+enum { MAX_REGISTER_OPERANDS = 8 }; /* in a batch, that it checks */
+
 typedef struct {
-  const ir_buffer *regs[8];
+  const ir_buffer *regs[MAX_REGISTER_OPERANDS];
   int n;
   const ir_stmt *loop;  /* a loop that refills one of them */
   const ir_buffer *buf; /* which */
@@ -97,7 +99,7 @@ static bool note_register_operand(ir_visitor *v, const ir_stmt *s) {
   if (s->kind != S_WGMMA || !ir_wgmma_a_regs(s) ||
       is_register_operand(r, s->wgmma.src[0]->load.buf))
     return true;
-  if (r->n < (int)(sizeof(r->regs) / sizeof(r->regs[0])))
+  if (r->n < MAX_REGISTER_OPERANDS)
     r->regs[r->n] = s->wgmma.src[0]->load.buf;
   r->n++;
   return true;
@@ -140,6 +142,8 @@ static bool find_refill(ir_visitor *v, const ir_stmt *s) {
   return !v->stop;
 }
 
+/* Whether s stores into b at all (no loop variable indexes every
+ * store). */
 static bool stores_into(const ir_stmt *s, const ir_buffer *b) {
   register_operands r = {.regs = {b}, .n = 1};
   same_element e = {.r = &r, .var = NULL};
@@ -173,37 +177,20 @@ static ir_stmt *fence_after_fill(ir_mutator *m, ir_stmt *s) {
   return items ? ir_new_seq(m->a, items, n) : NULL;
 }
 
-/* fence; s; commit and wait until `pending` batches run, the fence after
- * the fills of register operands that open s (inside its allocations),
- * and one more before each instruction whose registers the batch fills. */
-static ir_stmt *fenced(batch_pass *p, const ir_stmt *whole, ir_stmt *s,
-                       int pending) {
-  ts_arena *a = p->cx->arena;
-  if (s->kind == S_ALLOC) {
-    ir_stmt *body = fenced(p, whole, s->alloc.body, pending);
-    ir_stmt *copy = body ? ir_new_alloc(a, s->alloc.buf, body) : NULL;
-    if (copy)
-      copy->alloc.init = s->alloc.init;
-    return copy;
-  }
-  int lead = 0;
-  while (s->kind == S_SEQ && lead < s->seq.n &&
-         !holds_kind(s->seq.items[lead], S_WGMMA))
-    lead++;
-  if (lead > 0) {
-    ir_stmt *rest = ir_new_seq(a, s->seq.items + lead, s->seq.n - lead);
-    rest = rest ? fenced(p, whole, rest, pending) : NULL;
-    ir_stmt *items[2] = {ir_new_seq(a, s->seq.items, lead), rest};
-    return items[0] && items[1] ? ir_new_seq(a, items, 2) : NULL;
-  }
+/* s with a fence before each instruction that its fills of register
+ * operands precede, or NULL with the refusal where a loop in s refills
+ * the same registers (or s reads more operands than are checked). */
+static ir_stmt *fence_register_fills(batch_pass *p, ir_stmt *s) {
   register_operands r = {0};
   ir_visitor v = {.stmt = note_register_operand, .ctx = &r};
-  ir_visit_stmt(&v, whole);
-  if (r.n > (int)(sizeof(r.regs) / sizeof(r.regs[0]))) {
+  ir_visit_stmt(&v, s);
+  if (r.n == 0)
+    return s;
+  if (r.n > MAX_REGISTER_OPERANDS) {
     p->failed = true;
     lower_fail(p->cx, TS_ERR_BAD_TENSORIZE, "ts_lower: a wgmma batch reads "
                "%d register operands, more than the %d the batch pass "
-               "checks", r.n, (int)(sizeof(r.regs) / sizeof(r.regs[0])));
+               "checks", r.n, MAX_REGISTER_OPERANDS);
     return NULL;
   }
   ir_visitor refill = {.stmt = find_refill, .ctx = &r};
@@ -218,11 +205,35 @@ static ir_stmt *fenced(batch_pass *p, const ir_stmt *whole, ir_stmt *s,
                "own", r.loop->for_.loop->name, r.buf->name);
     return NULL;
   }
-  if (r.n > 0) {
-    ir_mutator m = {.a = a, .stmt = fence_after_fill};
-    if (!(s = ir_mutate_stmt(&m, s)))
-      return NULL;
+  ir_mutator m = {.a = p->cx->arena, .stmt = fence_after_fill};
+  return ir_mutate_stmt(&m, s);
+}
+
+/* fence; s; commit and wait until `pending` batches run: the fence inside
+ * s's allocations and after the items that open it holding no wgmma (the
+ * fills of register operands, which must precede it), and one more before
+ * each instruction whose registers the batch fills. */
+static ir_stmt *fenced(batch_pass *p, ir_stmt *s, int pending) {
+  ts_arena *a = p->cx->arena;
+  if (s->kind == S_ALLOC) {
+    ir_stmt *body = fenced(p, s->alloc.body, pending);
+    ir_stmt *copy = body ? ir_new_alloc(a, s->alloc.buf, body) : NULL;
+    if (copy)
+      copy->alloc.init = s->alloc.init;
+    return copy;
   }
+  int lead = 0;
+  while (s->kind == S_SEQ && lead < s->seq.n &&
+         !holds_kind(s->seq.items[lead], S_WGMMA))
+    lead++;
+  if (lead > 0) {
+    ir_stmt *rest = ir_new_seq(a, s->seq.items + lead, s->seq.n - lead);
+    rest = rest ? fenced(p, rest, pending) : NULL;
+    ir_stmt *items[2] = {ir_new_seq(a, s->seq.items, lead), rest};
+    return items[0] && items[1] ? ir_new_seq(a, items, 2) : NULL;
+  }
+  if (!(s = fence_register_fills(p, s)))
+    return NULL;
   ir_buffer *acc = first_of_kind(s, S_WGMMA)->wgmma.acc;
   ir_stmt *items[3] = {ir_new_wgmma_sync(a, -1, acc), s,
                        ir_new_wgmma_sync(a, pending, acc)};
@@ -281,7 +292,7 @@ static ir_stmt *batch(ir_mutator *m, ir_stmt *s) {
     return in_flight_loop(m, s);
   if (!holds_kind(s, S_BARRIER) && !holds_kind(s, S_ASYNC_WAIT) &&
       !holds_kind(s, S_MBARRIER))
-    return fenced(p, s, s, p->pending);
+    return fenced(p, s, p->pending);
   return ir_mutate_stmt_children(m, s);
 }
 
