@@ -251,6 +251,10 @@ static void test_cuda_loops_over_tiles(void **state) {
   assert_true(dec && inc && dec < inc);
   const char *producer_loop = strstr(dec, loop);
   assert_true(producer_loop && producer_loop < inc);
+  /* Only the issuing thread runs the producer's tile loop: the others
+   * leave before it. */
+  const char *leave = strstr(dec, "threadIdx.x != 256) return;");
+  assert_true(leave && leave < producer_loop);
   assert_non_null(strstr(inc, loop));
   /* The producer's part: fills and waits on empty barriers, no wgmma, no
    * accumulators zeroed, no C; the consumers' part: no copy. The executor

@@ -358,9 +358,14 @@ static void assert_roles_split(const char *name, int stages) {
   const char *dec = strstr(src, "setmaxnreg.dec.sync.aligned.u32 40;");
   const char *inc = strstr(src, "setmaxnreg.inc.sync.aligned.u32 232;");
   assert_true(dec && inc && dec < inc);
+  /* Only the issuing thread stays in the producer warpgroup: the others
+   * leave right after setmaxnreg, before the part's loops. */
+  const char *leave = strstr(dec, "threadIdx.x != 256) return;");
+  const char *first_loop = strstr(dec, "for (");
+  assert_true(leave && first_loop && leave < first_loop);
   /* The producer's part issues copies and no wgmma; the consumers' part
    * waits on full barriers and issues no copy. */
-  const char *ret = strstr(dec, "return;");
+  const char *ret = strstr(first_loop, "return;");
   assert_true(ret && ret < inc);
   char *producer = strndup(dec, (size_t)(ret - dec));
   char full_wait[64];

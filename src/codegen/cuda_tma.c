@@ -144,6 +144,22 @@ static ir_stmt *role_part(ts_arena *a, ir_stmt *s, const ir_pipeline *p,
   return r == ROLE_ANY || r == keep ? s : NULL;
 }
 
+/* Every statement of the producer's part that does anything is under
+ * `thread == p->producer`; the warpgroup's other threads leave once they
+ * have given their registers back (setmaxnreg is the whole warpgroup's).
+ * Left in, the issuing thread's 31 warp-mates run on through the part's
+ * loops, every tile's k loop in a persistent grid, and the issuing lane
+ * waits behind them: a refill 70 us late in each block's first tile, 5%
+ * of wgpers's time at 8192^3 and 3% of wgws's (docs/performance.md, "The
+ * producer warpgroup's idle threads leave at once"). */
+static void print_idle_producers_leave(ts_buf *b, const ir_pipeline *p,
+                                       int depth) {
+  ts_buf_indent(b, depth);
+  ts_buf_printf(b, "if ((threadIdx.z * blockDim.y + threadIdx.y) * "
+                "blockDim.x + threadIdx.x != %d) return;  // only the "
+                "issuing thread stays\n", p->producer);
+}
+
 /* The roles' split: the producer's registers to the consumers, the
  * counts lowering chose for the blocks a multiprocessor the kernel is
  * bounded to (ir_kernel's registers: 40 and 232 at one block, the file
@@ -160,6 +176,7 @@ static void c_roles(ts_buf *b, emitter *em, const ir_stmt *s, int depth,
   ts_buf_indent(b, depth + 1);
   ts_buf_printf(b, "asm volatile(\"setmaxnreg.dec.sync.aligned.u32 %d;\\n\");\n",
                 em->k->registers.producer);
+  print_idle_producers_leave(b, p, depth + 1);
   if (producer)
     ir_print_stmt_with(b, producer, depth + 1, st);
   ts_buf_indent(b, depth + 1);
