@@ -363,6 +363,10 @@ static void assert_roles_split(const char *name, int stages) {
   const char *leave = strstr(dec, "threadIdx.x != 256) return;");
   const char *first_loop = strstr(dec, "for (");
   assert_true(leave && first_loop && leave < first_loop);
+  const char *after_dec = strchr(dec, '\n'), *leave_line = leave;
+  while (leave_line > src && leave_line[-1] != '\n')
+    leave_line--;
+  assert_true(after_dec && after_dec + 1 == leave_line); /* the next line */
   /* The producer's part issues copies and no wgmma; the consumers' part
    * waits on full barriers and issues no copy. */
   const char *ret = strstr(first_loop, "return;");

@@ -9,8 +9,9 @@
  * are inline PTX, defined once when used.
  *
  * A warp-specialized pipeline (producer_threads) splits the block there:
- * the producer warpgroup gives registers back (setmaxnreg), runs the
- * body's producer statements and returns; the consumers take the
+ * the producer warpgroup gives registers back (setmaxnreg), all its
+ * threads but the issuing one leave, and that one runs the body's
+ * producer statements and returns; the consumers take the
  * registers and run the rest.  Each role's code is the body less the
  * other role's statements: an `if` holding the full barrier's wait is the
  * consumers', as are wgmma's fences and waits, and one holding an
@@ -144,8 +145,65 @@ static ir_stmt *role_part(ts_arena *a, ir_stmt *s, const ir_pipeline *p,
   return r == ROLE_ANY || r == keep ? s : NULL;
 }
 
+/* Whether c has a conjunct `thread == p->producer` of the block's own
+ * thread indices: the issuing thread's test. */
+static bool tests_issuing_thread(const ir_expr *c, const ir_pipeline *p) {
+  if (c->kind == E_AND)
+    return tests_issuing_thread(c->op.a, p) || tests_issuing_thread(c->op.b, p);
+  if (c->kind != E_EQ || c->op.b->kind != E_INT ||
+      c->op.b->ival != p->producer)
+    return false;
+  bool ok = true;
+  ir_visitor v = {.expr = only_threads, .ctx = &ok};
+  ir_visit_expr(&v, c->op.a);
+  return ok;
+}
+
+typedef struct {
+  const ir_pipeline *p;
+  int guards; /* enclosing ifs that test for the issuing thread */
+  bool ok;    /* no statement with an effect outside them so far */
+} guard_walk;
+
+static bool is_issuing_guard(const ir_stmt *s, const ir_pipeline *p) {
+  return s->kind == S_IF && !s->if_.else_ &&
+         tests_issuing_thread(s->if_.cond, p);
+}
+
+static bool guard_enter(ir_visitor *v, const ir_stmt *s) {
+  guard_walk *g = v->ctx;
+  if (is_issuing_guard(s, g->p))
+    g->guards++;
+  else if (s->kind != S_FOR && s->kind != S_SEQ && s->kind != S_IF &&
+           s->kind != S_ALLOC && !g->guards) {
+    g->ok = false;
+    v->stop = true;
+  }
+  return true;
+}
+
+static void guard_leave(ir_visitor *v, const ir_stmt *s) {
+  guard_walk *g = v->ctx;
+  if (is_issuing_guard(s, g->p))
+    g->guards--;
+}
+
+/* Whether every statement of the producer's part that does anything (a
+ * copy, a barrier operation, a store) lies under the issuing thread's
+ * test, so that the warpgroup's other threads have nothing to do in it.
+ * Lowering builds the part so; this keeps a later change that does not
+ * from losing work on the GPU, where the executor would still run it. */
+static bool only_the_issuing_thread_acts(const ir_stmt *part,
+                                         const ir_pipeline *p) {
+  guard_walk g = {.p = p, .ok = true};
+  ir_visitor v = {.stmt = guard_enter, .stmt_post = guard_leave, .ctx = &g};
+  ir_visit_stmt(&v, part);
+  return g.ok;
+}
+
 /* Every statement of the producer's part that does anything is under
- * `thread == p->producer`; the warpgroup's other threads leave once they
+ * `thread == p->producer` (checked above; where it is not, every producer
+ * thread stays, as before); the warpgroup's other threads leave once they
  * have given their registers back (setmaxnreg is the whole warpgroup's).
  * Left in, the issuing thread's 31 warp-mates run on through the part's
  * loops, every tile's k loop in a persistent grid, and the issuing lane
@@ -176,7 +234,8 @@ static void c_roles(ts_buf *b, emitter *em, const ir_stmt *s, int depth,
   ts_buf_indent(b, depth + 1);
   ts_buf_printf(b, "asm volatile(\"setmaxnreg.dec.sync.aligned.u32 %d;\\n\");\n",
                 em->k->registers.producer);
-  print_idle_producers_leave(b, p, depth + 1);
+  if (!producer || only_the_issuing_thread_acts(producer, p))
+    print_idle_producers_leave(b, p, depth + 1);
   if (producer)
     ir_print_stmt_with(b, producer, depth + 1, st);
   ts_buf_indent(b, depth + 1);

@@ -274,7 +274,8 @@ static void run(exec *x, const ir_stmt *s, const bool *active);
 
 /* A TMA pipeline; warp-specialized, its producer's threads join the
  * block's for its body (whose role tests keep each to its part) and leave
- * with its end, as they leave the kernel. */
+ * with its end, as they leave the kernel.  On the GPU all but the issuing
+ * one leave at the start, which the role tests make the same. */
 static void run_pipeline(exec *x, const ir_stmt *s, const bool *active) {
   const ir_pipeline *p = s->pipe.pipe;
   size_t mark = x->top;

@@ -184,8 +184,10 @@ typedef struct ir_pipeline {
    * the consumers' threads; else the block's last producer_threads
    * threads, after the consumers' `producer` threads, are a producer
    * warpgroup whose first thread issues the copies.  It runs only the
-   * pipeline's producer statements and leaves at the pipeline's end;
-   * the consumers run everything else. */
+   * pipeline's producer statements and leaves at the pipeline's end
+   * (codegen sends its other threads away at the start: each of those
+   * statements is under the issuing thread's test); the consumers run
+   * everything else. */
   int producer_threads;
 } ir_pipeline;
 
