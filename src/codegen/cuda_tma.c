@@ -83,17 +83,23 @@ static bool only_threads(ir_visitor *v, const ir_expr *e) {
   return *ok;
 }
 
-/* Whether s is the consumers' role test, `thread < consumers` of the
- * block's own thread indices, of the pipeline p. */
-static bool is_consumer_test(const ir_stmt *s, const ir_pipeline *p) {
-  const ir_expr *c = s->if_.cond;
-  if (s->if_.else_ || c->kind != E_LT || c->op.b->kind != E_INT ||
-      c->op.b->ival != p->producer)
+/* Whether c is `thread op p->producer` of the block's own thread
+ * indices: the consumers' role test (E_LT: the threads before the
+ * producer's) or the issuing thread's (E_EQ). */
+static bool is_thread_test(const ir_expr *c, ir_expr_kind op,
+                           const ir_pipeline *p) {
+  if (c->kind != op || c->op.b->kind != E_INT || c->op.b->ival != p->producer)
     return false;
   bool ok = true;
   ir_visitor v = {.expr = only_threads, .ctx = &ok};
   ir_visit_expr(&v, c->op.a);
   return ok;
+}
+
+/* Whether s is the consumers' role test, `thread < consumers` of the
+ * block's own thread indices, of the pipeline p. */
+static bool is_consumer_test(const ir_stmt *s, const ir_pipeline *p) {
+  return !s->if_.else_ && is_thread_test(s->if_.cond, E_LT, p);
 }
 
 /* Whose an `if` of the pipeline's body is (the consumers' role test's,
@@ -150,13 +156,7 @@ static ir_stmt *role_part(ts_arena *a, ir_stmt *s, const ir_pipeline *p,
 static bool tests_issuing_thread(const ir_expr *c, const ir_pipeline *p) {
   if (c->kind == E_AND)
     return tests_issuing_thread(c->op.a, p) || tests_issuing_thread(c->op.b, p);
-  if (c->kind != E_EQ || c->op.b->kind != E_INT ||
-      c->op.b->ival != p->producer)
-    return false;
-  bool ok = true;
-  ir_visitor v = {.expr = only_threads, .ctx = &ok};
-  ir_visit_expr(&v, c->op.a);
-  return ok;
+  return is_thread_test(c, E_EQ, p);
 }
 
 typedef struct {
