@@ -396,6 +396,45 @@ static void test_ws_cuda_splits_the_roles(void **state) {
   assert_roles_split("wgskinny", 6);
 }
 
+/* The producer's prologue of fills, `if (thread == 256) { ... }`, made
+ * unconditional: a fill every producer thread would issue. */
+static ir_stmt *unguard_fills(ir_mutator *mu, ir_stmt *s) {
+  bool *done = mu->ctx;
+  const ir_expr *c = s->kind == S_IF ? s->if_.cond : NULL;
+  if (!*done && c && c->kind == E_EQ && c->op.b->kind == E_INT &&
+      c->op.b->ival == 256 && !s->if_.else_) {
+    *done = true;
+    return s->if_.then_;
+  }
+  return ir_mutate_stmt_children(mu, s);
+}
+
+/* Only where every effect of the producer's part is the issuing thread's
+ * do the warpgroup's other threads leave early: a part with a fill outside
+ * that test (which lowering never builds) keeps them all, as the executor
+ * runs it. */
+static void test_ws_producer_threads_stay_for_unguarded_work(void **state) {
+  (void)state;
+  builtin = "wgws";
+  ts_sched *s;
+  ts_program *p = lowered(&s);
+  builtin = "wgtma";
+  char *src = ts_program_cuda(p);
+  assert_non_null(strstr(src, "threadIdx.x != 256) return;"));
+  free(src);
+  bool done = false;
+  ir_mutator mu = {.a = &p->arena, .stmt = unguard_fills, .ctx = &done};
+  p->k.body = ir_mutate_stmt(&mu, p->k.body);
+  assert_true(done);
+  src = ts_program_cuda(p);
+  assert_non_null(src);
+  assert_non_null(strstr(src, "setmaxnreg.dec.sync.aligned.u32 40;"));
+  assert_null(strstr(src, "threadIdx.x != 256) return;"));
+  free(src);
+  ts_program_free(p);
+  ts_sched_free(s);
+}
+
 /* wgws and wgskinny against the reference in every layout and 16-bit
  * type, at shapes where they are warp-specialized (rows 16-byte aligned)
  * and where they pack first (odd sizes); wgskinny also where a block's k
@@ -820,6 +859,7 @@ int main(void) {
       cmocka_unit_test(test_ws_consumer_reading_before_its_wait),
       cmocka_unit_test(test_ws_consumer_skipping_its_release),
       cmocka_unit_test(test_ws_cuda_splits_the_roles),
+      cmocka_unit_test(test_ws_producer_threads_stay_for_unguarded_work),
       cmocka_unit_test(test_ws_checks_in_every_layout),
       cmocka_unit_test(test_ws_needs_the_tma),
       cmocka_unit_test(test_ws_needs_a_warpgroup),
