@@ -179,8 +179,9 @@ ts_status ts_tma(ts_sched *s, ts_stage *stage);
  * warps (4, a warpgroup) are added to the block after the consumers; the
  * first of their threads issues every copy and waits on the empty
  * barriers (the others leave once they have given their registers away),
- * the consumers only wait on full barriers, compute and release stages.  The producer gives its registers to the consumers (setmaxnreg)
- * for the blocks a multiprocessor the schedule asks, B: the larger of
+ * the consumers only wait on full barriers, compute and release stages.
+ * The producer gives its registers to the consumers (setmaxnreg) for the
+ * blocks a multiprocessor the schedule asks, B: the larger of
  * ts_min_blocks_per_sm's and ts_persistent's blocks_per_sm, 1 when neither
  * is called.  The kernel is bounded to B blocks (__launch_bounds__(T, B)
  * for the T threads of consumers and producer), which allows each thread
