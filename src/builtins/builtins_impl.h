@@ -29,6 +29,7 @@ ts_status example_wgtma(ts_sched *s);
 ts_status example_wgws(ts_sched *s);
 ts_status example_wgpers(ts_sched *s);
 ts_status example_wgskinny(ts_sched *s);
+ts_status example_wgstore(ts_sched *s);
 ts_status space_warpgroup(ts_sched *s, ts_config *c);
 ts_status space_tensorcore(ts_sched *s, ts_config *c);
 

@@ -115,6 +115,9 @@ typedef struct wg_tiling {
   int64_t pack;      /* A and B packed first (ts_pack) even where the TMA
                       * could copy them as they lie: in tf32, rounded to
                       * nearest where the tensor cores would truncate */
+  int64_t store;     /* C's tile written to shared memory and stored by the
+                      * TMA (ts_cache_write(C, TS_SHARED), ts_tma) where C's
+                      * rows are 16-byte aligned */
 } wg_tiling;
 
 /* Whether the TMA can copy operand A (else B) as it lies in memory: each
@@ -163,6 +166,15 @@ static bool transposes(const ts_gemm *g, const wg_tiling *t) {
 static bool a_in_registers(const ts_gemm *g, const wg_tiling *t) {
   return transposes(g, t) ||
          (g->a_type == TS_F32 && !packs(g, t, true) && !k_major(g, true));
+}
+
+/* Whether C's tile goes out through shared memory and the TMA: where the
+ * tiling asks, C's rows are 16-byte aligned (the TMA's tensor map needs
+ * them), and the grid is not persistent (the stage lies over the
+ * pipeline's stages, which a persistent grid's producer fills for the
+ * next tile meanwhile). */
+static bool tma_stores(const ts_gemm *g, const wg_tiling *t) {
+  return t->store && !t->persistent && g->n * ts_dtype_size(g->c_type) % 16 == 0;
 }
 
 /* A wgmma operand's shared tile: swizzled in 128-byte rows, copied 16
@@ -242,6 +254,11 @@ static ts_status warpgroup_tiles(ts_sched *s, const wg_tiling *t) {
     ts_persistent(s, io, jo, t->blocks > 1 ? (int)t->blocks : 1);
   warpgroup_tile(s, "A", ko, t, !pack_a && a_stored_t);
   warpgroup_tile(s, "B", ko, t, pack_b || b_stored_t);
+  if (tma_stores(g, t)) {
+    ts_stage *cs;
+    ts_cache_write(s, "C", TS_SHARED, jo, &cs);
+    ts_tma(s, cs);
+  }
   ts_unroll(s, kq);
   if (transposed)
     ts_tensorize(s, jj, ii, kk);
@@ -261,7 +278,7 @@ static ts_status warpgroup_tiles(ts_sched *s, const wg_tiling *t) {
  * is issued: fp16, bf16, or tf32 (an operand that lies m- or n-major
  * packed k-major and rounded, a k-major one read as it lies), on sm_90. */
 ts_status example_wg128(ts_sched *s) {
-  return warpgroup_tiles(s, &(wg_tiling){128, 256, 4, 0, 1, 0, 0, 0, 1, 0});
+  return warpgroup_tiles(s, &(wg_tiling){128, 256, 4, 0, 1, 0, 0, 0, 1, 0, 0});
 }
 
 /* wg128 with the tiles copied by the TMA: one thread fills a stage, an
@@ -271,7 +288,7 @@ ts_status example_wg128(ts_sched *s) {
  * cannot copy them as they lie) and of a tf32 one that lies m- or
  * n-major. */
 ts_status example_wgtma(ts_sched *s) {
-  return warpgroup_tiles(s, &(wg_tiling){128, 256, 4, 0, 1, 1, 0, 0, 1, 0});
+  return warpgroup_tiles(s, &(wg_tiling){128, 256, 4, 0, 1, 1, 0, 0, 1, 0, 0});
 }
 
 /* wgtma warp-specialized: a third warpgroup, the producer, issues the
@@ -282,7 +299,7 @@ ts_status example_wgtma(ts_sched *s) {
  * all of B, more than L2 keeps, and the groups keep the tiles the
  * running blocks share there (docs/performance.md). */
 ts_status example_wgws(ts_sched *s) {
-  return warpgroup_tiles(s, &(wg_tiling){128, 256, 4, 8, 1, 1, 1, 0, 1, 0});
+  return warpgroup_tiles(s, &(wg_tiling){128, 256, 4, 8, 1, 1, 1, 0, 1, 0, 0});
 }
 
 /* wgws in a persistent grid: one block a multiprocessor loops over the
@@ -290,7 +307,7 @@ ts_status example_wgws(ts_sched *s) {
  * filling the next tile's first stages while the consumers write the
  * last tile's C, the pipeline's phases running on across tiles. */
 ts_status example_wgpers(ts_sched *s) {
-  return warpgroup_tiles(s, &(wg_tiling){128, 256, 4, 8, 1, 1, 1, 1, 1, 0});
+  return warpgroup_tiles(s, &(wg_tiling){128, 256, 4, 8, 1, 1, 1, 1, 1, 0, 0});
 }
 
 /* wgws in 128 x 128 tiles of 2 consumer warpgroups of 64 x 128, 6
@@ -304,7 +321,14 @@ ts_status example_wgpers(ts_sched *s) {
  * consumer warpgroups at small, medium and skinny shapes in every layout
  * (docs/performance.md, "A built-in for small and skinny shapes"). */
 ts_status example_wgskinny(ts_sched *s) {
-  return warpgroup_tiles(s, &(wg_tiling){128, 128, 6, 8, 0, 1, 1, 0, 1, 0});
+  return warpgroup_tiles(s, &(wg_tiling){128, 128, 6, 8, 0, 1, 1, 0, 1, 0, 0});
+}
+
+/* wgws with C's tile written into shared memory over the pipeline's
+ * stages and stored by the TMA, one 128-byte panel a box (where C's rows
+ * are 16-byte aligned; elsewhere wgws's stores). */
+ts_status example_wgstore(ts_sched *s) {
+  return warpgroup_tiles(s, &(wg_tiling){128, 256, 4, 8, 1, 1, 1, 0, 1, 0, 1});
 }
 
 /* Each knob's first value is wgws's, so that the first configuration,

@@ -33,6 +33,7 @@ typedef struct {
   bool wgmma_used[TS_DTYPE_COUNT][32][5];
   bool unswizzled; /* shared accesses printed without the chunk swizzle */
   bool tma_used;   /* TMA copies and mbarriers: their helpers */
+  bool tma_store_used; /* TMA stores: theirs */
 } emitter;
 
 /* The CUDA name of t, noting that its header is needed. */

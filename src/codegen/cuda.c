@@ -350,7 +350,9 @@ static void array_dims(ts_buf *b, const ir_buffer *buf) {
 static void emit_dynamic_shared(emitter *em, const ir_buffer *buf) {
   ts_buf *b = em->b;
   const char *type = cuda_type(em, buf->dtype);
-  em->shared_offset = ir_shared_slot_start(buf, em->shared_offset);
+  int64_t next = em->shared_offset;
+  /* An overlay starts the memory over, and leaves the next slot alone. */
+  em->shared_offset = buf->overlay ? 0 : ir_shared_slot_start(buf, next);
   ts_buf_printf(b, "%s (&", type);
   ts_buf_c_name(b, buf->name);
   ts_buf_puts(b, ")");
@@ -359,7 +361,9 @@ static void emit_dynamic_shared(emitter *em, const ir_buffer *buf) {
   array_dims(b, buf);
   ts_buf_printf(b, ">(tessel_shared + %lld);\n",
                 (long long)(em->shared_offset / 4));
-  em->shared_offset += ir_shared_slot_bytes(buf);
+  em->shared_offset = buf->overlay ? next
+                                   : em->shared_offset +
+                                         ir_shared_slot_bytes(buf);
 }
 
 static void c_alloc(ts_buf *b, const ir_stmt *s, int depth,
@@ -523,6 +527,22 @@ static void mma_definitions(ts_buf *b, const emitter *em) {
   ts_buf_puts(b, "\n");
 }
 
+/* A barrier of the block's first threads: barrier 1 (0 is
+ * __syncthreads's), with the proxy fence where the block's barriers carry
+ * it. */
+static void c_named_barrier(ts_buf *b, const ir_stmt *s, int depth,
+                            const ir_stmt_style *st) {
+  const emitter *em = st->ctx;
+  ts_buf_indent(b, depth);
+  if (em->k->arch_specific || em->k->tma_store)
+    ts_buf_puts(b, "asm volatile(\"fence.proxy.async.shared::cta;\\n\" ::: "
+                "\"memory\");\n");
+  if (em->k->arch_specific || em->k->tma_store)
+    ts_buf_indent(b, depth);
+  ts_buf_printf(b, "asm volatile(\"bar.sync 1, %lld;\\n\" ::: \"memory\");\n",
+                (long long)s->barrier.threads);
+}
+
 /* The statements: the printer's walk, in C. */
 static const ir_stmt_style c_stmt_style = {
     .if_open = "if (", .if_then = ") {\n", .else_line = "} else {\n",
@@ -532,7 +552,7 @@ static const ir_stmt_style c_stmt_style = {
     .lanes = c_lanes, .alloc = c_alloc, .store = c_store,
     .compute = c_compute, .mma = c_mma, .ldmatrix = c_ldmatrix,
     .wgmma = c_wgmma, .wgmma_sync = c_wgmma_sync, .pipe = c_pipe,
-    .pipe_prints_roles = true};
+    .named_barrier = c_named_barrier, .pipe_prints_roles = true};
 
 /* The headers of the element types used, and the vector structs. */
 static void type_definitions(ts_buf *b, const emitter *em) {
@@ -659,10 +679,11 @@ static char *kernel_body(emitter *em, const ts_program *p, const ir_kernel *k) {
   ir_stmt_style stmts = c_stmt_style;
   stmts.expr = &em->style;
   stmts.ctx = em;
-  /* wgmma reads shared memory through the async proxy: the tiles' writes
-   * (cp.async, zero fills) are ordered before it by a proxy fence in each
-   * writer ahead of the barrier that publishes them (PTX ISA, wgmma.fence). */
-  if (k->arch_specific)
+  /* wgmma and the TMA's stores read shared memory through the async
+   * proxy: the writes (cp.async, zero fills, C's stage) are ordered before
+   * them by a proxy fence in each writer ahead of the barrier that
+   * publishes them (PTX ISA, wgmma.fence and the async proxy). */
+  if (k->arch_specific || k->tma_store)
     stmts.barrier = "asm volatile(\"fence.proxy.async.shared::cta;\\n\" ::: "
                     "\"memory\"); __syncthreads();\n";
   ir_print_stmt_with(&body, k->body, 1, &stmts);

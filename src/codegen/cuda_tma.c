@@ -249,8 +249,36 @@ static void c_roles(ts_buf *b, emitter *em, const ir_stmt *s, int depth,
     ir_print_stmt_with(b, consumer, depth, st);
 }
 
+/* A TMA store of a panel of C's shared stage, or the issuing thread's
+ * wait for its stores to have read shared memory (the stage may then be
+ * rewritten, and the block may leave). */
+static void c_tma_store(ts_buf *b, emitter *em, const ir_stmt *s, int depth) {
+  em->tma_store_used = true;
+  ts_buf_indent(b, depth);
+  if (s->kind == S_TMA_STORE_WAIT) {
+    ts_buf_puts(b, "tessel_tma_store_wait();\n");
+    return;
+  }
+  const ir_expr *src = s->pipe.dst;
+  ts_buf_puts(b, "tessel_tma_store_2d(&tmap_");
+  ts_buf_c_name(b, s->pipe.src->name);
+  ts_buf_puts(b, ", (int)(");
+  ir_print_expr(b, s->pipe.coord[0], &em->style);
+  ts_buf_puts(b, "), (int)(");
+  ir_print_expr(b, s->pipe.coord[1], &em->style);
+  ts_buf_puts(b, "), &");
+  em->unswizzled = true; /* the panel's first element: the TMA swizzles */
+  c_access(b, src->load.buf, src->load.idx, &em->style);
+  em->unswizzled = false;
+  ts_buf_puts(b, ");\n");
+}
+
 void c_pipe(ts_buf *b, const ir_stmt *s, int depth, const ir_stmt_style *st) {
   emitter *em = st->ctx;
+  if (s->kind == S_TMA_STORE || s->kind == S_TMA_STORE_WAIT) {
+    c_tma_store(b, em, s, depth);
+    return;
+  }
   em->tma_used = true;
   if (s->kind == S_PIPELINE) {
     c_pipeline(b, em, s, depth);
@@ -290,14 +318,34 @@ void c_pipe(ts_buf *b, const ir_stmt *s, int depth, const ir_stmt_style *st) {
   ts_buf_puts(b, ");\n");
 }
 
+/* The TMA's stores: a box of shared memory into global memory through a
+ * tensor map, in a bulk group; the wait for the thread's groups to have
+ * read their shared memory (their writes may still be on the way). */
+static void tma_store_definitions(ts_buf *b) {
+  ts_buf_puts(b,
+      "__device__ __forceinline__ void tessel_tma_store_2d(const "
+      "tessel_tensor_map *map, int x, int y, const void *src) {\n"
+      "  asm volatile(\"cp.async.bulk.tensor.2d.global.shared::cta."
+      "bulk_group [%0, {%2, %3}], [%1];\\n\" :: \"l\"(map), "
+      "\"r\"(tessel_smem(src)), \"r\"(x), \"r\"(y) : \"memory\");\n}\n"
+      "__device__ __forceinline__ void tessel_tma_store_wait() {\n"
+      "  asm volatile(\"cp.async.bulk.commit_group;\\ncp.async.bulk."
+      "wait_group.read 0;\\n\" ::: \"memory\");\n}\n");
+}
+
 void tma_definitions(ts_buf *b, const emitter *em) {
-  if (!em->tma_used)
+  if (!em->tma_used && !em->tma_store_used)
     return;
   ts_buf_puts(b,
       "struct __align__(64) tessel_tensor_map { unsigned long long "
       "opaque[16]; };\n"
       "__device__ __forceinline__ unsigned tessel_smem(const void *p) {\n"
-      "  return (unsigned)__cvta_generic_to_shared(p);\n}\n"
+      "  return (unsigned)__cvta_generic_to_shared(p);\n}\n");
+  if (em->tma_store_used)
+    tma_store_definitions(b);
+  if (!em->tma_used)
+    return;
+  ts_buf_puts(b,
       "__device__ __forceinline__ void tessel_mbar_init(unsigned long long "
       "*bar, unsigned count) {\n"
       "  asm volatile(\"mbarrier.init.shared::cta.b64 [%0], %1;\\n\" :: "

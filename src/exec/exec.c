@@ -246,10 +246,13 @@ static void run_alloc(exec *x, const ir_stmt *s, const bool *active) {
   }
   x->nlive++;
   mem_restore_shadow(x, m);
+  if (b->overlay)
+    exec_overlay_begins(x, m);
   if (s->alloc.init)
     fill_vector_temp(x, m, s->alloc.init, active);
   run(x, s->alloc.body, active);
   check_landed(x, m);
+  exec_tma_store_scope_ends(x, m);
   if (!mem_keep_shadow(x, m))
     exec_fault(x, 0, "the executor ran out of memory");
   exec_wgmma_scope_ends(x, m);
@@ -321,6 +324,8 @@ static void run(exec *x, const ir_stmt *s, const bool *active) {
   case S_PIPELINE: run_pipeline(x, s, active); return;
   case S_TMA: exec_run_tma(x, s, active); return;
   case S_MBARRIER: exec_run_mbarrier(x, s, active); return;
+  case S_TMA_STORE: exec_run_tma_store(x, s, active); return;
+  case S_TMA_STORE_WAIT: exec_run_tma_store_wait(x, active); return;
   case S_COMPUTE:
     exec_fault(x, 0, "compute statement in a lowered kernel");
     return;
@@ -361,7 +366,8 @@ double ir_stmt_steps(const ir_stmt *s) {
   switch (s->kind) {
   case S_STORE: return store_steps(s);
   case S_IF: case S_BARRIER: case S_ASYNC_COMMIT: case S_ASYNC_WAIT:
-  case S_WGMMA_SYNC: case S_MBARRIER: case S_TMA:
+  case S_WGMMA_SYNC: case S_MBARRIER: case S_TMA: case S_TMA_STORE:
+  case S_TMA_STORE_WAIT:
     return 1;
   case S_LDMATRIX: return 2.0 * s->ldsm.matrices;
   case S_MMA: {
@@ -378,6 +384,7 @@ double ir_stmt_steps(const ir_stmt *s) {
 double ir_issue_steps(const ir_stmt *s) {
   switch (s->kind) {
   case S_TMA: /* the box's elements, read and landed */
+  case S_TMA_STORE: /* or read and stored */
     return 2.0 * (double)(s->pipe.box[0] * s->pipe.box[1]);
   case S_WGMMA: { /* the tiles read twice, the products, the accumulators */
     const mma_instr *in = s->wgmma.in;

@@ -54,6 +54,10 @@ typedef struct mem {
                      * landed the element, 0: none (exec_tma.c) */
   int32_t *pending; /* shared buffers: the thread whose asynchronous copy
                      * is in flight into the element, or NONE */
+  /* The thread whose TMA store (exec_tma_store.c) may still read the
+   * buffer, or NONE, and where in global memory that store writes. */
+  int32_t store_reader;
+  int64_t store_at[2];
   /* A sampled run's global matrix: elements live in the space's pages
    * (or, for A and B, are computed), not in the arrays above. */
   struct exec_space *space;
@@ -197,6 +201,28 @@ void exec_run_mbarrier(exec *x, const ir_stmt *s, const bool *active);
  * copy's element only after its wait saw the phase that landed it. */
 bool exec_tma_read_ok(exec *x, const struct mem *m, size_t at, int64_t off,
                       int t);
+
+/* ---- TMA stores (exec_tma_store.c) ---- */
+/* A use of a shared buffer's element since the last barrier: by `who`
+ * (a thread's global id, or MANY), or a copy in flight into it. */
+typedef struct shared_use {
+  const ir_buffer *buf;
+  size_t elem;
+  int32_t who;
+  bool copy;
+} shared_use;
+/* The first use since the last barrier that the block's kept shadows
+ * (mem_keep_shadow) of buffers other than `except` record. */
+bool mem_kept_use(const exec *x, const ir_buffer *except, shared_use *u);
+void exec_run_tma_store(exec *x, const ir_stmt *s, const bool *active);
+void exec_run_tma_store_wait(exec *x, const bool *active);
+/* A fault where o, an overlay (ir_buffer.overlay), begins while the
+ * buffers it lies over are in use. */
+void exec_overlay_begins(exec *x, const mem *o);
+/* Whether thread t may write m: no TMA store still reads it. */
+bool exec_tma_store_write_ok(exec *x, const mem *m, int t);
+/* A fault where a TMA store still reads m, whose scope ends. */
+void exec_tma_store_scope_ends(exec *x, const mem *m);
 
 /* ---- Memory (exec_mem.c) ---- */
 bool mem_init(mem *m, const ir_buffer *b, float *data, size_t copies,

@@ -24,6 +24,7 @@ bool mem_init(mem *m, const ir_buffer *b, float *data, size_t copies,
                      bool tracked) {
   memset(m, 0, sizeof(*m));
   m->buf = b;
+  m->store_reader = NONE;
   m->size = (size_t)ir_buffer_size(b);
   size_t n = m->size * copies;
   m->per_thread = copies > 1;
@@ -128,6 +129,23 @@ void mem_restore_shadow(exec *x, mem *m) {
   memcpy(m->reader, k->reader, k->n * sizeof(int32_t));
   memcpy(m->wepoch, k->wepoch, k->n * sizeof(uint64_t));
   memcpy(m->repoch, k->repoch, k->n * sizeof(uint64_t));
+}
+
+bool mem_kept_use(const exec *x, const ir_buffer *except, shared_use *u) {
+  for (int i = 0; i < x->nkept; i++) {
+    const kept_shadow *k = &x->kept[i];
+    if (k->block != x->block_linear || k->buf == except)
+      continue;
+    for (size_t e = 0; e < k->n; e++) {
+      bool wrote = k->writer[e] != NONE && k->wepoch[e] == x->epoch;
+      if (wrote || (k->reader[e] != NONE && k->repoch[e] == x->epoch)) {
+        *u = (shared_use){k->buf, e, wrote ? k->writer[e] : k->reader[e],
+                          false};
+        return true;
+      }
+    }
+  }
+  return false;
 }
 
 void mem_forget_shadows(exec *x) {
@@ -384,6 +402,8 @@ bool write_at(exec *x, mem *m, int64_t off, int t, float value,
     in_flight(x, m, off, t, "write");
     return false;
   }
+  if (!exec_tma_store_write_ok(x, m, t))
+    return false;
   if (m->tracked) {
     int32_t me = gid(x, t);
     /* Atomic adds by any threads to one element are ordered by the

@@ -159,10 +159,13 @@ int64_t ir_swizzle_offset(const ir_buffer *b, int64_t off) {
 typedef struct {
   const ir_buffer *operand[2]; /* op(A)'s, op(B)'s */
   const ir_stmt *first[2];
+  const ir_stmt *store; /* the first of C's stores (S_TMA_STORE) */
 } map_scan;
 
 static bool scan_tma(ir_visitor *v, const ir_stmt *s) {
   map_scan *m = v->ctx;
+  if (s->kind == S_TMA_STORE && !m->store)
+    m->store = s;
   if (s->kind == S_TMA)
     for (int w = 0; w < 2; w++)
       if (!m->first[w] && s->pipe.src == m->operand[w])
@@ -174,7 +177,8 @@ static bool scan_tma(ir_visitor *v, const ir_stmt *s) {
  * buffer, or for a packed view the workspace at the view's offset.  Its
  * dimensions are the view's logical ones (K, not the padded row), so the
  * TMA fills zeros past K and never reads a row's padding, which the pack
- * does not write; its rows lie 16 bytes apart by construction. */
+ * does not write; its rows lie 16 bytes apart by construction.  C's map
+ * (a store's) is C's own, whose edges clip the store. */
 static ir_param tensor_map(const ir_stmt *s, ts_param_buffer which) {
   const ir_buffer *b = s->pipe.src;
   int inner = b->strides[1] == 1 ? 1 : 0, outer = 1 - inner;
@@ -182,7 +186,7 @@ static ir_param tensor_map(const ir_stmt *s, ts_param_buffer which) {
       .p = {.kind = TS_PARAM_TENSOR_MAP,
             .buffer = b->workspace_view ? TS_PARAM_WORKSPACE : which,
             .offset = b->workspace_view ? b->workspace_offset : 0,
-            .dtype = b->dtype, .read_only = true,
+            .dtype = b->dtype, .read_only = s->kind == S_TMA,
             .dims = {b->shape[inner], b->shape[outer]},
             .row_bytes = b->strides[outer] * ts_dtype_size(b->dtype),
             .box = {s->pipe.box[0], s->pipe.box[1]}, .swizzle = 128},
@@ -200,7 +204,7 @@ void ir_kernel_grid(const ir_kernel *k, int multiprocessors,
 
 bool ir_kernel_set_params(ts_arena *a, ir_kernel *k) {
   const ir_buffer *operands[3] = {k->A, k->B, k->C};
-  ir_param *ps = ts_arena_alloc(a, 6 * sizeof(*ps));
+  ir_param *ps = ts_arena_alloc(a, 7 * sizeof(*ps));
   if (!ps)
     return false;
   int n = 0;
@@ -223,6 +227,8 @@ bool ir_kernel_set_params(ts_arena *a, ir_kernel *k) {
   for (int w = 0; w < 2; w++)
     if (scan.first[w])
       ps[n++] = tensor_map(scan.first[w], w ? TS_PARAM_B : TS_PARAM_A);
+  if (scan.store)
+    ps[n++] = tensor_map(scan.store, TS_PARAM_C);
   k->params = ps;
   k->nparams = n;
   return true;
@@ -536,6 +542,32 @@ ir_stmt *ir_new_alloc(ts_arena *a, ir_buffer *buf, ir_stmt *body) {
 }
 
 ir_stmt *ir_new_barrier(ts_arena *a) { return new_stmt(a, S_BARRIER); }
+
+ir_stmt *ir_new_named_barrier(ts_arena *a, int64_t threads) {
+  ir_stmt *s = new_stmt(a, S_BARRIER);
+  if (s)
+    s->barrier.threads = threads;
+  return s;
+}
+
+ir_stmt *ir_new_tma_store(ts_arena *a, ir_expr *src, ir_buffer *dst_global,
+                          ir_expr *const coord[2], const int64_t box[2]) {
+  ir_stmt *s = src && coord[0] && coord[1] ? new_stmt(a, S_TMA_STORE) : NULL;
+  if (s) {
+    s->pipe.dst = src;
+    s->pipe.src = dst_global;
+    s->pipe.map = -1;
+    for (int d = 0; d < 2; d++) {
+      s->pipe.coord[d] = coord[d];
+      s->pipe.box[d] = box[d];
+    }
+  }
+  return s;
+}
+
+ir_stmt *ir_new_tma_store_wait(ts_arena *a) {
+  return new_stmt(a, S_TMA_STORE_WAIT);
+}
 
 ir_stmt *ir_new_async_commit(ts_arena *a) {
   return new_stmt(a, S_ASYNC_COMMIT);

@@ -98,7 +98,9 @@ typedef enum {
   X(S_WGMMA_SYNC, "wgmma.sync", FORM_LEAF) /* fence, or commit and wait */ \
   X(S_PIPELINE, "pipeline", FORM_PIPE) /* a TMA pipeline's barriers, live in body */ \
   X(S_TMA, "tma", FORM_PIPE) /* one bulk tensor copy into a stage */        \
-  X(S_MBARRIER, "mbarrier", FORM_PIPE) /* an arrive or a wait on a stage's barrier */
+  X(S_MBARRIER, "mbarrier", FORM_PIPE) /* an arrive or a wait on a stage's barrier */ \
+  X(S_TMA_STORE, "tma.store", FORM_PIPE) /* one bulk tensor copy out of shared */ \
+  X(S_TMA_STORE_WAIT, "tma.store.wait", FORM_LEAF) /* the stores' reads done */
 
 typedef enum {
 #define IR_ENUM(k, s, form) k,
@@ -164,6 +166,12 @@ typedef struct ir_buffer {
    * packing kernel and read by the schedule's. */
   bool workspace_view;
   int64_t workspace_offset;
+  /* A shared buffer placed at the start of the block's shared memory, over
+   * the buffers allocated before it, whose use has ended where its scope
+   * begins (a barrier comes first): C's shared stage over the pipeline's
+   * stages, which a 128 x 256 fp32 tile would not fit beside.  It adds
+   * no bytes of its own past theirs. */
+  bool overlay;
 } ir_buffer;
 
 /* A pipeline of shared stages filled by the tensor memory accelerator
@@ -312,6 +320,12 @@ struct ir_stmt {
       ir_buffer *acc; /* S_WGMMA_SYNC: the accumulators of its batch */
     } wait;
     struct {
+      /* S_BARRIER: the threads that meet at it, the block's first
+       * `threads` (a named barrier: a warp-specialized kernel's consumers,
+       * whose producer warpgroup has left); 0: the whole block. */
+      int64_t threads;
+    } barrier;
+    struct {
       /* acc += a * b over one instruction's tile, collectively by the 32
        * lanes of a warp.  Operand w (0: the fp32 accumulator, 1: a, 2: b)
        * is the local buffer buf[w]; a lane's registers of it are the
@@ -364,7 +378,12 @@ struct ir_stmt {
        * dimension by box[1], from coord (innermost first, may lie past
        * the edge: zeros come), into the staged cache at dst (a load of
        * the box's first element), completing on full[stage].
-       * S_MBARRIER: op on barrier `bar` of stage; parity for a wait. */
+       * S_MBARRIER: op on barrier `bar` of stage; parity for a wait.
+       * S_TMA_STORE: the other way, a box of the shared buffer at dst
+       * (a load of its first element, a 128-byte panel's) into the
+       * global buffer `src` (C) at coord, through tensor map `map`; the
+       * TMA writes only the part inside the map's dimensions.  It reads
+       * shared memory until an S_TMA_STORE_WAIT of the issuing thread. */
       const ir_pipeline *pipe;
       ir_mbar_op op;
       ir_mbar_which bar;
@@ -431,6 +450,9 @@ typedef struct ir_kernel {
   ts_register_split registers;
   int min_arch;         /* compute capability it needs (80: cp.async); 0 */
   bool arch_specific;   /* sm_90a's instructions (wgmma): sm_90 alone */
+  /* The kernel stores C through the TMA (S_TMA_STORE): its barriers carry
+   * the proxy fence, and its shared memory is dynamic (an overlay). */
+  bool tma_store;
 } ir_kernel;
 
 const char *ir_expr_kind_name(ir_expr_kind k);
@@ -529,6 +551,14 @@ ir_stmt *ir_new_atomic_add(ts_arena *a, ir_buffer *buf, ir_expr *const *idx,
 ir_stmt *ir_new_if(ts_arena *a, ir_expr *cond, ir_stmt *then_, ir_stmt *else_);
 ir_stmt *ir_new_alloc(ts_arena *a, ir_buffer *buf, ir_stmt *body);
 ir_stmt *ir_new_barrier(ts_arena *a);
+/* A barrier of the block's first `threads` threads (0: all of them). */
+ir_stmt *ir_new_named_barrier(ts_arena *a, int64_t threads);
+/* The TMA's store of the box at src (a load of a shared buffer's element)
+ * into global buffer dst_global at coord, and the wait for the issuing
+ * thread's stores to have read shared memory. */
+ir_stmt *ir_new_tma_store(ts_arena *a, ir_expr *src, ir_buffer *dst_global,
+                          ir_expr *const coord[2], const int64_t box[2]);
+ir_stmt *ir_new_tma_store_wait(ts_arena *a);
 ir_stmt *ir_new_async_commit(ts_arena *a);
 ir_stmt *ir_new_async_wait(ts_arena *a, int pending);
 ir_stmt *ir_new_lanes(ts_arena *a, ts_loop *loop, ir_stmt *body,

@@ -241,6 +241,10 @@ void ir_print_stmt_with(ts_buf *b, const ir_stmt *s, int depth,
     ir_print_stmt_with(b, s->alloc.body, depth, st);
     return;
   case S_BARRIER:
+    if (s->barrier.threads) {
+      st->named_barrier(b, s, depth, st);
+      return;
+    }
     ts_buf_indent(b, depth);
     ts_buf_puts(b, st->barrier);
     return;
@@ -273,6 +277,8 @@ void ir_print_stmt_with(ts_buf *b, const ir_stmt *s, int depth,
     return;
   case S_TMA:
   case S_MBARRIER:
+  case S_TMA_STORE:
+  case S_TMA_STORE_WAIT:
     st->pipe(b, s, depth, st);
     return;
   }
@@ -587,6 +593,21 @@ static void pseudo_pipe(ts_buf *b, const ir_stmt *s, int depth,
     ts_buf_puts(b, "\n");
     return;
   }
+  if (s->kind == S_TMA_STORE) {
+    ts_buf_printf(b, "tma.store %s box %lldx%lld at (", s->pipe.src->name,
+                  (long long)s->pipe.box[0], (long long)s->pipe.box[1]);
+    print_expr_line(b, s->pipe.coord[0]);
+    ts_buf_puts(b, ", ");
+    print_expr_line(b, s->pipe.coord[1]);
+    ts_buf_puts(b, ") = &");
+    print_expr_line(b, s->pipe.dst);
+    ts_buf_puts(b, "\n");
+    return;
+  }
+  if (s->kind == S_TMA_STORE_WAIT) {
+    ts_buf_puts(b, "tma.store.wait (its reads of shared memory)\n");
+    return;
+  }
   if (s->kind == S_TMA) {
     ts_buf_puts(b, "tma &");
     print_expr_line(b, s->pipe.dst);
@@ -613,13 +634,22 @@ static void pseudo_pipe(ts_buf *b, const ir_stmt *s, int depth,
   ts_buf_puts(b, "\n");
 }
 
+static void pseudo_named_barrier(ts_buf *b, const ir_stmt *s, int depth,
+                                 const ir_stmt_style *st) {
+  (void)st;
+  ts_buf_indent(b, depth);
+  ts_buf_printf(b, "barrier of threads 0..%lld\n",
+                (long long)s->barrier.threads - 1);
+}
+
 static const ir_stmt_style pseudo_stmt_style = {
     .expr = &ir_pseudo_style, .if_open = "if ", .if_then = ":\n",
     .else_line = "else:\n", .barrier = "barrier\n",
     .commit = "cp.async.commit\n", .wait = pseudo_wait, .loop = pseudo_loop,
     .alloc = pseudo_alloc, .store = pseudo_store, .compute = pseudo_compute,
     .mma = pseudo_mma, .ldmatrix = pseudo_ldmatrix, .wgmma = pseudo_wgmma,
-    .wgmma_sync = pseudo_wgmma_sync, .pipe = pseudo_pipe};
+    .wgmma_sync = pseudo_wgmma_sync, .pipe = pseudo_pipe,
+    .named_barrier = pseudo_named_barrier};
 
 void ir_print_stmt(ts_buf *b, const ir_stmt *s, int depth,
                    const ts_loop *mark) {

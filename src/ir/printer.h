@@ -44,6 +44,9 @@ struct ir_stmt_style {
   const char *if_open, *if_then, *else_line;
   const char *close;   /* the line ending a deeper body; NULL: none */
   const char *barrier; /* a barrier's line */
+  /* A barrier of the block's first threads (S_BARRIER's threads). */
+  void (*named_barrier)(ts_buf *b, const ir_stmt *s, int depth,
+                        const ir_stmt_style *st);
   const char *commit;  /* an asynchronous copy group's closing line */
   /* A wait for asynchronous copies (S_ASYNC_WAIT). */
   void (*wait)(ts_buf *b, const ir_stmt *s, int depth, const ir_stmt_style *st);
@@ -75,7 +78,8 @@ struct ir_stmt_style {
   void (*wgmma_sync)(ts_buf *b, const ir_stmt *s, int depth,
                      const ir_stmt_style *st);
   /* A TMA pipeline's opening (S_PIPELINE: its body follows at the same
-   * depth), a copy (S_TMA) or a barrier operation (S_MBARRIER). */
+   * depth), a copy (S_TMA) or a barrier operation (S_MBARRIER); a store
+   * of the TMA (S_TMA_STORE) or its wait (S_TMA_STORE_WAIT). */
   void (*pipe)(ts_buf *b, const ir_stmt *s, int depth,
                const ir_stmt_style *st);
   /* pipe prints a warp-specialized pipeline's body itself, by roles. */

@@ -219,7 +219,8 @@ static ir_stmt *adopt_stmt(adopter *ad, const ir_stmt *s) {
   case S_PIPELINE:
   case S_TMA:
   case S_MBARRIER:
-    c->pipe.pipe = adopt_pipeline(ad, s->pipe.pipe);
+  case S_TMA_STORE:
+    c->pipe.pipe = s->pipe.pipe ? adopt_pipeline(ad, s->pipe.pipe) : NULL;
     c->pipe.stage = adopt_expr(ad, s->pipe.stage);
     c->pipe.parity = adopt_expr(ad, s->pipe.parity);
     c->pipe.dst = adopt_expr(ad, s->pipe.dst);
@@ -229,6 +230,7 @@ static ir_stmt *adopt_stmt(adopter *ad, const ir_stmt *s) {
     c->pipe.body = adopt_stmt(ad, s->pipe.body);
     break;
   case S_BARRIER:
+  case S_TMA_STORE_WAIT:
   case S_ASYNC_COMMIT:
   case S_ASYNC_WAIT:
     break;

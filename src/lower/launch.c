@@ -27,6 +27,11 @@ static bool dims(ir_visitor *v, const ir_stmt *s) {
     }
   } else if (s->kind == S_PIPELINE) {
     k->barrier_bytes += 2 * 8 * (int64_t)s->pipe.pipe->stages; /* full, empty */
+  } else if (s->kind == S_ALLOC && s->alloc.buf->scope == SCOPE_SHARED &&
+             s->alloc.buf->overlay) {
+    /* From byte 0, over the buffers before it. */
+    int64_t bytes = ir_shared_slot_bytes(s->alloc.buf);
+    k->shared_bytes = bytes > k->shared_bytes ? bytes : k->shared_bytes;
   } else if (s->kind == S_ALLOC && s->alloc.buf->scope == SCOPE_SHARED) {
     k->shared_bytes = ir_shared_slot_start(s->alloc.buf, k->shared_bytes) +
                       ir_shared_slot_bytes(s->alloc.buf);

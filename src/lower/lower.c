@@ -110,8 +110,8 @@ static bool run_passes(lower_ctx *cx, ir_kernel *k) {
     return lower_fail(cx, TS_ERR_NO_MEMORY, "ts_lower: out of memory");
   if (cx->mma && min_arch < 80)
     min_arch = 80; /* mma.sync with these shapes and types */
-  if (cx->wgmma)
-    min_arch = 90; /* wgmma: sm_90a, which NVRTC is asked for */
+  if (cx->wgmma || cx->tma_store)
+    min_arch = 90; /* wgmma: sm_90a, which NVRTC is asked for; the TMA */
   body = lower_wgmma_batches(cx, body);
   dump("wgmma", body);
   if (!body)
@@ -126,7 +126,8 @@ static bool run_passes(lower_ctx *cx, ir_kernel *k) {
     return false; /* the pass recorded why */
   *k = (ir_kernel){.body = body, .A = s->input[0], .B = s->input[1],
                    .C = s->C, .W = cx->W, .min_blocks = s->min_blocks,
-                   .min_arch = min_arch, .arch_specific = cx->wgmma};
+                   .min_arch = min_arch, .arch_specific = cx->wgmma,
+                   .tma_store = cx->tma_store};
   for (int w = 0; w < 2; w++)
     k->packed[w] = lower_packed(s, w);
   lower_launch_dims(body, k);
@@ -296,7 +297,8 @@ ts_program *ts_lower(const ts_sched *s) {
   /* The buffers go dynamic where they and the static barriers beside them
    * pass what a kernel may declare statically. */
   p->dynamic_shared =
-      p->k.shared_bytes + p->k.barrier_bytes > SCHED_STATIC_SHARED
+      p->k.shared_bytes + p->k.barrier_bytes > SCHED_STATIC_SHARED ||
+              p->k.tma_store /* its stage lies over the other buffers */
           ? p->k.shared_bytes
           : 0;
   return program_fail(p, TS_OK, "");

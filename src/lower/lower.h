@@ -37,6 +37,7 @@ typedef struct lower_ctx {
    * the consumers' once the pipeline wraps the tile loop; NULL: none. */
   ts_loop *wave;
   ir_expr *consumer_test;
+  bool tma_store; /* C is stored by the TMA (lower_tma_store.c) */
   ts_status status;
   char errmsg[1024];
 } lower_ctx;
@@ -72,6 +73,33 @@ bool lower_tma_tile(lower_ctx *cx, const struct ts_stage *st,
 ir_stmt *lower_tma_issue(ts_arena *a, const ir_pipeline *p,
                          const tma_tile *t, ir_buffer *staged,
                          const ts_loop *f, ir_expr *tile, ir_expr *stage);
+
+/* C's shared stage (lower_tma_store.c): the schedule's stage, the buffer
+ * lowering makes of it (C's tile, swizzled, over the other shared
+ * buffers), the tile's origin in C, the threads its barriers hold (0:
+ * the block; a warp-specialized kernel's consumers) and C. */
+struct lower_mma;
+typedef struct tma_store_plan {
+  const struct ts_stage *st;
+  ir_buffer *buf, *C;
+  ir_expr *origin[2];
+  int64_t threads;
+} tma_store_plan;
+
+/* The schedule's shared stage of C (cache_write(C, TS_SHARED)), or NULL. */
+const struct ts_stage *lower_shared_c_stage(const ts_sched *s);
+/* The plan for the nest on path (root to the computation), st NULL where
+ * the schedule has no such stage; false, recorded in cx, where it cannot
+ * be built. */
+bool lower_tma_store_plan(lower_ctx *cx, const nest_path *path,
+                          const struct lower_mma *t, tma_store_plan *out);
+/* The epilogue's store of value at C[c_idx], into the stage instead. */
+ir_stmt *lower_tma_store_target(ts_arena *a, const tma_store_plan *p,
+                                ir_expr *const c_idx[2], ir_expr *value);
+/* The epilogue (its stores into the stage) in the stage's scope, between
+ * the barriers, followed by the first thread's stores of the TMA. */
+ir_stmt *lower_tma_store_epilogue(lower_ctx *cx, const tma_store_plan *p,
+                                  ir_stmt *epilogue);
 
 /* C = alpha * acc + beta * c_old, alpha and beta folded (reduction.c). */
 ir_expr *lower_epilogue_value(ts_arena *a, const ts_gemm *g, ir_expr *acc,

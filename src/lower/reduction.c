@@ -39,7 +39,7 @@ static bool place(lower_ctx *cx, nest *ns) {
   const ts_sched *s = cx->s;
   const ts_stage *cw = NULL;
   for (int i = 0; i < s->nstages; i++)
-    if (s->stages[i]->write)
+    if (s->stages[i]->write && !s->stages[i]->shared)
       cw = s->stages[i];
   int first_k = ns->path.depth - 1;
   for (int d = 0; d < ns->path.depth; d++)
@@ -206,19 +206,22 @@ ir_expr *lower_epilogue_value(ts_arena *a, const ts_gemm *g, ir_expr *acc,
   return ir_binary(a, E_ADD, v, c);
 }
 
-/* The epilogue's store: C through alpha and beta; with split-K, the
- * block's partial sum into its part of the workspace, or alpha times it
- * added atomically into C. */
-static ir_stmt *epilogue_store(lower_ctx *cx, ir_buffer *acc,
-                               ir_expr *const *acc_idx,
+/* The epilogue's store: C through alpha and beta, or into C's shared
+ * stage where the schedule has one; with split-K, the block's partial sum
+ * into its part of the workspace, or alpha times it added atomically into
+ * C. */
+static ir_stmt *epilogue_store(lower_ctx *cx, const tma_store_plan *stage,
+                               ir_buffer *acc, ir_expr *const *acc_idx,
                                ir_expr *const c_idx[2]) {
   ts_arena *a = cx->arena;
   const ts_gemm *g = &cx->s->def;
   ir_expr *sum = ir_load(a, acc, acc_idx);
+  ir_expr *value = lower_epilogue_value(a, g, sum,
+                                        ir_load(a, cx->s->C, c_idx));
+  if (stage->buf)
+    return lower_tma_store_target(a, stage, c_idx, value);
   if (!cx->split_k)
-    return ir_new_store(a, cx->s->C, c_idx,
-                        lower_epilogue_value(a, g, sum,
-                                             ir_load(a, cx->s->C, c_idx)));
+    return ir_new_store(a, cx->s->C, c_idx, value);
   if (!cx->W)
     return ir_new_atomic_add(a, cx->s->C, c_idx,
                              g->alpha == 1.0f ? sum
@@ -307,7 +310,9 @@ ir_stmt *lower_reduction(lower_ctx *cx, ir_stmt *root) {
     lower_fail(cx, TS_ERR_BAD_ARG, "ts_lower: the nest has no computation");
     return NULL;
   }
-  if (!place(cx, &ns) || !lower_mma_plan(cx, &ns.path, &t))
+  tma_store_plan stage;
+  if (!place(cx, &ns) || !lower_mma_plan(cx, &ns.path, &t) ||
+      !lower_tma_store_plan(cx, &ns.path, &t, &stage))
     return NULL;
   if (t.in && ns.wrap > t.depth)
     ns.wrap = t.depth; /* the instruction's k loop is the only one */
@@ -354,7 +359,10 @@ ir_stmt *lower_reduction(lower_ctx *cx, ir_stmt *root) {
   ir_stmt *init = over_tile(
       cx, &ns, &t, t.in ? zero : guarded(a, spatial_part(a, upred, &ns), zero));
   ir_stmt *epilogue = over_tile(
-      cx, &ns, &t, guarded(a, sguard, epilogue_store(cx, acc, acc_idx, c_idx)));
+      cx, &ns, &t,
+      guarded(a, sguard, epilogue_store(cx, &stage, acc, acc_idx, c_idx)));
+  if (epilogue && stage.buf)
+    epilogue = lower_tma_store_epilogue(cx, &stage, epilogue);
 
   /* Step 4. The accumulator around init, update and epilogue. */
   ir_stmt *parts[3] = {init, loop_part, epilogue};

@@ -18,7 +18,10 @@
  * buffering are lowering's work (src/lower/stages.c).
  *
  * cache_write(C, local, at) only records where C's accumulators live;
- * lowering places them (src/lower/reduction.c).
+ * lowering places them (src/lower/reduction.c).  cache_write(C, shared,
+ * at) records C's tile at `at`, the block's, staged in shared memory on
+ * its way out and stored by the TMA (ts_tma); lowering sizes and places
+ * it (src/lower/lower_tma_store.c).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -462,6 +465,52 @@ ts_status ts_cache_read(ts_sched *s, const char *buffer, ts_scope scope,
 
 /* ---- cache_write ----------------------------------------------------------- */
 
+/* C's shared stage is the block's tile: no block loop inside `at`, a
+ * region of whole 128-byte rows (the TMA's swizzle), a multiple of 8 and
+ * at most 256 of them (one box a panel), that fits shared memory. */
+static bool check_block_tile(ts_sched *s, const nest_path *p, int at_index) {
+  ts_loop *at = p->node[at_index]->for_.loop;
+  for (int d = at_index + 1; d < p->depth; d++) {
+    const ts_loop *l = p->node[d]->kind == S_FOR ? p->node[d]->for_.loop : NULL;
+    if (l && ir_kind_is_launch(l->kind) && !ir_kind_is_thread(l->kind)) {
+      sched_fail(s, TS_ERR_BAD_ATTACH, at, "ts_cache_write: block loop \"%s\" "
+                 "lies inside loop \"%s\"; C's shared stage holds the "
+                 "block's tile: attach it at the innermost block loop or "
+                 "inside", l->name, at->name);
+      return false;
+    }
+  }
+  const ir_stmt *compute = p->node[p->depth - 1];
+  region_ctx rc = {p, at_index, true};
+  ir_expr *base;
+  int64_t ext[2];
+  for (int d = 0; d < 2; d++)
+    if (!ir_region(&s->arena, d ? compute->compute.j : compute->compute.i,
+                   inside_attach, &rc, &base, &ext[d])) {
+      sched_fail(s, TS_ERR_BAD_ATTACH, at, "ts_cache_write: cannot bound "
+                 "the region of C written inside loop \"%s\"", at->name);
+      return false;
+    }
+  int64_t size = ts_dtype_size(s->C->dtype), row = ext[1] * size;
+  if (row % 128 || ext[0] % 8 || ext[0] > 256) {
+    sched_fail(s, TS_ERR_BAD_ATTACH, at, "ts_cache_write: C's tile at loop "
+               "\"%s\" is %lld x %lld elements; its shared stage needs rows "
+               "of a multiple of 128 bytes (%lld elements of %lld bytes: the "
+               "TMA's swizzle) and 8 to 256 rows, a multiple of 8",
+               at->name, (long long)ext[0], (long long)ext[1],
+               (long long)(128 / size), (long long)size);
+    return false;
+  }
+  if (ext[0] * row > SCHED_SHARED_LIMIT) {
+    sched_fail(s, TS_ERR_SHARED_LIMIT, at, "ts_cache_write: C's %lld x %lld "
+               "tile at loop \"%s\" takes %lld bytes of shared memory, over "
+               "the limit of %d", (long long)ext[0], (long long)ext[1],
+               at->name, (long long)(ext[0] * row), SCHED_SHARED_LIMIT);
+    return false;
+  }
+  return true;
+}
+
 ts_status ts_cache_write(ts_sched *s, const char *buffer, ts_scope scope,
                          ts_loop *at, ts_stage **stage) {
   if (stage)
@@ -480,16 +529,14 @@ ts_status ts_cache_write(ts_sched *s, const char *buffer, ts_scope scope,
                       NULL, "ts_cache_write: argument 2 'buffer' must be "
                       "\"C\", the one buffer the computation writes (got "
                       "\"%s\")", buffer);
-  if (scope != TS_LOCAL)
-    return sched_fail(s, TS_ERR_BAD_SCOPE, NULL,
-                      "ts_cache_write: C's accumulators live in registers; "
-                      "argument 3 'scope' must be TS_LOCAL");
   for (int i = 0; i < s->nstages; i++)
-    if (s->stages[i]->write)
+    if (s->stages[i]->write && s->stages[i]->shared == (scope == TS_SHARED))
       return sched_fail(s, TS_ERR_STAGE_USED, at,
-                        "ts_cache_write: C is already cached as \"%s\"",
-                        s->stages[i]->name);
-  if (!check_inside_launch(s, fn, &path, at_index, TS_LOCAL))
+                        "ts_cache_write: C is already cached in %s memory as "
+                        "\"%s\"", scope_word(scope), s->stages[i]->name);
+  if (scope == TS_SHARED ? !check_block_tile(s, &path, at_index)
+                         : !check_inside_launch(s, fn, &path, at_index,
+                                                TS_LOCAL))
     return s->status;
   for (int d = 0; d <= at_index; d++)
     if (path.node[d]->kind == S_FOR && path.node[d]->for_.loop->reduce &&
@@ -505,7 +552,8 @@ ts_status ts_cache_write(ts_sched *s, const char *buffer, ts_scope scope,
   if (!st)
     return sched_oom(s, fn);
   *st = (ts_stage){.id = s->nstages, .write = true, .operand = -1,
-                   .name = stage_name(s, "C", TS_LOCAL), .at = at, .owner = s};
+                   .shared = scope == TS_SHARED,
+                   .name = stage_name(s, "C", scope), .at = at, .owner = s};
   trace_rec rec = {.op = TR_CACHE_WRITE, .loops = {at->id}, .nloops = 1,
                    .name = "C", .scope = scope, .stage = st->id};
   ts_status status = sched_commit(s, fn, s->root, NULL, 0, &rec);

@@ -124,9 +124,23 @@ ts_status ts_pipeline(ts_sched *s, ts_stage *stage, int stages) {
   return status;
 }
 
+/* ts_tma of C's shared stage: its store, not a pipeline's fills. */
+static ts_status tma_store(ts_sched *s, ts_stage *stage) {
+  if (stage->tma)
+    return sched_fail(s, TS_ERR_STAGE_USED, NULL, "ts_tma: \"%s\" is "
+                      "already stored by the TMA", stage->name);
+  trace_rec rec = {.op = TR_TMA, .stage = stage->id};
+  ts_status status = sched_commit(s, "ts_tma", s->root, NULL, 0, &rec);
+  if (status == TS_OK)
+    stage->tma = true;
+  return status;
+}
+
 ts_status ts_tma(ts_sched *s, ts_stage *stage) {
   CHECK_SCHED(s);
   const char *fn = "ts_tma";
+  if (sched_check_stage(s, fn, 2, stage) && stage->write && stage->shared)
+    return tma_store(s, stage);
   /* Check: a pipelined shared cache_read stage, swizzled in 128-byte rows
    * (the TMA's 128-byte swizzle is that layout), not marked yet.  The
    * operand's alignment and the box are lowering's checks: they depend on

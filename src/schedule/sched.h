@@ -76,7 +76,10 @@ struct ts_stage {
   int buffer_tiles; /* k tiles a copy when double_buffered (1 for
                      * ts_double_buffer); 0 before */
   int pipeline; /* ts_pipeline: copies of the cache, cp.async; 0: none */
-  bool tma;     /* ts_tma: the copies are the TMA's, on an mbarrier pipeline */
+  bool tma;     /* ts_tma: the copies are the TMA's, on an mbarrier pipeline;
+                 * of C's shared stage, its store is */
+  bool shared;  /* write: C's tile in shared memory on its way out, which
+                 * lowering makes (a 128-byte swizzled buffer) */
   int producer_warps; /* ts_warp_specialize: warps of their own issue the
                        * TMA's copies; 0: a consumer thread does */
   const void *owner;

@@ -1,0 +1,199 @@
+/*
+ * The reference executor's TMA stores (S_TMA_STORE, S_TMA_STORE_WAIT) and
+ * the shared buffer they read, C's stage, which lies over the pipeline's
+ * stages (ir_buffer.overlay).
+ *
+ * A store reads its box of the stage when issued, as the issuing thread:
+ * an element another thread wrote with no barrier between is a race (a
+ * barrier in a kernel with a TMA store carries the proxy fence that
+ * makes the writes visible to the TMA), and lands in C at once, clipped
+ * to the tensor map's dimensions as the hardware clips it.  Until a wait
+ * of the issuing thread (cp.async.bulk.wait_group.read) the TMA may still
+ * be reading the stage: a write into it, or the end of its scope (the
+ * block leaving, or reusing its memory), is a fault naming the store.
+ * The stage's scope may begin only when nothing of the buffers it lies
+ * over is in use: no copy in flight into them, no wgmma in flight, and no
+ * access since the last barrier.
+ */
+#include "exec_impl.h"
+
+#include <stdio.h>
+
+#include "../base/dtype.h"
+
+static int32_t gid(const exec *x, int t) {
+  return x->block_linear * x->nthreads + t;
+}
+
+static void thread_name(const exec *x, int32_t g, char *out, size_t n) {
+  int64_t bx = x->k->block[0], by = x->k->block[1];
+  int64_t t = g % x->nthreads;
+  snprintf(out, n, "(%lld, %lld, %lld)", (long long)(t % bx),
+           (long long)(t / bx % by), (long long)(t / (bx * by)));
+}
+
+/* A use of live shared buffer m since the last barrier, or a copy in
+ * flight into it. */
+static bool live_use(const exec *x, const mem *m, shared_use *u) {
+  for (size_t e = 0; e < m->size; e++) {
+    if (m->pending && m->pending[e] != NONE) {
+      *u = (shared_use){m->buf, e, m->pending[e], true};
+      return true;
+    }
+    if (!m->tracked)
+      continue;
+    bool wrote = m->writer[e] != NONE && m->wepoch[e] == x->epoch;
+    if (wrote || (m->reader[e] != NONE && m->repoch[e] == x->epoch)) {
+      *u = (shared_use){m->buf, e, wrote ? m->writer[e] : m->reader[e],
+                        false};
+      return true;
+    }
+  }
+  return false;
+}
+
+/* The overlay o begins: the buffers it lies over, live or with their
+ * scopes ended in this block (their shadows kept), must be out of use. */
+void exec_overlay_begins(exec *x, const mem *o) {
+  if (x->nflight) {
+    exec_fault(x, 0, "shared %s lies over the block's other shared buffers "
+               "while a wgmma still reads them: wait for its batch "
+               "(wgmma.wait_group 0) and a barrier first", o->buf->name);
+    return;
+  }
+  shared_use u;
+  bool found = mem_kept_use(x, o->buf, &u);
+  for (int i = 0; i < x->nlive && !found; i++)
+    found = &x->live[i] != o && x->live[i].buf &&
+            x->live[i].buf->scope == SCOPE_SHARED &&
+            live_use(x, &x->live[i], &u);
+  if (!found)
+    return;
+  char name[64] = "several threads";
+  if (u.who >= 0)
+    thread_name(x, u.who, name, sizeof(name));
+  exec_fault(x, 0, "shared %s lies over shared %s, whose element %lld %s "
+             "%s since the last barrier: a barrier must come between its "
+             "last use and %s's scope", o->buf->name, u.buf->name,
+             (long long)u.elem, u.copy ? "a copy in flight from" : "was used by",
+             name, o->buf->name);
+}
+
+/* The kernel's tensor map of global buffer b, or NULL. */
+static const ts_param *map_of(const exec *x, const ir_buffer *b) {
+  for (int i = 0; i < x->k->nparams; i++)
+    if (x->k->params[i].p.kind == TS_PARAM_TENSOR_MAP &&
+        x->k->params[i].buf == b)
+      return &x->k->params[i].p;
+  return NULL;
+}
+
+/* The store's box against the map and the stage: the map's box is what
+ * the hardware moves, a panel of the stage what the store names. */
+static bool store_fits(exec *x, const ir_stmt *s, const ts_param *map,
+                       int t) {
+  const ir_buffer *d = s->pipe.dst->load.buf;
+  int64_t panel = ir_swizzle_panel(d);
+  int64_t row = panel ? panel : d->shape[d->order[d->ndim - 1]];
+  int64_t rows = d->shape[d->order[d->ndim - 2]];
+  if (!map || map->box[0] != s->pipe.box[0] || map->box[1] != s->pipe.box[1] ||
+      s->pipe.box[0] != row || s->pipe.box[1] != rows) {
+    exec_fault(x, t, "TMA store from shared %s into %s: the tensor map moves "
+               "a box of %lldx%lld elements, the store %lldx%lld, and a "
+               "panel of the stage holds rows of %lld by %lld", d->name,
+               s->pipe.src->name, (long long)(map ? map->box[0] : 0),
+               (long long)(map ? map->box[1] : 0), (long long)s->pipe.box[0],
+               (long long)s->pipe.box[1], (long long)row, (long long)rows);
+    return false;
+  }
+  return true;
+}
+
+/* e's value for thread t. */
+static int64_t value_of(exec *x, const ir_expr *e, int t) {
+  size_t mark = x->top;
+  int64_t *v = exec_push(x, sizeof(int64_t) * (size_t)x->nthreads);
+  int64_t out = 0;
+  if (v) {
+    bool uniform = eval_int(x, e, x->all, v);
+    out = uniform ? v[0] : v[t];
+  }
+  x->top = mark;
+  return out;
+}
+
+static void store_box(exec *x, const ir_stmt *s, const ts_param *map, int t) {
+  const ir_buffer *d = s->pipe.dst->load.buf;
+  mem *m = find_mem(x, d), *c = find_mem(x, s->pipe.src);
+  int64_t idx[IR_MAX_DIMS], at[2];
+  for (int k = 0; k < d->ndim; k++)
+    idx[k] = value_of(x, s->pipe.dst->load.idx[k], t);
+  for (int k = 0; k < 2; k++)
+    at[k] = value_of(x, s->pipe.coord[k], t);
+  if (!m || !c) {
+    exec_fault(x, t, "TMA store from %s into %s, one of which is not live",
+               d->name, s->pipe.src->name);
+    return;
+  }
+  int in = d->order[d->ndim - 1], out = d->order[d->ndim - 2];
+  int64_t pitch = map->row_bytes / ts_dtype_size(s->pipe.src->dtype);
+  for (int64_t r = 0; r < s->pipe.box[1] && !x->fault; r++)
+    for (int64_t e = 0; e < s->pipe.box[0] && !x->fault; e++) {
+      int64_t g0 = at[0] + e, g1 = at[1] + r;
+      if (g0 < 0 || g1 < 0 || g0 >= map->dims[0] || g1 >= map->dims[1])
+        continue; /* clipped: the TMA writes nothing there */
+      int64_t off = 0;
+      for (int k = 0; k < d->ndim; k++)
+        off += (idx[k] + (k == in ? e : k == out ? r : 0)) * d->strides[k];
+      float v = read_at(x, m, ir_swizzle_offset(d, off), t);
+      if (!x->fault)
+        write_at(x, c, g0 + g1 * pitch, t, v, false);
+    }
+  if (!x->fault) {
+    m->store_reader = gid(x, t);
+    m->store_at[0] = at[0];
+    m->store_at[1] = at[1];
+  }
+}
+
+void exec_run_tma_store(exec *x, const ir_stmt *s, const bool *active) {
+  const ts_param *map = map_of(x, s->pipe.src);
+  for (int t = 0; t < x->nthreads && !x->fault; t++)
+    if (active[t] && store_fits(x, s, map, t)) {
+      store_box(x, s, map, t);
+      x->steps += ir_issue_steps(s);
+    }
+}
+
+void exec_run_tma_store_wait(exec *x, const bool *active) {
+  for (int i = 0; i < x->nlive; i++) {
+    mem *m = &x->live[i];
+    int32_t who = m->store_reader;
+    if (who != NONE && active[who % x->nthreads])
+      m->store_reader = NONE;
+  }
+}
+
+/* What a fault says of m's store in flight. */
+static void still_reading(exec *x, const mem *m, int t, const char *what) {
+  char name[64];
+  thread_name(x, m->store_reader, name, sizeof(name));
+  exec_fault(x, t, "%s shared %s while the TMA store that thread %s issued "
+             "from it (into %s at (%lld, %lld)) may still read it: that "
+             "thread must wait for it first (cp.async.bulk.wait_group.read)",
+             what, m->buf->name, name, x->k->C ? x->k->C->name : "C",
+             (long long)m->store_at[0], (long long)m->store_at[1]);
+}
+
+bool exec_tma_store_write_ok(exec *x, const mem *m, int t) {
+  if (m->store_reader == NONE)
+    return true;
+  still_reading(x, m, t, "write into");
+  return false;
+}
+
+void exec_tma_store_scope_ends(exec *x, const mem *m) {
+  if (m->store_reader != NONE && !x->fault)
+    still_reading(x, m, m->store_reader % x->nthreads,
+                  "the block leaves the scope of");
+}

@@ -1,0 +1,196 @@
+/*
+ * C's shared stage (ts_cache_write(s, "C", TS_SHARED, at, &st) and
+ * ts_tma(s, st)), for the reduction pass: the epilogue writes C's tile
+ * into shared memory, and one thread stores it with the TMA, a box a
+ * 128-byte panel, clipped at C's edges by the tensor map:
+ *
+ *   barrier                      the block's use of shared memory is over
+ *   shared C.shared[bm][bn]      over the pipeline's stages (overlay)
+ *     C.shared[i - i0, j - j0] = alpha * acc + beta * C[i, j]   (in bounds)
+ *     barrier                    the tile written, and fenced for the TMA
+ *     if the block's first thread:
+ *       tma.store C box (panel, bm) at (j0 + q * panel, i0)   each panel q
+ *       tma.store.wait           its reads of C.shared done
+ *
+ * The stage is swizzled in 128-byte rows, as the TMA's 128-byte swizzle
+ * reads it, so that the 8 rows a warp's accumulators span at one column
+ * fall in different banks.  It lies over the block's other shared
+ * buffers (a 128 x 256 fp32 tile is 128 KiB, beside 192 KiB of stages),
+ * whose last readers, the wgmma of the last k tile, are done once every
+ * consumer has passed the first barrier.  The barriers are of the
+ * consumers alone where a producer warpgroup has left.
+ */
+#include "lower.h"
+
+#include "../base/dtype.h"
+#include "../ir/analysis.h"
+
+const ts_stage *lower_shared_c_stage(const ts_sched *s) {
+  for (int i = 0; i < s->nstages; i++)
+    if (s->stages[i]->write && s->stages[i]->shared)
+      return s->stages[i];
+  return NULL;
+}
+
+/* What the stage needs that the schedule does not check, since a later
+ * primitive can change it: the TMA's store, no split-K, no persistent
+ * grid, and C's rows 16-byte aligned. */
+static bool check_store(lower_ctx *cx, const ts_stage *st) {
+  const ts_sched *s = cx->s;
+  int64_t size = ts_dtype_size(s->C->dtype);
+  if (!st->tma)
+    return lower_fail(cx, TS_ERR_BAD_ARG, "ts_lower: \"%s\", C's shared "
+                      "stage, is stored by the TMA: call ts_tma on it (a "
+                      "store by the threads is not built)", st->name);
+  if (cx->split_k)
+    return lower_fail(cx, TS_ERR_BAD_ARG, "ts_lower: \"%s\" stores C's "
+                      "tile, but with split-K (ts_split_k) each block adds "
+                      "a part of it: leave one or the other out", st->name);
+  if (cx->wave)
+    return lower_fail(cx, TS_ERR_BAD_ARG, "ts_lower: \"%s\" in a persistent "
+                      "grid (ts_persistent) would need shared memory of its "
+                      "own beside the pipeline's stages, which the next "
+                      "tile's copies fill meanwhile; not built: leave one "
+                      "or the other out", st->name);
+  if (s->C->strides[0] * size % 16)
+    return lower_fail(cx, TS_ERR_BAD_ARG, "ts_lower: \"%s\" is stored by "
+                      "the TMA, which needs C's rows 16-byte aligned; they "
+                      "are %lld elements of %lld bytes: leave the stage out "
+                      "for N not a multiple of %lld", st->name,
+                      (long long)s->C->strides[0], (long long)size,
+                      (long long)(16 / size));
+  return true;
+}
+
+typedef struct {
+  const nest_path *path;
+  int at;
+} region_ctx;
+
+/* Loops inside the attach loop, and the thread loops: C's tile of the
+ * block. */
+static bool inside(const ir_var *v, void *ctx) {
+  const region_ctx *r = ctx;
+  for (int d = 0; d < r->path->depth; d++) {
+    const ir_stmt *n = r->path->node[d];
+    if (n->kind == S_FOR && n->for_.loop->var == v)
+      return d > r->at || ir_kind_is_thread(n->for_.loop->kind);
+  }
+  return false;
+}
+
+/* The block's threads: its thread loops' and the instruction's lanes. */
+static int64_t block_threads(const nest_path *path, const lower_mma *t) {
+  int64_t n = t->in ? t->lane->extent : 1;
+  for (int d = 0; d < path->depth; d++) {
+    const ir_stmt *s = path->node[d];
+    if (s->kind == S_FOR && ir_kind_is_thread(s->for_.loop->kind))
+      n *= s->for_.loop->extent;
+  }
+  return n;
+}
+
+bool lower_tma_store_plan(lower_ctx *cx, const nest_path *path,
+                          const lower_mma *t, tma_store_plan *out) {
+  ts_arena *a = cx->arena;
+  const ts_sched *s = cx->s;
+  *out = (tma_store_plan){.st = lower_shared_c_stage(s)};
+  if (!out->st)
+    return true;
+  if (!check_store(cx, out->st))
+    return false;
+  region_ctx rc = {path, -1};
+  for (int d = 0; d < path->depth; d++)
+    if (path->node[d]->kind == S_FOR &&
+        path->node[d]->for_.loop == out->st->at)
+      rc.at = d;
+  const ir_stmt *cs = path->node[path->depth - 1];
+  int64_t ext[2];
+  if (rc.at < 0 ||
+      !ir_region(a, cs->compute.i, inside, &rc, &out->origin[0], &ext[0]) ||
+      !ir_region(a, cs->compute.j, inside, &rc, &out->origin[1], &ext[1]))
+    return lower_fail(cx, TS_ERR_BAD_ATTACH, "ts_lower: \"%s\" is attached "
+                      "at loop \"%s\", which no longer encloses the "
+                      "computation, or whose tile of C cannot be bounded",
+                      out->st->name, out->st->at->name);
+  int64_t size = ts_dtype_size(s->C->dtype);
+  if (ext[1] * size % 128 || ext[0] % 8 || ext[0] > 256)
+    return lower_fail(cx, TS_ERR_BAD_ATTACH, "ts_lower: C's tile at loop "
+                      "\"%s\" is now %lld x %lld elements; \"%s\" needs rows "
+                      "of a multiple of 128 bytes and 8 to 256 rows, a "
+                      "multiple of 8", out->st->at->name, (long long)ext[0],
+                      (long long)ext[1], out->st->name);
+  for (int d = 0; d < 2; d++)
+    out->origin[d] = ir_simplify_expr(a, out->origin[d]);
+  out->buf = ir_new_buffer(a, out->st->name, SCOPE_SHARED, s->C->dtype, 2,
+                           ext, NULL);
+  if (!out->buf || !out->origin[0] || !out->origin[1])
+    return lower_fail(cx, TS_ERR_NO_MEMORY, "ts_lower: out of memory");
+  out->buf->swizzle = 8;
+  out->buf->overlay = true;
+  out->C = s->C;
+  for (int i = 0; i < s->nstages; i++)
+    if (s->stages[i]->producer_warps)
+      out->threads = block_threads(path, t);
+  cx->tma_store = true;
+  return true;
+}
+
+ir_stmt *lower_tma_store_target(ts_arena *a, const tma_store_plan *p,
+                                ir_expr *const c_idx[2], ir_expr *value) {
+  ir_expr *idx[2] = {ir_simplify_expr(a, ir_sub(a, c_idx[0], p->origin[0])),
+                     ir_simplify_expr(a, ir_sub(a, c_idx[1], p->origin[1]))};
+  return idx[0] && idx[1] ? ir_new_store(a, p->buf, idx, value) : NULL;
+}
+
+/* `threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0`, of the
+ * launch indices themselves. */
+static ir_expr *first_thread(lower_ctx *cx) {
+  ts_arena *a = cx->arena;
+  ir_expr *all = NULL;
+  for (int d = 0; d < 3; d++) {
+    ts_loop_kind tag = (ts_loop_kind)(TS_THREAD_X + d);
+    ir_var *v = ir_new_var(a, cx->next_var++, ir_loop_kind_name(tag),
+                           VAR_LAUNCH, 1024);
+    if (!v)
+      return NULL;
+    v->tag = tag;
+    all = ir_and(a, all, ir_binary(a, E_EQ, ir_varref(a, v), ir_int(a, 0)));
+  }
+  return all;
+}
+
+/* One store of each 128-byte panel of the stage, then the wait. */
+static ir_stmt *stores(ts_arena *a, const tma_store_plan *p) {
+  const ir_buffer *b = p->buf;
+  int64_t panel = 128 / ts_dtype_size(b->dtype);
+  int64_t panels = b->shape[1] / panel, box[2] = {panel, b->shape[0]};
+  ir_stmt **items = ts_arena_alloc(a, sizeof(*items) * (size_t)(panels + 1));
+  if (!items)
+    return NULL;
+  for (int64_t q = 0; q < panels; q++) {
+    ir_expr *at[2] = {ir_int(a, 0), ir_int(a, q * panel)};
+    ir_expr *coord[2] = {
+        ir_simplify_expr(a, ir_add(a, p->origin[1], ir_int(a, q * panel))),
+        p->origin[0]};
+    items[q] = ir_new_tma_store(a, ir_load(a, p->buf, at),
+                                p->C, coord, box);
+  }
+  items[panels] = ir_new_tma_store_wait(a);
+  return ir_new_seq(a, items, (int)panels + 1);
+}
+
+ir_stmt *lower_tma_store_epilogue(lower_ctx *cx, const tma_store_plan *p,
+                                  ir_stmt *epilogue) {
+  ts_arena *a = cx->arena;
+  ir_expr *first = first_thread(cx);
+  ir_stmt *issue = stores(a, p);
+  ir_stmt *written[3] = {epilogue, ir_new_named_barrier(a, p->threads),
+                         first && issue ? ir_new_if(a, first, issue, NULL)
+                                        : NULL};
+  ir_stmt *stage = written[0] && written[1] && written[2]
+                       ? ir_new_alloc(a, p->buf, ir_new_seq(a, written, 3))
+                       : NULL;
+  ir_stmt *all[2] = {ir_new_named_barrier(a, p->threads), stage};
+  return all[0] && all[1] ? ir_new_seq(a, all, 2) : NULL;
+}
