@@ -363,8 +363,9 @@ static void test_cache_write_errors(void **state) {
               "ts_cache_write: argument 2 'buffer' must be \"C\"");
   ts_sched_free(s);
   s = tiled(&ko, &ki);
-  EXPECT_FAIL(ts_cache_write(s, "C", TS_SHARED, ko, &st), TS_ERR_BAD_SCOPE,
-              "ts_cache_write: C's accumulators live in registers");
+  EXPECT_FAIL(ts_cache_write(s, "C", (ts_scope)7, ko, &st), TS_ERR_BAD_SCOPE,
+              "ts_cache_write: argument 3 'scope' must be TS_SHARED or "
+              "TS_LOCAL (got 7)");
   ts_sched_free(s);
   s = tiled(&ko, &ki);
   EXPECT_FAIL(ts_cache_write(s, "C", TS_LOCAL, ki, &st), TS_ERR_BAD_ATTACH,
@@ -374,8 +375,8 @@ static void test_cache_write_errors(void **state) {
   s = tiled(&ko, &ki);
   ts_cache_write(s, "C", TS_LOCAL, ts_get_loop(s, "j.inner"), &st);
   EXPECT_FAIL(ts_cache_write(s, "C", TS_LOCAL, ts_get_loop(s, "j.inner"), &st),
-              TS_ERR_STAGE_USED, "ts_cache_write: C is already cached as "
-              "\"C.local\"");
+              TS_ERR_STAGE_USED, "ts_cache_write: C is already cached in "
+              "local memory as \"C.local\"");
   ts_sched_free(s);
 }
 

@@ -233,7 +233,7 @@ static void test_cache_write_outputs(void **state) {
   (void)state;
   const cache_case bad[] = {
       {"A", TS_LOCAL, AT_TJ, TS_ERR_BAD_ARG},
-      {"C", TS_SHARED, AT_TJ, TS_ERR_BAD_SCOPE},
+      {"C", (ts_scope)7, AT_TJ, TS_ERR_BAD_SCOPE},
       {NULL, TS_LOCAL, AT_TJ, TS_ERR_NULL_ARG},
       {"C", TS_LOCAL, AT_KI, TS_ERR_BAD_ATTACH},
   };

@@ -90,10 +90,16 @@ static int setup(void **state) {
                  corner, (int64_t[2]){16, 16}),
       ir_new_mbarrier(&f->a, pipe, MBAR_WAIT, MBAR_FULL, I(0), I(0))};
   ir_stmt *tma = ir_new_pipeline(&f->a, pipe, ir_new_seq(&f->a, fill, 2));
-  ir_stmt *items[10] = {loop, compute, lanes, ir_new_async_commit(&f->a),
+  /* And back: a box of the shared buffer stored by the TMA, its wait. */
+  ir_stmt *store_back[2] = {
+      ir_new_tma_store(&f->a, ir_load(&f->a, f->shared, at2), f->buf, corner,
+                       (int64_t[2]){16, 16}),
+      ir_new_tma_store_wait(&f->a)};
+  ir_stmt *items[11] = {loop, compute, lanes, ir_new_async_commit(&f->a),
                         ir_new_async_wait(&f->a, 1), ir_new_mma(&f->a, frag, at),
-                        ldsm, wgmma, ir_new_wgmma_sync(&f->a, 0, f->buf), tma};
-  f->root = ir_new_seq(&f->a, items, 10);
+                        ldsm, wgmma, ir_new_wgmma_sync(&f->a, 0, f->buf), tma,
+                        ir_new_seq(&f->a, store_back, 2)};
+  f->root = ir_new_seq(&f->a, items, 11);
   assert_non_null(f->root);
   assert_false(f->a.failed);
   *state = f;
@@ -189,8 +195,8 @@ static void test_visitor_skips_and_stops(void **state) {
   assert_int_equal(t.post_stmt[S_FOR], 0); /* its children were skipped */
   assert_int_equal(t.pre_stmt[S_ALLOC] + t.pre_stmt[S_STORE], 0);
   assert_int_equal(t.pre_stmt[S_COMPUTE], 1);
-  /* The ldmatrix's row, wgmma's tiles, the TMA box's first element. */
-  assert_int_equal(t.pre_expr[E_LOAD], 4);
+  /* The ldmatrix's row, wgmma's tiles, the TMA boxes' first elements. */
+  assert_int_equal(t.pre_expr[E_LOAD], 5);
 
   /* A hook ends the walk: no hook runs again, post hooks included. */
   tally some = {.skip_kind = -1, .stop_after = 5};

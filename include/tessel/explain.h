@@ -139,6 +139,11 @@ typedef struct ts_kernel_report {
   double shared_st_requests, shared_st_wavefronts, shared_st_ideal;
   ts_pipeline_report pipeline;
   ts_persistent_report persistent;
+  /* C's tile stored by the TMA (ts_cache_write(C, TS_SHARED), ts_tma):
+   * a block's stores, `stores.per_stage` of them, each a box of
+   * `stores.bytes` and `stores.l2_sectors` sectors written (src the
+   * shared stage, dst "C"); per_stage 0: none. */
+  ts_tma_report stores;
 } ts_kernel_report;
 
 typedef struct ts_explain {

@@ -121,6 +121,15 @@ static json_t *pipeline_json(const ts_pipeline_report *p) {
                : NULL;
 }
 
+/* C's stores by the TMA: a block's boxes. */
+static json_t *stores_json(const ts_tma_report *t) {
+  return json_pack("{s:s, s:s, s:[I,I], s:I, s:I, s:i, s:i}", "src", t->src,
+                   "dst", t->dst, "box", (json_int_t)t->box[0],
+                   (json_int_t)t->box[1], "bytes", (json_int_t)t->bytes,
+                   "l2_sectors", (json_int_t)t->l2_sectors, "swizzle",
+                   t->swizzle, "per_block", t->per_stage);
+}
+
 /* A persistent grid's blocks and waves on an H100. */
 static json_t *persistent_json(const ts_persistent_report *p) {
   return json_pack("{s:i, s:i, s:I, s:I, s:I, s:I}", "blocks_per_sm",
@@ -149,7 +158,9 @@ static json_t *kernel_json(const ts_kernel_report *k) {
             (k->pipeline.stages &&
              !set(o, "pipeline", pipeline_json(&k->pipeline))) ||
             (k->persistent.blocks_per_sm &&
-             !set(o, "persistent", persistent_json(&k->persistent))))) {
+             !set(o, "persistent", persistent_json(&k->persistent))) ||
+            (k->stores.per_stage &&
+             !set(o, "tma_stores", stores_json(&k->stores))))) {
     json_decref(o);
     return NULL;
   }

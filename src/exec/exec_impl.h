@@ -54,9 +54,10 @@ typedef struct mem {
                      * landed the element, 0: none (exec_tma.c) */
   int32_t *pending; /* shared buffers: the thread whose asynchronous copy
                      * is in flight into the element, or NONE */
-  /* The thread whose TMA store (exec_tma_store.c) may still read the
-   * buffer, or NONE, and where in global memory that store writes. */
-  int32_t store_reader;
+  /* 1 + the global id of the thread whose TMA store (exec_tma_store.c)
+   * may still read the buffer, 0: none; and where in global memory that
+   * store writes. */
+  int32_t store_by;
   int64_t store_at[2];
   /* A sampled run's global matrix: elements live in the space's pages
    * (or, for A and B, are computed), not in the arrays above. */

@@ -24,7 +24,6 @@ bool mem_init(mem *m, const ir_buffer *b, float *data, size_t copies,
                      bool tracked) {
   memset(m, 0, sizeof(*m));
   m->buf = b;
-  m->store_reader = NONE;
   m->size = (size_t)ir_buffer_size(b);
   size_t n = m->size * copies;
   m->per_thread = copies > 1;

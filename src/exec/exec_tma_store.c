@@ -150,7 +150,7 @@ static void store_box(exec *x, const ir_stmt *s, const ts_param *map, int t) {
         write_at(x, c, g0 + g1 * pitch, t, v, false);
     }
   if (!x->fault) {
-    m->store_reader = gid(x, t);
+    m->store_by = gid(x, t) + 1;
     m->store_at[0] = at[0];
     m->store_at[1] = at[1];
   }
@@ -168,16 +168,16 @@ void exec_run_tma_store(exec *x, const ir_stmt *s, const bool *active) {
 void exec_run_tma_store_wait(exec *x, const bool *active) {
   for (int i = 0; i < x->nlive; i++) {
     mem *m = &x->live[i];
-    int32_t who = m->store_reader;
-    if (who != NONE && active[who % x->nthreads])
-      m->store_reader = NONE;
+    int32_t who = m->store_by - 1;
+    if (m->store_by && active[who % x->nthreads])
+      m->store_by = 0;
   }
 }
 
 /* What a fault says of m's store in flight. */
 static void still_reading(exec *x, const mem *m, int t, const char *what) {
   char name[64];
-  thread_name(x, m->store_reader, name, sizeof(name));
+  thread_name(x, m->store_by - 1, name, sizeof(name));
   exec_fault(x, t, "%s shared %s while the TMA store that thread %s issued "
              "from it (into %s at (%lld, %lld)) may still read it: that "
              "thread must wait for it first (cp.async.bulk.wait_group.read)",
@@ -186,14 +186,14 @@ static void still_reading(exec *x, const mem *m, int t, const char *what) {
 }
 
 bool exec_tma_store_write_ok(exec *x, const mem *m, int t) {
-  if (m->store_reader == NONE)
+  if (!m->store_by)
     return true;
   still_reading(x, m, t, "write into");
   return false;
 }
 
 void exec_tma_store_scope_ends(exec *x, const mem *m) {
-  if (m->store_reader != NONE && !x->fault)
-    still_reading(x, m, m->store_reader % x->nthreads,
+  if (m->store_by && !x->fault)
+    still_reading(x, m, (m->store_by - 1) % x->nthreads,
                   "the block leaves the scope of");
 }

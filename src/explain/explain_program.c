@@ -143,7 +143,8 @@ static pad_advice advise_pad(const explain_rows *e, int first, int named,
 
 /* The shared side: conflict-free, or n-way and what to do. */
 static int shared_verdict(const ts_access_report *r, const pad_advice *pa,
-                          const char *elem, char *out, size_t n) {
+                          const char *elem, bool tma_layout, char *out,
+                          size_t n) {
   double wav = r->wavefronts / r->requests;
   double best = r->ideal_wavefronts / r->requests;
   if (wav <= best * 1.001)
@@ -161,7 +162,10 @@ static int shared_verdict(const ts_access_report *r, const pad_advice *pa,
   char *var = ts_buf_take(&stage);
   const char *unpadded = pa->now ? " unpadded" : "";
   int more;
-  if (!pa->costed)
+  if (tma_layout) /* C's stage: what the TMA's store reads */
+    more = snprintf(o, left, "its layout is the TMA's 128-byte swizzle, "
+                    "which neither padding nor another swizzle may change");
+  else if (!pa->costed)
     more = snprintf(o, left, "pad its rows (ts_storage_pad) or swizzle it "
                     "(ts_storage_swizzle)");
   else if (pa->to < 0)
@@ -195,7 +199,9 @@ static void verdict(ts_access_report *r, const pad_advice *pa,
     const char *elem = eb == 4 ? "element" : "16-bit element";
     at += (size_t)snprintf(v + at, n - at, "%s", at ? "; " : "");
     if (at < n)
-      at += (size_t)shared_verdict(r, pa, elem, v + at, n - at);
+      at += (size_t)shared_verdict(r, pa, elem,
+                                   shared_buf && shared_buf->overlay,
+                                   v + at, n - at);
   }
   if (r->scalar_lanes && at < n)
     snprintf(v + at, n - at, "; its vectorized loop makes one access a "
@@ -312,6 +318,24 @@ static bool pipeline_node(ir_visitor *v, const ir_stmt *s) {
   return true;
 }
 
+/* C's stores by the TMA: a block's, one box a panel of the stage. */
+static bool store_node(ir_visitor *v, const ir_stmt *s) {
+  ts_tma_report *r = v->ctx;
+  if (s->kind != S_TMA_STORE)
+    return true;
+  const ir_buffer *src = s->pipe.dst->load.buf;
+  int64_t size = ts_dtype_size(src->dtype);
+  if (!r->per_stage)
+    *r = (ts_tma_report){.src = src->name, .dst = s->pipe.src->name,
+                         .box = {s->pipe.box[0], s->pipe.box[1]},
+                         .bytes = s->pipe.box[0] * s->pipe.box[1] * size,
+                         .l2_sectors = s->pipe.box[1] *
+                                       ((s->pipe.box[0] * size + 31) / 32),
+                         .swizzle = src->swizzle ? 16 * src->swizzle : 0};
+  r->per_stage++;
+  return true;
+}
+
 /* A persistent grid's blocks and waves on TS_EXPLAIN_MULTIPROCESSORS. */
 static void persistent_report(const ir_kernel *k, ts_persistent_report *r) {
   *r = (ts_persistent_report){0};
@@ -348,14 +372,18 @@ static bool explain_kernel(ts_explain *e, const ts_program *p, int i,
   persistent_report(k, &kr->persistent);
   ir_visitor pv = {.stmt = pipeline_node, .ctx = &kr->pipeline};
   ir_visit_stmt(&pv, k->body);
+  ir_visitor sv = {.stmt = store_node, .ctx = &kr->stores};
+  ir_visit_stmt(&sv, k->body);
   if (kr->pipeline.producer_threads) { /* the split lowering chose */
     kr->pipeline.launch_registers = k->registers.launch;
     kr->pipeline.producer_registers = k->registers.producer;
     kr->pipeline.consumer_registers = k->registers.consumer;
     kr->pipeline.blocks = k->registers.blocks;
   }
-  for (int t = 0; t < kr->pipeline.ntma; t++) { /* the report owns them */
-    ts_tma_report *tr = &kr->pipeline.tma[t];
+  for (int t = -1; t < kr->pipeline.ntma; t++) { /* the report owns them */
+    ts_tma_report *tr = t < 0 ? &kr->stores : &kr->pipeline.tma[t];
+    if (!tr->src)
+      continue; /* no stores */
     tr->src = ts_arena_strdup(rows->arena, tr->src);
     tr->dst = ts_arena_strdup(rows->arena, tr->dst);
     if (!tr->src || !tr->dst) {

@@ -154,6 +154,19 @@ static void print_pipeline(ts_buf *b, const ts_pipeline_report *p) {
   }
 }
 
+/* C's tile stored by the TMA: a block's boxes. */
+static void print_stores(ts_buf *b, const ts_tma_report *t) {
+  if (!t->per_stage)
+    return;
+  ts_buf_printf(b, "TMA stores: %d x tma %s -> %s a block: box %lldx%lld "
+                "elements, %lld bytes, %lld L2 sector%s written, %d-byte "
+                "swizzle; the block leaves once they have read %s\n",
+                t->per_stage, t->src, t->dst, (long long)t->box[0],
+                (long long)t->box[1], (long long)t->bytes,
+                (long long)t->l2_sectors, plural(t->l2_sectors), t->swizzle,
+                t->src);
+}
+
 /* A persistent grid: the blocks a launch makes on an H100 and the waves
  * of tiles they take. */
 static void print_persistent(ts_buf *b, const ts_persistent_report *p) {
@@ -192,6 +205,7 @@ static void print_kernel(ts_buf *b, const ts_explain *e, int i) {
     if (e->accesses[a].kernel == i)
       print_access(b, &e->accesses[a]);
   print_pipeline(b, &k->pipeline);
+  print_stores(b, &k->stores);
   print_resources(b, k);
   print_totals(b, k);
 }

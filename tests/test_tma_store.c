@@ -1,0 +1,412 @@
+/*
+ * C's shared stage stored by the TMA (ts_cache_write(C, TS_SHARED),
+ * ts_tma): wgstore's lowered program runs on the executor as lowered, and
+ * each mutation of it that breaks the store's protocol is a fault naming
+ * the stage: a store issued with no barrier after the threads' writes, a
+ * stage taken over the pipeline's buffers with no barrier after their
+ * last use, a block that leaves before its stores have read the stage, a
+ * write into the stage while a store reads it, a tensor map whose box is
+ * not a panel of the stage.  Its CUDA stores by cp.async.bulk.tensor from
+ * shared memory under named barriers of the consumers; the schedule and
+ * lowering refuse what the store cannot do, saying why.
+ */
+#include "helpers.h"
+#include "tiles.h"
+
+#include "exec/executor.h"
+#include "ir/ir.h"
+#include "ir/program_ir.h"
+#include "ir/visit.h"
+#include "schedule/sched.h"
+
+/* wgstore at 128 x 256 x 512 in f16, NT: one block, its 128 x 256 fp32
+ * tile stored in 8 panels of 32 x 128. */
+static ts_program *lowered(ts_sched **s) {
+  ts_gemm g = ts_gemm_make(128, 256, 512);
+  g.a_type = g.b_type = TS_F16;
+  g.layout = TS_NT;
+  *s = ts_builtin_schedule("wgstore", &g);
+  ts_program *p = ts_lower(*s);
+  assert_int_equal(ts_program_status(p), TS_OK);
+  return p;
+}
+
+/* What the executor says of k; NULL when it runs without a fault. */
+static char *run(const ir_kernel *k, const ts_gemm *g) {
+  float *A = calloc((size_t)(g->m * g->k), sizeof(float));
+  float *B = calloc((size_t)(g->k * g->n), sizeof(float));
+  float *C = calloc((size_t)(g->m * g->n), sizeof(float));
+  assert_true(A && B && C);
+  for (int64_t i = 0; i < g->m * g->k; i++)
+    A[i] = (float)(i % 7) - 3;
+  for (int64_t i = 0; i < g->k * g->n; i++)
+    B[i] = (float)(i % 5) - 2;
+  char msg[1024];
+  bool ok = ir_execute(k, A, B, C, false, msg, sizeof(msg));
+  free(A);
+  free(B);
+  free(C);
+  return ok ? NULL : strdup(msg);
+}
+
+typedef enum {
+  DROP_FIRST_BARRIER,  /* the one before the stage's scope */
+  DROP_STAGE_BARRIER,  /* the one between the writes and the stores */
+  DROP_WAIT,           /* the issuing thread's wait */
+  WRITE_BEFORE_WAIT,   /* a write into the stage between stores and wait */
+} mutation;
+
+static bool is_stage_alloc(const ir_stmt *s) {
+  return s && s->kind == S_ALLOC && s->alloc.buf->overlay;
+}
+
+static ir_stmt *without(ts_arena *a, const ir_stmt *seq, int drop) {
+  ir_stmt **items = ts_arena_alloc(a, sizeof(*items) * (size_t)seq->seq.n);
+  int n = 0;
+  for (int i = 0; i < seq->seq.n; i++)
+    if (i != drop)
+      items[n++] = seq->seq.items[i];
+  return ir_new_seq(a, items, n);
+}
+
+/* The issuing thread's block with a zero stored into the stage's first
+ * element right before its wait. */
+static ir_stmt *write_before_wait(ts_arena *a, const ir_stmt *seq) {
+  ir_stmt **items = ts_arena_alloc(a, sizeof(*items) * (size_t)(seq->seq.n + 1));
+  int n = 0;
+  for (int i = 0; i < seq->seq.n; i++) {
+    const ir_stmt *it = seq->seq.items[i];
+    if (it->kind == S_TMA_STORE_WAIT) {
+      const ir_expr *first = seq->seq.items[0]->pipe.dst;
+      items[n++] = ir_new_store(a, first->load.buf, first->load.idx,
+                                ir_float(a, 0));
+    }
+    items[n++] = (ir_stmt *)it;
+  }
+  return ir_new_seq(a, items, n);
+}
+
+static ir_stmt *mutate(ir_mutator *mu, ir_stmt *s) {
+  mutation m = *(mutation *)mu->ctx;
+  if (s->kind != S_SEQ)
+    return ir_mutate_stmt_children(mu, s);
+  for (int i = 0; i < s->seq.n; i++) {
+    const ir_stmt *it = s->seq.items[i];
+    if (m == DROP_FIRST_BARRIER && it->kind == S_BARRIER &&
+        i + 1 < s->seq.n && is_stage_alloc(s->seq.items[i + 1]))
+      return without(mu->a, s, i);
+    if (m == DROP_STAGE_BARRIER && it->kind == S_BARRIER && i > 0 &&
+        i + 1 < s->seq.n && s->seq.items[i + 1]->kind == S_IF)
+      return without(mu->a, s, i);
+    if (m == DROP_WAIT && it->kind == S_TMA_STORE_WAIT)
+      return without(mu->a, s, i);
+    if (m == WRITE_BEFORE_WAIT && it->kind == S_TMA_STORE_WAIT)
+      return write_before_wait(mu->a, s);
+  }
+  return ir_mutate_stmt_children(mu, s);
+}
+
+static void assert_fault(mutation m, const char *const says[2]) {
+  ts_sched *s;
+  ts_program *p = lowered(&s);
+  assert_null(run(&p->k, &p->def));
+  ir_kernel k = p->k;
+  ir_mutator mu = {.a = &p->arena, .stmt = mutate, .ctx = &m};
+  k.body = ir_mutate_stmt(&mu, p->k.body);
+  assert_true(k.body != p->k.body);
+  char *msg = run(&k, &p->def);
+  assert_non_null(msg);
+  for (int i = 0; i < 2 && says[i]; i++)
+    if (!strstr(msg, says[i]))
+      fail_msg("the executor says: %s", msg);
+  free(msg);
+  ts_program_free(p);
+  ts_sched_free(s);
+}
+
+static void test_store_without_the_barrier_races(void **state) {
+  (void)state;
+  assert_fault(DROP_STAGE_BARRIER, (const char *[]){
+      "race: read of shared C.shared", "without a barrier between"});
+}
+
+static void test_stage_over_buffers_still_in_use(void **state) {
+  (void)state;
+  assert_fault(DROP_FIRST_BARRIER, (const char *[]){
+      "shared C.shared lies over shared", "a barrier must come between "
+      "its last use and C.shared's scope"});
+}
+
+static void test_block_leaving_before_the_wait(void **state) {
+  (void)state;
+  assert_fault(DROP_WAIT, (const char *[]){
+      "the block leaves the scope of shared C.shared while the TMA store "
+      "that thread (0, 0, 0) issued", "cp.async.bulk.wait_group.read"});
+}
+
+static void test_write_while_a_store_reads(void **state) {
+  (void)state;
+  assert_fault(WRITE_BEFORE_WAIT, (const char *[]){
+      "write into shared C.shared while the TMA store", "into C at (224, 0)"});
+}
+
+static void test_tensor_map_box_not_a_panel(void **state) {
+  (void)state;
+  ts_sched *s;
+  ts_program *p = lowered(&s);
+  ir_param params[8];
+  assert_true(p->k.nparams <= 8);
+  memcpy(params, p->k.params, sizeof(ir_param) * (size_t)p->k.nparams);
+  int maps = 0;
+  for (int i = 0; i < p->k.nparams; i++)
+    if (params[i].p.kind == TS_PARAM_TENSOR_MAP &&
+        params[i].p.buffer == TS_PARAM_C) {
+      assert_false(params[i].p.read_only);
+      assert_int_equal(params[i].p.box[0], 32);
+      assert_int_equal(params[i].p.box[1], 128);
+      params[i].p.box[1] = 64;
+      maps++;
+    }
+  assert_int_equal(maps, 1);
+  ir_kernel k = p->k;
+  k.params = params;
+  char *msg = run(&k, &p->def);
+  assert_non_null(msg);
+  if (!strstr(msg, "TMA store from shared C.shared into C: the tensor map "
+              "moves a box of 32x64 elements, the store 32x128"))
+    fail_msg("the executor says: %s", msg);
+  free(msg);
+  ts_program_free(p);
+  ts_sched_free(s);
+}
+
+/* The stage lies over the pipeline's stages: the block's shared memory
+ * is theirs, 4 stages of 48 KiB, and the stage starts at its byte 0. */
+static void test_cuda_stores_from_shared_memory(void **state) {
+  (void)state;
+  ts_sched *s;
+  ts_program *p = lowered(&s);
+  assert_true(p->k.tma_store);
+  assert_int_equal(p->k.shared_bytes, 4 * 49152);
+  char *src = ts_program_cuda(p);
+  assert_non_null(src);
+  const char *has[] = {
+      "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group",
+      "cp.async.bulk.wait_group.read 0",
+      "asm volatile(\"bar.sync 1, 256;\\n\" ::: \"memory\");",
+      "const __grid_constant__ tessel_tensor_map tmap_C",
+      "float (&C_shared)[8][128][32] = *reinterpret_cast<float (*)[8][128]"
+      "[32]>(tessel_shared + 0);",
+      "tessel_tma_store_2d(&tmap_C, (int)(j_outer*256 + 224), "
+      "(int)(i_outer*128), &C_shared[(224) / 32][0][(224) % 32]);"};
+  for (size_t i = 0; i < sizeof(has) / sizeof(has[0]); i++)
+    if (!strstr(src, has[i]))
+      fail_msg("no \"%s\" in:\n%s", has[i], src);
+  /* The fence before each barrier, so the TMA sees the threads' writes. */
+  assert_non_null(strstr(src, "fence.proxy.async.shared::cta;\\n\" ::: "
+                              "\"memory\");\n  asm volatile(\"bar.sync 1"));
+  free(src);
+  ts_program_free(p);
+  ts_sched_free(s);
+}
+
+/* Without a producer warpgroup the block is all consumers: the barriers
+ * are __syncthreads. */
+static void test_without_a_producer_the_barriers_are_the_blocks(void **state) {
+  (void)state;
+  ts_gemm g = ts_gemm_make(128, 256, 512);
+  g.a_type = g.b_type = TS_F16;
+  ts_sched *s = ts_builtin_schedule("wgtma", &g);
+  ts_stage *cs;
+  assert_int_equal(ts_cache_write(s, "C", TS_SHARED,
+                                  ts_get_loop(s, "j.outer"), &cs), TS_OK);
+  assert_int_equal(ts_tma(s, cs), TS_OK);
+  ts_program *p = ts_lower(s);
+  assert_int_equal(ts_program_status(p), TS_OK);
+  assert_null(run(&p->k, &p->def));
+  char *src = ts_program_cuda(p);
+  assert_non_null(strstr(src, "cp.async.bulk.wait_group.read 0"));
+  assert_null(strstr(src, "bar.sync 1"));
+  free(src);
+  char msg[1024];
+  assert_int_equal(ts_program_check(p, 7, msg, sizeof(msg)), TS_OK);
+  ts_program_free(p);
+  ts_sched_free(s);
+}
+
+/* Against a plain C GEMM at odd M and K (C's rows, N, 16-byte aligned),
+ * in every layout and type, with an fp32 and a 16-bit C, alpha and beta:
+ * the stores clipped at C's edges. */
+static void test_checks_at_odd_shapes(void **state) {
+  (void)state;
+  const int64_t shapes[][3] = {{5, 264, 7}, {129, 520, 100}, {1, 8, 1}};
+  const ts_dtype types[] = {TS_F16, TS_BF16, TS_F32};
+  for (int i = 0; i < 3; i++)
+    for (int t = 0; t < 3; t++)
+      for (int l = TS_NN; l <= TS_TT; l++) {
+        ts_gemm g = ts_gemm_make(shapes[i][0], shapes[i][1], shapes[i][2]);
+        g.layout = (ts_layout)l;
+        g.a_type = g.b_type = types[t];
+        g.math = types[t] == TS_F32 ? TS_MATH_TF32 : TS_MATH_F32;
+        if (l % 2) {
+          g.c_type = types[t];
+          g.alpha = 1.5f;
+          g.beta = -0.5f;
+        }
+        ts_sched *s = ts_builtin_schedule("wgstore", &g);
+        ts_program *p = ts_lower(s);
+        assert_int_equal(ts_program_status(p), TS_OK);
+        assert_true(p->k.tma_store);
+        char msg[1024];
+        if (ts_program_check(p, 3, msg, sizeof(msg)) != TS_OK)
+          fail_msg("%lldx%lldx%lld layout %d type %d: %s",
+                   (long long)g.m, (long long)g.n, (long long)g.k, l, t, msg);
+        ts_program_free(p);
+        ts_sched_free(s);
+      }
+}
+
+/* Where C's rows are not 16-byte aligned wgstore is wgws: no stage. */
+static void test_unaligned_rows_keep_the_threads_stores(void **state) {
+  (void)state;
+  ts_gemm g = ts_gemm_make(64, 1001, 64);
+  g.a_type = g.b_type = TS_F16;
+  ts_sched *s = ts_builtin_schedule("wgstore", &g);
+  ts_program *p = ts_lower(s);
+  assert_int_equal(ts_program_status(p), TS_OK);
+  assert_false(p->k.tma_store);
+  ts_program_free(p);
+  ts_sched_free(s);
+}
+
+static void test_explain_reports_the_stores(void **state) {
+  (void)state;
+  ts_sched *s;
+  ts_program *p = lowered(&s);
+  ts_explain *e = ts_program_explain(p, NULL);
+  assert_int_equal(e->status, TS_OK);
+  const ts_tma_report *r = &e->kernels[0].stores;
+  assert_int_equal(r->per_stage, 8);
+  assert_string_equal(r->src, "C.shared");
+  assert_string_equal(r->dst, "C");
+  assert_int_equal(r->box[0], 32);
+  assert_int_equal(r->box[1], 128);
+  assert_int_equal(r->bytes, 16384);
+  assert_int_equal(r->l2_sectors, 512);
+  assert_int_equal(r->swizzle, 128);
+  ts_explain_free(e);
+  ts_program_free(p);
+  ts_sched_free(s);
+}
+
+/* ---- What the schedule and lowering refuse ----------------------------- */
+
+static ts_sched *wg(const char *name, int64_t m, int64_t n, int64_t k) {
+  ts_gemm g = ts_gemm_make(m, n, k);
+  g.a_type = g.b_type = TS_F16;
+  ts_sched *s = ts_builtin_schedule(name, &g);
+  assert_int_equal(ts_sched_status(s), TS_OK);
+  return s;
+}
+
+static void test_schedule_refuses_a_stage_it_cannot_store(void **state) {
+  (void)state;
+  ts_stage *cs;
+  /* A loop with a block loop inside it. */
+  ts_sched *s = wg("wgws", 256, 512, 64);
+  EXPECT_FAIL(ts_cache_write(s, "C", TS_SHARED, ts_get_loop(s, "i.outer"),
+                             &cs),
+              TS_ERR_BAD_ATTACH, "ts_cache_write: block loop \"j.outer\" "
+              "lies inside loop \"i.outer\"");
+  ts_sched_free(s);
+  /* Rows of 20 bytes. */
+  s = sched_of(64, 64, 64);
+  ts_loop *jo, *ji;
+  ts_split(s, ts_get_loop(s, "j"), 5, &jo, &ji);
+  EXPECT_FAIL(ts_cache_write(s, "C", TS_SHARED, jo, &cs), TS_ERR_BAD_ATTACH,
+              "ts_cache_write: C's tile at loop \"j.outer\" is 1 x 5 "
+              "elements; its shared stage needs rows of a multiple of 128 "
+              "bytes");
+  ts_sched_free(s);
+  /* Twice. */
+  s = wg("wgws", 256, 512, 64);
+  ts_loop *at = ts_get_loop(s, "j.outer");
+  assert_int_equal(ts_cache_write(s, "C", TS_SHARED, at, &cs), TS_OK);
+  EXPECT_FAIL(ts_cache_write(s, "C", TS_SHARED, at, &cs), TS_ERR_STAGE_USED,
+              "ts_cache_write: C is already cached in shared memory as "
+              "\"C.shared\"");
+  ts_sched_free(s);
+  s = wg("wgws", 256, 512, 64);
+  ts_cache_write(s, "C", TS_SHARED, ts_get_loop(s, "j.outer"), &cs);
+  assert_int_equal(ts_tma(s, cs), TS_OK);
+  EXPECT_FAIL(ts_tma(s, cs), TS_ERR_STAGE_USED,
+              "ts_tma: \"C.shared\" is already stored by the TMA");
+  ts_sched_free(s);
+}
+
+/* Lowering's refusal of s, whose message starts with `says`. */
+static void assert_lowering_refuses(ts_sched *s, const char *says) {
+  ts_program *p = ts_lower(s);
+  assert_int_not_equal(ts_program_status(p), TS_OK);
+  if (strncmp(ts_program_errmsg(p), says, strlen(says)))
+    fail_msg("lowering says: %s", ts_program_errmsg(p));
+  ts_program_free(p);
+  ts_sched_free(s);
+}
+
+static void test_lowering_refuses_what_the_store_cannot_do(void **state) {
+  (void)state;
+  ts_stage *cs;
+  /* No ts_tma. */
+  ts_sched *s = wg("wgws", 128, 256, 64);
+  ts_cache_write(s, "C", TS_SHARED, ts_get_loop(s, "j.outer"), &cs);
+  assert_lowering_refuses(s, "ts_lower: \"C.shared\", C's shared stage, is "
+                          "stored by the TMA: call ts_tma on it");
+  /* C's rows of 1000 halves with a 16-bit C would be; of 1001 floats
+   * they are not 16-byte aligned. */
+  s = wg("wgws", 128, 1001, 64);
+  ts_cache_write(s, "C", TS_SHARED, ts_get_loop(s, "j.outer"), &cs);
+  ts_tma(s, cs);
+  assert_lowering_refuses(s, "ts_lower: \"C.shared\" is stored by the TMA, "
+                          "which needs C's rows 16-byte aligned; they are "
+                          "1001 elements of 4 bytes");
+  /* A persistent grid. */
+  s = wg("wgpers", 256, 512, 64);
+  ts_cache_write(s, "C", TS_SHARED, ts_get_loop(s, "j.outer"), &cs);
+  ts_tma(s, cs);
+  assert_lowering_refuses(s, "ts_lower: \"C.shared\" in a persistent grid");
+  /* Split-K: each block adds a part of the tile. */
+  s = sched_of(128, 128, 256);
+  ts_loop *io, *ii, *jo, *ji, *kz, *kr;
+  ts_split(s, ts_get_loop(s, "i"), 32, &io, &ii);
+  ts_split(s, ts_get_loop(s, "j"), 32, &jo, &ji);
+  ts_reorder(s, 5, (ts_loop *[]){io, jo, ii, ji, ts_get_loop(s, "k")});
+  ts_bind(s, io, TS_BLOCK_Y);
+  ts_bind(s, jo, TS_BLOCK_X);
+  ts_bind(s, ii, TS_THREAD_Y);
+  ts_bind(s, ji, TS_THREAD_X);
+  ts_split_k(s, ts_get_loop(s, "k"), 2, TS_SPLIT_K_WORKSPACE, &kz, &kr);
+  assert_int_equal(ts_cache_write(s, "C", TS_SHARED, jo, &cs), TS_OK);
+  ts_tma(s, cs);
+  assert_int_equal(ts_sched_status(s), TS_OK);
+  assert_lowering_refuses(s, "ts_lower: \"C.shared\" stores C's tile, but "
+                          "with split-K");
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_store_without_the_barrier_races),
+      cmocka_unit_test(test_stage_over_buffers_still_in_use),
+      cmocka_unit_test(test_block_leaving_before_the_wait),
+      cmocka_unit_test(test_write_while_a_store_reads),
+      cmocka_unit_test(test_tensor_map_box_not_a_panel),
+      cmocka_unit_test(test_cuda_stores_from_shared_memory),
+      cmocka_unit_test(test_without_a_producer_the_barriers_are_the_blocks),
+      cmocka_unit_test(test_checks_at_odd_shapes),
+      cmocka_unit_test(test_unaligned_rows_keep_the_threads_stores),
+      cmocka_unit_test(test_explain_reports_the_stores),
+      cmocka_unit_test(test_schedule_refuses_a_stage_it_cannot_store),
+      cmocka_unit_test(test_lowering_refuses_what_the_store_cannot_do),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
