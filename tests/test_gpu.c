@@ -150,9 +150,10 @@ static void test_one_operand_packed_matches_cublas(void **state) {
 static void test_exchanged_epilogue_matches_cublas(void **state) {
   (void)state;
   const int64_t shapes[][3] = {{256, 512, 192}, {384, 768, 64}};
-  const char *names[] = {"wg128", "wgtma", "wgws", "wgpers", "wgskinny"};
+  const char *names[] = {"wg128", "wgtma", "wgws", "wgpers", "wgskinny",
+                         "wgstore"};
   const ts_dtype types[] = {TS_F16, TS_BF16};
-  for (int b = 0; b < 5; b++)
+  for (int b = 0; b < 6; b++)
     for (int t = 0; t < 4; t++)
       for (int i = 0; i < 2; i++)
         for (int l = TS_NN; l <= TS_TT; l++) {
@@ -163,6 +164,32 @@ static void test_exchanged_epilogue_matches_cublas(void **state) {
           g.alpha = i ? 1.5f : 1.0f;
           g.beta = i ? -0.5f : 0.0f;
           against_cublas(names[b], g);
+        }
+}
+
+/* wgstore where C's rows are 16-byte aligned (N a multiple of 8) and M
+ * and K are odd, so that its TMA stores are clipped at C's last rows and
+ * the operands packed or copied as they lie: every layout and type, an
+ * fp32 C and one of the operands' type with alpha and beta. */
+static void test_tma_stores_match_cublas(void **state) {
+  (void)state;
+  const int64_t shapes[][3] = {{999, 1000, 1003}, {37, 56, 29},
+                               {2049, 1024, 777}, {129, 264, 64}};
+  const ts_dtype types[] = {TS_F16, TS_BF16, TS_F32};
+  for (int t = 0; t < 3; t++)
+    for (int i = 0; i < 4; i++)
+      for (int l = TS_NN; l <= TS_TT; l++)
+        for (int c = 0; c < 2; c++) {
+          ts_gemm g = ts_gemm_make(shapes[i][0], shapes[i][1], shapes[i][2]);
+          g.layout = (ts_layout)l;
+          g.a_type = g.b_type = types[t];
+          g.math = types[t] == TS_F32 ? TS_MATH_TF32 : TS_MATH_F32;
+          if (c) {
+            g.c_type = types[t];
+            g.alpha = 1.5f;
+            g.beta = -0.5f;
+          }
+          against_cublas("wgstore", g);
         }
 }
 
@@ -590,6 +617,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_tensor_cores_match_cublas),
       cmocka_unit_test(test_one_operand_packed_matches_cublas),
       cmocka_unit_test(test_exchanged_epilogue_matches_cublas),
+      cmocka_unit_test(test_tma_stores_match_cublas),
       cmocka_unit_test(test_tf32_read_as_it_lies_matches_cublas),
       cmocka_unit_test(test_bench_reports_every_variant),
       cmocka_unit_test(test_bench_times_the_rest),

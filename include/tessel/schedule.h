@@ -106,7 +106,12 @@ ts_status ts_cache_read(ts_sched *s, const char *buffer, ts_scope scope,
 /* The accumulators of C ("C") in registers ("C.local"), for the part of C
  * the loops inside `at` write: initialized at the start of `at`'s body,
  * written back through alpha and beta at its end.  `at` must enclose every
- * reduction loop. */
+ * reduction loop.  TS_SHARED: C's tile at `at`, the block's ("C.shared"),
+ * written there by the epilogue on its way out and stored into C by the
+ * TMA (call ts_tma on the stage; sm_90): its rows a multiple of 128 bytes,
+ * 8 to 256 of them, laid out as the TMA's 128-byte swizzle reads them,
+ * over the block's other shared buffers; C's rows must be 16-byte
+ * aligned; not with split-K or in a persistent grid. */
 ts_status ts_cache_write(ts_sched *s, const char *buffer, ts_scope scope,
                          ts_loop *at, ts_stage **stage);
 /* The copy loop over dimension d of a cache_read stage (0: rows of op(A)
@@ -173,7 +178,11 @@ ts_status ts_pipeline(ts_sched *s, ts_stage *stage, int stages);
  * (ts_storage_transpose where the operand is stored transposed); every
  * shared cache at its loop must be TMA-filled alike.  Lowering refuses an
  * operand whose rows are not 16-byte aligned (K or N not a multiple of 8 in
- * fp16): pack it first (ts_pack) or keep cp.async (no ts_tma). */
+ * fp16): pack it first (ts_pack) or keep cp.async (no ts_tma).  On C's
+ * shared stage (ts_cache_write(s, "C", TS_SHARED, ...)): the block's
+ * first thread stores the tile with the TMA, a box a 128-byte panel,
+ * once the block's threads have written it (a barrier), and waits for
+ * the stores to have read it before the block leaves. */
 ts_status ts_tma(ts_sched *s, ts_stage *stage);
 /* Warp specialization of a TMA-filled stage's pipeline: `producer_warps`
  * warps (4, a warpgroup) are added to the block after the consumers; the

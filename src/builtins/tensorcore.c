@@ -343,7 +343,9 @@ ts_status example_wgstore(ts_sched *s) {
  * block's epilogue runs beside the other's main loop: both blocks'
  * shared tiles and registers must fit the multiprocessor, and a producer
  * warpgroup's consumers then take only what it released
- * (ts_register_split_of). */
+ * (ts_register_split_of); and C's tile written into shared memory over
+ * the stages and stored by the TMA (store, wgstore's epilogue), where C's
+ * rows are 16-byte aligned and the grid is not persistent. */
 ts_status space_warpgroup(ts_sched *s, ts_config *c) {
   wg_tiling t;
   t.bm = ts_knob(c, "bm", 4, (int64_t[]){128, 64, 192, 256});
@@ -356,7 +358,12 @@ ts_status space_warpgroup(ts_sched *s, ts_config *c) {
   t.persistent = ts_knob(c, "persistent", 2, (int64_t[]){0, 1});
   t.blocks = ts_knob(c, "blocks", 2, (int64_t[]){1, 2});
   t.pack = ts_knob(c, "pack", 2, (int64_t[]){0, 1});
+  t.store = ts_knob(c, "store", 2, (int64_t[]){0, 1});
   int64_t bytes = t.stages * (t.bm + t.bn) * 128; /* k tiles of 128 bytes */
+  /* C's tile for the TMA's store lies over the stages: the larger. */
+  int64_t c_tile = t.bm * t.bn * ts_dtype_size(ts_sched_gemm(s)->c_type);
+  if (t.store && c_tile > bytes)
+    bytes = c_tile;
   /* A lane's bn / 2 accumulators and about 30 registers more (ptxas asks
    * 154 for 128), under the 65536 of an SM shared by its blocks.  With a
    * producer warpgroup the registers a thread has at launch count: ptxas
@@ -403,6 +410,13 @@ ts_status space_warpgroup(ts_sched *s, ts_config *c) {
                        "pack=1 where A and B are packed anyway (tf32 "
                        "operands stored m- or n-major, or the TMA on rows "
                        "not 16-byte aligned)") ||
+      !ts_knob_require(c, !t.store || tma_stores(ts_sched_gemm(s), &t),
+                       "store=1 %s: the kernel of store=0",
+                       t.persistent ? "in a persistent grid, whose next "
+                                      "tile's copies fill the stages C's "
+                                      "tile would lie over"
+                                    : "where C's rows are not 16-byte "
+                                      "aligned") ||
       !ts_knob_require(c, t.blocks * threads * regs <= TS_REGISTERS_PER_BLOCK,
                        "%lld blocks of %lld threads of about %lld registers",
                        (long long)t.blocks, (long long)threads,
