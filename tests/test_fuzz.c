@@ -60,6 +60,7 @@ typedef struct tally {
                                              ts_wgmma_in_flight */
   long persistent[4], persistent_ws[4]; /* ts_persistent, and with a
                                            producer warpgroup */
+  long tma_store[4]; /* C stored through shared memory by the TMA */
   long transposed[4], transposed_tf32[4]; /* wgmma on C's transpose, and
                                            * in tf32 (B in registers where
                                            * it lies n-major) */
@@ -89,6 +90,7 @@ static void count_case(tally *t, const fz_result *r, double seconds) {
   t->in_flight[r->outcome] += r->in_flight;
   t->persistent[r->outcome] += r->persistent;
   t->persistent_ws[r->outcome] += r->persistent && r->warpspec;
+  t->tma_store[r->outcome] += r->tma_store;
   t->transposed[r->outcome] += r->transposed;
   t->transposed_tf32[r->outcome] += r->transposed && r->a_type == TS_F32;
   if (r->outcome == FZ_PASS_CHECKED && r->layout >= 0 && r->layout < 4 &&
@@ -141,6 +143,8 @@ static void print_tally(const tally *t, uint64_t base, uint64_t cases) {
   print_calls(t->in_flight, "left wgmma in flight (ts_wgmma_in_flight)");
   print_calls(t->persistent, "made the grid persistent (ts_persistent)");
   print_calls(t->persistent_ws, "made a warp-specialized grid persistent");
+  print_calls(t->tma_store, "stored C's tile by the TMA (ts_cache_write(C, "
+              "TS_SHARED))");
   print_calls(t->transposed, "tensorized C's transpose (wgmma's a from B)");
   print_calls(t->transposed_tf32, "did so in tf32");
   print_hopper_coverage(t);
@@ -161,14 +165,16 @@ static void print_tally(const tally *t, uint64_t base, uint64_t cases) {
  * the TMA and of a producer warpgroup in every layout and 16-bit type,
  * and in tf32 (packed operands, one Hopper case in ten), and some with
  * wgmma in flight or a persistent grid (a warp-specialized one among
- * them) or on C's transpose (in tf32 among them); and meets the TMA
- * refused at lowering (rows not 16-byte aligned, a breakage of a Hopper
- * case). */
+ * them) or on C's transpose (in tf32 among them) or C stored by the TMA;
+ * and meets the TMA refused at lowering (rows not 16-byte aligned, a
+ * breakage of a Hopper case), C's store among them. */
 static void assert_hopper_coverage(const tally *t) {
   assert_true(t->tensorized[FZ_PASS_CHECKED] > 0);
   assert_true(t->in_flight[FZ_PASS_CHECKED] > 0);
   assert_true(t->persistent[FZ_PASS_CHECKED] > 0);
   assert_true(t->persistent_ws[FZ_PASS_CHECKED] > 0);
+  assert_true(t->tma_store[FZ_PASS_CHECKED] > 0);
+  assert_true(t->tma_store[FZ_PASS_REFUSED] > 0);
   assert_true(t->transposed[FZ_PASS_CHECKED] > 0);
   assert_true(t->transposed_tf32[FZ_PASS_CHECKED] > 0);
   assert_true(t->tma[FZ_PASS_REFUSED] > 0);

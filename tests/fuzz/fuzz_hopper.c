@@ -8,7 +8,10 @@
  * (ts_wgmma_in_flight), the blocks' order, C's transpose (ts_tensorize
  * with the loop over j first: wgmma's a from op(B), which in tf32 is then
  * read as it lies, into registers where it lies n-major, and op(A)
- * packed).  The definition is fp16 or bf16
+ * packed), and C's tile stored through shared memory by the TMA
+ * (ts_cache_write(C, TS_SHARED) and ts_tma on it, which lowering refuses
+ * in a persistent grid and where C's rows are not 16-byte aligned).  The
+ * definition is fp16 or bf16
  * (one case in ten tf32, whose packed operands the TMA copies from the
  * workspace at any size), any layout, each dimension a multiple of 8 in
  * most cases, so that the rows the TMA copies are 16-byte aligned, and odd
@@ -16,7 +19,8 @@
  * primitives' requirements is broken on purpose (the cache not swizzled
  * or not pipelined, stored across the operand's rows, the TMA or the
  * producer on one operand only, a producer of 2 warps or without the TMA,
- * a call made twice, batches out of range).  Every refusal must be clean,
+ * a call made twice, batches out of range, C's shared stage without
+ * ts_tma or attached outside a block loop).  Every refusal must be clean,
  * as gen_check.c checks any call's, and an accepted schedule correct on the
  * executor.
  */
@@ -39,6 +43,7 @@ typedef enum {
   BREAK_WS_NO_TMA,     /* a producer without the TMA */
   BREAK_TWICE,         /* ts_tma or ts_warp_specialize twice */
   BREAK_BATCHES,       /* ts_wgmma_in_flight of -1 or 7 batches */
+  BREAK_STORE,         /* C's shared stage without ts_tma, or at i.outer */
   BREAK_COUNT
 } breakage;
 
@@ -47,6 +52,7 @@ typedef struct hopper {
   int64_t persistent; /* ts_persistent's blocks a multiprocessor; 0: none */
   bool tma, ws, vector;
   bool transposed; /* ts_tensorize(s, jj, ii, kk): C's transpose */
+  bool store;      /* C's tile stored by the TMA through shared memory */
   breakage broken;
   int victim; /* the operand (0: A, 1: B) a breakage touches */
 } hopper;
@@ -97,6 +103,7 @@ static hopper draw_hopper(fz_case *c) {
     h.broken = (breakage)(1 + fz_pick(c->src, BREAK_COUNT - 1));
   h.persistent = fz_chance(c, 30) ? 1 + (int64_t)fz_pick(c->src, 2) : 0;
   h.transposed = fz_chance(c, 25);
+  h.store = fz_chance(c, 30) || h.broken == BREAK_STORE;
   return h;
 }
 
@@ -220,7 +227,7 @@ static void in_flight_call(fz_case *c, const hopper *h, int ko) {
  * on C's transpose i by bn, j by bm and 64 (a warpgroup's columns); the
  * warpgroups on threadIdx.y. */
 static void warpgroup_loops(fz_case *c, const hopper *h, int *ko, int *kq,
-                            int tile[3]) {
+                            int tile[3], int blocks[2]) {
   bool tf32 = c->def.a_type == TS_F32;
   fz_op_get_loop(c, "i"); /* L0 */
   fz_op_get_loop(c, "j"); /* L1 */
@@ -266,6 +273,24 @@ static void warpgroup_loops(fz_case *c, const hopper *h, int *ko, int *kq,
   tile[0] = mn[0];
   tile[1] = mn[1];
   tile[2] = *kq + 1;
+  blocks[0] = io;
+  blocks[1] = jo;
+}
+
+/* C's tile at the inner block loop (broken: at the outer one, which
+ * holds the other block loop, or without ts_tma), stored by the TMA. */
+static void store_calls(fz_case *c, const hopper *h, const int blocks[2]) {
+  bool outer = h->broken == BREAK_STORE && fz_chance(c, 50);
+  bool tma = h->broken != BREAK_STORE || outer;
+  int at = blocks[outer ? 0 : 1];
+  int slot = fz_new_stage_slot(c);
+  ts_buf_printf(&c->prog, "  ts_cache_write(s, \"C\", TS_SHARED, L[%d], "
+                "&S[%d]);\n", at, slot);
+  fz_after_call(c, ts_cache_write(c->s, "C", TS_SHARED, c->loops[at],
+                                  &c->stages[slot]),
+                "ts_cache_write");
+  if (tma)
+    stage_call(c, ts_tma(c->s, c->stages[slot]), "ts_tma", slot, "");
 }
 
 void fz_hopper_case(fz_case *c) {
@@ -277,8 +302,8 @@ void fz_hopper_case(fz_case *c) {
   /* The tiles are the instruction's, not drawn splits: the bound on the
    * nest's work (gen_loops.c) would undo them; the shape keeps it small. */
   c->work = 0;
-  int ko, kq, tile[3];
-  warpgroup_loops(c, &h, &ko, &kq, tile);
+  int ko, kq, tile[3], blocks[2];
+  warpgroup_loops(c, &h, &ko, &kq, tile, blocks);
   if (c->def.a_type == TS_F32) {
     ts_buf_puts(&c->prog, "  ts_pack(s, \"A\");\n");
     fz_after_call(c, ts_pack(c->s, "A"), "ts_pack");
@@ -290,6 +315,8 @@ void fz_hopper_case(fz_case *c) {
   int slots[2] = {operand_cache(c, &h, 0, ko), operand_cache(c, &h, 1, ko)};
   tma_calls(c, &h, 0, slots[0]);
   tma_calls(c, &h, 1, slots[1]);
+  if (h.store)
+    store_calls(c, &h, blocks);
   ts_buf_printf(&c->prog, "  ts_unroll(s, L[%d]);\n", kq);
   fz_after_call(c, ts_unroll(c->s, c->loops[kq]), "ts_unroll");
   ts_buf_printf(&c->prog, "  ts_tensorize(s, L[%d], L[%d], L[%d]);\n",

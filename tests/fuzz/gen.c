@@ -152,6 +152,7 @@ static void note_calls(const fz_case *c, fz_result *res) {
   res->warpspec = trace && strstr(trace, "ts_warp_specialize(");
   res->in_flight = trace && strstr(trace, "ts_wgmma_in_flight(");
   res->persistent = trace && strstr(trace, "ts_persistent(");
+  res->tma_store = trace && strstr(trace, "\"C\", TS_SHARED");
   free(trace);
   res->layout = c->def.layout;
   res->a_type = c->def.a_type;

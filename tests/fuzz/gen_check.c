@@ -75,6 +75,9 @@ static void check_hopper_source(fz_case *c, const char *cu,
     fail(c, "ts_tma accepted, but the CUDA has no cp.async.bulk.tensor");
   if (strstr(trace, "ts_warp_specialize(") && !strstr(cu, "setmaxnreg.dec"))
     fail(c, "ts_warp_specialize accepted, but the CUDA has no setmaxnreg");
+  if (strstr(trace, "\"C\", TS_SHARED") &&
+      !strstr(cu, "cp.async.bulk.tensor.2d.global.shared::cta"))
+    fail(c, "C's shared stage accepted, but the CUDA has no TMA store");
 }
 
 /* The checks of an accepted schedule: the executor's verdict, then the
