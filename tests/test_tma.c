@@ -13,6 +13,7 @@
  * setmaxnreg.
  */
 #include "helpers.h"
+#include "run_kernel.h"
 #include "tiles.h"
 
 #include <math.h>
@@ -66,29 +67,11 @@ static ir_stmt *mutate(ir_mutator *mu, ir_stmt *s) {
   return ir_mutate_stmt_children(mu, s);
 }
 
-/* What the executor says of k; NULL when it runs without a fault. */
-static char *run(const ir_kernel *k, const ts_gemm *g) {
-  float *A = calloc((size_t)(g->m * g->k), sizeof(float));
-  float *B = calloc((size_t)(g->k * g->n), sizeof(float));
-  float *C = calloc((size_t)(g->m * g->n), sizeof(float));
-  assert_true(A && B && C);
-  for (int64_t i = 0; i < g->m * g->k; i++)
-    A[i] = (float)(i % 7) - 3;
-  for (int64_t i = 0; i < g->k * g->n; i++)
-    B[i] = (float)(i % 5) - 2;
-  char msg[1024];
-  bool ok = ir_execute(k, A, B, C, false, msg, sizeof(msg));
-  free(A);
-  free(B);
-  free(C);
-  return ok ? NULL : strdup(msg);
-}
-
 static void assert_fault(mutation *m, const ir_param *params,
                          const char *const says[3]) {
   ts_sched *s;
   ts_program *p = lowered(&s);
-  assert_null(run(&p->k, &p->def));
+  assert_null(run_kernel(&p->k, &p->def));
   ir_kernel k = p->k;
   if (params)
     k.params = params;
@@ -97,7 +80,7 @@ static void assert_fault(mutation *m, const ir_param *params,
     k.body = ir_mutate_stmt(&mu, p->k.body);
     assert_true(k.body != p->k.body);
   }
-  char *msg = run(&k, &p->def);
+  char *msg = run_kernel(&k, &p->def);
   assert_non_null(msg);
   for (int i = 0; i < 3 && says[i]; i++)
     if (!strstr(msg, says[i]))
@@ -159,7 +142,7 @@ static void test_tensor_map_box_not_the_caches(void **state) {
   for (int i = 0; i < k.nparams; i++)
     params[i].buf = k.params[i].buf;
   k.params = params;
-  char *msg = run(&k, &p->def);
+  char *msg = run_kernel(&k, &p->def);
   assert_non_null(msg);
   if (!strstr(msg, "TMA copy into shared A.shared (stage 0): the tensor map "
               "of A moves a box of 64x64 elements, the copy 64x128"))

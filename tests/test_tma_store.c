@@ -11,6 +11,7 @@
  * lowering refuse what the store cannot do, saying why.
  */
 #include "helpers.h"
+#include "run_kernel.h"
 #include "tiles.h"
 
 #include "exec/executor.h"
@@ -29,24 +30,6 @@ static ts_program *lowered(ts_sched **s) {
   ts_program *p = ts_lower(*s);
   assert_int_equal(ts_program_status(p), TS_OK);
   return p;
-}
-
-/* What the executor says of k; NULL when it runs without a fault. */
-static char *run(const ir_kernel *k, const ts_gemm *g) {
-  float *A = calloc((size_t)(g->m * g->k), sizeof(float));
-  float *B = calloc((size_t)(g->k * g->n), sizeof(float));
-  float *C = calloc((size_t)(g->m * g->n), sizeof(float));
-  assert_true(A && B && C);
-  for (int64_t i = 0; i < g->m * g->k; i++)
-    A[i] = (float)(i % 7) - 3;
-  for (int64_t i = 0; i < g->k * g->n; i++)
-    B[i] = (float)(i % 5) - 2;
-  char msg[1024];
-  bool ok = ir_execute(k, A, B, C, false, msg, sizeof(msg));
-  free(A);
-  free(B);
-  free(C);
-  return ok ? NULL : strdup(msg);
 }
 
 typedef enum {
@@ -109,12 +92,12 @@ static ir_stmt *mutate(ir_mutator *mu, ir_stmt *s) {
 static void assert_fault(mutation m, const char *const says[2]) {
   ts_sched *s;
   ts_program *p = lowered(&s);
-  assert_null(run(&p->k, &p->def));
+  assert_null(run_kernel(&p->k, &p->def));
   ir_kernel k = p->k;
   ir_mutator mu = {.a = &p->arena, .stmt = mutate, .ctx = &m};
   k.body = ir_mutate_stmt(&mu, p->k.body);
   assert_true(k.body != p->k.body);
-  char *msg = run(&k, &p->def);
+  char *msg = run_kernel(&k, &p->def);
   assert_non_null(msg);
   for (int i = 0; i < 2 && says[i]; i++)
     if (!strstr(msg, says[i]))
@@ -170,7 +153,7 @@ static void test_tensor_map_box_not_a_panel(void **state) {
   assert_int_equal(maps, 1);
   ir_kernel k = p->k;
   k.params = params;
-  char *msg = run(&k, &p->def);
+  char *msg = run_kernel(&k, &p->def);
   assert_non_null(msg);
   if (!strstr(msg, "TMA store from shared C.shared into C: the tensor map "
               "moves a box of 32x64 elements, the store 32x128"))
@@ -223,7 +206,7 @@ static void test_without_a_producer_the_barriers_are_the_blocks(void **state) {
   assert_int_equal(ts_tma(s, cs), TS_OK);
   ts_program *p = ts_lower(s);
   assert_int_equal(ts_program_status(p), TS_OK);
-  assert_null(run(&p->k, &p->def));
+  assert_null(run_kernel(&p->k, &p->def));
   char *src = ts_program_cuda(p);
   assert_non_null(strstr(src, "cp.async.bulk.wait_group.read 0"));
   assert_null(strstr(src, "bar.sync 1"));

@@ -9,6 +9,7 @@
  * lowering's refusals, with what they say.
  */
 #include "helpers.h"
+#include "run_kernel.h"
 #include "tiles.h"
 
 #include <math.h>
@@ -283,21 +284,7 @@ static char *fault_with(ts_program *p, ir_stmt_kind kind, int from, int to) {
   k.body = ir_mutate_stmt(&m, p->k.body);
   assert_non_null(k.body);
   assert_true(k.body != p->k.body);
-  const ts_gemm *g = &p->def;
-  float *A = calloc((size_t)(g->m * g->k), sizeof(float));
-  float *B = calloc((size_t)(g->k * g->n), sizeof(float));
-  float *C = calloc((size_t)(g->m * g->n), sizeof(float));
-  assert_true(A && B && C);
-  for (int64_t i = 0; i < g->m * g->k; i++)
-    A[i] = (float)(i % 7) - 3;
-  for (int64_t i = 0; i < g->k * g->n; i++)
-    B[i] = (float)(i % 5) - 2;
-  char msg[1024];
-  bool ok = ir_execute(&k, A, B, C, false, msg, sizeof(msg));
-  free(A);
-  free(B);
-  free(C);
-  return ok ? NULL : strdup(msg);
+  return run_kernel(&k, &p->def);
 }
 
 /* The schedule w at 128 x 128 x K in f16, lowered: it runs on the

@@ -102,8 +102,8 @@ static const ts_space spaces[] = {
      true, false},
     {"warpgroup", "wg128's block tiles, warpgroups, cp.async stages, "
      "block swizzle, wgmma batches in flight, TMA copies, a producer "
-     "warpgroup, a persistent grid, blocks a multiprocessor and packed "
-     "operands (wgmma, sm_90: f16, bf16 or tf32)",
+     "warpgroup, a persistent grid, blocks a multiprocessor, packed "
+     "operands and C stored by the TMA (wgmma, sm_90: f16, bf16 or tf32)",
      space_warpgroup, true,
      true},
 };

@@ -578,6 +578,16 @@ static const char *const mbar_names[2] = {"full", "empty"};
 
 /* "pipeline 0: 4 stages of 49152 bytes ...", "tma A.shared[..] = A box
  * 64x128 at (x, y), full[s]", "mbarrier.wait full[s] parity p". */
+/* "A box 64x128 at (x, y)": a TMA copy's or store's global side. */
+static void print_box_at(ts_buf *b, const ir_stmt *s) {
+  ts_buf_printf(b, "%s box %lldx%lld at (", s->pipe.src->name,
+                (long long)s->pipe.box[0], (long long)s->pipe.box[1]);
+  print_expr_line(b, s->pipe.coord[0]);
+  ts_buf_puts(b, ", ");
+  print_expr_line(b, s->pipe.coord[1]);
+  ts_buf_puts(b, ")");
+}
+
 static void pseudo_pipe(ts_buf *b, const ir_stmt *s, int depth,
                         const ir_stmt_style *st) {
   (void)st;
@@ -594,12 +604,9 @@ static void pseudo_pipe(ts_buf *b, const ir_stmt *s, int depth,
     return;
   }
   if (s->kind == S_TMA_STORE) {
-    ts_buf_printf(b, "tma.store %s box %lldx%lld at (", s->pipe.src->name,
-                  (long long)s->pipe.box[0], (long long)s->pipe.box[1]);
-    print_expr_line(b, s->pipe.coord[0]);
-    ts_buf_puts(b, ", ");
-    print_expr_line(b, s->pipe.coord[1]);
-    ts_buf_puts(b, ") = &");
+    ts_buf_puts(b, "tma.store ");
+    print_box_at(b, s);
+    ts_buf_puts(b, " = &");
     print_expr_line(b, s->pipe.dst);
     ts_buf_puts(b, "\n");
     return;
@@ -611,12 +618,9 @@ static void pseudo_pipe(ts_buf *b, const ir_stmt *s, int depth,
   if (s->kind == S_TMA) {
     ts_buf_puts(b, "tma &");
     print_expr_line(b, s->pipe.dst);
-    ts_buf_printf(b, " = %s box %lldx%lld at (", s->pipe.src->name,
-                  (long long)s->pipe.box[0], (long long)s->pipe.box[1]);
-    print_expr_line(b, s->pipe.coord[0]);
-    ts_buf_puts(b, ", ");
-    print_expr_line(b, s->pipe.coord[1]);
-    ts_buf_puts(b, ") on full[");
+    ts_buf_puts(b, " = ");
+    print_box_at(b, s);
+    ts_buf_puts(b, " on full[");
     print_expr_line(b, s->pipe.stage);
     ts_buf_puts(b, "]\n");
     return;
