@@ -346,10 +346,12 @@ void gpu_unload(ts_gpu *g, gpu_module *m) {
   m->nfns = 0;
 }
 
-/* A tensor map of the operand at `base` (A or B, or for ts_pack's copy
- * the workspace at the view's offset): 2-D, innermost dimension first,
- * the box and 128-byte swizzle the kernel's copies expect, zeros past
- * the edges (CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE fills zeros).  tf32's
+/* A tensor map of the buffer at `base` (A or B, or for ts_pack's copy
+ * the workspace at the view's offset; or C, which the TMA stores into):
+ * 2-D, innermost dimension first, the box and 128-byte swizzle the
+ * kernel's copies and stores expect; a copy reads zeros past the edges
+ * (CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE fills zeros), a store writes
+ * nothing there.  tf32's
  * packed operands are FLOAT32: the pack rounded them already, and the
  * copy must move their bits unchanged. */
 static bool encode_map(ts_gpu *g, CUtensorMap *map, const ts_param *p,

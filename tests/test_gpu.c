@@ -144,6 +144,18 @@ static void test_one_operand_packed_matches_cublas(void **state) {
         }
 }
 
+/* wgstore at g stores C by the TMA (it falls back to wgws's stores where
+ * C's rows are not 16-byte aligned). */
+static void assert_tma_stores(ts_gemm g) {
+  g = def_for_builtin(ts_builtin_find("wgstore"), g);
+  ts_sched *s = ts_builtin_schedule("wgstore", &g);
+  char *cu = ts_cuda_source(s);
+  assert_non_null(cu);
+  assert_non_null(strstr(cu, "cp.async.bulk.tensor.2d.global.shared::cta"));
+  free(cu);
+  ts_sched_free(s);
+}
+
 /* The wgmma built-ins where every tile is whole, so that neighbouring
  * lanes exchange registers and store 4 elements each (lower_exchange.c),
  * with a 16-bit and an fp32 C, in every layout, with alpha and beta. */
@@ -163,6 +175,8 @@ static void test_exchanged_epilogue_matches_cublas(void **state) {
           g.c_type = t < 2 ? types[t] : TS_F32;
           g.alpha = i ? 1.5f : 1.0f;
           g.beta = i ? -0.5f : 0.0f;
+          if (!strcmp(names[b], "wgstore"))
+            assert_tma_stores(g);
           against_cublas(names[b], g);
         }
 }
@@ -189,6 +203,7 @@ static void test_tma_stores_match_cublas(void **state) {
             g.alpha = 1.5f;
             g.beta = -0.5f;
           }
+          assert_tma_stores(g);
           against_cublas("wgstore", g);
         }
 }

@@ -37,6 +37,9 @@ typedef enum {
   DROP_STAGE_BARRIER,  /* the one between the writes and the stores */
   DROP_WAIT,           /* the issuing thread's wait */
   WRITE_BEFORE_WAIT,   /* a write into the stage between stores and wait */
+  BARRIER_OF_128,      /* the consumers' barriers count one warpgroup */
+  BARRIER_OF_384,      /* ... and the producer warpgroup, which has left */
+  INSIDE_A_SCOPE,      /* the stage's scope inside one of A.shared */
 } mutation;
 
 static bool is_stage_alloc(const ir_stmt *s) {
@@ -69,8 +72,36 @@ static ir_stmt *write_before_wait(ts_arena *a, const ir_stmt *seq) {
   return ir_new_seq(a, items, n);
 }
 
+/* The shared buffer named `name` among s's allocations, or NULL. */
+static ir_buffer *shared_named(const ir_stmt *s, const char *name) {
+  if (!s)
+    return NULL;
+  if (s->kind == S_ALLOC && !strcmp(s->alloc.buf->name, name))
+    return s->alloc.buf;
+  switch (s->kind) {
+  case S_SEQ:
+    for (int i = 0; i < s->seq.n; i++) {
+      ir_buffer *b = shared_named(s->seq.items[i], name);
+      if (b)
+        return b;
+    }
+    return NULL;
+  case S_FOR: return shared_named(s->for_.body, name);
+  case S_ALLOC: return shared_named(s->alloc.body, name);
+  case S_PIPELINE: return shared_named(s->pipe.body, name);
+  default: return NULL;
+  }
+}
+
+static ir_buffer *a_shared;
+
 static ir_stmt *mutate(ir_mutator *mu, ir_stmt *s) {
   mutation m = *(mutation *)mu->ctx;
+  if (s->kind == S_BARRIER && s->barrier.threads &&
+      (m == BARRIER_OF_128 || m == BARRIER_OF_384))
+    return ir_new_named_barrier(mu->a, m == BARRIER_OF_128 ? 128 : 384);
+  if (m == INSIDE_A_SCOPE && is_stage_alloc(s))
+    return ir_new_alloc(mu->a, a_shared, s);
   if (s->kind != S_SEQ)
     return ir_mutate_stmt_children(mu, s);
   for (int i = 0; i < s->seq.n; i++) {
@@ -93,6 +124,8 @@ static void assert_fault(mutation m, const char *const says[2]) {
   ts_sched *s;
   ts_program *p = lowered(&s);
   assert_null(run_kernel(&p->k, &p->def));
+  a_shared = shared_named(p->k.body, "A.shared");
+  assert_non_null(a_shared);
   ir_kernel k = p->k;
   ir_mutator mu = {.a = &p->arena, .stmt = mutate, .ctx = &m};
   k.body = ir_mutate_stmt(&mu, p->k.body);
@@ -131,6 +164,24 @@ static void test_write_while_a_store_reads(void **state) {
   (void)state;
   assert_fault(WRITE_BEFORE_WAIT, (const char *[]){
       "write into shared C.shared while the TMA store", "into C at (224, 0)"});
+}
+
+/* The consumers' barriers count the 256 consumer threads: 128 leave the
+ * other warpgroup out, 384 count the producer warpgroup, which has left
+ * (on the GPU: a race, and a barrier waiting for ever). */
+static void test_named_barrier_counting_other_threads(void **state) {
+  (void)state;
+  assert_fault(BARRIER_OF_128, (const char *[]){
+      "reaches a barrier of threads 0..127, which does not count it", NULL});
+  assert_fault(BARRIER_OF_384, (const char *[]){
+      "barrier in divergent code", "(it has left the kernel)"});
+}
+
+static void test_stage_inside_a_live_buffers_scope(void **state) {
+  (void)state;
+  assert_fault(INSIDE_A_SCOPE, (const char *[]){
+      "shared C.shared lies over shared A.shared, whose scope encloses it",
+      NULL});
 }
 
 static void test_tensor_map_box_not_a_panel(void **state) {
@@ -268,8 +319,8 @@ static void test_explain_reports_the_stores(void **state) {
   ts_program *p = lowered(&s);
   ts_explain *e = ts_program_explain(p, NULL);
   assert_int_equal(e->status, TS_OK);
-  const ts_tma_report *r = &e->kernels[0].stores;
-  assert_int_equal(r->per_stage, 8);
+  const ts_tma_store_report *r = &e->kernels[0].stores;
+  assert_int_equal(r->count, 8);
   assert_string_equal(r->src, "C.shared");
   assert_string_equal(r->dst, "C");
   assert_int_equal(r->box[0], 32);
@@ -277,6 +328,8 @@ static void test_explain_reports_the_stores(void **state) {
   assert_int_equal(r->bytes, 16384);
   assert_int_equal(r->l2_sectors, 512);
   assert_int_equal(r->swizzle, 128);
+  /* The block's global bytes: C's tile, which the stores write. */
+  assert_true(e->kernels[0].global_bytes == 128.0 * 256 * 4);
   ts_explain_free(e);
   ts_program_free(p);
   ts_sched_free(s);
@@ -376,12 +429,63 @@ static void test_lowering_refuses_what_the_store_cannot_do(void **state) {
                           "with split-K");
 }
 
+/* 64 x 128 x 16, blocks of 8 x 64 over threads (ii, jt) and a serial
+ * loop jm of 2 between jt and k: each thread's 2 elements of C. */
+static ts_sched *serial_inside(ts_loop **jo, ts_loop **jm, ts_loop **jt) {
+  ts_sched *s = sched_of(64, 128, 16);
+  ts_loop *io, *ii, *jr;
+  ts_split(s, ts_get_loop(s, "i"), 8, &io, &ii);
+  ts_split(s, ts_get_loop(s, "j"), 64, jo, &jr);
+  ts_split(s, jr, 32, jm, jt);
+  ts_reorder(s, 6, (ts_loop *[]){io, *jo, ii, *jt, *jm, ts_get_loop(s, "k")});
+  ts_bind(s, io, TS_BLOCK_Y);
+  ts_bind(s, *jo, TS_BLOCK_X);
+  ts_bind(s, ii, TS_THREAD_Y);
+  ts_bind(s, *jt, TS_THREAD_X);
+  assert_int_equal(ts_sched_status(s), TS_OK);
+  return s;
+}
+
+/* The epilogue must run once a tile, and the stage lie over buffers that
+ * are done with: a serial loop between the stage's loop and the
+ * accumulators would store a half-written stage; a stage inside the
+ * accumulators' loop is a part of a tile; a stage inside a shared
+ * cache's scope would be read over. */
+static void test_lowering_refuses_a_stage_that_is_not_the_tiles_last_use(
+    void **state) {
+  (void)state;
+  ts_loop *jo, *jm, *jt;
+  ts_stage *cs, *as, *cl;
+  ts_sched *s = serial_inside(&jo, &jm, &jt);
+  ts_cache_write(s, "C", TS_SHARED, jo, &cs);
+  ts_tma(s, cs);
+  assert_lowering_refuses(s, "ts_lower: \"C.shared\" is attached at loop "
+                          "\"j.outer\", but loop \"j.inner.outer\" inside "
+                          "it repeats the epilogue");
+  s = serial_inside(&jo, &jm, &jt);
+  ts_cache_write(s, "C", TS_LOCAL, jt, &cl);
+  ts_cache_write(s, "C", TS_SHARED, jm, &cs);
+  ts_tma(s, cs);
+  assert_lowering_refuses(s, "ts_lower: \"C.shared\" is attached at loop "
+                          "\"j.inner.outer\", inside the accumulators' "
+                          "tile");
+  s = serial_inside(&jo, &jm, &jt);
+  ts_cache_read(s, "A", TS_SHARED, jt, &as);
+  ts_cache_write(s, "C", TS_SHARED, jm, &cs);
+  ts_tma(s, cs);
+  assert_int_equal(ts_sched_status(s), TS_OK);
+  assert_lowering_refuses(s, "ts_lower: \"C.shared\" would lie over "
+                          "shared \"A.shared\", whose scope encloses it");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_store_without_the_barrier_races),
       cmocka_unit_test(test_stage_over_buffers_still_in_use),
       cmocka_unit_test(test_block_leaving_before_the_wait),
       cmocka_unit_test(test_write_while_a_store_reads),
+      cmocka_unit_test(test_named_barrier_counting_other_threads),
+      cmocka_unit_test(test_stage_inside_a_live_buffers_scope),
       cmocka_unit_test(test_tensor_map_box_not_a_panel),
       cmocka_unit_test(test_cuda_stores_from_shared_memory),
       cmocka_unit_test(test_without_a_producer_the_barriers_are_the_blocks),
@@ -390,6 +494,8 @@ int main(void) {
       cmocka_unit_test(test_explain_reports_the_stores),
       cmocka_unit_test(test_schedule_refuses_a_stage_it_cannot_store),
       cmocka_unit_test(test_lowering_refuses_what_the_store_cannot_do),
+      cmocka_unit_test(
+          test_lowering_refuses_a_stage_that_is_not_the_tiles_last_use),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

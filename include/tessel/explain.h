@@ -101,6 +101,17 @@ typedef struct ts_pipeline_report {
   int ntma;
 } ts_pipeline_report;
 
+/* C's tile stored by the TMA (ts_cache_write(C, TS_SHARED), ts_tma): a
+ * block's stores, one box a 128-byte panel of the stage; count 0: none. */
+typedef struct ts_tma_store_report {
+  const char *src, *dst; /* "C.shared", "C" */
+  int64_t box[2];        /* elements along C's rows, rows */
+  int64_t bytes;         /* a box's */
+  int64_t l2_sectors;    /* 32-byte sectors of global memory a box writes */
+  int swizzle;           /* the stage's swizzle in bytes */
+  int count;             /* stores a block */
+} ts_tma_store_report;
+
 /* A persistent grid (ts_persistent) on an H100 SXM's 132 multiprocessors
  * (TS_EXPLAIN_MULTIPROCESSORS), as the launch there makes it: its blocks,
  * C's tiles they loop over, and the waves, tiles / blocks: every block
@@ -139,11 +150,7 @@ typedef struct ts_kernel_report {
   double shared_st_requests, shared_st_wavefronts, shared_st_ideal;
   ts_pipeline_report pipeline;
   ts_persistent_report persistent;
-  /* C's tile stored by the TMA (ts_cache_write(C, TS_SHARED), ts_tma):
-   * a block's stores, `stores.per_stage` of them, each a box of
-   * `stores.bytes` and `stores.l2_sectors` sectors written (src the
-   * shared stage, dst "C"); per_stage 0: none. */
-  ts_tma_report stores;
+  ts_tma_store_report stores;
 } ts_kernel_report;
 
 typedef struct ts_explain {

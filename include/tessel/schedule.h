@@ -109,7 +109,8 @@ ts_status ts_cache_read(ts_sched *s, const char *buffer, ts_scope scope,
  * reduction loop.  TS_SHARED: C's tile at `at`, the block's ("C.shared"),
  * written there by the epilogue on its way out and stored into C by the
  * TMA (call ts_tma on the stage; sm_90): its rows a multiple of 128 bytes,
- * 8 to 256 of them, laid out as the TMA's 128-byte swizzle reads them,
+ * 8 to 256 of them and a multiple of 8, laid out as the TMA's 128-byte
+ * swizzle reads them,
  * over the block's other shared buffers; C's rows must be 16-byte
  * aligned; not with split-K or in a persistent grid. */
 ts_status ts_cache_write(ts_sched *s, const char *buffer, ts_scope scope,

@@ -174,7 +174,8 @@ static bool a_in_registers(const ts_gemm *g, const wg_tiling *t) {
  * pipeline's stages, which a persistent grid's producer fills for the
  * next tile meanwhile). */
 static bool tma_stores(const ts_gemm *g, const wg_tiling *t) {
-  return t->store && !t->persistent && g->n * ts_dtype_size(g->c_type) % 16 == 0;
+  return t->store && !t->persistent &&
+         g->n * ts_dtype_size(g->c_type) % 16 == 0;
 }
 
 /* A wgmma operand's shared tile: swizzled in 128-byte rows, copied 16

@@ -122,12 +122,12 @@ static json_t *pipeline_json(const ts_pipeline_report *p) {
 }
 
 /* C's stores by the TMA: a block's boxes. */
-static json_t *stores_json(const ts_tma_report *t) {
+static json_t *stores_json(const ts_tma_store_report *t) {
   return json_pack("{s:s, s:s, s:[I,I], s:I, s:I, s:i, s:i}", "src", t->src,
                    "dst", t->dst, "box", (json_int_t)t->box[0],
                    (json_int_t)t->box[1], "bytes", (json_int_t)t->bytes,
                    "l2_sectors", (json_int_t)t->l2_sectors, "swizzle",
-                   t->swizzle, "per_block", t->per_stage);
+                   t->swizzle, "per_block", t->count);
 }
 
 /* A persistent grid's blocks and waves on an H100. */
@@ -159,7 +159,7 @@ static json_t *kernel_json(const ts_kernel_report *k) {
              !set(o, "pipeline", pipeline_json(&k->pipeline))) ||
             (k->persistent.blocks_per_sm &&
              !set(o, "persistent", persistent_json(&k->persistent))) ||
-            (k->stores.per_stage &&
+            (k->stores.count &&
              !set(o, "tma_stores", stores_json(&k->stores))))) {
     json_decref(o);
     return NULL;

@@ -533,14 +533,14 @@ static void mma_definitions(ts_buf *b, const emitter *em) {
 static void c_named_barrier(ts_buf *b, const ir_stmt *s, int depth,
                             const ir_stmt_style *st) {
   const emitter *em = st->ctx;
-  ts_buf_indent(b, depth);
-  if (em->k->arch_specific || em->k->tma_store)
+  if (em->k->arch_specific || em->k->tma_store) {
+    ts_buf_indent(b, depth);
     ts_buf_puts(b, "asm volatile(\"fence.proxy.async.shared::cta;\\n\" ::: "
                 "\"memory\");\n");
-  if (em->k->arch_specific || em->k->tma_store)
-    ts_buf_indent(b, depth);
-  ts_buf_printf(b, "asm volatile(\"bar.sync 1, %lld;\\n\" ::: \"memory\");\n",
-                (long long)s->barrier.threads);
+  }
+  ts_buf_indent(b, depth);
+  ts_buf_printf(b, "asm volatile(\"bar.sync 1, %lld;\\n\" ::: "
+                "\"memory\");\n", (long long)s->barrier.threads);
 }
 
 /* The statements: the printer's walk, in C. */
@@ -670,12 +670,15 @@ static char *kernel_body(emitter *em, const ts_program *p, const ir_kernel *k) {
   em->k = k;
   workspace_views(&body, em, k);
   em->dynamic_shared = k == &p->k && p->dynamic_shared > 0;
+  bool over = k->shared_bytes + k->barrier_bytes > TS_STATIC_SHARED;
   if (em->dynamic_shared)
-    ts_buf_printf(&body, "  // %lld bytes of shared memory: over the 48 KiB a "
-                  "kernel may declare, so\n  // dynamic, with the opt-in "
-                  "(cuFuncSetAttribute) at launch.\n  extern __shared__ "
-                  "__align__(1024) float tessel_shared[];\n",
-                  (long long)k->shared_bytes);
+    ts_buf_printf(&body, "  // %lld bytes of shared memory: %s, so\n  // "
+                  "dynamic%s.\n  extern __shared__ __align__(1024) float "
+                  "tessel_shared[];\n", (long long)k->shared_bytes,
+                  over ? "over the 48 KiB a kernel may declare"
+                       : "C's stage lies over the other buffers",
+                  over ? ", with the opt-in (cuFuncSetAttribute) at launch"
+                       : "");
   ir_stmt_style stmts = c_stmt_style;
   stmts.expr = &em->style;
   stmts.ctx = em;

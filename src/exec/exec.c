@@ -261,12 +261,28 @@ static void run_alloc(exec *x, const ir_stmt *s, const bool *active) {
 }
 
 /* A producer thread outside its pipeline has left the kernel: the
- * barrier does not count it. */
-static void run_barrier(exec *x, const bool *active) {
+ * barrier does not count it.  A named barrier of the block's first
+ * `threads` (whole warps) counts exactly those, every one of them
+ * arriving: one more would arrive at a barrier already passed, one
+ * fewer leave it waiting for ever. */
+static void run_barrier(exec *x, const ir_stmt *s, const bool *active) {
+  int64_t named = s->barrier.threads;
+  if (named % 32) {
+    exec_fault(x, 0, "named barrier of %lld threads: a barrier counts "
+               "whole warps", (long long)named);
+    return;
+  }
   for (int t = 0; t < x->nthreads; t++) {
-    if (!active[t] && x->start[t]) {
+    bool counted = named ? t < named : x->start[t];
+    if (counted && !active[t]) {
       exec_fault(x, t, "barrier in divergent code: this thread does not "
-                 "reach it while others of its block do");
+                 "reach it while others of its block do%s",
+                 x->start[t] ? "" : " (it has left the kernel)");
+      return;
+    }
+    if (!counted && active[t]) {
+      exec_fault(x, t, "this thread reaches a barrier of threads 0..%lld, "
+                 "which does not count it", (long long)named - 1);
       return;
     }
   }
@@ -311,7 +327,7 @@ static void run(exec *x, const ir_stmt *s, const bool *active) {
   case S_STORE: run_store(x, s, active); return;
   case S_IF: run_if(x, s, active); return;
   case S_ALLOC: run_alloc(x, s, active); return;
-  case S_BARRIER: run_barrier(x, active); return;
+  case S_BARRIER: run_barrier(x, s, active); return;
   case S_ASYNC_COMMIT: run_commit(x, active); return;
   case S_ASYNC_WAIT: run_wait(x, s, active); return;
   case S_LANES: run(x, s->lanes.expanded, active); return;

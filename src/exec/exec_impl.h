@@ -204,17 +204,7 @@ bool exec_tma_read_ok(exec *x, const struct mem *m, size_t at, int64_t off,
                       int t);
 
 /* ---- TMA stores (exec_tma_store.c) ---- */
-/* A use of a shared buffer's element since the last barrier: by `who`
- * (a thread's global id, or MANY), or a copy in flight into it. */
-typedef struct shared_use {
-  const ir_buffer *buf;
-  size_t elem;
-  int32_t who;
-  bool copy;
-} shared_use;
-/* The first use since the last barrier that the block's kept shadows
- * (mem_keep_shadow) of buffers other than `except` record. */
-bool mem_kept_use(const exec *x, const ir_buffer *except, shared_use *u);
+
 void exec_run_tma_store(exec *x, const ir_stmt *s, const bool *active);
 void exec_run_tma_store_wait(exec *x, const bool *active);
 /* A fault where o, an overlay (ir_buffer.overlay), begins while the
@@ -229,6 +219,17 @@ void exec_tma_store_scope_ends(exec *x, const mem *m);
 bool mem_init(mem *m, const ir_buffer *b, float *data, size_t copies,
               bool tracked);
 void mem_free(mem *m, bool owns_data);
+/* A use of a shared buffer's element since the last barrier, by `who` (a
+ * thread's global id, or MANY). */
+typedef struct shared_use {
+  const ir_buffer *buf;
+  size_t elem;
+  int32_t who;
+} shared_use;
+/* The first use since the last barrier that the block's kept shadows
+ * (mem_keep_shadow) of buffers other than `except` record. */
+bool mem_kept_use(const exec *x, const ir_buffer *except, shared_use *u);
+
 /* A shared buffer lies at one place for its block's life: a scope of it
  * entered again (a persistent grid's next tile, an outer loop's next
  * iteration) touches what the last scope left, so its last writers and

@@ -138,8 +138,7 @@ bool mem_kept_use(const exec *x, const ir_buffer *except, shared_use *u) {
     for (size_t e = 0; e < k->n; e++) {
       bool wrote = k->writer[e] != NONE && k->wepoch[e] == x->epoch;
       if (wrote || (k->reader[e] != NONE && k->repoch[e] == x->epoch)) {
-        *u = (shared_use){k->buf, e, wrote ? k->writer[e] : k->reader[e],
-                          false};
+        *u = (shared_use){k->buf, e, wrote ? k->writer[e] : k->reader[e]};
         return true;
       }
     }

@@ -32,28 +32,10 @@ static void thread_name(const exec *x, int32_t g, char *out, size_t n) {
            (long long)(t / bx % by), (long long)(t / (bx * by)));
 }
 
-/* A use of live shared buffer m since the last barrier, or a copy in
- * flight into it. */
-static bool live_use(const exec *x, const mem *m, shared_use *u) {
-  for (size_t e = 0; e < m->size; e++) {
-    if (m->pending && m->pending[e] != NONE) {
-      *u = (shared_use){m->buf, e, m->pending[e], true};
-      return true;
-    }
-    if (!m->tracked)
-      continue;
-    bool wrote = m->writer[e] != NONE && m->wepoch[e] == x->epoch;
-    if (wrote || (m->reader[e] != NONE && m->repoch[e] == x->epoch)) {
-      *u = (shared_use){m->buf, e, wrote ? m->writer[e] : m->reader[e],
-                        false};
-      return true;
-    }
-  }
-  return false;
-}
-
-/* The overlay o begins: the buffers it lies over, live or with their
- * scopes ended in this block (their shadows kept), must be out of use. */
+/* The overlay o begins: the buffers it lies over must be out of use, with
+ * their scopes ended (lowering refuses one that encloses it: it would be
+ * read after the overlay's writes) and none of their elements used since
+ * the last barrier (their shadows kept in the block), no wgmma in flight. */
 void exec_overlay_begins(exec *x, const mem *o) {
   if (x->nflight) {
     exec_fault(x, 0, "shared %s lies over the block's other shared buffers "
@@ -61,22 +43,25 @@ void exec_overlay_begins(exec *x, const mem *o) {
                "(wgmma.wait_group 0) and a barrier first", o->buf->name);
     return;
   }
+  for (int i = 0; i < x->nlive; i++) {
+    const mem *m = &x->live[i];
+    if (m != o && m->buf && m->buf->scope == SCOPE_SHARED) {
+      exec_fault(x, 0, "shared %s lies over shared %s, whose scope encloses "
+                 "it: %s would be read after %s's writes", o->buf->name,
+                 m->buf->name, m->buf->name, o->buf->name);
+      return;
+    }
+  }
   shared_use u;
-  bool found = mem_kept_use(x, o->buf, &u);
-  for (int i = 0; i < x->nlive && !found; i++)
-    found = &x->live[i] != o && x->live[i].buf &&
-            x->live[i].buf->scope == SCOPE_SHARED &&
-            live_use(x, &x->live[i], &u);
-  if (!found)
+  if (!mem_kept_use(x, o->buf, &u))
     return;
   char name[64] = "several threads";
   if (u.who >= 0)
     thread_name(x, u.who, name, sizeof(name));
-  exec_fault(x, 0, "shared %s lies over shared %s, whose element %lld %s "
-             "%s since the last barrier: a barrier must come between its "
-             "last use and %s's scope", o->buf->name, u.buf->name,
-             (long long)u.elem, u.copy ? "a copy in flight from" : "was used by",
-             name, o->buf->name);
+  exec_fault(x, 0, "shared %s lies over shared %s, whose element %lld "
+             "thread %s used since the last barrier: a barrier must come "
+             "between its last use and %s's scope", o->buf->name,
+             u.buf->name, (long long)u.elem, name, o->buf->name);
 }
 
 /* The kernel's tensor map of global buffer b, or NULL. */
@@ -109,30 +94,50 @@ static bool store_fits(exec *x, const ir_stmt *s, const ts_param *map,
   return true;
 }
 
-/* e's value for thread t. */
-static int64_t value_of(exec *x, const ir_expr *e, int t) {
-  size_t mark = x->top;
-  int64_t *v = exec_push(x, sizeof(int64_t) * (size_t)x->nthreads);
-  int64_t out = 0;
-  if (v) {
-    bool uniform = eval_int(x, e, x->all, v);
-    out = uniform ? v[0] : v[t];
-  }
-  x->top = mark;
-  return out;
+/* What a fault says of m's store in flight. */
+static void still_reading(exec *x, const mem *m, int t, const char *what) {
+  char name[64];
+  thread_name(x, m->store_by - 1, name, sizeof(name));
+  exec_fault(x, t, "%s shared %s while the TMA store that thread %s issued "
+             "from it (into %s at (%lld, %lld)) may still read it: that "
+             "thread must wait for it first (cp.async.bulk.wait_group.read)",
+             what, m->buf->name, name, x->k->C ? x->k->C->name : "C",
+             (long long)m->store_at[0], (long long)m->store_at[1]);
 }
 
-static void store_box(exec *x, const ir_stmt *s, const ts_param *map, int t) {
+/* The statement's index expressions for every thread: the panel's first
+ * element (vals[0 .. ndim)) and the box's corner (vals[ndim], [ndim + 1]),
+ * each nthreads values; NULL after a fault. */
+static int64_t *store_indices(exec *x, const ir_stmt *s) {
+  const ir_expr *load = s->pipe.dst;
+  int n = load->load.buf->ndim + 2;
+  size_t nt = (size_t)x->nthreads;
+  int64_t *vals = exec_push(x, sizeof(int64_t) * nt * (size_t)n);
+  for (int k = 0; vals && k < n && !x->fault; k++) {
+    const ir_expr *e = k < n - 2 ? load->load.idx[k] : s->pipe.coord[k - n + 2];
+    if (eval_int(x, e, x->all, vals + (size_t)k * nt))
+      for (size_t t = 1; t < nt; t++)
+        vals[(size_t)k * nt + t] = vals[(size_t)k * nt];
+  }
+  return x->fault ? NULL : vals;
+}
+
+/* Thread t's store of the box: the stage's elements read as t (a race
+ * with a write no barrier separates), C's in-bounds part written. */
+static void store_box(exec *x, const ir_stmt *s, const ts_param *map,
+                      const int64_t *vals, int t) {
   const ir_buffer *d = s->pipe.dst->load.buf;
   mem *m = find_mem(x, d), *c = find_mem(x, s->pipe.src);
-  int64_t idx[IR_MAX_DIMS], at[2];
-  for (int k = 0; k < d->ndim; k++)
-    idx[k] = value_of(x, s->pipe.dst->load.idx[k], t);
-  for (int k = 0; k < 2; k++)
-    at[k] = value_of(x, s->pipe.coord[k], t);
+  size_t nt = (size_t)x->nthreads;
+  int64_t at[2] = {vals[(size_t)d->ndim * nt + (size_t)t],
+                   vals[(size_t)(d->ndim + 1) * nt + (size_t)t]};
   if (!m || !c) {
     exec_fault(x, t, "TMA store from %s into %s, one of which is not live",
                d->name, s->pipe.src->name);
+    return;
+  }
+  if (m->store_by && m->store_by != gid(x, t) + 1) {
+    still_reading(x, m, t, "a store by another thread from");
     return;
   }
   int in = d->order[d->ndim - 1], out = d->order[d->ndim - 2];
@@ -144,7 +149,8 @@ static void store_box(exec *x, const ir_stmt *s, const ts_param *map, int t) {
         continue; /* clipped: the TMA writes nothing there */
       int64_t off = 0;
       for (int k = 0; k < d->ndim; k++)
-        off += (idx[k] + (k == in ? e : k == out ? r : 0)) * d->strides[k];
+        off += (vals[(size_t)k * nt + (size_t)t] +
+                (k == in ? e : k == out ? r : 0)) * d->strides[k];
       float v = read_at(x, m, ir_swizzle_offset(d, off), t);
       if (!x->fault)
         write_at(x, c, g0 + g1 * pitch, t, v, false);
@@ -158,11 +164,14 @@ static void store_box(exec *x, const ir_stmt *s, const ts_param *map, int t) {
 
 void exec_run_tma_store(exec *x, const ir_stmt *s, const bool *active) {
   const ts_param *map = map_of(x, s->pipe.src);
-  for (int t = 0; t < x->nthreads && !x->fault; t++)
+  size_t mark = x->top;
+  const int64_t *vals = store_indices(x, s);
+  for (int t = 0; vals && t < x->nthreads && !x->fault; t++)
     if (active[t] && store_fits(x, s, map, t)) {
-      store_box(x, s, map, t);
+      store_box(x, s, map, vals, t);
       x->steps += ir_issue_steps(s);
     }
+  x->top = mark;
 }
 
 void exec_run_tma_store_wait(exec *x, const bool *active) {
@@ -172,17 +181,6 @@ void exec_run_tma_store_wait(exec *x, const bool *active) {
     if (m->store_by && active[who % x->nthreads])
       m->store_by = 0;
   }
-}
-
-/* What a fault says of m's store in flight. */
-static void still_reading(exec *x, const mem *m, int t, const char *what) {
-  char name[64];
-  thread_name(x, m->store_by - 1, name, sizeof(name));
-  exec_fault(x, t, "%s shared %s while the TMA store that thread %s issued "
-             "from it (into %s at (%lld, %lld)) may still read it: that "
-             "thread must wait for it first (cp.async.bulk.wait_group.read)",
-             what, m->buf->name, name, x->k->C ? x->k->C->name : "C",
-             (long long)m->store_at[0], (long long)m->store_at[1]);
 }
 
 bool exec_tma_store_write_ok(exec *x, const mem *m, int t) {

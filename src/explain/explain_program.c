@@ -320,20 +320,28 @@ static bool pipeline_node(ir_visitor *v, const ir_stmt *s) {
 
 /* C's stores by the TMA: a block's, one box a panel of the stage. */
 static bool store_node(ir_visitor *v, const ir_stmt *s) {
-  ts_tma_report *r = v->ctx;
+  ts_tma_store_report *r = v->ctx;
   if (s->kind != S_TMA_STORE)
     return true;
   const ir_buffer *src = s->pipe.dst->load.buf;
   int64_t size = ts_dtype_size(src->dtype);
-  if (!r->per_stage)
-    *r = (ts_tma_report){.src = src->name, .dst = s->pipe.src->name,
-                         .box = {s->pipe.box[0], s->pipe.box[1]},
-                         .bytes = s->pipe.box[0] * s->pipe.box[1] * size,
-                         .l2_sectors = s->pipe.box[1] *
-                                       ((s->pipe.box[0] * size + 31) / 32),
-                         .swizzle = src->swizzle ? 16 * src->swizzle : 0};
-  r->per_stage++;
+  if (!r->count)
+    *r = (ts_tma_store_report){
+        .src = src->name, .dst = s->pipe.src->name,
+        .box = {s->pipe.box[0], s->pipe.box[1]},
+        .bytes = s->pipe.box[0] * s->pipe.box[1] * size,
+        .l2_sectors = s->pipe.box[1] * ((s->pipe.box[0] * size + 31) / 32),
+        .swizzle = src->swizzle ? 16 * src->swizzle : 0};
+  r->count++;
   return true;
+}
+
+/* The report's names copied into the rows' arena, which outlives the
+ * program's buffers; false when out of memory. */
+static bool own_names(ts_arena *a, const char **src, const char **dst) {
+  *src = ts_arena_strdup(a, *src);
+  *dst = ts_arena_strdup(a, *dst);
+  return *src && *dst;
 }
 
 /* A persistent grid's blocks and waves on TS_EXPLAIN_MULTIPROCESSORS. */
@@ -380,16 +388,14 @@ static bool explain_kernel(ts_explain *e, const ts_program *p, int i,
     kr->pipeline.consumer_registers = k->registers.consumer;
     kr->pipeline.blocks = k->registers.blocks;
   }
-  for (int t = -1; t < kr->pipeline.ntma; t++) { /* the report owns them */
-    ts_tma_report *tr = t < 0 ? &kr->stores : &kr->pipeline.tma[t];
-    if (!tr->src)
-      continue; /* no stores */
-    tr->src = ts_arena_strdup(rows->arena, tr->src);
-    tr->dst = ts_arena_strdup(rows->arena, tr->dst);
-    if (!tr->src || !tr->dst) {
-      kernel_walk_free(&kw);
-      return false;
-    }
+  bool named = !kr->stores.count ||
+               own_names(rows->arena, &kr->stores.src, &kr->stores.dst);
+  for (int t = 0; named && t < kr->pipeline.ntma; t++)
+    named = own_names(rows->arena, &kr->pipeline.tma[t].src,
+                      &kr->pipeline.tma[t].dst);
+  if (!named) {
+    kernel_walk_free(&kw);
+    return false;
   }
   /* Rows hold sums over the blocks walked; a row reads per block. */
   double per_block = 1.0 / (double)kw.blocks_walked;
@@ -413,6 +419,8 @@ static bool explain_kernel(ts_explain *e, const ts_program *p, int i,
       a->active_lanes /= a->requests;
   }
   kernel_totals(kr, rows->rows + first, rows->n - first, (double)kr->blocks);
+  /* C written by the TMA's stores rather than the threads'. */
+  kr->global_bytes += (double)kr->stores.count * (double)kr->stores.bytes;
   const ts_gemm *d = &p->def;
   kr->flops = k == &p->k ? 2.0 * (double)d->m * (double)d->n * (double)d->k /
                                (double)kr->blocks

@@ -155,13 +155,13 @@ static void print_pipeline(ts_buf *b, const ts_pipeline_report *p) {
 }
 
 /* C's tile stored by the TMA: a block's boxes. */
-static void print_stores(ts_buf *b, const ts_tma_report *t) {
-  if (!t->per_stage)
+static void print_stores(ts_buf *b, const ts_tma_store_report *t) {
+  if (!t->count)
     return;
   ts_buf_printf(b, "TMA stores: %d x tma %s -> %s a block: box %lldx%lld "
                 "elements, %lld bytes, %lld L2 sector%s written, %d-byte "
                 "swizzle; the block leaves once they have read %s\n",
-                t->per_stage, t->src, t->dst, (long long)t->box[0],
+                t->count, t->src, t->dst, (long long)t->box[0],
                 (long long)t->box[1], (long long)t->bytes,
                 (long long)t->l2_sectors, plural(t->l2_sectors), t->swizzle,
                 t->src);

@@ -91,7 +91,7 @@ static bool run_passes(lower_ctx *cx, ir_kernel *k) {
   dump("reduction", body);
   body = body ? lower_stages(cx, body) : NULL;
   dump("stages", body);
-  if (!body)
+  if (!body || (cx->tma_store && !lower_tma_store_check(cx, body)))
     return false; /* the pass recorded why */
   body = ir_simplify_stmt(a, body);
   dump("simplify", body);

@@ -84,15 +84,19 @@ typedef struct tma_store_plan {
   ir_buffer *buf, *C;
   ir_expr *origin[2];
   int64_t threads;
+  int64_t dims[3]; /* the block's threads along x, y and z, as bound */
 } tma_store_plan;
 
 /* The schedule's shared stage of C (cache_write(C, TS_SHARED)), or NULL. */
 const struct ts_stage *lower_shared_c_stage(const ts_sched *s);
-/* The plan for the nest on path (root to the computation), st NULL where
- * the schedule has no such stage; false, recorded in cx, where it cannot
- * be built. */
-bool lower_tma_store_plan(lower_ctx *cx, const nest_path *path,
+/* The plan for the nest on path (root to the computation), whose
+ * accumulators wrap path node `wrap`; st NULL where the schedule has no
+ * such stage; false, recorded in cx, where it cannot be built. */
+bool lower_tma_store_plan(lower_ctx *cx, const nest_path *path, int wrap,
                           const struct lower_mma *t, tma_store_plan *out);
+/* After the stages pass: false, recorded in cx, where C's stage would lie
+ * over a shared buffer whose scope encloses it (read again after it). */
+bool lower_tma_store_check(lower_ctx *cx, const ir_stmt *root);
 /* The epilogue's store of value at C[c_idx], into the stage instead. */
 ir_stmt *lower_tma_store_target(ts_arena *a, const tma_store_plan *p,
                                 ir_expr *const c_idx[2], ir_expr *value);

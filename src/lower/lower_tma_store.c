@@ -17,13 +17,17 @@
  * fall in different banks.  It lies over the block's other shared
  * buffers (a 128 x 256 fp32 tile is 128 KiB, beside 192 KiB of stages),
  * whose last readers, the wgmma of the last k tile, are done once every
- * consumer has passed the first barrier.  The barriers are of the
- * consumers alone where a producer warpgroup has left.
+ * consumer has passed the first barrier: so no buffer's scope may enclose
+ * the stage's (lower_tma_store_check), and the epilogue must run once a
+ * tile, no serial loop between the stage's loop and the accumulators.
+ * The barriers are of the consumers alone where a producer warpgroup has
+ * left.
  */
 #include "lower.h"
 
 #include "../base/dtype.h"
 #include "../ir/analysis.h"
+#include "../ir/visit.h"
 
 const ts_stage *lower_shared_c_stage(const ts_sched *s) {
   for (int i = 0; i < s->nstages; i++)
@@ -79,18 +83,44 @@ static bool inside(const ir_var *v, void *ctx) {
   return false;
 }
 
-/* The block's threads: its thread loops' and the instruction's lanes. */
-static int64_t block_threads(const nest_path *path, const lower_mma *t) {
-  int64_t n = t->in ? t->lane->extent : 1;
+/* The extent of the block along each thread dimension, as the nest binds
+ * it: its thread loops' and the instruction's lanes (threadIdx.x). */
+static void block_dims(const nest_path *path, const lower_mma *t,
+                       int64_t dims[3]) {
+  dims[0] = t->in ? t->lane->extent : 1;
+  dims[1] = dims[2] = 1;
   for (int d = 0; d < path->depth; d++) {
     const ir_stmt *s = path->node[d];
     if (s->kind == S_FOR && ir_kind_is_thread(s->for_.loop->kind))
-      n *= s->for_.loop->extent;
+      dims[s->for_.loop->kind - TS_THREAD_X] *= s->for_.loop->extent;
   }
-  return n;
 }
 
-bool lower_tma_store_plan(lower_ctx *cx, const nest_path *path,
+/* The epilogue runs once a tile: every loop between the stage's and the
+ * accumulators' (which wrap path node `wrap`) is a thread loop, and the
+ * stage's lies outside the accumulators'. */
+static bool check_once_a_tile(lower_ctx *cx, const nest_path *path, int at,
+                              int wrap, const ts_stage *st) {
+  if (at >= wrap)
+    return lower_fail(cx, TS_ERR_BAD_ATTACH, "ts_lower: \"%s\" is attached "
+                      "at loop \"%s\", inside the accumulators' tile; C's "
+                      "shared stage holds the block's tile: attach it at "
+                      "the innermost block loop", st->name, st->at->name);
+  for (int d = at + 1; d < wrap; d++) {
+    const ir_stmt *s = path->node[d];
+    if (s->kind == S_FOR && !ir_kind_is_thread(s->for_.loop->kind))
+      return lower_fail(cx, TS_ERR_BAD_ATTACH, "ts_lower: \"%s\" is "
+                        "attached at loop \"%s\", but loop \"%s\" inside "
+                        "it repeats the epilogue, which would store the "
+                        "stage before all of it is written: attach it "
+                        "inside \"%s\", or move \"%s\" out", st->name,
+                        st->at->name, s->for_.loop->name,
+                        s->for_.loop->name, s->for_.loop->name);
+  }
+  return true;
+}
+
+bool lower_tma_store_plan(lower_ctx *cx, const nest_path *path, int wrap,
                           const lower_mma *t, tma_store_plan *out) {
   ts_arena *a = cx->arena;
   const ts_sched *s = cx->s;
@@ -113,6 +143,8 @@ bool lower_tma_store_plan(lower_ctx *cx, const nest_path *path,
                       "at loop \"%s\", which no longer encloses the "
                       "computation, or whose tile of C cannot be bounded",
                       out->st->name, out->st->at->name);
+  if (!check_once_a_tile(cx, path, rc.at, wrap, out->st))
+    return false;
   int64_t size = ts_dtype_size(s->C->dtype);
   if (ext[1] * size % 128 || ext[0] % 8 || ext[0] > 256)
     return lower_fail(cx, TS_ERR_BAD_ATTACH, "ts_lower: C's tile at loop "
@@ -129,9 +161,10 @@ bool lower_tma_store_plan(lower_ctx *cx, const nest_path *path,
   out->buf->swizzle = 8;
   out->buf->overlay = true;
   out->C = s->C;
+  block_dims(path, t, out->dims);
   for (int i = 0; i < s->nstages; i++)
     if (s->stages[i]->producer_warps)
-      out->threads = block_threads(path, t);
+      out->threads = out->dims[0] * out->dims[1] * out->dims[2];
   cx->tma_store = true;
   return true;
 }
@@ -143,15 +176,17 @@ ir_stmt *lower_tma_store_target(ts_arena *a, const tma_store_plan *p,
   return idx[0] && idx[1] ? ir_new_store(a, p->buf, idx, value) : NULL;
 }
 
-/* `threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0`, of the
- * launch indices themselves. */
-static ir_expr *first_thread(lower_ctx *cx) {
+/* `threadIdx.x == 0 && threadIdx.y == 0 && ...`, of the launch indices
+ * themselves, over the block's dimensions (the simplifier drops the test
+ * of one that is 1; a producer warpgroup, added later, grows the
+ * outermost, which is more than 1 then). */
+static ir_expr *first_thread(lower_ctx *cx, const int64_t dims[3]) {
   ts_arena *a = cx->arena;
   ir_expr *all = NULL;
   for (int d = 0; d < 3; d++) {
     ts_loop_kind tag = (ts_loop_kind)(TS_THREAD_X + d);
     ir_var *v = ir_new_var(a, cx->next_var++, ir_loop_kind_name(tag),
-                           VAR_LAUNCH, 1024);
+                           VAR_LAUNCH, dims[d]);
     if (!v)
       return NULL;
     v->tag = tag;
@@ -183,7 +218,7 @@ static ir_stmt *stores(ts_arena *a, const tma_store_plan *p) {
 ir_stmt *lower_tma_store_epilogue(lower_ctx *cx, const tma_store_plan *p,
                                   ir_stmt *epilogue) {
   ts_arena *a = cx->arena;
-  ir_expr *first = first_thread(cx);
+  ir_expr *first = first_thread(cx, p->dims);
   ir_stmt *issue = stores(a, p);
   ir_stmt *written[3] = {epilogue, ir_new_named_barrier(a, p->threads),
                          first && issue ? ir_new_if(a, first, issue, NULL)
@@ -193,4 +228,44 @@ ir_stmt *lower_tma_store_epilogue(lower_ctx *cx, const tma_store_plan *p,
                        : NULL;
   ir_stmt *all[2] = {ir_new_named_barrier(a, p->threads), stage};
   return all[0] && all[1] ? ir_new_seq(a, all, 2) : NULL;
+}
+
+typedef struct {
+  lower_ctx *cx;
+  const ir_buffer *open[16]; /* shared buffers whose scopes enclose */
+  int nopen;
+  bool ok;
+} scope_walk;
+
+static bool enter_alloc(ir_visitor *v, const ir_stmt *s) {
+  scope_walk *w = v->ctx;
+  if (s->kind != S_ALLOC || s->alloc.buf->scope != SCOPE_SHARED)
+    return true;
+  const ir_buffer *b = s->alloc.buf;
+  if (b->overlay && w->nopen) {
+    w->ok = lower_fail(w->cx, TS_ERR_BAD_ATTACH, "ts_lower: \"%s\" would "
+                       "lie over shared \"%s\", whose scope encloses it and "
+                       "which is read again after it: attach C's stage "
+                       "where \"%s\" is no longer live", b->name,
+                       w->open[w->nopen - 1]->name,
+                       w->open[w->nopen - 1]->name);
+    v->stop = true;
+  } else if (w->nopen < 16) {
+    w->open[w->nopen++] = b;
+  }
+  return true;
+}
+
+static void leave_alloc(ir_visitor *v, const ir_stmt *s) {
+  scope_walk *w = v->ctx;
+  if (s->kind == S_ALLOC && s->alloc.buf->scope == SCOPE_SHARED &&
+      !s->alloc.buf->overlay && w->nopen)
+    w->nopen--;
+}
+
+bool lower_tma_store_check(lower_ctx *cx, const ir_stmt *root) {
+  scope_walk w = {.cx = cx, .ok = true};
+  ir_visitor v = {.stmt = enter_alloc, .stmt_post = leave_alloc, .ctx = &w};
+  ir_visit_stmt(&v, root);
+  return w.ok;
 }

@@ -311,11 +311,12 @@ ir_stmt *lower_reduction(lower_ctx *cx, ir_stmt *root) {
     return NULL;
   }
   tma_store_plan stage;
-  if (!place(cx, &ns) || !lower_mma_plan(cx, &ns.path, &t) ||
-      !lower_tma_store_plan(cx, &ns.path, &t, &stage))
+  if (!place(cx, &ns) || !lower_mma_plan(cx, &ns.path, &t))
     return NULL;
   if (t.in && ns.wrap > t.depth)
     ns.wrap = t.depth; /* the instruction's k loop is the only one */
+  if (!lower_tma_store_plan(cx, &ns.path, ns.wrap, &t, &stage))
+    return NULL;
 
   /* Step 1. The tile of C the accumulator holds. */
   ir_stmt *cs = ns.path.node[ns.path.depth - 1];

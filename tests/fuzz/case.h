@@ -43,6 +43,7 @@ typedef struct fz_case {
   ts_buf prog;      /* the calls so far, as C */
   ts_status status; /* the schedule's status after the last call */
   char why[4096];   /* set on failure */
+  bool store_refused; /* lowering refused it naming C's shared stage */
 } fz_case;
 
 /* True in `percent` of the draws. */

@@ -173,7 +173,8 @@ fz_result fz_run_case(fz_source *src, uint64_t seed) {
                                : c.status != TS_OK ? FZ_PASS_ERROR
                                                    : fz_check_accepted(&c),
                    .knobs = c.knobs, .hopper = c.hopper,
-                   .transposed = c.transposed};
+                   .transposed = c.transposed,
+                   .store_refused = c.store_refused};
   res.status = c.s ? (int)ts_sched_status(c.s) : -1;
   note_calls(&c, &res);
   end_program(&c);

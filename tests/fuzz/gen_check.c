@@ -93,6 +93,7 @@ fz_outcome fz_check_accepted(fz_case *c) {
     if (!msg[0])
       fail(c, "ts_check refused the schedule with %s and no message",
            ts_strerror(st));
+    c->store_refused = strstr(msg, "\"C.shared\"") != NULL;
     /* The verifier's findings are lowering bugs, not the user's errors. */
     if (strstr(msg, "malformed kernel"))
       fail(c, "lowering built a malformed kernel: %s", msg);
