@@ -419,7 +419,11 @@ static bool explain_kernel(ts_explain *e, const ts_program *p, int i,
       a->active_lanes /= a->requests;
   }
   kernel_totals(kr, rows->rows + first, rows->n - first, (double)kr->blocks);
-  /* C written by the TMA's stores rather than the threads'. */
+  /* What the TMA moves rather than the threads: every k step's fill of
+   * the pipeline's stage, and C's stores. */
+  if (kr->pipeline.stages)
+    kr->global_bytes += (double)kr->pipeline.stage_bytes *
+                        (double)kr->k_steps;
   kr->global_bytes += (double)kr->stores.count * (double)kr->stores.bytes;
   const ts_gemm *d = &p->def;
   kr->flops = k == &p->k ? 2.0 * (double)d->m * (double)d->n * (double)d->k /
