@@ -58,7 +58,8 @@ static ir_stmt *without(ts_arena *a, const ir_stmt *seq, int drop) {
 /* The issuing thread's block with a zero stored into the stage's first
  * element right before its wait. */
 static ir_stmt *write_before_wait(ts_arena *a, const ir_stmt *seq) {
-  ir_stmt **items = ts_arena_alloc(a, sizeof(*items) * (size_t)(seq->seq.n + 1));
+  ir_stmt **items =
+      ts_arena_alloc(a, sizeof(*items) * (size_t)(seq->seq.n + 1));
   int n = 0;
   for (int i = 0; i < seq->seq.n; i++) {
     const ir_stmt *it = seq->seq.items[i];
