@@ -329,8 +329,10 @@ static void test_explain_reports_the_stores(void **state) {
   assert_int_equal(r->bytes, 16384);
   assert_int_equal(r->l2_sectors, 512);
   assert_int_equal(r->swizzle, 128);
-  /* The block's global bytes: C's tile, which the stores write. */
-  assert_true(e->kernels[0].global_bytes == 128.0 * 256 * 4);
+  /* The block's global bytes: C's tile, which the stores write, and the
+   * pipeline's fills, 8 k steps of 128 x 64 of A and 256 x 64 of B. */
+  assert_true(e->kernels[0].global_bytes ==
+              128.0 * 256 * 4 + 8.0 * (128 + 256) * 64 * 2);
   ts_explain_free(e);
   ts_program_free(p);
   ts_sched_free(s);
