@@ -377,6 +377,7 @@ static void test_ws_cuda_splits_the_roles(void **state) {
   (void)state;
   assert_roles_split("wgws", 4);
   assert_roles_split("wgskinny", 6);
+  assert_roles_split("wgstore", 4);
 }
 
 /* The producer's prologue of fills, `if (thread == 256) { ... }`, made

@@ -534,9 +534,9 @@ static double pipeline_steps_estimate(estimate_env *env, const ir_stmt *s) {
 }
 
 /* The steps of s for one thread: an `if` whose condition the known loop
- * variables decide counts its branch, else both.  A TMA copy's box is the
- * block's once, shared among its threads: lowering has one thread issue
- * each copy.  A wgmma's work is each computing warpgroup's. */
+ * variables decide counts its branch, else both.  A TMA copy's or store's
+ * box is the block's once, shared among its threads: lowering has one
+ * thread issue each.  A wgmma's work is each computing warpgroup's. */
 static double stmt_steps_estimate(estimate_env *env, const ir_stmt *s) {
   double own = ir_stmt_steps(s);
   switch (s->kind) {
@@ -561,7 +561,8 @@ static double stmt_steps_estimate(estimate_env *env, const ir_stmt *s) {
   case S_ALLOC: return stmt_steps_estimate(env, s->alloc.body);
   case S_LANES: return stmt_steps_estimate(env, s->lanes.expanded);
   case S_PIPELINE: return pipeline_steps_estimate(env, s);
-  case S_TMA: return own + ir_issue_steps(s) / env->threads;
+  case S_TMA:
+  case S_TMA_STORE: return own + ir_issue_steps(s) / env->threads;
   case S_WGMMA:
     return own + ir_issue_steps(s) / WGMMA_LANES * env->computing;
   default: return own;
