@@ -54,11 +54,14 @@ typedef struct mem {
                      * landed the element, 0: none (exec_tma.c) */
   int32_t *pending; /* shared buffers: the thread whose asynchronous copy
                      * is in flight into the element, or NONE */
-  /* 1 + the global id of the thread whose TMA store (exec_tma_store.c)
-   * may still read the buffer, 0: none; and where in global memory that
-   * store writes. */
+  /* 1 + the global id of the thread whose TMA stores (exec_tma_store.c)
+   * may still read the buffer, 0: none; how many since its last wait;
+   * by slot, which of them (1-based, 0: none) reads each element; and
+   * where in global memory each writes (both allocated at the first). */
   int32_t store_by;
-  int64_t store_at[2];
+  int stores;
+  uint8_t *store_reading;
+  int64_t (*store_at)[2];
   /* A sampled run's global matrix: elements live in the space's pages
    * (or, for A and B, are computed), not in the arrays above. */
   struct exec_space *space;
@@ -210,8 +213,9 @@ void exec_run_tma_store_wait(exec *x, const bool *active);
 /* A fault where o, an overlay (ir_buffer.overlay), begins while the
  * buffers it lies over are in use. */
 void exec_overlay_begins(exec *x, const mem *o);
-/* Whether thread t may write m: no TMA store still reads it. */
-bool exec_tma_store_write_ok(exec *x, const mem *m, int t);
+/* Whether thread t may write m's element at slot `at`: no TMA store
+ * still reads it. */
+bool exec_tma_store_write_ok(exec *x, const mem *m, size_t at, int t);
 /* A fault where a TMA store still reads m, whose scope ends. */
 void exec_tma_store_scope_ends(exec *x, const mem *m);
 

@@ -66,6 +66,8 @@ void mem_free(mem *m, bool owns_data) {
   free(m->repoch);
   free(m->pending);
   free(m->landed);
+  free(m->store_reading);
+  free(m->store_at);
 }
 
 /* A shared buffer's shadow saved at its scope's end in block `block`. */
@@ -400,7 +402,7 @@ bool write_at(exec *x, mem *m, int64_t off, int t, float value,
     in_flight(x, m, off, t, "write");
     return false;
   }
-  if (!exec_tma_store_write_ok(x, m, t))
+  if (!exec_tma_store_write_ok(x, m, at, t))
     return false;
   if (m->tracked) {
     int32_t me = gid(x, t);

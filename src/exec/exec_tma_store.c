@@ -18,6 +18,8 @@
 #include "exec_impl.h"
 
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "../base/dtype.h"
 
@@ -94,15 +96,17 @@ static bool store_fits(exec *x, const ir_stmt *s, const ts_param *map,
   return true;
 }
 
-/* What a fault says of m's store in flight. */
-static void still_reading(exec *x, const mem *m, int t, const char *what) {
+/* What a fault says of m's store number n (1-based) in flight. */
+static void still_reading(exec *x, const mem *m, int n, int t,
+                          const char *what) {
   char name[64];
   thread_name(x, m->store_by - 1, name, sizeof(name));
   exec_fault(x, t, "%s shared %s while the TMA store that thread %s issued "
              "from it (into %s at (%lld, %lld)) may still read it: that "
              "thread must wait for it first (cp.async.bulk.wait_group.read)",
              what, m->buf->name, name, x->k->C ? x->k->C->name : "C",
-             (long long)m->store_at[0], (long long)m->store_at[1]);
+             (long long)m->store_at[n - 1][0],
+             (long long)m->store_at[n - 1][1]);
 }
 
 /* The statement's index expressions for every thread: the panel's first
@@ -137,9 +141,17 @@ static void store_box(exec *x, const ir_stmt *s, const ts_param *map,
     return;
   }
   if (m->store_by && m->store_by != gid(x, t) + 1) {
-    still_reading(x, m, t, "a store by another thread from");
+    still_reading(x, m, m->stores, t, "a store by another thread from");
     return;
   }
+  if (!m->store_reading && (!(m->store_reading = calloc(m->size, 1)) ||
+                            !(m->store_at = calloc(255, sizeof(*m->store_at))))) {
+    exec_fault(x, t, "the executor ran out of memory");
+    return;
+  }
+  int n = m->stores < 255 ? ++m->stores : 255; /* the last ones share 255 */
+  m->store_at[n - 1][0] = at[0];
+  m->store_at[n - 1][1] = at[1];
   int in = d->order[d->ndim - 1], out = d->order[d->ndim - 2];
   int64_t pitch = map->row_bytes / ts_dtype_size(s->pipe.src->dtype);
   for (int64_t r = 0; r < s->pipe.box[1] && !x->fault; r++)
@@ -151,15 +163,14 @@ static void store_box(exec *x, const ir_stmt *s, const ts_param *map,
       for (int k = 0; k < d->ndim; k++)
         off += (vals[(size_t)k * nt + (size_t)t] +
                 (k == in ? e : k == out ? r : 0)) * d->strides[k];
-      float v = read_at(x, m, ir_swizzle_offset(d, off), t);
+      int64_t slot = ir_swizzle_offset(d, off);
+      float v = read_at(x, m, slot, t);
+      m->store_reading[slot] = (uint8_t)n;
       if (!x->fault)
         write_at(x, c, g0 + g1 * pitch, t, v, false);
     }
-  if (!x->fault) {
+  if (!x->fault)
     m->store_by = gid(x, t) + 1;
-    m->store_at[0] = at[0];
-    m->store_at[1] = at[1];
-  }
 }
 
 void exec_run_tma_store(exec *x, const ir_stmt *s, const bool *active) {
@@ -178,20 +189,22 @@ void exec_run_tma_store_wait(exec *x, const bool *active) {
   for (int i = 0; i < x->nlive; i++) {
     mem *m = &x->live[i];
     int32_t who = m->store_by - 1;
-    if (m->store_by && active[who % x->nthreads])
-      m->store_by = 0;
+    if (m->store_by && active[who % x->nthreads]) {
+      m->store_by = m->stores = 0;
+      memset(m->store_reading, 0, m->size);
+    }
   }
 }
 
-bool exec_tma_store_write_ok(exec *x, const mem *m, int t) {
-  if (!m->store_by)
+bool exec_tma_store_write_ok(exec *x, const mem *m, size_t at, int t) {
+  if (!m->store_by || !m->store_reading[at])
     return true;
-  still_reading(x, m, t, "write into");
+  still_reading(x, m, m->store_reading[at], t, "write into");
   return false;
 }
 
 void exec_tma_store_scope_ends(exec *x, const mem *m) {
   if (m->store_by && !x->fault)
-    still_reading(x, m, (m->store_by - 1) % x->nthreads,
+    still_reading(x, m, m->stores, (m->store_by - 1) % x->nthreads,
                   "the block leaves the scope of");
 }

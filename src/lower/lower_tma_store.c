@@ -6,11 +6,22 @@
  *
  *   barrier                      the block's use of shared memory is over
  *   shared C.shared[bm][bn]      over the pipeline's stages (overlay)
- *     C.shared[i - i0, j - j0] = alpha * acc + beta * C[i, j]   (in bounds)
- *     barrier                    the tile written, and fenced for the TMA
+ *     for each panel q:
+ *       C.shared[i - i0, j - j0] = alpha * acc + beta * C[i, j]
+ *                                  (panel q's elements, in bounds)
+ *       barrier                  panel q written, and fenced for the TMA
+ *       if the block's first thread:
+ *         tma.store C box (panel, bm) at (j0 + q * panel, i0)
  *     if the block's first thread:
- *       tma.store C box (panel, bm) at (j0 + q * panel, i0)   each panel q
  *       tma.store.wait           its reads of C.shared done
+ *
+ * so that the TMA reads panel q while the threads write the next.  That
+ * takes an epilogue whose outermost loop walks the panels in order, a
+ * chunk of its iterations each (wgmma's accumulators, 8 columns a
+ * register pair), which interval analysis of the stores' columns checks;
+ * elsewhere the whole tile is written before every panel's store.
+ * Written whole, the stores cost wgws's 128 x 256 fp32 tile 2% of its
+ * time on an H200; a panel at a time, within 0.7% (docs/performance.md).
  *
  * The stage is swizzled in 128-byte rows, as the TMA's 128-byte swizzle
  * reads it, so that the 8 rows a warp's accumulators span at one column
@@ -195,38 +206,124 @@ static ir_expr *first_thread(lower_ctx *cx, const int64_t dims[3]) {
   return all;
 }
 
-/* One store of each 128-byte panel of the stage, then the wait. */
-static ir_stmt *stores(ts_arena *a, const tma_store_plan *p) {
-  const ir_buffer *b = p->buf;
-  int64_t panel = 128 / ts_dtype_size(b->dtype);
-  int64_t panels = b->shape[1] / panel, box[2] = {panel, b->shape[0]};
-  ir_stmt **items = ts_arena_alloc(a, sizeof(*items) * (size_t)(panels + 1));
+/* The elements a 128-byte panel of the stage holds along its rows. */
+static int64_t panel_width(const tma_store_plan *p) {
+  return 128 / ts_dtype_size(p->buf->dtype);
+}
+
+/* The TMA's store of panel q of the stage. */
+static ir_stmt *store_panel(ts_arena *a, const tma_store_plan *p, int64_t q) {
+  int64_t w = panel_width(p), box[2] = {w, p->buf->shape[0]};
+  ir_expr *at[2] = {ir_int(a, 0), ir_int(a, q * w)};
+  ir_expr *coord[2] = {
+      ir_simplify_expr(a, ir_add(a, p->origin[1], ir_int(a, q * w))),
+      p->origin[0]};
+  return ir_new_tma_store(a, ir_load(a, p->buf, at), p->C, coord, box);
+}
+
+/* `if (first thread) s`. */
+static ir_stmt *by_the_first(lower_ctx *cx, const tma_store_plan *p,
+                             ir_stmt *s) {
+  ir_expr *first = first_thread(cx, p->dims);
+  return first && s ? ir_new_if(cx->arena, first, s, NULL) : NULL;
+}
+
+typedef struct {
+  const ir_buffer *stage;
+  int64_t lo, hi; /* the columns a chunk may write */
+  bool inside;
+} column_check;
+
+/* A store into the stage whose column may lie outside the chunk's
+ * panel (its index over every value of its variables, a vectorized
+ * loop's among them) ends the walk. */
+static bool check_column(ir_visitor *v, const ir_stmt *s) {
+  column_check *c = v->ctx;
+  int64_t lo, hi;
+  if (s->kind == S_STORE && s->store.buf == c->stage &&
+      (!ir_bounds(s->store.idx[1], &lo, &hi) || lo < c->lo || hi > c->hi)) {
+    c->inside = false;
+    v->stop = true;
+  }
+  return true;
+}
+
+/* Chunk q of the epilogue's outermost loop `l` (its iterations q * n ..
+ * q * n + n - 1, over a loop of its own); NULL where a store of the chunk
+ * may write outside panel q. */
+static ir_stmt *chunk(lower_ctx *cx, const tma_store_plan *p,
+                      const ir_stmt *loop, int64_t n, int64_t q) {
+  ts_arena *a = cx->arena;
+  const ts_loop *l = loop->for_.loop;
+  ts_loop *c = lower_new_loop(cx, l->name, n, l->kind);
+  if (!c)
+    return NULL;
+  c->made_by = l->made_by;
+  ir_expr *it = ir_add(a, ir_int(a, q * n), ir_varref(a, c->var));
+  ir_stmt *body = ir_subst_stmt(a, loop->for_.body, l->var, it);
+  ir_stmt *out = body ? ir_new_for(a, c, body) : NULL;
+  int64_t w = panel_width(p);
+  column_check cc = {.stage = p->buf, .lo = q * w, .hi = q * w + w - 1,
+                     .inside = true};
+  ir_visitor v = {.stmt = check_column, .ctx = &cc};
+  if (out)
+    ir_visit_stmt(&v, out);
+  return cc.inside ? out : NULL;
+}
+
+/* The epilogue a panel at a time, where its outermost loop walks the
+ * panels in order (wgmma's accumulator registers: 8 columns a pair):
+ * panel q's writes, a barrier, its store by the first thread while the
+ * threads write the next, so the TMA's reads overlap the writes; the
+ * wait at the end.  NULL where the loop does not split so. */
+static ir_stmt *by_panels(lower_ctx *cx, const tma_store_plan *p,
+                          ir_stmt *epilogue) {
+  int64_t panels = p->buf->shape[1] / panel_width(p);
+  if (epilogue->kind != S_FOR || panels < 2 ||
+      epilogue->for_.loop->extent % panels)
+    return NULL;
+  int64_t n = epilogue->for_.loop->extent / panels;
+  ir_stmt **items = ts_arena_alloc(cx->arena, sizeof(*items) *
+                                                  (size_t)(3 * panels + 1));
+  for (int64_t q = 0; items && q < panels; q++) {
+    items[3 * q] = chunk(cx, p, epilogue, n, q);
+    items[3 * q + 1] = ir_new_named_barrier(cx->arena, p->threads);
+    items[3 * q + 2] = by_the_first(cx, p, store_panel(cx->arena, p, q));
+    if (!items[3 * q] || !items[3 * q + 1] || !items[3 * q + 2])
+      return NULL;
+  }
   if (!items)
     return NULL;
-  for (int64_t q = 0; q < panels; q++) {
-    ir_expr *at[2] = {ir_int(a, 0), ir_int(a, q * panel)};
-    ir_expr *coord[2] = {
-        ir_simplify_expr(a, ir_add(a, p->origin[1], ir_int(a, q * panel))),
-        p->origin[0]};
-    items[q] = ir_new_tma_store(a, ir_load(a, p->buf, at),
-                                p->C, coord, box);
-  }
-  items[panels] = ir_new_tma_store_wait(a);
-  return ir_new_seq(a, items, (int)panels + 1);
+  items[3 * panels] = by_the_first(cx, p, ir_new_tma_store_wait(cx->arena));
+  return items[3 * panels] ? ir_new_seq(cx->arena, items, (int)(3 * panels + 1))
+                           : NULL;
+}
+
+/* The whole tile written, a barrier, then every panel's store. */
+static ir_stmt *whole_tile(lower_ctx *cx, const tma_store_plan *p,
+                           ir_stmt *epilogue) {
+  ts_arena *a = cx->arena;
+  int64_t panels = p->buf->shape[1] / panel_width(p);
+  ir_stmt **issue = ts_arena_alloc(a, sizeof(*issue) * (size_t)(panels + 1));
+  for (int64_t q = 0; issue && q < panels; q++)
+    issue[q] = store_panel(a, p, q);
+  if (!issue)
+    return NULL;
+  issue[panels] = ir_new_tma_store_wait(a);
+  ir_stmt *items[3] = {epilogue, ir_new_named_barrier(a, p->threads),
+                       by_the_first(cx, p,
+                                    ir_new_seq(a, issue, (int)panels + 1))};
+  return items[1] && items[2] ? ir_new_seq(a, items, 3) : NULL;
 }
 
 ir_stmt *lower_tma_store_epilogue(lower_ctx *cx, const tma_store_plan *p,
                                   ir_stmt *epilogue) {
   ts_arena *a = cx->arena;
-  ir_expr *first = first_thread(cx, p->dims);
-  ir_stmt *issue = stores(a, p);
-  ir_stmt *written[3] = {epilogue, ir_new_named_barrier(a, p->threads),
-                         first && issue ? ir_new_if(a, first, issue, NULL)
-                                        : NULL};
-  ir_stmt *stage = written[0] && written[1] && written[2]
-                       ? ir_new_alloc(a, p->buf, ir_new_seq(a, written, 3))
-                       : NULL;
-  ir_stmt *all[2] = {ir_new_named_barrier(a, p->threads), stage};
+  ir_stmt *written = by_panels(cx, p, epilogue);
+  if (!written)
+    written = whole_tile(cx, p, epilogue);
+  ir_stmt *all[2] = {ir_new_named_barrier(a, p->threads),
+                     written ? ir_new_alloc(a, p->buf, written) : NULL};
   return all[0] && all[1] ? ir_new_seq(a, all, 2) : NULL;
 }
 
