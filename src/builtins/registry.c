@@ -59,8 +59,9 @@ static const ts_builtin builtins[] = {
      "where wgws's 128x256 tiles fill few multiprocessors or lie half past C",
      example_wgskinny, true, true},
     {"wgstore", "wgws with C's tile written into shared memory over the "
-     "pipeline's stages and stored by the TMA a 128-byte panel a box, "
-     "where C's rows are 16-byte aligned", example_wgstore, true, true},
+     "pipeline's stages and stored by the TMA a 128-byte panel at a time, "
+     "where C's rows are 16-byte aligned: for a 16-bit C",
+     example_wgstore, true, true},
 };
 
 enum { NBUILTINS = sizeof(builtins) / sizeof(builtins[0]) };
