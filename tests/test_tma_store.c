@@ -20,10 +20,12 @@
 #include "ir/visit.h"
 #include "schedule/sched.h"
 
-/* wgstore at 128 x 256 x 512 in f16, NT: one block, its 128 x 256 fp32
- * tile stored in 8 panels of 32 x 128. */
+/* wgstore at M x 256 x 512 in f16, NT (M 128 but where a test sets it):
+ * one block, its 128 x 256 fp32 tile stored in 8 panels of 32 x 128. */
+static int64_t rows = 128;
+
 static ts_program *lowered(ts_sched **s) {
-  ts_gemm g = ts_gemm_make(128, 256, 512);
+  ts_gemm g = ts_gemm_make(rows, 256, 512);
   g.a_type = g.b_type = TS_F16;
   g.layout = TS_NT;
   *s = ts_builtin_schedule("wgstore", &g);
@@ -56,11 +58,12 @@ static ir_stmt *without(ts_arena *a, const ir_stmt *seq, int drop) {
 }
 
 static ir_buffer *stage;
+static int64_t written[2]; /* the stage's element WRITE_BEFORE_WAIT writes */
 
-/* The issuing thread's wait with a zero stored into the stage's first
- * element (panel 0's, whose store is still reading) right before it. */
+/* The issuing thread's wait with a zero stored into the stage's element
+ * `written` (a panel whose store is still reading) right before it. */
 static ir_stmt *write_before_wait(ts_arena *a, ir_stmt *wait) {
-  ir_expr *at[2] = {ir_int(a, 0), ir_int(a, 0)};
+  ir_expr *at[2] = {ir_int(a, written[0]), ir_int(a, written[1])};
   ir_stmt *items[2] = {ir_new_store(a, stage, at, ir_float(a, 0)), wait};
   return ir_new_seq(a, items, 2);
 }
@@ -157,10 +160,28 @@ static void test_block_leaving_before_the_wait(void **state) {
       "that thread (0, 0, 0) issued", "cp.async.bulk.wait_group.read"});
 }
 
+/* Each panel's store reads its own elements until the wait: a write
+ * into the first panel, a middle one or the last names that panel's
+ * store; so does one into rows past M, which the store reads though it
+ * writes nothing of them. */
 static void test_write_while_a_store_reads(void **state) {
   (void)state;
-  assert_fault(WRITE_BEFORE_WAIT, (const char *[]){
-      "write into shared C.shared while the TMA store", "into C at (0, 0)"});
+  const struct {
+    int64_t m, row, col;
+    const char *says;
+  } cases[] = {{128, 0, 0, "into C at (0, 0)"},
+               {128, 0, 32, "into C at (32, 0)"},
+               {128, 5, 224, "into C at (224, 0)"},
+               {5, 100, 0, "into C at (0, 0)"}};
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    rows = cases[i].m;
+    written[0] = cases[i].row;
+    written[1] = cases[i].col;
+    assert_fault(WRITE_BEFORE_WAIT, (const char *[]){
+        "write into shared C.shared while the TMA store", cases[i].says});
+  }
+  rows = 128;
+  written[0] = written[1] = 0;
 }
 
 /* The consumers' barriers count the 256 consumer threads: 128 leave the
@@ -252,6 +273,35 @@ static void test_cuda_stores_from_shared_memory(void **state) {
   free(src);
   ts_program_free(p);
   ts_sched_free(s);
+}
+
+/* The barriers of `name`'s kernel at 128 x 256 x 512 in `type`, C of
+ * `c_type`, layout NN. */
+static int barriers_of(const char *name, ts_dtype type, ts_dtype c_type) {
+  ts_gemm g = ts_gemm_make(128, 256, 512);
+  g.a_type = g.b_type = type;
+  g.c_type = c_type;
+  g.math = type == TS_F32 ? TS_MATH_TF32 : TS_MATH_F32;
+  ts_sched *s = ts_builtin_schedule(name, &g);
+  char *src = ts_cuda_source(s);
+  assert_non_null(src);
+  int n = 0;
+  for (const char *at = src; (at = strstr(at, "bar.sync 1, 256")); at++)
+    n++;
+  free(src);
+  ts_sched_free(s);
+  return n;
+}
+
+/* A panel at a time where the accumulators' loop walks the panels: 8 of
+ * 32 floats, 4 of 64 halves; tf32 in NN computes C's transpose, whose
+ * registers run along the rows, so its tile is written whole first. */
+static void test_panels_where_the_loop_walks_them(void **state) {
+  (void)state;
+  assert_int_equal(barriers_of("wgstore", TS_F16, TS_F32), 1 + 8);
+  assert_int_equal(barriers_of("wgstore", TS_F16, TS_F16), 1 + 4);
+  assert_int_equal(barriers_of("wgstore", TS_BF16, TS_BF16), 1 + 4);
+  assert_int_equal(barriers_of("wgstore", TS_F32, TS_F32), 1 + 1);
 }
 
 /* Without a producer warpgroup the block is all consumers: the barriers
@@ -500,6 +550,7 @@ int main(void) {
       cmocka_unit_test(test_stage_inside_a_live_buffers_scope),
       cmocka_unit_test(test_tensor_map_box_not_a_panel),
       cmocka_unit_test(test_cuda_stores_from_shared_memory),
+      cmocka_unit_test(test_panels_where_the_loop_walks_them),
       cmocka_unit_test(test_without_a_producer_the_barriers_are_the_blocks),
       cmocka_unit_test(test_checks_at_odd_shapes),
       cmocka_unit_test(test_unaligned_rows_keep_the_threads_stores),

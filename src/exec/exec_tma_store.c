@@ -144,28 +144,43 @@ static void store_box(exec *x, const ir_stmt *s, const ts_param *map,
     still_reading(x, m, m->stores, t, "a store by another thread from");
     return;
   }
-  if (!m->store_reading && (!(m->store_reading = calloc(m->size, 1)) ||
-                            !(m->store_at = calloc(255, sizeof(*m->store_at))))) {
-    exec_fault(x, t, "the executor ran out of memory");
-    return;
+  if (!m->store_reading) {
+    uint8_t *reading = calloc(m->size, 1);
+    int64_t(*where)[2] = calloc(255, sizeof(*where));
+    if (!reading || !where) {
+      free(reading);
+      free(where);
+      exec_fault(x, t, "the executor ran out of memory");
+      return;
+    }
+    m->store_reading = reading;
+    m->store_at = where;
   }
-  int n = m->stores < 255 ? ++m->stores : 255; /* the last ones share 255 */
+  /* Stores past the 254th share the last record: one epilogue makes a
+   * store a panel, far fewer. */
+  int n = m->stores < 255 ? ++m->stores : 255;
   m->store_at[n - 1][0] = at[0];
   m->store_at[n - 1][1] = at[1];
   int in = d->order[d->ndim - 1], out = d->order[d->ndim - 2];
   int64_t pitch = map->row_bytes / ts_dtype_size(s->pipe.src->dtype);
   for (int64_t r = 0; r < s->pipe.box[1] && !x->fault; r++)
     for (int64_t e = 0; e < s->pipe.box[0] && !x->fault; e++) {
-      int64_t g0 = at[0] + e, g1 = at[1] + r;
-      if (g0 < 0 || g1 < 0 || g0 >= map->dims[0] || g1 >= map->dims[1])
-        continue; /* clipped: the TMA writes nothing there */
       int64_t off = 0;
       for (int k = 0; k < d->ndim; k++)
         off += (vals[(size_t)k * nt + (size_t)t] +
                 (k == in ? e : k == out ? r : 0)) * d->strides[k];
       int64_t slot = ir_swizzle_offset(d, off);
-      float v = read_at(x, m, slot, t);
+      if (slot < 0 || slot >= (int64_t)m->size) {
+        exec_fault(x, t, "TMA store from shared %s: its box passes the "
+                   "buffer's end at element %lld", d->name, (long long)off);
+        return;
+      }
+      /* The TMA reads the whole box, clipped or not, until the wait. */
       m->store_reading[slot] = (uint8_t)n;
+      int64_t g0 = at[0] + e, g1 = at[1] + r;
+      if (g0 < 0 || g1 < 0 || g0 >= map->dims[0] || g1 >= map->dims[1])
+        continue; /* clipped: the TMA writes nothing there */
+      float v = read_at(x, m, slot, t);
       if (!x->fault)
         write_at(x, c, g0 + g1 * pitch, t, v, false);
     }
