@@ -200,6 +200,9 @@ bool exec_tma_begin(exec *x, const ir_stmt *s);
 /* Frees ts; with `check`, a fault where copies are still in flight. */
 void exec_tma_end(exec *x, tma_state *ts, bool check);
 void exec_run_tma(exec *x, const ir_stmt *s, const bool *active);
+/* The kernel's tensor map of global buffer b (a copy's source, a store's
+ * destination), or NULL. */
+const ts_param *exec_tma_map_of(const exec *x, const ir_buffer *b);
 void exec_run_mbarrier(exec *x, const ir_stmt *s, const bool *active);
 /* Whether thread t may read m's element (slot at, offset off): a TMA
  * copy's element only after its wait saw the phase that landed it. */

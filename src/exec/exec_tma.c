@@ -164,8 +164,7 @@ void exec_run_mbarrier(exec *x, const ir_stmt *s, const bool *active) {
     run_arrive(x, ts, s, st, active);
 }
 
-/* The kernel's tensor map of src. */
-static const ts_param *map_of(const exec *x, const ir_buffer *src) {
+const ts_param *exec_tma_map_of(const exec *x, const ir_buffer *src) {
   for (int i = 0; i < x->k->nparams; i++)
     if (x->k->params[i].p.kind == TS_PARAM_TENSOR_MAP &&
         x->k->params[i].buf == src)
@@ -192,7 +191,7 @@ static bool map_points_at(const exec *x, const ts_param *map,
  * what the hardware moves, the cache's rows are what the stage holds. */
 static bool box_fits(exec *x, const ir_stmt *s, int t, int64_t st) {
   const ir_buffer *d = s->pipe.dst->load.buf, *src = s->pipe.src;
-  const ts_param *map = map_of(x, src);
+  const ts_param *map = exec_tma_map_of(x, src);
   int64_t rows = d->shape[d->order[d->ndim - 2]];
   int64_t row = 128 / ts_dtype_size(d->dtype);
   int inner = src->strides[1] == 1 ? 1 : 0;
@@ -266,7 +265,7 @@ static bool push_landing(exec *x, mbar_state *b, landing l) {
 static void issue_box(exec *x, tma_state *ts, const ir_stmt *s, int64_t st,
                       int t) {
   const ir_buffer *d = s->pipe.dst->load.buf;
-  const ts_param *map = map_of(x, s->pipe.src); /* box_fits found it */
+  const ts_param *map = exec_tma_map_of(x, s->pipe.src); /* box_fits found it */
   mem *m = find_mem(x, d);
   int64_t idx[IR_MAX_DIMS], c[2];
   for (int k = 0; k < d->ndim; k++)

@@ -66,15 +66,6 @@ void exec_overlay_begins(exec *x, const mem *o) {
              u.buf->name, (long long)u.elem, name, o->buf->name);
 }
 
-/* The kernel's tensor map of global buffer b, or NULL. */
-static const ts_param *map_of(const exec *x, const ir_buffer *b) {
-  for (int i = 0; i < x->k->nparams; i++)
-    if (x->k->params[i].p.kind == TS_PARAM_TENSOR_MAP &&
-        x->k->params[i].buf == b)
-      return &x->k->params[i].p;
-  return NULL;
-}
-
 /* The store's box against the map and the stage: the map's box is what
  * the hardware moves, a panel of the stage what the store names. */
 static bool store_fits(exec *x, const ir_stmt *s, const ts_param *map,
@@ -189,7 +180,7 @@ static void store_box(exec *x, const ir_stmt *s, const ts_param *map,
 }
 
 void exec_run_tma_store(exec *x, const ir_stmt *s, const bool *active) {
-  const ts_param *map = map_of(x, s->pipe.src);
+  const ts_param *map = exec_tma_map_of(x, s->pipe.src);
   size_t mark = x->top;
   const int64_t *vals = store_indices(x, s);
   for (int t = 0; vals && t < x->nthreads && !x->fault; t++)
