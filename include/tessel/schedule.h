@@ -182,8 +182,10 @@ ts_status ts_pipeline(ts_sched *s, ts_stage *stage, int stages);
  * fp16): pack it first (ts_pack) or keep cp.async (no ts_tma).  On C's
  * shared stage (ts_cache_write(s, "C", TS_SHARED, ...)): the block's
  * first thread stores the tile with the TMA, a box a 128-byte panel,
- * once the block's threads have written it (a barrier), and waits for
- * the stores to have read it before the block leaves. */
+ * each once the block's threads have written it (a barrier; a panel at a
+ * time, each stored while the next is written, where the epilogue's loop
+ * walks the panels), and waits for the stores to have read it before the
+ * block leaves. */
 ts_status ts_tma(ts_sched *s, ts_stage *stage);
 /* Warp specialization of a TMA-filled stage's pipeline: `producer_warps`
  * warps (4, a warpgroup) are added to the block after the consumers; the
