@@ -43,13 +43,21 @@ const char *cuda_type(emitter *em, ts_dtype t);
 void c_access(ts_buf *b, const ir_buffer *buf, ir_expr *const *idx,
               const ir_expr_style *st);
 
+/* cuda_mma.c: S_MMA and S_LDMATRIX, and the helpers of the types and
+ * forms used (with ts_pack's tf32 rounding). */
+void c_mma(ts_buf *b, const ir_stmt *s, int depth, const ir_stmt_style *st);
+void c_ldmatrix(ts_buf *b, const ir_stmt *s, int depth,
+                const ir_stmt_style *st);
+void mma_definitions(ts_buf *b, const emitter *em);
+
 /* wgmma.c: S_WGMMA and S_WGMMA_SYNC, and the helpers of the forms used. */
 void c_wgmma(ts_buf *b, const ir_stmt *s, int depth, const ir_stmt_style *st);
 void c_wgmma_sync(ts_buf *b, const ir_stmt *s, int depth,
                   const ir_stmt_style *st);
 void wgmma_definitions(ts_buf *b, const emitter *em);
 
-/* cuda_tma.c: S_PIPELINE, S_TMA and S_MBARRIER, and their helpers. */
+/* cuda_tma.c: S_PIPELINE, S_TMA and S_MBARRIER, S_TMA_STORE and
+ * S_TMA_STORE_WAIT, and their helpers. */
 void c_pipe(ts_buf *b, const ir_stmt *s, int depth, const ir_stmt_style *st);
 void tma_definitions(ts_buf *b, const emitter *em);
 
