@@ -78,23 +78,6 @@ static bool check_store(lower_ctx *cx, const ts_stage *st) {
   return true;
 }
 
-typedef struct {
-  const nest_path *path;
-  int at;
-} region_ctx;
-
-/* Loops inside the attach loop, and the thread loops: C's tile of the
- * block. */
-static bool inside(const ir_var *v, void *ctx) {
-  const region_ctx *r = ctx;
-  for (int d = 0; d < r->path->depth; d++) {
-    const ir_stmt *n = r->path->node[d];
-    if (n->kind == S_FOR && n->for_.loop->var == v)
-      return d > r->at || ir_kind_is_thread(n->for_.loop->kind);
-  }
-  return false;
-}
-
 /* The extent of the block along each thread dimension, as the nest binds
  * it: its thread loops' and the instruction's lanes (threadIdx.x). */
 static void block_dims(const nest_path *path, const lower_mma *t,
@@ -141,16 +124,16 @@ bool lower_tma_store_plan(lower_ctx *cx, const nest_path *path, int wrap,
     return true;
   if (!check_store(cx, out->st))
     return false;
-  region_ctx rc = {path, -1};
-  for (int d = 0; d < path->depth; d++)
-    if (path->node[d]->kind == S_FOR &&
-        path->node[d]->for_.loop == out->st->at)
-      rc.at = d;
+  /* C's tile of the block: the loops inside the attach loop and the
+   * thread loops. */
+  nest_region rc = {path, nest_path_index(path, out->st->at), true};
   const ir_stmt *cs = path->node[path->depth - 1];
   int64_t ext[2];
   if (rc.at < 0 ||
-      !ir_region(a, cs->compute.i, inside, &rc, &out->origin[0], &ext[0]) ||
-      !ir_region(a, cs->compute.j, inside, &rc, &out->origin[1], &ext[1]))
+      !ir_region(a, cs->compute.i, nest_inside_attach, &rc, &out->origin[0],
+                 &ext[0]) ||
+      !ir_region(a, cs->compute.j, nest_inside_attach, &rc, &out->origin[1],
+                 &ext[1]))
     return lower_fail(cx, TS_ERR_BAD_ATTACH, "ts_lower: \"%s\" is attached "
                       "at loop \"%s\", which no longer encloses the "
                       "computation, or whose tile of C cannot be bounded",

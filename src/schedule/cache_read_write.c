@@ -56,30 +56,7 @@ static int64_t operand_extent(const ts_gemm *g, int w, int d) {
   return d == 0 ? g->k : g->n;
 }
 
-static int path_index(const nest_path *p, const ts_loop *loop) {
-  for (int d = 0; d < p->depth; d++)
-    if (p->node[d]->kind == S_FOR && p->node[d]->for_.loop == loop)
-      return d;
-  return -1;
-}
-
 /* ---- The region ------------------------------------------------------------ */
-
-typedef struct {
-  const nest_path *path;
-  int at;       /* path index of the attach loop */
-  bool threads; /* thread loops above it count as inside */
-} region_ctx;
-
-static bool inside_attach(const ir_var *v, void *ctx) {
-  const region_ctx *r = ctx;
-  for (int d = 0; d < r->path->depth; d++) {
-    const ir_stmt *n = r->path->node[d];
-    if (n->kind == S_FOR && n->for_.loop->var == v)
-      return d > r->at || (r->threads && ir_kind_is_thread(n->for_.loop->kind));
-  }
-  return false;
-}
 
 /* The loop whose body holds the copy of `st`, or NULL. */
 static const ts_loop *copy_attach(ts_sched *s, const ts_stage *st) {
@@ -130,7 +107,7 @@ static bool attach_path(ts_sched *s, const char *fn, const ts_loop *at,
     sched_fail(s, TS_ERR_BAD_ARG, NULL, "%s: the nest has no computation", fn);
     return false;
   }
-  *at_index = path_index(path, at);
+  *at_index = nest_path_index(path, at);
   if (*at_index < 0) {
     sched_fail(s, TS_ERR_BAD_ATTACH, at,
                "%s: loop \"%s\" does not enclose the computation; attach "
@@ -250,7 +227,7 @@ static bool check_attach(ts_sched *s, const nest_path *p, int at_index,
     return false;
   }
   const ts_loop *filled = copy_attach(s, src);
-  int fi = filled ? path_index(p, filled) : -1;
+  int fi = filled ? nest_path_index(p, filled) : -1;
   if (fi >= 0 && fi <= at_index)
     return true;
   sched_fail(s, TS_ERR_BAD_ATTACH, at,
@@ -383,11 +360,11 @@ ts_status ts_cache_read(ts_sched *s, const char *buffer, ts_scope scope,
       !check_attach(s, &path, at_index, scope, buffer))
     return s->status;
   ts_arena *a = &s->arena;
-  region_ctx rc = {&path, at_index, scope == TS_SHARED};
+  nest_region rc = {&path, at_index, scope == TS_SHARED};
   ir_expr *base[2];
   int64_t ext[2];
   for (int d = 0; d < 2; d++) {
-    if (!ir_region(a, ir_compute_coord(compute, w, d), inside_attach, &rc,
+    if (!ir_region(a, ir_compute_coord(compute, w, d), nest_inside_attach, &rc,
                    &base[d], &ext[d]))
       return sched_fail(s, TS_ERR_BAD_ATTACH, at,
                         "ts_cache_read: cannot bound the region of %s read "
@@ -481,12 +458,12 @@ static bool check_block_tile(ts_sched *s, const nest_path *p, int at_index) {
     }
   }
   const ir_stmt *compute = p->node[p->depth - 1];
-  region_ctx rc = {p, at_index, true};
+  nest_region rc = {p, at_index, true};
   ir_expr *base;
   int64_t ext[2];
   for (int d = 0; d < 2; d++)
     if (!ir_region(&s->arena, d ? compute->compute.j : compute->compute.i,
-                   inside_attach, &rc, &base, &ext[d])) {
+                   nest_inside_attach, &rc, &base, &ext[d])) {
       sched_fail(s, TS_ERR_BAD_ATTACH, at, "ts_cache_write: cannot bound "
                  "the region of C written inside loop \"%s\"", at->name);
       return false;

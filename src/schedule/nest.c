@@ -48,9 +48,23 @@ bool nest_find_compute(ir_stmt *root, nest_path *path) {
 }
 
 bool nest_path_has(const nest_path *path, const ts_loop *loop) {
+  return nest_path_index(path, loop) >= 0;
+}
+
+int nest_path_index(const nest_path *path, const ts_loop *loop) {
   for (int d = 0; d < path->depth; d++)
     if (path->node[d]->kind == S_FOR && path->node[d]->for_.loop == loop)
-      return true;
+      return d;
+  return -1;
+}
+
+bool nest_inside_attach(const ir_var *v, void *ctx) {
+  const nest_region *r = ctx;
+  for (int d = 0; d < r->path->depth; d++) {
+    const ir_stmt *n = r->path->node[d];
+    if (n->kind == S_FOR && n->for_.loop->var == v)
+      return d > r->at || (r->threads && ir_kind_is_thread(n->for_.loop->kind));
+  }
   return false;
 }
 

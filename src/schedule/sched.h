@@ -220,8 +220,18 @@ typedef struct nest_path {
 bool nest_find(ir_stmt *root, const ts_loop *loop, nest_path *path);
 /* The path to the compute statement (the last node). */
 bool nest_find_compute(ir_stmt *root, nest_path *path);
-/* Whether loop's For node is on the path. */
+/* Whether loop's For node is on the path; its index there, or -1. */
 bool nest_path_has(const nest_path *path, const ts_loop *loop);
+int nest_path_index(const nest_path *path, const ts_loop *loop);
+/* A cache's region for ir_region: the variables of the loops inside the
+ * attach loop (path index `at`), and with `threads` the thread loops
+ * above it, which the block's threads share a shared cache over. */
+typedef struct nest_region {
+  const nest_path *path;
+  int at;
+  bool threads;
+} nest_region;
+bool nest_inside_attach(const ir_var *v, void *ctx);
 /* The stage whose copy nest s is (a copy loop's For), or NULL. */
 ts_stage *nest_copy_stage(const ir_stmt *s);
 /* The tree with path's last node replaced by `with`, ancestors rebuilt. */
