@@ -2,7 +2,8 @@
  * The reference executor's verdict on one lowered kernel, for the tests
  * that mutate a correct program into a broken one: the kernel runs on
  * small patterned operands (A's elements -3..3, B's -2..2, C zero), and
- * the verdict is the fault it finds.
+ * the verdict is the fault it finds.  assert_kernel_faults asks it of a
+ * mutant.
  */
 #ifndef TS_TEST_RUN_KERNEL_H
 #define TS_TEST_RUN_KERNEL_H
@@ -29,6 +30,22 @@ static inline char *run_kernel(const ir_kernel *k, const ts_gemm *g) {
   free(B);
   free(C);
   return ok ? NULL : strdup(msg);
+}
+
+/* k, a mutation of p's kernel, faults where p's kernel runs clean, and
+ * the executor's message holds each of the first n of says (a NULL ends
+ * them sooner). */
+static inline void assert_kernel_faults(const ts_program *p,
+                                        const ir_kernel *k,
+                                        const char *const *says, int n) {
+  assert_null(run_kernel(&p->k, &p->def));
+  assert_true(k->body != p->k.body || k->params != p->k.params);
+  char *msg = run_kernel(k, &p->def);
+  assert_non_null(msg);
+  for (int i = 0; i < n && says[i]; i++)
+    if (!strstr(msg, says[i]))
+      fail_msg("the executor says: %s", msg);
+  free(msg);
 }
 
 #endif

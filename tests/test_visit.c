@@ -77,6 +77,9 @@ static int setup(void **state) {
   ir_expr *row[2] = {V(), I(8)};
   ir_stmt *ldsm = ir_new_ldmatrix(&f->a, f->shared, at1,
                                   ir_load(&f->a, f->shared, row), 4, true);
+  ir_expr *values[2] = {ir_float(&f->a, 1.0f), ir_float(&f->a, 2.0f)};
+  ir_stmt *stsm = ir_new_stmatrix(&f->a, ir_load(&f->a, f->shared, row),
+                                  values, 1);
   ir_stmt *wgmma = ir_new_wgmma(&f->a, mma_instr_for_tile(TS_F16, 64, 8, 16),
                                 f->buf, at0, ir_load(&f->a, f->shared, row),
                                 ir_load(&f->a, f->shared, at2));
@@ -95,11 +98,11 @@ static int setup(void **state) {
       ir_new_tma_store(&f->a, ir_load(&f->a, f->shared, at2), f->buf, corner,
                        (int64_t[2]){16, 16}),
       ir_new_tma_store_wait(&f->a)};
-  ir_stmt *items[11] = {loop, compute, lanes, ir_new_async_commit(&f->a),
+  ir_stmt *items[12] = {loop, compute, lanes, ir_new_async_commit(&f->a),
                         ir_new_async_wait(&f->a, 1), ir_new_mma(&f->a, frag, at),
-                        ldsm, wgmma, ir_new_wgmma_sync(&f->a, 0, f->buf), tma,
-                        ir_new_seq(&f->a, store_back, 2)};
-  f->root = ir_new_seq(&f->a, items, 11);
+                        ldsm, stsm, wgmma, ir_new_wgmma_sync(&f->a, 0, f->buf),
+                        tma, ir_new_seq(&f->a, store_back, 2)};
+  f->root = ir_new_seq(&f->a, items, 12);
   assert_non_null(f->root);
   assert_false(f->a.failed);
   *state = f;
@@ -195,8 +198,9 @@ static void test_visitor_skips_and_stops(void **state) {
   assert_int_equal(t.post_stmt[S_FOR], 0); /* its children were skipped */
   assert_int_equal(t.pre_stmt[S_ALLOC] + t.pre_stmt[S_STORE], 0);
   assert_int_equal(t.pre_stmt[S_COMPUTE], 1);
-  /* The ldmatrix's row, wgmma's tiles, the TMA boxes' first elements. */
-  assert_int_equal(t.pre_expr[E_LOAD], 5);
+  /* The ldmatrix's and stmatrix's rows, wgmma's tiles, the TMA boxes'
+   * first elements. */
+  assert_int_equal(t.pre_expr[E_LOAD], 6);
 
   /* A hook ends the walk: no hook runs again, post hooks included. */
   tally some = {.skip_kind = -1, .stop_after = 5};

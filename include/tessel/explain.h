@@ -31,6 +31,7 @@ typedef enum {
   TS_ACCESS_SHARED_STORE,
   TS_ACCESS_CP_ASYNC, /* global to shared: sectors read, wavefronts stored */
   TS_ACCESS_LDMATRIX, /* a warp's fragment load from shared memory */
+  TS_ACCESS_STMATRIX, /* a warp's 8 x 8 matrices stored to shared memory */
 } ts_access_kind;
 
 /* Where an access lies relative to the kernel's k loop (its outermost
@@ -57,7 +58,7 @@ typedef struct ts_access_report {
   /* Global (and cp.async's global side): 32-byte sectors, and the fewest
    * the requested bytes could take. */
   double sectors, ideal_sectors;
-  /* Shared (and cp.async's, ldmatrix's): wavefronts, and the fewest. */
+  /* Shared (and cp.async's, ldmatrix's, stmatrix's): wavefronts, and the fewest. */
   double wavefronts, ideal_wavefronts;
   bool misaligned;  /* a lane's address not a multiple of its width */
   int64_t stride;   /* bytes between lanes 0 and 1 (when all lanes agree) */

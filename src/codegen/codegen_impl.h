@@ -27,6 +27,8 @@ typedef struct {
   bool mma_used[TS_DTYPE_COUNT]; /* tensor-core helpers, by operand type */
   unsigned ldmatrix_used; /* fragment loads, a bit per matrices (x1, x2, x4)
                            * and one more for .trans */
+  unsigned stmatrix_used; /* matrix stores, a bit per matrices */
+  bool packs_used[TS_DTYPE_COUNT]; /* two 16-bit values into a register */
   /* wgmma forms used, by operand type, instruction n / 8 - 1 and the
    * operands' majorness (a bit each), or 4: a in registers
    * (cuda_wgmma.c). */
@@ -43,10 +45,12 @@ const char *cuda_type(emitter *em, ts_dtype t);
 void c_access(ts_buf *b, const ir_buffer *buf, ir_expr *const *idx,
               const ir_expr_style *st);
 
-/* cuda_mma.c: S_MMA and S_LDMATRIX, and the helpers of the types and
- * forms used (with ts_pack's tf32 rounding). */
+/* cuda_mma.c: S_MMA, S_LDMATRIX and S_STMATRIX, and the helpers of the
+ * types and forms used (with ts_pack's tf32 rounding). */
 void c_mma(ts_buf *b, const ir_stmt *s, int depth, const ir_stmt_style *st);
 void c_ldmatrix(ts_buf *b, const ir_stmt *s, int depth,
+                const ir_stmt_style *st);
+void c_stmatrix(ts_buf *b, const ir_stmt *s, int depth,
                 const ir_stmt_style *st);
 void mma_definitions(ts_buf *b, const emitter *em);
 

@@ -418,6 +418,7 @@ static const ir_stmt_style c_stmt_style = {
     .wait = c_wait, .loop = c_loop,
     .lanes = c_lanes, .alloc = c_alloc, .store = c_store,
     .compute = c_compute, .mma = c_mma, .ldmatrix = c_ldmatrix,
+    .stmatrix = c_stmatrix,
     .wgmma = c_wgmma, .wgmma_sync = c_wgmma_sync, .pipe = c_pipe,
     .named_barrier = c_named_barrier, .pipe_prints_roles = true};
 

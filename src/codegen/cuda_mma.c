@@ -1,9 +1,9 @@
 /*
- * CUDA C of a warp's tensor-core instructions (S_MMA, S_LDMATRIX): each
- * mma.sync a call of a helper that packs the operands' fragments into
- * the 32-bit registers the PTX instruction takes, each ldmatrix a call of
- * the helper of its form; the helpers are inline PTX, defined once for the
- * types and forms used.
+ * CUDA C of a warp's tensor-core instructions (S_MMA, S_LDMATRIX,
+ * S_STMATRIX): each mma.sync a call of a helper that packs the operands'
+ * fragments into the 32-bit registers the PTX instruction takes, each
+ * ldmatrix and stmatrix a call of the helper of its form; the helpers are
+ * inline PTX, defined once for the types and forms used.
  */
 #include "codegen_impl.h"
 
@@ -99,6 +99,49 @@ static void ldmatrix_definition(ts_buf *b, int matrices, bool trans) {
   ts_buf_puts(b, "\n      : \"r\"(a));\n}\n");
 }
 
+/* tessel_stmatrix_x4(&C_shared[..][..], tessel_pack_f16(v0, v1), ..): the
+ * row this lane addresses, and its values packed two a register. */
+void c_stmatrix(ts_buf *b, const ir_stmt *s, int depth,
+                const ir_stmt_style *st) {
+  emitter *em = st->ctx;
+  const ir_expr *dst = s->stsm.dst;
+  ts_dtype t = dst->load.buf->dtype;
+  em->stmatrix_used |= 1u << s->stsm.matrices;
+  em->packs_used[t] = true;
+  cuda_type(em, t);
+  ts_buf_indent(b, depth);
+  ts_buf_printf(b, "tessel_stmatrix_x%d(&", s->stsm.matrices);
+  c_access(b, dst->load.buf, dst->load.idx, &em->style);
+  for (int m = 0; m < s->stsm.matrices; m++) {
+    ts_buf_puts(b, ",\n");
+    ts_buf_indent(b, depth + 2);
+    ts_buf_printf(b, "tessel_pack_%s(", dtype_info_of(t)->name);
+    ir_print_expr(b, s->stsm.value[2 * m], &em->style);
+    ts_buf_puts(b, ", ");
+    ir_print_expr(b, s->stsm.value[2 * m + 1], &em->style);
+    ts_buf_puts(b, ")");
+  }
+  ts_buf_puts(b, ");\n");
+}
+
+/* The helper of one stmatrix form: volatile and clobbering memory, as it
+ * writes shared memory the compiler does not see. */
+static void stmatrix_definition(ts_buf *b, int matrices) {
+  ts_buf_printf(b, "__device__ __forceinline__ void tessel_stmatrix_x%d("
+                "void *p", matrices);
+  for (int r = 0; r < matrices; r++)
+    ts_buf_printf(b, ", unsigned r%d", r);
+  ts_buf_printf(b, ") {\n  unsigned a = (unsigned)__cvta_generic_to_shared"
+                "(p);\n  asm volatile(\"stmatrix.sync.aligned.m8n8.x%d.shared"
+                ".b16 [%%0], {", matrices);
+  for (int r = 0; r < matrices; r++)
+    ts_buf_printf(b, "%s%%%d", r ? ", " : "", r + 1);
+  ts_buf_puts(b, "};\\n\"\n      :: \"r\"(a)");
+  for (int r = 0; r < matrices; r++)
+    ts_buf_printf(b, ", \"r\"(r%d)", r);
+  ts_buf_puts(b, " : \"memory\");\n}\n");
+}
+
 static void ldmatrix_definitions(ts_buf *b, const emitter *em) {
   for (int m = 1; m <= 4; m *= 2)
     for (int trans = 0; trans < 2; trans++)
@@ -110,17 +153,17 @@ void mma_definitions(ts_buf *b, const emitter *em) {
   bool any = false;
   for (int t = 0; t < TS_DTYPE_COUNT; t++)
     any |= em->mma_used[t];
-  if (!any && !em->rounds_tf32)
+  if (!any && !em->rounds_tf32 && !em->stmatrix_used)
     return;
   if (any)
     ts_buf_puts(b, "// mma.sync (sm_80): one warp multiplies a tile of A by a "
               "tile of B into\n// fp32 accumulators; each lane holds the "
               "elements the PTX ISA's fragment\n// layouts give it.\n");
-  if (em->mma_used[TS_F16])
+  if (em->mma_used[TS_F16] || em->packs_used[TS_F16])
     ts_buf_puts(b, "__device__ __forceinline__ unsigned tessel_pack_f16(__half"
                 " lo, __half hi) {\n  return (unsigned)__half_as_ushort(lo) | "
                 "(unsigned)__half_as_ushort(hi) << 16;\n}\n");
-  if (em->mma_used[TS_BF16])
+  if (em->mma_used[TS_BF16] || em->packs_used[TS_BF16])
     ts_buf_puts(b, "__device__ __forceinline__ unsigned tessel_pack_bf16("
                 "__nv_bfloat16 lo, __nv_bfloat16 hi) {\n  return (unsigned)"
                 "__bfloat16_as_ushort(lo) | (unsigned)__bfloat16_as_ushort(hi)"
@@ -136,6 +179,9 @@ void mma_definitions(ts_buf *b, const emitter *em) {
     if (em->mma_used[t])
       mma_definition(b, mma_instr_for((ts_dtype)t));
   ldmatrix_definitions(b, em);
+  for (int m = 1; m <= 4; m *= 2)
+    if (em->stmatrix_used & 1u << m)
+      stmatrix_definition(b, m);
   ts_buf_puts(b, "\n");
 }
 

@@ -333,6 +333,7 @@ static void run(exec *x, const ir_stmt *s, const bool *active) {
   case S_LANES: run(x, s->lanes.expanded, active); return;
   case S_MMA: exec_run_mma(x, s, active); return;
   case S_LDMATRIX: exec_run_ldmatrix(x, s, active); return;
+  case S_STMATRIX: exec_run_stmatrix(x, s, active); return;
   /* A wgmma reads its tiles at its issue and again when a wait retires
    * it, which adds its products (exec_wgmma.c). */
   case S_WGMMA: exec_run_wgmma(x, s, active); return;
@@ -378,6 +379,15 @@ static double store_steps(const ir_stmt *s) {
   return (s->store.lanes > 1 ? s->store.lanes : 1) * (1 + 0.5 * accesses);
 }
 
+/* An stmatrix's values' loads (beta's reads of C), half a step each. */
+static double stmatrix_value_steps(const ir_stmt *s) {
+  int accesses = 0;
+  ir_visitor v = {.expr = count_access, .ctx = &accesses};
+  for (int i = 0; i < 2 * s->stsm.matrices; i++)
+    ir_visit_expr(&v, s->stsm.value[i]);
+  return 0.5 * accesses;
+}
+
 double ir_stmt_steps(const ir_stmt *s) {
   switch (s->kind) {
   case S_STORE: return store_steps(s);
@@ -386,6 +396,7 @@ double ir_stmt_steps(const ir_stmt *s) {
   case S_TMA_STORE_WAIT:
     return 1;
   case S_LDMATRIX: return 2.0 * s->ldsm.matrices;
+  case S_STMATRIX: return 2.0 * s->stsm.matrices + stmatrix_value_steps(s);
   case S_MMA: {
     const mma_instr *in = mma_instr_for(s->mma.buf[MMA_A]->dtype);
     double regs = in->frag[MMA_A].regs + in->frag[MMA_B].regs +

@@ -176,6 +176,7 @@ void exec_finish(exec *x);
  * all there. */
 void exec_run_mma(exec *x, const ir_stmt *s, const bool *active);
 void exec_run_ldmatrix(exec *x, const ir_stmt *s, const bool *active);
+void exec_run_stmatrix(exec *x, const ir_stmt *s, const bool *active);
 /* Faults unless every lane of the `lanes` (a warp's or a warpgroup's) at
  * w0 is there; false when none is (nothing to run). */
 bool exec_whole_group(exec *x, int w0, int lanes, const bool *active,

@@ -3,7 +3,8 @@
  * warp that reaches them.  S_MMA: the 32 lanes' registers are gathered
  * into the instruction's tiles, multiplied (mma.c) and the accumulators
  * scattered back.  S_LDMATRIX: the lanes' row addresses are gathered, and
- * each lane receives its elements of the 8 x 8 matrices they point at.
+ * each lane receives its elements of the 8 x 8 matrices they point at;
+ * S_STMATRIX the other way, each lane's values written there.
  * Every lane of the warp must be there: a lane a condition left out is a
  * fault naming it, as the hardware's result would be undefined.  Registers
  * and shared memory are read and written through the executor's memory,
@@ -171,6 +172,82 @@ void exec_run_ldmatrix(exec *x, const ir_stmt *s, const bool *active) {
     for (int w0 = 0; w0 < x->nthreads && !x->fault; w0 += MMA_LANES)
       if (whole_warp(x, w0, active, what) &&
           !ldmatrix_warp(x, s, w0, ms, mf, src_off, frag_off))
+        break;
+  }
+  x->top = mark;
+}
+
+/* ---- stmatrix -------------------------------------------------------------- */
+
+/* One warp's stmatrix: lane l < 8 x matrices addresses row l % 8 of matrix
+ * l / 8 (16 bytes, aligned); of matrix m, lane L's values 2m and 2m + 1
+ * are the elements of row L / 4 at 2 (L % 4) and the next (S_STMATRIX). */
+static bool stmatrix_warp(exec *x, const ir_stmt *s, int w0, mem *dst,
+                          const int64_t *dst_off, float *const *val) {
+  int rows = 8 * s->stsm.matrices;
+  for (int l = 0; l < rows; l++)
+    if (dst_off[w0 + l] % 8 != 0) {
+      exec_fault(x, w0 + l, "stmatrix: lane %d addresses element %lld of %s, "
+                 "not a 16-byte boundary", l, (long long)dst_off[w0 + l],
+                 dst->buf->name);
+      return false;
+    }
+  for (int lane = 0; lane < MMA_LANES; lane++)
+    for (int m = 0; m < s->stsm.matrices; m++)
+      for (int e = 0; e < 2; e++) {
+        int64_t row = dst_off[w0 + 8 * m + lane / 4];
+        if (!write_at(x, dst, row + 2 * (lane % 4) + e, w0 + lane,
+                      val[2 * m + e][w0 + lane], false))
+          return false;
+      }
+  return true;
+}
+
+/* Every value of every active lane (val[v][t]), and each lane's row
+ * address (off[t]); false after a fault. */
+static bool stmatrix_operands(exec *x, const ir_stmt *s, const bool *active,
+                              int64_t *off, float **val) {
+  const ir_expr *dst = s->stsm.dst;
+  size_t n = (size_t)x->nthreads;
+  for (int v = 0; v < 2 * s->stsm.matrices; v++) {
+    val[v] = exec_push(x, sizeof(float) * n);
+    if (!val[v])
+      return false;
+    if (eval_float(x, s->stsm.value[v], active, val[v]))
+      for (size_t t = 1; t < n; t++)
+        val[v][t] = val[v][0];
+    if (x->fault)
+      return false;
+  }
+  bool uniform;
+  if (!eval_offsets(x, dst->load.buf, dst->load.idx, active,
+                    "stmatrix row address", off, &uniform))
+    return false;
+  for (size_t t = 1; uniform && t < n; t++)
+    off[t] = off[0];
+  return true;
+}
+
+void exec_run_stmatrix(exec *x, const ir_stmt *s, const bool *active) {
+  const ir_expr *dst = s->stsm.dst;
+  size_t n = (size_t)x->nthreads, mark = x->top;
+  mem *md = find_mem(x, dst->load.buf);
+  int64_t *off = exec_push(x, sizeof(int64_t) * n);
+  float *val[8];
+  if (!md || !off) {
+    if (!x->fault)
+      exec_fault(x, 0, "stmatrix: %s is not allocated here",
+                 dst->load.buf->name);
+  } else if (stmatrix_operands(x, s, active, off, val)) {
+    exec_observe(x, &(ir_observed){.node = s, .buf = dst->load.buf,
+                                   .lanes = 1, .store = true,
+                                   .matrices = s->stsm.matrices, .off = off,
+                                   .mask = active});
+    char what[32];
+    snprintf(what, sizeof(what), "stmatrix.x%d", s->stsm.matrices);
+    for (int w0 = 0; w0 < x->nthreads && !x->fault; w0 += MMA_LANES)
+      if (whole_warp(x, w0, active, what) &&
+          !stmatrix_warp(x, s, w0, md, off, val))
         break;
   }
   x->top = mark;

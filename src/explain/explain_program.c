@@ -22,6 +22,7 @@ const char *ts_access_kind_name(ts_access_kind k) {
   case TS_ACCESS_SHARED_STORE: return "shared store";
   case TS_ACCESS_CP_ASYNC: return "cp.async";
   case TS_ACCESS_LDMATRIX: return "ldmatrix";
+  case TS_ACCESS_STMATRIX: return "stmatrix";
   }
   return "?";
 }
@@ -43,7 +44,8 @@ static bool is_global(ts_access_kind k) {
 
 static bool is_shared(ts_access_kind k) {
   return k == TS_ACCESS_SHARED_LOAD || k == TS_ACCESS_SHARED_STORE ||
-         k == TS_ACCESS_CP_ASYNC || k == TS_ACCESS_LDMATRIX;
+         k == TS_ACCESS_CP_ASYNC || k == TS_ACCESS_LDMATRIX ||
+         k == TS_ACCESS_STMATRIX;
 }
 
 /* ---- Verdicts ------------------------------------------------------------ */
@@ -272,7 +274,7 @@ static void kernel_totals(ts_kernel_report *kr, const ts_access_report *rows,
       kr->shared_ld_wavefronts += r->wavefronts * scale;
       kr->shared_ld_ideal += r->ideal_wavefronts * scale;
       break;
-    case TS_ACCESS_SHARED_STORE:
+    case TS_ACCESS_SHARED_STORE: case TS_ACCESS_STMATRIX:
       kr->shared_st_requests += q;
       kr->shared_st_wavefronts += r->wavefronts * scale;
       kr->shared_st_ideal += r->ideal_wavefronts * scale;

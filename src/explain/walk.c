@@ -447,21 +447,39 @@ static void walk_store(walk *w, const ir_stmt *s, const bool *mask) {
          s->store.atomic, mask);
 }
 
-static void walk_ldmatrix(walk *w, const ir_stmt *s, const bool *mask) {
-  const ir_expr *src = s->ldsm.src;
-  ts_access_report *r = row_for(w, s, TS_ACCESS_LDMATRIX, src->load.buf);
+/* A warp's request of `matrices` 8 x 8 matrices whose rows the lanes'
+ * `row` loads address (ldmatrix, stmatrix): rows of 16 bytes, one phase
+ * a matrix at best. */
+static void matrix_request(walk *w, const ir_stmt *s, ts_access_kind kind,
+                           const ir_expr *row, int matrices,
+                           const bool *mask) {
+  const ir_buffer *buf = row->load.buf;
+  ts_access_report *r = row_for(w, s, kind, buf);
   if (!r)
     return;
   if (!r->text)
-    r->text = access_text(w, src->load.buf, src->load.idx, 1);
-  pending_req p = {.row = r, .index = (int)(r - w->rows->rows),
-                   .buf = src->load.buf, .how = COST_LDMATRIX,
-                   .matrices = s->ldsm.matrices, .weight = w->weight,
-                   .step = w->step};
-  addresses(w, src->load.buf, src->load.idx, 1, mask, &p.q);
+    r->text = access_text(w, buf, row->load.idx, 1);
+  pending_req p = {.row = r, .index = (int)(r - w->rows->rows), .buf = buf,
+                   .how = COST_LDMATRIX, .matrices = matrices,
+                   .weight = w->weight, .step = w->step};
+  addresses(w, buf, row->load.idx, 1, mask, &p.q);
   p.q.width = 16;
   if (!pending_add(&w->pend, &p))
     w->rows->oom = true;
+}
+
+static void walk_ldmatrix(walk *w, const ir_stmt *s, const bool *mask) {
+  matrix_request(w, s, TS_ACCESS_LDMATRIX, s->ldsm.src, s->ldsm.matrices,
+                 mask);
+}
+
+/* stmatrix: its values' reads, then its request, a write of the stage. */
+static void walk_stmatrix(walk *w, const ir_stmt *s, const bool *mask) {
+  for (int v = 0; v < 2 * s->stsm.matrices; v++)
+    walk_expr(w, s->stsm.value[v], mask);
+  matrix_request(w, s, TS_ACCESS_STMATRIX, s->stsm.dst, s->stsm.matrices,
+                 mask);
+  written(w, s->stsm.dst->load.buf);
 }
 
 static void walk_lanes(walk *w, const ir_stmt *s, const bool *mask) {
@@ -498,6 +516,7 @@ static void walk_stmt(walk *w, const ir_stmt *s, const bool *mask) {
     walk_stmt(w, s->pipe.body, mask);
     return;
   case S_LDMATRIX: walk_ldmatrix(w, s, mask); return;
+  case S_STMATRIX: walk_stmatrix(w, s, mask); return;
   case S_BARRIER: case S_ASYNC_WAIT: w->shared_epoch++; return;
   default: return; /* copy groups, mma: no memory of their own */
   }

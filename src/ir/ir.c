@@ -620,6 +620,17 @@ ir_stmt *ir_new_ldmatrix(ts_arena *a, ir_buffer *frag, ir_expr *const *idx,
   return s && s->ldsm.idx ? s : NULL;
 }
 
+ir_stmt *ir_new_stmatrix(ts_arena *a, ir_expr *dst, ir_expr *const *value,
+                         int matrices) {
+  ir_stmt *s = dst ? new_stmt(a, S_STMATRIX) : NULL;
+  if (s) {
+    s->stsm.dst = dst;
+    s->stsm.matrices = matrices;
+    s->stsm.value = copy_exprs(a, value, 2 * matrices);
+  }
+  return s && s->stsm.value ? s : NULL;
+}
+
 ir_stmt *ir_new_mma(ts_arena *a, ir_buffer *const *buf, ir_expr **const *idx) {
   ir_stmt *s = new_stmt(a, S_MMA);
   for (int w = 0; s && w < 3; w++) {

@@ -44,6 +44,7 @@ typedef enum {
                  * the origins may be NULL */
   FORM_MMA,     /* mma.idx[w][0 .. mma.buf[w]->ndim) for w = 0, 1, 2 */
   FORM_LDMATRIX, /* ldsm.idx[0 .. ldsm.frag->ndim), ldsm.src */
+  FORM_STMATRIX, /* stsm.dst, stsm.value[0 .. 2 * stsm.matrices) */
   FORM_WGMMA,    /* wgmma.idx[0 .. wgmma.acc->ndim), wgmma.src[0], src[1] */
   FORM_PIPE,     /* pipe.stage, pipe.parity, pipe.dst, pipe.coord[0..1],
                   * pipe.body; each may be NULL */
@@ -94,6 +95,7 @@ typedef enum {
   X(S_ASYNC_WAIT, "cp.async.wait", FORM_LEAF) /* all but wait.pending done */ \
   X(S_MMA, "mma", FORM_MMA) /* a warp's tensor-core multiply-add (mma.h) */ \
   X(S_LDMATRIX, "ldmatrix", FORM_LDMATRIX) /* a warp's fragment load */    \
+  X(S_STMATRIX, "stmatrix", FORM_STMATRIX) /* a warp's 8 x 8 tiles stored */ \
   X(S_WGMMA, "wgmma", FORM_WGMMA) /* a warpgroup's multiply-add (mma.h) */   \
   X(S_WGMMA_SYNC, "wgmma.sync", FORM_LEAF) /* fence, or commit and wait */ \
   X(S_PIPELINE, "pipeline", FORM_PIPE) /* a TMA pipeline's barriers, live in body */ \
@@ -352,6 +354,19 @@ struct ir_stmt {
       bool trans;
     } ldsm;
     struct {
+      /* stmatrix.sync.aligned.m8n8.x<matrices>.shared.b16, ldmatrix the
+       * other way, collectively by the 32 lanes of a warp: 8 x `matrices`
+       * lanes each give the address of one row of 8 contiguous 16-bit
+       * elements (lane l: row l % 8 of matrix l / 8), dst, a load of the
+       * row's first element from a shared buffer; each lane gives two
+       * elements of each matrix, value[2m] and value[2m + 1], those of
+       * row lane / 4 at 2 (lane % 4) and the next, stored as the buffer's
+       * type as a store converts them. */
+      ir_expr *dst;
+      ir_expr **value; /* 2 x matrices */
+      int matrices;    /* 1, 2 or 4 */
+    } stsm;
+    struct {
       /* acc += a * b over one m64nNk16 tile (`in`), collectively by the
        * 128 lanes of a warpgroup: a lane's n / 2 accumulators are acc's
        * elements from idx on along its innermost dimension (mma_acc_coord
@@ -591,6 +606,10 @@ ir_stmt *ir_new_mbarrier(ts_arena *a, const ir_pipeline *p, ir_mbar_op op,
  * the lanes' `src` loads address (see S_LDMATRIX). */
 ir_stmt *ir_new_ldmatrix(ts_arena *a, ir_buffer *frag, ir_expr *const *idx,
                          ir_expr *src, int matrices, bool trans);
+/* A warp's stmatrix of `matrices` 8 x 8 matrices whose rows the lanes'
+ * `dst` loads address, of the lanes' 2 x matrices values (S_STMATRIX). */
+ir_stmt *ir_new_stmatrix(ts_arena *a, ir_expr *dst, ir_expr *const *value,
+                         int matrices);
 
 /* A compute node like s with op(A) (which = 0) or op(B) (1) read from `src`
  * whose element [0, 0] is operand element (o0, o1). */

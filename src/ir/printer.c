@@ -264,6 +264,9 @@ void ir_print_stmt_with(ts_buf *b, const ir_stmt *s, int depth,
   case S_LDMATRIX:
     st->ldmatrix(b, s, depth, st);
     return;
+  case S_STMATRIX:
+    st->stmatrix(b, s, depth, st);
+    return;
   case S_WGMMA:
     st->wgmma(b, s, depth, st);
     return;
@@ -537,6 +540,23 @@ static void pseudo_ldmatrix(ts_buf *b, const ir_stmt *s, int depth,
   ts_buf_puts(b, "\n");
 }
 
+/* "stmatrix.x4 &C.shared[..] = {v0, v1, ..}": the row this lane
+ * addresses, and its values, two of each matrix. */
+static void pseudo_stmatrix(ts_buf *b, const ir_stmt *s, int depth,
+                            const ir_stmt_style *st) {
+  (void)st;
+  ts_buf_indent(b, depth);
+  ts_buf_printf(b, "stmatrix.x%d &", s->stsm.matrices);
+  print_expr_line(b, s->stsm.dst);
+  ts_buf_puts(b, " = {");
+  for (int v = 0; v < 2 * s->stsm.matrices; v++) {
+    if (v)
+      ts_buf_puts(b, ", ");
+    print_expr_line(b, s->stsm.value[v]);
+  }
+  ts_buf_puts(b, "}\n");
+}
+
 /* "wgmma.m64n128k16.f16 acc[mi, 0, 0:+64] += &A.shared[..] * &B.shared[..]
  * (A k-major, B mn-major)": the tiles' first elements. */
 static void pseudo_wgmma(ts_buf *b, const ir_stmt *s, int depth,
@@ -651,7 +671,8 @@ static const ir_stmt_style pseudo_stmt_style = {
     .else_line = "else:\n", .barrier = "barrier\n",
     .commit = "cp.async.commit\n", .wait = pseudo_wait, .loop = pseudo_loop,
     .alloc = pseudo_alloc, .store = pseudo_store, .compute = pseudo_compute,
-    .mma = pseudo_mma, .ldmatrix = pseudo_ldmatrix, .wgmma = pseudo_wgmma,
+    .mma = pseudo_mma, .ldmatrix = pseudo_ldmatrix,
+    .stmatrix = pseudo_stmatrix, .wgmma = pseudo_wgmma,
     .wgmma_sync = pseudo_wgmma_sync, .pipe = pseudo_pipe,
     .named_barrier = pseudo_named_barrier};
 

@@ -72,6 +72,9 @@ struct ir_stmt_style {
   /* A warp's fragment load (S_LDMATRIX). */
   void (*ldmatrix)(ts_buf *b, const ir_stmt *s, int depth,
                    const ir_stmt_style *st);
+  /* A warp's store of 8 x 8 matrices (S_STMATRIX). */
+  void (*stmatrix)(ts_buf *b, const ir_stmt *s, int depth,
+                   const ir_stmt_style *st);
   /* A warpgroup's instruction (S_WGMMA) and its fences (S_WGMMA_SYNC). */
   void (*wgmma)(ts_buf *b, const ir_stmt *s, int depth,
                 const ir_stmt_style *st);

@@ -109,6 +109,11 @@ void ir_visit_stmt(ir_visitor *v, const ir_stmt *s) {
       ir_visit_expr(v, s->ldsm.idx[d]);
     ir_visit_expr(v, s->ldsm.src);
     break;
+  case FORM_STMATRIX:
+    ir_visit_expr(v, s->stsm.dst);
+    for (int i = 0; i < 2 * s->stsm.matrices; i++)
+      ir_visit_expr(v, s->stsm.value[i]);
+    break;
   case FORM_WGMMA:
     for (int d = 0; d < s->wgmma.acc->ndim; d++)
       ir_visit_expr(v, s->wgmma.idx[d]);
@@ -272,6 +277,10 @@ ir_stmt *ir_mutate_stmt_children(ir_mutator *m, ir_stmt *s) {
   case FORM_LDMATRIX:
     ok = exprs_at(m, &n.ldsm.idx, s->ldsm.frag->ndim, &changed) &&
          expr_at(m, &n.ldsm.src, &changed);
+    break;
+  case FORM_STMATRIX:
+    ok = expr_at(m, &n.stsm.dst, &changed) &&
+         exprs_at(m, &n.stsm.value, 2 * s->stsm.matrices, &changed);
     break;
   case FORM_WGMMA:
     ok = exprs_at(m, &n.wgmma.idx, s->wgmma.acc->ndim, &changed) &&

@@ -207,6 +207,10 @@ static ir_stmt *adopt_stmt(adopter *ad, const ir_stmt *s) {
     c->ldsm.idx = adopt_exprs(ad, s->ldsm.idx, s->ldsm.frag->ndim);
     c->ldsm.src = adopt_expr(ad, s->ldsm.src);
     break;
+  case S_STMATRIX:
+    c->stsm.dst = adopt_expr(ad, s->stsm.dst);
+    c->stsm.value = adopt_exprs(ad, s->stsm.value, 2 * s->stsm.matrices);
+    break;
   case S_WGMMA:
     c->wgmma.acc = adopt_buffer(ad, s->wgmma.acc);
     c->wgmma.idx = adopt_exprs(ad, s->wgmma.idx, s->wgmma.acc->ndim);

@@ -85,6 +85,7 @@ typedef struct tma_store_plan {
   ir_expr *origin[2];
   int64_t threads;
   int64_t dims[3]; /* the block's threads along x, y and z, as bound */
+  const ir_var *lane; /* a tensor-core instruction's lane; NULL: none */
 } tma_store_plan;
 
 /* The schedule's shared stage of C (cache_write(C, TS_SHARED)), or NULL. */
@@ -100,6 +101,11 @@ bool lower_tma_store_check(lower_ctx *cx, const ir_stmt *root);
 /* The epilogue's store of value at C[c_idx], into the stage instead. */
 ir_stmt *lower_tma_store_target(ts_arena *a, const tma_store_plan *p,
                                 ir_expr *const c_idx[2], ir_expr *value);
+/* A chunk of the epilogue's stores into a 16-bit stage (a loop over
+ * register pairs) as stmatrix, a warp's 8 x 8 matrices
+ * (lower_stmatrix.c); NULL where it does not fit. */
+ir_stmt *lower_stmatrix(lower_ctx *cx, const tma_store_plan *p,
+                        const ir_stmt *chunk);
 /* The epilogue (its stores into the stage) in the stage's scope, between
  * the barriers, followed by the first thread's stores of the TMA. */
 ir_stmt *lower_tma_store_epilogue(lower_ctx *cx, const tma_store_plan *p,

@@ -157,6 +157,7 @@ bool lower_tma_store_plan(lower_ctx *cx, const nest_path *path, int wrap,
   out->buf->overlay = true;
   out->C = s->C;
   block_dims(path, t, out->dims);
+  out->lane = t->in ? t->lane->var : NULL;
   for (int i = 0; i < s->nstages; i++)
     if (s->stages[i]->producer_warps)
       out->threads = out->dims[0] * out->dims[1] * out->dims[2];
@@ -233,6 +234,13 @@ static bool check_column(ir_visitor *v, const ir_stmt *s) {
   return true;
 }
 
+/* The stores of s as stmatrix where they fit, else s. */
+static ir_stmt *as_stmatrix(lower_ctx *cx, const tma_store_plan *p,
+                            ir_stmt *s) {
+  ir_stmt *m = s ? lower_stmatrix(cx, p, s) : NULL;
+  return m ? m : s;
+}
+
 /* Chunk q of the epilogue's outermost loop `l` (its iterations q * n ..
  * q * n + n - 1, over a loop of its own); NULL where a store of the chunk
  * may write outside panel q. */
@@ -253,7 +261,7 @@ static ir_stmt *chunk(lower_ctx *cx, const tma_store_plan *p,
   ir_visitor v = {.stmt = check_column, .ctx = &cc};
   if (out)
     ir_visit_stmt(&v, out);
-  return cc.inside ? out : NULL;
+  return cc.inside ? as_stmatrix(cx, p, out) : NULL;
 }
 
 /* The epilogue a panel at a time, where its outermost loop walks the
@@ -295,7 +303,8 @@ static ir_stmt *whole_tile(lower_ctx *cx, const tma_store_plan *p,
   if (!issue)
     return NULL;
   issue[panels] = ir_new_tma_store_wait(a);
-  ir_stmt *items[3] = {epilogue, ir_new_named_barrier(a, p->threads),
+  ir_stmt *items[3] = {as_stmatrix(cx, p, epilogue),
+                       ir_new_named_barrier(a, p->threads),
                        by_the_first(cx, p,
                                     ir_new_seq(a, issue, (int)panels + 1))};
   return items[1] && items[2] ? ir_new_seq(a, items, 3) : NULL;

@@ -239,6 +239,27 @@ static bool check_ldmatrix(ir_visitor *v, const ir_stmt *s) {
   return true;
 }
 
+/* A matrix store: 16-bit elements into a shared buffer in scope, 1, 2 or
+ * 4 matrices of two values a lane, in whole warps on sm_90. */
+static bool check_stmatrix(ir_visitor *v, const ir_stmt *s) {
+  verifier *vf = v->ctx;
+  const ir_expr *dst = s->stsm.dst;
+  int m = s->stsm.matrices;
+  if (dst->kind != E_LOAD || dst->load.buf->scope != SCOPE_SHARED ||
+      dst->load.lanes > 1 || ts_dtype_size(dst->load.buf->dtype) != 2 ||
+      !buffer_visible(vf, dst->load.buf))
+    return fail(v, "stmatrix not into 16-bit elements of a shared buffer "
+                "in scope:", dst->kind == E_LOAD ? dst->load.buf->name : "?");
+  if (m != 1 && m != 2 && m != 4)
+    return fail(v, "stmatrix not of 1, 2 or 4 matrices:",
+                dst->load.buf->name);
+  const int64_t *blk = vf->k->block;
+  if ((blk[0] * blk[1] * blk[2]) % MMA_LANES != 0 || vf->k->min_arch < 90)
+    return fail(v, "stmatrix in a kernel of partial warps or built for an "
+                "architecture before sm_90:", dst->load.buf->name);
+  return true;
+}
+
 static bool check_accumulators(ir_visitor *v, const ir_buffer *acc) {
   if (acc->scope != SCOPE_LOCAL || acc->vector || acc->dtype != TS_F32 ||
       !buffer_visible(v->ctx, acc))
@@ -324,6 +345,8 @@ static bool enter(ir_visitor *v, const ir_stmt *s) {
     return check_mma(v, s);
   case S_LDMATRIX:
     return check_ldmatrix(v, s);
+  case S_STMATRIX:
+    return check_stmatrix(v, s);
   case S_WGMMA:
     return check_wgmma(v, s);
   case S_WGMMA_SYNC:
