@@ -4,11 +4,14 @@
  * memory; a fault planted in the last row of blocks (a wrong value, an
  * out-of-bounds store, a race with the row above) is caught; the budget
  * cuts the points and says so; the plan of a sample (ts_program_sample_plan)
- * is the sample run, and one that cannot fit in memory is refused.
+ * is the sample run, and one that cannot fit in memory is refused.  The
+ * TMA's stores of C's tile (wgstore) are found
+ * as writers of C, and a sample that compares nothing fails.
  */
 #include "helpers.h"
 
 #include "ir/program_ir.h"
+#include "ir/visit.h"
 
 static ts_program *lowered(const char *name, int64_t m, int64_t n,
                            int64_t k) {
@@ -204,6 +207,70 @@ static void test_sample_past_memory_refused(void **state) {
   ts_program_free(p);
 }
 
+/* wgstore, or with `knobs` that configuration of the warpgroup space, in
+ * f16 with an f16 C, lowered. */
+static ts_program *lowered_f16(const char *knobs, int64_t m, int64_t n,
+                               int64_t k) {
+  ts_gemm g = ts_gemm_make(m, n, k);
+  g.a_type = g.b_type = g.c_type = TS_F16;
+  g.layout = TS_NT;
+  g.beta = 0.5f;
+  ts_sched *s;
+  if (knobs) {
+    char err[256];
+    ts_config *c = ts_config_parse(knobs, err, sizeof(err));
+    assert_non_null(c);
+    s = ts_space_schedule(ts_space_find("warpgroup"), &g, c);
+    ts_config_free(c);
+  } else {
+    s = ts_builtin_schedule("wgstore", &g);
+  }
+  assert_int_equal(ts_sched_status(s), TS_OK);
+  ts_program *p = ts_lower(s);
+  ts_sched_free(s);
+  assert_int_equal(ts_program_status(p), TS_OK);
+  assert_true(p->k.tma_store);
+  return p;
+}
+
+static void test_tma_stores_are_found(void **state) {
+  (void)state;
+  const char *knobs[] = {NULL};
+  for (size_t i = 0; i < sizeof(knobs) / sizeof(*knobs); i++) {
+    ts_program *p = lowered_f16(knobs[i], 333, 520, 129);
+    ts_sample smp;
+    char msg[512];
+    ts_status st = sampled(p, 3, &smp, msg, sizeof(msg));
+    if (st != TS_OK)
+      fail_msg("%s: %s: %s", knobs[i] ? knobs[i] : "wgstore",
+               ts_strerror(st), msg);
+    assert_int_equal(smp.points_run, 11);
+    assert_true(smp.blocks_run > 0);
+    assert_true(smp.elements > 0);
+    ts_program_free(p);
+  }
+}
+
+static ir_stmt *no_tma_store(ir_mutator *m, ir_stmt *s) {
+  return s->kind == S_TMA_STORE ? ir_new_seq(m->a, NULL, 0)
+                                : ir_mutate_stmt_children(m, s);
+}
+
+/* Without its stores the kernel writes none of C: no block is found for
+ * the points, and the sample, which would compare nothing, fails. */
+static void test_a_sample_that_compares_nothing_fails(void **state) {
+  (void)state;
+  ts_program *p = lowered_f16(NULL, 333, 520, 129);
+  ir_mutator m = {.a = &p->arena, .stmt = no_tma_store};
+  p->k.body = ir_mutate_stmt(&m, p->k.body);
+  ts_sample smp;
+  char msg[512];
+  assert_int_equal(sampled(p, 3, &smp, msg, sizeof(msg)), TS_ERR_MISMATCH);
+  assert_int_equal(smp.blocks_run, 0);
+  assert_non_null(strstr(msg, "nothing was compared"));
+  ts_program_free(p);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_correct_schedules_pass),
@@ -214,6 +281,8 @@ int main(void) {
       cmocka_unit_test(test_budget_cuts_the_points),
       cmocka_unit_test(test_plan_is_the_run),
       cmocka_unit_test(test_sample_past_memory_refused),
+      cmocka_unit_test(test_tma_stores_are_found),
+      cmocka_unit_test(test_a_sample_that_compares_nothing_fails),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -276,6 +276,15 @@ ts_status ts_program_check_sampled(const ts_program *p, uint64_t seed,
   for (int i = 0; st == TS_OK && i < r.space.nboxes; i++)
     st = compare_box(p, seed, &r, &r.space.boxes[i], &s->elements, msg,
                      msglen);
+  if (st == TS_OK && s->elements == 0) {
+    /* A sample that compares nothing has checked nothing. */
+    snprintf(msg, msglen, "ts_program_check_sampled: no block of the "
+             "kernel was found to write the %d chosen elements of C, so "
+             "nothing was compared; the sampler's interval analysis does "
+             "not see how this kernel writes C: check a shape small enough "
+             "for a full run", s->points_wanted);
+    st = TS_ERR_MISMATCH;
+  }
   s->bytes = (double)space_bytes(&r.space);
   ir_sample_free(&r);
   return st;

@@ -4,7 +4,7 @@
  * memory (exec_space.c), so a shape whose matrices do not fit is checked.
  *
  * Which blocks write an element is found, not assumed: interval analysis
- * of each kernel's stores to C and W, with the block indices ranging over
+ * of each kernel's stores to C and W (the TMA's boxes among them), with the block indices ranging over
  * a part of the grid (thread and loop variables over their extents,
  * guards ignored), bounds what those blocks may write; a bisection of the
  * grid keeps the parts whose bound meets the elements wanted, down to
@@ -133,25 +133,15 @@ static ival iv(const footprint *f, const ir_expr *e) {
   }
 }
 
-/* A store to C or W: its elements' bound over C's rows and columns (W's
- * last two dimensions are C's), widened by its lanes.  A store to a packed
- * operand bounds the C elements that read it: op(A)'s rows (every column),
- * or op(B)'s columns (every row). */
-static void add_store(footprint *f, const ir_stmt *s) {
-  const ir_buffer *b = s->store.buf;
-  int packed = b == f->k->packed[0] ? 0 : b == f->k->packed[1] ? 1 : -1;
-  if (b != f->k->C && (!f->k->W || b != f->k->W) && packed < 0)
-    return;
+/* The elements rows x cols of C (or of W's last two dimensions), clipped
+ * to C, into the hull of what the kernel writes. */
+static void add_box(footprint *f, ival rows, ival cols) {
   int64_t ext[2] = {f->m, f->n};
+  ival v[2] = {rows, cols};
   ir_box box;
   for (int d = 0; d < 2; d++) {
-    ival v = packed < 0 ? iv(f, s->store.idx[b->ndim - 2 + d])
-             : packed == d ? iv(f, s->store.idx[d])
-                           : UNBOUNDED;
-    if (d == 1 && bounded(v) && s->store.lanes > 1)
-      v.hi += s->store.lanes - 1;
-    box.lo[d] = bounded(v) && v.lo > 0 ? v.lo : 0;
-    box.hi[d] = bounded(v) && v.hi < ext[d] - 1 ? v.hi : ext[d] - 1;
+    box.lo[d] = bounded(v[d]) && v[d].lo > 0 ? v[d].lo : 0;
+    box.hi[d] = bounded(v[d]) && v[d].hi < ext[d] - 1 ? v[d].hi : ext[d] - 1;
   }
   if (!f->any) {
     f->box = box;
@@ -162,6 +152,39 @@ static void add_store(footprint *f, const ir_stmt *s) {
     }
   }
   f->any = true;
+}
+
+/* A store to C or W: its elements' bound over C's rows and columns (W's
+ * last two dimensions are C's), widened by its lanes.  A store to a packed
+ * operand bounds the C elements that read it: op(A)'s rows (every column),
+ * or op(B)'s columns (every row). */
+static void add_store(footprint *f, const ir_stmt *s) {
+  const ir_buffer *b = s->store.buf;
+  int packed = b == f->k->packed[0] ? 0 : b == f->k->packed[1] ? 1 : -1;
+  if (b != f->k->C && (!f->k->W || b != f->k->W) && packed < 0)
+    return;
+  ival v[2];
+  for (int d = 0; d < 2; d++) {
+    v[d] = packed < 0 ? iv(f, s->store.idx[b->ndim - 2 + d])
+           : packed == d ? iv(f, s->store.idx[d])
+                         : UNBOUNDED;
+    if (d == 1 && bounded(v[d]) && s->store.lanes > 1)
+      v[d].hi += s->store.lanes - 1;
+  }
+  add_box(f, v[0], v[1]);
+}
+
+/* A TMA store into C: its box at its coordinates (innermost first). */
+static void add_tma_store(footprint *f, const ir_stmt *s) {
+  if (s->pipe.src != f->k->C)
+    return;
+  ival v[2];
+  for (int d = 0; d < 2; d++) {
+    v[d] = iv(f, s->pipe.coord[1 - d]);
+    if (bounded(v[d]))
+      v[d].hi += s->pipe.box[1 - d] - 1;
+  }
+  add_box(f, v[0], v[1]);
 }
 
 static void walk(footprint *f, const ir_stmt *s) {
@@ -190,6 +213,7 @@ static void walk(footprint *f, const ir_stmt *s) {
   case S_PIPELINE: walk(f, s->pipe.body); return; /* a persistent grid's */
   case S_LANES: walk(f, s->lanes.expanded); return;
   case S_STORE: add_store(f, s); return;
+  case S_TMA_STORE: add_tma_store(f, s); return;
   default: return;
   }
 }
