@@ -117,7 +117,7 @@ static void test_checks_at_odd_shapes(void **state) {
         ts_program *p = ts_lower(s);
         assert_int_equal(ts_program_status(p), TS_OK);
         char *src = ts_program_cuda(p);
-        assert_non_null(strstr(src, "tessel_stmatrix_x4("));
+        assert_non_null(strstr(src, "tessel_stmatrix_x4(&"));
         free(src);
         char msg[1024];
         if (ts_program_check(p, 5, msg, sizeof(msg)) != TS_OK)

@@ -234,7 +234,11 @@ void exec_run_stmatrix(exec *x, const ir_stmt *s, const bool *active) {
   mem *md = find_mem(x, dst->load.buf);
   int64_t *off = exec_push(x, sizeof(int64_t) * n);
   float *val[8];
-  if (!md || !off) {
+  int m = s->stsm.matrices;
+  if (m != 1 && m != 2 && m != 4) {
+    exec_fault(x, 0, "stmatrix of %d matrices into %s: it stores 1, 2 or 4",
+               m, dst->load.buf->name);
+  } else if (!md || !off) {
     if (!x->fault)
       exec_fault(x, 0, "stmatrix: %s is not allocated here",
                  dst->load.buf->name);

@@ -628,7 +628,12 @@ ir_stmt *ir_new_stmatrix(ts_arena *a, ir_expr *dst, ir_expr *const *value,
     s->stsm.matrices = matrices;
     s->stsm.value = copy_exprs(a, value, 2 * matrices);
   }
-  return s && s->stsm.value ? s : NULL;
+  if (!s || !s->stsm.value)
+    return NULL;
+  for (int i = 0; i < 2 * matrices; i++) /* stored as the buffer's type */
+    if (!(s->stsm.value[i] = ir_cast(a, dst->dtype, s->stsm.value[i])))
+      return NULL;
+  return s;
 }
 
 ir_stmt *ir_new_mma(ts_arena *a, ir_buffer *const *buf, ir_expr **const *idx) {

@@ -130,10 +130,12 @@ static bool matrix_fits(const fit_check *f, int64_t w0, int64_t pair) {
 static bool all_fit(const fit_check *f, const var_set *others,
                     int64_t lanes, int64_t pairs) {
   int64_t points = 1;
-  for (int i = 0; i < others->n; i++)
-    points *= others->vars[i]->extent;
-  if (points > MAX_OTHER_POINTS)
-    return false;
+  for (int i = 0; i < others->n; i++) {
+    int64_t e = others->vars[i]->extent;
+    if (e < 1 || e > MAX_OTHER_POINTS || points * e > MAX_OTHER_POINTS)
+      return false;
+    points *= e;
+  }
   for (int64_t pt = 0; pt < points; pt++) {
     for (int64_t i = 0, rest = pt; i < others->n; i++) {
       f->vals[others->vars[i]->id] = rest % others->vars[i]->extent;
