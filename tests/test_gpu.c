@@ -15,6 +15,7 @@
 #include "base/dtype.h"
 #include "base/random.h"
 #include "exec/relerr.h"
+#include "ir/program_ir.h"
 
 static ts_gpu *gpu;
 
@@ -206,6 +207,47 @@ static void test_tma_stores_match_cublas(void **state) {
           assert_tma_stores(g);
           against_cublas("wgstore", g);
         }
+}
+
+/* The warpgroup space's persistent=1,store=1: C's stage a ring of two
+ * panels beside the stages, its blocks looping over several tiles (999
+ * x 1000 is 32 tiles, 2049 x 1024 is 68, on the device's 132 or so
+ * multiprocessors at 8192 x 1024), every layout and type (not tf32 NN,
+ * whose ring does not fit), an fp32 C and one of the operands' type with
+ * alpha and beta. */
+static void test_persistent_tma_stores_match_cublas(void **state) {
+  (void)state;
+  const int64_t shapes[][3] = {{999, 1000, 1003}, {37, 56, 29},
+                               {8192, 1024, 777}, {129, 264, 64}};
+  const ts_dtype types[] = {TS_F16, TS_BF16, TS_F32};
+  char err[128];
+  ts_config *knobs = ts_config_parse("persistent=1,store=1", err, sizeof(err));
+  assert_non_null(knobs);
+  for (int t = 0; t < 3; t++)
+    for (int i = 0; i < 4; i++)
+      for (int l = TS_NN; l <= TS_TT; l++)
+        for (int c = 0; c < 2; c++) {
+          if (types[t] == TS_F32 && l == TS_NN)
+            continue;
+          ts_gemm g = ts_gemm_make(shapes[i][0], shapes[i][1], shapes[i][2]);
+          g.layout = (ts_layout)l;
+          g.a_type = g.b_type = types[t];
+          g.math = types[t] == TS_F32 ? TS_MATH_TF32 : TS_MATH_F32;
+          if (c) { /* cuBLAS has no tf32 GEMM into a 16-bit C */
+            g.c_type = types[t];
+            g.alpha = 1.5f;
+            g.beta = -0.5f;
+          }
+          ts_sched *s = ts_space_schedule(ts_space_find("warpgroup"), &g,
+                                          knobs);
+          ts_program *p = ts_lower(s);
+          assert_int_equal(ts_program_status(p), TS_OK);
+          assert_true(p->k.tma_store && p->k.persistent);
+          ts_program_free(p);
+          check_against_cublas(s, g);
+          ts_sched_free(s);
+        }
+  ts_config_free(knobs);
 }
 
 /* The TMA built-ins in tf32 where an operand is k-major with 16-byte
@@ -633,6 +675,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_one_operand_packed_matches_cublas),
       cmocka_unit_test(test_exchanged_epilogue_matches_cublas),
       cmocka_unit_test(test_tma_stores_match_cublas),
+      cmocka_unit_test(test_persistent_tma_stores_match_cublas),
       cmocka_unit_test(test_tf32_read_as_it_lies_matches_cublas),
       cmocka_unit_test(test_bench_reports_every_variant),
       cmocka_unit_test(test_bench_times_the_rest),

@@ -5,7 +5,7 @@
  * out-of-bounds store, a race with the row above) is caught; the budget
  * cuts the points and says so; the plan of a sample (ts_program_sample_plan)
  * is the sample run, and one that cannot fit in memory is refused.  The
- * TMA's stores of C's tile (wgstore) are found
+ * TMA's stores of C's tile (wgstore, in a persistent grid too) are found
  * as writers of C, and a sample that compares nothing fails.
  */
 #include "helpers.h"
@@ -235,7 +235,7 @@ static ts_program *lowered_f16(const char *knobs, int64_t m, int64_t n,
 
 static void test_tma_stores_are_found(void **state) {
   (void)state;
-  const char *knobs[] = {NULL};
+  const char *knobs[] = {NULL, "persistent=1,store=1"};
   for (size_t i = 0; i < sizeof(knobs) / sizeof(*knobs); i++) {
     ts_program *p = lowered_f16(knobs[i], 333, 520, 129);
     ts_sample smp;

@@ -461,11 +461,6 @@ static void test_lowering_refuses_what_the_store_cannot_do(void **state) {
   assert_lowering_refuses(s, "ts_lower: \"C.shared\" is stored by the TMA, "
                           "which needs C's rows 16-byte aligned; they are "
                           "1001 elements of 4 bytes");
-  /* A persistent grid. */
-  s = wg("wgpers", 256, 512, 64);
-  ts_cache_write(s, "C", TS_SHARED, ts_get_loop(s, "j.outer"), &cs);
-  ts_tma(s, cs);
-  assert_lowering_refuses(s, "ts_lower: \"C.shared\" in a persistent grid");
   /* Split-K: each block adds a part of the tile. */
   s = sched_of(128, 128, 256);
   ts_loop *io, *ii, *jo, *ji, *kz, *kr;

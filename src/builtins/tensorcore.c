@@ -169,13 +169,10 @@ static bool a_in_registers(const ts_gemm *g, const wg_tiling *t) {
 }
 
 /* Whether C's tile goes out through shared memory and the TMA: where the
- * tiling asks, C's rows are 16-byte aligned (the TMA's tensor map needs
- * them), and the grid is not persistent (the stage lies over the
- * pipeline's stages, which a persistent grid's producer fills for the
- * next tile meanwhile). */
+ * tiling asks and C's rows are 16-byte aligned (the TMA's tensor map
+ * needs them). */
 static bool tma_stores(const ts_gemm *g, const wg_tiling *t) {
-  return t->store && !t->persistent &&
-         g->n * ts_dtype_size(g->c_type) % 16 == 0;
+  return t->store && g->n * ts_dtype_size(g->c_type) % 16 == 0;
 }
 
 /* A wgmma operand's shared tile: swizzled in 128-byte rows, copied 16
@@ -348,7 +345,8 @@ ts_status example_wgstore(ts_sched *s) {
  * warpgroup's consumers then take only what it released
  * (ts_register_split_of); and C's tile written into shared memory over
  * the stages and stored by the TMA (store, wgstore's epilogue), where C's
- * rows are 16-byte aligned and the grid is not persistent. */
+ * rows are 16-byte aligned; in a persistent grid into a ring of two
+ * panels beside the stages. */
 ts_status space_warpgroup(ts_sched *s, ts_config *c) {
   wg_tiling t;
   t.bm = ts_knob(c, "bm", 4, (int64_t[]){128, 64, 192, 256});
@@ -363,9 +361,14 @@ ts_status space_warpgroup(ts_sched *s, ts_config *c) {
   t.pack = ts_knob(c, "pack", 2, (int64_t[]){0, 1});
   t.store = ts_knob(c, "store", 2, (int64_t[]){0, 1});
   int64_t bytes = t.stages * (t.bm + t.bn) * 128; /* k tiles of 128 bytes */
-  /* C's tile for the TMA's store lies over the stages: the larger. */
+  /* C's tile for the TMA's store lies over the stages: the larger; in a
+   * persistent grid two 128-byte panels of it lie beside them. */
   int64_t c_tile = t.bm * t.bn * ts_dtype_size(ts_sched_gemm(s)->c_type);
-  if (t.store && c_tile > bytes)
+  int64_t c_rows = transposes(ts_sched_gemm(s), &t) ? t.bn : t.bm;
+  int64_t c_panels = c_tile / c_rows / 128;
+  if (t.store && t.persistent)
+    bytes += (c_panels < 2 ? c_panels : 2) * c_rows * 128;
+  else if (t.store && c_tile > bytes)
     bytes = c_tile;
   /* A lane's bn / 2 accumulators and about 30 registers more (ptxas asks
    * 154 for 128), under the 65536 of an SM shared by its blocks.  With a
@@ -414,12 +417,8 @@ ts_status space_warpgroup(ts_sched *s, ts_config *c) {
                        "operands stored m- or n-major, or the TMA on rows "
                        "not 16-byte aligned)") ||
       !ts_knob_require(c, !t.store || tma_stores(ts_sched_gemm(s), &t),
-                       "store=1 %s: the kernel of store=0",
-                       t.persistent ? "in a persistent grid, whose next "
-                                      "tile's copies fill the stages C's "
-                                      "tile would lie over"
-                                    : "where C's rows are not 16-byte "
-                                      "aligned") ||
+                       "store=1 where C's rows are not 16-byte aligned: the "
+                       "kernel of store=0") ||
       !ts_knob_require(c, t.blocks * threads * regs <= TS_REGISTERS_PER_BLOCK,
                        "%lld blocks of %lld threads of about %lld registers",
                        (long long)t.blocks, (long long)threads,

@@ -38,6 +38,12 @@ typedef struct lower_ctx {
   ts_loop *wave;
   ir_expr *consumer_test;
   bool tma_store; /* C is stored by the TMA (lower_tma_store.c) */
+  /* ... in a persistent grid: C's stage, a ring of panels of its own
+   * beside the pipeline's stages, whose allocation the persistent pass
+   * moves out around the tile loop, after which `drain` (the issuing
+   * thread's wait for the last stores) ends the kernel; NULL: none. */
+  ir_buffer *ring;
+  ir_stmt *drain;
   ts_status status;
   char errmsg[1024];
 } lower_ctx;
@@ -76,7 +82,8 @@ ir_stmt *lower_tma_issue(ts_arena *a, const ir_pipeline *p,
 
 /* C's shared stage (lower_tma_store.c): the schedule's stage, the buffer
  * lowering makes of it (C's tile, swizzled, over the other shared
- * buffers), the tile's origin in C, the threads its barriers hold (0:
+ * buffers; in a persistent grid `slots` 128-byte panels of it, a ring
+ * beside them), the tile's origin in C, the threads its barriers hold (0:
  * the block; a warp-specialized kernel's consumers) and C. */
 struct lower_mma;
 typedef struct tma_store_plan {
@@ -86,6 +93,8 @@ typedef struct tma_store_plan {
   int64_t threads;
   int64_t dims[3]; /* the block's threads along x, y and z, as bound */
   const ir_var *lane; /* a tensor-core instruction's lane; NULL: none */
+  int64_t cols;       /* the tile's columns */
+  int64_t slots;      /* the ring's panels; 0: the whole tile, overlaid */
 } tma_store_plan;
 
 /* The schedule's shared stage of C (cache_write(C, TS_SHARED)), or NULL. */

@@ -20,7 +20,9 @@
  * under their role test, since the producer warpgroup now runs the tile
  * loop too.  The grid is then C's tiles on blockIdx.x, which the launch
  * cuts to the device's multiprocessors times the blocks a multiprocessor
- * (ir_kernel_grid).
+ * (ir_kernel_grid).  C's ring of panels, where the TMA stores C's tile,
+ * is allocated around the tile loop too, its last stores waited for at
+ * the end.
  */
 #include "lower.h"
 
@@ -173,6 +175,24 @@ static ir_stmt *hoist_pipeline(lower_ctx *cx, ir_stmt *root, hoist *h) {
   return out;
 }
 
+/* ---- C's ring --------------------------------------------------------------- */
+
+/* A TMA store of C's tile reads its ring of panels after the tile's
+ * epilogue, while the next tile's main loop runs: the ring's allocation
+ * moves out around the tile loop, and the kernel ends with the issuing
+ * thread's wait for the last stores (lower_tma_store.c). */
+static ir_stmt *drop_ring(ir_mutator *m, ir_stmt *s) {
+  const ir_buffer *ring = m->ctx;
+  if (s->kind == S_ALLOC && s->alloc.buf == ring)
+    return ir_mutate_stmt(m, s->alloc.body);
+  return ir_mutate_stmt_children(m, s);
+}
+
+static ir_stmt *around_the_ring(lower_ctx *cx, ir_stmt *kernel) {
+  ir_stmt *items[2] = {kernel, cx->drain};
+  return ir_new_alloc(cx->arena, cx->ring, ir_new_seq(cx->arena, items, 2));
+}
+
 /* ---- The pass ---------------------------------------------------------------- */
 
 static bool check(lower_ctx *cx) {
@@ -215,11 +235,17 @@ ir_stmt *lower_persistent(lower_ctx *cx, ir_stmt *root) {
                ix.ps->cols->name);
     return NULL;
   }
+  if (out && cx->ring) {
+    ir_mutator r = {.a = cx->arena, .stmt = drop_ring, .ctx = cx->ring};
+    out = ir_mutate_stmt(&r, out);
+  }
   hoist h = {0};
   if (out && ws_pipeline(out))
     out = hoist_pipeline(cx, out, &h);
   else if (out)
     out = ir_new_for(cx->arena, cx->wave, out);
+  if (out && cx->ring)
+    out = around_the_ring(cx, out);
   if (!out && cx->status == TS_OK)
     lower_fail(cx, TS_ERR_NO_MEMORY, "ts_lower: out of memory");
   return out;

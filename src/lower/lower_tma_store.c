@@ -49,8 +49,8 @@ const ts_stage *lower_shared_c_stage(const ts_sched *s) {
 }
 
 /* What the stage needs that the schedule does not check, since a later
- * primitive can change it: the TMA's store, no split-K, no persistent
- * grid, and C's rows 16-byte aligned. */
+ * primitive can change it: the TMA's store, no split-K, and C's rows
+ * 16-byte aligned. */
 static bool check_store(lower_ctx *cx, const ts_stage *st) {
   const ts_sched *s = cx->s;
   int64_t size = ts_dtype_size(s->C->dtype);
@@ -62,12 +62,6 @@ static bool check_store(lower_ctx *cx, const ts_stage *st) {
     return lower_fail(cx, TS_ERR_BAD_ARG, "ts_lower: \"%s\" stores C's "
                       "tile, but with split-K (ts_split_k) each block adds "
                       "a part of it: leave one or the other out", st->name);
-  if (cx->wave)
-    return lower_fail(cx, TS_ERR_BAD_ARG, "ts_lower: \"%s\" in a persistent "
-                      "grid (ts_persistent) would need shared memory of its "
-                      "own beside the pipeline's stages, which the next "
-                      "tile's copies fill meanwhile; not built: leave one "
-                      "or the other out", st->name);
   if (s->C->strides[0] * size % 16)
     return lower_fail(cx, TS_ERR_BAD_ARG, "ts_lower: \"%s\" is stored by "
                       "the TMA, which needs C's rows 16-byte aligned; they "
@@ -115,6 +109,27 @@ static bool check_once_a_tile(lower_ctx *cx, const nest_path *path, int at,
   return true;
 }
 
+/* In a persistent grid the stage cannot lie over the pipeline's stages,
+ * which the producer fills for the next tile while the consumers write
+ * this one's C: it is a ring of two panels of its own beside them (32
+ * KiB of a 128-row tile), each panel written while the TMA stores the
+ * other. */
+static bool check_ring_fits(lower_ctx *cx, const tma_store_plan *p) {
+  int64_t stages = sched_shared_bytes(cx->s);
+  int64_t end = ir_shared_slot_start(p->buf, stages) +
+                ir_buffer_bytes(p->buf);
+  if (end <= SCHED_SHARED_LIMIT)
+    return true;
+  return lower_fail(cx, TS_ERR_SHARED_LIMIT, "ts_lower: \"%s\" in a "
+                    "persistent grid is a ring of %lld panels of its own, "
+                    "%lld bytes beside the %lld of the shared caches: %lld "
+                    "bytes, over the limit of %d; give the pipeline fewer "
+                    "stages (ts_pipeline) or the block fewer rows",
+                    p->st->name, (long long)p->slots,
+                    (long long)ir_buffer_bytes(p->buf), (long long)stages,
+                    (long long)end, SCHED_SHARED_LIMIT);
+}
+
 bool lower_tma_store_plan(lower_ctx *cx, const nest_path *path, int wrap,
                           const lower_mma *t, tma_store_plan *out) {
   ts_arena *a = cx->arena;
@@ -149,12 +164,19 @@ bool lower_tma_store_plan(lower_ctx *cx, const nest_path *path, int wrap,
                       (long long)ext[1], out->st->name);
   for (int d = 0; d < 2; d++)
     out->origin[d] = ir_simplify_expr(a, out->origin[d]);
+  int64_t panels = ext[1] * size / 128;
+  out->cols = ext[1];
+  out->slots = cx->wave ? (panels < 2 ? panels : 2) : 0;
+  int64_t shape[2] = {ext[0], out->slots ? out->slots * 128 / size : ext[1]};
   out->buf = ir_new_buffer(a, out->st->name, SCOPE_SHARED, s->C->dtype, 2,
-                           ext, NULL);
+                           shape, NULL);
   if (!out->buf || !out->origin[0] || !out->origin[1])
     return lower_fail(cx, TS_ERR_NO_MEMORY, "ts_lower: out of memory");
   out->buf->swizzle = 8;
-  out->buf->overlay = true;
+  out->buf->overlay = !out->slots;
+  if (out->slots && !check_ring_fits(cx, out))
+    return false;
+  cx->ring = out->slots ? out->buf : NULL;
   out->C = s->C;
   block_dims(path, t, out->dims);
   out->lane = t->in ? t->lane->var : NULL;
@@ -196,10 +218,20 @@ static int64_t panel_width(const tma_store_plan *p) {
   return 128 / ts_dtype_size(p->buf->dtype);
 }
 
-/* The TMA's store of panel q of the stage. */
+/* The 128-byte panels of the tile (the stage holds them all, or a ring
+ * of `slots`), and where panel q lies in the stage. */
+static int64_t tile_panels(const tma_store_plan *p) {
+  return p->cols / panel_width(p);
+}
+
+static int64_t panel_slot(const tma_store_plan *p, int64_t q) {
+  return p->slots ? q % p->slots : q;
+}
+
+/* The TMA's store of panel q of the tile. */
 static ir_stmt *store_panel(ts_arena *a, const tma_store_plan *p, int64_t q) {
   int64_t w = panel_width(p), box[2] = {w, p->buf->shape[0]};
-  ir_expr *at[2] = {ir_int(a, 0), ir_int(a, q * w)};
+  ir_expr *at[2] = {ir_int(a, 0), ir_int(a, panel_slot(p, q) * w)};
   ir_expr *coord[2] = {
       ir_simplify_expr(a, ir_add(a, p->origin[1], ir_int(a, q * w))),
       p->origin[0]};
@@ -241,9 +273,31 @@ static ir_stmt *as_stmatrix(lower_ctx *cx, const tma_store_plan *p,
   return m ? m : s;
 }
 
+typedef struct {
+  const ir_buffer *stage;
+  int64_t by; /* columns less: panel q's place in the ring */
+} to_slot;
+
+static ir_stmt *into_slot(ir_mutator *m, ir_stmt *s) {
+  const to_slot *t = m->ctx;
+  ir_stmt *n = ir_mutate_stmt_children(m, s);
+  if (!n || n->kind != S_STORE || n->store.buf != t->stage)
+    return n;
+  ir_expr *idx[2] = {n->store.idx[0],
+                     ir_simplify_expr(m->a, ir_sub(m->a, n->store.idx[1],
+                                                   ir_int(m->a, t->by)))};
+  ir_stmt *c = idx[1] ? ir_new_store(m->a, n->store.buf, idx,
+                                     n->store.value)
+                      : NULL;
+  if (c)
+    c->store.lanes = n->store.lanes;
+  return c;
+}
+
 /* Chunk q of the epilogue's outermost loop `l` (its iterations q * n ..
- * q * n + n - 1, over a loop of its own); NULL where a store of the chunk
- * may write outside panel q. */
+ * q * n + n - 1, over a loop of its own), its stores moved to panel q's
+ * slot of a ring; NULL where a store of the chunk may write outside
+ * panel q. */
 static ir_stmt *chunk(lower_ctx *cx, const tma_store_plan *p,
                       const ir_stmt *loop, int64_t n, int64_t q) {
   ts_arena *a = cx->arena;
@@ -255,9 +309,14 @@ static ir_stmt *chunk(lower_ctx *cx, const tma_store_plan *p,
   ir_expr *it = ir_add(a, ir_int(a, q * n), ir_varref(a, c->var));
   ir_stmt *body = ir_subst_stmt(a, loop->for_.body, l->var, it);
   ir_stmt *out = body ? ir_new_for(a, c, body) : NULL;
-  int64_t w = panel_width(p);
-  column_check cc = {.stage = p->buf, .lo = q * w, .hi = q * w + w - 1,
-                     .inside = true};
+  int64_t w = panel_width(p), slot = panel_slot(p, q);
+  if (out && slot != q) {
+    ir_mutator m = {.a = a, .stmt = into_slot,
+                    .ctx = &(to_slot){p->buf, (q - slot) * w}};
+    out = ir_mutate_stmt(&m, out);
+  }
+  column_check cc = {.stage = p->buf, .lo = slot * w,
+                     .hi = slot * w + w - 1, .inside = true};
   ir_visitor v = {.stmt = check_column, .ctx = &cc};
   if (out)
     ir_visit_stmt(&v, out);
@@ -268,35 +327,43 @@ static ir_stmt *chunk(lower_ctx *cx, const tma_store_plan *p,
  * panels in order (wgmma's accumulator registers: 8 columns a pair):
  * panel q's writes, a barrier, its store by the first thread while the
  * threads write the next, so the TMA's reads overlap the writes; the
- * wait at the end.  NULL where the loop does not split so. */
+ * wait at the end.  In a ring, panel q + 1's slot is panel q - 1's, whose
+ * store the first thread waits for before the barrier after panel q's
+ * writes (the store had those writes' time), and no wait ends the tile:
+ * the next tile's epilogue begins with one, and the kernel ends with
+ * cx->drain.  NULL where the loop does not split so. */
 static ir_stmt *by_panels(lower_ctx *cx, const tma_store_plan *p,
                           ir_stmt *epilogue) {
-  int64_t panels = p->buf->shape[1] / panel_width(p);
+  ts_arena *a = cx->arena;
+  int64_t panels = tile_panels(p);
   if (epilogue->kind != S_FOR || panels < 2 ||
       epilogue->for_.loop->extent % panels)
     return NULL;
   int64_t n = epilogue->for_.loop->extent / panels;
-  ir_stmt **items = ts_arena_alloc(cx->arena, sizeof(*items) *
-                                                  (size_t)(3 * panels + 1));
+  ir_stmt **items = ts_arena_alloc(a, sizeof(*items) *
+                                          (size_t)(4 * panels + 1));
+  int k = 0;
   for (int64_t q = 0; items && q < panels; q++) {
-    items[3 * q] = chunk(cx, p, epilogue, n, q);
-    items[3 * q + 1] = ir_new_named_barrier(cx->arena, p->threads);
-    items[3 * q + 2] = by_the_first(cx, p, store_panel(cx->arena, p, q));
-    if (!items[3 * q] || !items[3 * q + 1] || !items[3 * q + 2])
+    if (!(items[k++] = chunk(cx, p, epilogue, n, q)))
+      return NULL;
+    if (p->slots && q > 0 &&
+        !(items[k++] = by_the_first(cx, p, ir_new_tma_store_wait(a))))
+      return NULL;
+    if (!(items[k++] = ir_new_named_barrier(a, p->threads)) ||
+        !(items[k++] = by_the_first(cx, p, store_panel(a, p, q))))
       return NULL;
   }
-  if (!items)
+  if (items && !p->slots &&
+      !(items[k++] = by_the_first(cx, p, ir_new_tma_store_wait(a))))
     return NULL;
-  items[3 * panels] = by_the_first(cx, p, ir_new_tma_store_wait(cx->arena));
-  return items[3 * panels] ? ir_new_seq(cx->arena, items, (int)(3 * panels + 1))
-                           : NULL;
+  return items ? ir_new_seq(a, items, k) : NULL;
 }
 
 /* The whole tile written, a barrier, then every panel's store. */
 static ir_stmt *whole_tile(lower_ctx *cx, const tma_store_plan *p,
                            ir_stmt *epilogue) {
   ts_arena *a = cx->arena;
-  int64_t panels = p->buf->shape[1] / panel_width(p);
+  int64_t panels = tile_panels(p);
   ir_stmt **issue = ts_arena_alloc(a, sizeof(*issue) * (size_t)(panels + 1));
   for (int64_t q = 0; issue && q < panels; q++)
     issue[q] = store_panel(a, p, q);
@@ -310,15 +377,41 @@ static ir_stmt *whole_tile(lower_ctx *cx, const tma_store_plan *p,
   return items[1] && items[2] ? ir_new_seq(a, items, 3) : NULL;
 }
 
+/* A ring holds two panels: the tile goes a panel at a time, or, of one
+ * panel, whole. */
+static ir_stmt *into_the_ring(lower_ctx *cx, const tma_store_plan *p,
+                              ir_stmt *epilogue) {
+  ir_stmt *written = tile_panels(p) == 1 ? whole_tile(cx, p, epilogue)
+                                         : by_panels(cx, p, epilogue);
+  cx->drain = by_the_first(cx, p, ir_new_tma_store_wait(cx->arena));
+  if (!written && cx->status == TS_OK && !cx->arena->failed)
+    lower_fail(cx, TS_ERR_BAD_ATTACH, "ts_lower: \"%s\" in a persistent "
+               "grid holds two of the tile's %lld panels, so the epilogue "
+               "must write it a panel at a time, its outermost loop walking "
+               "the panels in order; this nest's does not (tensorize with "
+               "C's columns innermost, or leave ts_persistent out)",
+               p->st->name, (long long)tile_panels(p));
+  return cx->drain ? written : NULL;
+}
+
+/* The tile's epilogue: its scope's barrier, the stage's allocation (in
+ * a ring, after the issuing thread's wait for the last tile's stores;
+ * the persistent pass moves the allocation out of the tile loop) and
+ * the writes and stores. */
 ir_stmt *lower_tma_store_epilogue(lower_ctx *cx, const tma_store_plan *p,
                                   ir_stmt *epilogue) {
   ts_arena *a = cx->arena;
-  ir_stmt *written = by_panels(cx, p, epilogue);
-  if (!written)
+  ir_stmt *written = p->slots ? into_the_ring(cx, p, epilogue)
+                              : by_panels(cx, p, epilogue);
+  if (!written && !p->slots)
     written = whole_tile(cx, p, epilogue);
-  ir_stmt *all[2] = {ir_new_named_barrier(a, p->threads),
+  ir_stmt *all[3] = {p->slots ? by_the_first(cx, p, ir_new_tma_store_wait(a))
+                              : NULL,
+                     ir_new_named_barrier(a, p->threads),
                      written ? ir_new_alloc(a, p->buf, written) : NULL};
-  return all[0] && all[1] ? ir_new_seq(a, all, 2) : NULL;
+  if (!all[1] || !all[2] || (p->slots && !all[0]))
+    return NULL;
+  return p->slots ? ir_new_seq(a, all, 3) : ir_new_seq(a, all + 1, 2);
 }
 
 typedef struct {
