@@ -274,9 +274,19 @@ static void scatter_times(const double *raw, const int *where, int active,
            sizeof(double) * r);
 }
 
+static bool has_shape(const ts_gemm *d) {
+  return d->m > 0 && d->n > 0 && d->k > 0;
+}
+
+/* The definition the rows share: the first compiled kernel's, else the
+ * first that has one (a kernel whose schedule failed may have none: a
+ * zero shape would leave nothing to time and divide by zero). */
 static const ts_gemm *first_definition(ts_kernel *const kernels[], int n) {
   for (int v = 0; v < n; v++)
-    if (kernels[v])
+    if (kernels[v] && kernels[v]->status == TS_OK)
+      return &kernels[v]->def;
+  for (int v = 0; v < n; v++)
+    if (kernels[v] && has_shape(&kernels[v]->def))
       return &kernels[v]->def;
   return NULL;
 }
@@ -305,10 +315,16 @@ ts_status ts_bench(ts_gpu *g, ts_kernel *const kernels[], int n,
     return TS_OK;
   memset(results, 0, sizeof(*results) * (size_t)n);
   const ts_gemm *d = first_definition(kernels, n);
-  if (!d) {
+  if (!d) { /* each row says why its kernel has no shape to time */
     for (int v = 0; v < n; v++)
-      row_fail(&results[v], TS_ERR_NULL_ARG, "the kernel is NULL");
-    return TS_ERR_NULL_ARG;
+      if (!kernels[v])
+        row_fail(&results[v], TS_ERR_NULL_ARG, "the kernel is NULL");
+      else
+        row_fail(&results[v], kernels[v]->status, "%s", kernels[v]->errmsg);
+    cublas->status = results[0].status;
+    snprintf(cublas->message, sizeof(cublas->message), "ts_bench: no kernel "
+             "to time cuBLAS beside: %.900s", results[0].message);
+    return cublas->status;
   }
   /* The variants that load, packed; where[a] is active variant a's row. */
   gpu_module *mods = calloc((size_t)n, sizeof(*mods));

@@ -210,10 +210,10 @@ static void test_tma_stores_match_cublas(void **state) {
 }
 
 /* The warpgroup space's persistent=1,store=1: C's stage a ring of two
- * panels beside the stages, its blocks looping over several tiles (999
- * x 1000 is 32 tiles, 2049 x 1024 is 68, on the device's 132 or so
- * multiprocessors at 8192 x 1024), every layout and type (not tf32 NN,
- * whose ring does not fit), an fp32 C and one of the operands' type with
+ * panels beside the stages; at 8192 x 1024 (256 tiles on the device's
+ * 132 or so multiprocessors) each block's ring runs over two tiles, at
+ * the other shapes a block has one; every layout and type (not tf32 NN,
+ * which the space prunes), an fp32 C and one of the operands' type with
  * alpha and beta. */
 static void test_persistent_tma_stores_match_cublas(void **state) {
   (void)state;
@@ -388,6 +388,38 @@ static void test_bench_reports_every_variant(void **state) {
     assert_true(r[i].ptxas.valid);
     ts_kernel_free(k[i]);
   }
+}
+
+/* A schedule in error (a pruned configuration) first, or alone: its row
+ * says why and cuBLAS is timed at its definition, with the others (its
+ * kernel once had no shape, which divided by zero). */
+static void test_bench_with_a_failed_schedule_first(void **state) {
+  (void)state;
+  ts_gemm g = ts_gemm_make(256, 256, 256);
+  char err[64];
+  ts_config *c = ts_config_parse("bm=32,bn=32,warp=64x64", err, sizeof(err));
+  assert_non_null(c);
+  ts_sched *bad = ts_space_schedule(ts_space_find("warptiled"), &g, c);
+  ts_config_free(c);
+  assert_int_not_equal(ts_sched_status(bad), TS_OK);
+  ts_kernel *k[2] = {ts_compile_sched(bad, ts_gpu_arch(gpu)), NULL};
+  ts_sched_free(bad);
+  compile_builtins((const char *[]){"naive"}, 1, g, &k[1]);
+  ts_bench_result r[2], blas;
+  ts_bench_opts o = {.warmup = 1, .repeats = 3, .seed = 3};
+  assert_int_not_equal(ts_bench(gpu, k, 2, &o, r, &blas), TS_OK);
+  assert_int_equal(blas.status, TS_OK);
+  assert_int_not_equal(r[0].status, TS_OK);
+  assert_non_null(strstr(r[0].message, "the schedule is in error"));
+  assert_true(r[1].status == TS_OK && r[1].median_ms > 0);
+  /* Alone: cuBLAS at the schedule's definition, its row saying why. */
+  assert_int_not_equal(ts_bench(gpu, k, 1, &o, r, &blas), TS_OK);
+  assert_int_equal(blas.status, TS_OK);
+  assert_true(blas.median_ms > 0);
+  assert_non_null(strstr(r[0].message, "the schedule is in error"));
+  assert_int_equal(ts_gpu_status(gpu), TS_OK);
+  ts_kernel_free(k[0]);
+  ts_kernel_free(k[1]);
 }
 
 /* A candidate that cannot be lowered and one of another shape are each
@@ -679,6 +711,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_tf32_read_as_it_lies_matches_cublas),
       cmocka_unit_test(test_bench_reports_every_variant),
       cmocka_unit_test(test_bench_times_the_rest),
+      cmocka_unit_test(test_bench_with_a_failed_schedule_first),
       cmocka_unit_test(test_dynamic_shared_memory),
       cmocka_unit_test(test_buffer_tiles_match_cublas),
       cmocka_unit_test(test_split_k_modes),

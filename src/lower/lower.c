@@ -256,13 +256,13 @@ ts_program *ts_lower(const ts_sched *s) {
   if (!s)
     return program_fail(p, TS_ERR_NULL_ARG,
                         "ts_lower: argument 1 's' is NULL");
+  p->def = s->def; /* a failed program still says what it was to compute */
   if (s->status != TS_OK) {
     char msg[1200];
     snprintf(msg, sizeof(msg), "ts_lower: the schedule is in error: %s",
              s->errmsg ? s->errmsg : "");
     return program_fail(p, s->status, msg);
   }
-  p->def = s->def;
   p->name = ts_arena_strdup(&p->arena, s->name);
   p->entry = p->name ? entry_name(&p->arena, s->name) : NULL;
   if (!p->name || !p->entry)
