@@ -6,9 +6,9 @@
  * of a slot before it is written again (the tile's first barrier, and
  * each barrier after panel q's writes for panel q - 1's store) and once
  * at the kernel's end.  The executor checks it against a plain GEMM with
- * several tiles a block, and faults the waits left out; a ring that does
- * not fit beside the stages is refused, and the warpgroup space prunes
- * it.
+ * several tiles a block, and faults the waits left out or put after the
+ * barrier; a ring that does not fit beside the stages is refused, and the
+ * warpgroup space prunes it and C's transpose in more than two panels.
  */
 #include "helpers.h"
 #include "run_kernel.h"
@@ -136,7 +136,7 @@ static void test_ring_checks_at_odd_shapes(void **state) {
 
 /* ---- The waits, left out --------------------------------------------------- */
 
-typedef enum { NO_WAIT_IN_TILES, NO_DRAIN } mutation;
+typedef enum { NO_WAIT_IN_TILES, NO_DRAIN, WAIT_AFTER_BARRIER } mutation;
 
 typedef struct {
   mutation m;
@@ -148,8 +148,28 @@ static bool is_wait(const ir_stmt *s) {
   return s->kind == S_IF && s->if_.then_->kind == S_TMA_STORE_WAIT;
 }
 
+/* In a sequence, each wait swapped with the barrier after it. */
+static ir_stmt *waits_after_barriers(ir_mutator *mu, ir_stmt *s,
+                                     dropping *d) {
+  ir_stmt *n = ir_mutate_stmt_children(mu, s);
+  if (!n || n->kind != S_SEQ)
+    return n;
+  ir_stmt **items = ts_arena_alloc(mu->a, sizeof(*items) * (size_t)n->seq.n);
+  memcpy(items, n->seq.items, sizeof(*items) * (size_t)n->seq.n);
+  for (int i = 0; i + 1 < n->seq.n; i++)
+    if (is_wait(items[i]) && items[i + 1]->kind == S_BARRIER) {
+      ir_stmt *w = items[i];
+      items[i] = items[i + 1];
+      items[++i] = w;
+      d->dropped++;
+    }
+  return ir_new_seq(mu->a, items, n->seq.n);
+}
+
 static ir_stmt *drop_waits(ir_mutator *mu, ir_stmt *s) {
   dropping *d = mu->ctx;
+  if (d->m == WAIT_AFTER_BARRIER)
+    return waits_after_barriers(mu, s, d);
   if (s->kind == S_FOR && s->for_.loop->persistent) {
     d->in_tiles = true;
     ir_stmt *n = ir_mutate_stmt_children(mu, s);
@@ -170,7 +190,8 @@ static void assert_fault(mutation m, const char *const says[2]) {
   dropping d = {.m = m};
   ir_mutator mu = {.a = &p->arena, .stmt = drop_waits, .ctx = &d};
   k.body = ir_mutate_stmt(&mu, p->k.body);
-  assert_int_equal(d.dropped, m == NO_DRAIN ? 1 : 1 + 3);
+  assert_int_equal(d.dropped, m == NO_DRAIN ? 1 : m == NO_WAIT_IN_TILES ? 1 + 3
+                                                                      : 3);
   assert_kernel_faults(p, &k, says, 2);
   ts_program_free(p);
   ts_sched_free(s);
@@ -189,6 +210,16 @@ static void test_the_kernel_ending_before_the_last_stores(void **state) {
   assert_fault(NO_DRAIN, (const char *[]){
       "the block leaves the scope of shared C.shared while the TMA store",
       "cp.async.bulk.wait_group.read"});
+}
+
+/* The wait after the barrier instead of before it: the issuing thread
+ * knows panel q - 1's store is done, the others, writing panel q + 1
+ * into its slot, cannot (a race on the GPU). */
+static void test_a_wait_the_others_are_not_told_of(void **state) {
+  (void)state;
+  assert_fault(WAIT_AFTER_BARRIER, (const char *[]){
+      "which a TMA store read until thread (0, 0, 0)'s wait",
+      "with no barrier between that wait and this write"});
 }
 
 /* ---- Where the ring does not fit -------------------------------------------- */
@@ -214,10 +245,48 @@ static void test_ring_past_the_limit(void **state) {
     fail_msg("lowering says: %s", ts_program_errmsg(p));
   ts_program_free(p);
   ts_sched_free(s);
-  /* The space prunes it, saying why. */
+  /* The space prunes it, saying why: at 4 stages the ring does not fit,
+   * at 3 the tile's 4 panels are not written a panel at a time. */
   s = ring_sched(512, 512, 128, TS_F32, TS_F32, TS_NN);
   assert_int_equal(ts_sched_status(s), TS_ERR_PRUNED);
   assert_non_null(strstr(ts_sched_errmsg(s), "KiB of shared memory a block"));
+  ts_sched_free(s);
+  ts_gemm g3 = g;
+  g3.layout = TS_NN;
+  char err[256];
+  ts_config *c = ts_config_parse("persistent=1,store=1,stages=3", err,
+                                 sizeof(err));
+  s = ts_space_schedule(ts_space_find("warpgroup"), &g3, c);
+  ts_config_free(c);
+  assert_int_equal(ts_sched_status(s), TS_ERR_PRUNED);
+  assert_non_null(strstr(ts_sched_errmsg(s), "on C's transpose (tf32 NN) of "
+                         "4 panels a tile"));
+  ts_sched_free(s);
+}
+
+/* tf32 NN with 64-column tiles (bm=64): 2 fp32 panels, which the ring
+ * holds whole, written before the stores. */
+static void test_a_tile_the_ring_holds_whole(void **state) {
+  (void)state;
+  ts_gemm g = ts_gemm_make(300, 520, 100);
+  g.a_type = g.b_type = TS_F32;
+  g.math = TS_MATH_TF32;
+  char err[256];
+  ts_config *c = ts_config_parse("bm=64,persistent=1,store=1", err,
+                                 sizeof(err));
+  ts_sched *s = ts_space_schedule(ts_space_find("warpgroup"), &g, c);
+  ts_config_free(c);
+  assert_int_equal(ts_sched_status(s), TS_OK);
+  ts_program *p = ts_lower(s);
+  if (ts_program_status(p) != TS_OK)
+    fail_msg("%s", ts_program_errmsg(p));
+  char *src = ts_program_cuda(p);
+  assert_int_equal(count_in(src, "tessel_tma_store_2d(&tmap_C,"), 2);
+  free(src);
+  char msg[1024];
+  if (ts_program_check(p, 5, msg, sizeof(msg)) != TS_OK)
+    fail_msg("%s", msg);
+  ts_program_free(p);
   ts_sched_free(s);
 }
 
@@ -227,7 +296,9 @@ int main(void) {
       cmocka_unit_test(test_ring_checks_at_odd_shapes),
       cmocka_unit_test(test_a_slot_rewritten_before_its_store_read_it),
       cmocka_unit_test(test_the_kernel_ending_before_the_last_stores),
+      cmocka_unit_test(test_a_wait_the_others_are_not_told_of),
       cmocka_unit_test(test_ring_past_the_limit),
+      cmocka_unit_test(test_a_tile_the_ring_holds_whole),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -419,6 +419,12 @@ ts_status space_warpgroup(ts_sched *s, ts_config *c) {
       !ts_knob_require(c, !t.store || tma_stores(ts_sched_gemm(s), &t),
                        "store=1 where C's rows are not 16-byte aligned: the "
                        "kernel of store=0") ||
+      !ts_knob_require(c, !t.store || !t.persistent || c_panels <= 2 ||
+                              !transposes(ts_sched_gemm(s), &t),
+                       "store=1 in a persistent grid on C's transpose (tf32 "
+                       "NN) of %lld panels a tile, whose epilogue writes "
+                       "each warpgroup's 64 columns at once, not a panel of "
+                       "the ring at a time", (long long)c_panels) ||
       !ts_knob_require(c, t.blocks * threads * regs <= TS_REGISTERS_PER_BLOCK,
                        "%lld blocks of %lld threads of about %lld registers",
                        (long long)t.blocks, (long long)threads,

@@ -62,6 +62,12 @@ typedef struct mem {
   int stores;
   uint8_t *store_reading;
   int64_t (*store_at)[2];
+  /* The elements the stores read until the last wait, 1 + the waiting
+   * thread's global id and the barrier epoch of its wait: the others may
+   * write them only after a barrier (allocated at the first wait). */
+  uint8_t *store_released;
+  int32_t released_by;
+  uint64_t released_epoch;
   /* A sampled run's global matrix: elements live in the space's pages
    * (or, for A and B, are computed), not in the arrays above. */
   struct exec_space *space;

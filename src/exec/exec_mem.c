@@ -68,6 +68,7 @@ void mem_free(mem *m, bool owns_data) {
   free(m->landed);
   free(m->store_reading);
   free(m->store_at);
+  free(m->store_released);
 }
 
 /* A shared buffer's shadow saved at its scope's end in block `block`. */

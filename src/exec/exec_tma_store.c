@@ -10,7 +10,9 @@
  * to the tensor map's dimensions as the hardware clips it.  Until a wait
  * of the issuing thread (cp.async.bulk.wait_group.read) the TMA may still
  * be reading the stage: a write into it, or the end of its scope (the
- * block leaving, or reusing its memory), is a fault naming the store.
+ * block leaving, or reusing its memory), is a fault naming the store;
+ * after the wait, a write by another thread before a barrier is one too
+ * (it cannot know the wait is done).
  * The stage's scope may begin only when nothing of the buffers it lies
  * over is in use: no copy in flight into them, no wgmma in flight, and no
  * access since the last barrier.
@@ -191,18 +193,49 @@ void exec_run_tma_store(exec *x, const ir_stmt *s, const bool *active) {
   x->top = mark;
 }
 
+/* The issuing thread's wait: its stores have read the stage.  The other
+ * threads learn it only at the next barrier, so until then the elements
+ * stay theirs to keep off (store_released). */
 void exec_run_tma_store_wait(exec *x, const bool *active) {
-  for (int i = 0; i < x->nlive; i++) {
+  for (int i = 0; i < x->nlive && !x->fault; i++) {
     mem *m = &x->live[i];
     int32_t who = m->store_by - 1;
-    if (m->store_by && active[who % x->nthreads]) {
-      m->store_by = m->stores = 0;
-      memset(m->store_reading, 0, m->size);
+    if (!m->store_by || !active[who % x->nthreads])
+      continue;
+    if (!m->store_released && !(m->store_released = calloc(m->size, 1))) {
+      exec_fault(x, who % x->nthreads, "the executor ran out of memory");
+      return;
     }
+    for (size_t e = 0; e < m->size; e++)
+      m->store_released[e] = m->store_reading[e] != 0;
+    m->released_by = m->store_by;
+    m->released_epoch = x->epoch;
+    m->store_by = m->stores = 0;
+    memset(m->store_reading, 0, m->size);
   }
 }
 
+/* A write into an element a store read until a wait in this barrier
+ * interval, by another thread than the one that waited. */
+static bool written_before_told(exec *x, const mem *m, size_t at, int t) {
+  if (!m->released_by || m->released_epoch != x->epoch ||
+      !m->store_released[at] || m->released_by == gid(x, t) + 1)
+    return false;
+  char me[64], waiter[64];
+  thread_name(x, gid(x, t), me, sizeof(me));
+  thread_name(x, m->released_by - 1, waiter, sizeof(waiter));
+  exec_fault(x, t, "thread %s writes shared %s at element %zu, which a TMA "
+             "store read until thread %s's wait "
+             "(cp.async.bulk.wait_group.read), with no barrier between "
+             "that wait and this write: the writer cannot know the store "
+             "is done; put the barrier after the wait", me, m->buf->name,
+             at, waiter);
+  return true;
+}
+
 bool exec_tma_store_write_ok(exec *x, const mem *m, size_t at, int t) {
+  if (written_before_told(x, m, at, t))
+    return false;
   if (!m->store_by || !m->store_reading[at])
     return true;
   still_reading(x, m, m->store_reading[at], t, "write into");

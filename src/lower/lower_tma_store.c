@@ -289,8 +289,11 @@ static ir_stmt *into_slot(ir_mutator *m, ir_stmt *s) {
   ir_stmt *c = idx[1] ? ir_new_store(m->a, n->store.buf, idx,
                                      n->store.value)
                       : NULL;
-  if (c)
-    c->store.lanes = n->store.lanes;
+  if (!c)
+    return NULL;
+  ir_expr **moved = c->store.idx;
+  c->store = n->store; /* the same store, its column moved */
+  c->store.idx = moved;
   return c;
 }
 
@@ -377,12 +380,13 @@ static ir_stmt *whole_tile(lower_ctx *cx, const tma_store_plan *p,
   return items[1] && items[2] ? ir_new_seq(a, items, 3) : NULL;
 }
 
-/* A ring holds two panels: the tile goes a panel at a time, or, of one
- * panel, whole. */
+/* A ring holds two panels: the tile goes a panel at a time, or, of no
+ * more panels than the ring holds, whole. */
 static ir_stmt *into_the_ring(lower_ctx *cx, const tma_store_plan *p,
                               ir_stmt *epilogue) {
-  ir_stmt *written = tile_panels(p) == 1 ? whole_tile(cx, p, epilogue)
-                                         : by_panels(cx, p, epilogue);
+  ir_stmt *written = tile_panels(p) <= p->slots
+                         ? whole_tile(cx, p, epilogue)
+                         : by_panels(cx, p, epilogue);
   cx->drain = by_the_first(cx, p, ir_new_tma_store_wait(cx->arena));
   if (!written && cx->status == TS_OK && !cx->arena->failed)
     lower_fail(cx, TS_ERR_BAD_ATTACH, "ts_lower: \"%s\" in a persistent "
