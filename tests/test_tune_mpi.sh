@@ -100,7 +100,13 @@ while [ ! -e "$tmp/hung" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
 runner=$(pgrep -x tessel-gpu1 | head -1)
 rank1=$([ -n "$runner" ] && ps -o ppid= -p "$runner" | tr -d ' ')
 [ -n "$rank1" ] || fail "no rank 1 (the parent of tessel-gpu1)"
-[ -n "$rank1" ] && kill -9 "$rank1"
+if [ -n "$rank1" ]; then
+  kill -9 "$rank1"
+else # nothing to kill: say what runs, and end the run rather than wait on it
+  ps -eo pid,ppid,comm,args | grep -E "[t]essel|[m]pirun" >&2
+  pkill -9 -f "$tmp/killed.json"
+  kill -9 "$job" 2>/dev/null
+fi
 wait "$job"
 pids=""
 cat "$tmp/killed.out"
