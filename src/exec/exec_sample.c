@@ -436,7 +436,8 @@ static void bind_space(exec *x, const ir_kernel *k, exec_space *sp) {
 }
 
 static bool run_blocks(exec *x, const ir_kernel *k, block_list *l) {
-  qsort(l->items, l->n, sizeof(*l->items), by_launch_order);
+  if (l->n) /* none: the sample found no writer (it then fails) */
+    qsort(l->items, l->n, sizeof(*l->items), by_launch_order);
   if (!exec_begin_kernel(x, k))
     return false;
   for (size_t i = 0; i < l->n && !x->fault; i++)
