@@ -9,8 +9,9 @@
  * with the loop over j first: wgmma's a from op(B), which in tf32 is then
  * read as it lies, into registers where it lies n-major, and op(A)
  * packed), and C's tile stored through shared memory by the TMA
- * (ts_cache_write(C, TS_SHARED) and ts_tma on it, which lowering refuses
- * in a persistent grid and where C's rows are not 16-byte aligned).  The
+ * (ts_cache_write(C, TS_SHARED) and ts_tma on it: a ring of panels in a
+ * persistent grid, stmatrix's writes with a 16-bit C; lowering refuses it
+ * where C's rows are not 16-byte aligned).  The
  * definition is fp16 or bf16
  * (one case in ten tf32, whose packed operands the TMA copies from the
  * workspace at any size), any layout, each dimension a multiple of 8 in

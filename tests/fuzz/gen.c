@@ -156,6 +156,7 @@ static void note_calls(const fz_case *c, fz_result *res) {
   free(trace);
   res->layout = c->def.layout;
   res->a_type = c->def.a_type;
+  res->c_type = c->def.c_type;
 }
 
 fz_result fz_run_case(fz_source *src, uint64_t seed) {

@@ -48,6 +48,7 @@ typedef struct fz_result {
   bool transposed; /* a Hopper case tensorized on C's transpose */
   int layout;      /* the definition's ts_layout */
   int a_type;      /* and A's ts_dtype */
+  int c_type;      /* and C's */
   char *report; /* on FZ_FAIL: why, and the case as a C program (malloc'd) */
 } fz_result;
 
