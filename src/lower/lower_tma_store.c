@@ -33,7 +33,16 @@
  * the stage's (lower_tma_store_check), and the epilogue must run once a
  * tile, no serial loop between the stage's loop and the accumulators.
  * The barriers are of the consumers alone where a producer warpgroup has
- * left.
+ * left.  A 16-bit stage's chunks are written by stmatrix where they fit
+ * (lower_stmatrix.c).
+ *
+ * In a persistent grid the producer fills the next tile's stages while
+ * the consumers write C, so the stage is a ring of two panels of its own
+ * beside them (`slots`), allocated around the tile loop by the persistent
+ * pass: chunk q writes slot q % 2, the first thread waits for its stores
+ * before the barrier after each chunk but the first (panel q - 1's store
+ * has read its slot by then) and before the tile's first barrier, and the
+ * kernel ends with a last wait (cx->drain).
  */
 #include "lower.h"
 
