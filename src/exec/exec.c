@@ -23,6 +23,22 @@
  * as is a copy still in flight when its buffer's scope ends.  A landed
  * copy counts as written at its wait, so other threads need a barrier
  * after the wait, not only after the issue.
+ *
+ * A kernel with a thread-block cluster runs each cluster's blocks
+ * together, as one lockstep run of their threads (exec_impl.h), because
+ * they reach into each other: a TMA pipeline's multicast copies land in
+ * every block's shared memory, and each block's consumers release every
+ * block's stages (exec_tma.c).  Each block keeps its own copy of every
+ * shared buffer, its own barriers (__syncthreads and named barriers count
+ * and order its threads only) and its own barrier epoch; between threads
+ * of different blocks any unordered pair of accesses is a race, as
+ * before.  A whole block that does not reach a barrier (a branch on
+ * blockIdx) is not waiting at it: only the block that reaches it passes.
+ * A persistent grid's cluster takes consecutive tiles, each block its own,
+ * and its blocks must take as many tiles each.
+ *
+ * The work a run does is counted in steps as it goes (exec_steps.c says
+ * what a statement costs, and estimates it from the program).
  */
 #include "exec_impl.h"
 
@@ -32,25 +48,42 @@
 #include <string.h>
 
 #include "../base/dtype.h"
-#include "../ir/mma.h"
-#include "../ir/visit.h"
 #include "tessel/exec.h"
 
 void exec_fault(exec *x, int t, const char *fmt, ...) {
   if (x->fault)
     return;
   x->fault = true;
-  char what[256];
+  char what[1024];
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(what, sizeof(what), fmt, ap);
   va_end(ap);
   int64_t bx = x->k->block[0], by = x->k->block[1];
+  int i = exec_in_block(x, t);
   snprintf(x->msg, x->msglen, "%s, by thread (%lld, %lld, %lld) of block "
-           "(%lld, %lld, %lld)", what, (long long)(t % bx),
-           (long long)(t / bx % by), (long long)(t / (bx * by)),
-           (long long)x->block_idx[0], (long long)x->block_idx[1],
+           "(%lld, %lld, %lld)", what, (long long)(i % bx),
+           (long long)(i / bx % by), (long long)(i / (bx * by)),
+           (long long)x->block_idx[0] + exec_rank(x, t),
+           (long long)x->block_idx[1], (long long)x->block_idx[2]);
+}
+
+void exec_block_name(const exec *x, int rank, char *out, size_t n) {
+  snprintf(out, n, "(%lld, %lld, %lld)",
+           (long long)(x->block_idx[0] + rank), (long long)x->block_idx[1],
            (long long)x->block_idx[2]);
+}
+
+void exec_thread_name(const exec *x, int t, char *out, size_t n) {
+  int64_t bx = x->k->block[0], by = x->k->block[1];
+  int i = exec_in_block(x, t);
+  int len = snprintf(out, n, "(%lld, %lld, %lld)", (long long)(i % bx),
+                     (long long)(i / bx % by), (long long)(i / (bx * by)));
+  if (x->ranks > 1 && len > 0 && (size_t)len < n) {
+    char block[80];
+    exec_block_name(x, exec_rank(x, t), block, sizeof(block));
+    snprintf(out + len, n - (size_t)len, " of block %s", block);
+  }
 }
 
 /* ---- Statements ----------------------------------------------------------------- */
@@ -75,6 +108,36 @@ static void set_launch_var(exec *x, const ts_loop *l, const ir_expr *index) {
   x->uenv[id] = row[0];
 }
 
+/* The tiles a persistent grid's block from blockIdx.x `first` takes. */
+static int64_t waves_of(const exec *x, const ts_loop *l, int64_t first) {
+  return first < l->extent ? (l->extent - first + x->grid[0] - 1) / x->grid[0]
+                           : 0;
+}
+
+/* A cluster's blocks run in lockstep, so they must take as many tiles
+ * each (lowering makes the tiles a multiple of the cluster and the grid
+ * one too); a fault where they do not. */
+static bool cluster_waves_agree(exec *x, const ts_loop *l,
+                                const bool *active) {
+  int64_t waves = waves_of(x, l, x->block_idx[0]);
+  for (int r = 1; r < x->ranks; r++) {
+    int64_t own = waves_of(x, l, x->block_idx[0] + r);
+    if (own == waves)
+      continue;
+    char first[80], peer[80];
+    exec_block_name(x, 0, first, sizeof(first));
+    exec_block_name(x, r, peer, sizeof(peer));
+    exec_fault(x, exec_first_active(x, active), "a persistent grid's tile "
+               "loop (%lld tiles, a grid of %lld) gives block %s %lld tiles "
+               "and its cluster peer block %s %lld: a cluster's blocks run "
+               "together, so the tiles must be a multiple of the cluster",
+               (long long)l->extent, (long long)x->grid[0], first,
+               (long long)waves, peer, (long long)own);
+    return false;
+  }
+  return true;
+}
+
 static void run_for(exec *x, const ir_stmt *s, const bool *active) {
   const ts_loop *l = s->for_.loop;
   if (ir_kind_is_launch(l->kind)) {
@@ -85,9 +148,12 @@ static void run_for(exec *x, const ir_stmt *s, const bool *active) {
   int id = l->var->id;
   x->varying[id] = 0;
   /* A persistent grid's tile loop: the block's tiles, blockIdx.x + it *
-   * gridDim.x, while below the extent. */
+   * gridDim.x, while below the extent; in a cluster, the first block's
+   * count, which its peers share (cluster_waves_agree). */
   int64_t first = l->persistent ? x->block_idx[0] : 0;
   int64_t step = l->persistent ? x->grid[0] : 1;
+  if (l->persistent && !cluster_waves_agree(x, l, active))
+    return;
   for (int64_t it = 0; first + it * step < l->extent && !x->fault; it++) {
     x->uenv[id] = it;
     run(x, s->for_.body, active);
@@ -136,7 +202,8 @@ static bool store_values(exec *x, const ir_stmt *s, mem *m,
  * tight loop. */
 static void write_local(exec *x, mem *m, const int64_t *off, bool u,
                         const float *val, int lanes, const bool *active) {
-  size_t n = (size_t)x->nthreads, step = m->per_thread ? m->size : 0;
+  /* Only local buffers come here: a copy per thread (mem.group 1). */
+  size_t n = (size_t)x->nthreads, step = m->group == 1 ? m->size : 0;
   ts_dtype type = m->buf->dtype;
   for (int t = 0; t < x->nthreads; t++) {
     if (!active[t])
@@ -237,9 +304,11 @@ static void run_alloc(exec *x, const ir_stmt *s, const bool *active) {
     return;
   }
   mem *m = &x->live[x->nlive];
-  bool local = b->scope == SCOPE_LOCAL;
-  if (!mem_init(m, b, NULL, local ? (size_t)x->nthreads : 1,
-                !local || b->async_read)) {
+  bool local = b->scope == SCOPE_LOCAL, blocks = !local && x->ranks > 1;
+  size_t copies = local ? (size_t)x->nthreads
+                        : blocks ? (size_t)x->ranks : 1;
+  int group = local ? 1 : blocks ? x->block_threads : 0;
+  if (!mem_init(m, b, NULL, copies, group, !local || b->async_read)) {
     mem_free(m, true);
     exec_fault(x, 0, "the executor ran out of memory allocating %s", b->name);
     return;
@@ -260,11 +329,44 @@ static void run_alloc(exec *x, const ir_stmt *s, const bool *active) {
   mem_free(m, true);
 }
 
+/* Whether any thread of block `rank` of the run is in mask. */
+static bool block_reaches(const exec *x, int rank, const bool *mask) {
+  int T = x->block_threads;
+  for (int t = rank * T; t < (rank + 1) * T; t++)
+    if (mask[t])
+      return true;
+  return false;
+}
+
 /* A producer thread outside its pipeline has left the kernel: the
  * barrier does not count it.  A named barrier of the block's first
  * `threads` (whole warps) counts exactly those, every one of them
  * arriving: one more would arrive at a barrier already passed, one
- * fewer leave it waiting for ever. */
+ * fewer leave it waiting for ever.  False after a fault. */
+static bool block_arrives(exec *x, int rank, int64_t named,
+                          const bool *active) {
+  int T = x->block_threads;
+  for (int t = rank * T; t < (rank + 1) * T; t++) {
+    int i = t - rank * T;
+    bool counted = named ? i < named : x->start[t];
+    if (counted && !active[t]) {
+      exec_fault(x, t, "barrier in divergent code: this thread does not "
+                 "reach it while others of its block do%s",
+                 x->start[t] ? "" : " (it has left the kernel)");
+      return false;
+    }
+    if (!counted && active[t]) {
+      exec_fault(x, t, "this thread reaches a barrier of threads 0..%lld, "
+                 "which does not count it", (long long)named - 1);
+      return false;
+    }
+  }
+  return true;
+}
+
+/* Each block's barrier: in a cluster's run, a block none of whose
+ * threads reach it is elsewhere (a branch on blockIdx), not waiting;
+ * the blocks that pass it together begin one new epoch. */
 static void run_barrier(exec *x, const ir_stmt *s, const bool *active) {
   int64_t named = s->barrier.threads;
   if (named % 32) {
@@ -272,21 +374,18 @@ static void run_barrier(exec *x, const ir_stmt *s, const bool *active) {
                "whole warps", (long long)named);
     return;
   }
-  for (int t = 0; t < x->nthreads; t++) {
-    bool counted = named ? t < named : x->start[t];
-    if (counted && !active[t]) {
-      exec_fault(x, t, "barrier in divergent code: this thread does not "
-                 "reach it while others of its block do%s",
-                 x->start[t] ? "" : " (it has left the kernel)");
+  bool passed[MAX_CLUSTER] = {false};
+  for (int r = 0; r < x->ranks; r++) {
+    if (x->ranks > 1 && !block_reaches(x, r, active))
+      continue;
+    if (!block_arrives(x, r, named, active))
       return;
-    }
-    if (!counted && active[t]) {
-      exec_fault(x, t, "this thread reaches a barrier of threads 0..%lld, "
-                 "which does not count it", (long long)named - 1);
-      return;
-    }
+    passed[r] = true;
   }
-  x->epoch++;
+  x->epochs++;
+  for (int r = 0; r < x->ranks; r++)
+    if (passed[r])
+      x->epoch[r] = x->epochs;
 }
 
 static void run(exec *x, const ir_stmt *s, const bool *active);
@@ -349,262 +448,6 @@ static void run(exec *x, const ir_stmt *s, const bool *active) {
   }
 }
 
-/* ---- Work, counted and estimated ------------------------------------------------ */
-
-/* A statement's own steps for each thread of its block (see exec.h): what
- * it costs the executor against a scalar store, the lockstep loops over
- * every thread of the block, whatever the mask, being the unit.  An
- * mma.sync reads and writes its lanes' registers and does its
- * multiply-adds, STEP_MADDS of them costing one step.  A wgmma or a TMA
- * copy costs every thread its lockstep test, and the warpgroup or thread
- * that issues it its work (ir_issue_steps): a wgmma its tiles twice (at
- * issue and at retirement), its multiply-adds and its accumulators, a
- * copy its box.  Measured on the built-ins, a step of each of these costs
- * about what a scalar store's does (ts_check_rate). */
-enum { STEP_MADDS = 8 };
-
-static bool count_access(ir_visitor *v, const ir_expr *e) {
-  if (e->kind == E_LOAD && e->load.buf->scope != SCOPE_LOCAL)
-    ++*(int *)v->ctx;
-  return true;
-}
-
-/* A store's steps a lane: one, and half one for each access of global or
- * shared memory it makes (its loads and its own write), whose shadows
- * are read and written. */
-static double store_steps(const ir_stmt *s) {
-  int accesses = s->store.buf->scope != SCOPE_LOCAL;
-  ir_visitor v = {.expr = count_access, .ctx = &accesses};
-  ir_visit_expr(&v, s->store.value);
-  return (s->store.lanes > 1 ? s->store.lanes : 1) * (1 + 0.5 * accesses);
-}
-
-/* An stmatrix's values' loads (beta's reads of C), half a step each. */
-static double stmatrix_value_steps(const ir_stmt *s) {
-  int accesses = 0;
-  ir_visitor v = {.expr = count_access, .ctx = &accesses};
-  for (int i = 0; i < 2 * s->stsm.matrices; i++)
-    ir_visit_expr(&v, s->stsm.value[i]);
-  return 0.5 * accesses;
-}
-
-double ir_stmt_steps(const ir_stmt *s) {
-  switch (s->kind) {
-  case S_STORE: return store_steps(s);
-  case S_IF: case S_BARRIER: case S_ASYNC_COMMIT: case S_ASYNC_WAIT:
-  case S_WGMMA_SYNC: case S_MBARRIER: case S_TMA: case S_TMA_STORE:
-  case S_TMA_STORE_WAIT:
-    return 1;
-  case S_LDMATRIX: return 2.0 * s->ldsm.matrices;
-  case S_STMATRIX: return 2.0 * s->stsm.matrices + stmatrix_value_steps(s);
-  case S_MMA: {
-    const mma_instr *in = mma_instr_for(s->mma.buf[MMA_A]->dtype);
-    double regs = in->frag[MMA_A].regs + in->frag[MMA_B].regs +
-                  2.0 * in->frag[MMA_ACC].regs;
-    return regs + (double)(in->m * in->n * in->k) / MMA_LANES / STEP_MADDS;
-  }
-  case S_WGMMA: return 1; /* the operands' indices; the rest a warpgroup's */
-  default: return 0; /* loops, sequences, allocations: their bodies' */
-  }
-}
-
-double ir_issue_steps(const ir_stmt *s) {
-  switch (s->kind) {
-  case S_TMA: /* the box's elements, read and landed */
-  case S_TMA_STORE: /* or read and stored */
-    return 2.0 * (double)(s->pipe.box[0] * s->pipe.box[1]);
-  case S_WGMMA: { /* the tiles read twice, the products, the accumulators */
-    const mma_instr *in = s->wgmma.in;
-    double tiles = 2.0 * (double)(in->m * in->k + in->k * in->n);
-    return tiles + (double)(in->m * in->n * in->k) / STEP_MADDS +
-           2.0 * in->frag[MMA_ACC].regs * WGMMA_LANES;
-  }
-  default: return 0;
-  }
-}
-
-/* What an estimate knows while it walks a kernel: the values of the
- * short serial loops' variables it walks iteration by iteration (by id),
- * and how many walks of the current statement those loops make. */
-typedef struct {
-  int64_t *val;
-  uint8_t *known;
-  int nvars;
-  double walks;
-  int64_t blocks; /* a persistent grid's blocks as the executor runs it */
-  double threads; /* of a block */
-  double computing; /* its share of threads that issue wgmma: the
-                     * consumers' in a warp-specialized pipeline */
-} estimate_env;
-
-/* Loops this short (an unrolled tile's) are walked an iteration at a time,
- * as long as the walks of a statement stay within ESTIMATE_WALKS, so that
- * a guard on their variables (split-K's last part, a tile past K) counts
- * only where it holds. */
-enum { ESTIMATE_SHORT_LOOP = 16, ESTIMATE_WALKS = 4096 };
-
-static int64_t floor_div(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
-}
-
-/* e's value where the variables it needs are known: true with *v. */
-static bool known_value(const estimate_env *env, const ir_expr *e,
-                        int64_t *v) {
-  int64_t a, b;
-  switch (e->kind) {
-  case E_INT: *v = e->ival; return true;
-  case E_VAR:
-    if (e->var->kind == VAR_LAUNCH || e->var->id < 0 ||
-        e->var->id >= env->nvars || !env->known[e->var->id])
-      return false;
-    *v = env->val[e->var->id];
-    return true;
-  case E_NOT:
-    if (!known_value(env, e->op.a, &a))
-      return false;
-    *v = !a;
-    return true;
-  case E_AND: case E_OR: {
-    /* One side known false (true) decides && (||) alone. */
-    bool ka = known_value(env, e->op.a, &a), kb = known_value(env, e->op.b, &b);
-    bool decides = e->kind == E_OR;
-    if ((ka && (a != 0) == decides) || (kb && (b != 0) == decides)) {
-      *v = decides;
-      return true;
-    }
-    *v = !decides;
-    return ka && kb;
-  }
-  case E_ADD: case E_SUB: case E_MUL: case E_DIV: case E_MOD: case E_MIN:
-  case E_MAX: case E_LT: case E_LE: case E_EQ: case E_NE:
-    break;
-  default: return false;
-  }
-  if (!known_value(env, e->op.a, &a) || !known_value(env, e->op.b, &b))
-    return false;
-  switch (e->kind) {
-  case E_ADD: *v = a + b; return true;
-  case E_SUB: *v = a - b; return true;
-  case E_MUL: *v = a * b; return true;
-  case E_DIV: case E_MOD:
-    if (b == 0)
-      return false;
-    *v = e->kind == E_DIV ? floor_div(a, b) : a - floor_div(a, b) * b;
-    return true;
-  case E_MIN: *v = a < b ? a : b; return true;
-  case E_MAX: *v = a > b ? a : b; return true;
-  case E_LT: *v = a < b; return true;
-  case E_LE: *v = a <= b; return true;
-  case E_EQ: *v = a == b; return true;
-  default: *v = a != b; return true;
-  }
-}
-
-static double stmt_steps_estimate(estimate_env *env, const ir_stmt *s);
-
-/* A serial loop: a short one walked an iteration at a time, a long one
- * its trip count times its body. */
-static double loop_steps_estimate(estimate_env *env, const ir_stmt *s) {
-  const ts_loop *l = s->for_.loop;
-  int id = l->var->id;
-  /* A persistent grid's tile loop: a block's share of the tiles, the
-   * most any block takes. */
-  if (l->persistent)
-    return (double)((l->extent + env->blocks - 1) / env->blocks) *
-           stmt_steps_estimate(env, s->for_.body);
-  bool walk = l->extent <= ESTIMATE_SHORT_LOOP &&
-              env->walks * (double)l->extent <= ESTIMATE_WALKS &&
-              id >= 0 && id < env->nvars;
-  if (!walk)
-    return (double)l->extent * stmt_steps_estimate(env, s->for_.body);
-  double sum = 0;
-  env->walks *= (double)l->extent;
-  env->known[id] = 1;
-  for (int64_t it = 0; it < l->extent; it++) {
-    env->val[id] = it;
-    sum += stmt_steps_estimate(env, s->for_.body);
-  }
-  env->known[id] = 0;
-  env->walks /= (double)l->extent;
-  return sum;
-}
-
-/* A pipeline's body; warp-specialized, its producer warpgroup issues no
- * wgmma. */
-static double pipeline_steps_estimate(estimate_env *env, const ir_stmt *s) {
-  if (!s->pipe.body)
-    return 0;
-  double computing = env->computing;
-  int producers = s->pipe.pipe->producer_threads;
-  if (producers > 0 && producers < env->threads)
-    env->computing = (env->threads - producers) / env->threads;
-  double steps = stmt_steps_estimate(env, s->pipe.body);
-  env->computing = computing;
-  return steps;
-}
-
-/* The steps of s for one thread: an `if` whose condition the known loop
- * variables decide counts its branch, else both.  A TMA copy's or store's
- * box is the block's once, shared among its threads: lowering has one
- * thread issue each.  A wgmma's work is each computing warpgroup's. */
-static double stmt_steps_estimate(estimate_env *env, const ir_stmt *s) {
-  double own = ir_stmt_steps(s);
-  switch (s->kind) {
-  case S_FOR:
-    if (ir_kind_is_launch(s->for_.loop->kind))
-      return stmt_steps_estimate(env, s->for_.body);
-    return loop_steps_estimate(env, s);
-  case S_SEQ: {
-    double sum = 0;
-    for (int i = 0; i < s->seq.n; i++)
-      sum += stmt_steps_estimate(env, s->seq.items[i]);
-    return sum;
-  }
-  case S_IF: {
-    int64_t c;
-    bool known = known_value(env, s->if_.cond, &c);
-    double then_ = !known || c ? stmt_steps_estimate(env, s->if_.then_) : 0;
-    double else_ = s->if_.else_ && (!known || !c)
-                       ? stmt_steps_estimate(env, s->if_.else_) : 0;
-    return own + then_ + else_;
-  }
-  case S_ALLOC: return stmt_steps_estimate(env, s->alloc.body);
-  case S_LANES: return stmt_steps_estimate(env, s->lanes.expanded);
-  case S_PIPELINE: return pipeline_steps_estimate(env, s);
-  case S_TMA:
-  case S_TMA_STORE: return own + ir_issue_steps(s) / env->threads;
-  case S_WGMMA:
-    return own + ir_issue_steps(s) / WGMMA_LANES * env->computing;
-  default: return own;
-  }
-}
-
-double ir_block_steps(const ir_kernel *k) {
-  int n = k->nvars > 0 ? k->nvars : 1;
-  int64_t grid[3];
-  ir_kernel_grid(k, TS_EXEC_MULTIPROCESSORS, grid);
-  double threads = (double)(k->block[0] * k->block[1] * k->block[2]);
-  estimate_env env = {.val = calloc((size_t)n, sizeof(int64_t)),
-                      .known = calloc((size_t)n, 1), .nvars = n,
-                      .walks = 1, .blocks = grid[0] > 0 ? grid[0] : 1,
-                      .threads = threads > 0 ? threads : 1,
-                      .computing = 1};
-  /* Out of memory: no variable is known, every branch counts. */
-  if (!env.val || !env.known)
-    env.nvars = 0;
-  double steps = stmt_steps_estimate(&env, k->body) * threads;
-  free(env.val);
-  free(env.known);
-  return steps;
-}
-
-double ir_kernel_steps(const ir_kernel *k) {
-  int64_t grid[3];
-  ir_kernel_grid(k, TS_EXEC_MULTIPROCESSORS, grid);
-  return ir_block_steps(k) * (double)(grid[0] * grid[1] * grid[2]);
-}
-
 /* ---- Kernels ------------------------------------------------------------------- */
 
 /* The buffers global memory holds, as kernel k names them. */
@@ -660,7 +503,21 @@ bool exec_begin_kernel(exec *x, const ir_kernel *k) {
   end_kernel(x);
   x->k = k;
   ir_kernel_grid(k, TS_EXEC_MULTIPROCESSORS, x->grid);
-  x->nthreads = (int)(k->block[0] * k->block[1] * k->block[2]);
+  x->ranks = k->cluster > 1 ? k->cluster : 1;
+  if (x->ranks > MAX_CLUSTER) {
+    snprintf(x->msg, x->msglen, "a cluster of %d blocks: the executor runs "
+             "clusters of at most %d", x->ranks, MAX_CLUSTER);
+    return false;
+  }
+  x->block_threads = (int)(k->block[0] * k->block[1] * k->block[2]);
+  x->nthreads = x->block_threads * x->ranks;
+  /* A run lays its blocks end to end: a warp must lie within one. */
+  if (x->ranks > 1 && x->block_threads % 32) {
+    snprintf(x->msg, x->msglen, "a cluster of blocks of %d threads, not "
+             "whole warps: the executor runs a cluster's blocks together "
+             "and needs each warp within one block", x->block_threads);
+    return false;
+  }
   x->blocks_run = 0;
   size_t n = (size_t)x->nthreads, vars = (size_t)(k->nvars ? k->nvars : 1);
   x->nvars = k->nvars;
@@ -682,24 +539,31 @@ bool exec_begin_kernel(exec *x, const ir_kernel *k) {
   memset(x->all, 1, n);
   x->start = x->all + n;
   for (size_t t = 0; t < n; t++)
-    x->start[t] = k->consumer_threads == 0 || (int64_t)t < k->consumer_threads;
+    x->start[t] = k->consumer_threads == 0 ||
+                  (int64_t)exec_in_block(x, (int)t) < k->consumer_threads;
   bind_globals(x, k);
   return true;
 }
 
 bool exec_run_block(exec *x, int64_t bx, int64_t by, int64_t bz) {
   const ir_kernel *k = x->k;
-  x->block_idx[0] = bx;
+  x->block_idx[0] = bx - bx % x->ranks;
   x->block_idx[1] = by;
   x->block_idx[2] = bz;
   /* Threads are named by the blocks run so far (a full run's are its
-   * linear block index): a sampled run names only the blocks it runs. */
-  if ((int64_t)(x->blocks_run + 1) * x->nthreads > INT32_MAX - 2) {
+   * linear block index): a sampled run names only the blocks it runs.
+   * A run's blocks are numbered on from its first, so a global id modulo
+   * the run's threads is the thread of the run. */
+  if ((int64_t)(x->blocks_run + x->ranks) * x->block_threads >
+      INT32_MAX - 2) {
     snprintf(x->msg, x->msglen, "the executor runs at most 2^31 threads; "
              "use a smaller shape or sample");
     return !(x->fault = true);
   }
-  x->block_linear = x->blocks_run++;
+  x->block_linear = x->blocks_run;
+  x->blocks_run += x->ranks;
+  for (int r = 0; r < x->ranks; r++)
+    x->epoch[r] = x->epochs;
   x->top = 0;
   reset_queues(x);
   run(x, k->body, x->start);
@@ -711,18 +575,20 @@ void exec_finish(exec *x) {
   end_kernel(x);
 }
 
-/* Runs kernel k over its grid: blocks one after another. */
+/* Runs kernel k over its grid: blocks (a cluster's together) one after
+ * another. */
 static bool run_grid(exec *x, const ir_kernel *k) {
   if (!exec_begin_kernel(x, k))
     return false;
-  if (k->grid[0] * k->grid[1] * k->grid[2] * x->nthreads > INT32_MAX - 2) {
+  if (k->grid[0] * k->grid[1] * k->grid[2] * x->block_threads >
+      INT32_MAX - 2) {
     snprintf(x->msg, x->msglen, "the executor runs at most 2^31 threads; "
              "use a smaller shape or sample");
     return false;
   }
   for (int64_t bz = 0; bz < x->grid[2] && !x->fault; bz++)
     for (int64_t by = 0; by < x->grid[1] && !x->fault; by++)
-      for (int64_t bx = 0; bx < x->grid[0] && !x->fault; bx++)
+      for (int64_t bx = 0; bx < x->grid[0] && !x->fault; bx += x->ranks)
         exec_run_block(x, bx, by, bz);
   return !x->fault;
 }
@@ -765,12 +631,12 @@ bool ir_execute_counted(const ir_kernel *const *ks, int n, const float *A,
     for (int j = 0; j < GLOBALS; j++)
       g[j] = gi[j] ? gi[j] : g[j];
   }
-  bool ok = mem_init(&x.live[0], g[0], (float *)A, 1, false) &&
-            mem_init(&x.live[1], g[1], (float *)B, 1, false) &&
-            mem_init(&x.live[2], g[2], C, 1, true);
+  bool ok = mem_init(&x.live[0], g[0], (float *)A, 1, 0, false) &&
+            mem_init(&x.live[1], g[1], (float *)B, 1, 0, false) &&
+            mem_init(&x.live[2], g[2], C, 1, 0, true);
   x.nlive = 3;
   for (int j = 3; ok && j < GLOBALS; j++) {
-    ok = !g[j] || mem_init(&x.live[j], g[j], NULL, 1, true);
+    ok = !g[j] || mem_init(&x.live[j], g[j], NULL, 1, 0, true);
     x.nlive = g[j] ? j + 1 : x.nlive;
   }
   if (!ok) {

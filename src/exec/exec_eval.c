@@ -139,17 +139,26 @@ static void float_op_threads(const exec *x, ir_expr_kind k, const bool *mask,
   }
 }
 
+/* Thread t's launch index: in a cluster's run, blockIdx.x is its block's
+ * and threadIdx its place in that block. */
 static int64_t launch_index(const exec *x, ts_loop_kind kind, int t) {
   int64_t bx = x->k->block[0], by = x->k->block[1];
+  int i = exec_in_block(x, t);
   switch (kind) {
-  case TS_BLOCK_X: return x->block_idx[0];
+  case TS_BLOCK_X: return x->block_idx[0] + exec_rank(x, t);
   case TS_BLOCK_Y: return x->block_idx[1];
   case TS_BLOCK_Z: return x->block_idx[2];
-  case TS_THREAD_X: return t % bx;
-  case TS_THREAD_Y: return t / bx % by;
-  case TS_THREAD_Z: return t / (bx * by);
+  case TS_THREAD_X: return i % bx;
+  case TS_THREAD_Y: return i / bx % by;
+  case TS_THREAD_Z: return i / (bx * by);
   default: return 0;
   }
+}
+
+/* A launch index the same for every thread of the run: a block index,
+ * but blockIdx.x in a cluster's run. */
+static bool launch_uniform(const exec *x, ts_loop_kind kind) {
+  return !ir_kind_is_thread(kind) && (kind != TS_BLOCK_X || x->ranks == 1);
 }
 
 static bool eval_var(exec *x, const ir_var *v, const bool *mask,
@@ -159,7 +168,7 @@ static bool eval_var(exec *x, const ir_var *v, const bool *mask,
     return true;
   }
   if (v->kind == VAR_LAUNCH) {
-    if (!ir_kind_is_thread(v->tag)) {
+    if (launch_uniform(x, v->tag)) {
       out[0] = launch_index(x, v->tag, 0);
       return true;
     }
@@ -278,7 +287,8 @@ bool eval_int(exec *x, const ir_expr *e, const bool *mask, int64_t *out) {
 static bool read_each(exec *x, mem *m, const int64_t *off, bool uniform,
                       const bool *mask, float *out) {
   if (!m->tracked && !m->pending && !m->space && !m->read_only) {
-    size_t step = m->per_thread ? m->size : 0;
+    /* Only local buffers come here: a copy per thread (mem.group 1). */
+    size_t step = m->group == 1 ? m->size : 0;
     for (int t = 0; t < x->nthreads; t++) {
       size_t at = (size_t)off[uniform ? 0 : t] + (size_t)t * step;
       if (!mask[t])

@@ -14,6 +14,18 @@
  * arithmetic is mostly uniform, so it is done once per statement, and the
  * interpretive overhead of a node is paid once per block rather than once
  * per thread.
+ *
+ * A kernel with a thread-block cluster (ir_kernel.cluster) runs each
+ * cluster's blocks together, as one lockstep *run* of ranks x T threads
+ * (T a block's): thread t of the run is thread t % T of the block of rank
+ * t / T, whose blockIdx.x is the first block's plus its rank.  A
+ * cluster's blocks wait on each other's barriers and write into each
+ * other's shared memory (a TMA pipeline's multicast and releases), which
+ * only running them together can check.  So blockIdx.x varies between
+ * threads there; shared buffers have a copy per block (mem.group), and
+ * barriers, barrier epochs and TMA state are per block.  Without a
+ * cluster a run is one block (ranks 1, T the run's threads) and the
+ * uniform paths are as they were.
  */
 #ifndef TS_EXEC_IMPL_H
 #define TS_EXEC_IMPL_H
@@ -35,15 +47,37 @@ _Static_assert((int)GLOBAL_A == (int)TS_PARAM_A &&
                "the executor's slots follow ts_param_buffer");
 
 enum { NONE = -1, MANY = -2, MAX_LIVE = 64,
-       MAX_WARPGROUPS = 8 /* of 128 threads in a block of 1024 */ };
+       /* Blocks a cluster: the portable most, 8 (__cluster_dims__). */
+       MAX_CLUSTER = 8,
+       /* Of 128 threads in a run: a cluster of 2 blocks of 1024. */
+       MAX_WARPGROUPS = 16 };
 
 struct exec_space; /* a sampled run's sparse global memory (exec_sample.h) */
+
+/* A block's TMA stores from a shared buffer (exec_tma_store.c): 1 + the
+ * global id of the thread whose stores may still read its copy, 0: none;
+ * how many since its last wait and where in global memory each writes
+ * (allocated at the first); 1 + the global id of the thread whose wait
+ * released the elements they read, and the block's barrier epoch then:
+ * the others may write them only after a barrier. */
+typedef struct tma_store_block {
+  int32_t by;
+  int stores;
+  int64_t (*at)[2];
+  int32_t released_by;
+  uint64_t released_epoch;
+} tma_store_block;
 
 typedef struct mem {
   const ir_buffer *buf;
   float *data;
   size_t size;     /* elements per copy */
-  bool per_thread; /* local: one copy per thread */
+  /* The run's threads sharing a copy: 1 for a local buffer (a copy per
+   * thread), T for a shared one in a cluster's run (a copy per block:
+   * mem_slot), 0 for one copy (global memory; shared without a cluster).
+   * Every per-element array below has size x copies entries. */
+  int group;
+  size_t copies;
   bool tracked;    /* shadow kept (C and shared buffers) */
   bool read_only;  /* A and B: defined everywhere, never written */
   uint8_t *defined;
@@ -54,20 +88,13 @@ typedef struct mem {
                      * landed the element, 0: none (exec_tma.c) */
   int32_t *pending; /* shared buffers: the thread whose asynchronous copy
                      * is in flight into the element, or NONE */
-  /* 1 + the global id of the thread whose TMA stores (exec_tma_store.c)
-   * may still read the buffer, 0: none; how many since its last wait;
-   * by slot, which of them (1-based, 0: none) reads each element; and
-   * where in global memory each writes (both allocated at the first). */
-  int32_t store_by;
-  int stores;
+  /* TMA stores (exec_tma_store.c), each block's from its own copy: by
+   * slot, which of its block's stores (1-based, 0: none) reads each
+   * element (allocated at the first), and the elements they read until
+   * the block's last wait (at the first wait). */
   uint8_t *store_reading;
-  int64_t (*store_at)[2];
-  /* The elements the stores read until the last wait, 1 + the waiting
-   * thread's global id and the barrier epoch of its wait: the others may
-   * write them only after a barrier (allocated at the first wait). */
   uint8_t *store_released;
-  int32_t released_by;
-  uint64_t released_epoch;
+  tma_store_block store[MAX_CLUSTER]; /* by rank */
   /* A sampled run's global matrix: elements live in the space's pages
    * (or, for A and B, are computed), not in the arrays above. */
   struct exec_space *space;
@@ -97,18 +124,33 @@ typedef struct {
   float value;
 } landing;
 
+/* In a cluster, a barrier also keeps where its block's peers reached it:
+ * the arrivals of the phase in progress by the arriving thread's block;
+ * by block, the first phase (1-based, 0: none) that completed with fewer
+ * of that block's arrivals than its share (count / cluster: an empty
+ * barrier's, the block's consumer warps) and how many it had; the latest
+ * phase (1-based) a peer's arrival or multicast landing went into, which
+ * peer, and whether a landing. */
 typedef struct {
   int64_t count, arrivals, tx;
   uint64_t phases;
   landing *land;
   size_t nland, cap;
+  int64_t from[MAX_CLUSTER];
+  uint64_t first_short[MAX_CLUSTER];
+  int64_t short_got[MAX_CLUSTER];
+  uint64_t remote_phase;
+  int remote_from;
+  bool remote_landing;
 } mbar_state;
 
 typedef struct {
   const ir_pipeline *p;
-  mbar_state *bars; /* full[0 .. S), then empty[0 .. S) */
-  int *seen;        /* [bar][stage][thread]: phases its waits saw */
-  int *fills;       /* arrive.expect_tx so far, by stage */
+  /* By block rank r: full[0 .. S), then empty[0 .. S), each block's own. */
+  mbar_state *bars;
+  int *seen;        /* [bar][stage][thread of the run]: phases its waits
+                     * saw of its own block's barrier */
+  int *fills;       /* arrive.expect_tx so far, [rank][stage] */
 } tma_state;
 
 /* A wgmma issued and not yet retired (exec_wgmma.c). */
@@ -116,10 +158,12 @@ typedef struct wg_flight wg_flight;
 
 typedef struct exec {
   const ir_kernel *k;
-  int nthreads;
-  int64_t block_idx[3];
+  int nthreads;      /* of the run: ranks x block_threads */
+  int block_threads; /* T: of a block */
+  int ranks;         /* blocks of the run: the cluster's, or 1 */
+  int64_t block_idx[3]; /* the run's first block (rank 0) */
   int64_t grid[3];  /* the grid run: a persistent grid's simulated blocks */
-  int block_linear; /* the block's number among those run */
+  int block_linear; /* the first block's number among those run */
   int blocks_run;
   /* Variables: a serial loop's (and a uniform launch index's) value in
    * uenv; a per-thread one's in env[var * nthreads + thread]. */
@@ -135,13 +179,17 @@ typedef struct exec {
   size_t top, cap;
   mem live[MAX_LIVE];
   int nlive;
-  uint64_t epoch; /* barriers so far, all blocks */
+  /* Each block's barrier epoch (by rank): the barriers so far of every
+   * block numbered in order, a block's latest its current one.  Blocks
+   * that pass a barrier together share the number. */
+  uint64_t epoch[MAX_CLUSTER];
+  uint64_t epochs;
   /* Writes so far into buffers an asynchronous instruction reads
    * (async_read: wgmma's a in registers), each element's last in its
    * wepoch, so that one between an instruction's issue and its
    * retirement is seen (exec_wgmma.c). */
   uint64_t async_writes;
-  copy_queue *queues; /* per thread of the block */
+  copy_queue *queues; /* per thread of the run */
   int nqueues;
   /* wgmma in flight, oldest first, and each warpgroup's batches
    * committed so far. */
@@ -168,9 +216,12 @@ const char *exec_scope_word(ir_scope s);
 /* Kernel k's global buffers in the slots of x->live (NULL: none). */
 void exec_globals(const ir_kernel *k, const ir_buffer *out[GLOBALS]);
 /* Sets up x to run blocks of k (its globals in x->live[0 .. GLOBALS) already);
- * false with x->msg set when out of memory. */
+ * false with x->msg set when out of memory, or for a cluster the executor
+ * cannot run (more than MAX_CLUSTER blocks, or blocks not whole warps). */
 bool exec_begin_kernel(exec *x, const ir_kernel *k);
-/* Runs block (bx, by, bz) of the kernel begun; false after a fault. */
+/* Runs block (bx, by, bz) of the kernel begun, with its cluster's peers
+ * (from the cluster's first block on, bx rounded down); false after a
+ * fault. */
 bool exec_run_block(exec *x, int64_t bx, int64_t by, int64_t bz);
 /* "kernel 2 of 2 (tessel_x_reduce): " before x->msg. */
 void exec_name_kernel(exec *x, int i, int n);
@@ -230,8 +281,9 @@ bool exec_tma_store_write_ok(exec *x, const mem *m, size_t at, int t);
 void exec_tma_store_scope_ends(exec *x, const mem *m);
 
 /* ---- Memory (exec_mem.c) ---- */
+/* `copies` copies of b, each for `group` threads of the run (mem.group). */
 bool mem_init(mem *m, const ir_buffer *b, float *data, size_t copies,
-              bool tracked);
+              int group, bool tracked);
 void mem_free(mem *m, bool owns_data);
 /* A use of a shared buffer's element since the last barrier, by `who` (a
  * thread's global id, or MANY). */
@@ -267,10 +319,37 @@ void check_landed(exec *x, const mem *m);
 void reset_queues(exec *x);
 void forget_accesses(mem *m);
 
-/* Where thread t's element `off` of m is held. */
+/* Where thread t's element `off` of m is held: its own copy's, or its
+ * block's in a cluster's run (the division only there). */
 static inline size_t mem_slot(const mem *m, int64_t off, int t) {
-  return (size_t)off + (m->per_thread ? (size_t)t * m->size : 0);
+  if (m->group == 0)
+    return (size_t)off;
+  if (m->group == 1)
+    return (size_t)off + (size_t)t * m->size;
+  return (size_t)off + (size_t)(t / m->group) * m->size;
 }
+
+/* ---- A cluster's run (exec.c) ---- */
+/* Thread t's block in the run (its rank) and its number in that block. */
+static inline int exec_rank(const exec *x, int t) {
+  return x->ranks > 1 ? t / x->block_threads : 0;
+}
+static inline int exec_in_block(const exec *x, int t) {
+  return x->ranks > 1 ? t % x->block_threads : t;
+}
+/* Thread t's global id: unique among every block's threads. */
+static inline int32_t exec_gid(const exec *x, int t) {
+  return x->block_linear * x->block_threads + t;
+}
+/* The barrier epoch of thread t's block. */
+static inline uint64_t exec_epoch(const exec *x, int t) {
+  return x->epoch[exec_rank(x, t)];
+}
+/* Thread t as "(x, y, z)", and in a cluster's run "(x, y, z) of block
+ * (bx, by, bz)". */
+void exec_thread_name(const exec *x, int t, char *out, size_t n);
+/* Block `rank` of the run as "(bx, by, bz)". */
+void exec_block_name(const exec *x, int rank, char *out, size_t n);
 
 /* ---- Expressions (exec_eval.c) ---- */
 /* An access of a global or shared buffer, told to x->observer if any. */

@@ -21,12 +21,13 @@ const char *exec_scope_word(ir_scope s) {
 }
 
 bool mem_init(mem *m, const ir_buffer *b, float *data, size_t copies,
-                     bool tracked) {
+              int group, bool tracked) {
   memset(m, 0, sizeof(*m));
   m->buf = b;
   m->size = (size_t)ir_buffer_size(b);
   size_t n = m->size * copies;
-  m->per_thread = copies > 1;
+  m->copies = copies;
+  m->group = copies > 1 ? group : 0;
   m->tracked = tracked;
   m->data = data ? data : calloc(n, sizeof(float));
   m->defined = calloc(n, 1);
@@ -67,11 +68,13 @@ void mem_free(mem *m, bool owns_data) {
   free(m->pending);
   free(m->landed);
   free(m->store_reading);
-  free(m->store_at);
   free(m->store_released);
+  for (int r = 0; r < MAX_CLUSTER; r++)
+    free(m->store[r].at);
 }
 
-/* A shared buffer's shadow saved at its scope's end in block `block`. */
+/* A shared buffer's shadow saved at its scope's end in the run from
+ * block `block` on: every block's copy, n elements in all. */
 typedef struct kept_shadow {
   const ir_buffer *buf;
   int block;
@@ -104,7 +107,7 @@ bool mem_keep_shadow(exec *x, const mem *m) {
       return false;
     x->kept = grown;
     k = &x->kept[x->nkept++];
-    *k = (kept_shadow){.buf = m->buf, .n = m->size};
+    *k = (kept_shadow){.buf = m->buf, .n = m->size * m->copies};
     k->writer = malloc(k->n * sizeof(int32_t));
     k->reader = malloc(k->n * sizeof(int32_t));
     k->wepoch = malloc(k->n * sizeof(uint64_t));
@@ -125,7 +128,7 @@ bool mem_keep_shadow(exec *x, const mem *m) {
 
 void mem_restore_shadow(exec *x, mem *m) {
   const kept_shadow *k = m->writer ? kept_of(x, m->buf) : NULL;
-  if (!k || k->block != x->block_linear || k->n != m->size)
+  if (!k || k->block != x->block_linear || k->n != m->size * m->copies)
     return;
   memcpy(m->writer, k->writer, k->n * sizeof(int32_t));
   memcpy(m->reader, k->reader, k->n * sizeof(int32_t));
@@ -138,10 +141,13 @@ bool mem_kept_use(const exec *x, const ir_buffer *except, shared_use *u) {
     const kept_shadow *k = &x->kept[i];
     if (k->block != x->block_linear || k->buf == except)
       continue;
+    size_t size = k->n / (size_t)x->ranks; /* a block's copy */
     for (size_t e = 0; e < k->n; e++) {
-      bool wrote = k->writer[e] != NONE && k->wepoch[e] == x->epoch;
-      if (wrote || (k->reader[e] != NONE && k->repoch[e] == x->epoch)) {
-        *u = (shared_use){k->buf, e, wrote ? k->writer[e] : k->reader[e]};
+      uint64_t epoch = x->epoch[e / size];
+      bool wrote = k->writer[e] != NONE && k->wepoch[e] == epoch;
+      if (wrote || (k->reader[e] != NONE && k->repoch[e] == epoch)) {
+        *u = (shared_use){k->buf, e % size,
+                          wrote ? k->writer[e] : k->reader[e]};
         return true;
       }
     }
@@ -164,21 +170,19 @@ mem *find_mem(exec *x, const ir_buffer *b) {
   return NULL;
 }
 
-static int32_t gid(const exec *x, int t) {
-  return x->block_linear * x->nthreads + t;
-}
-
 static bool same_block(const exec *x, int32_t a, int32_t b) {
-  return a / x->nthreads == b / x->nthreads;
+  return a / x->block_threads == b / x->block_threads;
 }
 
-/* Someone else's access since the last barrier, or in another block. */
-static bool conflicts(const exec *x, int32_t who, uint64_t epoch, int32_t me) {
+/* Someone else's access since the last barrier of my block (`now`, its
+ * epoch), or in another block. */
+static bool conflicts(const exec *x, int32_t who, uint64_t epoch, int32_t me,
+                      uint64_t now) {
   if (who == NONE || who == me)
     return false;
   if (who == MANY)
-    return epoch == x->epoch;
-  return !same_block(x, who, me) || epoch == x->epoch;
+    return epoch == now;
+  return !same_block(x, who, me) || epoch == now;
 }
 
 /* A vector access of `lanes` elements from element `off` on: aligned to
@@ -213,17 +217,17 @@ static uint64_t copy_group(const exec *x, const mem *m, size_t at, int who) {
   return q->committed;
 }
 
-/* A fault for touching an element whose copy has not landed: which copy
- * of the pipelined buffer it lies in, who issued it, and the wait that
- * would have completed it. */
-static void in_flight(exec *x, const mem *m, int64_t off, int t,
+/* A fault for touching element `off` (at slot `at`) whose copy has not
+ * landed: which copy of the pipelined buffer it lies in, who issued it,
+ * and the wait that would have completed it. */
+static void in_flight(exec *x, const mem *m, int64_t off, size_t at, int t,
                       const char *verb) {
   const ir_buffer *b = m->buf;
-  int who = m->pending[off] % x->nthreads;
+  int who = m->pending[at] % x->nthreads;
   const copy_queue *q = &x->queues[who];
-  uint64_t group = copy_group(x, m, (size_t)off, who);
-  int64_t bx = x->k->block[0], by = x->k->block[1];
-  char missing[160], stage[64] = "";
+  uint64_t group = copy_group(x, m, at, who);
+  char missing[160], stage[64] = "", issuer[128];
+  exec_thread_name(x, who, issuer, sizeof(issuer));
   if (b->async_fill) /* a pipelined cache: which of its copies */
     snprintf(stage, sizeof(stage), " (stage %lld of %lld)",
              (long long)(off / b->strides[0]), (long long)b->shape[0]);
@@ -238,9 +242,9 @@ static void in_flight(exec *x, const mem *m, int64_t off, int t,
              "flight: it needs cp.async.wait %llu or less",
              (unsigned long long)(q->waited - group - 1));
   exec_fault(x, t, "%s of shared %s at element %lld%s before its cp.async "
-        "landed: thread (%lld, %lld, %lld) issued it in its copy group %llu, "
-        "and %s", verb, b->name, (long long)off, stage, (long long)(who % bx), (long long)(who / bx % by),
-        (long long)(who / (bx * by)), (unsigned long long)group, missing);
+             "landed: thread %s issued it in its copy group %llu, and %s",
+             verb, b->name, (long long)off, stage, issuer,
+             (unsigned long long)group, missing);
 }
 
 /* Thread t's copy into m's element `at` is in flight in its open group. */
@@ -262,7 +266,7 @@ bool issue_copy(exec *x, mem *m, size_t at, int t) {
     q->cap = cap;
   }
   q->recs[q->n++] = (copy_rec){m, at, q->committed};
-  m->pending[at] = gid(x, t);
+  m->pending[at] = exec_gid(x, t);
   return true;
 }
 
@@ -287,18 +291,21 @@ void run_wait(exec *x, const ir_stmt *s, const bool *active) {
     while (q->head < q->n && q->recs[q->head].group < q->done) {
       copy_rec *r = &q->recs[q->head++];
       r->m->pending[r->at] = NONE;
-      r->m->wepoch[r->at] = x->epoch;
+      r->m->wepoch[r->at] = exec_epoch(x, t);
     }
     if (q->head == q->n)
       q->head = q->n = 0;
   }
 }
 
-/* A buffer's scope ends: no copy into it may still be in flight. */
+/* A buffer's scope ends: no copy into any block's copy of it may still be
+ * in flight. */
 void check_landed(exec *x, const mem *m) {
-  for (size_t i = 0; m->pending && i < m->size && !x->fault; i++)
+  size_t n = m->size * m->copies;
+  for (size_t i = 0; m->pending && i < n && !x->fault; i++)
     if (m->pending[i] != NONE)
-      in_flight(x, m, (int64_t)i, m->pending[i] % x->nthreads, "end of scope");
+      in_flight(x, m, (int64_t)(i % m->size), i,
+                m->pending[i] % x->nthreads, "end of scope");
 }
 
 void reset_queues(exec *x) {
@@ -368,24 +375,25 @@ float read_at(exec *x, mem *m, int64_t off, int t) {
                  (long long)(off / b->strides[0]));
       return 0.0f;
     }
-    in_flight(x, m, off, t, "read");
+    in_flight(x, m, off, at, t, "read");
     return 0.0f;
   }
   if (!exec_tma_read_ok(x, m, at, off, t))
     return 0.0f;
   if (m->tracked) {
-    int32_t me = gid(x, t);
-    if (conflicts(x, m->writer[at], m->wepoch[at], me)) {
+    int32_t me = exec_gid(x, t);
+    uint64_t now = exec_epoch(x, t);
+    if (conflicts(x, m->writer[at], m->wepoch[at], me, now)) {
       exec_fault(x, t, "race: read of %s %s at element %lld written by another "
             "thread without a barrier between", exec_scope_word(b->scope), b->name,
             (long long)off);
       return 0.0f;
     }
-    if (m->reader[at] == NONE || m->repoch[at] != x->epoch)
+    if (m->reader[at] == NONE || m->repoch[at] != now)
       m->reader[at] = me;
     else if (m->reader[at] != me)
       m->reader[at] = MANY;
-    m->repoch[at] = x->epoch;
+    m->repoch[at] = now;
   }
   return m->data[at];
 }
@@ -400,30 +408,31 @@ bool write_at(exec *x, mem *m, int64_t off, int t, float value,
   if (at == SIZE_MAX)
     return false;
   if (m->pending && m->pending[at] != NONE) {
-    in_flight(x, m, off, t, "write");
+    in_flight(x, m, off, at, t, "write");
     return false;
   }
   if (!exec_tma_store_write_ok(x, m, at, t))
     return false;
   if (m->tracked) {
-    int32_t me = gid(x, t);
+    int32_t me = exec_gid(x, t);
+    uint64_t now = exec_epoch(x, t);
     /* Atomic adds by any threads to one element are ordered by the
      * hardware; anything else beside one is a race. */
     bool both_atomic = atomic && m->atomic[at];
-    if (!both_atomic && conflicts(x, m->writer[at], m->wepoch[at], me)) {
+    if (!both_atomic && conflicts(x, m->writer[at], m->wepoch[at], me, now)) {
       exec_fault(x, t, "race: two threads write %s %s at element %lld without "
             "a barrier between", exec_scope_word(b->scope), b->name,
             (long long)off);
       return false;
     }
-    if (conflicts(x, m->reader[at], m->repoch[at], me)) {
+    if (conflicts(x, m->reader[at], m->repoch[at], me, now)) {
       exec_fault(x, t, "race: write of %s %s at element %lld that another "
             "thread read without a barrier between", exec_scope_word(b->scope),
             b->name, (long long)off);
       return false;
     }
     m->writer[at] = me;
-    m->wepoch[at] = b->async_read ? ++x->async_writes : x->epoch;
+    m->wepoch[at] = b->async_read ? ++x->async_writes : now;
     m->atomic[at] = atomic;
   }
   /* Memory holds the buffer's type: what a store rounds to. */
@@ -452,7 +461,7 @@ bool atomic_sum(exec *x, mem *m, int64_t off, int t, float *v) {
 void forget_accesses(mem *m) {
   if (m->space && !m->read_only)
     space_forget(m->space);
-  for (size_t i = 0; m->tracked && i < m->size; i++) {
+  for (size_t i = 0; m->tracked && i < m->size * m->copies; i++) {
     m->writer[i] = m->reader[i] = NONE;
     m->atomic[i] = 0;
   }

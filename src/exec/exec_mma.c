@@ -72,10 +72,20 @@ bool exec_whole_group(exec *x, int w0, int lanes, const bool *active,
                       const char *what) {
   const char *group = lanes == MMA_LANES ? "warp" : "warpgroup";
   int here, missing = missing_lane(x, w0, lanes, active, &here);
+  /* A cluster's run lays its blocks end to end: a group must not span
+   * two of them. */
+  if (here > 0 && x->ranks > 1 && x->block_threads % lanes) {
+    exec_fault(x, w0, "%s in a cluster of blocks of %d threads, not whole "
+               "%ss: the executor runs a cluster's blocks together and "
+               "needs each %s within one block", what, x->block_threads,
+               group, group);
+    return false;
+  }
   if (here > 0 && missing >= 0)
     exec_fault(x, w0, "%s reached by %d of the %d lanes of %s %d (lane %d "
                "is not there); the instruction needs the whole %s", what,
-               here, lanes, group, w0 / lanes, missing, group);
+               here, lanes, group, exec_in_block(x, w0) / lanes, missing,
+               group);
   return here > 0 && missing < 0;
 }
 

@@ -23,6 +23,9 @@
  * other kernel runs the blocks that may write into it.  A read of an
  * unwritten element outside the region is no fault (the block that would
  * write it was left out); inside it, every rule of a full run holds.
+ * A kernel with a thread-block cluster runs whole clusters: a block found
+ * brings its cluster's peers, with their bounds, into the sample, since
+ * the executor runs a cluster's blocks together (exec.c).
  */
 #include "exec_sample.h"
 
@@ -253,8 +256,37 @@ static bool push_block(block_list *l, const int64_t idx[3], ir_box box) {
   return true;
 }
 
-/* Every block in [lo, hi] whose bound meets one of `want` (n of them)
- * into out; false when out of memory. */
+/* The bound of what block idx writes, into *box; false where it writes
+ * nothing of C or W. */
+static bool block_bound(footprint *f, const int64_t idx[3], ir_box *box) {
+  memcpy(f->blo, idx, sizeof(f->blo));
+  memcpy(f->bhi, idx, sizeof(f->bhi));
+  f->any = false;
+  walk(f, f->k->body);
+  *box = f->box;
+  return f->any;
+}
+
+/* Block idx, whose bound is box, and the rest of its cluster (each with
+ * its own bound, or idx's where it writes nothing) into out; false when
+ * out of memory. */
+static bool push_cluster(footprint *f, const int64_t idx[3], ir_box box,
+                         block_list *out) {
+  int c = f->k->cluster > 1 ? f->k->cluster : 1;
+  int64_t first = idx[0] - idx[0] % c;
+  for (int64_t bx = first; bx < first + c; bx++) {
+    int64_t peer[3] = {bx, idx[1], idx[2]};
+    ir_box own = box;
+    if (bx != idx[0] && !block_bound(f, peer, &own))
+      own = box;
+    if (!push_block(out, peer, own))
+      return false;
+  }
+  return true;
+}
+
+/* Every block in [lo, hi] whose bound meets one of `want` (n of them),
+ * with its cluster, into out; false when out of memory. */
 static bool search(footprint *f, const int64_t lo[3], const int64_t hi[3],
                    const ir_box *want, int n, block_list *out) {
   memcpy(f->blo, lo, sizeof(f->blo));
@@ -271,7 +303,7 @@ static bool search(footprint *f, const int64_t lo[3], const int64_t hi[3],
     if (hi[i] - lo[i] > hi[d] - lo[d])
       d = i;
   if (hi[d] == lo[d])
-    return push_block(out, lo, f->box);
+    return push_cluster(f, lo, f->box, out);
   int64_t mid = lo[d] + (hi[d] - lo[d]) / 2;
   int64_t hi1[3] = {hi[0], hi[1], hi[2]}, lo2[3] = {lo[0], lo[1], lo[2]};
   hi1[d] = mid;
@@ -430,19 +462,30 @@ static void bind_space(exec *x, const ir_kernel *k, exec_space *sp) {
   exec_globals(k, bufs);
   x->nlive = GLOBALS;
   for (int i = 0; i < GLOBALS; i++)
-    x->live[i] = (mem){.buf = bufs[i],
+    x->live[i] = (mem){.buf = bufs[i], .copies = 1,
                        .size = bufs[i] ? (size_t)ir_buffer_size(bufs[i]) : 0,
                        .read_only = i < GLOBAL_C, .space = sp, .matrix = i};
 }
 
+/* Whether the i-th block of a list in launch order is the first of its
+ * cluster (of c blocks) there. */
+static bool first_of_cluster(const block_list *l, size_t i, int64_t c) {
+  const int64_t *a = l->items[i].idx, *b = i ? l->items[i - 1].idx : NULL;
+  return !b || b[0] / c != a[0] / c || b[1] != a[1] || b[2] != a[2];
+}
+
+/* The blocks of l in launch order, each cluster once: exec_run_block runs
+ * a cluster's blocks together (push_cluster put all of each in). */
 static bool run_blocks(exec *x, const ir_kernel *k, block_list *l) {
   if (l->n) /* none: the sample found no writer (it then fails) */
     qsort(l->items, l->n, sizeof(*l->items), by_launch_order);
   if (!exec_begin_kernel(x, k))
     return false;
+  int64_t c = k->cluster > 1 ? k->cluster : 1;
   for (size_t i = 0; i < l->n && !x->fault; i++)
-    exec_run_block(x, l->items[i].idx[0], l->items[i].idx[1],
-                   l->items[i].idx[2]);
+    if (first_of_cluster(l, i, c))
+      exec_run_block(x, l->items[i].idx[0], l->items[i].idx[1],
+                     l->items[i].idx[2]);
   return !x->fault;
 }
 

@@ -16,6 +16,9 @@
  * The stage's scope may begin only when nothing of the buffers it lies
  * over is in use: no copy in flight into them, no wgmma in flight, and no
  * access since the last barrier.
+ * In a cluster's run each block has its own copy of the stage and its own
+ * stores (mem.store, by rank): its issuing thread stores its copy, its
+ * wait releases them, and its barriers tell its other threads.
  */
 #include "exec_impl.h"
 
@@ -25,15 +28,9 @@
 
 #include "../base/dtype.h"
 
-static int32_t gid(const exec *x, int t) {
-  return x->block_linear * x->nthreads + t;
-}
-
+/* The thread of the run with global id g, as exec_thread_name names it. */
 static void thread_name(const exec *x, int32_t g, char *out, size_t n) {
-  int64_t bx = x->k->block[0], by = x->k->block[1];
-  int64_t t = g % x->nthreads;
-  snprintf(out, n, "(%lld, %lld, %lld)", (long long)(t % bx),
-           (long long)(t / bx % by), (long long)(t / (bx * by)));
+  exec_thread_name(x, g % x->nthreads, out, n);
 }
 
 /* The overlay o begins: the buffers it lies over must be out of use, with
@@ -59,7 +56,7 @@ void exec_overlay_begins(exec *x, const mem *o) {
   shared_use u;
   if (!mem_kept_use(x, o->buf, &u))
     return;
-  char name[64] = "several threads";
+  char name[128] = "several threads";
   if (u.who >= 0)
     thread_name(x, u.who, name, sizeof(name));
   exec_fault(x, 0, "shared %s lies over shared %s, whose element %lld "
@@ -89,17 +86,18 @@ static bool store_fits(exec *x, const ir_stmt *s, const ts_param *map,
   return true;
 }
 
-/* What a fault says of m's store number n (1-based) in flight. */
-static void still_reading(exec *x, const mem *m, int n, int t,
+/* What a fault says of store number n (1-based) in flight of block
+ * `rank`'s copy of m. */
+static void still_reading(exec *x, const mem *m, int rank, int n, int t,
                           const char *what) {
-  char name[64];
-  thread_name(x, m->store_by - 1, name, sizeof(name));
+  const tma_store_block *sb = &m->store[rank];
+  char name[128];
+  thread_name(x, sb->by - 1, name, sizeof(name));
   exec_fault(x, t, "%s shared %s while the TMA store that thread %s issued "
              "from it (into %s at (%lld, %lld)) may still read it: that "
              "thread must wait for it first (cp.async.bulk.wait_group.read)",
              what, m->buf->name, name, x->k->C ? x->k->C->name : "C",
-             (long long)m->store_at[n - 1][0],
-             (long long)m->store_at[n - 1][1]);
+             (long long)sb->at[n - 1][0], (long long)sb->at[n - 1][1]);
 }
 
 /* The statement's index expressions for every thread: the panel's first
@@ -119,13 +117,28 @@ static int64_t *store_indices(exec *x, const ir_stmt *s) {
   return x->fault ? NULL : vals;
 }
 
-/* Thread t's store of the box: the stage's elements read as t (a race
- * with a write no barrier separates), C's in-bounds part written. */
+/* The records of block `rank`'s stores from m, allocated at its first;
+ * false after a fault (out of memory). */
+static bool store_records(exec *x, mem *m, int rank, int t) {
+  if (!m->store_reading)
+    m->store_reading = calloc(m->size * m->copies, 1);
+  if (!m->store[rank].at)
+    m->store[rank].at = calloc(255, sizeof(*m->store[rank].at));
+  if (m->store_reading && m->store[rank].at)
+    return true;
+  exec_fault(x, t, "the executor ran out of memory");
+  return false;
+}
+
+/* Thread t's store of the box: its block's copy of the stage's elements
+ * read as t (a race with a write no barrier separates), C's in-bounds
+ * part written. */
 static void store_box(exec *x, const ir_stmt *s, const ts_param *map,
                       const int64_t *vals, int t) {
   const ir_buffer *d = s->pipe.dst->load.buf;
   mem *m = find_mem(x, d), *c = find_mem(x, s->pipe.src);
   size_t nt = (size_t)x->nthreads;
+  int rank = exec_rank(x, t);
   int64_t at[2] = {vals[(size_t)d->ndim * nt + (size_t)t],
                    vals[(size_t)(d->ndim + 1) * nt + (size_t)t]};
   if (!m || !c) {
@@ -133,27 +146,19 @@ static void store_box(exec *x, const ir_stmt *s, const ts_param *map,
                d->name, s->pipe.src->name);
     return;
   }
-  if (m->store_by && m->store_by != gid(x, t) + 1) {
-    still_reading(x, m, m->stores, t, "a store by another thread from");
+  tma_store_block *sb = &m->store[rank];
+  if (sb->by && sb->by != exec_gid(x, t) + 1) {
+    still_reading(x, m, rank, sb->stores, t,
+                  "a store by another thread from");
     return;
   }
-  if (!m->store_reading) {
-    uint8_t *reading = calloc(m->size, 1);
-    int64_t(*where)[2] = calloc(255, sizeof(*where));
-    if (!reading || !where) {
-      free(reading);
-      free(where);
-      exec_fault(x, t, "the executor ran out of memory");
-      return;
-    }
-    m->store_reading = reading;
-    m->store_at = where;
-  }
+  if (!store_records(x, m, rank, t))
+    return;
   /* Stores past the 254th share the last record: one epilogue makes a
    * store a panel, far fewer. */
-  int n = m->stores < 255 ? ++m->stores : 255;
-  m->store_at[n - 1][0] = at[0];
-  m->store_at[n - 1][1] = at[1];
+  int n = sb->stores < 255 ? ++sb->stores : 255;
+  sb->at[n - 1][0] = at[0];
+  sb->at[n - 1][1] = at[1];
   int in = d->order[d->ndim - 1], out = d->order[d->ndim - 2];
   int64_t pitch = map->row_bytes / ts_dtype_size(s->pipe.src->dtype);
   for (int64_t r = 0; r < s->pipe.box[1] && !x->fault; r++)
@@ -169,7 +174,7 @@ static void store_box(exec *x, const ir_stmt *s, const ts_param *map,
         return;
       }
       /* The TMA reads the whole box, clipped or not, until the wait. */
-      m->store_reading[slot] = (uint8_t)n;
+      m->store_reading[mem_slot(m, slot, t)] = (uint8_t)n;
       int64_t g0 = at[0] + e, g1 = at[1] + r;
       if (g0 < 0 || g1 < 0 || g0 >= map->dims[0] || g1 >= map->dims[1])
         continue; /* clipped: the TMA writes nothing there */
@@ -178,7 +183,7 @@ static void store_box(exec *x, const ir_stmt *s, const ts_param *map,
         write_at(x, c, g0 + g1 * pitch, t, v, false);
     }
   if (!x->fault)
-    m->store_by = gid(x, t) + 1;
+    sb->by = exec_gid(x, t) + 1;
 }
 
 void exec_run_tma_store(exec *x, const ir_stmt *s, const bool *active) {
@@ -193,37 +198,47 @@ void exec_run_tma_store(exec *x, const ir_stmt *s, const bool *active) {
   x->top = mark;
 }
 
-/* The issuing thread's wait: its stores have read the stage.  The other
- * threads learn it only at the next barrier, so until then the elements
- * stay theirs to keep off (store_released). */
-void exec_run_tma_store_wait(exec *x, const bool *active) {
-  for (int i = 0; i < x->nlive && !x->fault; i++) {
-    mem *m = &x->live[i];
-    int32_t who = m->store_by - 1;
-    if (!m->store_by || !active[who % x->nthreads])
-      continue;
-    if (!m->store_released && !(m->store_released = calloc(m->size, 1))) {
-      exec_fault(x, who % x->nthreads, "the executor ran out of memory");
-      return;
-    }
-    for (size_t e = 0; e < m->size; e++)
-      m->store_released[e] = m->store_reading[e] != 0;
-    m->released_by = m->store_by;
-    m->released_epoch = x->epoch;
-    m->store_by = m->stores = 0;
-    memset(m->store_reading, 0, m->size);
+/* The issuing thread's wait: its stores have read its block's copy of
+ * the stage.  The other threads learn it only at the next barrier, so
+ * until then the elements stay theirs to keep off (store_released). */
+static void store_waited(exec *x, mem *m, int rank) {
+  tma_store_block *sb = &m->store[rank];
+  int who = (sb->by - 1) % x->nthreads; /* a thread of this run */
+  if (!m->store_released &&
+      !(m->store_released = calloc(m->size * m->copies, 1))) {
+    exec_fault(x, who, "the executor ran out of memory");
+    return;
   }
+  size_t first = mem_slot(m, 0, who);
+  for (size_t e = first; e < first + m->size; e++)
+    m->store_released[e] = m->store_reading[e] != 0;
+  sb->released_by = sb->by;
+  sb->released_epoch = exec_epoch(x, who);
+  sb->by = sb->stores = 0;
+  memset(m->store_reading + first, 0, m->size);
+}
+
+void exec_run_tma_store_wait(exec *x, const bool *active) {
+  for (int i = 0; i < x->nlive && !x->fault; i++)
+    for (int r = 0; r < x->ranks && !x->fault; r++) {
+      mem *m = &x->live[i];
+      int32_t by = m->store[r].by;
+      if (by && active[(by - 1) % x->nthreads])
+        store_waited(x, m, r);
+    }
 }
 
 /* A write into an element a store read until a wait in this barrier
- * interval, by another thread than the one that waited. */
+ * interval of the writer's block, by another thread than the one that
+ * waited. */
 static bool written_before_told(exec *x, const mem *m, size_t at, int t) {
-  if (!m->released_by || m->released_epoch != x->epoch ||
-      !m->store_released[at] || m->released_by == gid(x, t) + 1)
+  const tma_store_block *sb = &m->store[exec_rank(x, t)];
+  if (!sb->released_by || sb->released_epoch != exec_epoch(x, t) ||
+      !m->store_released[at] || sb->released_by == exec_gid(x, t) + 1)
     return false;
-  char me[64], waiter[64];
-  thread_name(x, gid(x, t), me, sizeof(me));
-  thread_name(x, m->released_by - 1, waiter, sizeof(waiter));
+  char me[128], waiter[128];
+  thread_name(x, exec_gid(x, t), me, sizeof(me));
+  thread_name(x, sb->released_by - 1, waiter, sizeof(waiter));
   exec_fault(x, t, "thread %s writes shared %s at element %zu, which a TMA "
              "store read until thread %s's wait "
              "(cp.async.bulk.wait_group.read), with no barrier between "
@@ -233,17 +248,21 @@ static bool written_before_told(exec *x, const mem *m, size_t at, int t) {
   return true;
 }
 
+/* t writes its block's copy of m (slot `at`): its block's stores. */
 bool exec_tma_store_write_ok(exec *x, const mem *m, size_t at, int t) {
   if (written_before_told(x, m, at, t))
     return false;
-  if (!m->store_by || !m->store_reading[at])
+  int rank = exec_rank(x, t);
+  if (!m->store[rank].by || !m->store_reading[at])
     return true;
-  still_reading(x, m, m->store_reading[at], t, "write into");
+  still_reading(x, m, rank, m->store_reading[at], t, "write into");
   return false;
 }
 
 void exec_tma_store_scope_ends(exec *x, const mem *m) {
-  if (m->store_by && !x->fault)
-    still_reading(x, m, m->stores, (m->store_by - 1) % x->nthreads,
-                  "the block leaves the scope of");
+  for (int r = 0; r < x->ranks && !x->fault; r++)
+    if (m->store[r].by)
+      still_reading(x, m, r, m->store[r].stores,
+                    (m->store[r].by - 1) % x->nthreads,
+                    "the block leaves the scope of");
 }

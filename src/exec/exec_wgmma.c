@@ -34,7 +34,7 @@ struct wg_flight {
   const ir_stmt *s;
   int w0;          /* the warpgroup's first thread */
   uint64_t batch;  /* its warpgroup's batch: committed batches at issue */
-  uint64_t epoch;  /* the barrier epoch it was issued in */
+  uint64_t epoch;  /* its block's barrier epoch at its issue */
   uint64_t async_writes; /* x->async_writes at its issue */
   float *tile_values; /* a (m x k) then b (k x n) as read at issue (malloc) */
   mem *tile[2];    /* the a and b caches, or a's registers */
@@ -160,21 +160,22 @@ static bool same_tile(exec *x, const wg_operand *o, int w0) {
         exec_fault(x, w0 + l, "wgmma: lane %d of warpgroup %d names a tile "
                    "of %s at index %lld of dimension %d, lane 0 at %lld; the "
                    "instruction reads one tile for the warpgroup", l,
-                   w0 / WGMMA_LANES, o->buf->name, (long long)o->at[d][w0 + l],
+                   exec_in_block(x, w0) / WGMMA_LANES, o->buf->name,
+                   (long long)o->at[d][w0 + l],
                    d, (long long)o->at[d][w0]);
         return false;
       }
   return true;
 }
 
-/* Whether the block's warpgroup at w0 is one the executor counts batches
- * for (a block of up to 1024 threads has 8). */
+/* Whether the run's warpgroup at w0 is one the executor counts batches
+ * for (a cluster of 2 blocks of up to 1024 threads has 16). */
 static bool warpgroup_counted(exec *x, int w0) {
   if (w0 / WGMMA_LANES < MAX_WARPGROUPS)
     return true;
   exec_fault(x, w0, "wgmma in warpgroup %d of a block; the executor counts "
-             "the batches of %d, a block of 1024 threads", w0 / WGMMA_LANES,
-             MAX_WARPGROUPS);
+             "the batches of %d, a cluster of 2 blocks of 1024 threads",
+             exec_in_block(x, w0) / WGMMA_LANES, MAX_WARPGROUPS);
   return false;
 }
 
@@ -201,7 +202,8 @@ static bool issue(exec *x, const ir_stmt *s, int w0, const wg_operand *op,
     exec_fault(x, w0, "the executor ran out of memory for wgmma in flight");
     return false;
   }
-  *f = (wg_flight){.s = s, .w0 = w0, .acc = acc, .epoch = x->epoch,
+  *f = (wg_flight){.s = s, .w0 = w0, .acc = acc,
+                   .epoch = exec_epoch(x, w0),
                    .async_writes = x->async_writes,
                    .batch = x->wg_batches[w0 / WGMMA_LANES]};
   for (int w = 0; w < 2; w++) {
@@ -334,7 +336,8 @@ static void name_retirement(exec *x, const wg_flight *f, int pending) {
   snprintf(what, sizeof(what), "%s", x->msg);
   snprintf(x->msg, x->msglen, "wgmma.%s of warpgroup %d's batch %llu, "
            "retired by wgmma.wait_group %d: %s", f->s->wgmma.in->name,
-           f->w0 / WGMMA_LANES, (unsigned long long)f->batch, pending, what);
+           exec_in_block(x, f->w0) / WGMMA_LANES,
+           (unsigned long long)f->batch, pending, what);
 }
 
 /* Warpgroup g's batches but its `keep` newest run, oldest first. */
@@ -374,7 +377,8 @@ void exec_run_wgmma_sync(exec *x, const ir_stmt *s, const bool *active) {
 static void in_flight_at_end(exec *x, const wg_flight *f, const char *where) {
   exec_fault(x, f->w0, "wgmma.%s of warpgroup %d (batch %llu) is still in "
              "flight at %s: a wgmma.wait_group with fewer batches pending "
-             "must come before", f->s->wgmma.in->name, f->w0 / WGMMA_LANES,
+             "must come before", f->s->wgmma.in->name,
+             exec_in_block(x, f->w0) / WGMMA_LANES,
              (unsigned long long)f->batch, where);
 }
 

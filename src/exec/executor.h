@@ -26,7 +26,9 @@ typedef struct ir_observed {
   const int64_t *off;   /* each thread's element (off[0] for all: uniform) */
   bool uniform;
   const bool *mask;     /* the threads that access */
-  int nthreads;         /* of the block, thread t at (t % bx, ...) */
+  int nthreads;         /* of the block, thread t at (t % bx, ...); with
+                         * a cluster, of its blocks run together, thread
+                         * t of the block t / (bx * by * bz) */
 } ir_observed;
 
 typedef struct ir_observer {

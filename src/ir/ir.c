@@ -200,6 +200,11 @@ void ir_kernel_grid(const ir_kernel *k, int multiprocessors,
   int64_t most = (int64_t)multiprocessors * k->persistent;
   if (k->persistent && most > 0 && most < grid[0])
     grid[0] = most;
+  /* A cluster's blocks are consecutive on x, which holds whole clusters
+   * (lowering makes C's tiles a multiple of the cluster). */
+  if (k->cluster > 1)
+    grid[0] = grid[0] > k->cluster ? grid[0] - grid[0] % k->cluster
+                                   : k->cluster;
 }
 
 bool ir_kernel_set_params(ts_arena *a, ir_kernel *k) {

@@ -199,6 +199,18 @@ typedef struct ir_pipeline {
    * statements is under the issuing thread's test); the consumers run
    * everything else. */
   int producer_threads;
+  /* Blocks of a cluster (ts_cluster) sharing the pipeline: 1, none; 2,
+   * the blocks 2c and 2c + 1 of the grid's x (ir_kernel.cluster).  Each
+   * block has its own stages and barriers; a multicast box (S_TMA's
+   * `multicast`) lands in every block's stage, completing on each one's
+   * full barrier, and each consumer warp releases a stage in every block
+   * (S_MBARRIER's `multicast`), so an empty barrier counts `consumers`
+   * arrivals: the block's warps times the cluster.  The barriers'
+   * initialization ends with a cluster barrier: a peer's barriers exist
+   * before any multicast or release reaches them.  A block may leave
+   * only once every peer's arrival on its barriers and every multicast
+   * into it is one a wait of its own has seen. */
+  int cluster;
 } ir_pipeline;
 
 /* S_MBARRIER's operations. */
@@ -399,7 +411,11 @@ struct ir_stmt {
        * global buffer `src` (C) at coord, through tensor map `map`; the
        * TMA writes only the part inside the map's dimensions.  It reads
        * shared memory until an S_TMA_STORE_WAIT of the issuing thread. */
+      /* S_TMA: the box lands in every block of the pipeline's cluster,
+       * at dst in each, on each block's full[stage].  S_MBARRIER's
+       * arrive: on the stage's barrier in every block of the cluster. */
       const ir_pipeline *pipe;
+      bool multicast;
       ir_mbar_op op;
       ir_mbar_which bar;
       ir_expr *stage, *parity, *dst;
@@ -468,6 +484,11 @@ typedef struct ir_kernel {
   /* The kernel stores C through the TMA (S_TMA_STORE): its barriers carry
    * the proxy fence, and its shared memory is dynamic (an overlay). */
   bool tma_store;
+  /* Blocks a cluster along the grid's x (ts_cluster, __cluster_dims__):
+   * blocks 2c and 2c + 1 run together, sharing their TMA pipeline's
+   * multicast boxes and releases; grid[0] is a multiple (ir_kernel_grid
+   * keeps a persistent grid's so).  0 or 1: none. */
+  int cluster;
 } ir_kernel;
 
 const char *ir_expr_kind_name(ir_expr_kind k);

@@ -620,6 +620,8 @@ static void pseudo_pipe(ts_buf *b, const ir_stmt *s, int depth,
     if (p->producer_threads)
       ts_buf_printf(b, ", warp-specialized: threads %d.. the producer's "
                     "%d", p->producer, p->producer_threads);
+    if (p->cluster > 1)
+      ts_buf_printf(b, ", shared by a cluster of %d blocks", p->cluster);
     ts_buf_puts(b, "\n");
     return;
   }
@@ -642,7 +644,8 @@ static void pseudo_pipe(ts_buf *b, const ir_stmt *s, int depth,
     print_box_at(b, s);
     ts_buf_puts(b, " on full[");
     print_expr_line(b, s->pipe.stage);
-    ts_buf_puts(b, "]\n");
+    ts_buf_puts(b, s->pipe.multicast ? "], multicast to the cluster\n"
+                                     : "]\n");
     return;
   }
   static const char *const ops[] = {"arrive.expect_tx", "arrive", "wait"};
@@ -655,7 +658,8 @@ static void pseudo_pipe(ts_buf *b, const ir_stmt *s, int depth,
     ts_buf_puts(b, " parity ");
     print_expr_line(b, s->pipe.parity);
   }
-  ts_buf_puts(b, "\n");
+  ts_buf_puts(b, s->pipe.multicast ? " in every block of the cluster\n"
+                                   : "\n");
 }
 
 static void pseudo_named_barrier(ts_buf *b, const ir_stmt *s, int depth,

@@ -144,6 +144,8 @@ static char *program_ir(const ts_program *p, bool provenance) {
     if (k->persistent)
       ts_buf_printf(&b, "; persistent: min(%lld, multiprocessors x %d) "
                     "blocks", (long long)k->grid[0], k->persistent);
+    if (k->cluster > 1)
+      ts_buf_printf(&b, "; clusters of %d blocks along x", k->cluster);
     ts_buf_puts(&b, "\n");
     if (provenance)
       ir_print_stmt_provenance(&b, k->body, 0);
