@@ -49,6 +49,14 @@ static inline int free_arena_fixture(void **state) {
   return 0;
 }
 
+/* How many times `what` occurs in src. */
+static inline int count_in(const char *src, const char *what) {
+  int n = 0;
+  for (const char *at = src; (at = strstr(at, what)); at++)
+    n++;
+  return n;
+}
+
 static inline ts_sched *sched_of(int64_t m, int64_t n, int64_t k) {
   ts_gemm g = ts_gemm_make(m, n, k);
   ts_sched *s = ts_matmul(&g);

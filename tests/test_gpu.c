@@ -250,6 +250,57 @@ static void test_persistent_tma_stores_match_cublas(void **state) {
   ts_config_free(knobs);
 }
 
+/* 2-block clusters (ts_cluster) multicasting the tile the pair shares:
+ * B's in the swizzle's groups, one tile a block or persistent; A's in
+ * launch order; with C stored by the TMA.  Odd shapes with an odd count
+ * of block rows (37, 999 and 2049 rows: a block past C's edge that
+ * computes its partner's tile and stores nothing), several tiles a block
+ * (8192 x 1024 persistent), every layout and type, an fp32 C and one of
+ * the operands' type with alpha and beta. */
+static void test_clusters_match_cublas(void **state) {
+  (void)state;
+  const char *configs[] = {"cluster=2", "cluster=2,persistent=1",
+                           "cluster=2,swizzle=0",
+                           "cluster=2,persistent=1,store=1"};
+  const int64_t shapes[][3] = {{999, 1001, 1003}, {37, 53, 29}, {1, 1, 1},
+                               {2049, 1023, 777}, {8192, 1024, 777},
+                               {384, 512, 128}};
+  const ts_dtype types[] = {TS_F16, TS_BF16, TS_F32};
+  for (int f = 0; f < 4; f++) {
+    char err[128];
+    ts_config *knobs = ts_config_parse(configs[f], err, sizeof(err));
+    assert_non_null(knobs);
+    for (int t = 0; t < 3; t++)
+      for (int i = f == 2 ? 3 : 0; i < 6; i++)
+        for (int l = TS_NN; l <= TS_TT; l++) {
+          ts_gemm g = ts_gemm_make(shapes[i][0], shapes[i][1], shapes[i][2]);
+          g.layout = (ts_layout)l;
+          g.a_type = g.b_type = types[t];
+          g.math = types[t] == TS_F32 ? TS_MATH_TF32 : TS_MATH_F32;
+          if (types[t] != TS_F32 && (i + l) % 2) {
+            g.c_type = types[t];
+            g.alpha = 1.5f;
+            g.beta = -0.5f;
+          }
+          ts_sched *s = ts_space_schedule(ts_space_find("warpgroup"), &g,
+                                          knobs);
+          if (f == 3 && ts_sched_status(s) == TS_ERR_PRUNED) {
+            /* the store where C's rows are not 16-byte aligned */
+            ts_sched_free(s);
+            continue;
+          }
+          ts_program *p = ts_lower(s);
+          if (ts_program_status(p) != TS_OK)
+            fail_msg("%s: %s", configs[f], ts_program_errmsg(p));
+          assert_int_equal(p->k.cluster, 2);
+          ts_program_free(p);
+          check_against_cublas(s, g);
+          ts_sched_free(s);
+        }
+    ts_config_free(knobs);
+  }
+}
+
 /* The TMA built-ins in tf32 where an operand is k-major with 16-byte
  * aligned rows, so that wgmma reads it as it lies, truncated (the other,
  * m- or n-major, packed and rounded; NT: both as they lie), against
@@ -708,6 +759,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_exchanged_epilogue_matches_cublas),
       cmocka_unit_test(test_tma_stores_match_cublas),
       cmocka_unit_test(test_persistent_tma_stores_match_cublas),
+      cmocka_unit_test(test_clusters_match_cublas),
       cmocka_unit_test(test_tf32_read_as_it_lies_matches_cublas),
       cmocka_unit_test(test_bench_reports_every_variant),
       cmocka_unit_test(test_bench_times_the_rest),

@@ -62,13 +62,6 @@ static bool persistent_loop(ir_visitor *v, const ir_stmt *s) {
   return true;
 }
 
-static int count_in(const char *src, const char *what) {
-  int n = 0;
-  for (const char *at = src; (at = strstr(at, what)); at++)
-    n++;
-  return n;
-}
-
 static void test_ring_beside_the_stages(void **state) {
   (void)state;
   ts_sched *s;

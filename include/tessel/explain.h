@@ -83,6 +83,9 @@ typedef struct ts_tma_report {
   int64_t l2_sectors;    /* 32-byte sectors of global memory a box reads */
   int swizzle;           /* the shared layout's swizzle in bytes; 0: none */
   int per_stage;         /* boxes of this shape in one stage's fill */
+  /* Multicast to the blocks of a cluster (ts_cluster): each block issues
+   * its share of the boxes, L2 serving each box once for the cluster. */
+  bool multicast;
 } ts_tma_report;
 
 enum { TS_MAX_TMA_REPORTS = 4 };
@@ -92,6 +95,7 @@ typedef struct ts_pipeline_report {
   int stages;
   int64_t stage_bytes;   /* a stage's fill, every box */
   int consumer_warps;    /* arrivals that release a stage */
+  int cluster;           /* blocks of a cluster sharing it; 1: none */
   int producer_thread;   /* the thread that issues the copies */
   int producer_threads;  /* a warp-specialized producer's; 0: a consumer */
   /* With that producer, setmaxnreg's split: a thread's registers at

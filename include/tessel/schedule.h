@@ -270,6 +270,28 @@ ts_status ts_swizzle(ts_sched *s, ts_loop *rows, ts_loop *cols,
  * blocks_per_sm is 1..32. */
 ts_status ts_persistent(ts_sched *s, ts_loop *rows, ts_loop *cols,
                         int blocks_per_sm);
+/* Thread-block clusters (sm_90, CUTLASS's ClusterShape 2x1): the grid's
+ * blocks go in clusters of `blocks` (2), two consecutive tiles of C in
+ * the blocks' order, and `stage`, the TMA-filled cache of the operand
+ * the two tiles share, is multicast: each k tile's box is copied once,
+ * by the block whose rank in the cluster is the k tile's number modulo 2,
+ * into the stage of both blocks, so that L2 serves it once for the pair;
+ * each consumer warp releases a stage in both blocks, and the producer
+ * waits for each stage's last release before its block leaves.  `rows`
+ * and `cols` are the loops bound to the blockIdx of the tile's row and
+ * column, as ts_swizzle and ts_persistent take them.  With ts_swizzle's
+ * groups the two tiles are neighbouring block rows of a column, sharing
+ * B's tile: multicast B's cache (the group must be even); without it,
+ * neighbours along the loop on the lower blockIdx (it varies fastest),
+ * sharing the other operand.  The blocks take C's tiles as a persistent
+ * grid's do (one tile a block unless ts_persistent sets how many blocks
+ * a multiprocessor), the grid's blocks a multiple of 2; where the tiles
+ * along the pair's direction are odd, the block past C's edge computes
+ * its partner's tile again and stores nothing.  Requires ts_tma and
+ * ts_warp_specialize on the stage, and the TMA on the other operand's
+ * cache (lowering refuses a cache that is not shared by the pair). */
+ts_status ts_cluster(ts_sched *s, ts_loop *rows, ts_loop *cols,
+                     ts_stage *stage, int blocks);
 
 /* C that replays the schedule: a malloc'd string the caller frees, or NULL
  * when out of memory or the schedule is in error. */

@@ -118,6 +118,8 @@ typedef struct wg_tiling {
   int64_t store;     /* C's tile written to shared memory and stored by the
                       * TMA (ts_cache_write(C, TS_SHARED), ts_tma) where C's
                       * rows are 16-byte aligned */
+  int64_t cluster;   /* blocks a cluster (ts_cluster) multicasting the
+                      * operand a cluster's tiles share; 0 or 1: none */
 } wg_tiling;
 
 /* Whether the TMA can copy operand A (else B) as it lies in memory: each
@@ -180,8 +182,9 @@ static bool tma_stores(const ts_gemm *g, const wg_tiling *t) {
  * cache's default (op(A) m x k, op(B) k x n, each row-major), so that its
  * rows run as the operand's rows run in memory and each copy is 16
  * contiguous bytes at both ends (wgmma reads a 16-bit tile either way). */
-static void warpgroup_tile(ts_sched *s, const char *operand, ts_loop *at,
-                           const wg_tiling *t, bool transposed) {
+static ts_stage *warpgroup_tile(ts_sched *s, const char *operand,
+                                ts_loop *at, const wg_tiling *t,
+                                bool transposed) {
   ts_stage *st;
   ts_cache_read(s, operand, TS_SHARED, at, &st);
   if (transposed)
@@ -194,6 +197,7 @@ static void warpgroup_tile(ts_sched *s, const char *operand, ts_loop *at,
     if (t->ws)
       ts_warp_specialize(s, st, 4);
   }
+  return st;
 }
 
 /* The block's tile, of bm / 64 warpgroups each on 64 rows of it by all
@@ -250,8 +254,13 @@ static ts_status warpgroup_tiles(ts_sched *s, const wg_tiling *t) {
     ts_swizzle(s, io, jo, t->swizzle);
   if (t->persistent)
     ts_persistent(s, io, jo, t->blocks > 1 ? (int)t->blocks : 1);
-  warpgroup_tile(s, "A", ko, t, !pack_a && a_stored_t);
-  warpgroup_tile(s, "B", ko, t, pack_b || b_stored_t);
+  ts_stage *as = warpgroup_tile(s, "A", ko, t, !pack_a && a_stored_t);
+  ts_stage *bs = warpgroup_tile(s, "B", ko, t, pack_b || b_stored_t);
+  /* The swizzle's groups pair block rows, which share B's tile; launch
+   * order pairs neighbours on blockIdx.x, jo, which share A's. */
+  if (t->cluster > 1)
+    ts_cluster(s, io, jo, t->swizzle && !transposed ? bs : as,
+               (int)t->cluster);
   if (tma_stores(g, t)) {
     ts_stage *cs;
     ts_cache_write(s, "C", TS_SHARED, jo, &cs);
@@ -276,7 +285,7 @@ static ts_status warpgroup_tiles(ts_sched *s, const wg_tiling *t) {
  * is issued: fp16, bf16, or tf32 (an operand that lies m- or n-major
  * packed k-major and rounded, a k-major one read as it lies), on sm_90. */
 ts_status example_wg128(ts_sched *s) {
-  return warpgroup_tiles(s, &(wg_tiling){128, 256, 4, 0, 1, 0, 0, 0, 1, 0, 0});
+  return warpgroup_tiles(s, &(wg_tiling){128, 256, 4, 0, 1, 0, 0, 0, 1, 0, 0, 0});
 }
 
 /* wg128 with the tiles copied by the TMA: one thread fills a stage, an
@@ -286,7 +295,7 @@ ts_status example_wg128(ts_sched *s) {
  * cannot copy them as they lie) and of a tf32 one that lies m- or
  * n-major. */
 ts_status example_wgtma(ts_sched *s) {
-  return warpgroup_tiles(s, &(wg_tiling){128, 256, 4, 0, 1, 1, 0, 0, 1, 0, 0});
+  return warpgroup_tiles(s, &(wg_tiling){128, 256, 4, 0, 1, 1, 0, 0, 1, 0, 0, 0});
 }
 
 /* wgtma warp-specialized: a third warpgroup, the producer, issues the
@@ -297,7 +306,7 @@ ts_status example_wgtma(ts_sched *s) {
  * all of B, more than L2 keeps, and the groups keep the tiles the
  * running blocks share there (docs/performance.md). */
 ts_status example_wgws(ts_sched *s) {
-  return warpgroup_tiles(s, &(wg_tiling){128, 256, 4, 8, 1, 1, 1, 0, 1, 0, 0});
+  return warpgroup_tiles(s, &(wg_tiling){128, 256, 4, 8, 1, 1, 1, 0, 1, 0, 0, 0});
 }
 
 /* wgws in a persistent grid: one block a multiprocessor loops over the
@@ -305,7 +314,7 @@ ts_status example_wgws(ts_sched *s) {
  * filling the next tile's first stages while the consumers write the
  * last tile's C, the pipeline's phases running on across tiles. */
 ts_status example_wgpers(ts_sched *s) {
-  return warpgroup_tiles(s, &(wg_tiling){128, 256, 4, 8, 1, 1, 1, 1, 1, 0, 0});
+  return warpgroup_tiles(s, &(wg_tiling){128, 256, 4, 8, 1, 1, 1, 1, 1, 0, 0, 0});
 }
 
 /* wgws in 128 x 128 tiles of 2 consumer warpgroups of 64 x 128, 6
@@ -319,7 +328,7 @@ ts_status example_wgpers(ts_sched *s) {
  * consumer warpgroups at small, medium and skinny shapes in every layout
  * (docs/performance.md, "A built-in for small and skinny shapes"). */
 ts_status example_wgskinny(ts_sched *s) {
-  return warpgroup_tiles(s, &(wg_tiling){128, 128, 6, 8, 0, 1, 1, 0, 1, 0, 0});
+  return warpgroup_tiles(s, &(wg_tiling){128, 128, 6, 8, 0, 1, 1, 0, 1, 0, 0, 0});
 }
 
 /* wgws with C's tile written into shared memory over the pipeline's
@@ -328,7 +337,7 @@ ts_status example_wgskinny(ts_sched *s) {
  * elsewhere wgws's stores): with a 16-bit C 1.2-2.0% faster than wgws at
  * 4096^3 on an H200, with an fp32 C within 1.2% (docs/performance.md). */
 ts_status example_wgstore(ts_sched *s) {
-  return warpgroup_tiles(s, &(wg_tiling){128, 256, 4, 8, 1, 1, 1, 0, 1, 0, 1});
+  return warpgroup_tiles(s, &(wg_tiling){128, 256, 4, 8, 1, 1, 1, 0, 1, 0, 1, 0});
 }
 
 /* Each knob's first value is wgws's, so that the first configuration,
@@ -360,13 +369,17 @@ ts_status space_warpgroup(ts_sched *s, ts_config *c) {
   t.blocks = ts_knob(c, "blocks", 2, (int64_t[]){1, 2});
   t.pack = ts_knob(c, "pack", 2, (int64_t[]){0, 1});
   t.store = ts_knob(c, "store", 2, (int64_t[]){0, 1});
+  t.cluster = ts_knob(c, "cluster", 2, (int64_t[]){1, 2});
   int64_t bytes = t.stages * (t.bm + t.bn) * 128; /* k tiles of 128 bytes */
   /* C's tile for the TMA's store lies over the stages: the larger; in a
    * persistent grid two 128-byte panels of it lie beside them. */
   int64_t c_tile = t.bm * t.bn * ts_dtype_size(ts_sched_gemm(s)->c_type);
   int64_t c_rows = transposes(ts_sched_gemm(s), &t) ? t.bn : t.bm;
   int64_t c_panels = c_tile / c_rows / 128;
-  if (t.store && t.persistent)
+  /* A cluster's blocks take their tiles through a persistent grid's tile
+   * loop too (one tile a block), where C's stage is the ring. */
+  bool tile_loop = t.persistent || t.cluster > 1;
+  if (t.store && tile_loop)
     bytes += (c_panels < 2 ? c_panels : 2) * c_rows * 128;
   else if (t.store && c_tile > bytes)
     bytes = c_tile;
@@ -419,12 +432,17 @@ ts_status space_warpgroup(ts_sched *s, ts_config *c) {
       !ts_knob_require(c, !t.store || tma_stores(ts_sched_gemm(s), &t),
                        "store=1 where C's rows are not 16-byte aligned: the "
                        "kernel of store=0") ||
-      !ts_knob_require(c, !t.store || !t.persistent || c_panels <= 2 ||
+      !ts_knob_require(c, !t.store || !tile_loop || c_panels <= 2 ||
                               !transposes(ts_sched_gemm(s), &t),
-                       "store=1 in a persistent grid on C's transpose (tf32 "
-                       "NN) of %lld panels a tile, whose epilogue writes "
+                       "store=1 in a persistent grid or clusters on C's "
+                       "transpose (tf32 NN) of %lld panels a tile, whose "
+                       "epilogue writes "
                        "each warpgroup's 64 columns at once, not a panel of "
                        "the ring at a time", (long long)c_panels) ||
+      !ts_knob_require(c, t.cluster == 1 || (t.tma && t.ws),
+                       "cluster=%lld without a producer warpgroup's TMA "
+                       "pipeline, whose boxes a cluster multicasts",
+                       (long long)t.cluster) ||
       !ts_knob_require(c, t.blocks * threads * regs <= TS_REGISTERS_PER_BLOCK,
                        "%lld blocks of %lld threads of about %lld registers",
                        (long long)t.blocks, (long long)threads,

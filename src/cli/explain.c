@@ -98,20 +98,23 @@ static json_t *pipeline_json(const ts_pipeline_report *p) {
   json_t *boxes = json_array();
   for (int i = 0; boxes && i < p->ntma; i++) {
     const ts_tma_report *t = &p->tma[i];
-    json_t *o = json_pack("{s:s, s:s, s:[I,I], s:I, s:I, s:i, s:i}", "src",
-                          t->src, "dst", t->dst, "box", (json_int_t)t->box[0],
-                          (json_int_t)t->box[1], "bytes", (json_int_t)t->bytes,
-                          "l2_sectors", (json_int_t)t->l2_sectors, "swizzle",
-                          t->swizzle, "per_stage", t->per_stage);
+    json_t *o = json_pack("{s:s, s:s, s:[I,I], s:I, s:I, s:i, s:i, s:b}",
+                          "src", t->src, "dst", t->dst, "box",
+                          (json_int_t)t->box[0], (json_int_t)t->box[1],
+                          "bytes", (json_int_t)t->bytes, "l2_sectors",
+                          (json_int_t)t->l2_sectors, "swizzle", t->swizzle,
+                          "per_stage", t->per_stage, "multicast",
+                          t->multicast);
     if (!o || json_array_append_new(boxes, o)) {
       json_decref(boxes);
       return NULL;
     }
   }
   return boxes ? json_pack("{s:i, s:I, s:i, s:i, s:i, s:i, s:i, s:i, s:i, "
-                           "s:o}", "stages", p->stages, "stage_bytes",
+                           "s:i, s:o}", "stages", p->stages, "stage_bytes",
                            (json_int_t)p->stage_bytes, "consumer_warps",
-                           p->consumer_warps, "producer_thread",
+                           p->consumer_warps, "cluster", p->cluster,
+                           "producer_thread",
                            p->producer_thread, "producer_threads",
                            p->producer_threads, "launch_registers",
                            p->launch_registers, "producer_registers",

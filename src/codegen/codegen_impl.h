@@ -36,6 +36,7 @@ typedef struct {
   bool unswizzled; /* shared accesses printed without the chunk swizzle */
   bool tma_used;   /* TMA copies and mbarriers: their helpers */
   bool tma_store_used; /* TMA stores: theirs */
+  bool cluster_used; /* a cluster's multicasts and remote arrivals */
 } emitter;
 
 /* The CUDA name of t, noting that its header is needed. */

@@ -495,9 +495,12 @@ static void header(ts_buf *b, const ts_program *p) {
       ts_buf_printf(b, "// Kernel %d of %d, %s:\n", i + 1, p->nkernels,
                     k->entry);
     ts_buf_printf(b, "// Launch: grid (%lld, %lld, %lld), block (%lld, %lld, "
-                  "%lld).\n", (long long)k->grid[0], (long long)k->grid[1],
+                  "%lld)", (long long)k->grid[0], (long long)k->grid[1],
                   (long long)k->grid[2], (long long)k->block[0],
                   (long long)k->block[1], (long long)k->block[2]);
+    if (k->cluster > 1)
+      ts_buf_printf(b, ", clusters of %d blocks along x", k->cluster);
+    ts_buf_puts(b, ".\n");
   }
   if (p->workspace)
     ts_buf_printf(b, "// Workspace: W, %lld bytes.\n", (long long)p->workspace);
@@ -623,7 +626,12 @@ static void kernel_definition(ts_buf *out, emitter *em, const ir_kernel *k,
                 (long long)threads);
   if (k->min_blocks > 0)
     ts_buf_printf(out, ", %d", k->min_blocks);
-  ts_buf_puts(out, ")\n");
+  ts_buf_puts(out, ")");
+  /* A cluster's blocks on neighbouring multiprocessors, launched together
+   * (the grid's x a multiple of it: ir_kernel_grid). */
+  if (k->cluster > 1)
+    ts_buf_printf(out, " __cluster_dims__(%d, 1, 1)", k->cluster);
+  ts_buf_puts(out, "\n");
   ts_buf_puts(out, k->entry);
   print_params(out, em, k);
   ts_buf_puts(out, "\n{\n");

@@ -37,7 +37,7 @@ static void barrier_ref(ts_buf *b, emitter *em, const ir_stmt *s,
  * barrier to every thread. */
 static void c_pipeline(ts_buf *b, emitter *em, const ir_stmt *s, int depth) {
   const ir_pipeline *p = s->pipe.pipe;
-  (void)em;
+  em->cluster_used |= p->cluster > 1;
   ts_buf_indent(b, depth);
   ts_buf_printf(b, "__shared__ __align__(8) unsigned long long tessel_full%d"
                 "[%d], tessel_empty%d[%d];\n", p->id, p->stages, p->id,
@@ -59,14 +59,19 @@ static void c_pipeline(ts_buf *b, emitter *em, const ir_stmt *s, int depth) {
   ts_buf_indent(b, depth);
   ts_buf_puts(b, "}\n");
   ts_buf_indent(b, depth);
-  ts_buf_puts(b, "__syncthreads();\n");
+  /* In a cluster the peers' barriers too: a multicast or a release may
+   * reach them as soon as a block passes. */
+  ts_buf_puts(b, p->cluster > 1 ? "tessel_cluster_sync();\n"
+                                : "__syncthreads();\n");
 }
 
 typedef enum { ROLE_ANY, ROLE_PRODUCER, ROLE_CONSUMER } role;
 
 static bool find_role(ir_visitor *v, const ir_stmt *s) {
   role *r = v->ctx;
-  if (s->kind == S_MBARRIER && s->pipe.op == MBAR_EXPECT_TX)
+  if (s->kind == S_MBARRIER && (s->pipe.op == MBAR_EXPECT_TX ||
+                                (s->pipe.op == MBAR_WAIT &&
+                                 s->pipe.bar == MBAR_EMPTY)))
     *r = ROLE_PRODUCER;
   else if (s->kind == S_MBARRIER && ((s->pipe.op == MBAR_WAIT &&
                                       s->pipe.bar == MBAR_FULL) ||
@@ -289,7 +294,8 @@ void c_pipe(ts_buf *b, const ir_stmt *s, int depth, const ir_stmt_style *st) {
   ts_buf_indent(b, depth);
   if (s->kind == S_TMA) {
     const ir_expr *dst = s->pipe.dst;
-    ts_buf_puts(b, "tessel_tma_2d(&");
+    ts_buf_puts(b, s->pipe.multicast ? "tessel_tma_2d_multicast(&"
+                                     : "tessel_tma_2d(&");
     em->unswizzled = true; /* the box's first element: the TMA swizzles */
     c_access(b, dst->load.buf, dst->load.idx, &em->style);
     em->unswizzled = false;
@@ -306,7 +312,8 @@ void c_pipe(ts_buf *b, const ir_stmt *s, int depth, const ir_stmt_style *st) {
   }
   static const char *const fns[] = {"tessel_mbar_expect_tx",
                                     "tessel_mbar_arrive", "tessel_mbar_wait"};
-  ts_buf_printf(b, "%s(", fns[s->pipe.op]);
+  ts_buf_printf(b, "%s(", s->pipe.multicast ? "tessel_mbar_arrive_cluster"
+                                            : fns[s->pipe.op]);
   barrier_ref(b, em, s, s->pipe.bar);
   if (s->pipe.op == MBAR_EXPECT_TX)
     ts_buf_printf(b, ", %lldu", (long long)s->pipe.pipe->bytes);
@@ -331,6 +338,33 @@ static void tma_store_definitions(ts_buf *b) {
       "__device__ __forceinline__ void tessel_tma_store_wait() {\n"
       "  asm volatile(\"cp.async.bulk.commit_group;\\ncp.async.bulk."
       "wait_group.read 0;\\n\" ::: \"memory\");\n}\n");
+}
+
+/* A cluster's pieces: the barrier of every thread of the cluster (with
+ * release and acquire, so the barriers' initialization before it is seen
+ * by the peers after it); a box multicast into every block of the
+ * cluster, at the same offset of each, completing on each block's barrier
+ * at the same offset; an arrival on a barrier in every block (mapa gives
+ * the peer's address of a shared variable).  Clusters of 2. */
+static void cluster_definitions(ts_buf *b) {
+  ts_buf_puts(b,
+      "__device__ __forceinline__ void tessel_cluster_sync() {\n"
+      "  asm volatile(\"barrier.cluster.arrive.release.aligned;\\n"
+      "barrier.cluster.wait.acquire.aligned;\\n\" ::: \"memory\");\n}\n"
+      "__device__ __forceinline__ void tessel_tma_2d_multicast(void *dst, "
+      "const tessel_tensor_map *map, int x, int y, unsigned long long "
+      "*bar) {\n"
+      "  asm volatile(\"cp.async.bulk.tensor.2d.shared::cluster.global.tile."
+      "mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, {%2, %3}], "
+      "[%4], %5;\\n\" :: \"r\"(tessel_smem(dst)), \"l\"(map), \"r\"(x), "
+      "\"r\"(y), \"r\"(tessel_smem(bar)), \"h\"((unsigned short)3) : "
+      "\"memory\");\n}\n"
+      "__device__ __forceinline__ void tessel_mbar_arrive_cluster(unsigned "
+      "long long *bar) {\n"
+      "  for (unsigned rank = 0; rank < 2; ++rank)\n"
+      "    asm volatile(\"{\\n.reg .b32 r;\\nmapa.shared::cluster.u32 r, "
+      "%0, %1;\\nmbarrier.arrive.shared::cluster.b64 _, [r];\\n}\\n\" :: "
+      "\"r\"(tessel_smem(bar)), \"r\"(rank) : \"memory\");\n}\n");
 }
 
 void tma_definitions(ts_buf *b, const emitter *em) {
@@ -372,4 +406,6 @@ void tma_definitions(ts_buf *b, const emitter *em) {
       "mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\\n\" :: "
       "\"r\"(tessel_smem(dst)), \"l\"(map), \"r\"(x), \"r\"(y), "
       "\"r\"(tessel_smem(bar)) : \"memory\");\n}\n");
+  if (em->cluster_used)
+    cluster_definitions(b);
 }

@@ -295,7 +295,8 @@ static bool pipeline_node(ir_visitor *v, const ir_stmt *s) {
     *r = (ts_pipeline_report){.stages = p->stages, .stage_bytes = p->bytes,
                               .consumer_warps = p->consumers,
                               .producer_thread = p->producer,
-                              .producer_threads = p->producer_threads};
+                              .producer_threads = p->producer_threads,
+                              .cluster = p->cluster > 1 ? p->cluster : 1};
   }
   if (s->kind != S_TMA || s->pipe.stage->kind != E_INT ||
       s->pipe.stage->ival != 0)
@@ -308,7 +309,7 @@ static bool pipeline_node(ir_visitor *v, const ir_stmt *s) {
                      .l2_sectors = s->pipe.box[1] *
                                    ((s->pipe.box[0] * size + 31) / 32),
                      .swizzle = dst->swizzle ? 16 * dst->swizzle : 0,
-                     .per_stage = 1};
+                     .per_stage = 1, .multicast = s->pipe.multicast};
   for (int i = 0; i < r->ntma; i++)
     if (!strcmp(r->tma[i].src, t.src) && !strcmp(r->tma[i].dst, t.dst) &&
         r->tma[i].box[0] == t.box[0] && r->tma[i].box[1] == t.box[1]) {
@@ -318,6 +319,17 @@ static bool pipeline_node(ir_visitor *v, const ir_stmt *s) {
   if (r->ntma < TS_MAX_TMA_REPORTS)
     r->tma[r->ntma++] = t;
   return true;
+}
+
+/* What L2 serves a block for a stage: every box, those multicast to a
+ * cluster shared by its blocks. */
+static int64_t block_fill_bytes(const ts_pipeline_report *p) {
+  int64_t bytes = p->stage_bytes;
+  for (int i = 0; i < p->ntma; i++)
+    if (p->tma[i].multicast)
+      bytes -= p->tma[i].bytes * p->tma[i].per_stage *
+               (p->cluster - 1) / p->cluster;
+  return bytes;
 }
 
 /* C's stores by the TMA: a block's, one box a panel of the stage. */
@@ -424,7 +436,7 @@ static bool explain_kernel(ts_explain *e, const ts_program *p, int i,
   /* What the TMA moves rather than the threads: every k step's fill of
    * the pipeline's stage, and C's stores. */
   if (kr->pipeline.stages)
-    kr->global_bytes += (double)kr->pipeline.stage_bytes *
+    kr->global_bytes += (double)block_fill_bytes(&kr->pipeline) *
                         (double)kr->k_steps;
   kr->global_bytes += (double)kr->stores.count * (double)kr->stores.bytes;
   const ts_gemm *d = &p->def;

@@ -126,9 +126,13 @@ static void print_pipeline(ts_buf *b, const ts_pipeline_report *p) {
   if (!p->stages)
     return;
   ts_buf_printf(b, "TMA pipeline: %d stages of %lld bytes (full and empty "
-                "mbarriers), released by %d consumer warp%s; ", p->stages,
+                "mbarriers), released by %d consumer warp%s", p->stages,
                 (long long)p->stage_bytes, p->consumer_warps,
                 plural(p->consumer_warps));
+  if (p->cluster > 1)
+    ts_buf_printf(b, " (%d in each of a cluster's %d blocks)",
+                  p->consumer_warps / p->cluster, p->cluster);
+  ts_buf_puts(b, "; ");
   if (p->producer_threads)
     ts_buf_printf(b, "a producer warpgroup of %d threads (thread %d "
                   "issues)\n", p->producer_threads, p->producer_thread);
@@ -148,9 +152,14 @@ static void print_pipeline(ts_buf *b, const ts_pipeline_report *p) {
                   (long long)t->bytes, (long long)t->l2_sectors,
                   plural(t->l2_sectors));
     if (t->swizzle)
-      ts_buf_printf(b, "%d-byte swizzle\n", t->swizzle);
+      ts_buf_printf(b, "%d-byte swizzle", t->swizzle);
     else
-      ts_buf_printf(b, "no swizzle\n");
+      ts_buf_printf(b, "no swizzle");
+    if (t->multicast)
+      ts_buf_printf(b, "; multicast to the cluster's %d blocks, each "
+                    "issuing every %s box, so L2 serves it once for them",
+                    p->cluster, p->cluster == 2 ? "second" : "nth");
+    ts_buf_puts(b, "\n");
   }
 }
 

@@ -271,13 +271,7 @@ ts_program *ts_lower(const ts_sched *s) {
   ts_arena_init(&scratch);
   lower_ctx cx = {.s = s, .arena = &scratch, .next_var = s->nloops,
                   .split_k = lower_split_k_loop(s)};
-  const sched_persistent *ps = &s->persistent;
-  if (ps->blocks_per_sm &&
-      !(cx.wave = lower_new_loop(&cx, "wave", ps->rows->extent *
-                                 ps->cols->extent, TS_SERIAL)))
-    lower_fail(&cx, TS_ERR_NO_MEMORY, "ts_lower: out of memory");
-  if (cx.wave)
-    cx.wave->persistent = true;
+  lower_cluster_plan(&cx);
   if (cx.split_k && s->split_k == TS_SPLIT_K_WORKSPACE &&
       !(cx.W = lower_workspace(&cx)))
     lower_fail(&cx, TS_ERR_NO_MEMORY, "ts_lower: out of memory");

@@ -37,6 +37,21 @@ typedef struct lower_ctx {
    * the consumers' once the pipeline wraps the tile loop; NULL: none. */
   ts_loop *wave;
   ir_expr *consumer_test;
+  /* The tile loop's record: ts_persistent's, or where only clusters ask
+   * for the loop, ts_cluster's loops with one tile a block
+   * (blocks_per_sm 0: the grid is C's tiles). */
+  sched_persistent tiles;
+  /* ts_cluster (lower_cluster.c): blocks a cluster (0: none); the block
+   * loop along which a cluster's tiles lie and its extent rounded up to
+   * the cluster, C's tiles counted with it (the wave loop's extent); and
+   * a tile's test that it lies inside C, false for a block past C's edge
+   * that computes its partner's tile again and stores nothing (set by
+   * the swizzle or the persistent pass; NULL: every tile is C's). */
+  int cluster;
+  const ts_loop *pair_loop;
+  int64_t pair_extent;
+  ir_expr *tile_valid;
+  int multicasts; /* pipelines the stages pass made a cluster's */
   bool tma_store; /* C is stored by the TMA (lower_tma_store.c) */
   /* ... in a persistent grid: C's stage, a ring of panels of its own
    * beside the pipeline's stages, whose allocation the persistent pass
@@ -226,6 +241,23 @@ ir_stmt *lower_swizzle(lower_ctx *cx, ir_stmt *root);   /* swizzle.c */
 ir_stmt *lower_persistent(lower_ctx *cx, ir_stmt *root);
 ir_expr *lower_persistent_tile(lower_ctx *cx);
 void lower_persistent_launch(const lower_ctx *cx, ir_kernel *k);
+/* cluster.c: the tile loop's record and ts_cluster's pairing, before the
+ * passes (false, recorded in cx, where the schedule cannot have them);
+ * the index of the pair's loop from its padded value (the tile's test
+ * that it lies in C set in cx); a block's rank in its cluster; a fill's
+ * boxes of the multicast cache issued by the rank whose turn k tile
+ * `ktile` is, each box multicast; whether a TMA tile is the one the
+ * pair shares; and the producer's wait, in a block's last tile, for
+ * each stage's last release of the n k tiles from `base` on. */
+bool lower_cluster_plan(lower_ctx *cx);
+ir_expr *lower_cluster_clamp(lower_ctx *cx, ir_expr *padded);
+ir_expr *lower_cluster_rank(lower_ctx *cx);
+ir_stmt *lower_cluster_multicast(lower_ctx *cx, ir_stmt *issue,
+                                 ir_expr *ktile);
+bool lower_cluster_shared(lower_ctx *cx, const struct ts_stage *st,
+                          const tma_tile *t);
+ir_stmt *lower_cluster_last_releases(lower_ctx *cx, const ir_pipeline *p,
+                                     ir_expr *base, int64_t n);
 /* async.c: stores into pipelined caches made cp.async copies; *min_arch
  * gets 80 where the kernel has asynchronous copies, else 0. */
 ir_stmt *lower_async(ts_arena *a, ir_stmt *root, int *min_arch);

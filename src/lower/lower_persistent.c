@@ -74,12 +74,17 @@ static bool row_major(lower_ctx *cx, indexer *ix) {
   ts_arena *a = cx->arena;
   const ts_loop *rows = ix->ps->rows, *cols = ix->ps->cols;
   bool rows_fast = rows->kind < cols->kind;
-  int64_t fast = rows_fast ? rows->extent : cols->extent;
+  /* A cluster pairs neighbours along the fast loop: an even count of
+   * them, the one past C's edge its partner's again (lower_cluster.c). */
+  int64_t fast = cx->cluster ? cx->pair_extent
+                 : rows_fast ? rows->extent : cols->extent;
   ir_expr *tile = lower_persistent_tile(cx);
   if (!tile)
     return false;
   ir_expr *slow_i = ir_binary(a, E_DIV, tile, ir_int(a, fast));
   ir_expr *fast_i = ir_binary(a, E_MOD, tile, ir_int(a, fast));
+  if (cx->cluster)
+    fast_i = lower_cluster_clamp(cx, fast_i);
   ix->row = rows_fast ? fast_i : slow_i;
   ix->col = rows_fast ? slow_i : fast_i;
   return ix->row && ix->col;
@@ -112,6 +117,29 @@ static const ir_stmt *ws_pipeline(const ir_stmt *s) {
 /* s with the pipeline replaced by its body and the shared allocations
  * on the way dropped (recorded in h); the statements beside the way made
  * the consumers'.  NULL with h->error, or out of memory. */
+static ir_stmt *unwrap(lower_ctx *cx, hoist *h, ir_stmt *s);
+
+/* The statements of the tile beside its pipeline made the consumers';
+ * those after it (the epilogue) only where the tile lies in C: a
+ * cluster's block past C's edge stores nothing. */
+static ir_stmt *unwrap_seq(lower_ctx *cx, hoist *h, ir_stmt *s) {
+  ts_arena *a = cx->arena;
+  ir_stmt **items = ts_arena_alloc(a, sizeof(*items) * (size_t)s->seq.n);
+  ir_expr *before = cx->consumer_test;
+  ir_expr *after = ir_and(a, cx->consumer_test, cx->tile_valid);
+  bool past = false;
+  for (int i = 0; items && i < s->seq.n; i++) {
+    ir_stmt *it = s->seq.items[i];
+    bool pipe = ws_pipeline(it) != NULL;
+    items[i] = pipe ? unwrap(cx, h, it)
+                    : ir_new_if(a, past ? after : before, it, NULL);
+    past = past || pipe;
+    if (!items[i])
+      return NULL;
+  }
+  return items ? ir_new_seq(a, items, s->seq.n) : NULL;
+}
+
 static ir_stmt *unwrap(lower_ctx *cx, hoist *h, ir_stmt *s) {
   ts_arena *a = cx->arena;
   bool shared = s->kind == S_ALLOC && s->alloc.buf->scope == SCOPE_SHARED;
@@ -136,17 +164,8 @@ static ir_stmt *unwrap(lower_ctx *cx, hoist *h, ir_stmt *s) {
     }
     return c;
   }
-  case S_SEQ: {
-    ir_stmt **items = ts_arena_alloc(a, sizeof(*items) * (size_t)s->seq.n);
-    for (int i = 0; items && i < s->seq.n; i++) {
-      ir_stmt *it = s->seq.items[i];
-      items[i] = ws_pipeline(it) ? unwrap(cx, h, it)
-                                 : ir_new_if(a, cx->consumer_test, it, NULL);
-      if (!items[i])
-        return NULL;
-    }
-    return items ? ir_new_seq(a, items, s->seq.n) : NULL;
-  }
+  case S_SEQ:
+    return unwrap_seq(cx, h, s);
   default:
     break;
   }
@@ -197,7 +216,7 @@ static ir_stmt *around_the_ring(lower_ctx *cx, ir_stmt *kernel) {
 
 static bool check(lower_ctx *cx) {
   const ts_sched *s = cx->s;
-  const sched_persistent *ps = &s->persistent;
+  const sched_persistent *ps = &cx->tiles;
   const sched_swizzle *sw = &s->swizzle;
   if (cx->split_k)
     return lower_fail(cx, TS_ERR_BAD_ARG, "ts_lower: a persistent grid "
@@ -224,7 +243,14 @@ ir_stmt *lower_persistent(lower_ctx *cx, ir_stmt *root) {
     return root;
   if (!check(cx))
     return NULL;
-  indexer ix = {.ps = &cx->s->persistent};
+  if (cx->cluster && !cx->multicasts) {
+    lower_fail(cx, TS_ERR_BAD_ARG, "ts_lower: ts_cluster multicasts \"%s\", "
+               "which no TMA pipeline of the kernel fills; attach it in the "
+               "k loop beside the other operand's TMA-filled cache",
+               cx->s->cluster.stage->name);
+    return NULL;
+  }
+  indexer ix = {.ps = &cx->tiles};
   if (!cx->s->swizzle.group && !row_major(cx, &ix))
     return NULL;
   ir_mutator m = {.a = cx->arena, .stmt = set_index, .ctx = &ix};
@@ -256,5 +282,6 @@ void lower_persistent_launch(const lower_ctx *cx, ir_kernel *k) {
     return;
   k->grid[0] = cx->wave->extent;
   k->grid[1] = k->grid[2] = 1;
-  k->persistent = cx->s->persistent.blocks_per_sm;
+  k->persistent = cx->tiles.blocks_per_sm;
+  k->cluster = cx->cluster;
 }

@@ -51,7 +51,10 @@ static ir_expr *launch_order(lower_ctx *cx, const sched_swizzle *sw) {
 
 static bool build_indices(lower_ctx *cx, swizzler *z) {
   ts_arena *a = cx->arena;
-  const int64_t R = z->sw->rows->extent, C = z->sw->cols->extent;
+  /* A cluster pairs neighbouring rows: an even count of them, the one
+   * past C's edge its partner's again (lower_cluster.c). */
+  const int64_t R = cx->cluster ? cx->pair_extent : z->sw->rows->extent;
+  const int64_t C = z->sw->cols->extent;
   const int64_t G = z->sw->group < R ? z->sw->group : R;
   const int64_t L = R - (R - 1) / G * G;
   /* A persistent grid's blocks take the tiles in the order of `tile`. */
@@ -70,6 +73,8 @@ static bool build_indices(lower_ctx *cx, swizzler *z) {
   }
   z->row = z->row ? ir_simplify_expr(a, z->row) : NULL;
   z->col = z->col ? ir_simplify_expr(a, z->col) : NULL;
+  if (cx->cluster)
+    z->row = lower_cluster_clamp(cx, z->row);
   return z->row && z->col;
 }
 

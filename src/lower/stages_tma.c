@@ -56,17 +56,34 @@ static ir_expr *block_thread(walker *w, int producer_threads) {
 
 /* The producer's fill of tile `tile` into stage `stage`: the full
  * barrier's expected bytes, then every cache's boxes. */
-static ir_stmt *tma_fill(ts_arena *a, const ir_pipeline *p, const ts_loop *f,
-                         const attach *at, const tma_tile *tiles,
-                         ir_buffer *const *staged, ir_expr *tile,
-                         ir_expr *stage) {
+static ir_stmt *tma_fill(lower_ctx *cx, const ir_pipeline *p,
+                         const ts_loop *f, const attach *at,
+                         const tma_tile *tiles, ir_buffer *const *staged,
+                         ir_expr *tile, ir_expr *stage) {
+  ts_arena *a = cx->arena;
   ir_stmt *items[MAX_ITEMS + 1];
   int n = 0;
   items[n++] = ir_new_mbarrier(a, p, MBAR_EXPECT_TX, MBAR_FULL, stage, NULL);
-  for (int i = 0; i < at->n; i++)
-    if (staged[i])
-      items[n++] = lower_tma_issue(a, p, &tiles[i], staged[i], f, tile, stage);
+  for (int i = 0; i < at->n; i++) {
+    if (!staged[i])
+      continue;
+    items[n] = lower_tma_issue(a, p, &tiles[i], staged[i], f, tile, stage);
+    /* A cluster's shared tile: one block's turn, into both. */
+    if (p->cluster > 1 && at->stages[i]->multicast)
+      items[n] = lower_cluster_multicast(cx, items[n], tile);
+    n++;
+  }
   return ir_new_seq(a, items, n);
+}
+
+/* A consumer warp's release of a stage: in a cluster, in every block,
+ * whose producers may all write it. */
+static ir_stmt *tma_release(ts_arena *a, const ir_pipeline *p,
+                            ir_expr *stage) {
+  ir_stmt *s = ir_new_mbarrier(a, p, MBAR_ARRIVE, MBAR_EMPTY, stage, NULL);
+  if (s)
+    s->pipe.multicast = p->cluster > 1;
+  return s;
 }
 
 /* A stage's wait for the phase of tile `tile`: parity (tile / S) % 2. */
@@ -91,17 +108,18 @@ typedef struct {
  * the stage's fill before it (the phase before g / S of empty[g % S]; for
  * the first S fills the phase before a barrier's first, which has
  * passed), the fill. */
-static ir_stmt *tma_refill(ts_arena *a, const ir_pipeline *p,
+static ir_stmt *tma_refill(lower_ctx *cx, const ir_pipeline *p,
                            const ts_loop *f, const attach *at,
                            const tma_tile *tiles, ir_buffer *const *staged,
                            ir_expr *tile, ir_expr *g) {
+  ts_arena *a = cx->arena;
   ir_expr *S = ir_int(a, p->stages), *two = ir_int(a, 2);
   ir_expr *stage = ir_binary(a, E_MOD, g, S);
   ir_expr *parity = ir_binary(a, E_MOD, ir_add(a, ir_binary(a, E_DIV, g, S),
                                                 ir_int(a, 1)), two);
   ir_stmt *items[2] = {
       ir_new_mbarrier(a, p, MBAR_WAIT, MBAR_EMPTY, stage, parity),
-      tma_fill(a, p, f, at, tiles, staged, tile, stage)};
+      tma_fill(cx, p, f, at, tiles, staged, tile, stage)};
   return ir_new_seq(a, items, 2);
 }
 
@@ -138,7 +156,7 @@ static ir_stmt *tma_across_tiles(walker *w, ts_loop *f, const attach *at,
   ir_stmt *fills[MAX_DEPTH];
   int nf = 0;
   for (int64_t t = 0; t < S && t < n; t++)
-    fills[nf++] = tma_refill(a, p, f, at, tiles, staged, ir_int(a, t),
+    fills[nf++] = tma_refill(cx, p, f, at, tiles, staged, ir_int(a, t),
                              ir_add(a, base, ir_int(a, t)));
   ir_expr *rk = ir_sub(a, fv, ir_int(a, r->lag));
   ir_expr *rs = ir_binary(a, E_MOD, ir_add(a, base, rk), ir_int(a, S));
@@ -146,31 +164,33 @@ static ir_stmt *tma_across_tiles(walker *w, ts_loop *f, const attach *at,
                             : NULL;
   ir_stmt *consume[3] = {
       tma_wait(a, p, MBAR_FULL, ir_add(a, base, fv)), rest,
-      ir_new_if(a, ir_and(a, started, lane0),
-                ir_new_mbarrier(a, p, MBAR_ARRIVE, MBAR_EMPTY, rs, NULL),
-                NULL)};
+      ir_new_if(a, ir_and(a, started, lane0), tma_release(a, p, rs), NULL)};
   ir_expr *more = ir_binary(a, E_LT, ir_add(a, rk, ir_int(a, S)),
                             ir_int(a, n));
   ir_stmt *body[2] = {
       ir_new_if(a, consumer, ir_new_seq(a, consume, 3), NULL),
       ir_new_if(a, ir_and(a, started, ir_and(a, producer, more)),
-                tma_refill(a, p, f, at, tiles, staged,
+                tma_refill(cx, p, f, at, tiles, staged,
                            ir_add(a, rk, ir_int(a, S)),
                            ir_add(a, ir_add(a, base, rk), ir_int(a, S))),
                 NULL)};
   ir_stmt *tail[MAX_DEPTH];
   int nt = 0;
   for (int64_t k = n - r->lag < 0 ? 0 : n - r->lag; k < n; k++)
-    tail[nt++] = ir_new_mbarrier(
-        a, p, MBAR_ARRIVE, MBAR_EMPTY,
-        ir_binary(a, E_MOD, ir_add(a, base, ir_int(a, k)), ir_int(a, S)),
-        NULL);
-  ir_stmt *items[3] = {ir_new_if(a, producer, ir_new_seq(a, fills, nf), NULL),
+    tail[nt++] = tma_release(
+        a, p, ir_binary(a, E_MOD, ir_add(a, base, ir_int(a, k)),
+                        ir_int(a, S)));
+  ir_stmt *items[4] = {ir_new_if(a, producer, ir_new_seq(a, fills, nf), NULL),
                        ir_new_for(a, f, ir_new_seq(a, body, 2))};
   int ni = 2;
   if (nt)
     items[ni++] = ir_new_if(a, consumer, ir_new_if(a, lane0, ir_new_seq(
                                                    a, tail, nt), NULL), NULL);
+  /* A cluster's block leaves only once its peer's consumers no longer
+   * arrive on its barriers: their last releases. */
+  if (p->cluster > 1)
+    items[ni++] = ir_new_if(a, producer,
+                            lower_cluster_last_releases(cx, p, base, n), NULL);
   ir_stmt *out = ir_new_pipeline(a, p, ir_new_seq(a, items, ni));
   for (int i = 0; i < at->n; i++)
     out = ir_new_alloc(a, staged[i], out);
@@ -200,6 +220,7 @@ ir_stmt *stages_tma_pipeline(walker *w, ts_loop *f, attach *at, int depth,
   ir_buffer *staged[MAX_ITEMS] = {NULL};
   tma_tile tiles[MAX_ITEMS];
   int64_t threads, bytes = 0;
+  int cluster = 1; /* blocks sharing the pipeline's multicast tile */
   ir_expr *tid = stages_thread_id(w, &threads);
   if (outer_repeats || threads % 32 || at->n > 2) {
     stages_fail(
@@ -261,15 +282,30 @@ ir_stmt *stages_tma_pipeline(walker *w, ts_loop *f, attach *at, int depth,
     }
     if (!(staged[i] = stages_copies_of(a, at->stages[i]->buf, depth)))
       return NULL;
+    if (at->stages[i]->multicast) {
+      if (!producer_warps || !lower_cluster_shared(cx, at->stages[i],
+                                                   &tiles[i])) {
+        if (!producer_warps)
+          stages_fail(w, TS_ERR_BAD_ARG, "ts_lower: ts_cluster multicasts "
+                      "\"%s\", whose pipeline at loop \"%s\" has no "
+                      "producer warpgroup (ts_warp_specialize)",
+                      at->stages[i]->name, f->name);
+        w->failed = true;
+        return NULL;
+      }
+      cluster = cx->cluster;
+    }
     bytes += tiles[i].bytes;
     cur.from = at->stages[i]->buf;
     cur.to = staged[i];
     rest = stages_retarget_stmt(a, rest, &cur);
   }
   *p = (ir_pipeline){.id = cx->pipelines++, .stages = depth, .bytes = bytes,
-                     .consumers = (int)(threads / 32),
+                     .consumers = (int)(threads / 32) * cluster,
                      .producer = producer_warps ? (int)threads : 0,
-                     .producer_threads = producer_warps * 32};
+                     .producer_threads = producer_warps * 32,
+                     .cluster = cluster};
+  cx->multicasts += cluster > 1;
   if (producer_warps) {
     cx->consumers = threads;
     cx->producer_threads = p->producer_threads;
@@ -288,14 +324,15 @@ ir_stmt *stages_tma_pipeline(walker *w, ts_loop *f, attach *at, int depth,
   ir_expr *rs = ir_binary(a, E_MOD, r, ir_int(a, depth));
   ir_stmt *refill[2] = {
       tma_wait(a, p, MBAR_EMPTY, r),
-      tma_fill(a, p, f, at, tiles, staged, ir_add(a, r, ir_int(a, depth)), rs)};
+      tma_fill(cx, p, f, at, tiles, staged, ir_add(a, r, ir_int(a, depth)),
+               rs)};
   ir_expr *more = ir_binary(a, E_LT, ir_add(a, r, ir_int(a, depth)),
                             ir_int(a, f->extent));
   ir_expr *started = lag ? ir_binary(a, E_LE, ir_int(a, lag), fv) : NULL;
   ir_stmt *consume[3] = {
       tma_wait(a, p, MBAR_FULL, fv), rest,
       ir_new_if(a, ir_and(a, started, is_thread(a, tid, 32)),
-                ir_new_mbarrier(a, p, MBAR_ARRIVE, MBAR_EMPTY, rs, NULL), NULL)};
+                tma_release(a, p, rs), NULL)};
   ir_stmt *produce = ir_new_if(a, ir_and(a, started, ir_and(a, producer, more)),
                                ir_new_seq(a, refill, 2), NULL);
   /* Warp-specialized, the consumers' part is a role of its own: the
@@ -311,7 +348,7 @@ ir_stmt *stages_tma_pipeline(walker *w, ts_loop *f, attach *at, int depth,
   ir_stmt *fills[MAX_DEPTH];
   int nf = 0;
   for (int t = 0; t < depth && t < f->extent; t++)
-    fills[nf++] = tma_fill(a, p, f, at, tiles, staged, ir_int(a, t),
+    fills[nf++] = tma_fill(cx, p, f, at, tiles, staged, ir_int(a, t),
                            ir_int(a, t));
   ir_stmt *items[2] = {ir_new_if(a, producer, ir_new_seq(a, fills, nf), NULL),
                        ir_new_for(a, f, ir_new_seq(a, body, nbody))};

@@ -40,6 +40,7 @@ typedef enum {
   TR_TMA,
   TR_WARP_SPECIALIZE,
   TR_PERSISTENT,
+  TR_CLUSTER,
 } trace_op;
 
 enum { TRACE_MAX_LOOPS = 16 };
@@ -82,6 +83,8 @@ struct ts_stage {
                  * lowering makes (a 128-byte swizzled buffer) */
   int producer_warps; /* ts_warp_specialize: warps of their own issue the
                        * TMA's copies; 0: a consumer thread does */
+  bool multicast; /* ts_cluster: the operand the cluster's blocks share,
+                   * each box multicast to all of them */
   const void *owner;
 };
 
@@ -99,6 +102,14 @@ typedef struct sched_persistent {
   ts_loop *rows, *cols;
   int blocks_per_sm;
 } sched_persistent;
+
+/* ts_cluster's record: the block loops, the cache multicast and the blocks
+ * a cluster; blocks 0 when the grid has no clusters. */
+typedef struct sched_cluster {
+  ts_loop *rows, *cols;
+  ts_stage *stage;
+  int blocks;
+} sched_cluster;
 
 struct ts_sched {
   ts_arena arena;
@@ -119,6 +130,7 @@ struct ts_sched {
   int min_blocks;     /* ts_min_blocks_per_sm; 0: unset */
   sched_swizzle swizzle;
   sched_persistent persistent;
+  sched_cluster cluster;
   ts_split_k_mode split_k; /* how ts_split_k's blocks combine, if called */
   ir_kernel *lowered; /* cached; dropped by every primitive */
   ts_status status;

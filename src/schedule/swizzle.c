@@ -1,5 +1,6 @@
 /*
- * Block order: ts_swizzle and ts_persistent.
+ * The grid's blocks: their order (ts_swizzle), a persistent grid
+ * (ts_persistent) and clusters (ts_cluster).
  *
  * Block swizzle: the blocks of a grid visit the tiles of C in groups of
  * `group` block rows, column by column inside a group, instead of row by
@@ -16,6 +17,14 @@
  * wave.  The primitive records the loops and the blocks a multiprocessor;
  * lowering (src/lower/lower_persistent.c) wraps the kernel in the tile
  * loop and derives the two loops' values from the tile.
+ *
+ * Clusters: two blocks that run at once on neighbouring multiprocessors,
+ * whose TMA copies the tile both read once, into both (multicast), so
+ * that L2 serves the shared operand once for the pair.  The primitive
+ * records the loops, the cache multicast and the cluster's blocks;
+ * lowering pairs consecutive tiles of the blocks' order (so the blocks
+ * loop over tiles as a persistent grid's do) and builds the multicast
+ * pipeline (src/lower/stages_tma.c).
  */
 #include "sched.h"
 
@@ -85,6 +94,19 @@ static const ts_loop *third_block_loop(const ts_sched *s, const ts_loop *rows,
   return NULL;
 }
 
+/* Check: no block loop but rows and cols (split-K's blockIdx.z): the
+ * grid is C's tiles, which `what` ("a persistent grid loops over"). */
+static bool check_only_tiles(ts_sched *s, const char *fn, const ts_loop *rows,
+                             const ts_loop *cols, const char *what) {
+  const ts_loop *third = third_block_loop(s, rows, cols);
+  if (third)
+    sched_fail(s, TS_ERR_BAD_ARG, third,
+               "%s: loop \"%s\" is bound to %s too; %s the tiles of rows "
+               "and cols only (not with ts_split_k)", fn, third->name,
+               ir_loop_kind_name(third->kind), what);
+  return !third;
+}
+
 ts_status ts_persistent(ts_sched *s, ts_loop *rows, ts_loop *cols,
                         int blocks_per_sm) {
   CHECK_SCHED(s);
@@ -92,15 +114,9 @@ ts_status ts_persistent(ts_sched *s, ts_loop *rows, ts_loop *cols,
   /* Check: two loops bound to two block indices and no third (split-K's
    * blockIdx.z), a count of blocks a multiprocessor can hold, and no
    * persistent grid yet. */
-  if (!check_block_loops(s, fn, rows, cols))
+  if (!check_block_loops(s, fn, rows, cols) ||
+      !check_only_tiles(s, fn, rows, cols, "a persistent grid loops over"))
     return s->status;
-  const ts_loop *third = third_block_loop(s, rows, cols);
-  if (third)
-    return sched_fail(s, TS_ERR_BAD_ARG, third,
-                      "%s: loop \"%s\" is bound to %s too; a persistent "
-                      "grid loops over the tiles of rows and cols only "
-                      "(not with ts_split_k)", fn, third->name,
-                      ir_loop_kind_name(third->kind));
   if (blocks_per_sm < 1 || blocks_per_sm > SCHED_MAX_BLOCKS_PER_SM)
     return sched_fail(s, TS_ERR_BAD_ARG, rows,
                       "%s: argument 4 'blocks_per_sm' must be in 1..%d (got "
@@ -118,5 +134,51 @@ ts_status ts_persistent(ts_sched *s, ts_loop *rows, ts_loop *cols,
   ts_status status = sched_commit(s, fn, s->root, NULL, 0, &rec);
   if (status == TS_OK)
     s->persistent = (sched_persistent){rows, cols, blocks_per_sm};
+  return status;
+}
+
+/* Check: a TMA-filled cache of a producer warpgroup's (the cluster's
+ * releases and multicasts are the mbarrier pipeline's). */
+static bool check_multicast_stage(ts_sched *s, const char *fn,
+                                  const ts_stage *st) {
+  if (!sched_check_read_stage(s, fn, (ts_stage *)st))
+    return false;
+  if (!st->tma || !st->producer_warps) {
+    sched_fail(s, TS_ERR_BAD_ARG, NULL,
+               "%s: \"%s\" is not filled by the TMA with a producer "
+               "warpgroup; a cluster multicasts the TMA's boxes: call "
+               "ts_tma and ts_warp_specialize on it first", fn, st->name);
+    return false;
+  }
+  return true;
+}
+
+ts_status ts_cluster(ts_sched *s, ts_loop *rows, ts_loop *cols,
+                     ts_stage *stage, int blocks) {
+  CHECK_SCHED(s);
+  const char *fn = "ts_cluster";
+  /* Check: two loops bound to two block indices and no third, a stage
+   * the TMA fills beside a producer warpgroup, clusters of 2, none yet. */
+  if (!check_block_loops(s, fn, rows, cols) ||
+      !check_only_tiles(s, fn, rows, cols, "a cluster pairs") ||
+      !check_multicast_stage(s, fn, stage))
+    return s->status;
+  if (blocks != 2)
+    return sched_fail(s, TS_ERR_BAD_ARG, rows,
+                      "%s: argument 5 'blocks' must be 2 (got %d): two "
+                      "blocks share each multicast box", fn, blocks);
+  if (s->cluster.blocks)
+    return sched_fail(s, TS_ERR_ALREADY_BOUND, rows,
+                      "%s: the grid already has clusters of %d blocks, "
+                      "multicasting \"%s\"", fn, s->cluster.blocks,
+                      s->cluster.stage->name);
+  /* Step 1. Record it; lowering pairs the tiles and multicasts. */
+  trace_rec rec = {.op = TR_CLUSTER, .loops = {rows->id, cols->id},
+                   .nloops = 2, .stage = stage->id, .factor = blocks};
+  ts_status status = sched_commit(s, fn, s->root, NULL, 0, &rec);
+  if (status == TS_OK) {
+    s->cluster = (sched_cluster){rows, cols, stage, blocks};
+    stage->multicast = true;
+  }
   return status;
 }

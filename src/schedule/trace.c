@@ -160,6 +160,15 @@ void sched_print_record(ts_buf *b, const ts_sched *s, const trace_rec *r) {
     loop_ref(b, s, r->loops[1]);
     ts_buf_printf(b, ", %lld);\n", (long long)r->factor);
     return;
+  case TR_CLUSTER:
+    ts_buf_puts(b, "ts_cluster(s, ");
+    loop_ref(b, s, r->loops[0]);
+    ts_buf_puts(b, ", ");
+    loop_ref(b, s, r->loops[1]);
+    ts_buf_puts(b, ", ");
+    stage_ref(b, s, r->stage);
+    ts_buf_printf(b, ", %lld);\n", (long long)r->factor);
+    return;
   case TR_VECTORIZE:
     print_loop_call(b, s, "ts_vectorize", r);
     return;
@@ -266,7 +275,8 @@ ts_status sched_replay_record(ts_sched *onto, const trace_rec *r) {
   }
   if ((r->op == TR_TRANSPOSE || r->op == TR_PAD || r->op == TR_DOUBLE_BUFFER ||
        r->op == TR_PIPELINE || r->op == TR_SWIZZLE_STORAGE ||
-       r->op == TR_TMA || r->op == TR_WARP_SPECIALIZE) &&
+       r->op == TR_TMA || r->op == TR_WARP_SPECIALIZE ||
+       r->op == TR_CLUSTER) &&
       r->stage >= onto->nstages)
     return sched_fail(onto, TS_ERR_BAD_ARG, NULL,
                       "ts_replay: the trace names cache %d, which the "
@@ -305,6 +315,9 @@ ts_status sched_replay_record(ts_sched *onto, const trace_rec *r) {
   case TR_SWIZZLE: return ts_swizzle(onto, l[0], l[1], r->factor);
   case TR_PERSISTENT:
     return ts_persistent(onto, l[0], l[1], (int)r->factor);
+  case TR_CLUSTER:
+    return ts_cluster(onto, l[0], l[1], onto->stages[r->stage],
+                      (int)r->factor);
   case TR_SPLIT_K:
     return ts_split_k(onto, l[0], r->factor, r->split_k, &x, &y);
   }

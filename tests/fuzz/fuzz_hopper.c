@@ -11,7 +11,10 @@
  * packed), and C's tile stored through shared memory by the TMA
  * (ts_cache_write(C, TS_SHARED) and ts_tma on it: a ring of panels in a
  * persistent grid, stmatrix's writes with a 16-bit C; lowering refuses it
- * where C's rows are not 16-byte aligned).  The
+ * where C's rows are not 16-byte aligned), and 2-block clusters
+ * multicasting the operand the pair shares (ts_cluster: B's cache in the
+ * swizzle's groups, A's in launch order; broken, the other one, which
+ * lowering refuses).  The
  * definition is fp16 or bf16
  * (one case in ten tf32, whose packed operands the TMA copies from the
  * workspace at any size), any layout, each dimension a multiple of 8 in
@@ -45,6 +48,7 @@ typedef enum {
   BREAK_TWICE,         /* ts_tma or ts_warp_specialize twice */
   BREAK_BATCHES,       /* ts_wgmma_in_flight of -1 or 7 batches */
   BREAK_STORE,         /* C's shared stage without ts_tma, or at i.outer */
+  BREAK_CLUSTER,       /* ts_cluster multicasting the cache not shared */
   BREAK_COUNT
 } breakage;
 
@@ -54,6 +58,7 @@ typedef struct hopper {
   bool tma, ws, vector;
   bool transposed; /* ts_tensorize(s, jj, ii, kk): C's transpose */
   bool store;      /* C's tile stored by the TMA through shared memory */
+  bool cluster;    /* ts_cluster: 2-block clusters */
   breakage broken;
   int victim; /* the operand (0: A, 1: B) a breakage touches */
 } hopper;
@@ -105,6 +110,7 @@ static hopper draw_hopper(fz_case *c) {
   h.persistent = fz_chance(c, 30) ? 1 + (int64_t)fz_pick(c->src, 2) : 0;
   h.transposed = fz_chance(c, 25);
   h.store = fz_chance(c, 30) || h.broken == BREAK_STORE;
+  h.cluster = fz_chance(c, 25) || h.broken == BREAK_CLUSTER;
   return h;
 }
 
@@ -294,6 +300,21 @@ static void store_calls(fz_case *c, const hopper *h, const int blocks[2]) {
     stage_call(c, ts_tma(c->s, c->stages[slot]), "ts_tma", slot, "");
 }
 
+/* Clusters of 2 multicasting the cache of the operand the pair shares:
+ * B's where the swizzle's groups pair block rows, else A's (the pair is
+ * neighbours on blockIdx.x, the block columns; on C's transpose too);
+ * broken, the other's. */
+static void cluster_call(fz_case *c, const hopper *h, const int blocks[2],
+                         const int slots[2]) {
+  int shared = h->swizzle ? 1 : 0;
+  int slot = slots[h->broken == BREAK_CLUSTER ? 1 - shared : shared];
+  ts_buf_printf(&c->prog, "  ts_cluster(s, L[%d], L[%d], S[%d], 2);\n",
+                blocks[0], blocks[1], slot);
+  fz_after_call(c, ts_cluster(c->s, c->loops[blocks[0]], c->loops[blocks[1]],
+                              c->stages[slot], 2),
+                "ts_cluster");
+}
+
 void fz_hopper_case(fz_case *c) {
   /* Plausible calls (gen_args.c's hostile arguments would drop a split's outer
    * loop), with the breakage drawn instead. */
@@ -318,6 +339,8 @@ void fz_hopper_case(fz_case *c) {
   tma_calls(c, &h, 1, slots[1]);
   if (h.store)
     store_calls(c, &h, blocks);
+  if (h.cluster)
+    cluster_call(c, &h, blocks, slots);
   ts_buf_printf(&c->prog, "  ts_unroll(s, L[%d]);\n", kq);
   fz_after_call(c, ts_unroll(c->s, c->loops[kq]), "ts_unroll");
   ts_buf_printf(&c->prog, "  ts_tensorize(s, L[%d], L[%d], L[%d]);\n",

@@ -153,6 +153,7 @@ static void note_calls(const fz_case *c, fz_result *res) {
   res->in_flight = trace && strstr(trace, "ts_wgmma_in_flight(");
   res->persistent = trace && strstr(trace, "ts_persistent(");
   res->tma_store = trace && strstr(trace, "\"C\", TS_SHARED");
+  res->cluster = trace && strstr(trace, "ts_cluster(");
   free(trace);
   res->layout = c->def.layout;
   res->a_type = c->def.a_type;

@@ -44,6 +44,7 @@ typedef struct fz_result {
   bool in_flight;  /* ... ts_wgmma_in_flight */
   bool persistent; /* ... ts_persistent */
   bool tma_store;  /* ... ts_cache_write(C, TS_SHARED), stored by the TMA */
+  bool cluster;    /* ... ts_cluster */
   bool store_refused; /* lowering refused it naming C's shared stage */
   bool transposed; /* a Hopper case tensorized on C's transpose */
   int layout;      /* the definition's ts_layout */
