@@ -284,8 +284,10 @@ static void test_clusters_match_cublas(void **state) {
           }
           ts_sched *s = ts_space_schedule(ts_space_find("warpgroup"), &g,
                                           knobs);
-          if (f == 3 && ts_sched_status(s) == TS_ERR_PRUNED) {
-            /* the store where C's rows are not 16-byte aligned */
+          if (ts_sched_status(s) == TS_ERR_PRUNED &&
+              (f == 3 || strstr(ts_sched_errmsg(s), "on C's transpose"))) {
+            /* the store where C's rows are not 16-byte aligned; launch
+             * order on C's transpose (tf32 NN), config 0's kernel */
             ts_sched_free(s);
             continue;
           }
