@@ -3,6 +3,8 @@
  */
 #include "launch_limits.h"
 
+#include "../src/base/grid.h"
+
 #include <stdio.h>
 
 static bool over(char *msg, size_t len, const char *kernel, const char *device,
@@ -58,9 +60,6 @@ bool resources_fit(const gpu_limits *dev, const char *device,
 }
 
 void launch_grid(const gpu_limits *dev, const ts_launch *l, int64_t grid[3]) {
-  for (int d = 0; d < 3; d++)
-    grid[d] = l->grid[d];
-  int64_t most = (int64_t)dev->multiprocessors * l->persistent;
-  if (l->persistent && most > 0 && most < grid[0])
-    grid[0] = most;
+  ts_grid_launched(l->grid, l->persistent, l->cluster, dev->multiprocessors,
+                   grid);
 }

@@ -192,6 +192,18 @@ static void test_launch_grid_from_multiprocessors(void **state) {
   l = (ts_launch){.grid = {512, 4, 2}, .block = {128, 1, 1}};
   launch_grid(&h100, &l, grid);
   assert_int_equal(grid[0] * grid[1] * grid[2], 512 * 8);
+  /* Clusters of 2 (ts_cluster): whole clusters on any count of
+   * multiprocessors, as __cluster_dims__ needs. */
+  gpu_limits odd = {.multiprocessors = 131};
+  l = (ts_launch){.grid = {512, 1, 1}, .block = {128, 3, 1}, .persistent = 1,
+                  .cluster = 2};
+  launch_grid(&odd, &l, grid);
+  assert_int_equal(grid[0], 130);
+  launch_grid(&h100, &l, grid);
+  assert_int_equal(grid[0], 132);
+  l.grid[0] = 2;
+  launch_grid(&odd, &l, grid);
+  assert_int_equal(grid[0], 2);
 }
 
 /* Drops each mbarrier arrive outside the k loops: the releases of the

@@ -95,7 +95,6 @@ typedef struct ts_pipeline_report {
   int stages;
   int64_t stage_bytes;   /* a stage's fill, every box */
   int consumer_warps;    /* arrivals that release a stage */
-  int cluster;           /* blocks of a cluster sharing it; 1: none */
   int producer_thread;   /* the thread that issues the copies */
   int producer_threads;  /* a warp-specialized producer's; 0: a consumer */
   /* With that producer, setmaxnreg's split: a thread's registers at
@@ -104,6 +103,7 @@ typedef struct ts_pipeline_report {
   int launch_registers, producer_registers, consumer_registers, blocks;
   ts_tma_report tma[TS_MAX_TMA_REPORTS];
   int ntma;
+  int cluster; /* blocks of a cluster sharing it (ts_cluster); 1: none */
 } ts_pipeline_report;
 
 /* C's tile stored by the TMA (ts_cache_write(C, TS_SHARED), ts_tma): a

@@ -32,6 +32,10 @@ typedef struct ts_launch {
    * min(grid[0], multiprocessors x persistent) of them, each looping over
    * the tiles.  0: the grid as given. */
   int persistent;
+  /* Blocks a cluster along x (ts_cluster; the kernel's __cluster_dims__):
+   * the launch keeps grid[0] a multiple of it, a persistent grid's cut
+   * rounded down to whole clusters.  0 or 1: none. */
+  int cluster;
 } ts_launch;
 
 /* Never NULL; check ts_program_status.  A schedule in error gives a

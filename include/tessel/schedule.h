@@ -270,7 +270,8 @@ ts_status ts_swizzle(ts_sched *s, ts_loop *rows, ts_loop *cols,
  * blocks_per_sm is 1..32. */
 ts_status ts_persistent(ts_sched *s, ts_loop *rows, ts_loop *cols,
                         int blocks_per_sm);
-/* Thread-block clusters (sm_90, CUTLASS's ClusterShape 2x1): the grid's
+/* Thread-block clusters (sm_90; CUTLASS's ClusterShape 2x1, or 1x2 where
+ * the pair is two block columns): the grid's
  * blocks go in clusters of `blocks` (2), two consecutive tiles of C in
  * the blocks' order, and `stage`, the TMA-filled cache of the operand
  * the two tiles share, is multicast: each k tile's box is copied once,

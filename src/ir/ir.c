@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "visit.h"
+#include "../base/grid.h"
 
 static const char *const expr_names[] = {
 #define IR_NAME(k, s, form) s,
@@ -195,16 +196,7 @@ static ir_param tensor_map(const ir_stmt *s, ts_param_buffer which) {
 
 void ir_kernel_grid(const ir_kernel *k, int multiprocessors,
                     int64_t grid[3]) {
-  for (int d = 0; d < 3; d++)
-    grid[d] = k->grid[d];
-  int64_t most = (int64_t)multiprocessors * k->persistent;
-  if (k->persistent && most > 0 && most < grid[0])
-    grid[0] = most;
-  /* A cluster's blocks are consecutive on x, which holds whole clusters
-   * (lowering makes C's tiles a multiple of the cluster). */
-  if (k->cluster > 1)
-    grid[0] = grid[0] > k->cluster ? grid[0] - grid[0] % k->cluster
-                                   : k->cluster;
+  ts_grid_launched(k->grid, k->persistent, k->cluster, multiprocessors, grid);
 }
 
 bool ir_kernel_set_params(ts_arena *a, ir_kernel *k) {

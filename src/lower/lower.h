@@ -240,6 +240,9 @@ ir_stmt *lower_swizzle(lower_ctx *cx, ir_stmt *root);   /* swizzle.c */
  * swizzle; and the kernel's grid made the tiles. */
 ir_stmt *lower_persistent(lower_ctx *cx, ir_stmt *root);
 ir_expr *lower_persistent_tile(lower_ctx *cx);
+/* blockIdx.x (below the tiles) or gridDim.x (1..tiles) of the tile loop's
+ * grid, a variable of its own each call. */
+ir_expr *lower_grid_ref(lower_ctx *cx, ir_var_kind kind);
 void lower_persistent_launch(const lower_ctx *cx, ir_kernel *k);
 /* cluster.c: the tile loop's record and ts_cluster's pairing, before the
  * passes (false, recorded in cx, where the schedule cannot have them);

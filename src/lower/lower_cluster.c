@@ -69,7 +69,8 @@ static bool check_cluster(lower_ctx *cx) {
                       "\"%s\" was split or fused away; call ts_cluster "
                       "after the loops are final",
                       cl->rows->live ? cl->cols->name : cl->rows->name);
-  int64_t rows = cl->rows->extent + cl->rows->extent % 2;
+  int64_t rows = (cl->rows->extent + cl->blocks - 1) / cl->blocks *
+                 cl->blocks;
   if (s->swizzle.group && s->swizzle.group < rows &&
       s->swizzle.group % cl->blocks)
     return lower_fail(cx, TS_ERR_BAD_ARG, "ts_lower: ts_cluster pairs "
@@ -117,12 +118,8 @@ ir_expr *lower_cluster_clamp(lower_ctx *cx, ir_expr *padded) {
 
 ir_expr *lower_cluster_rank(lower_ctx *cx) {
   ts_arena *a = cx->arena;
-  ir_var *v = ir_new_var(a, cx->next_var++, "blockIdx.x", VAR_LAUNCH,
-                         cx->wave->extent);
-  if (!v)
-    return NULL;
-  v->tag = TS_BLOCK_X;
-  return ir_binary(a, E_MOD, ir_varref(a, v), ir_int(a, cx->cluster));
+  ir_expr *x = lower_grid_ref(cx, VAR_LAUNCH);
+  return x ? ir_binary(a, E_MOD, x, ir_int(a, cx->cluster)) : NULL;
 }
 
 static ir_stmt *multicast_box(ir_mutator *m, ir_stmt *s) {
@@ -168,14 +165,11 @@ bool lower_cluster_shared(lower_ctx *cx, const struct ts_stage *st,
  * tiles (the tile loop's own test). */
 static ir_expr *last_tile(lower_ctx *cx) {
   ts_arena *a = cx->arena;
-  ir_var *g = ir_new_var(a, cx->next_var++, "gridDim.x", VAR_GRID,
-                         cx->wave->extent + 1);
+  ir_expr *g = lower_grid_ref(cx, VAR_GRID);
   ir_expr *tile = lower_persistent_tile(cx);
-  if (!g || !tile)
-    return NULL;
-  g->tag = TS_BLOCK_X;
-  return ir_binary(a, E_LE, ir_int(a, cx->wave->extent),
-                   ir_add(a, tile, ir_varref(a, g)));
+  return g && tile ? ir_binary(a, E_LE, ir_int(a, cx->wave->extent),
+                               ir_add(a, tile, g))
+                   : NULL;
 }
 
 /* Each stage's last release is that of one of the pipeline's last S

@@ -28,8 +28,7 @@
 
 #include "../ir/visit.h"
 
-/* blockIdx.x (below the tiles) or gridDim.x (1..tiles). */
-static ir_expr *grid_ref(lower_ctx *cx, ir_var_kind kind) {
+ir_expr *lower_grid_ref(lower_ctx *cx, ir_var_kind kind) {
   int64_t tiles = cx->wave->extent;
   ir_var *v = ir_new_var(cx->arena, cx->next_var++,
                          kind == VAR_GRID ? "gridDim.x" : "blockIdx.x", kind,
@@ -41,7 +40,7 @@ static ir_expr *grid_ref(lower_ctx *cx, ir_var_kind kind) {
 
 ir_expr *lower_persistent_tile(lower_ctx *cx) {
   ts_arena *a = cx->arena;
-  ir_expr *x = grid_ref(cx, VAR_LAUNCH), *g = grid_ref(cx, VAR_GRID);
+  ir_expr *x = lower_grid_ref(cx, VAR_LAUNCH), *g = lower_grid_ref(cx, VAR_GRID);
   return x && g ? ir_add(a, x, ir_mul(a, ir_varref(a, cx->wave->var), g))
                 : NULL;
 }
@@ -121,18 +120,20 @@ static ir_stmt *unwrap(lower_ctx *cx, hoist *h, ir_stmt *s);
 
 /* The statements of the tile beside its pipeline made the consumers';
  * those after it (the epilogue) only where the tile lies in C: a
- * cluster's block past C's edge stores nothing. */
+ * cluster's block past C's edge stores nothing.  The consumers' test
+ * stays a test of its own, which the code generator's role split reads
+ * (cuda_tma.c). */
 static ir_stmt *unwrap_seq(lower_ctx *cx, hoist *h, ir_stmt *s) {
   ts_arena *a = cx->arena;
   ir_stmt **items = ts_arena_alloc(a, sizeof(*items) * (size_t)s->seq.n);
-  ir_expr *before = cx->consumer_test;
-  ir_expr *after = ir_and(a, cx->consumer_test, cx->tile_valid);
   bool past = false;
   for (int i = 0; items && i < s->seq.n; i++) {
     ir_stmt *it = s->seq.items[i];
     bool pipe = ws_pipeline(it) != NULL;
+    if (!pipe && past && cx->tile_valid)
+      it = ir_new_if(a, cx->tile_valid, it, NULL);
     items[i] = pipe ? unwrap(cx, h, it)
-                    : ir_new_if(a, past ? after : before, it, NULL);
+                    : ir_new_if(a, cx->consumer_test, it, NULL);
     past = past || pipe;
     if (!items[i])
       return NULL;

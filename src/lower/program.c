@@ -51,6 +51,7 @@ ts_status ts_program_launch(const ts_program *p, ts_launch *out) {
   }
   out->dynamic_shared = p->dynamic_shared;
   out->persistent = p->k.persistent;
+  out->cluster = p->k.cluster;
   return TS_OK;
 }
 
@@ -83,6 +84,7 @@ ts_status ts_program_kernel_launch(const ts_program *p, int i, ts_launch *out) {
   }
   out->dynamic_shared = k == &p->k ? p->dynamic_shared : 0;
   out->persistent = k->persistent;
+  out->cluster = k->cluster;
   return TS_OK;
 }
 

@@ -250,10 +250,12 @@ ir_stmt *stages_tma_pipeline(walker *w, ts_loop *f, attach *at, int depth,
   if (cx->wave && !producer_warps) {
     stages_fail(
         w, TS_ERR_BAD_ARG, "ts_lower: the TMA pipeline of \"%s\" at loop "
-        "\"%s\" would run on across a persistent grid's tiles "
-        "(ts_persistent), which needs a producer warpgroup: add "
-        "ts_warp_specialize(s, <its stage>, 4) on each of its caches, or "
-        "fill them by cp.async (no ts_tma)", at->stages[0]->name, f->name);
+        "\"%s\" would run on across a persistent grid's tiles (%s), "
+        "which needs a producer warpgroup: add ts_warp_specialize(s, <its "
+        "stage>, 4) on each of its caches, or fill them by cp.async (no "
+        "ts_tma)", at->stages[0]->name, f->name,
+        cx->tiles.blocks_per_sm ? "ts_persistent"
+                                : "ts_cluster's blocks take their tiles so");
     return NULL;
   }
   ir_pipeline *p = ts_arena_alloc(a, sizeof(*p));
@@ -283,13 +285,7 @@ ir_stmt *stages_tma_pipeline(walker *w, ts_loop *f, attach *at, int depth,
     if (!(staged[i] = stages_copies_of(a, at->stages[i]->buf, depth)))
       return NULL;
     if (at->stages[i]->multicast) {
-      if (!producer_warps || !lower_cluster_shared(cx, at->stages[i],
-                                                   &tiles[i])) {
-        if (!producer_warps)
-          stages_fail(w, TS_ERR_BAD_ARG, "ts_lower: ts_cluster multicasts "
-                      "\"%s\", whose pipeline at loop \"%s\" has no "
-                      "producer warpgroup (ts_warp_specialize)",
-                      at->stages[i]->name, f->name);
+      if (!lower_cluster_shared(cx, at->stages[i], &tiles[i])) {
         w->failed = true;
         return NULL;
       }
