@@ -12,37 +12,12 @@
  */
 #include "helpers.h"
 #include "run_kernel.h"
+#include "warpgroup.h"
 
 #include "ir/ir.h"
 #include "ir/program_ir.h"
 #include "ir/visit.h"
 #include "schedule/sched.h"
-
-static ts_sched *space_sched(const char *config, int64_t m, int64_t n,
-                             int64_t k, ts_dtype type, ts_layout layout) {
-  ts_gemm g = ts_gemm_make(m, n, k);
-  g.a_type = g.b_type = type;
-  g.math = type == TS_F32 ? TS_MATH_TF32 : TS_MATH_F32;
-  g.layout = layout;
-  char err[256];
-  ts_config *c = ts_config_parse(config, err, sizeof(err));
-  assert_non_null(c);
-  ts_sched *s = ts_space_schedule(ts_space_find("warpgroup"), &g, c);
-  ts_config_free(c);
-  return s;
-}
-
-static ts_program *lowered(const char *config, int64_t m, int64_t n,
-                           int64_t k, ts_dtype type, ts_layout layout,
-                           ts_sched **s) {
-  *s = space_sched(config, m, n, k, type, layout);
-  if (ts_sched_status(*s) != TS_OK)
-    fail_msg("%s: %s", config, ts_sched_errmsg(*s));
-  ts_program *p = ts_lower(*s);
-  if (ts_program_status(p) != TS_OK)
-    fail_msg("%s: %s", config, ts_program_errmsg(p));
-  return p;
-}
 
 /* ---- What lowering makes ---------------------------------------------------- */
 
@@ -71,8 +46,7 @@ static bool count_pipe(ir_visitor *v, const ir_stmt *s) {
 
 static census census_of(const ir_kernel *k) {
   census c = {0};
-  ir_visitor v = {.stmt = count_pipe, .ctx = &c};
-  ir_visit_stmt(&v, k->body);
+  visit_body(k, count_pipe, &c);
   return c;
 }
 
@@ -81,7 +55,8 @@ static census census_of(const ir_kernel *k) {
 static void test_the_pipeline_a_cluster_shares(void **state) {
   (void)state;
   ts_sched *s;
-  ts_program *p = lowered("cluster=2", 300, 520, 256, TS_F16, TS_NT, &s);
+  ts_program *p = warpgroup_lowered("cluster=2",
+                                    300, 520, 256, TS_F16, TS_NT, &s);
   assert_int_equal(p->k.cluster, 2);
   assert_int_equal(p->k.grid[0], 4 * 3);
   assert_int_equal(p->k.persistent, 0);
@@ -119,8 +94,8 @@ static void test_the_pipeline_a_cluster_shares(void **state) {
 static void test_a_persistent_grid_of_clusters(void **state) {
   (void)state;
   ts_sched *s;
-  ts_program *p = lowered("cluster=2,persistent=1", 4096, 4096, 128, TS_F16,
-                          TS_NN, &s);
+  ts_program *p = warpgroup_lowered("cluster=2,persistent=1",
+                                    4096, 4096, 128, TS_F16, TS_NN, &s);
   assert_int_equal(p->k.cluster, 2);
   assert_int_equal(p->k.persistent, 1);
   int64_t grid[3];
@@ -137,8 +112,8 @@ static void test_a_persistent_grid_of_clusters(void **state) {
 static void test_launch_order_pairs_columns(void **state) {
   (void)state;
   ts_sched *s;
-  ts_program *p = lowered("cluster=2,swizzle=0", 300, 520, 64, TS_BF16,
-                          TS_TN, &s);
+  ts_program *p = warpgroup_lowered("cluster=2,swizzle=0",
+                                    300, 520, 64, TS_BF16, TS_TN, &s);
   census c = census_of(&p->k);
   assert_true(c.multicast_boxes > 0);
   char *src = ts_program_cuda(p);
@@ -153,37 +128,14 @@ static void test_launch_order_pairs_columns(void **state) {
 
 /* ---- Correct, at odd shapes ------------------------------------------------- */
 
+static void has_clusters(const ts_program *p) {
+  assert_int_equal(p->k.cluster, 2);
+}
+
 static void check_shapes(const char *config) {
   const int64_t shapes[][3] = {
       {300, 520, 100}, {129, 264, 64}, {1, 8, 1}, {37, 56, 29}};
-  const ts_dtype types[] = {TS_F16, TS_BF16, TS_F32};
-  for (int i = 0; i < 4; i++)
-    for (int t = 0; t < 3; t++)
-      for (int l = TS_NN; l <= TS_TT; l++) {
-        ts_sched *s = space_sched(config, shapes[i][0], shapes[i][1],
-                                  shapes[i][2], types[t], (ts_layout)l);
-        if (ts_sched_status(s) == TS_ERR_PRUNED) {
-          /* store=1 where C's rows are not 16-byte aligned; swizzle=0 on
-           * C's transpose (tf32 NN), which is swizzle=8's kernel */
-          if (!strstr(config, "store=1") &&
-              !strstr(ts_sched_errmsg(s), "on C's transpose"))
-            fail_msg("%s: %s", config, ts_sched_errmsg(s));
-          ts_sched_free(s);
-          continue;
-        }
-        assert_int_equal(ts_sched_status(s), TS_OK);
-        ts_program *p = ts_lower(s);
-        if (ts_program_status(p) != TS_OK)
-          fail_msg("%s: %s", config, ts_program_errmsg(p));
-        assert_int_equal(p->k.cluster, 2);
-        char msg[1024];
-        if (ts_program_check(p, 7, msg, sizeof(msg)) != TS_OK)
-          fail_msg("%s at %lldx%lldx%lld, layout %d, type %d: %s", config,
-                   (long long)shapes[i][0], (long long)shapes[i][1],
-                   (long long)shapes[i][2], l, t, msg);
-        ts_program_free(p);
-        ts_sched_free(s);
-      }
+  warpgroup_check_shapes(config, shapes, 4, has_clusters);
 }
 
 static void test_clusters_check_at_odd_shapes(void **state) {
@@ -243,13 +195,6 @@ static bool is_turn(const ir_stmt *s) {
          s->if_.then_->pipe.multicast;
 }
 
-static ir_stmt *copy_of(ir_mutator *mu, const ir_stmt *s) {
-  ir_stmt *c = ts_arena_alloc(mu->a, sizeof(*c));
-  assert_non_null(c);
-  *c = *s;
-  return c;
-}
-
 static ir_stmt *mutate(ir_mutator *mu, ir_stmt *s) {
   mutant *x = mu->ctx;
   if (x->m == NO_LAST_RELEASES && is_last_releases(s)) {
@@ -262,19 +207,12 @@ static ir_stmt *mutate(ir_mutator *mu, ir_stmt *s) {
   }
   ir_stmt *n = ir_mutate_stmt_children(mu, s);
   if (x->m == NOT_MULTICAST && n->kind == S_TMA && n->pipe.multicast) {
-    n = copy_of(mu, n);
+    n = stmt_copy(mu->a, n);
     n->pipe.multicast = false;
     x->changed++;
   }
-  if (x->m == RELEASES_COUNTED_ONCE &&
-      (n->kind == S_PIPELINE || n->kind == S_TMA || n->kind == S_MBARRIER)) {
-    if (!x->copy) {
-      x->copy = ts_arena_alloc(mu->a, sizeof(*x->copy));
-      *x->copy = *n->pipe.pipe;
-      x->copy->consumers /= 2;
-    }
-    n = copy_of(mu, n);
-    n->pipe.pipe = x->copy;
+  if (x->m == RELEASES_COUNTED_ONCE) {
+    n = with_consumers(mu->a, n, &x->copy, 1, 2);
     x->changed += n->kind == S_PIPELINE;
   }
   return n;
@@ -283,7 +221,8 @@ static ir_stmt *mutate(ir_mutator *mu, ir_stmt *s) {
 static void assert_mutant_faults(mutation m, int changed,
                                  const char *const says[2]) {
   ts_sched *s;
-  ts_program *p = lowered("cluster=2", 300, 264, 512, TS_F16, TS_NT, &s);
+  ts_program *p = warpgroup_lowered("cluster=2",
+                                    300, 264, 512, TS_F16, TS_NT, &s);
   ir_kernel k = p->k;
   mutant x = {.m = m};
   ir_mutator mu = {.a = &p->arena, .stmt = mutate, .ctx = &x};
@@ -375,7 +314,7 @@ static void test_the_operand_the_pair_does_not_share(void **state) {
 /* The trace prints the call and replays it. */
 static void test_the_trace_replays_it(void **state) {
   (void)state;
-  ts_sched *s = space_sched("cluster=2", 300, 520, 64, TS_F16, TS_NT);
+  ts_sched *s = warpgroup_sched("cluster=2", 300, 520, 64, TS_F16, TS_NT);
   char *trace = ts_print_trace(s);
   assert_non_null(trace);
   assert_non_null(strstr(trace, "ts_cluster(s, i_outer, j_outer, B_shared, "
@@ -403,7 +342,7 @@ static void test_the_trace_replays_it(void **state) {
 /* The space prunes a cluster without a producer warpgroup's pipeline. */
 static void test_the_space_prunes_clusters_without_a_producer(void **state) {
   (void)state;
-  ts_sched *s = space_sched("cluster=2,warpspec=0", 512, 512, 512, TS_F16,
+  ts_sched *s = warpgroup_sched("cluster=2,warpspec=0", 512, 512, 512, TS_F16,
                             TS_NT);
   assert_int_equal(ts_sched_status(s), TS_ERR_PRUNED);
   assert_non_null(strstr(ts_sched_errmsg(s), "cluster=2 without a producer"));

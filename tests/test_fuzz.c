@@ -63,6 +63,7 @@ typedef struct tally {
   long tma_store[4]; /* C stored through shared memory by the TMA */
   long ring[4];      /* ... in a persistent grid: a ring of panels */
   long cluster[4];   /* 2-block clusters multicasting (ts_cluster) */
+  long pingpong[4];  /* ping-pong consumers (ts_pingpong) */
   long stmatrix[4];  /* ... of a 16-bit C: written by stmatrix */
   long store_refused; /* refused at lowering for C's shared stage */
   long transposed[4], transposed_tf32[4]; /* wgmma on C's transpose, and
@@ -97,6 +98,7 @@ static void count_case(tally *t, const fz_result *r, double seconds) {
   t->tma_store[r->outcome] += r->tma_store;
   t->ring[r->outcome] += r->tma_store && r->persistent;
   t->cluster[r->outcome] += r->cluster;
+  t->pingpong[r->outcome] += r->pingpong;
   t->stmatrix[r->outcome] += r->tma_store && r->c_type != TS_F32;
   t->store_refused += r->store_refused;
   t->transposed[r->outcome] += r->transposed;
@@ -158,6 +160,7 @@ static void print_tally(const tally *t, uint64_t base, uint64_t cases) {
   print_calls(t->ring, "did so in a persistent grid (a ring of panels)");
   print_calls(t->stmatrix, "did so with a 16-bit C (stmatrix)");
   print_calls(t->cluster, "multicast in 2-block clusters (ts_cluster)");
+  print_calls(t->pingpong, "had ping-pong consumers (ts_pingpong)");
   print_calls(t->transposed, "tensorized C's transpose (wgmma's a from B)");
   print_calls(t->transposed_tf32, "did so in tf32");
   print_hopper_coverage(t);
@@ -180,7 +183,7 @@ static void print_tally(const tally *t, uint64_t base, uint64_t cases) {
  * wgmma in flight or a persistent grid (a warp-specialized one among
  * them) or on C's transpose (in tf32 among them) or C stored by the TMA
  * (in a persistent grid's ring, and of a 16-bit C by stmatrix, among them)
- * or clusters multicasting a tile;
+ * or clusters multicasting a tile, or ping-pong consumers;
  * and meets the TMA refused at lowering (rows not 16-byte aligned, a
  * breakage of a Hopper case), C's store among them. */
 static void assert_hopper_coverage(const tally *t) {
@@ -192,6 +195,7 @@ static void assert_hopper_coverage(const tally *t) {
   assert_true(t->ring[FZ_PASS_CHECKED] > 0);
   assert_true(t->stmatrix[FZ_PASS_CHECKED] > 0);
   assert_true(t->cluster[FZ_PASS_CHECKED] > 0);
+  assert_true(t->pingpong[FZ_PASS_CHECKED] > 0);
   assert_true(t->store_refused > 0);
   assert_true(t->transposed[FZ_PASS_CHECKED] > 0);
   assert_true(t->transposed_tf32[FZ_PASS_CHECKED] > 0);

@@ -104,6 +104,9 @@ typedef struct ts_pipeline_report {
   ts_tma_report tma[TS_MAX_TMA_REPORTS];
   int ntma;
   int cluster; /* blocks of a cluster sharing it (ts_cluster); 1: none */
+  /* Consumer warpgroups taking the tiles in turn, each reading the
+   * stages of its own (ts_pingpong); 0: none. */
+  int pingpong;
 } ts_pipeline_report;
 
 /* C's tile stored by the TMA (ts_cache_write(C, TS_SHARED), ts_tma): a

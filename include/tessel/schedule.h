@@ -209,6 +209,19 @@ ts_status ts_tma(ts_sched *s, ts_stage *stage);
  * ts_tma on the stage; every TMA-filled stage at the loop must be
  * specialized alike. */
 ts_status ts_warp_specialize(ts_sched *s, ts_stage *stage, int producer_warps);
+/* Ping-pong consumers (CUTLASS's KernelTmaWarpSpecializedPingpong) of a
+ * producer warpgroup's pipeline in a persistent grid (ts_persistent):
+ * the block gets a second consumer warpgroup, on threadIdx.z, and the
+ * two take the block's tiles in turn, each computing a whole tile (the
+ * schedule's block of one warpgroup, 128 threads), so that one's
+ * epilogue runs beside the other's main loop.  The producer fills one
+ * ring of stages for both, tile after tile; an order barrier pair hands
+ * the ring over, a consumer waiting on its own before its tile's first
+ * stage and arriving on the other's once its main loop is done.  Every
+ * TMA-filled stage at the loop must be marked alike.  Lowering refuses
+ * it without ts_persistent, with ts_cluster or C stored by the TMA, and
+ * for a block of other than 128 threads or with threadIdx.z bound. */
+ts_status ts_pingpong(ts_sched *s, ts_stage *stage);
 /* wgmma batches left running across iterations of `loop`, the k loop
  * whose caches are pipelined: with `batches` 1, iteration ko's batch of
  * wgmma is waited for in iteration ko + 1, after that iteration's batch is

@@ -104,8 +104,8 @@ static const ts_space spaces[] = {
     {"warpgroup", "wg128's block tiles, warpgroups, cp.async stages, "
      "block swizzle, wgmma batches in flight, TMA copies, a producer "
      "warpgroup, a persistent grid, blocks a multiprocessor, packed "
-     "operands, C stored by the TMA and 2-block clusters (wgmma, sm_90: "
-     "f16, bf16 or tf32)",
+     "operands, C stored by the TMA, 2-block clusters and ping-pong "
+     "consumers (wgmma, sm_90: f16, bf16 or tf32)",
      space_warpgroup, true,
      true},
 };

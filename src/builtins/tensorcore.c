@@ -120,6 +120,9 @@ typedef struct wg_tiling {
                       * rows are 16-byte aligned */
   int64_t cluster;   /* blocks a cluster (ts_cluster) multicasting the
                       * operand a cluster's tiles share; 0 or 1: none */
+  int64_t pingpong;  /* two consumer warpgroups taking the persistent
+                      * grid's tiles in turn (ts_pingpong), each a whole
+                      * tile of one warpgroup's (bm 64) */
 } wg_tiling;
 
 /* Whether the TMA can copy operand A (else B) as it lies in memory: each
@@ -261,6 +264,10 @@ static ts_status warpgroup_tiles(ts_sched *s, const wg_tiling *t) {
   if (t->cluster > 1)
     ts_cluster(s, io, jo, t->swizzle && !transposed ? bs : as,
                (int)t->cluster);
+  if (t->pingpong) {
+    ts_pingpong(s, as);
+    ts_pingpong(s, bs);
+  }
   if (tma_stores(g, t)) {
     ts_stage *cs;
     ts_cache_write(s, "C", TS_SHARED, jo, &cs);
@@ -285,7 +292,7 @@ static ts_status warpgroup_tiles(ts_sched *s, const wg_tiling *t) {
  * is issued: fp16, bf16, or tf32 (an operand that lies m- or n-major
  * packed k-major and rounded, a k-major one read as it lies), on sm_90. */
 ts_status example_wg128(ts_sched *s) {
-  return warpgroup_tiles(s, &(wg_tiling){128, 256, 4, 0, 1, 0, 0, 0, 1, 0, 0, 0});
+  return warpgroup_tiles(s, &(wg_tiling){128, 256, 4, 0, 1, 0, 0, 0, 1, 0, 0, 0, 0});
 }
 
 /* wg128 with the tiles copied by the TMA: one thread fills a stage, an
@@ -295,7 +302,7 @@ ts_status example_wg128(ts_sched *s) {
  * cannot copy them as they lie) and of a tf32 one that lies m- or
  * n-major. */
 ts_status example_wgtma(ts_sched *s) {
-  return warpgroup_tiles(s, &(wg_tiling){128, 256, 4, 0, 1, 1, 0, 0, 1, 0, 0, 0});
+  return warpgroup_tiles(s, &(wg_tiling){128, 256, 4, 0, 1, 1, 0, 0, 1, 0, 0, 0, 0});
 }
 
 /* wgtma warp-specialized: a third warpgroup, the producer, issues the
@@ -306,7 +313,7 @@ ts_status example_wgtma(ts_sched *s) {
  * all of B, more than L2 keeps, and the groups keep the tiles the
  * running blocks share there (docs/performance.md). */
 ts_status example_wgws(ts_sched *s) {
-  return warpgroup_tiles(s, &(wg_tiling){128, 256, 4, 8, 1, 1, 1, 0, 1, 0, 0, 0});
+  return warpgroup_tiles(s, &(wg_tiling){128, 256, 4, 8, 1, 1, 1, 0, 1, 0, 0, 0, 0});
 }
 
 /* wgws in a persistent grid: one block a multiprocessor loops over the
@@ -314,7 +321,7 @@ ts_status example_wgws(ts_sched *s) {
  * filling the next tile's first stages while the consumers write the
  * last tile's C, the pipeline's phases running on across tiles. */
 ts_status example_wgpers(ts_sched *s) {
-  return warpgroup_tiles(s, &(wg_tiling){128, 256, 4, 8, 1, 1, 1, 1, 1, 0, 0, 0});
+  return warpgroup_tiles(s, &(wg_tiling){128, 256, 4, 8, 1, 1, 1, 1, 1, 0, 0, 0, 0});
 }
 
 /* wgws in 128 x 128 tiles of 2 consumer warpgroups of 64 x 128, 6
@@ -328,7 +335,7 @@ ts_status example_wgpers(ts_sched *s) {
  * consumer warpgroups at small, medium and skinny shapes in every layout
  * (docs/performance.md, "A built-in for small and skinny shapes"). */
 ts_status example_wgskinny(ts_sched *s) {
-  return warpgroup_tiles(s, &(wg_tiling){128, 128, 6, 8, 0, 1, 1, 0, 1, 0, 0, 0});
+  return warpgroup_tiles(s, &(wg_tiling){128, 128, 6, 8, 0, 1, 1, 0, 1, 0, 0, 0, 0});
 }
 
 /* wgws with C's tile written into shared memory over the pipeline's
@@ -337,7 +344,25 @@ ts_status example_wgskinny(ts_sched *s) {
  * elsewhere wgws's stores): with a 16-bit C 1.2-2.0% faster than wgws at
  * 4096^3 on an H200, with an fp32 C within 1.2% (docs/performance.md). */
 ts_status example_wgstore(ts_sched *s) {
-  return warpgroup_tiles(s, &(wg_tiling){128, 256, 4, 8, 1, 1, 1, 0, 1, 0, 1, 0});
+  return warpgroup_tiles(s, &(wg_tiling){128, 256, 4, 8, 1, 1, 1, 0, 1, 0, 1, 0, 0});
+}
+
+/* Why ping-pong consumers do not fit the tiling (NULL: they do, or none
+ * are asked): they take a producer warpgroup's persistent grid's tiles,
+ * a team is one warpgroup, and each writes C from its registers. */
+static const char *pingpong_alone(const wg_tiling *t) {
+  if (!t->pingpong)
+    return NULL;
+  if (!t->ws || !t->persistent)
+    return "without a producer warpgroup's persistent grid (warpspec=1, "
+           "persistent=1), whose tiles the teams take in turn";
+  if (t->bm != 64)
+    return "with bm other than 64: a team is one warpgroup";
+  if (t->cluster > 1)
+    return "with cluster=2: not built for clusters";
+  if (t->store)
+    return "with store=1: both teams would write C's one shared stage";
+  return NULL;
 }
 
 /* Each knob's first value is wgws's, so that the first configuration,
@@ -370,6 +395,7 @@ ts_status space_warpgroup(ts_sched *s, ts_config *c) {
   t.pack = ts_knob(c, "pack", 2, (int64_t[]){0, 1});
   t.store = ts_knob(c, "store", 2, (int64_t[]){0, 1});
   t.cluster = ts_knob(c, "cluster", 2, (int64_t[]){1, 2});
+  t.pingpong = ts_knob(c, "pingpong", 2, (int64_t[]){0, 1});
   int64_t bytes = t.stages * (t.bm + t.bn) * 128; /* k tiles of 128 bytes */
   /* C's tile for the TMA's store lies over the stages: the larger; in a
    * persistent grid two 128-byte panels of it lie beside them. */
@@ -387,10 +413,13 @@ ts_status space_warpgroup(ts_sched *s, ts_config *c) {
    * 154 for 128), under the 65536 of an SM shared by its blocks.  With a
    * producer warpgroup the registers a thread has at launch count: ptxas
    * holds each wgmma to them, whatever setmaxnreg.inc gives later. */
-  int64_t threads = t.bm / 64 * 128, regs = t.bn / 2 + 30;
+  int64_t threads = t.bm / 64 * 128 * (t.pingpong ? 2 : 1);
+  int64_t regs = t.bn / 2 + 30;
   ts_register_split split;
   bool split_fits = ts_register_split_of(threads, 128, (int)t.blocks, &split);
-  if (!ts_knob_require(c, bytes <= TS_SHARED_BLOCK_MAX, "%lld KiB of shared memory "
+  const char *alone = pingpong_alone(&t);
+  if (!ts_knob_require(c, !alone, "pingpong=1 %s", alone) ||
+      !ts_knob_require(c, bytes <= TS_SHARED_BLOCK_MAX, "%lld KiB of shared memory "
                        "a block", (long long)(bytes / 1024)) ||
       !ts_knob_require(c, t.blocks * (bytes + TS_SHARED_RESERVED_BLOCK) <=
                        TS_SHARED_SM_MAX, "%lld blocks of %lld KiB of shared "

@@ -111,9 +111,10 @@ static json_t *pipeline_json(const ts_pipeline_report *p) {
     }
   }
   return boxes ? json_pack("{s:i, s:I, s:i, s:i, s:i, s:i, s:i, s:i, s:i, "
-                           "s:i, s:o}", "stages", p->stages, "stage_bytes",
-                           (json_int_t)p->stage_bytes, "consumer_warps",
-                           p->consumer_warps, "cluster", p->cluster,
+                           "s:i, s:i, s:o}", "stages", p->stages,
+                           "stage_bytes", (json_int_t)p->stage_bytes,
+                           "consumer_warps", p->consumer_warps, "cluster",
+                           p->cluster, "pingpong", p->pingpong,
                            "producer_thread",
                            p->producer_thread, "producer_threads",
                            p->producer_threads, "launch_registers",

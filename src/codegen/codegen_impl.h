@@ -37,6 +37,9 @@ typedef struct {
   bool tma_used;   /* TMA copies and mbarriers: their helpers */
   bool tma_store_used; /* TMA stores: theirs */
   bool cluster_used; /* a cluster's multicasts and remote arrivals */
+  /* In ping-pong consumers' part: threadIdx.z, their team, is printed as
+   * tessel_team, the value broadcast from the warp's lane 0 (cuda_tma.c). */
+  bool team_uniform;
 } emitter;
 
 /* The CUDA name of t, noting that its header is needed. */

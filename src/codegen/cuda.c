@@ -26,8 +26,10 @@ const char *cuda_type(emitter *em, ts_dtype t) {
 }
 
 static void c_var(ts_buf *b, const ir_var *v, const ir_expr_style *st) {
-  (void)st;
-  if (v->kind == VAR_LAUNCH)
+  const emitter *em = st->ctx;
+  if (v->kind == VAR_LAUNCH && v->tag == TS_THREAD_Z && em->team_uniform)
+    ts_buf_puts(b, "tessel_team");
+  else if (v->kind == VAR_LAUNCH)
     ts_buf_puts(b, ir_loop_kind_name(v->tag)); /* blockIdx.x */
   else if (v->kind == VAR_GRID)
     ts_buf_printf(b, "gridDim.%c", "xyz"[v->tag - TS_BLOCK_X]);

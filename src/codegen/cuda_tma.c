@@ -23,7 +23,7 @@
 
 #include "../ir/visit.h"
 
-static const char *const bars[2] = {"full", "empty"};
+static const char *const bars[3] = {"full", "empty", "order"};
 
 static void barrier_ref(ts_buf *b, emitter *em, const ir_stmt *s,
                         ir_mbar_which w) {
@@ -42,6 +42,12 @@ static void c_pipeline(ts_buf *b, emitter *em, const ir_stmt *s, int depth) {
   ts_buf_printf(b, "__shared__ __align__(8) unsigned long long tessel_full%d"
                 "[%d], tessel_empty%d[%d];\n", p->id, p->stages, p->id,
                 p->stages);
+  if (p->pingpong) {
+    ts_buf_indent(b, depth);
+    ts_buf_printf(b, "__shared__ __align__(8) unsigned long long "
+                  "tessel_order%d[%d];  // ping-pong's turn\n", p->id,
+                  p->pingpong);
+  }
   ts_buf_indent(b, depth);
   ts_buf_printf(b, "if (threadIdx.x + threadIdx.y + threadIdx.z == 0) {\n");
   ts_buf_indent(b, depth + 1);
@@ -53,6 +59,12 @@ static void c_pipeline(ts_buf *b, emitter *em, const ir_stmt *s, int depth) {
                 p->consumers);
   ts_buf_indent(b, depth + 1);
   ts_buf_puts(b, "}\n");
+  if (p->pingpong) {
+    ts_buf_indent(b, depth + 1);
+    ts_buf_printf(b, "for (int s = 0; s < %d; ++s) "
+                  "tessel_mbar_init(&tessel_order%d[s], %d);\n",
+                  p->pingpong, p->id, p->consumers);
+  }
   ts_buf_indent(b, depth + 1);
   ts_buf_puts(b, "asm volatile(\"fence.mbarrier_init.release.cluster;\\n\" "
               "::: \"memory\");\n");
@@ -74,7 +86,7 @@ static bool find_role(ir_visitor *v, const ir_stmt *s) {
                                  s->pipe.bar == MBAR_EMPTY)))
     *r = ROLE_PRODUCER;
   else if (s->kind == S_MBARRIER && ((s->pipe.op == MBAR_WAIT &&
-                                      s->pipe.bar == MBAR_FULL) ||
+                                      s->pipe.bar != MBAR_EMPTY) ||
                                      s->pipe.op == MBAR_ARRIVE))
     *r = ROLE_CONSUMER;
   v->stop |= *r != ROLE_ANY;
@@ -122,6 +134,48 @@ static role role_of(const ir_stmt *s, const ir_pipeline *p) {
   return r;
 }
 
+/* c less its conjunct `thread < consumers`, true in the consumers' part
+ * (NULL: nothing left; c itself: no such conjunct).  The simplifier
+ * folds an `if` under the role test into one test of both, as it does
+ * ping-pong's team test. */
+static ir_expr *without_consumer_test(ts_arena *a, ir_expr *c,
+                                      const ir_pipeline *p) {
+  if (is_thread_test(c, E_LT, p))
+    return NULL;
+  if (c->kind != E_AND)
+    return c;
+  ir_expr *l = without_consumer_test(a, c->op.a, p);
+  ir_expr *r = without_consumer_test(a, c->op.b, p);
+  if (l == c->op.a && r == c->op.b)
+    return c;
+  return !l ? r : !r ? l : ir_and(a, l, r);
+}
+
+static bool reads_no_loop_or_memory(ir_visitor *v, const ir_expr *e) {
+  const ir_var *loop = ((const ir_var **)v->ctx)[0];
+  if (e->kind == E_LOAD || (e->kind == E_VAR && e->var == loop))
+    ((const ir_var **)v->ctx)[1] = loop; /* found */
+  return true;
+}
+
+/* body's one statement where it is an `if` (no else) whose test does not
+ * change in loop f (reads neither its variable nor memory), else NULL:
+ * the role's part of the loop is then run under the test, once, around
+ * the loop.  Ping-pong's team test so holds a tile's whole k loop of
+ * wgmma: tested each iteration, ptxas serializes the wgmma (its C7515:
+ * a path may leave the batch in flight while other code defines the
+ * accumulators). */
+static ir_stmt *invariant_test(ir_stmt *body, const ir_stmt *f) {
+  while (body && body->kind == S_SEQ && body->seq.n == 1)
+    body = body->seq.items[0];
+  if (!body || body->kind != S_IF || body->if_.else_)
+    return NULL;
+  const ir_var *ctx[2] = {f->for_.loop->var, NULL};
+  ir_visitor v = {.expr = reads_no_loop_or_memory, .ctx = ctx};
+  ir_visit_expr(&v, body->if_.cond);
+  return ctx[1] ? NULL : body;
+}
+
 /* s less the other role's statements (NULL: nothing left); loops and
  * sequences are copied where they change, the rest shared.  In the
  * consumers' part their role test, true there, goes: wgmma inside a
@@ -142,17 +196,24 @@ static ir_stmt *role_part(ts_arena *a, ir_stmt *s, const ir_pipeline *p,
   if (s->kind == S_FOR || s->kind == S_ALLOC) {
     ir_stmt **at = s->kind == S_FOR ? &s->for_.body : &s->alloc.body;
     ir_stmt *body = role_part(a, *at, p, keep);
+    ir_stmt *test = s->kind == S_FOR ? invariant_test(body, s) : NULL;
     ir_stmt *c = body ? ts_arena_alloc(a, sizeof(*c)) : NULL;
     if (c) {
       memcpy(c, s, sizeof(*c));
-      *(s->kind == S_FOR ? &c->for_.body : &c->alloc.body) = body;
+      *(s->kind == S_FOR ? &c->for_.body : &c->alloc.body) =
+          test ? test->if_.then_ : body;
     }
-    return c;
+    return c && test ? ir_new_if(a, test->if_.cond, c, NULL) : c;
   }
   role r = role_of(s, p);
   if (r == ROLE_CONSUMER && keep == ROLE_CONSUMER && s->kind == S_IF &&
-      is_consumer_test(s, p))
-    return s->if_.then_;
+      !s->if_.else_) {
+    ir_expr *rest = without_consumer_test(a, s->if_.cond, p);
+    if (!rest)
+      return s->if_.then_;
+    if (rest != s->if_.cond)
+      return ir_new_if(a, rest, s->if_.then_, NULL);
+  }
   return r == ROLE_ANY || r == keep ? s : NULL;
 }
 
@@ -250,8 +311,19 @@ static void c_roles(ts_buf *b, emitter *em, const ir_stmt *s, int depth,
   ts_buf_indent(b, depth);
   ts_buf_printf(b, "asm volatile(\"setmaxnreg.inc.sync.aligned.u32 %d;\\n\");\n",
                 em->k->registers.consumer);
+  /* Ping-pong's team tests hold the wgmma: threadIdx.z broadcast from
+   * lane 0 is a value ptxas knows the warp agrees on (a test of
+   * threadIdx.z itself it cannot prove uniform, and serializes the
+   * wgmma under it, as for the role test above). */
+  if (p->pingpong) {
+    ts_buf_indent(b, depth);
+    ts_buf_puts(b, "const int tessel_team = __shfl_sync(0xffffffffu, "
+                "(int)threadIdx.z, 0);  // the consumer warpgroup\n");
+    em->team_uniform = true;
+  }
   if (consumer)
     ir_print_stmt_with(b, consumer, depth, st);
+  em->team_uniform = false;
 }
 
 /* A TMA store of a panel of C's shared stage, or the issuing thread's

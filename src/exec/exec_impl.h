@@ -151,6 +151,14 @@ typedef struct {
   int *seen;        /* [bar][stage][thread of the run]: phases its waits
                      * saw of its own block's barrier */
   int *fills;       /* arrive.expect_tx so far, [rank][stage] */
+  /* Ping-pong consumers (ir_pipeline.pingpong): the order barriers, by
+   * rank then team; the phases each thread's waits saw of them, [team]
+   * [thread]; and whether a thread's team holds the ring's turn: its
+   * wait on its order barrier returned since its warp last arrived on
+   * the other's.  NULL without. */
+  mbar_state *order;
+  int *order_seen;
+  bool *turn;
 } tma_state;
 
 /* A wgmma issued and not yet retired (exec_wgmma.c). */

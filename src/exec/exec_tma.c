@@ -46,12 +46,15 @@
 
 #include "../base/dtype.h"
 
-static const char *const bar_names[2] = {"full", "empty"};
+static const char *const bar_names[3] = {"full", "empty", "order"};
 
-/* Barrier w of stage s in block `rank` of the run. */
+/* Barrier w of stage s (of team s: an order barrier) in block `rank` of
+ * the run. */
 static mbar_state *barrier(tma_state *ts, int rank, ir_mbar_which w,
                            int64_t s) {
   size_t stages = (size_t)ts->p->stages;
+  if (w == MBAR_ORDER)
+    return &ts->order[(size_t)rank * (size_t)ts->p->pingpong + (size_t)s];
   return &ts->bars[((size_t)rank * 2 + (size_t)w) * stages + (size_t)s];
 }
 
@@ -68,6 +71,21 @@ static bool cluster_fits(exec *x, const ir_pipeline *p) {
   return false;
 }
 
+/* Ping-pong's order barriers, each counting a team's warps, and the
+ * threads' turns (none yet: the first tile's team waits too). */
+static bool pingpong_begin(exec *x, tma_state *ts) {
+  const ir_pipeline *p = ts->p;
+  size_t teams = (size_t)p->pingpong;
+  ts->order = calloc((size_t)x->ranks * teams, sizeof(*ts->order));
+  ts->order_seen = calloc(teams * (size_t)x->nthreads, sizeof(int));
+  ts->turn = calloc((size_t)x->nthreads, sizeof(bool));
+  if (!ts->order || !ts->order_seen || !ts->turn)
+    return false;
+  for (size_t i = 0; i < (size_t)x->ranks * teams; i++)
+    ts->order[i].count = p->consumers;
+  return true;
+}
+
 bool exec_tma_begin(exec *x, const ir_stmt *s) {
   const ir_pipeline *p = s->pipe.pipe;
   if (!cluster_fits(x, p))
@@ -80,6 +98,8 @@ bool exec_tma_begin(exec *x, const ir_stmt *s) {
     ts->seen = calloc(2 * stages * (size_t)x->nthreads, sizeof(*ts->seen));
     ts->fills = calloc(ranks * stages, sizeof(*ts->fills));
   }
+  if (ts && p->pingpong && !pingpong_begin(x, ts))
+    ts->fills = (free(ts->fills), NULL);
   if (!ts || !ts->bars || !ts->seen || !ts->fills) {
     exec_tma_end(x, ts, false);
     exec_fault(x, 0, "the executor ran out of memory");
@@ -179,8 +199,10 @@ static bool stages_of(exec *x, const ir_stmt *s, const char *what,
   tma_state *ts = x->tma;
   if (!block_values(x, s->pipe.stage, 0, st))
     return false;
+  bool order = s->kind == S_MBARRIER && s->pipe.bar == MBAR_ORDER;
   for (int r = 0; r < x->ranks; r++)
-    if (!ts || ts->p != s->pipe.pipe || st[r] < 0 || st[r] >= ts->p->stages) {
+    if (!ts || ts->p != s->pipe.pipe || st[r] < 0 ||
+        st[r] >= (order ? ts->p->pingpong : ts->p->stages)) {
       exec_fault(x, r * x->block_threads, "%s outside its pipeline, or %s "
                  "a stage it does not have (%lld)", what,
                  s->kind == S_TMA ? "into" : "on", (long long)st[r]);
@@ -201,6 +223,8 @@ static bool multicast_fits(exec *x, const ir_stmt *s) {
 }
 
 static int *seen(exec *x, tma_state *ts, ir_mbar_which w, int64_t s, int t) {
+  if (w == MBAR_ORDER)
+    return &ts->order_seen[(size_t)s * (size_t)x->nthreads + (size_t)t];
   return &ts->seen[((size_t)w * (size_t)ts->p->stages + (size_t)s) *
                        (size_t)x->nthreads + (size_t)t];
 }
@@ -237,6 +261,21 @@ static bool wait_returns(const exec *x, const tma_state *ts,
   return true;
 }
 
+/* A ping-pong consumer waits on a full barrier without the turn: on the
+ * GPU the other team may still be reading the ring, and the stage's
+ * parity then matches a phase of the other's tile, two fills old. */
+static void out_of_turn(exec *x, const tma_state *ts, int64_t st, int t) {
+  char who[128];
+  exec_thread_name(x, t, who, sizeof(who));
+  exec_fault(x, t, "thread %s of a ping-pong consumer team waits on "
+             "full[%lld] of pipeline %d without the turn: its warp has not "
+             "waited on its order barrier since it last handed the ring "
+             "over (or ever), so the other team may still be reading the "
+             "ring and the wait's parity match a phase of that team's "
+             "tile; wait on order[team] before the tile's first stage",
+             who, (long long)st, ts->p->id);
+}
+
 /* A wait of each active thread on its block's barrier: the phase of the
  * parity it asks for must have completed, or it would wait for ever. */
 static void run_wait_bar(exec *x, tma_state *ts, const ir_stmt *s,
@@ -251,6 +290,10 @@ static void run_wait_bar(exec *x, tma_state *ts, const ir_stmt *s,
     if (!active[t])
       continue;
     int64_t want = uniform ? par[0] : par[t], at = st[exec_rank(x, t)];
+    if (s->pipe.bar == MBAR_FULL && ts->turn && !ts->turn[t]) {
+      out_of_turn(x, ts, at, t);
+      return;
+    }
     mbar_state *b = barrier(ts, exec_rank(x, t), s->pipe.bar, at);
     int *saw = seen(x, ts, s->pipe.bar, at, t);
     uint64_t now;
@@ -268,7 +311,16 @@ static void run_wait_bar(exec *x, tma_state *ts, const ir_stmt *s,
       return;
     }
     *saw = (int)now;
+    if (s->pipe.bar == MBAR_ORDER)
+      ts->turn[t] = true;
   }
+}
+
+/* Thread t's arrival on the other team's order barrier stands for its
+ * warp (as a release does): the warp's threads give up the turn. */
+static void hand_over(exec *x, tma_state *ts, int t) {
+  for (int i = t / 32 * 32; i < t / 32 * 32 + 32 && i < x->nthreads; i++)
+    ts->turn[i] = false;
 }
 
 /* An arrival of a thread of block `from` on barrier w of block q's stage
@@ -299,6 +351,8 @@ static void run_arrive(exec *x, tma_state *ts, const ir_stmt *s,
     for (int q = 0; q < x->ranks; q++)
       if (q == r || s->pipe.multicast)
         arrive_on(x, ts, q, s->pipe.bar, st[r], r, expect);
+    if (s->pipe.bar == MBAR_ORDER)
+      hand_over(x, ts, t);
   }
 }
 
@@ -637,6 +691,9 @@ void exec_tma_end(exec *x, tma_state *ts, bool check) {
   free(ts->bars);
   free(ts->seen);
   free(ts->fills);
+  free(ts->order);
+  free(ts->order_seen);
+  free(ts->turn);
   free(ts);
   if (x->tma == ts)
     x->tma = NULL;

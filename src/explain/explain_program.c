@@ -296,7 +296,8 @@ static bool pipeline_node(ir_visitor *v, const ir_stmt *s) {
                               .consumer_warps = p->consumers,
                               .producer_thread = p->producer,
                               .producer_threads = p->producer_threads,
-                              .cluster = p->cluster > 1 ? p->cluster : 1};
+                              .cluster = p->cluster > 1 ? p->cluster : 1,
+                              .pingpong = p->pingpong};
   }
   if (s->kind != S_TMA || s->pipe.stage->kind != E_INT ||
       s->pipe.stage->ival != 0)

@@ -132,6 +132,10 @@ static void print_pipeline(ts_buf *b, const ts_pipeline_report *p) {
   if (p->cluster > 1)
     ts_buf_printf(b, " (%d in each of a cluster's %d blocks)",
                   p->consumer_warps / p->cluster, p->cluster);
+  if (p->pingpong)
+    ts_buf_printf(b, " of the tile's team: %d ping-pong consumer "
+                  "warpgroups take the tiles in turn, handing the stages "
+                  "over on order barriers", p->pingpong);
   ts_buf_puts(b, "; ");
   if (p->producer_threads)
     ts_buf_printf(b, "a producer warpgroup of %d threads (thread %d "

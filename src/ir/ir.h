@@ -211,6 +211,17 @@ typedef struct ir_pipeline {
    * only once every peer's arrival on its barriers and every multicast
    * into it is one a wait of its own has seen. */
   int cluster;
+  /* Ping-pong consumers (ts_pingpong): 0, none; 2, two consumer
+   * warpgroups (threadIdx.z 0 and 1, `producer` threads in all) take the
+   * block's tiles in turn, team wave % 2 the tile loop's wave-th, each
+   * reading every stage of its tiles, so that an empty barrier counts one
+   * team's warps (`consumers`).  Two order barriers hand the ring over:
+   * order[c] counts team 1 - c's warps, which arrive on it once their
+   * tile's main loop is done, and team c waits on it before its tile's
+   * first stage.  A full barrier's wait is a team's only while it holds
+   * the turn: its warps have waited on its order barrier since they last
+   * arrived on the other's. */
+  int pingpong;
 } ir_pipeline;
 
 /* S_MBARRIER's operations. */
@@ -220,7 +231,9 @@ typedef enum {
   MBAR_WAIT,      /* wait until barrier `bar` of the stage passes parity */
 } ir_mbar_op;
 
-typedef enum { MBAR_FULL, MBAR_EMPTY } ir_mbar_which;
+/* A stage's barriers, and ping-pong's order barriers (the stage
+ * expression is the team, ir_pipeline.pingpong). */
+typedef enum { MBAR_FULL, MBAR_EMPTY, MBAR_ORDER } ir_mbar_which;
 
 typedef struct ir_expr ir_expr;
 struct ir_expr {

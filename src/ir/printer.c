@@ -594,7 +594,7 @@ static void pseudo_wgmma_sync(ts_buf *b, const ir_stmt *s, int depth,
     ts_buf_printf(b, "wgmma.commit; wgmma.wait %d\n", s->wait.pending);
 }
 
-static const char *const mbar_names[2] = {"full", "empty"};
+static const char *const mbar_names[3] = {"full", "empty", "order"};
 
 /* "pipeline 0: 4 stages of 49152 bytes ...", "tma A.shared[..] = A box
  * 64x128 at (x, y), full[s]", "mbarrier.wait full[s] parity p". */
@@ -622,6 +622,10 @@ static void pseudo_pipe(ts_buf *b, const ir_stmt *s, int depth,
                     "%d", p->producer, p->producer_threads);
     if (p->cluster > 1)
       ts_buf_printf(b, ", shared by a cluster of %d blocks", p->cluster);
+    if (p->pingpong)
+      ts_buf_printf(b, ", ping-pong: %d consumer warpgroups (threadIdx.z) "
+                    "take the tiles in turn, order barriers order[0..%d]",
+                    p->pingpong, p->pingpong - 1);
     ts_buf_puts(b, "\n");
     return;
   }

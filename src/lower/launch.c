@@ -96,6 +96,8 @@ static bool split_registers(lower_ctx *cx, ir_kernel *k) {
  * ones inside it, as the pipeline's role tests count them. */
 bool lower_add_producer(lower_ctx *cx, ir_kernel *k) {
   int d = cx->producer_dim;
+  if (cx->teams)
+    k->block[2] *= cx->teams; /* ping-pong's consumer warpgroups */
   int64_t inner = 1;
   for (int e = 0; e < d; e++)
     inner *= k->block[e];

@@ -37,6 +37,12 @@ typedef struct lower_ctx {
    * the consumers' once the pipeline wraps the tile loop; NULL: none. */
   ts_loop *wave;
   ir_expr *consumer_test;
+  /* ts_pingpong: the consumer warpgroups taking the tiles in turn (0:
+   * none), along threadIdx.z (lower_add_producer), and the turn's test,
+   * `threadIdx.z == wave % teams`, which the statements under the
+   * consumers' test are under too. */
+  int teams;
+  ir_expr *turn_test;
   /* The tile loop's record: ts_persistent's, or where only clusters ask
    * for the loop, ts_cluster's loops with one tile a block
    * (blocks_per_sm 0: the grid is C's tiles). */

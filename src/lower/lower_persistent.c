@@ -118,8 +118,9 @@ static const ir_stmt *ws_pipeline(const ir_stmt *s) {
  * the consumers'.  NULL with h->error, or out of memory. */
 static ir_stmt *unwrap(lower_ctx *cx, hoist *h, ir_stmt *s);
 
-/* The statements of the tile beside its pipeline made the consumers';
- * those after it (the epilogue) only where the tile lies in C: a
+/* The statements of the tile beside its pipeline made the consumers'
+ * (with ping-pong consumers, the tile's team's); those after it (the
+ * epilogue) only where the tile lies in C: a
  * cluster's block past C's edge stores nothing.  The consumers' test
  * stays a test of its own, which the code generator's role split reads
  * (cuda_tma.c). */
@@ -132,6 +133,8 @@ static ir_stmt *unwrap_seq(lower_ctx *cx, hoist *h, ir_stmt *s) {
     bool pipe = ws_pipeline(it) != NULL;
     if (!pipe && past && cx->tile_valid)
       it = ir_new_if(a, cx->tile_valid, it, NULL);
+    if (!pipe && cx->turn_test)
+      it = ir_new_if(a, cx->turn_test, it, NULL);
     items[i] = pipe ? unwrap(cx, h, it)
                     : ir_new_if(a, cx->consumer_test, it, NULL);
     past = past || pipe;

@@ -16,10 +16,12 @@ static ir_expr *is_thread(ts_arena *a, ir_expr *tid, int64_t every) {
 
 /* The block's linear thread index from threadIdx itself, over the block
  * as warp specialization grows it: `producer_threads` more along the
- * outermost thread dimension in use (recorded for lower_add_producer).
- * The role tests read it, so the simplifier, which bounds the consumers'
- * thread variables by their loops, cannot fold them. */
-static ir_expr *block_thread(walker *w, int producer_threads) {
+ * outermost thread dimension in use (recorded for lower_add_producer),
+ * or with ping-pong consumers (`teams`), along threadIdx.z, teams of the
+ * block's threads and then the producer's.  The role tests read it, so
+ * the simplifier, which bounds the consumers' thread variables by their
+ * loops, cannot fold them. */
+static ir_expr *block_thread(walker *w, int producer_threads, int teams) {
   lower_ctx *cx = w->cx;
   ts_arena *a = cx->arena;
   int outer = 0;
@@ -27,6 +29,8 @@ static ir_expr *block_thread(walker *w, int producer_threads) {
   for (int d = 0; d < 3; d++)
     if (w->threads[d])
       outer = d;
+  if (teams)
+    outer = 2;
   for (int d = 0; d < outer; d++)
     inner *= w->threads[d] ? w->threads[d]->extent : 1;
   if (producer_threads % inner) {
@@ -41,7 +45,7 @@ static ir_expr *block_thread(walker *w, int producer_threads) {
   ir_expr *tid = ir_int(a, 0);
   for (int d = outer; d >= 0; d--) {
     const ts_loop *l = w->threads[d];
-    int64_t extent = (l ? l->extent : 1) +
+    int64_t extent = (l ? l->extent : 1) * (d == 2 && teams ? teams : 1) +
                      (d == outer ? producer_threads / inner : 0);
     ir_var *v = ir_new_var(a, cx->next_var++, ir_loop_kind_name(
                                (ts_loop_kind)(TS_THREAD_X + d)), VAR_LAUNCH,
@@ -50,8 +54,42 @@ static ir_expr *block_thread(walker *w, int producer_threads) {
       return NULL;
     v->tag = (ts_loop_kind)(TS_THREAD_X + d);
     tid = ir_add(a, ir_mul(a, tid, ir_int(a, extent)), ir_varref(a, v));
+    if (d == 2 && teams)
+      cx->turn_test = ir_binary(
+          a, E_EQ, ir_varref(a, v),
+          ir_binary(a, E_MOD, ir_varref(a, cx->wave->var), ir_int(a, teams)));
   }
   return tid;
+}
+
+/* Whether ping-pong consumers fit the pipeline at loop f: a persistent
+ * grid's tiles to take in turn, a block of one warpgroup (a team) with
+ * threadIdx.z free for the teams, no cluster, and C not stored by the
+ * TMA (a team's epilogue would write the stage another's is storing). */
+static bool pingpong_fits(walker *w, const ts_loop *f, int64_t threads) {
+  const lower_ctx *cx = w->cx;
+  const char *why = NULL;
+  bool tma_store = false;
+  for (int i = 0; i < cx->s->nstages; i++)
+    tma_store |= cx->s->stages[i]->write && cx->s->stages[i]->tma;
+  if (!cx->tiles.blocks_per_sm)
+    why = "take the tiles of a persistent grid in turn: call ts_persistent";
+  else if (cx->cluster)
+    why = "are not built for clusters (ts_cluster): drop one of the two";
+  else if (threads != 128 || w->threads[2])
+    why = "are two teams of one warpgroup, 128 threads on threadIdx.x and "
+          "threadIdx.y, threadIdx.z left free: split the block so that one "
+          "warpgroup computes its tile (64 rows a wgmma)";
+  else if (tma_store)
+    why = "each write a tile's C while the other runs; through C's shared "
+          "stage and the TMA the two would write one stage: store C from "
+          "the registers (no ts_cache_write(C, TS_SHARED) and ts_tma)";
+  if (!why)
+    return true;
+  stages_fail(w, TS_ERR_BAD_ARG, "ts_lower: the ping-pong consumers "
+              "(ts_pingpong) of the TMA pipeline at loop \"%s\" (a block "
+              "of %lld threads) %s", f->name, (long long)threads, why);
+  return false;
 }
 
 /* The producer's fill of tile `tile` into stage `stage`: the full
@@ -123,6 +161,35 @@ static ir_stmt *tma_refill(lower_ctx *cx, const ir_pipeline *p,
   return ir_new_seq(a, items, 2);
 }
 
+/* s under ping-pong's turn test (none: s). */
+static ir_stmt *turned(ts_arena *a, ir_expr *turn, ir_stmt *s) {
+  return turn ? ir_new_if(a, turn, s, NULL) : s;
+}
+
+/* Ping-pong's team wave % 2 waits for the turn before its tile's first
+ * stage: for the other team's arrival after its last tile, the
+ * (wave + 1) / 2-th phase of order[wave % 2] counting from 1; the first
+ * tile's wait is for the phase before the barrier's first (parity 1),
+ * which has passed. */
+static ir_stmt *order_wait(lower_ctx *cx, const ir_pipeline *p) {
+  ts_arena *a = cx->arena;
+  ir_expr *wave = ir_varref(a, cx->wave->var), *two = ir_int(a, 2);
+  ir_expr *phase = ir_binary(a, E_DIV, ir_add(a, wave, ir_int(a, 1)), two);
+  return ir_new_mbarrier(
+      a, p, MBAR_WAIT, MBAR_ORDER, ir_binary(a, E_MOD, wave, two),
+      ir_binary(a, E_MOD, ir_add(a, phase, ir_int(a, 1)), two));
+}
+
+/* ... and hands it over, each warp once it has waited for its tile's
+ * last stage: an arrival on the other team's order barrier. */
+static ir_stmt *order_hand_over(lower_ctx *cx, const ir_pipeline *p) {
+  ts_arena *a = cx->arena;
+  ir_expr *wave = ir_varref(a, cx->wave->var), *two = ir_int(a, 2);
+  return ir_new_mbarrier(a, p, MBAR_ARRIVE, MBAR_ORDER,
+                         ir_binary(a, E_MOD, ir_add(a, wave, ir_int(a, 1)),
+                                   two), NULL);
+}
+
 /* A warp-specialized TMA pipeline in a persistent grid's tile loop (of
  * variable `wave`): the pipeline's fills and phases count on across the
  * block's tiles, k tile ko of the tile being the g = wave * n + ko-th,
@@ -153,6 +220,8 @@ static ir_stmt *tma_across_tiles(walker *w, ts_loop *f, const attach *at,
   ir_expr *producer = ir_binary(a, E_EQ, r->role_tid, ir_int(a, p->producer));
   ir_expr *lane0 = is_thread(a, r->tid, 32);
   cx->consumer_test = consumer;
+  /* Ping-pong: the consumers' statements are the tile's team's. */
+  ir_expr *turn = p->pingpong ? cx->turn_test : NULL;
   ir_stmt *fills[MAX_DEPTH];
   int nf = 0;
   for (int64_t t = 0; t < S && t < n; t++)
@@ -168,24 +237,31 @@ static ir_stmt *tma_across_tiles(walker *w, ts_loop *f, const attach *at,
   ir_expr *more = ir_binary(a, E_LT, ir_add(a, rk, ir_int(a, S)),
                             ir_int(a, n));
   ir_stmt *body[2] = {
-      ir_new_if(a, consumer, ir_new_seq(a, consume, 3), NULL),
+      ir_new_if(a, consumer, turned(a, turn, ir_new_seq(a, consume, 3)),
+                NULL),
       ir_new_if(a, ir_and(a, started, ir_and(a, producer, more)),
                 tma_refill(cx, p, f, at, tiles, staged,
                            ir_add(a, rk, ir_int(a, S)),
                            ir_add(a, ir_add(a, base, rk), ir_int(a, S))),
                 NULL)};
-  ir_stmt *tail[MAX_DEPTH];
+  ir_stmt *tail[MAX_DEPTH + 1];
   int nt = 0;
   for (int64_t k = n - r->lag < 0 ? 0 : n - r->lag; k < n; k++)
     tail[nt++] = tma_release(
         a, p, ir_binary(a, E_MOD, ir_add(a, base, ir_int(a, k)),
                         ir_int(a, S)));
-  ir_stmt *items[4] = {ir_new_if(a, producer, ir_new_seq(a, fills, nf), NULL),
-                       ir_new_for(a, f, ir_new_seq(a, body, 2))};
-  int ni = 2;
+  if (turn)
+    tail[nt++] = order_hand_over(cx, p);
+  ir_stmt *items[5] = {ir_new_if(a, producer, ir_new_seq(a, fills, nf), NULL)};
+  int ni = 1;
+  if (turn)
+    items[ni++] = ir_new_if(a, consumer, turned(a, turn, order_wait(cx, p)),
+                            NULL);
+  items[ni++] = ir_new_for(a, f, ir_new_seq(a, body, 2));
   if (nt)
-    items[ni++] = ir_new_if(a, consumer, ir_new_if(a, lane0, ir_new_seq(
-                                                   a, tail, nt), NULL), NULL);
+    items[ni++] = ir_new_if(a, consumer, turned(a, turn, ir_new_if(
+                                a, lane0, ir_new_seq(a, tail, nt), NULL)),
+                            NULL);
   /* A cluster's block leaves only once its peer's consumers no longer
    * arrive on its barriers: their last releases. */
   if (p->cluster > 1)
@@ -231,14 +307,18 @@ ir_stmt *stages_tma_pipeline(walker *w, ts_loop *f, attach *at, int depth,
     return NULL;
   }
   int producer_warps = at->stages[0]->producer_warps;
+  bool pingpong = at->stages[0]->pingpong;
   for (int i = 1; i < at->n; i++)
-    if (at->stages[i]->producer_warps != producer_warps) {
+    if (at->stages[i]->producer_warps != producer_warps ||
+        at->stages[i]->pingpong != pingpong) {
       stages_fail(
           w, TS_ERR_STAGES_DIFFER, "ts_lower: \"%s\" and \"%s\" share "
-          "the TMA pipeline at loop \"%s\" with %d and %d producer warps; "
-          "specialize both alike (ts_warp_specialize)", at->stages[0]->name,
-          at->stages[i]->name, f->name, producer_warps,
-          at->stages[i]->producer_warps);
+          "the TMA pipeline at loop \"%s\" with %d and %d producer warps%s; "
+          "specialize both alike (ts_warp_specialize, ts_pingpong)",
+          at->stages[0]->name, at->stages[i]->name, f->name, producer_warps,
+          at->stages[i]->producer_warps,
+          pingpong != at->stages[i]->pingpong
+              ? " and ping-pong consumers on one only" : "");
       return NULL;
     }
   if (producer_warps && w->cx->producer_threads) {
@@ -258,6 +338,9 @@ ir_stmt *stages_tma_pipeline(walker *w, ts_loop *f, attach *at, int depth,
                                 : "ts_cluster's blocks take their tiles so");
     return NULL;
   }
+  if (pingpong && !pingpong_fits(w, f, threads))
+    return NULL;
+  int teams = pingpong ? 2 : 0;
   ir_pipeline *p = ts_arena_alloc(a, sizeof(*p));
   if (!p)
     return NULL;
@@ -298,21 +381,25 @@ ir_stmt *stages_tma_pipeline(walker *w, ts_loop *f, attach *at, int depth,
   }
   *p = (ir_pipeline){.id = cx->pipelines++, .stages = depth, .bytes = bytes,
                      .consumers = (int)(threads / 32) * cluster,
-                     .producer = producer_warps ? (int)threads : 0,
+                     .producer = producer_warps
+                                     ? (int)threads * (teams ? teams : 1)
+                                     : 0,
                      .producer_threads = producer_warps * 32,
-                     .cluster = cluster};
+                     .cluster = cluster, .pingpong = teams};
   cx->multicasts += cluster > 1;
   if (producer_warps) {
-    cx->consumers = threads;
+    cx->consumers = p->producer;
     cx->producer_threads = p->producer_threads;
+    cx->teams = teams;
   }
   ir_expr *fv = ir_varref(a, f->var);
-  ir_expr *role_tid = producer_warps ? block_thread(w, p->producer_threads)
+  ir_expr *role_tid = producer_warps ? block_thread(w, p->producer_threads,
+                                                    teams)
                                      : tid;
   if (!role_tid)
     return NULL;
   if (cx->wave) {
-    tma_roles roles = {tid, role_tid, threads, lag};
+    tma_roles roles = {tid, role_tid, p->producer, lag};
     return tma_across_tiles(w, f, at, p, tiles, staged, &roles, rest);
   }
   ir_expr *producer = ir_binary(a, E_EQ, role_tid, ir_int(a, p->producer));

@@ -200,6 +200,32 @@ ts_status ts_warp_specialize(ts_sched *s, ts_stage *stage,
   return status;
 }
 
+ts_status ts_pingpong(ts_sched *s, ts_stage *stage) {
+  CHECK_SCHED(s);
+  const char *fn = "ts_pingpong";
+  /* Check: a cache of a producer warpgroup's pipeline, not marked yet.
+   * Whether the grid loops over tiles and the block is one warpgroup is
+   * lowering's check: ts_persistent and the loops may come after. */
+  if (!sched_check_read_stage(s, fn, stage))
+    return s->status;
+  if (!stage->tma || !stage->producer_warps)
+    return sched_fail(s, TS_ERR_BAD_ARG, NULL,
+                      "%s: \"%s\" is not filled by a producer warpgroup; "
+                      "ping-pong consumers take turns on its pipeline: call "
+                      "ts_tma and ts_warp_specialize on it first", fn,
+                      stage->name);
+  if (stage->pingpong)
+    return sched_fail(s, TS_ERR_STAGE_USED, NULL,
+                      "%s: \"%s\" already has ping-pong consumers", fn,
+                      stage->name);
+  /* Step 1. Mark it; lowering doubles the consumers. */
+  trace_rec rec = {.op = TR_PINGPONG, .stage = stage->id};
+  ts_status status = sched_commit(s, fn, s->root, NULL, 0, &rec);
+  if (status == TS_OK)
+    stage->pingpong = true;
+  return status;
+}
+
 ts_status ts_wgmma_in_flight(ts_sched *s, ts_loop *loop, int batches) {
   CHECK_SCHED(s);
   const char *fn = "ts_wgmma_in_flight";

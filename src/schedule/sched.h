@@ -41,6 +41,7 @@ typedef enum {
   TR_WARP_SPECIALIZE,
   TR_PERSISTENT,
   TR_CLUSTER,
+  TR_PINGPONG,
 } trace_op;
 
 enum { TRACE_MAX_LOOPS = 16 };
@@ -83,6 +84,8 @@ struct ts_stage {
                  * lowering makes (a 128-byte swizzled buffer) */
   int producer_warps; /* ts_warp_specialize: warps of their own issue the
                        * TMA's copies; 0: a consumer thread does */
+  bool pingpong; /* ts_pingpong: the pipeline's consumers are two
+                  * warpgroups taking the block's tiles in turn */
   bool multicast; /* ts_cluster: the operand the cluster's blocks share,
                    * each box multicast to all of them */
   const void *owner;

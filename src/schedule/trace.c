@@ -141,6 +141,9 @@ void sched_print_record(ts_buf *b, const ts_sched *s, const trace_rec *r) {
   case TR_WARP_SPECIALIZE:
     print_stage_call(b, s, r, "ts_warp_specialize");
     return;
+  case TR_PINGPONG:
+    print_stage_call(b, s, r, "ts_pingpong");
+    return;
   case TR_MIN_BLOCKS:
     ts_buf_printf(b, "ts_min_blocks_per_sm(s, %lld);\n", (long long)r->factor);
     return;
@@ -276,7 +279,7 @@ ts_status sched_replay_record(ts_sched *onto, const trace_rec *r) {
   if ((r->op == TR_TRANSPOSE || r->op == TR_PAD || r->op == TR_DOUBLE_BUFFER ||
        r->op == TR_PIPELINE || r->op == TR_SWIZZLE_STORAGE ||
        r->op == TR_TMA || r->op == TR_WARP_SPECIALIZE ||
-       r->op == TR_CLUSTER) &&
+       r->op == TR_CLUSTER || r->op == TR_PINGPONG) &&
       r->stage >= onto->nstages)
     return sched_fail(onto, TS_ERR_BAD_ARG, NULL,
                       "ts_replay: the trace names cache %d, which the "
@@ -299,6 +302,7 @@ ts_status sched_replay_record(ts_sched *onto, const trace_rec *r) {
   case TR_TMA: return ts_tma(onto, onto->stages[r->stage]);
   case TR_WARP_SPECIALIZE:
     return ts_warp_specialize(onto, onto->stages[r->stage], (int)r->factor);
+  case TR_PINGPONG: return ts_pingpong(onto, onto->stages[r->stage]);
   case TR_VECTORIZE: return ts_vectorize(onto, l[0]);
   case TR_SPLIT: return ts_split(onto, l[0], r->factor, &x, &y);
   case TR_FUSE: return ts_fuse(onto, l[0], l[1], &x);

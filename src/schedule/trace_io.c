@@ -175,7 +175,7 @@ static bool read_line_end(in_text *in) { return read_word(in, "\n"); }
 static bool read_record(in_text *in, ts_arena *a, trace_rec *r) {
   int op, tag, scope, split_k;
   *r = (trace_rec){0};
-  if (!read_range(in, 0, TR_CLUSTER, &op) ||
+  if (!read_range(in, 0, TR_PINGPONG, &op) ||
       !read_range(in, 0, TRACE_MAX_LOOPS, &r->nloops))
     return false;
   for (int i = 0; i < r->nloops; i++)

@@ -14,7 +14,8 @@
  * where C's rows are not 16-byte aligned), and 2-block clusters
  * multicasting the operand the pair shares (ts_cluster: B's cache in the
  * swizzle's groups, A's in launch order; broken, the other one, which
- * lowering refuses).  The
+ * lowering refuses), and ping-pong consumers (ts_pingpong on both caches;
+ * broken, on one, which lowering refuses).  The
  * definition is fp16 or bf16
  * (one case in ten tf32, whose packed operands the TMA copies from the
  * workspace at any size), any layout, each dimension a multiple of 8 in
@@ -49,6 +50,7 @@ typedef enum {
   BREAK_BATCHES,       /* ts_wgmma_in_flight of -1 or 7 batches */
   BREAK_STORE,         /* C's shared stage without ts_tma, or at i.outer */
   BREAK_CLUSTER,       /* ts_cluster multicasting the cache not shared */
+  BREAK_PINGPONG,      /* ts_pingpong on one operand's cache only */
   BREAK_COUNT
 } breakage;
 
@@ -59,6 +61,7 @@ typedef struct hopper {
   bool transposed; /* ts_tensorize(s, jj, ii, kk): C's transpose */
   bool store;      /* C's tile stored by the TMA through shared memory */
   bool cluster;    /* ts_cluster: 2-block clusters */
+  bool pingpong;   /* ts_pingpong: two consumer warpgroups in turn */
   breakage broken;
   int victim; /* the operand (0: A, 1: B) a breakage touches */
 } hopper;
@@ -111,6 +114,17 @@ static hopper draw_hopper(fz_case *c) {
   h.transposed = fz_chance(c, 25);
   h.store = fz_chance(c, 30) || h.broken == BREAK_STORE;
   h.cluster = fz_chance(c, 25) || h.broken == BREAK_CLUSTER;
+  /* Ping-pong consumers mostly with what they need (a producer
+   * warpgroup's persistent grid, a team of one warpgroup, no cluster, C
+   * from the registers), so that some run; else as drawn, refused. */
+  h.pingpong = fz_chance(c, 15) || h.broken == BREAK_PINGPONG;
+  if (h.pingpong && fz_chance(c, 80)) {
+    h.bm = 64;
+    h.ws = h.tma;
+    h.persistent = h.persistent ? h.persistent : 1;
+    h.cluster = h.broken == BREAK_CLUSTER;
+    h.store = h.broken == BREAK_STORE;
+  }
   return h;
 }
 
@@ -315,6 +329,14 @@ static void cluster_call(fz_case *c, const hopper *h, const int blocks[2],
                 "ts_cluster");
 }
 
+/* Ping-pong consumers on both operands' caches (broken: on one). */
+static void pingpong_calls(fz_case *c, const hopper *h, const int slots[2]) {
+  for (int op = 0; op < 2; op++)
+    if (!(h->broken == BREAK_PINGPONG && op == h->victim))
+      stage_call(c, ts_pingpong(c->s, c->stages[slots[op]]), "ts_pingpong",
+                 slots[op], "");
+}
+
 void fz_hopper_case(fz_case *c) {
   /* Plausible calls (gen_args.c's hostile arguments would drop a split's outer
    * loop), with the breakage drawn instead. */
@@ -341,6 +363,8 @@ void fz_hopper_case(fz_case *c) {
     store_calls(c, &h, blocks);
   if (h.cluster)
     cluster_call(c, &h, blocks, slots);
+  if (h.pingpong)
+    pingpong_calls(c, &h, slots);
   ts_buf_printf(&c->prog, "  ts_unroll(s, L[%d]);\n", kq);
   fz_after_call(c, ts_unroll(c->s, c->loops[kq]), "ts_unroll");
   ts_buf_printf(&c->prog, "  ts_tensorize(s, L[%d], L[%d], L[%d]);\n",

@@ -154,6 +154,7 @@ static void note_calls(const fz_case *c, fz_result *res) {
   res->persistent = trace && strstr(trace, "ts_persistent(");
   res->tma_store = trace && strstr(trace, "\"C\", TS_SHARED");
   res->cluster = trace && strstr(trace, "ts_cluster(");
+  res->pingpong = trace && strstr(trace, "ts_pingpong(");
   free(trace);
   res->layout = c->def.layout;
   res->a_type = c->def.a_type;
