@@ -15,53 +15,15 @@
 #include "base/dtype.h"
 #include "base/random.h"
 #include "exec/relerr.h"
+#include "gpu_check.h"
 #include "ir/program_ir.h"
 
 static ts_gpu *gpu;
 
-static void check_against_cublas(ts_sched *s, ts_gemm g) {
-  const char *name = ts_sched_name(s);
-  size_t na = (size_t)(g.m * g.k), nb = (size_t)(g.k * g.n), nc = (size_t)(g.m * g.n);
-  float *A = malloc(na * 4), *B = malloc(nb * 4), *C = malloc(nc * 4);
-  float *ref = malloc(nc * 4);
-  assert_true(A && B && C && ref);
-  uint64_t rng = (uint64_t)(g.m * 131 + g.n * 7 + g.k);
-  ts_fill_random(A, na, &rng);
-  ts_fill_random(B, nb, &rng);
-  if (g.beta != 0.0f)
-    ts_fill_random(C, nc, &rng);
-  else
-    for (size_t i = 0; i < nc; i++)
-      C[i] = NAN;
-  memcpy(ref, C, nc * 4);
-  assert_int_equal(ts_sched_status(s), TS_OK);
-  ts_kernel *k = ts_compile_sched(s, ts_gpu_arch(gpu));
-  if (ts_kernel_status(k) != TS_OK)
-    fail_msg("%s: %s", name, ts_kernel_errmsg(k));
-  if (ts_gpu_run(gpu, k, A, B, C) != TS_OK)
-    fail_msg("%s: %s", name, ts_gpu_errmsg(gpu));
-  ts_kernel_free(k);
-  if (ts_gpu_cublas(gpu, &g, A, B, ref) != TS_OK)
-    fail_msg("cuBLAS: %s", ts_gpu_errmsg(gpu));
-  double e = ts_max_rel_err(C, ref, nc);
-  printf("  %-10s %5lldx%5lldx%5lld %s alpha %5.2f beta %5.2f  rel err %.2e\n",
-         name, (long long)g.m, (long long)g.n, (long long)g.k,
-         ts_layout_name(g.layout), (double)g.alpha, (double)g.beta, e);
-  if (!(e < ts_gemm_tolerance(&g)))
-    fail_msg("%s at %lldx%lldx%lld %s %s: relative error %.3e (tolerance "
-             "%.3e)", name, (long long)g.m, (long long)g.n, (long long)g.k,
-             ts_layout_name(g.layout), ts_dtype_name(g.a_type), e,
-             ts_gemm_tolerance(&g));
-  free(A);
-  free(B);
-  free(C);
-  free(ref);
-}
-
 static void against_cublas(const char *name, ts_gemm g) {
   g = def_for_builtin(ts_builtin_find(name), g);
   ts_sched *s = ts_builtin_schedule(name, &g);
-  check_against_cublas(s, g);
+  check_against_cublas(gpu, s, g);
   ts_sched_free(s);
 }
 
@@ -244,120 +206,10 @@ static void test_persistent_tma_stores_match_cublas(void **state) {
           assert_int_equal(ts_program_status(p), TS_OK);
           assert_true(p->k.tma_store && p->k.persistent);
           ts_program_free(p);
-          check_against_cublas(s, g);
+          check_against_cublas(gpu, s, g);
           ts_sched_free(s);
         }
   ts_config_free(knobs);
-}
-
-/* 2-block clusters (ts_cluster) multicasting the tile the pair shares:
- * B's in the swizzle's groups, one tile a block or persistent; A's in
- * launch order; with C stored by the TMA.  Odd shapes with an odd count
- * of block rows (37, 999 and 2049 rows: a block past C's edge that
- * computes its partner's tile and stores nothing), several tiles a block
- * (8192 x 1024 persistent), every layout and type, an fp32 C and one of
- * the operands' type with alpha and beta. */
-static void test_clusters_match_cublas(void **state) {
-  (void)state;
-  const char *configs[] = {"cluster=2", "cluster=2,persistent=1",
-                           "cluster=2,swizzle=0",
-                           "cluster=2,persistent=1,store=1"};
-  const int64_t shapes[][3] = {{999, 1001, 1003}, {37, 53, 29}, {1, 1, 1},
-                               {2049, 1023, 777}, {8192, 1024, 777},
-                               {384, 512, 128}};
-  const ts_dtype types[] = {TS_F16, TS_BF16, TS_F32};
-  for (int f = 0; f < 4; f++) {
-    char err[128];
-    ts_config *knobs = ts_config_parse(configs[f], err, sizeof(err));
-    assert_non_null(knobs);
-    for (int t = 0; t < 3; t++)
-      /* launch order (f 2): the larger shapes, whose columns pair */
-      for (int i = f == 2 ? 3 : 0; i < 6; i++)
-        for (int l = TS_NN; l <= TS_TT; l++) {
-          ts_gemm g = ts_gemm_make(shapes[i][0], shapes[i][1], shapes[i][2]);
-          g.layout = (ts_layout)l;
-          g.a_type = g.b_type = types[t];
-          g.math = types[t] == TS_F32 ? TS_MATH_TF32 : TS_MATH_F32;
-          if (types[t] != TS_F32 && (i + l) % 2) {
-            g.c_type = types[t];
-            g.alpha = 1.5f;
-            g.beta = -0.5f;
-          }
-          ts_sched *s = ts_space_schedule(ts_space_find("warpgroup"), &g,
-                                          knobs);
-          bool transpose = types[t] == TS_F32 && l == TS_NN;
-          if (ts_sched_status(s) == TS_ERR_PRUNED &&
-              ((f == 3 && strstr(ts_sched_errmsg(s), "16-byte aligned")) ||
-               ((f == 2 || f == 3) && transpose))) {
-            /* the store where C's rows are not 16-byte aligned, or on C's
-             * transpose (tf32 NN: its ring passes the shared memory);
-             * launch order on C's transpose, config 0's kernel */
-            ts_sched_free(s);
-            continue;
-          }
-          ts_program *p = ts_lower(s);
-          if (ts_program_status(p) != TS_OK)
-            fail_msg("%s: %s", configs[f], ts_program_errmsg(p));
-          assert_int_equal(p->k.cluster, 2);
-          ts_program_free(p);
-          check_against_cublas(s, g);
-          ts_sched_free(s);
-        }
-    ts_config_free(knobs);
-  }
-}
-
-/* Ping-pong consumers (ts_pingpong) in the warpgroup space: 64 x 256 and
- * 64 x 128 tiles, in groups and in launch order, 2 to 6 stages, wgmma
- * batches in flight 0 to 2; one tile a block (1x1x1, 37x53x29), several
- * (999x1001x1003, 2049x1023x777: a block's tiles alternate between the
- * teams), every layout and type, an fp32 C and one of the operands' type
- * with alpha and beta. */
-static void test_pingpong_matches_cublas(void **state) {
-  (void)state;
-  const char *configs[] = {
-      "bm=64,persistent=1,pingpong=1",
-      "bm=64,bn=128,persistent=1,pingpong=1,stages=2,swizzle=0,inflight=0",
-      "bm=64,bn=64,persistent=1,pingpong=1,stages=6,inflight=2"};
-  const int64_t shapes[][3] = {{999, 1001, 1003}, {37, 53, 29}, {1, 1, 1},
-                               {2049, 1023, 777}, {384, 512, 128}};
-  const ts_dtype types[] = {TS_F16, TS_BF16, TS_F32};
-  for (int f = 0; f < 3; f++) {
-    char err[128];
-    ts_config *knobs = ts_config_parse(configs[f], err, sizeof(err));
-    assert_non_null(knobs);
-    for (int t = 0; t < 3; t++)
-      for (int i = 0; i < 5; i++)
-        for (int l = TS_NN; l <= TS_TT; l++) {
-          ts_gemm g = ts_gemm_make(shapes[i][0], shapes[i][1], shapes[i][2]);
-          g.layout = (ts_layout)l;
-          g.a_type = g.b_type = types[t];
-          g.math = types[t] == TS_F32 ? TS_MATH_TF32 : TS_MATH_F32;
-          if (types[t] != TS_F32 && (i + l) % 2) {
-            g.c_type = types[t];
-            g.alpha = 1.5f;
-            g.beta = -0.5f;
-          }
-          ts_sched *s = ts_space_schedule(ts_space_find("warpgroup"), &g,
-                                          knobs);
-          if (ts_sched_status(s) == TS_ERR_PRUNED && types[t] == TS_F32 &&
-              f > 0) {
-            /* launch order on C's transpose, or batches in flight other
-             * than 1 where wgmma takes a from registers: config 0's
-             * kernel */
-            ts_sched_free(s);
-            continue;
-          }
-          ts_program *p = ts_lower(s);
-          if (ts_program_status(p) != TS_OK)
-            fail_msg("%s: %s", configs[f], ts_program_errmsg(p));
-          assert_int_equal(p->k.block[2], 3);
-          ts_program_free(p);
-          check_against_cublas(s, g);
-          ts_sched_free(s);
-        }
-    ts_config_free(knobs);
-  }
 }
 
 /* The TMA built-ins in tf32 where an operand is k-major with 16-byte
@@ -404,7 +256,7 @@ static void test_buffer_tiles_match_cublas(void **state) {
                          .buffers = 2, .parts = v == 2 ? 2 : 1,
                          .partition = v == 1, .bar_tiles = v ? 2 : 4};
         assert_int_equal(warptiled_with(s, &t), TS_OK);
-        check_against_cublas(s, g);
+        check_against_cublas(gpu, s, g);
         ts_sched_free(s);
       }
 }
@@ -418,7 +270,7 @@ static void test_dynamic_shared_memory(void **state) {
     g.layout = i == 2 ? TS_TT : TS_NN;
     g.beta = i == 2 ? 0.5f : 0.0f;
     ts_sched *s = big_shared_schedule(&g);
-    check_against_cublas(s, g);
+    check_against_cublas(gpu, s, g);
     ts_sched_free(s);
   }
 }
@@ -789,7 +641,7 @@ static void test_split_k_modes(void **state) {
       ts_split(s, ts_get_loop(s, "i"), 32, &io, &ii);
       ts_bind(s, io, TS_BLOCK_Y);
       ts_bind(s, ii, TS_THREAD_X);
-      check_against_cublas(s, g);
+      check_against_cublas(gpu, s, g);
       ts_sched_free(s);
     }
   ts_gemm g = ts_gemm_make(512, 512, 8192);
@@ -818,8 +670,6 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_exchanged_epilogue_matches_cublas),
       cmocka_unit_test(test_tma_stores_match_cublas),
       cmocka_unit_test(test_persistent_tma_stores_match_cublas),
-      cmocka_unit_test(test_clusters_match_cublas),
-      cmocka_unit_test(test_pingpong_matches_cublas),
       cmocka_unit_test(test_tf32_read_as_it_lies_matches_cublas),
       cmocka_unit_test(test_bench_reports_every_variant),
       cmocka_unit_test(test_bench_times_the_rest),

@@ -237,7 +237,7 @@ static void test_lowering_refuses_what_it_cannot_run(void **state) {
   assert_lowering_refuses("wgws", true, "call ts_persistent");
   assert_lowering_refuses("wgpers", true, "are two teams of one warpgroup, "
                           "128 threads");
-  assert_lowering_refuses("wgpers", false, "ping-pong consumers on one only");
+  assert_lowering_refuses("wgpers", false, "has no ts_pingpong: call it on both");
 }
 
 /* The trace prints the call and replays it. */

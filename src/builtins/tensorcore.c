@@ -446,7 +446,7 @@ ts_status space_warpgroup(ts_sched *s, ts_config *c) {
       !ts_knob_require(c, !t.ws || (split_fits && split.launch >= regs),
                        "%lld consumer warpgroups of about %lld registers a "
                        "thread beside a producer, %lld block%s a "
-                       "multiprocessor: %s (%d)", (long long)(t.bm / 64),
+                       "multiprocessor: %s (%d)", (long long)(threads / 128),
                        (long long)regs, (long long)t.blocks,
                        t.blocks > 1 ? "s" : "",
                        split_fits ? "fewer registers a thread at launch"

@@ -86,7 +86,8 @@ static bool find_role(ir_visitor *v, const ir_stmt *s) {
                                  s->pipe.bar == MBAR_EMPTY)))
     *r = ROLE_PRODUCER;
   else if (s->kind == S_MBARRIER && ((s->pipe.op == MBAR_WAIT &&
-                                      s->pipe.bar != MBAR_EMPTY) ||
+                                      (s->pipe.bar == MBAR_FULL ||
+                                       s->pipe.bar == MBAR_ORDER)) ||
                                      s->pipe.op == MBAR_ARRIVE))
     *r = ROLE_CONSUMER;
   v->stop |= *r != ROLE_ANY;
@@ -135,9 +136,9 @@ static role role_of(const ir_stmt *s, const ir_pipeline *p) {
 }
 
 /* c less its conjunct `thread < consumers`, true in the consumers' part
- * (NULL: nothing left; c itself: no such conjunct).  The simplifier
- * folds an `if` under the role test into one test of both, as it does
- * ping-pong's team test. */
+ * (NULL: nothing left; c itself: no such conjunct).  The guards pass
+ * (guards.c) joins an `if` under the role test into one test of both,
+ * as it does ping-pong's team test. */
 static ir_expr *without_consumer_test(ts_arena *a, ir_expr *c,
                                       const ir_pipeline *p) {
   if (is_thread_test(c, E_LT, p))
@@ -159,12 +160,13 @@ static bool reads_no_loop_or_memory(ir_visitor *v, const ir_expr *e) {
 }
 
 /* body's one statement where it is an `if` (no else) whose test does not
- * change in loop f (reads neither its variable nor memory), else NULL:
- * the role's part of the loop is then run under the test, once, around
- * the loop.  Ping-pong's team test so holds a tile's whole k loop of
- * wgmma: tested each iteration, ptxas serializes the wgmma (its C7515:
- * a path may leave the batch in flight while other code defines the
- * accumulators). */
+ * change in loop f, else NULL: the role's part of the loop is then run
+ * under the test, once, around the loop.  An IR variable is a loop's or
+ * a launch index, never assigned, so a test that reads neither f's
+ * variable nor memory is the same in every iteration.  Ping-pong's team
+ * test so holds a tile's whole k loop of wgmma: tested each iteration,
+ * ptxas serializes the wgmma (its C7515: a path may leave the batch in
+ * flight while other code defines the accumulators). */
 static ir_stmt *invariant_test(ir_stmt *body, const ir_stmt *f) {
   while (body && body->kind == S_SEQ && body->seq.n == 1)
     body = body->seq.items[0];
@@ -196,7 +198,8 @@ static ir_stmt *role_part(ts_arena *a, ir_stmt *s, const ir_pipeline *p,
   if (s->kind == S_FOR || s->kind == S_ALLOC) {
     ir_stmt **at = s->kind == S_FOR ? &s->for_.body : &s->alloc.body;
     ir_stmt *body = role_part(a, *at, p, keep);
-    ir_stmt *test = s->kind == S_FOR ? invariant_test(body, s) : NULL;
+    ir_stmt *test = s->kind == S_FOR && p->pingpong ? invariant_test(body, s)
+                                                    : NULL;
     ir_stmt *c = body ? ts_arena_alloc(a, sizeof(*c)) : NULL;
     if (c) {
       memcpy(c, s, sizeof(*c));

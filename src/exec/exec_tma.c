@@ -98,9 +98,9 @@ bool exec_tma_begin(exec *x, const ir_stmt *s) {
     ts->seen = calloc(2 * stages * (size_t)x->nthreads, sizeof(*ts->seen));
     ts->fills = calloc(ranks * stages, sizeof(*ts->fills));
   }
-  if (ts && p->pingpong && !pingpong_begin(x, ts))
-    ts->fills = (free(ts->fills), NULL);
-  if (!ts || !ts->bars || !ts->seen || !ts->fills) {
+  bool ok = ts && ts->bars && ts->seen && ts->fills &&
+            (!p->pingpong || pingpong_begin(x, ts));
+  if (!ok) {
     exec_tma_end(x, ts, false);
     exec_fault(x, 0, "the executor ran out of memory");
     return false;
@@ -204,8 +204,9 @@ static bool stages_of(exec *x, const ir_stmt *s, const char *what,
     if (!ts || ts->p != s->pipe.pipe || st[r] < 0 ||
         st[r] >= (order ? ts->p->pingpong : ts->p->stages)) {
       exec_fault(x, r * x->block_threads, "%s outside its pipeline, or %s "
-                 "a stage it does not have (%lld)", what,
-                 s->kind == S_TMA ? "into" : "on", (long long)st[r]);
+                 "a %s it does not have (%lld)", what,
+                 s->kind == S_TMA ? "into" : "on",
+                 order ? "ping-pong team" : "stage", (long long)st[r]);
       return false;
     }
   return true;

@@ -26,7 +26,9 @@ static bool dims(ir_visitor *v, const ir_stmt *s) {
     default: break;
     }
   } else if (s->kind == S_PIPELINE) {
-    k->barrier_bytes += 2 * 8 * (int64_t)s->pipe.pipe->stages; /* full, empty */
+    /* full and empty a stage, and ping-pong's order barrier a team */
+    k->barrier_bytes += 8 * (2 * (int64_t)s->pipe.pipe->stages +
+                             s->pipe.pipe->pingpong);
   } else if (s->kind == S_ALLOC && s->alloc.buf->scope == SCOPE_SHARED &&
              s->alloc.buf->overlay) {
     /* From byte 0, over the buffers before it. */

@@ -309,16 +309,20 @@ ir_stmt *stages_tma_pipeline(walker *w, ts_loop *f, attach *at, int depth,
   int producer_warps = at->stages[0]->producer_warps;
   bool pingpong = at->stages[0]->pingpong;
   for (int i = 1; i < at->n; i++)
-    if (at->stages[i]->producer_warps != producer_warps ||
-        at->stages[i]->pingpong != pingpong) {
+    if (at->stages[i]->producer_warps != producer_warps) {
       stages_fail(
           w, TS_ERR_STAGES_DIFFER, "ts_lower: \"%s\" and \"%s\" share "
-          "the TMA pipeline at loop \"%s\" with %d and %d producer warps%s; "
-          "specialize both alike (ts_warp_specialize, ts_pingpong)",
-          at->stages[0]->name, at->stages[i]->name, f->name, producer_warps,
-          at->stages[i]->producer_warps,
-          pingpong != at->stages[i]->pingpong
-              ? " and ping-pong consumers on one only" : "");
+          "the TMA pipeline at loop \"%s\" with %d and %d producer warps; "
+          "specialize both alike (ts_warp_specialize)", at->stages[0]->name,
+          at->stages[i]->name, f->name, producer_warps,
+          at->stages[i]->producer_warps);
+      return NULL;
+    } else if (at->stages[i]->pingpong != pingpong) {
+      stages_fail(
+          w, TS_ERR_STAGES_DIFFER, "ts_lower: \"%s\" and \"%s\" share "
+          "the TMA pipeline at loop \"%s\"; \"%s\" has no ts_pingpong: "
+          "call it on both", at->stages[0]->name, at->stages[i]->name,
+          f->name, pingpong ? at->stages[i]->name : at->stages[0]->name);
       return NULL;
     }
   if (producer_warps && w->cx->producer_threads) {
