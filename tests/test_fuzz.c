@@ -1,7 +1,8 @@
 /*
  * The schedule fuzzer on every test run: TS_FUZZ_CASES cases (default
  * 10000) from TS_FUZZ_SEED (default fixed, so that a run is reproducible;
- * set it to explore).  A failing case prints its seed and itself as a C
+ * set it to explore), in shards the suite runs in parallel (main's
+ * arguments).  A failing case prints its seed and itself as a C
  * program; TS_FUZZ_SEED=<case seed> TS_FUZZ_CASES=1 runs that case alone.
  * The run ends with what the cases met and the CPU time they took.
  */
@@ -54,19 +55,19 @@ static uint64_t case_seed(uint64_t base, uint64_t i) {
 /* What a run met: outcomes, of all cases and of those that drew knobs,
  * the schedules' statuses, and the time each kind of case took. */
 typedef struct tally {
-  long counts[4], knob_counts[4];
-  long tensorized[4]; /* of the cases whose schedule calls ts_tensorize */
-  long tma[4], warpspec[4], in_flight[4]; /* ts_tma, ts_warp_specialize,
+  long counts[FZ_OUTCOMES], knob_counts[FZ_OUTCOMES];
+  long tensorized[FZ_OUTCOMES]; /* of the cases whose schedule calls ts_tensorize */
+  long tma[FZ_OUTCOMES], warpspec[FZ_OUTCOMES], in_flight[FZ_OUTCOMES]; /* ts_tma, ts_warp_specialize,
                                              ts_wgmma_in_flight */
-  long persistent[4], persistent_ws[4]; /* ts_persistent, and with a
+  long persistent[FZ_OUTCOMES], persistent_ws[FZ_OUTCOMES]; /* ts_persistent, and with a
                                            producer warpgroup */
-  long tma_store[4]; /* C stored through shared memory by the TMA */
-  long ring[4];      /* ... in a persistent grid: a ring of panels */
-  long cluster[4];   /* 2-block clusters multicasting (ts_cluster) */
-  long pingpong[4];  /* ping-pong consumers (ts_pingpong) */
-  long stmatrix[4];  /* ... of a 16-bit C: written by stmatrix */
+  long tma_store[FZ_OUTCOMES]; /* C stored through shared memory by the TMA */
+  long ring[FZ_OUTCOMES];      /* ... in a persistent grid: a ring of panels */
+  long cluster[FZ_OUTCOMES];   /* 2-block clusters multicasting (ts_cluster) */
+  long pingpong[FZ_OUTCOMES];  /* ping-pong consumers (ts_pingpong) */
+  long stmatrix[FZ_OUTCOMES];  /* ... of a 16-bit C: written by stmatrix */
   long store_refused; /* refused at lowering for C's shared stage */
-  long transposed[4], transposed_tf32[4]; /* wgmma on C's transpose, and
+  long transposed[FZ_OUTCOMES], transposed_tf32[FZ_OUTCOMES]; /* wgmma on C's transpose, and
                                            * in tf32 (B in registers where
                                            * it lies n-major) */
   /* TMA and warp-specialized cases checked correct, by layout and A's
@@ -120,9 +121,13 @@ static void count_case(tally *t, const fz_result *r, double seconds) {
 
 /* The outcomes of the cases whose schedules make a call, where the
  * schedule was accepted. */
-static void print_calls(const long n[4], const char *what) {
+static void print_calls(const long n[FZ_OUTCOMES], const char *what) {
   printf("  of which %ld %s: %ld refused at lowering, %ld checked correct, "
-         "%ld failed\n", n[1] + n[2] + n[3], what, n[1], n[2], n[3]);
+         "%ld lowered and not run, %ld failed\n",
+         n[FZ_PASS_REFUSED] + n[FZ_PASS_CHECKED] + n[FZ_PASS_LOWERED] +
+             n[FZ_FAIL],
+         what, n[FZ_PASS_REFUSED], n[FZ_PASS_CHECKED], n[FZ_PASS_LOWERED],
+         n[FZ_FAIL]);
 }
 
 /* TMA and warp-specialized cases checked correct in each layout and
@@ -137,16 +142,52 @@ static void print_hopper_coverage(const tally *t) {
   printf("\n");
 }
 
-static void print_tally(const tally *t, uint64_t base, uint64_t cases) {
+static long sum(const long n[FZ_OUTCOMES]) {
+  long all = 0;
+  for (int o = 0; o < FZ_OUTCOMES; o++)
+    all += n[o];
+  return all;
+}
+
+/* Which of the cases a run takes: all, those that draw no knobs, or a
+ * shard of those that do (nearly all of the time a run takes). */
+typedef enum { RUN_ALL, RUN_OTHERS, RUN_KNOBS } run_kind;
+
+typedef struct run {
+  run_kind kind;
+  uint64_t base, cases;   /* the seed and the cases of all runs */
+  uint64_t shard, shards; /* RUN_KNOBS: knob case i where i % shards == shard */
+  uint64_t knob_exec_every; /* a knob case run on the executor where
+                               i / shards is a multiple of this; the
+                               others lowered only */
+} run;
+
+static const char *const kind_names[] = {"every case", "the cases without "
+                                         "knobs", "knob cases"};
+
+static bool in_run(const run *r, fz_source src, uint64_t i) {
+  if (r->kind == RUN_ALL)
+    return true;
+  bool knobs = fz_draws_knobs(src);
+  return r->kind == RUN_OTHERS ? !knobs : knobs && i % r->shards == r->shard;
+}
+
+static void print_tally(const tally *t, const run *r) {
   const long *c = t->counts, *k = t->knob_counts;
-  long knobs = k[0] + k[1] + k[2] + k[3];
-  printf("fuzz: seed 0x%llx, %llu cases: %ld refused by a primitive, %ld "
-         "refused at lowering, %ld checked correct, %ld failed\n",
-         (unsigned long long)base, (unsigned long long)cases, c[0], c[1],
-         c[2], c[3]);
+  printf("fuzz: seed 0x%llx, %s (shard %llu of %llu): %ld cases of %llu: "
+         "%ld refused by a primitive, %ld refused at lowering, %ld checked "
+         "correct, %ld lowered and not run, %ld failed\n",
+         (unsigned long long)r->base, kind_names[r->kind],
+         (unsigned long long)r->shard + 1, (unsigned long long)r->shards,
+         sum(c), (unsigned long long)r->cases,
+         c[FZ_PASS_ERROR], c[FZ_PASS_REFUSED], c[FZ_PASS_CHECKED],
+         c[FZ_PASS_LOWERED], c[FZ_FAIL]);
   printf("  of which %ld drew a space's knobs: %ld refused (pruned or "
          "unparsable), %ld refused at lowering, %ld checked correct, %ld "
-         "failed\n", knobs, k[0], k[1], k[2], k[3]);
+         "lowered and not run (one in %llu run), %ld failed\n", sum(k),
+         k[FZ_PASS_ERROR], k[FZ_PASS_REFUSED], k[FZ_PASS_CHECKED],
+         k[FZ_PASS_LOWERED], (unsigned long long)r->knob_exec_every,
+         k[FZ_FAIL]);
   print_calls(t->tensorized, "tensorized (mma.sync, wgmma)");
   print_calls(t->tma, "filled caches by the TMA (ts_tma)");
   print_calls(t->warpspec, "warp-specialized (ts_warp_specialize)");
@@ -164,7 +205,7 @@ static void print_tally(const tally *t, uint64_t base, uint64_t cases) {
   print_calls(t->transposed, "tensorized C's transpose (wgmma's a from B)");
   print_calls(t->transposed_tf32, "did so in tf32");
   print_hopper_coverage(t);
-  long all = c[0] + c[1] + c[2] + c[3];
+  long all = sum(c), knobs = sum(k);
   printf("  CPU time: %.2f ms a case, %.2f ms a knob case, %.2f ms a Hopper "
          "case (%ld); slowest %.0f ms (0x%016llx)\n",
          1e3 * (t->seconds[0] + t->seconds[1] + t->seconds[2]) /
@@ -216,10 +257,11 @@ static void assert_hopper_coverage(const tally *t) {
                  ts_dtype_name((ts_dtype)d));
 }
 
+static run the_run;
+
 static void test_fuzz_schedules(void **state) {
   (void)state;
-  uint64_t base = env_u64("TS_FUZZ_SEED", 0x7e55e1f022ull);
-  uint64_t cases = env_u64("TS_FUZZ_CASES", 10000);
+  const run *r = &the_run;
   tally t = {0};
   int failures = 0;
   signal(SIGSEGV, on_crash);
@@ -227,28 +269,74 @@ static void test_fuzz_schedules(void **state) {
   signal(SIGFPE, on_crash);
   if (__sanitizer_set_death_callback)
     __sanitizer_set_death_callback(print_crashed_case);
-  for (uint64_t i = 0; i < cases && failures < 3; i++) {
-    current_seed = case_seed(base, i);
-    fz_source src = {.rng = current_seed};
+  for (uint64_t i = 0; i < r->cases && failures < 3; i++) {
+    current_seed = case_seed(r->base, i);
+    fz_source src = {.rng = current_seed,
+                     .knobs_unexecuted =
+                         (i / r->shards) % r->knob_exec_every != 0};
+    if (!in_run(r, src, i))
+      continue;
     double start = cpu_seconds();
-    fz_result r = fz_run_case(&src, current_seed);
-    count_case(&t, &r, cpu_seconds() - start);
-    if (r.outcome == FZ_FAIL) {
-      fprintf(stderr, "%s\n", r.report ? r.report : "(no report: out of memory)");
+    fz_result res = fz_run_case(&src, current_seed);
+    count_case(&t, &res, cpu_seconds() - start);
+    if (res.outcome == FZ_FAIL) {
+      fprintf(stderr, "%s\n", res.report ? res.report : "(no report: out of memory)");
       failures++;
     }
-    free(r.report);
+    free(res.report);
   }
-  print_tally(&t, base, cases);
+  print_tally(&t, r);
   assert_int_equal(failures, 0);
-  /* The tensorcore space's configurations are drawn in fp16, bf16 and
-   * tf32, and the Hopper cases' warpgroup schedules: a run of the default
-   * size checks some, and some of each Hopper primitive. */
-  if (cases >= 10000)
+  if (r->cases < 10000)
+    return;
+  /* The Hopper cases' warpgroup schedules: a run of the default size
+   * checks some of each Hopper primitive without the knob cases; each
+   * shard of the knob cases checks some of its cases on the executor. */
+  if (r->kind != RUN_KNOBS)
     assert_hopper_coverage(&t);
+  if (r->kind != RUN_OTHERS && t.knob_counts[FZ_PASS_CHECKED] == 0)
+    fail_msg("no knob case checked correct");
 }
 
-int main(void) {
+static uint64_t arg_u64(const char *arg, const char *what) {
+  char *end;
+  unsigned long long v = strtoull(arg, &end, 0);
+  if (!*arg || *end || v == 0) {
+    fprintf(stderr, "test_fuzz: %s must be a positive number (got '%s')\n",
+            what, arg);
+    exit(2);
+  }
+  return v;
+}
+
+/* test_fuzz [others | knobs SHARD SHARDS [KNOB_EXEC_EVERY]]: every case,
+ * the cases that draw no knobs, or shard SHARD (1 to SHARDS) of the knob
+ * cases, a knob case run on the executor one time in KNOB_EXEC_EVERY
+ * (default 1: every time); the suite runs them as tests of their own, in
+ * parallel, and the sanitizer build runs one knob case in a few. */
+int main(int argc, char **argv) {
+  run *r = &the_run;
+  *r = (run){.kind = RUN_ALL, .base = env_u64("TS_FUZZ_SEED", 0x7e55e1f022ull),
+             .cases = env_u64("TS_FUZZ_CASES", 10000), .shard = 0,
+             .shards = 1, .knob_exec_every = 1};
+  if (argc == 2 && strcmp(argv[1], "others") == 0) {
+    r->kind = RUN_OTHERS;
+  } else if ((argc == 4 || argc == 5) && strcmp(argv[1], "knobs") == 0) {
+    r->kind = RUN_KNOBS;
+    r->shards = arg_u64(argv[3], "SHARDS");
+    r->shard = arg_u64(argv[2], "SHARD") - 1;
+    if (r->shard >= r->shards) {
+      fprintf(stderr, "test_fuzz: SHARD must be 1 to %llu (got %s)\n",
+              (unsigned long long)r->shards, argv[2]);
+      return 2;
+    }
+    if (argc == 5)
+      r->knob_exec_every = arg_u64(argv[4], "KNOB_EXEC_EVERY");
+  } else if (argc != 1) {
+    fprintf(stderr, "usage: test_fuzz [others | knobs SHARD SHARDS "
+                    "[KNOB_EXEC_EVERY]]\n");
+    return 2;
+  }
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_fuzz_schedules),
   };

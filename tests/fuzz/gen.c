@@ -161,12 +161,23 @@ static void note_calls(const fz_case *c, fz_result *res) {
   res->c_type = c->def.c_type;
 }
 
+/* The case's first draws: its definition, then whether it takes a space's
+ * knobs. */
+static bool draw_kind(fz_case *c) {
+  fz_random_definition(c);
+  return fz_chance(c, FZ_KNOB_PERCENT);
+}
+
+bool fz_draws_knobs(fz_source src) {
+  fz_case c = {.src = &src};
+  return draw_kind(&c);
+}
+
 fz_result fz_run_case(fz_source *src, uint64_t seed) {
   fz_case c = {.src = src, .seed = seed};
   ts_buf_init(&c.prog);
   running = &c;
-  fz_random_definition(&c);
-  if (fz_chance(&c, FZ_KNOB_PERCENT))
+  if (draw_kind(&c))
     knob_case(&c);
   else if (fz_chance(&c, FZ_HOPPER_PERCENT))
     hopper_case(&c);
