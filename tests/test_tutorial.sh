@@ -6,6 +6,9 @@
 #   speed the tutorial cites (the same CUDA C, the names aside: the
 #   schedule's, and C.local, which ts_cache_write names the accumulators
 #   that lowering otherwise calls acc);
+# - step 10's schedule, which adapts to the layout and element type, checks
+#   correct in every layout in f16, bf16 and tf32, at a shape where every
+#   operand is packed and at one whose rows the TMA can copy as they lie;
 # (test_excerpts.sh checks the tutorial's excerpts of output.)
 #
 # Usage: test_tutorial.sh TESSEL SOURCE_ROOT
@@ -20,7 +23,7 @@ fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 
 # ---- every file correct at two shapes ------------------------------------
 files=$(ls examples/tutorial/*.c)
-[ "$(echo "$files" | wc -l)" -ge 9 ] || fail "fewer than 9 tutorial files"
+[ "$(echo "$files" | wc -l)" -ge 10 ] || fail "fewer than 10 tutorial files"
 for f in $files; do
   dtype=f32
   grep -q ts_tensorize "$f" && dtype=f16
@@ -49,13 +52,14 @@ same_kernel() {
   fi
 }
 # cuda_of SCHEDULE [OPTIONS...]: its CUDA C with its name as NAME (the name
-# of FILE.c:NAME[:config] or NAME[:config]) and C_local as acc.
+# of FILE.c:NAME[:config] or NAME[:config]), in its kernels' names too
+# (tessel_NAME_pack_b), and C_local as acc.
 cuda_of() {
   name=${1#*.c:}; name=${name%%:*}
   sched="$1"; shift
   "$tessel" show "$sched" --cuda --shape 4096x4096x4096 "$@" 2>&1 |
     sed -e "s/\"$name\"/\"NAME\"/g" -e "s/\btessel_$name\b/tessel_NAME/g" \
-        -e 's/\bC_local\b/acc/g'
+        -e "s/\btessel_${name}_/tessel_NAME_/g" -e 's/\bC_local\b/acc/g'
 }
 t=examples/tutorial
 same_kernel $t/step1.c:rows_first naive
@@ -85,6 +89,22 @@ elif grep -q "hopper: A and B must be 16-bit" "$tmp/out"; then
 else
   fail "step9.c in tf32:"; cat "$tmp/out"
 fi
+
+# step 10 reads the definition: tf32's k step, C's transpose (NN), A from
+# registers (TT, TN), packs (B in tf32 TN; at 37x53x29 both, whose rows
+# the TMA cannot copy): wgws's kernel in every layout and type
+for dtype in f16 bf16 tf32; do
+  for layout in NN NT TN TT; do
+    same_kernel $t/step10.c:any_type wgws --dtype $dtype --layout $layout
+    if "$tessel" check $t/step10.c:any_type --layout $layout --dtype $dtype \
+         --shape 37x53x29 --shape 40x72x24 > "$tmp/out" 2>&1; then
+      echo "ok: check step10.c:any_type --layout $layout --dtype $dtype"
+    else
+      fail "check step10.c:any_type --layout $layout --dtype $dtype:"
+      cat "$tmp/out"
+    fi
+  done
+done
 
 [ $fails = 0 ] || { echo "$fails failures"; exit 1; }
 echo "ok"
