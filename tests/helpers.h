@@ -95,6 +95,31 @@ static inline ts_sched *builtin_at(int b, ts_gemm def) {
   return ts_builtin_schedule(ts_builtin_at(b)->name, &def);
 }
 
+/* Whether this point of a sweep of checks (over shapes, layouts and
+ * types) runs on the executor: every point in the plain build; one in N
+ * where the suite sets TESSEL_TEST_SWEEP=N, as the sanitizer build does,
+ * whose run looks for memory errors and undefined behaviour on the paths
+ * the points share (each point is still scheduled and lowered there), at
+ * a third of the executor's time.  A file's sweeps count on from one to
+ * the next, so that they start at different points. */
+static inline bool sweep_point_runs(void) {
+  static unsigned long point, every;
+  if (every == 0) {
+    const char *v = getenv("TESSEL_TEST_SWEEP");
+    long n = v ? strtol(v, NULL, 10) : 1;
+    every = n > 1 ? (unsigned long)n : 1;
+  }
+  return point++ % every == 0;
+}
+
+/* s lowers: what a sweep's point that does not run still asserts. */
+static inline void assert_lowers(const ts_sched *s) {
+  ts_program *p = ts_lower(s);
+  if (ts_program_status(p) != TS_OK)
+    fail_msg("ts_lower: %s", ts_program_errmsg(p));
+  ts_program_free(p);
+}
+
 /* s is correct against the plain GEMM on the reference executor, with
  * random data of seed `seed`. */
 static inline void assert_checks(ts_sched *s, uint64_t seed) {

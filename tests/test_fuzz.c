@@ -162,8 +162,8 @@ typedef struct run {
                                others lowered only */
 } run;
 
-static const char *const kind_names[] = {"every case", "the cases without "
-                                         "knobs", "knob cases"};
+static const char *const kind_names[] = {
+    "every case", "the cases without knobs", "knob cases"};
 
 static bool in_run(const run *r, fz_source src, uint64_t i) {
   if (r->kind == RUN_ALL)

@@ -50,13 +50,17 @@ static void assert_checks_as(ts_sched *s, const char *what) {
 static const int64_t shapes[][3] = {{1, 1, 1}, {37, 53, 29},
                                     {261, 263, 129}, {261, 263, 8}};
 
-/* Each built-in made persistent, at each shape and layout. */
+/* Each built-in made persistent, at each shape and layout (a sweep:
+ * sweep_point_runs). */
 static void check_everywhere(const char *name, bool f16, int blocks_per_sm) {
   for (int i = 0; i < 4; i++)
     for (int l = TS_NN; l <= TS_TT; l++) {
       ts_sched *s = persistent(name, shapes[i][0], shapes[i][1], shapes[i][2],
                                (ts_layout)l, f16, blocks_per_sm);
-      assert_checks_as(s, name);
+      if (sweep_point_runs())
+        assert_checks_as(s, name);
+      else
+        assert_lowers(s);
       ts_sched_free(s);
     }
 }
