@@ -5,7 +5,9 @@
 # (TESSEL_SCHEDULE_TIMEOUT=1) or calls exit(0) is reported by show, check,
 # explain, list and bench as "schedule NAME in FILE crashed (SIGSEGV)" (did
 # not return in 1 s, called exit()) with the primitives it applied before,
-# the good schedule beside it still runs, and the exit status is 1.
+# the good schedule beside it still runs, and the exit status is 1.  Two
+# files of one text in one directory each define their own; a file that
+# does not include tessel.h is told to.
 #
 # Usage: test_schedule_files.sh TESSEL FAKE_DRIVER
 # FAKE_DRIVER (tests/fake_cuda.c) lets bench run without a GPU.
@@ -173,6 +175,21 @@ has "space crashy in $sp crashed (SIGSEGV)" "$tmp/check-spaces.out"
 has "space hangs in $sp did not return in 1 s" "$tmp/check-spaces.out"
 grep -q "^$sp:rows:t=16 .* ok$" "$tmp/check-spaces.out" ||
   fail "check: no ok row of rows:t=16"
+
+# ---- Two files of one text in one directory each define their own.
+cp "$sp" "$tmp/spaces2.c"
+run twins-check 0 check "$sp:rows" "$tmp/spaces2.c:rows" --shape 64x64x64
+grep -q "^$tmp/spaces2.c:rows .* ok$" "$tmp/twins-check.out" ||
+  fail "check: the copy of spaces.c defines no rows"
+
+# ---- A file without #include <tessel.h> is told to include it.
+grep -v '#include <tessel.h>' "$f" > "$tmp/noinclude.c"
+run noinclude 1 show "$tmp/noinclude.c"
+has "noinclude.c did not compile" "$tmp/noinclude.out"
+has "hint: $tmp/noinclude.c does not include <tessel.h>; add \`#include <tessel.h>\` at its top" "$tmp/noinclude.out"
+printf '#include <tessel.h>\nTS_SCHEDULE(x, "y") { ts_nosuch(s); }\n' > "$tmp/included.c"
+run included 1 show "$tmp/included.c"
+grep -q "hint:" "$tmp/included.out" && fail "a file that includes tessel.h gets the hint"
 
 # ---- Each command that runs a file's code says so in its --help.
 for cmd in list show check explain bench; do
