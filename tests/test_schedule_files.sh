@@ -8,7 +8,8 @@
 # the good schedule beside it still runs, and the exit status is 1; so does
 # a space that declares a knob wrongly.  Two files of one text in one
 # directory each define their own; a file that does not include tessel.h
-# is told to.
+# is told to; one written for tensor cores (TS_TENSOR_SCHEDULE) and run
+# without --dtype is asked for one.
 #
 # Usage: test_schedule_files.sh TESSEL FAKE_DRIVER
 # FAKE_DRIVER (tests/fake_cuda.c) lets bench run without a GPU.
@@ -225,6 +226,34 @@ has "hint: $tmp/noinclude.c does not include <tessel.h>; add \`#include <tessel.
 printf '#include <tessel.h>\nTS_SCHEDULE(x, "y") { ts_nosuch(s); }\n' > "$tmp/included.c"
 run included 1 show "$tmp/included.c"
 grep -q "hint:" "$tmp/included.out" && fail "a file that includes tessel.h gets the hint"
+
+# ---- A schedule or space written for tensor cores asks for --dtype.
+cat > "$tmp/tensor.c" <<'EOF'
+#include <tessel.h>
+TS_TENSOR_SCHEDULE(mma, "for f16, bf16 or tf32") {
+  ts_loop *io, *ii;
+  ts_split(s, ts_get_loop(s, "i"), 8, &io, &ii);
+  ts_vectorize(s, ii); /* 8 lanes: 2-byte types only */
+  return ts_sched_status(s);
+}
+TS_TENSOR_SPACE(mmas, "for f16, bf16 or tf32") {
+  int64_t t = ts_knob(c, "t", 2, (int64_t[]){8, 16});
+  ts_loop *io, *ii;
+  ts_split(s, ts_get_loop(s, "i"), t, &io, &ii);
+  ts_vectorize(s, ii);
+  return ts_sched_status(s);
+}
+EOF
+t="$tmp/tensor.c"
+for name in "$t" "$t:mma" "$t:mmas"; do
+  run tensor 2 show "$name"
+  has "runs on tensor cores, which take --dtype f16, bf16 or tf32 (fp32 rounded to tf32), not exact f32" "$tmp/tensor.out"
+done
+run tensor-check 1 check "$t" --shape 64x64x64
+grep -q "^$t:mma .* needs --dtype f16, bf16 or tf32" "$tmp/tensor-check.out" ||
+  fail "check: no row of mma asking for --dtype"
+run tensor-tune 2 tune "$t"
+has "runs on tensor cores" "$tmp/tensor-tune.out"
 
 # ---- Each command that runs a file's code says so in its --help.
 for cmd in list show check explain bench; do
