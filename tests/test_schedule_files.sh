@@ -179,7 +179,7 @@ grep -q "^$sp:rows:t=16 .* ok$" "$tmp/check-spaces.out" ||
   fail "check: no ok row of rows:t=16"
 
 # ---- A space that declares a knob wrongly fails alone: list lists the
-# other, check runs it, and the exit status is 1.
+# other (spaces.c's rows), check runs it, and the exit status is 1.
 cat > "$tmp/knobs.c" <<'EOF'
 #include <tessel.h>
 TS_SPACE(nameless, "a knob without a name") {
@@ -188,27 +188,20 @@ TS_SPACE(nameless, "a knob without a name") {
   ts_split(s, ts_get_loop(s, "i"), t, &io, &ii);
   return ts_sched_status(s);
 }
-TS_SPACE(tiles, "a thread a row of a tile of t rows") {
-  int64_t t = ts_knob(c, "t", 2, (int64_t[]){8, 16});
-  ts_loop *io, *ii;
-  ts_split(s, ts_get_loop(s, "i"), t, &io, &ii);
-  ts_bind(s, io, TS_BLOCK_X);
-  ts_bind(s, ii, TS_THREAD_X);
-  return ts_sched_status(s);
-}
 EOF
+sed -n '/^TS_SPACE(rows,/,/^}/p' "$sp" >> "$tmp/knobs.c" # a good one beside
 k="$tmp/knobs.c"
 why='ts_space_schedule: nameless: a knob needs a name and at least one value (got "(null)", 2)'
 run list-knobs 1 list "$k"
 has "tessel: $k:nameless: $why" "$tmp/list-knobs.out"
-has "$k:tiles            space     a thread a row of a tile of t rows" "$tmp/list-knobs.out"
+has "$k:rows             space     a thread a row of a tile of t rows" "$tmp/list-knobs.out"
 has "    t          8, 16" "$tmp/list-knobs.out"
 run check-knobs 1 check "$k" --shape 64x64x64
 grep -q "^$k:nameless .* FAIL: the space declares a knob wrongly" "$tmp/check-knobs.out" ||
   fail "check: no FAIL row of nameless"
 has "$why" "$tmp/check-knobs.out"
-grep -q "^$k:tiles .* ok$" "$tmp/check-knobs.out" || fail "check: no ok row of tiles"
-run show-knobs 0 show "$k:tiles" --shape 64x64x64
+grep -q "^$k:rows .* ok$" "$tmp/check-knobs.out" || fail "check: no ok row of rows"
+run show-knobs 0 show "$k:rows" --shape 64x64x64
 run tune-knobs 1 tune "$k:nameless"
 has "tessel: $k:nameless: $why" "$tmp/tune-knobs.out"
 
