@@ -108,7 +108,7 @@ static char **find_bad_knobs(const ts_schedule_file *f, const char *path,
                              const cli_opts *o) {
   ts_gemm g = o->nshapes ? o->shapes[0] : ts_gemm_make(1024, 1024, 1024);
   int n = ts_schedule_file_space_count(f);
-  char **bad = calloc((size_t)n + 1, sizeof(*bad));
+  char **bad = calloc((size_t)n + 1, sizeof(*bad)); /* NULL: no memory */
   for (int s = 0; bad && s < n; s++) {
     char err[64];
     ts_config *c = ts_config_parse("", err, sizeof(err));
