@@ -184,6 +184,7 @@ static bool declared_well(ts_config *c, const char *name, int n,
   const knob *first = name ? declared(c, name) : NULL;
   int rep = n > 0 ? repeated_value(texts, n) : -1;
   char *l = n > 0 ? value_list(texts, n) : NULL;
+  bool well = false;
   if (!name || n <= 0)
     knob_error(c, "a knob needs a name and at least one value (got \"%s\", "
                "%d)", name ? name : "(null)", n);
@@ -202,9 +203,10 @@ static bool declared_well(ts_config *c, const char *name, int n,
                c->nknobs + 1, l ? l : "?");
   else if (c->nknobs == MAX_KNOBS)
     knob_error(c, "more than %d knobs (at \"%s\")", MAX_KNOBS, name);
+  else
+    well = true;
   free(l);
-  return name && n > 0 && a_knob_name(name) && rep < 0 && !first &&
-         c->nknobs < MAX_KNOBS;
+  return well;
 }
 
 /* Declares knob `name` and returns the index of its value (0 when the
