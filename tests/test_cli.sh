@@ -83,6 +83,15 @@ expect 2 "unknown command" -- "$tessel" frobnicate
 one_line
 expect 2 "unknown schedule" -- "$tessel" show nosuch
 one_line; contains "unknown schedule 'nosuch'"
+expect 2 "a schedule's name mistyped" -- "$tessel" show warptiledd
+one_line; contains "unknown schedule 'warptiledd'; did you mean 'warptiled'?"
+expect 2 "a space's name mistyped" -- "$tessel" tune seed03
+one_line; contains "unknown space 'seed03'; did you mean 'seed003'?"
+expect 2 "a built-in space's knob mistyped" -- "$tessel" show seed003:blok=32x32x32
+one_line; contains "the space has no knob \"blok\"; did you mean \"block\"? (its knobs: block, thread, order)"
+# --tuned on a schedule without knobs says so, and runs it as written.
+expect 0 "--tuned on a plain schedule" -- "$tessel" check naive --tuned --shape 9x9x9
+contains "tessel: naive is a schedule with no knobs, not a space: --tuned, which reads a space's tuning record, leaves it as it is written"
 expect 2 "zero shape" -- "$tessel" check naive --shape 0x5x5
 one_line; contains "--shape must be MxNxK"
 expect 2 "bad shape" -- "$tessel" show naive --shape abc
@@ -462,8 +471,14 @@ expect 0 "the space's first configuration is the schedule" -- "$tessel" show "$f
 space_ir=$(printf '%s\n' "$last" | sed 's/"regtiles"/"regtile64"/')
 expect 0 "the schedule" -- "$tessel" show "$f:regtile64" --shape 96x96x32
 [ "$space_ir" = "$last" ] || { echo "FAIL: regtiles' first configuration is not regtile64"; fails=$((fails + 1)); }
-expect 1 "FILE.c:SPACE:CONFIG, a knob the space lacks" -- "$tessel" show "$f:regtiles:bq=1"
-one_line; contains "regtiles: the space has no knob \"bq\""
+expect 2 "FILE.c:SPACE:CONFIG, a knob the space lacks" -- "$tessel" show "$f:regtiles:bq=1"
+one_line; contains "regtiles: the space has no knob \"bq\"; did you mean \"bm\"? (its knobs: bm, bn, tm, bk)"
+expect 2 "FILE.c:SPACE:CONFIG, a knob mistyped" -- "$tessel" show "$f:regtiles:bx=32"
+one_line; contains "did you mean \"bm\"?"
+expect 2 "FILE.c:NAME mistyped" -- "$tessel" show "$f:regtile65"
+one_line; contains "regtiles.c defines no schedule or space 'regtile65'; did you mean 'regtile64'? It defines regtile64; the space regtiles"
+expect 0 "--tuned on FILE.c: its plain schedule says so" -- "$tessel" check "$f" --tuned --shape 9x9x9
+contains "regtiles.c:regtile64 is a schedule with no knobs, not a space"
 # check --all: every configuration of a file's space, a row each, pruned
 # ones counted apart, the whole set's time said first.
 expect 0 "check FILE.c:SPACE --all" -- "$tessel" check "$f:regtiles" --all \

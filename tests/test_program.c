@@ -130,6 +130,28 @@ static void test_errors_are_the_programs(void **state) {
   assert_int_equal(ts_program_min_arch(NULL), 0);
 }
 
+/* A schedule's message reaches the program, and explain's report of it,
+ * whole however long (a refusal that prints the nest runs long). */
+static void test_a_long_error_is_whole(void **state) {
+  (void)state;
+  char why[3001];
+  for (int i = 0; i < 3000; i++)
+    why[i] = i % 100 == 99 ? '\n' : 'a' + i % 26;
+  why[3000] = 0;
+  ts_sched *s = sched_of(8, 8, 8);
+  ts_sched_fail(s, TS_ERR_BAD_ARG, why);
+  ts_program *p = ts_lower(s);
+  const char *msg = ts_program_errmsg(p);
+  assert_true(strlen(msg) >= strlen(why));
+  assert_string_equal(msg + strlen(msg) - strlen(why), why);
+  ts_explain *e = ts_program_explain(p, NULL);
+  assert_non_null(e);
+  assert_non_null(strstr(e->errmsg, why));
+  ts_explain_free(e);
+  ts_program_free(p);
+  ts_sched_free(s);
+}
+
 /* Programs compiled on threads give the kernels one thread gives, byte for
  * byte, and a program in error fails alone. */
 static void test_compile_all_in_parallel(void **state) {
@@ -228,6 +250,7 @@ static void test_kernel_keeps_source_and_parameters(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_a_long_error_is_whole),
       cmocka_unit_test(test_lowering_reads_only),
       cmocka_unit_test(test_errors_are_the_programs),
       cmocka_unit_test(test_compile_all_in_parallel),

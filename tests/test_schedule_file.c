@@ -5,8 +5,10 @@
  * the object cached by content (a second open runs no compiler) and by the
  * headers it includes (an edited header compiles it again, and changes the
  * hash), a compile
- * error with the compiler's diagnostics, a file with neither schedule nor
- * space, a space named as a built-in is, a missing file.
+ * error with the compiler's diagnostics (whole, however long, and a hint
+ * where the file does not include tessel.h), a file with neither schedule
+ * nor space, a space named as a built-in is, a missing file; two files of
+ * one text, and one file opened twice, each defining its own.
  */
 #include "helpers.h"
 
@@ -342,6 +344,57 @@ static void test_compile_error_shows_diagnostics(void **state) {
   ts_schedule_file_close(f);
 }
 
+/* The compiler's diagnostics about tessel's names, in a file that does
+ * not include tessel.h, end with a hint to include it; they are whole
+ * however long (here 40 errors, each of a 300-character line, past what a
+ * compiler's error limit stops at). */
+static void test_compile_error_hints_the_include(void **state) {
+  (void)state;
+  char text[32768], pad[301];
+  memset(pad, 'x', 300);
+  pad[300] = 0;
+  size_t n = 0;
+  for (int i = 0; i < 40; i++)
+    n += (size_t)snprintf(text + n, sizeof(text) - n, "static int f%d(ts_sched "
+                          "*%s) { return 0; }\n", i, pad);
+  snprintf(text + n, sizeof(text) - n, "TS_SCHEDULE(oops, \"x\") {\n"
+           "  return 0;\n}\n");
+  const char *path = write_file("noinclude.c", text);
+  ts_schedule_file *f = ts_schedule_file_open(path);
+  assert_int_equal(ts_schedule_file_status(f), TS_ERR_BAD_ARG);
+  const char *msg = ts_schedule_file_errmsg(f);
+  assert_true(strlen(msg) > 8192);
+  char hint[256];
+  snprintf(hint, sizeof(hint), "\nhint: %s does not include <tessel.h>; "
+           "add `#include <tessel.h>` at its top", path);
+  assert_string_equal(msg + strlen(msg) - strlen(hint), hint);
+  ts_schedule_file_close(f);
+}
+
+/* Two files of one text in one directory are two objects, and a file
+ * opened while it is open already (its object loaded) loads again: each
+ * defines its own schedules. */
+static void test_one_text_twice(void **state) {
+  (void)state;
+  char a[128], b[128];
+  snprintf(a, sizeof(a), "%s", write_file("twin_a.c", two_schedules));
+  snprintf(b, sizeof(b), "%s", write_file("twin_b.c", two_schedules));
+  ts_schedule_file *fa = ts_schedule_file_open(a);
+  ts_schedule_file *fb = ts_schedule_file_open(b);
+  ts_schedule_file *again = ts_schedule_file_open(a);
+  ts_schedule_file *files[] = {fa, fb, again};
+  for (int i = 0; i < 3; i++) {
+    assert_int_equal(ts_schedule_file_status(files[i]), TS_OK);
+    assert_int_equal(ts_schedule_file_count(files[i]), 2);
+    assert_non_null(ts_schedule_file_find(files[i], "tiles"));
+  }
+  assert_schedule_runs(ts_schedule_file_find(again, "tiles"), 16, 16, 8);
+  ts_schedule_file_close(fa);
+  assert_schedule_runs(ts_schedule_file_find(again, "rows"), 64, 8, 8);
+  ts_schedule_file_close(again);
+  ts_schedule_file_close(fb);
+}
+
 static void test_file_without_schedules(void **state) {
   (void)state;
   const char *path = write_file("none.c", "#include <tessel.h>\n");
@@ -375,6 +428,8 @@ int main(void) {
       cmocka_unit_test(test_object_cached_by_content),
       cmocka_unit_test(test_included_header_keys_the_object),
       cmocka_unit_test(test_compile_error_shows_diagnostics),
+      cmocka_unit_test(test_compile_error_hints_the_include),
+      cmocka_unit_test(test_one_text_twice),
       cmocka_unit_test(test_file_without_schedules),
       cmocka_unit_test(test_missing_file),
   };

@@ -5,7 +5,11 @@
 # (TESSEL_SCHEDULE_TIMEOUT=1) or calls exit(0) is reported by show, check,
 # explain, list and bench as "schedule NAME in FILE crashed (SIGSEGV)" (did
 # not return in 1 s, called exit()) with the primitives it applied before,
-# the good schedule beside it still runs, and the exit status is 1.
+# the good schedule beside it still runs, and the exit status is 1; so does
+# a space that declares a knob wrongly.  Two files of one text in one
+# directory each define their own; a file that does not include tessel.h
+# is told to; one written for tensor cores (TS_TENSOR_SCHEDULE) and run
+# without --dtype is asked for one.
 #
 # Usage: test_schedule_files.sh TESSEL FAKE_DRIVER
 # FAKE_DRIVER (tests/fake_cuda.c) lets bench run without a GPU.
@@ -173,6 +177,76 @@ has "space crashy in $sp crashed (SIGSEGV)" "$tmp/check-spaces.out"
 has "space hangs in $sp did not return in 1 s" "$tmp/check-spaces.out"
 grep -q "^$sp:rows:t=16 .* ok$" "$tmp/check-spaces.out" ||
   fail "check: no ok row of rows:t=16"
+
+# ---- A space that declares a knob wrongly fails alone: list lists the
+# other (spaces.c's rows), check runs it, and the exit status is 1.
+cat > "$tmp/knobs.c" <<'EOF'
+#include <tessel.h>
+TS_SPACE(nameless, "a knob without a name") {
+  int64_t t = ts_knob(c, NULL, 2, (int64_t[]){8, 16});
+  ts_loop *io, *ii;
+  ts_split(s, ts_get_loop(s, "i"), t, &io, &ii);
+  return ts_sched_status(s);
+}
+EOF
+sed -n '/^TS_SPACE(rows,/,/^}/p' "$sp" >> "$tmp/knobs.c" # a good one beside
+k="$tmp/knobs.c"
+why='ts_space_schedule: nameless: a knob needs a name and at least one value (got "(null)", 2)'
+run list-knobs 1 list "$k"
+has "tessel: $k:nameless: $why" "$tmp/list-knobs.out"
+has "$k:rows             space     a thread a row of a tile of t rows" "$tmp/list-knobs.out"
+has "    t          8, 16" "$tmp/list-knobs.out"
+run check-knobs 1 check "$k" --shape 64x64x64
+grep -q "^$k:nameless .* FAIL: the space declares a knob wrongly" "$tmp/check-knobs.out" ||
+  fail "check: no FAIL row of nameless"
+has "$why" "$tmp/check-knobs.out"
+grep -q "^$k:rows .* ok$" "$tmp/check-knobs.out" || fail "check: no ok row of rows"
+run show-knobs 0 show "$k:rows" --shape 64x64x64
+run tune-knobs 1 tune "$k:nameless"
+has "tessel: $k:nameless: $why" "$tmp/tune-knobs.out"
+
+# ---- Two files of one text in one directory each define their own.
+cp "$sp" "$tmp/spaces2.c"
+run twins-check 0 check "$sp:rows" "$tmp/spaces2.c:rows" --shape 64x64x64
+grep -q "^$tmp/spaces2.c:rows .* ok$" "$tmp/twins-check.out" ||
+  fail "check: the copy of spaces.c defines no rows"
+
+# ---- A file without #include <tessel.h> is told to include it.
+grep -v '#include <tessel.h>' "$f" > "$tmp/noinclude.c"
+run noinclude 1 show "$tmp/noinclude.c"
+has "noinclude.c did not compile" "$tmp/noinclude.out"
+has "hint: $tmp/noinclude.c does not include <tessel.h>; add \`#include <tessel.h>\` at its top" "$tmp/noinclude.out"
+printf '#include <tessel.h>\nTS_SCHEDULE(x, "y") { ts_nosuch(s); }\n' > "$tmp/included.c"
+run included 1 show "$tmp/included.c"
+grep -q "hint:" "$tmp/included.out" && fail "a file that includes tessel.h gets the hint"
+
+# ---- A schedule or space written for tensor cores asks for --dtype.
+cat > "$tmp/tensor.c" <<'EOF'
+#include <tessel.h>
+TS_TENSOR_SCHEDULE(mma, "for f16, bf16 or tf32") {
+  ts_loop *io, *ii;
+  ts_split(s, ts_get_loop(s, "i"), 8, &io, &ii);
+  ts_vectorize(s, ii); /* 8 lanes: 2-byte types only */
+  return ts_sched_status(s);
+}
+TS_TENSOR_SPACE(mmas, "for f16, bf16 or tf32") {
+  int64_t t = ts_knob(c, "t", 2, (int64_t[]){8, 16});
+  ts_loop *io, *ii;
+  ts_split(s, ts_get_loop(s, "i"), t, &io, &ii);
+  ts_vectorize(s, ii);
+  return ts_sched_status(s);
+}
+EOF
+t="$tmp/tensor.c"
+for name in "$t" "$t:mma" "$t:mmas"; do
+  run tensor 2 show "$name"
+  has "runs on tensor cores, which take --dtype f16, bf16 or tf32 (fp32 rounded to tf32), not exact f32" "$tmp/tensor.out"
+done
+run tensor-check 1 check "$t" --shape 64x64x64
+grep -q "^$t:mma .* needs --dtype f16, bf16 or tf32" "$tmp/tensor-check.out" ||
+  fail "check: no row of mma asking for --dtype"
+run tensor-tune 2 tune "$t"
+has "runs on tensor cores" "$tmp/tensor-tune.out"
 
 # ---- Each command that runs a file's code says so in its --help.
 for cmd in list show check explain bench; do

@@ -58,6 +58,32 @@ static const ts_space no_values = {"no_values", "a knob without values",
 static const ts_space many_knobs = {"many_knobs", "40 knobs",
                                     many_knobs_apply, false, false};
 
+/* Knobs declared wrongly in one configuration: a name asked twice, a name
+ * the command line cannot give, a value twice. */
+static ts_status twice_apply(ts_sched *s, ts_config *c) {
+  ts_knob(c, "bm", 3, (int64_t[]){32, 64, 128});
+  ts_knob(c, "tm", 2, (int64_t[]){4, 8});
+  ts_knob(c, "bm", 2, (int64_t[]){64, 128});
+  return ts_sched_status(s);
+}
+
+static ts_status bad_name_apply(ts_sched *s, ts_config *c) {
+  ts_knob(c, "b,m=", 2, (int64_t[]){32, 64});
+  return ts_sched_status(s);
+}
+
+static ts_status same_value_apply(ts_sched *s, ts_config *c) {
+  ts_knob_choice(c, "order", 3, (const char *[]){"ij", "ji", "ij"});
+  return ts_sched_status(s);
+}
+
+static const ts_space twice = {"twice", "bm twice", twice_apply, false,
+                               false};
+static const ts_space bad_name = {"bad_name", "a knob \"b,m=\"",
+                                  bad_name_apply, false, false};
+static const ts_space same_value = {"same_value", "ij twice",
+                                    same_value_apply, false, false};
+
 static char *text_of(const ts_config *c) {
   char *t = ts_config_text(c);
   assert_non_null(t);
@@ -110,6 +136,26 @@ static void test_a_primitive_refusal_prunes(void **state) {
   ts_space_free_configs(cs, n);
 }
 
+/* A constraint's reason longer than a line or two is kept whole. */
+static char long_reason[2001];
+
+static ts_status long_reason_apply(ts_sched *s, ts_config *c) {
+  ts_knob_require(c, 0, "%s", long_reason);
+  return ts_sched_status(s);
+}
+
+static void test_a_long_reason_is_whole(void **state) {
+  (void)state;
+  memset(long_reason, 'r', sizeof(long_reason) - 1);
+  const ts_space sp = {"long_reason", "a long reason", long_reason_apply,
+                       false, false};
+  ts_gemm g = ts_gemm_make(8, 8, 8);
+  ts_config **cs;
+  assert_int_equal(ts_space_enumerate(&sp, &g, 0, &cs), 1);
+  assert_string_equal(ts_config_pruned(cs[0]), long_reason);
+  ts_space_free_configs(cs, 1);
+}
+
 /* A knob declared wrongly is the space's error, not a constraint: the
  * schedule says TS_ERR_BAD_KNOB with the reason, not the error of the
  * primitive that got the bad value; the configuration is pruned. */
@@ -130,6 +176,32 @@ static void test_a_knob_declared_wrongly(void **state) {
   assert_string_equal(ts_sched_errmsg(s), "ts_space_schedule: many_knobs: "
                       "more than 32 knobs (at \"k32\")");
   ts_sched_free(s);
+  /* Each of these is refused in each configuration, the first too. */
+  const struct {
+    const ts_space *space;
+    const char *why;
+  } refused[] = {
+      {&twice, "ts_space_schedule: twice: knob \"bm\" is declared twice in "
+               "one configuration: as knob 1 (32, 64, 128) and again as "
+               "knob 3 (64, 128); give each knob a name of its own, or keep "
+               "the first's value in a variable"},
+      {&bad_name, "ts_space_schedule: bad_name: knob \"b,m=\" is not a name "
+                  "the command line can give (name=value,...): use letters, "
+                  "digits and '_', not starting with a digit"},
+      {&same_value, "ts_space_schedule: same_value: knob \"order\" has the "
+                    "value ij twice (ij, ji, ij); give each value once"},
+  };
+  for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+    s = ts_space_schedule(refused[i].space, &g, c);
+    assert_int_equal(ts_sched_status(s), TS_ERR_BAD_KNOB);
+    assert_string_equal(ts_sched_errmsg(s), refused[i].why);
+    ts_sched_free(s);
+    ts_config **cs;
+    int n = ts_space_enumerate(refused[i].space, &g, 0, &cs);
+    for (int k = 0; k < n; k++)
+      assert_non_null(ts_config_pruned(cs[k]));
+    ts_space_free_configs(cs, n);
+  }
   /* A constraint stays TS_ERR_PRUNED, after a bad knob on the same c. */
   ts_config_free(c);
   c = ts_config_parse("a=2,b=10,c=4", err, sizeof(err));
@@ -166,10 +238,22 @@ static void test_configurations_as_text(void **state) {
   ts_sched_free(s);
   ts_config_free(c);
 
+  /* A name the space does not declare: TS_ERR_UNKNOWN_KNOB, the knobs it
+   * declared listed, the nearest suggested, before a constraint that the
+   * values left at their first break (c=2 with a=2 would be 4). */
   c = ts_config_parse("a=1,d=2", err, sizeof(err));
   s = ts_space_schedule(&toy, &g, c);
+  assert_int_equal(ts_sched_status(s), TS_ERR_UNKNOWN_KNOB);
   assert_string_equal(ts_sched_errmsg(s), "ts_space_schedule: toy: the "
-                      "space has no knob \"d\"");
+                      "space has no knob \"d\" (its knobs: a, c)");
+  ts_sched_free(s);
+  ts_config_free(c);
+  c = ts_config_parse("a=2,bx=10,c=4", err, sizeof(err));
+  s = ts_space_schedule(&toy, &g, c);
+  assert_int_equal(ts_sched_status(s), TS_ERR_UNKNOWN_KNOB);
+  assert_string_equal(ts_sched_errmsg(s), "ts_space_schedule: toy: the "
+                      "space has no knob \"bx\"; did you mean \"b\"? (its "
+                      "knobs: a, b, c)");
   ts_sched_free(s);
   ts_config_free(c);
 
@@ -326,8 +410,8 @@ static void test_warptiled_space_swizzles(void **state) {
   c = ts_config_parse("bm=32,bn=32,warp=32x32,bk=8,buffers=2,swizzle=8", err,
                       sizeof(err));
   s = ts_space_schedule(sp, &g, c);
-  assert_int_equal(ts_sched_status(s), TS_ERR_PRUNED);
-  assert_non_null(strstr(ts_sched_errmsg(s), "swizzle"));
+  assert_int_equal(ts_sched_status(s), TS_ERR_UNKNOWN_KNOB);
+  assert_non_null(strstr(ts_sched_errmsg(s), "no knob \"swizzle\""));
   ts_sched_free(s);
   ts_config_free(c);
 }
@@ -359,6 +443,7 @@ int main(void) {
       cmocka_unit_test(test_enumeration_follows_dependent_knobs),
       cmocka_unit_test(test_a_primitive_refusal_prunes),
       cmocka_unit_test(test_a_knob_declared_wrongly),
+      cmocka_unit_test(test_a_long_reason_is_whole),
       cmocka_unit_test(test_configurations_as_text),
       cmocka_unit_test(test_seed003_space),
       cmocka_unit_test(test_warptiled_space),

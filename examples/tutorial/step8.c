@@ -9,7 +9,8 @@
  * and their rows padded by 8 halves (16 bytes), so that each row stays
  * 16-byte aligned and lowering fills the fragments with ldmatrix.
  * Tensor cores round fp32 to tf32, so fp32 is refused unless --dtype tf32
- * asks for that; sm_80 or newer.
+ * asks for that; sm_80 or newer.  TS_TENSOR_SCHEDULE says the schedule is
+ * written for those types, so run without --dtype it asks for one.
  *
  *   tessel show examples/tutorial/step8.c --ir --dtype f16
  *   tessel check examples/tutorial/step8.c --dtype f16 --shape 37x53x29
@@ -32,7 +33,7 @@ static void shared_tile(ts_sched *s, const char *operand, ts_loop *at,
   ts_pipeline(s, st, 3);
 }
 
-TS_SCHEDULE(mma128, "128 x 128 tiles of 4 warps of 64 x 64, mma.sync, "
+TS_TENSOR_SCHEDULE(mma128, "128 x 128 tiles of 4 warps of 64 x 64, mma.sync, "
             "ldmatrix, 3 cp.async stages") {
   /* m16n8k16 for fp16 and bf16; m16n8k8 for fp32 as tf32 (--dtype tf32) */
   int tf32 = ts_sched_gemm(s)->a_type == TS_F32;

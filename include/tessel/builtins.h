@@ -49,6 +49,13 @@ ts_sched *ts_builtin_schedule(const char *name, const ts_gemm *def);
  *     return ts_sched_status(s);
  *   }
  *
+ * A schedule or space written for the tensor cores' element types (f16,
+ * bf16, or f32 rounded to tf32; it tensorizes) says so as the built-ins
+ * do, with TS_TENSOR_SCHEDULE(NAME, SUMMARY) or TS_TENSOR_SPACE(NAME,
+ * SUMMARY) in place of TS_SCHEDULE and TS_SPACE: the command line then
+ * asks for --dtype f16, bf16 or tf32 where it is run without one, rather
+ * than the error of the primitive that meets exact f32.
+ *
  * The registration points at a static function of the file, so a name
  * that some library also defines (pipe, sync) still means the schedule.
  * Each TS_SCHEDULE defines a function ts_status NAME(ts_sched *s) that
@@ -59,24 +66,32 @@ ts_sched *ts_builtin_schedule(const char *name, const ts_gemm *def);
  * ordinary one to call (a space's with ts_space_schedule). */
 void ts_schedule_file_add(const ts_builtin *def);     /* TS_SCHEDULE's */
 void ts_schedule_file_add_space(const ts_space *def); /* TS_SPACE's */
-#define TS_SCHEDULE(NAME, SUMMARY)                                           \
+#define TS_SCHEDULE(NAME, SUMMARY) TS_SCHEDULE_DEFINE_(NAME, SUMMARY, false)
+#define TS_SPACE(NAME, SUMMARY) TS_SPACE_DEFINE_(NAME, SUMMARY, false)
+#define TS_TENSOR_SCHEDULE(NAME, SUMMARY)                                    \
+  TS_SCHEDULE_DEFINE_(NAME, SUMMARY, true)
+#define TS_TENSOR_SPACE(NAME, SUMMARY) TS_SPACE_DEFINE_(NAME, SUMMARY, true)
+/* What the four expand to: TENSOR is the record's tensor_cores. */
+#define TS_SCHEDULE_DEFINE_(NAME, SUMMARY, TENSOR)                           \
   static ts_status ts_schedule_body_##NAME(ts_sched *s);                     \
   ts_status NAME(ts_sched *s);                                               \
   ts_status NAME(ts_sched *s) { return ts_schedule_body_##NAME(s); }         \
   static const ts_builtin ts_schedule_def_##NAME = {                         \
-      .name = #NAME, .summary = SUMMARY, .apply = ts_schedule_body_##NAME};  \
+      .name = #NAME, .summary = SUMMARY, .apply = ts_schedule_body_##NAME,   \
+      .tensor_cores = TENSOR};                                               \
   __attribute__((constructor)) static void ts_schedule_add_##NAME(void) {    \
     ts_schedule_file_add(&ts_schedule_def_##NAME);                           \
   }                                                                          \
   static ts_status ts_schedule_body_##NAME(ts_sched *s)
-#define TS_SPACE(NAME, SUMMARY)                                              \
+#define TS_SPACE_DEFINE_(NAME, SUMMARY, TENSOR)                              \
   static ts_status ts_space_body_##NAME(ts_sched *s, ts_config *c);          \
   ts_status NAME(ts_sched *s, ts_config *c);                                 \
   ts_status NAME(ts_sched *s, ts_config *c) {                                \
     return ts_space_body_##NAME(s, c);                                       \
   }                                                                          \
   static const ts_space ts_space_def_##NAME = {                             \
-      .name = #NAME, .summary = SUMMARY, .apply = ts_space_body_##NAME};     \
+      .name = #NAME, .summary = SUMMARY, .apply = ts_space_body_##NAME,      \
+      .tensor_cores = TENSOR};                                               \
   __attribute__((constructor)) static void ts_space_add_##NAME(void) {       \
     ts_schedule_file_add_space(&ts_space_def_##NAME);                        \
   }                                                                          \

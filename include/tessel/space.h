@@ -44,8 +44,10 @@ typedef struct ts_space {
 
 /* The configuration's value of the knob `name`, one of values[0..n).  When
  * c is NULL, or names no value for it, the first value.  A knob declared
- * wrongly (no name, no values, more than 32 knobs, fewer values than the
- * enumeration saw before) is the space's own error: TS_ERR_BAD_KNOB. */
+ * wrongly (no name, or one that is not letters, digits and '_' starting
+ * with no digit; no values, or a value twice; a name declared twice in one
+ * configuration; more than 32 knobs; fewer values than the enumeration saw
+ * before) is the space's own error: TS_ERR_BAD_KNOB. */
 int64_t ts_knob(ts_config *c, const char *name, int n, const int64_t values[]);
 /* The same for a choice among names; returns its index. */
 int ts_knob_choice(ts_config *c, const char *name, int n,
@@ -72,7 +74,9 @@ const char *ts_config_knob_value(const ts_config *c, int i);
 /* The space's schedule for def in configuration c (NULL: every knob's
  * first value); never NULL.  A pruned configuration gives a schedule in
  * error (TS_ERR_PRUNED) naming the reason; a knob the space declares
- * wrongly, TS_ERR_BAD_KNOB (the configuration is pruned too). */
+ * wrongly, TS_ERR_BAD_KNOB; a name c gives that the run declares no knob
+ * of, TS_ERR_UNKNOWN_KNOB with the nearest knob (the configuration is
+ * pruned too). */
 ts_sched *ts_space_schedule(const ts_space *space, const ts_gemm *def,
                             ts_config *c);
 /* Every configuration of the space for def, in order, pruned ones

@@ -69,7 +69,8 @@ extern "C" {
   X(TS_ERR_INDEX_OVERFLOW, "an index would overflow the kernel's int")        \
   X(TS_ERR_TENSOR_TYPE, "no tensor-core instruction for the operand types")  \
   X(TS_ERR_CACHE_ORDER, "caches copy global -> shared -> registers")          \
-  X(TS_ERR_STAGES_DIFFER, "caches at one loop are buffered differently")
+  X(TS_ERR_STAGES_DIFFER, "caches at one loop are buffered differently")   \
+  X(TS_ERR_UNKNOWN_KNOB, "the configuration names a knob the space lacks")
 
 typedef enum {
 #define TS_STATUS_ENUM(code, text) code,

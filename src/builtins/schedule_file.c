@@ -6,14 +6,16 @@
  *
  * The object is cached under the cache directory, so a second run loads
  * it without compiling: schedules/<key>-<deps>.so, where <key> hashes the
- * file's text, its directory, the compiler, the header's directory and
- * tessel's version, and <deps> the paths and contents of the headers the
- * compile read (the compiler's -MMD list, kept in schedules/<key>.deps), so
- * an edited header compiles the file again.  Each
- * TS_SCHEDULE (TS_SPACE) has a constructor that calls ts_schedule_file_add
- * (ts_schedule_file_add_space) when the object is loaded; loads are
- * serialized, and the definitions added during one load are that file's.
- * The hash of the text and of the headers it includes from outside
+ * file's text, its path (real, and as the compiler is given it), the
+ * compiler, the header's directory and tessel's version, and <deps> the
+ * paths and contents of the headers the compile read (the compiler's -MMD
+ * list, kept in schedules/<key>.deps), so an edited header compiles the
+ * file again.  Each TS_SCHEDULE (TS_SPACE) has a constructor that calls
+ * ts_schedule_file_add (ts_schedule_file_add_space) when the object is
+ * loaded; loads are serialized, and the definitions added during one load
+ * are that file's (an object loaded already is loaded again from a copy,
+ * so that its constructors run).  The hash of the text and of the headers
+ * it includes from outside
  * tessel's own directory names the file's version to tuning records.
  */
 #include <dlfcn.h>
@@ -36,11 +38,11 @@
 
 extern char **environ;
 
-enum { MAX_SCHEDULES = 64, MSG = 8192 };
+enum { MAX_SCHEDULES = 64 };
 
 struct ts_schedule_file {
   ts_status status;
-  char errmsg[MSG];
+  char *errmsg; /* whole: a compiler's diagnostics may run long; NULL: "" */
   void *handle;
   const ts_builtin *defs[MAX_SCHEDULES];
   int n;
@@ -80,8 +82,14 @@ static ts_status file_fail(ts_schedule_file *f, ts_status st, const char *fmt,
                            ...) {
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(f->errmsg, sizeof(f->errmsg), fmt, ap);
+  int n = vsnprintf(NULL, 0, fmt, ap);
   va_end(ap);
+  free(f->errmsg);
+  if (n >= 0 && (f->errmsg = malloc((size_t)n + 1))) {
+    va_start(ap, fmt);
+    vsnprintf(f->errmsg, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+  }
   f->status = st;
   return st;
 }
@@ -129,14 +137,52 @@ static char *read_text(const char *path, size_t *len) {
   return text;
 }
 
-/* What identifies the object a compile of `text` in directory `dir` makes,
- * less the headers it reads ("..." includes are found beside it). */
-static uint64_t object_key(const char *text, size_t len, const char *dir) {
+/* What identifies the object a compile of `text` makes, less the headers
+ * it reads: the file's real path (its "..." includes are found beside it,
+ * and two files of one text are two objects, each loaded with its own
+ * constructors) and the path the compiler is given (what its __FILE__
+ * and diagnostics say). */
+static uint64_t object_key(const char *text, size_t len, const char *src,
+                           const char *src_real) {
   uint64_t h = kcache_fnv1a(KCACHE_FNV_SEED, text, len);
-  const char *parts[] = {dir, compiler(), include_dir(), TESSEL_VERSION};
+  const char *parts[] = {src_real, src, compiler(), include_dir(),
+                         TESSEL_VERSION};
   for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++)
     h = kcache_fnv1a(h, parts[i], strlen(parts[i]) + 1);
   return h;
+}
+
+/* Whether the text has an #include line naming tessel.h. */
+static bool includes_tessel(const char *text) {
+  for (const char *line = text; line; line = strchr(line, '\n')) {
+    line += *line == '\n';
+    const char *p = line + strspn(line, " \t");
+    if (*p++ != '#')
+      continue;
+    p += strspn(p, " \t");
+    size_t n = strcspn(p, "\n");
+    if (strncmp(p, "include", 7) == 0 &&
+        memmem(p, n, "tessel.h", 8) != NULL)
+      return true;
+  }
+  return false;
+}
+
+/* A line after the diagnostics when they are about tessel's names (ts_...,
+ * TS_...) and the file does not include the header that declares them:
+ * the compiler says what is undeclared, not what to add.  "" otherwise. */
+static const char *include_hint(const char *src, const char *diag, char *buf,
+                                size_t len) {
+  size_t n;
+  char *text = read_text(src, &n);
+  bool lacks = text && !includes_tessel(text) && diag &&
+               (strstr(diag, "ts_") || strstr(diag, "TS_"));
+  free(text);
+  if (!lacks)
+    return "";
+  snprintf(buf, len, "\nhint: %s does not include <tessel.h>; add "
+           "`#include <tessel.h>` at its top", src);
+  return buf;
 }
 
 /* Runs the compiler on `src` into `out`, the headers it reads into `deps`
@@ -168,10 +214,13 @@ static bool compile(ts_schedule_file *f, const char *src, const char *out,
   if (WIFEXITED(ws) && WEXITSTATUS(ws) == 0)
     return true;
   size_t n = 0;
-  char *diag = read_text(log, &n);
+  char *diag = read_text(log, &n), hint[4400];
+  if (diag && n && diag[n - 1] == '\n')
+    diag[n - 1] = 0; /* the hint, or the command, ends the line */
   file_fail(f, TS_ERR_BAD_ARG, "ts_schedule_file_open: %s did not compile "
-            "(%s -std=c17 -shared -fPIC %s):\n%s", src, argv[0], inc,
-            diag ? diag : "(no diagnostics)");
+            "(%s -std=c17 -shared -fPIC %s):\n%s%s", src, argv[0], inc,
+            diag ? diag : "(no diagnostics)",
+            include_hint(src, diag, hint, sizeof(hint)));
   free(diag);
   return false;
 }
@@ -404,10 +453,7 @@ static bool object_of(ts_schedule_file *f, const char *src, char *obj,
   if (!text)
     return file_fail(f, TS_ERR_IO, "ts_schedule_file_open: cannot read "
                      "%s: %s", src, strerror(errno)) == TS_OK;
-  char src_dir[PATH_MAX];
-  snprintf(src_dir, sizeof(src_dir), "%s", src_real);
-  *strrchr(src_dir, '/') = 0; /* realpath's are absolute */
-  uint64_t key = object_key(text, n, src_dir);
+  uint64_t key = object_key(text, n, src, src_real);
   uint64_t version = kcache_fnv1a(KCACHE_FNV_SEED, text, n);
   free(text);
   char dir[4096], stem[4200];
@@ -436,17 +482,71 @@ static void check_space_names(ts_schedule_file *f, const char *src) {
   }
 }
 
-static void load(ts_schedule_file *f, const char *src, const char *obj) {
-  pthread_mutex_lock(&loading_lock);
-  loading = f;
-  f->handle = dlopen(obj, RTLD_NOW | RTLD_LOCAL);
-  loading = NULL;
-  pthread_mutex_unlock(&loading_lock);
-  if (!f->handle) {
+/* Copies the file at `from` to the new file `to_fd` (closed); false with
+ * errno set. */
+static bool copy_to(const char *from, int to_fd) {
+  int in = open(from, O_RDONLY);
+  char buf[1 << 16];
+  ssize_t n = in < 0 ? -1 : 0;
+  while (in >= 0 && (n = read(in, buf, sizeof(buf))) != 0) {
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0 || write(to_fd, buf, (size_t)n) != n)
+      break;
+  }
+  int saved = errno;
+  if (in >= 0)
+    close(in);
+  bool ok = n == 0 && close(to_fd) == 0;
+  if (n != 0)
+    close(to_fd);
+  errno = saved;
+  return ok;
+}
+
+/* dlopen of an object this process has loaded already (the same file
+ * opened twice) hands back its handle without running its constructors
+ * again, and the file would define nothing; so such an object is loaded
+ * from a copy, another object to the loader.  NULL with f's error. */
+static void *open_object(ts_schedule_file *f, const char *src,
+                         const char *obj) {
+  void *loaded = dlopen(obj, RTLD_NOW | RTLD_NOLOAD);
+  const char *path = obj;
+  char copy[4500];
+  if (loaded) {
+    dlclose(loaded);
+    snprintf(copy, sizeof(copy), "%s.%ld.XXXXXX", obj, (long)getpid());
+    int fd = mkstemp(copy);
+    if (fd < 0 || !copy_to(obj, fd)) {
+      file_fail(f, TS_ERR_IO, "ts_schedule_file_open: cannot copy %s (made "
+                "from %s, and loaded already) to load it again: %s", obj,
+                src, strerror(errno));
+      if (fd >= 0)
+        unlink(copy);
+      return NULL;
+    }
+    path = copy;
+  }
+  void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (path != obj)
+    unlink(copy); /* the loaded copy stays mapped */
+  if (!handle) {
     const char *why = dlerror();
     file_fail(f, TS_ERR_IO, "ts_schedule_file_open: cannot load %s (made "
               "from %s): %s", obj, src, why ? why : "unknown error");
-  } else if (f->n == 0 && f->nspaces == 0) {
+  }
+  return handle;
+}
+
+static void load(ts_schedule_file *f, const char *src, const char *obj) {
+  pthread_mutex_lock(&loading_lock);
+  loading = f;
+  f->handle = open_object(f, src, obj);
+  loading = NULL;
+  pthread_mutex_unlock(&loading_lock);
+  if (!f->handle)
+    return; /* open_object said why */
+  if (f->n == 0 && f->nspaces == 0) {
     file_fail(f, TS_ERR_UNKNOWN_SCHEDULE, "ts_schedule_file_open: %s defines "
               "no schedule and no space; write TS_SCHEDULE(name, \"what it "
               "does\") { ... } or TS_SPACE(name, \"...\") { ... } (see "
@@ -490,7 +590,10 @@ ts_status ts_schedule_file_status(const ts_schedule_file *f) {
 }
 
 const char *ts_schedule_file_errmsg(const ts_schedule_file *f) {
-  return f ? f->errmsg : "ts_schedule_file_open: out of memory";
+  return !f ? "ts_schedule_file_open: out of memory"
+         : f->errmsg ? f->errmsg
+         : f->status == TS_OK ? ""
+                              : "ts_schedule_file_open: out of memory";
 }
 
 int ts_schedule_file_count(const ts_schedule_file *f) {
@@ -535,5 +638,6 @@ void ts_schedule_file_close(ts_schedule_file *f) {
     return;
   if (f->handle)
     dlclose(f->handle);
+  free(f->errmsg);
   free(f);
 }

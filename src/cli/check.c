@@ -213,10 +213,17 @@ static ts_status check_one(const cli_opts *o, const char *name,
  * it), its result and, on failure, the message below it; the status. */
 static ts_status check_row(const cli_opts *o, int width, const char *name,
                            const ts_gemm *g, ts_sched *s) {
-  char msg[1024], shape[64], note[256];
+  /* The schedule's error whole (lowering puts a few words before it), or
+   * room for a check's own message. */
+  size_t msglen = strlen(ts_sched_errmsg(s)) + 1024;
+  char *msg = malloc(msglen), shape[64], note[256];
+  if (!msg) {
+    printf("%-*s FAIL: out of memory\n", width, name);
+    return TS_ERR_NO_MEMORY;
+  }
   snprintf(shape, sizeof(shape), "%lldx%lldx%lld", (long long)g->m,
            (long long)g->n, (long long)g->k);
-  ts_status st = check_one(o, name, shape, g, s, msg, sizeof(msg), note,
+  ts_status st = check_one(o, name, shape, g, s, msg, msglen, note,
                            sizeof(note));
   /* runs_on_arch's refusal is about --arch, not NVRTC */
   const char *what = st == TS_OK            ? ""
@@ -227,6 +234,7 @@ static ts_status check_row(const cli_opts *o, int width, const char *name,
          st != TS_OK && note[0] ? ": " : "", note);
   if (st != TS_OK)
     printf("    %s\n", msg);
+  free(msg);
   return st;
 }
 

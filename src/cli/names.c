@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../base/nearest.h"
 #include "options.h"
 
 enum { MAX_FILES = 16, MAX_NAMES = 256, NAME_LEN = 128 };
@@ -29,6 +30,9 @@ enum { MAX_FILES = 16, MAX_NAMES = 256, NAME_LEN = 128 };
 static struct {
   char *path;
   ts_schedule_file *file;
+  /* Per space: why it declares a knob wrongly (malloc'd), or NULL; such a
+   * space fails alone, its file's other schedules and spaces run. */
+  char **bad;
 } files[MAX_FILES];
 static int nfiles;
 static char *expanded[MAX_NAMES];
@@ -41,10 +45,22 @@ typedef struct {
   const ts_space *space;
   const ts_schedule_file *file; /* where they come from; NULL: built-in */
   const char *config;           /* after the second ':', or NULL */
+  const char *bad; /* why the file's space declares a knob wrongly, or NULL */
 } target;
+
+/* The per-space messages of a file of n spaces. */
+static void free_bad(char **bad, int n) {
+  for (int i = 0; bad && i < n; i++)
+    free(bad[i]);
+  free(bad);
+}
+
+static ts_sched *space_schedule(const target *t, const ts_gemm *g,
+                                ts_config *c);
 
 static void close_files(void) {
   for (int i = 0; i < nfiles; i++) {
+    free_bad(files[i].bad, ts_schedule_file_space_count(files[i].file));
     ts_schedule_file_close(files[i].file);
     free(files[i].path);
   }
@@ -82,29 +98,44 @@ static bool space_names_clash(const ts_schedule_file *f, const char *path) {
 }
 
 /* A knob the space declares wrongly shows in its first configuration, at
- * the first shape given (else 1024^3): said once, when the file loads.  The
- * space runs in a child (isolate.c); one that crashes there is said to
- * when its schedule is built, not here, so the file's other schedules
- * still run. */
-static bool knobs_declared_well(const ts_schedule_file *f, const char *path,
-                                const cli_opts *o) {
+ * the first shape given (else 1024^3): found once, when the file loads,
+ * and kept in bad[] (a space a message or NULL) for each command to say
+ * where it uses the space, so the file's other schedules and spaces still
+ * run.  The space runs in a child (isolate.c); one that crashes there is
+ * said to when its schedule is built, not here.  NULL when out of
+ * memory. */
+static char **find_bad_knobs(const ts_schedule_file *f, const char *path,
+                             const cli_opts *o) {
   ts_gemm g = o->nshapes ? o->shapes[0] : ts_gemm_make(1024, 1024, 1024);
-  for (int s = 0; s < ts_schedule_file_space_count(f); s++) {
+  int n = ts_schedule_file_space_count(f);
+  char **bad = calloc((size_t)n + 1, sizeof(*bad)); /* NULL: no memory */
+  for (int s = 0; bad && s < n; s++) {
     char err[64];
     ts_config *c = ts_config_parse("", err, sizeof(err));
     ts_sched *sc = cli_isolated_schedule(path, NULL,
                                          ts_schedule_file_space_at(f, s), &g,
                                          c);
-    bool bad = ts_sched_status(sc) == TS_ERR_BAD_KNOB;
-    if (bad)
-      fprintf(stderr, "tessel: %s:%s: %s\n", path,
-              ts_schedule_file_space_at(f, s)->name, ts_sched_errmsg(sc));
+    if (ts_sched_status(sc) == TS_ERR_BAD_KNOB &&
+        !(bad[s] = strdup(ts_sched_errmsg(sc)))) {
+      free_bad(bad, n);
+      bad = NULL;
+    }
     ts_sched_free(sc);
     ts_config_free(c);
-    if (bad)
-      return false;
   }
-  return true;
+  return bad;
+}
+
+/* Why the space of an open file declares a knob wrongly, or NULL. */
+static const char *bad_knob_of(const ts_schedule_file *f,
+                               const ts_space *sp) {
+  for (int i = 0; f && sp && i < nfiles; i++)
+    for (int s = 0; files[i].file == f && files[i].bad &&
+                    s < ts_schedule_file_space_count(f);
+         s++)
+      if (ts_schedule_file_space_at(f, s) == sp)
+        return files[i].bad[s];
+  return NULL;
 }
 
 /* The file of that path, opened the first time it is asked for; NULL with
@@ -134,9 +165,13 @@ static ts_schedule_file *file_at(const char *name, size_t len,
     fprintf(stderr, "tessel: %s\n", ts_schedule_file_errmsg(f));
     return NULL;
   }
-  if (space_names_clash(f, path) || !knobs_declared_well(f, path, o)) {
+  if (space_names_clash(f, path)) {
     files[nfiles - 1].file = NULL; /* asked again, it fails again */
     ts_schedule_file_close(f);
+    return NULL;
+  }
+  if (!(files[nfiles - 1].bad = find_bad_knobs(f, path, o))) {
+    fprintf(stderr, "tessel: out of memory\n");
     return NULL;
   }
   return f;
@@ -185,6 +220,7 @@ static bool resolve(const char *name, target *t) {
     t->file = open_file(name, len);
     t->sched = ts_schedule_file_find(t->file, item);
     t->space = ts_schedule_file_space_find(t->file, item);
+    t->bad = bad_knob_of(t->file, t->space);
   } else {
     t->sched = ts_builtin_find(item);
     t->space = ts_space_find(item);
@@ -209,12 +245,34 @@ static bool add_name(const char *text, size_t len, const char *suffix) {
   return true;
 }
 
+/* The name nearest `item` among a file's schedules (unless spaces_only)
+ * and spaces, or among the built-ins (f NULL); NULL when none is near. */
+static const char *nearest_item(const ts_schedule_file *f, const char *item,
+                                bool spaces_only) {
+  const char *names[2 * MAX_NAMES];
+  int n = 0;
+  int ns = f ? ts_schedule_file_count(f) : ts_builtin_count();
+  int nsp = f ? ts_schedule_file_space_count(f) : ts_space_count();
+  for (int i = 0; !spaces_only && i < ns && n < 2 * MAX_NAMES; i++)
+    names[n++] = f ? ts_schedule_file_at(f, i)->name : ts_builtin_at(i)->name;
+  for (int i = 0; i < nsp && n < 2 * MAX_NAMES; i++)
+    names[n++] = f ? ts_schedule_file_space_at(f, i)->name
+                   : ts_space_at(i)->name;
+  return ts_nearest_name(item, names, n);
+}
+
 /* "; it defines rows, serial and the spaces tiles" after a name the file
- * lacks, and the newline. */
-static void list_file_names(const ts_schedule_file *f, bool spaces_only) {
+ * lacks ("; did you mean 'rows'? It defines ..." where one is near), and
+ * the newline. */
+static void list_file_names(const ts_schedule_file *f, const char *item,
+                            bool spaces_only) {
   int ns = spaces_only ? 0 : ts_schedule_file_count(f);
   int nsp = ts_schedule_file_space_count(f);
-  fputs(ns + nsp ? "; it defines" : "", stderr);
+  const char *near = nearest_item(f, item, spaces_only);
+  if (near)
+    fprintf(stderr, "; did you mean '%s'? It defines", near);
+  else
+    fputs(ns + nsp ? "; it defines" : "", stderr);
   for (int i = 0; i < ns; i++)
     fprintf(stderr, "%s %s", i ? "," : "", ts_schedule_file_at(f, i)->name);
   for (int i = 0; i < nsp; i++)
@@ -225,9 +283,11 @@ static void list_file_names(const ts_schedule_file *f, bool spaces_only) {
 }
 
 /* FILE.c as each of its schedules (not for tune) and spaces; false with a
- * message when that is none. */
+ * message when that is none.  tune leaves out, said, a space that declares
+ * a knob wrongly (the other commands give it a failed row), and fails
+ * when that leaves none. */
 static bool expand_file(const ts_schedule_file *f, const char *name,
-                        size_t len, bool spaces) {
+                        size_t len, bool spaces, cli_opts *o) {
   if (spaces && ts_schedule_file_space_count(f) == 0) {
     fprintf(stderr, "tessel: %.*s defines no space to tune; write "
             "TS_SPACE(name, \"...\") { ... } (see docs/tuning.md)\n",
@@ -237,10 +297,21 @@ static bool expand_file(const ts_schedule_file *f, const char *name,
   for (int i = 0; !spaces && i < ts_schedule_file_count(f); i++)
     if (!add_name(name, len, ts_schedule_file_at(f, i)->name))
       return false;
-  for (int i = 0; i < ts_schedule_file_space_count(f); i++)
-    if (!add_name(name, len, ts_schedule_file_space_at(f, i)->name))
+  int added = 0;
+  for (int i = 0; i < ts_schedule_file_space_count(f); i++) {
+    const ts_space *sp = ts_schedule_file_space_at(f, i);
+    const char *bad = spaces ? bad_knob_of(f, sp) : NULL;
+    if (bad) {
+      fprintf(stderr, "tessel: %.*s:%s: %s; not tuned\n", (int)len, name,
+              sp->name, bad);
+      o->names_failed = true;
+    } else if (!add_name(name, len, sp->name)) {
       return false;
-  return true;
+    } else {
+      added++;
+    }
+  }
+  return !spaces || added > 0;
 }
 
 /* Why the target cannot run as the options ask, or NULL: a tensor-core
@@ -260,60 +331,145 @@ const char *cli_cannot_run(const cli_opts *o, const char *name) {
   return resolve(name, &t) ? why_not_runnable(&t, false, o) : NULL;
 }
 
+/* Whether the names in a configuration given for t's space are its knobs,
+ * as a run of it with that configuration declares them at some shape
+ * given (else 1024^3; a knob may exist at some shapes only): a name that
+ * is not, a typo, is said with the nearest knob. */
+static bool knobs_known(const char *name, const target *t,
+                        const cli_opts *o) {
+  char err[256];
+  ts_config *c = ts_config_parse(t->config, err, sizeof(err));
+  ts_sched *first = NULL;
+  bool known = !c || t->bad != NULL; /* said elsewhere */
+  for (int i = 0; !known && i < (o->nshapes ? o->nshapes : 1); i++) {
+    ts_gemm g = o->nshapes ? o->shapes[i] : ts_gemm_make(1024, 1024, 1024);
+    ts_sched *s = space_schedule(t, &g, c);
+    known = ts_sched_status(s) != TS_ERR_UNKNOWN_KNOB;
+    if (first)
+      ts_sched_free(s);
+    else
+      first = s;
+  }
+  if (!known)
+    fprintf(stderr, "tessel: %s: %s\n", name, ts_sched_errmsg(first));
+  ts_sched_free(first);
+  ts_config_free(c);
+  return known;
+}
+
+/* What a name that stands for nothing gets: the names near it. */
+static void say_unknown(const char *name, size_t len,
+                        const ts_schedule_file *f, bool spaces) {
+  char item[NAME_LEN] = "";
+  const char *config;
+  split_item(f ? name + len + 1 : name, item, &config);
+  if (f) {
+    fprintf(stderr, "tessel: %.*s defines no %s '%s'", (int)len, name,
+            spaces ? "space" : "schedule or space", name + len + 1);
+    list_file_names(f, item, spaces);
+    return;
+  }
+  const char *near = nearest_item(NULL, item, spaces);
+  fprintf(stderr, "tessel: unknown %s '%s'%s%s%s (%s)\n",
+          spaces ? "space" : "schedule", name, near ? "; did you mean '" : "",
+          near ? near : "", near ? "'?" : "",
+          spaces ? "tessel tune --list shows them"
+                 : "tessel list shows the schedules, tessel tune --list the "
+                   "spaces");
+}
+
+/* Whether the command refuses t as the options ask it (said): check and
+ * bench give a tensor-core schedule without --dtype a row of its own that
+ * says so (cli_cannot_run), the others refuse it. */
+static bool refused_here(const target *t, const char *name, bool spaces,
+                         const cli_opts *o) {
+  bool rows = o->command & (CLI_CHECK | CLI_BENCH);
+  if (rows || !why_not_runnable(t, spaces, o))
+    return false;
+  fprintf(stderr, "tessel: %s runs on tensor cores, which take --dtype f16, "
+          "bf16 or tf32 (fp32 rounded to tf32), not exact f32\n", name);
+  return true;
+}
+
+/* A configuration given: it parses, and names the space's knobs. */
+static bool config_good(const char *name, const target *t,
+                        const cli_opts *o) {
+  char err[256];
+  ts_config *c = ts_config_parse(t->config, err, sizeof(err));
+  if (!c) {
+    fprintf(stderr, "tessel: %s: %s\n", name, err);
+    return false;
+  }
+  ts_config_free(c);
+  return knobs_known(name, t, o);
+}
+
+/* What resolved to t: -1 when the command takes it, else an exit status
+ * with a message. */
+static int check_target(const target *t, const char *name, bool spaces,
+                        const cli_opts *o) {
+  if (refused_here(t, name, spaces, o))
+    return EXIT_USAGE;
+  if (spaces && (!t->space || t->config)) {
+    fprintf(stderr, "tessel: tune takes a space, not %s ('%s'); give "
+            "SPACE, FILE.c or FILE.c:SPACE\n",
+            t->config ? "a configuration" : "a schedule", name);
+    return EXIT_USAGE;
+  }
+  if (t->config && !t->space) {
+    fprintf(stderr, "tessel: %.*s is a schedule, not a space: it takes no "
+            "knob=value,... (got '%s')\n", (int)(t->config - 1 - name),
+            name, name);
+    return EXIT_USAGE;
+  }
+  if (t->config && !config_good(name, t, o))
+    return EXIT_USAGE;
+  if (spaces && t->bad) {
+    fprintf(stderr, "tessel: %s: %s\n", name, t->bad);
+    return EXIT_FAIL;
+  }
+  if (t->sched && !t->space && o->tuned)
+    fprintf(stderr, "tessel: %s is a schedule with no knobs, not a space: "
+            "--tuned, which reads a space's tuning record, leaves it as it "
+            "is written\n", name);
+  return -1;
+}
+
+/* FILE.c: each of its schedules and spaces checked as a name of its own
+ * would be; -1 when good. */
+static int check_file(const ts_schedule_file *f, const char *name,
+                      size_t len, bool spaces, cli_opts *o) {
+  int from = nexpanded;
+  if (!expand_file(f, name, len, spaces, o))
+    return o->names_failed ? EXIT_FAIL : EXIT_USAGE;
+  for (int i = from; i < nexpanded; i++) {
+    target t;
+    int rc = resolve(expanded[i], &t)
+                 ? check_target(&t, expanded[i], spaces, o)
+                 : EXIT_FAIL;
+    if (rc >= 0)
+      return rc;
+  }
+  return -1;
+}
+
 /* A name checked: -1 when it is good (added to the expanded list), else an
  * exit status with a message. */
-static int check_name(const char *name, bool spaces, const cli_opts *o) {
+static int check_name(const char *name, bool spaces, cli_opts *o) {
   size_t len = file_part(name);
   const ts_schedule_file *f = len ? file_at(name, len, o) : NULL;
   if (len && !f)
     return EXIT_FAIL;
   if (len && !name[len])
-    return expand_file(f, name, len, spaces) ? -1 : EXIT_USAGE;
+    return check_file(f, name, len, spaces, o);
   target t;
   if (!resolve(name, &t)) {
-    if (f) {
-      fprintf(stderr, "tessel: %.*s defines no %s '%s'", (int)len, name,
-              spaces ? "space" : "schedule or space", name + len + 1);
-      list_file_names(f, spaces);
-    } else {
-      fprintf(stderr, "tessel: unknown %s '%s' (%s)\n",
-              spaces ? "space" : "schedule", name,
-              spaces ? "tessel tune --list shows them"
-                     : "tessel list shows the schedules, tessel tune --list "
-                       "the spaces");
-    }
+    say_unknown(name, len, f, spaces);
     return EXIT_USAGE;
   }
-  /* check and bench give such a schedule a row of its own that says so
-   * (cli_cannot_run), and run the rest. */
-  bool rows = o->command & (CLI_CHECK | CLI_BENCH);
-  if (!rows && why_not_runnable(&t, spaces, o)) {
-    fprintf(stderr, "tessel: %s runs on tensor cores, which take --dtype "
-            "f16, bf16 or tf32 (fp32 rounded to tf32), not exact f32\n",
-            name);
-    return EXIT_USAGE;
-  }
-  if (spaces && (!t.space || t.config)) {
-    fprintf(stderr, "tessel: tune takes a space, not %s ('%s'); give "
-            "SPACE, FILE.c or FILE.c:SPACE\n",
-            t.config ? "a configuration" : "a schedule", name);
-    return EXIT_USAGE;
-  }
-  if (t.config && !t.space) {
-    fprintf(stderr, "tessel: %.*s is a schedule, not a space: it takes no "
-            "knob=value,... (got '%s')\n", (int)(t.config - 1 - name), name,
-            name);
-    return EXIT_USAGE;
-  }
-  if (t.config) {
-    char err[256];
-    ts_config *c = ts_config_parse(t.config, err, sizeof(err));
-    if (!c) {
-      fprintf(stderr, "tessel: %s: %s\n", name, err);
-      return EXIT_USAGE;
-    }
-    ts_config_free(c);
-  }
+  int rc = check_target(&t, name, spaces, o);
+  if (rc >= 0)
+    return rc;
   return add_name(name, strlen(name), NULL) ? -1 : EXIT_FAIL;
 }
 
@@ -362,9 +518,16 @@ const char *cli_space_name(const ts_space *sp) {
   return name;
 }
 
-/* The schedule of t's space at configuration c for g. */
+/* The schedule of t's space at configuration c for g; failed with the
+ * reason when the space declares a knob wrongly (without a configuration
+ * its knobs would just take their first values). */
 static ts_sched *space_schedule(const target *t, const ts_gemm *g,
                                 ts_config *c) {
+  if (t->bad) {
+    ts_sched *s = ts_matmul_named(g, t->space->name);
+    ts_sched_fail(s, TS_ERR_BAD_KNOB, t->bad);
+    return s;
+  }
   return t->file ? cli_isolated_schedule(path_of(t->file), NULL, t->space, g, c)
                  : ts_space_schedule(t->space, g, c);
 }
@@ -476,7 +639,10 @@ int cli_list_file(const char *path) {
     const ts_space *sp = ts_schedule_file_space_at(f, i);
     printf("%s:%-16s space     %s\n", path, sp->name, sp->summary);
     ts_gemm g = ts_gemm_make(1024, 1024, 1024);
-    if (!cli_isolated_knobs(path, sp, &g, "    "))
+    const char *bad = bad_knob_of(f, sp);
+    if (bad)
+      fprintf(stderr, "tessel: %s:%s: %s\n", path, sp->name, bad);
+    if (bad || !cli_isolated_knobs(path, sp, &g, "    "))
       rc = EXIT_FAIL; /* said; the next space is listed still */
   }
   return rc;

@@ -50,6 +50,7 @@ typedef struct cli_opts {
   int gpus[16];     /* tune --gpus: the devices, by ordinal */
   int ngpus;        /* how many; 0: device 0; -1: --gpus all */
   int gpu;          /* bench --gpu: the device, by ordinal (default 0) */
+  bool names_failed; /* tune: a space of FILE.c said to fail, left out */
 } cli_opts;
 
 /* Parses argv after the subcommand (help is its --help text, flags its

@@ -131,6 +131,8 @@ static int run_tuner(const cli_opts *o, int argc, char **argv) {
                        .seed = o->seed, .restart = o->restart,
                        .gpus = o->gpus, .ngpus = o->ngpus};
     rc = ts_tune_run(&to, spaces, o->nnames, &rep);
+    if (rc == 0 && o->names_failed)
+      rc = EXIT_FAIL; /* a space of the file was left out, said */
   }
   free(spaces);
   free(keys);

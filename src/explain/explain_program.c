@@ -216,13 +216,14 @@ typedef struct owned {
   ts_arena arena;
 } owned;
 
+/* fmt has one %s, arg; the message is whole, however long arg is. */
 static ts_explain *failed(ts_explain *e, ts_status st, const char *fmt,
                           const char *arg) {
-  char msg[512];
-  snprintf(msg, sizeof(msg), fmt, arg);
+  size_t n = strlen(fmt) + strlen(arg) + 1;
   e->status = st;
   free(e->errmsg);
-  e->errmsg = strdup(msg);
+  if ((e->errmsg = malloc(n)))
+    snprintf(e->errmsg, n, fmt, arg);
   return e;
 }
 

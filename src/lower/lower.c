@@ -257,11 +257,16 @@ ts_program *ts_lower(const ts_sched *s) {
     return program_fail(p, TS_ERR_NULL_ARG,
                         "ts_lower: argument 1 's' is NULL");
   p->def = s->def; /* a failed program still says what it was to compute */
-  if (s->status != TS_OK) {
-    char msg[1200];
-    snprintf(msg, sizeof(msg), "ts_lower: the schedule is in error: %s",
-             s->errmsg ? s->errmsg : "");
-    return program_fail(p, s->status, msg);
+  if (s->status != TS_OK) { /* its message whole, however long */
+    const char *why = s->errmsg ? s->errmsg : "";
+    size_t n = strlen(why) + 64;
+    char *msg = malloc(n);
+    if (!msg)
+      return program_fail(p, TS_ERR_NO_MEMORY, "ts_lower: out of memory");
+    snprintf(msg, n, "ts_lower: the schedule is in error: %s", why);
+    p = program_fail(p, s->status, msg);
+    free(msg);
+    return p;
   }
   p->name = ts_arena_strdup(&p->arena, s->name);
   p->entry = p->name ? entry_name(&p->arena, s->name) : NULL;

@@ -18,6 +18,7 @@
  */
 #include <string.h>
 
+#include "../base/nearest.h"
 #include "sched.h"
 
 /* A row of k padded to 16 bytes. */
@@ -48,7 +49,7 @@ ts_status ts_pack(ts_sched *s, const char *buffer) {
   static const char *const inputs[2] = {"A", "B"};
   int w = strcmp(buffer, "A") == 0 ? 0 : strcmp(buffer, "B") == 0 ? 1 : -1;
   if (w < 0) {
-    const char *near = sched_nearest_name(buffer, inputs, 2);
+    const char *near = ts_nearest_name(buffer, inputs, 2);
     return sched_fail(s, sched_buffer_exists(s, buffer) ? TS_ERR_BAD_ARG
                                                         : TS_ERR_UNKNOWN_BUFFER,
                       NULL, "%s: argument 2 'buffer' must be \"A\" or \"B\", "

@@ -208,10 +208,6 @@ enum { SCHED_MAX_BLOCKS_PER_SM = TS_BLOCKS_PER_SM,
 
 /* ---- Names (names.c) ------------------------------------------------------- */
 
-/* The one of names[0..n) nearest `name`: equal but for case first, else
- * within a few edits; NULL when none is near. */
-const char *sched_nearest_name(const char *name, const char *const *names,
-                               int n);
 /* Appends `; did you mean "i.outer"? (loops: i.outer, i.inner, j, k)`,
  * the question only where a name is near, `what` naming the list. */
 void sched_list_names(ts_buf *b, const char *name, const char *const *names,

@@ -9,11 +9,13 @@
  * knob after it starts again from its first.  So knobs may be declared
  * conditionally, or with values that depend on earlier knobs.
  */
+#include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../base/nearest.h"
 #include "../base/strbuf.h"
 #include "../schedule/sched.h"
 
@@ -21,8 +23,9 @@ enum { MAX_KNOBS = 32, DEFAULT_LIMIT = 100000 };
 
 typedef struct {
   char *name;
-  char *value; /* as text */
-  int index;   /* among the n values declared */
+  char *value;  /* as text */
+  char *values; /* "32, 64, 128": all n, for a second declaration's error */
+  int index;    /* among the n values declared */
   int n;
 } knob;
 
@@ -35,12 +38,14 @@ struct ts_config {
   int nknobs;
   char *pruned; /* why, or NULL */
   bool bad_knob; /* pruned because the space declared a knob wrongly */
+  bool unknown_knob; /* pruned because a name given is no knob of it */
 };
 
 static void clear_knobs(knob *k, int n) {
   for (int i = 0; i < n; i++) {
     free(k[i].name);
     free(k[i].value);
+    free(k[i].values);
   }
 }
 
@@ -49,7 +54,7 @@ static void reset_run(ts_config *c) {
   c->nknobs = 0;
   free(c->pruned);
   c->pruned = NULL;
-  c->bad_knob = false;
+  c->bad_knob = c->unknown_knob = false;
 }
 
 void ts_config_free(ts_config *c) {
@@ -63,9 +68,12 @@ void ts_config_free(ts_config *c) {
 static void vprune(ts_config *c, const char *fmt, va_list ap) {
   if (c->pruned)
     return; /* the first reason is the one to fix */
-  char text[512];
-  vsnprintf(text, sizeof(text), fmt, ap);
-  c->pruned = strdup(text);
+  va_list again;
+  va_copy(again, ap);
+  int n = vsnprintf(NULL, 0, fmt, ap); /* whole: a reason is never cut */
+  if (n >= 0 && (c->pruned = malloc((size_t)n + 1)))
+    vsnprintf(c->pruned, (size_t)n + 1, fmt, again);
+  va_end(again);
 }
 
 __attribute__((format(printf, 2, 3))) static void prune(ts_config *c,
@@ -115,6 +123,16 @@ static const knob *given(const ts_config *c, const char *name) {
   return NULL;
 }
 
+/* "32, 64, 128", malloc'd; NULL when out of memory. */
+static char *value_list(const char *const texts[], int n) {
+  ts_buf list;
+  ts_buf_init(&list);
+  ts_buf_puts(&list, "");
+  for (int i = 0; i < n; i++)
+    ts_buf_printf(&list, "%s%s", i ? ", " : "", texts[i]);
+  return ts_buf_take(&list);
+}
+
 /* The index the configuration gives the next knob, `name` with values
  * texts[0..n): by position, by name, or the first; -1 after pruning. */
 static int choose(ts_config *c, const char *name, int n,
@@ -132,42 +150,80 @@ static int choose(ts_config *c, const char *name, int n,
   for (int i = 0; i < n; i++)
     if (strcmp(texts[i], g->value) == 0)
       return i;
-  ts_buf list;
-  ts_buf_init(&list);
-  for (int i = 0; i < n; i++)
-    ts_buf_printf(&list, "%s%s", i ? ", " : "", texts[i]);
-  char *l = ts_buf_take(&list);
+  char *l = value_list(texts, n);
   prune(c, "%s=%s is not one of its values (%s)", name, g->value,
         l ? l : "?");
   free(l);
   return -1;
 }
 
+/* Whether the command line can name the knob (name=value,...): a C
+ * identifier, so no ',', '=' or ':' in it. */
+static bool a_knob_name(const char *name) {
+  if (!isalpha((unsigned char)name[0]) && name[0] != '_')
+    return false;
+  for (const char *p = name + 1; *p; p++)
+    if (!isalnum((unsigned char)*p) && *p != '_')
+      return false;
+  return true;
+}
+
+/* The first value of texts[0..n) that an earlier one repeats, or -1. */
+static int repeated_value(const char *const texts[], int n) {
+  for (int i = 1; i < n; i++)
+    for (int j = 0; j < i; j++)
+      if (strcmp(texts[i], texts[j]) == 0)
+        return i;
+  return -1;
+}
+
+/* Whether knob `name` with values texts[0..n) is declared well: else the
+ * space's own error (TS_ERR_BAD_KNOB), naming the declaration at fault. */
+static bool declared_well(ts_config *c, const char *name, int n,
+                          const char *const texts[]) {
+  const knob *first = name ? declared(c, name) : NULL;
+  int rep = n > 0 ? repeated_value(texts, n) : -1;
+  char *l = n > 0 ? value_list(texts, n) : NULL;
+  bool well = false;
+  if (!name || n <= 0)
+    knob_error(c, "a knob needs a name and at least one value (got \"%s\", "
+               "%d)", name ? name : "(null)", n);
+  else if (!a_knob_name(name))
+    knob_error(c, "knob \"%s\" is not a name the command line can give "
+               "(name=value,...): use letters, digits and '_', not "
+               "starting with a digit", name);
+  else if (rep >= 0)
+    knob_error(c, "knob \"%s\" has the value %s twice (%s); give each "
+               "value once", name, texts[rep], l ? l : "?");
+  else if (first)
+    knob_error(c, "knob \"%s\" is declared twice in one configuration: as "
+               "knob %d (%s) and again as knob %d (%s); give each knob a "
+               "name of its own, or keep the first's value in a variable",
+               name, (int)(first - c->knobs) + 1, first->values,
+               c->nknobs + 1, l ? l : "?");
+  else if (c->nknobs == MAX_KNOBS)
+    knob_error(c, "more than %d knobs (at \"%s\")", MAX_KNOBS, name);
+  else
+    well = true;
+  free(l);
+  return well;
+}
+
 /* Declares knob `name` and returns the index of its value (0 when the
  * configuration cannot say). */
 static int declare(ts_config *c, const char *name, int n,
                    const char *const texts[]) {
-  if (!c)
+  if (!c || !declared_well(c, name, n, texts))
     return 0;
-  const knob *again = name ? declared(c, name) : NULL;
-  if (again) /* asked twice: the same answer */
-    return again->index;
-  if (!name || n <= 0) {
-    knob_error(c, "a knob needs a name and at least one value (got \"%s\", %d)",
-          name ? name : "(null)", n);
-    return 0;
-  }
-  if (c->nknobs == MAX_KNOBS) {
-    knob_error(c, "more than %d knobs (at \"%s\")", MAX_KNOBS, name);
-    return 0;
-  }
   int i = choose(c, name, n, texts);
   knob *k = &c->knobs[c->nknobs];
   *k = (knob){.name = strdup(name), .value = strdup(texts[i < 0 ? 0 : i]),
-              .index = i < 0 ? 0 : i, .n = n};
-  if (!k->name || !k->value) {
+              .values = value_list(texts, n), .index = i < 0 ? 0 : i,
+              .n = n};
+  if (!k->name || !k->value || !k->values) {
     free(k->name);
     free(k->value);
+    free(k->values);
     prune(c, "out of memory");
     return 0;
   }
@@ -281,11 +337,32 @@ const char *ts_config_knob_value(const ts_config *c, int i) {
 
 /* ---- Running a space ------------------------------------------------------- */
 
-/* A value given by name for a knob the space never declared is a typo. */
+/* A value given by name for a knob the space never declared is a typo:
+ * the nearest knob it declared is suggested, and the others listed. */
 static void check_given_used(ts_config *c) {
-  for (int i = 0; i < c->ngiven; i++)
-    if (!declared(c, c->given[i].name))
-      prune(c, "the space has no knob \"%s\"", c->given[i].name);
+  const char *names[MAX_KNOBS];
+  for (int i = 0; i < c->nknobs; i++)
+    names[i] = c->knobs[i].name;
+  for (int i = 0; i < c->ngiven && !c->bad_knob && !c->unknown_knob; i++) {
+    const char *name = c->given[i].name;
+    if (declared(c, name))
+      continue;
+    const char *near = ts_nearest_name(name, names, c->nknobs);
+    ts_buf b;
+    ts_buf_init(&b);
+    ts_buf_printf(&b, "the space has no knob \"%s\"", name);
+    if (near)
+      ts_buf_printf(&b, "; did you mean \"%s\"?", near);
+    ts_buf_puts(&b, " (its knobs: ");
+    for (int k = 0; k < c->nknobs; k++)
+      ts_buf_printf(&b, "%s%s", k ? ", " : "", names[k]);
+    ts_buf_puts(&b, c->nknobs ? ")" : "none)");
+    /* The typo is the reason, before whatever the values it left at their
+     * first broke. */
+    free(c->pruned);
+    c->pruned = ts_buf_take(&b);
+    c->unknown_knob = true;
+  }
 }
 
 ts_sched *ts_space_schedule(const ts_space *space, const ts_gemm *def,
@@ -305,11 +382,12 @@ ts_sched *ts_space_schedule(const ts_space *space, const ts_gemm *def,
   if (!c)
     return s;
   check_given_used(c);
-  if (c->bad_knob) { /* whatever the primitives made of its value */
+  if (c->bad_knob || c->unknown_knob) { /* whatever the primitives made */
     ts_sched_free(s);
     s = ts_matmul_named(def, space->name);
-    sched_fail(s, TS_ERR_BAD_KNOB, NULL, "ts_space_schedule: %s: %s",
-               space->name, c->pruned);
+    sched_fail(s, c->bad_knob ? TS_ERR_BAD_KNOB : TS_ERR_UNKNOWN_KNOB, NULL,
+               "ts_space_schedule: %s: %s", space->name,
+               c->pruned ? c->pruned : "out of memory");
     return s;
   }
   /* A primitive's refusal is the reason, whole: its message shows the
