@@ -1,5 +1,6 @@
-# Sourced by test_tune_gpus.sh and test_tune_mpi.sh, after they set
-# $name, $fake (the fake driver, tests/fake_cuda.c) and $rows (record_rows):
+# Sourced by test_tune_gpus.sh, test_tune_mpi.sh and test_tune_report.sh,
+# after they set $name, $fake (the fake driver, tests/fake_cuda.c) and
+# $rows (record_rows, for states):
 # a directory of the test's own ($tmp) whose leftover processes ($pids)
 # are killed at exit, the fake as the CUDA driver and as cuBLAS (under
 # libcublas.so.13 on LD_LIBRARY_PATH), and the checks both make.

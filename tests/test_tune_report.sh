@@ -10,18 +10,10 @@
 tessel="$1"
 fake="$2"
 mpirun="$3"
-fails=0
-tmp=$(mktemp -d /tmp/tessel-tune-report-XXXXXX) || exit 1
-trap 'rm -rf "$tmp"' EXIT
-ulimit -c 0
-case "$fake" in /*) ;; *) fake="$PWD/$fake" ;; esac
-mkdir "$tmp/lib" && ln -s "$fake" "$tmp/lib/libcublas.so.13"
-export TESSEL_CUDA_DRIVER="$fake"
-export LD_LIBRARY_PATH="$tmp/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+name=tune-report
+. "$(dirname "$0")/fake_tune_env.sh"
 unset TESSEL_TUNE_FAULT TESSEL_FAKE_FAULT TESSEL_FAKE_GPUS
 
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-has() { grep -qF -- "$1" "$2" || fail "$2 lacks '$1'"; }
 lacks() { ! grep -qF -- "$1" "$2" || fail "$2 has '$1'"; }
 count() { # count PATTERN FILE N: the extended regex is on N lines of FILE
   n=$(grep -cE -- "$1" "$2")
