@@ -372,8 +372,11 @@ static ts_status bench_unfaulted(ts_gpu *gpu, const candidates *c,
                                  const ts_bench_opts *bo, const bench_out *out,
                                  ts_bench_result *r, ts_bench_result *blas) {
   ts_kernel **k = calloc((size_t)(c->n ? c->n : 1), sizeof(*k));
-  if (!k)
+  if (!k) {
+    *blas = (ts_bench_result){.status = TS_ERR_NO_MEMORY,
+                              .message = "out of host memory"};
     return TS_ERR_NO_MEMORY;
+  }
   for (int i = 0; i < c->n; i++)
     k[i] = cli_bench_fault(out->h, out->shape, i) ? NULL : c->k[i];
   ts_status st = ts_bench(gpu, k, c->n, bo, r, blas);
