@@ -13,10 +13,7 @@ cleanup() {
 }
 trap cleanup EXIT
 ulimit -c 0
-case "$fake" in /*) ;; *) fake="$PWD/$fake" ;; esac
-mkdir "$tmp/lib" && ln -s "$fake" "$tmp/lib/libcublas.so.13"
-export TESSEL_CUDA_DRIVER="$fake"
-export LD_LIBRARY_PATH="$tmp/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+. "$(dirname "$0")/use_fake_driver.sh"
 
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 has() { grep -qF -- "$1" "$2" || fail "$2 lacks '$1'"; }

@@ -23,10 +23,7 @@ unset TESSEL_FAKE_FAULT
 # Multiples of 16, as seed 004's kernel needs.
 shapes="--shape 64x64x64 --shape 96x32x16 --repeats 3"
 if [ -n "$fake" ]; then
-  case "$fake" in /*) ;; *) fake="$PWD/$fake" ;; esac
-  mkdir "$tmp/lib" && ln -s "$fake" "$tmp/lib/libcublas.so.13"
-  export TESSEL_CUDA_DRIVER="$fake"
-  export LD_LIBRARY_PATH="$tmp/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  . "$(dirname "$0")/use_fake_driver.sh"
   # The fake's kernels leave C as it was: beta 1 makes every one right.
   clean="naive smem32 coalesced --beta 1 $shapes"
   faulty="$clean"
