@@ -120,9 +120,12 @@ static int cmp_double(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
+/* Every variant's warm-up, then the timed rounds.  Each variant's
+ * warm-up ends in a synchronize, so that a launch that fails the device
+ * is known by the variant in flight, *culprit (-1: cuBLAS). */
 static bool time_all(ts_gpu *g, const gpu_module *mods, int n,
                      const inputs *in, const ts_bench_opts *o,
-                     double *times /* [(n+1) * repeats] */) {
+                     double *times /* [(n+1) * repeats] */, int *culprit) {
   CUevent start, stop;
   if (!GPU_CALL(g, cuEventCreate(&start, CU_EVENT_DEFAULT)))
     return false;
@@ -132,14 +135,17 @@ static bool time_all(ts_gpu *g, const gpu_module *mods, int n,
   }
   bool ok = true;
   int set = 0;
-  for (int v = -1; v < n && ok; v++)
+  for (int v = -1; v < n && ok; v++) {
+    *culprit = v;
     for (int w = 0; w < o->warmup && ok; w++)
       ok = launch(g, mods, v, in, (set++) % in->nsets);
-  ok = ok && GPU_CALL(g, cuCtxSynchronize(g->ctx));
+    ok = ok && GPU_CALL(g, cuCtxSynchronize(g->ctx));
+  }
   for (int r = 0; r < o->repeats && ok; r++) {
     for (int v = -1; v < n && ok; v++) {
       float ms = 0;
       int i = (set++) % in->nsets;
+      *culprit = v;
       ok = GPU_CALL(g, cuEventRecord(start, NULL)) &&
            launch(g, mods, v, in, i) &&
            GPU_CALL(g, cuEventRecord(stop, NULL)) &&
@@ -169,11 +175,13 @@ static void fill_result(ts_bench_result *r, double *times, int repeats,
 }
 
 /* Times the n loaded variants and cuBLAS into res and blas; raw, when not
- * NULL, receives the (n + 1) * repeats times in the order they ran. */
+ * NULL, receives the (n + 1) * repeats times in the order they ran.  When
+ * a launch fails, *culprit is the variant it was of (-1: cuBLAS, or
+ * none). */
 static ts_status bench_loaded(ts_gpu *g, const ts_gemm *d, gpu_module *mods,
                               int n, const ts_bench_opts *o,
                               ts_bench_result *res, ts_bench_result *blas,
-                              double *raw) {
+                              double *raw, int *culprit) {
   size_t nc = (size_t)(d->m * d->n);
   float *out = malloc(nc * 4);
   double *times = malloc(sizeof(double) * (size_t)(n + 1) * (size_t)o->repeats);
@@ -197,12 +205,13 @@ static ts_status bench_loaded(ts_gpu *g, const ts_gemm *d, gpu_module *mods,
   if (ok && !h->has_ref)
     ok = h->has_ref = run_checked(g, d, mods, -1, &in, h->C, h->ref);
   for (int v = 0; v < n && ok; v++) {
+    *culprit = v;
     ok = run_checked(g, d, mods, v, &in, h->C, out);
     res[v].max_rel_err = ts_max_rel_err(out, h->ref, nc);
     res[v].ptxas = mods[v].ptxas;
   }
   blas->max_rel_err = 0;
-  ok = ok && time_all(g, mods, n, &in, o, times);
+  ok = ok && time_all(g, mods, n, &in, o, times, culprit);
   if (ok && raw)
     memcpy(raw, times, sizeof(double) * (size_t)(n + 1) * (size_t)o->repeats);
   if (ok) {
@@ -217,6 +226,8 @@ static ts_status bench_loaded(ts_gpu *g, const ts_gemm *d, gpu_module *mods,
   free_inputs(g, &in);
 done:
   free(out); free(times);
+  if (ok)
+    *culprit = -1;
   return ok ? TS_OK : g->status;
 }
 
@@ -263,6 +274,22 @@ static bool load_variant(ts_gpu *g, const ts_gemm *d, const ts_kernel *k,
   return true;
 }
 
+/* Active variant a's row after a failed run: the device's error, in the
+ * row of the variant whose launch failed it (`culprit`) marked as the
+ * fault; the others say which kernel stopped them. */
+static void fail_row(const ts_gpu *g, ts_kernel *const kernels[],
+                     const int *where, int a, int culprit,
+                     ts_bench_result *r) {
+  if (culprit < 0 || a == culprit) {
+    row_fail(r, g->status, "%s", g->errmsg);
+    r->faulted = culprit >= 0;
+    return;
+  }
+  row_fail(r, g->status, "not timed: kernel \"%s\" failed the device "
+           "before it (%.900s)", ts_kernel_name(kernels[where[culprit]]),
+           g->errmsg);
+}
+
 /* The packed run's times (cuBLAS's, then active variant a's) into the
  * caller's rows (cuBLAS's, then kernel where[a]'s). */
 static void scatter_times(const double *raw, const int *where, int active,
@@ -296,8 +323,15 @@ ts_status ts_bench(ts_gpu *g, ts_kernel *const kernels[], int n,
                    ts_bench_result *cublas) {
   if (!g || (n && !kernels) || (n && !results) || !cublas)
     return TS_ERR_NULL_ARG;
-  if (g->status != TS_OK)
+  if (g->status != TS_OK) { /* every row says so: none is timed */
+    if (n > 0)
+      memset(results, 0, sizeof(*results) * (size_t)n);
+    memset(cublas, 0, sizeof(*cublas));
+    for (int v = 0; v < n; v++)
+      row_fail(&results[v], g->status, "%s", g->errmsg);
+    row_fail(cublas, g->status, "%s", g->errmsg);
     return g->status;
+  }
   if (n < 0) {
     gpu_fail(g, TS_ERR_BAD_ARG, "ts_bench: %d kernels", n);
     return g->status;
@@ -343,11 +377,12 @@ ts_status ts_bench(ts_gpu *g, ts_kernel *const kernels[], int n,
                                  (size_t)o.repeats)
                         : NULL;
   ts_status st;
+  int culprit = -1; /* the active variant whose launch failed */
   if (o.times && !raw) {
     gpu_fail(g, TS_ERR_NO_MEMORY, "ts_bench: out of host memory");
     st = g->status;
   } else {
-    st = bench_loaded(g, d, mods, active, &o, packed, cublas, raw);
+    st = bench_loaded(g, d, mods, active, &o, packed, cublas, raw, &culprit);
   }
   if (raw && st == TS_OK)
     scatter_times(raw, where, active, o.repeats, o.times);
@@ -357,7 +392,7 @@ ts_status ts_bench(ts_gpu *g, ts_kernel *const kernels[], int n,
     if (st == TS_OK)
       results[where[a]] = packed[a];
     else
-      row_fail(&results[where[a]], st, "%s", g->errmsg);
+      fail_row(g, kernels, where, a, culprit, &results[where[a]]);
   }
   cublas->status = st;
   if (st != TS_OK)

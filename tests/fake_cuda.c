@@ -7,6 +7,8 @@
  * name; a kernel whose entry point is `gemm` (a hand-written one, as
  * TESSEL_TUNE_FAULT's) faults as an illegal address does: that launch
  * succeeds and every later call fails with CUDA_ERROR_ILLEGAL_ADDRESS.
+ * TESSEL_FAKE_FAULT=NAME,NAME...: kernels with these entry points
+ * (tessel_naive, say) fault so too.
  *
  * TESSEL_FAKE_GPUS=N makes it N devices (one by default), each with its
  * UUID; TESSEL_FAKE_GPU_SPEEDS=1,1,0.5,... gives each its speed: device
@@ -124,6 +126,22 @@ static void run_for(double ms) {
                           .tv_nsec = (long)(t * 1e6) % 1000000000L};
     nanosleep(&ts, NULL);
   }
+}
+
+/* Whether a launch of entry point `name` faults: a hand-written kernel's
+ * (gemm), or one TESSEL_FAKE_FAULT lists. */
+static int faults(const char *name) {
+  if (strcmp(name, "gemm") == 0)
+    return 1;
+  const char *list = getenv("TESSEL_FAKE_FAULT");
+  size_t n = strlen(name);
+  for (const char *p = list; p && *p;) {
+    size_t len = strcspn(p, ",");
+    if (len == n && strncmp(p, name, n) == 0)
+      return 1;
+    p += len + (p[len] == ',');
+  }
+  return 0;
 }
 
 static uint64_t fnv1a(const char *s) {
@@ -278,7 +296,7 @@ static CUresult fake_cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy,
   /* The grid each launch asked for, a line a launch (a persistent
    * grid's blocks come from the multiprocessor count above). */
   log_launch("%s %u %u %u\n", name, gx, gy, gz);
-  if (strcmp(name, "gemm") == 0)
+  if (faults(name))
     sticky = CUDA_ERROR_ILLEGAL_ADDRESS; /* reported by the next call */
   run_for(0.01 + (double)(fnv1a(name) % 1000) * 1e-4);
   return CUDA_SUCCESS;

@@ -1,5 +1,6 @@
-# Sourced by test_tune_gpus.sh and test_tune_mpi.sh, after they set
-# $name, $fake (the fake driver, tests/fake_cuda.c) and $rows (record_rows):
+# Sourced by test_tune_gpus.sh, test_tune_mpi.sh and test_tune_report.sh,
+# after they set $name, $fake (the fake driver, tests/fake_cuda.c) and
+# $rows (record_rows, for states):
 # a directory of the test's own ($tmp) whose leftover processes ($pids)
 # are killed at exit, the fake as the CUDA driver and as cuBLAS (under
 # libcublas.so.13 on LD_LIBRARY_PATH), and the checks both make.
@@ -12,10 +13,7 @@ cleanup() {
 }
 trap cleanup EXIT
 ulimit -c 0
-case "$fake" in /*) ;; *) fake="$PWD/$fake" ;; esac
-mkdir "$tmp/lib" && ln -s "$fake" "$tmp/lib/libcublas.so.13"
-export TESSEL_CUDA_DRIVER="$fake"
-export LD_LIBRARY_PATH="$tmp/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+. "$(dirname "$0")/use_fake_driver.sh"
 
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 has() { grep -qF -- "$1" "$2" || fail "$2 lacks '$1'"; }

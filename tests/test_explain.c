@@ -498,6 +498,74 @@ static void test_pad_advice_followed_tensor_cores(void **state) {
                     "ts_storage_pad(s, B_shared, 8)");
 }
 
+/* A cache the user swizzled that still conflicts (vectorized's B tile,
+ * its float4s' lanes 32 bytes apart): the advice is neither to swizzle it
+ * nor to pad it, which ts_storage_pad refuses on a swizzled buffer. */
+static void test_swizzled_cache_not_advised_a_swizzle(void **state) {
+  (void)state;
+  ts_gemm g = ts_gemm_make(256, 256, 128);
+  ts_sched *s = ts_builtin_schedule("vectorized", &g);
+  assert_int_equal(ts_storage_swizzle(s, sched_find_stage(s, "B.shared")),
+                   TS_OK);
+  ts_explain *e = explain_sched(s, false);
+  int conflicts = 0;
+  for (int i = 0; i < e->naccesses; i++) {
+    const ts_access_report *r = &e->accesses[i];
+    if (strcmp(r->buffer, "B.shared") || !conflicted(r))
+      continue;
+    conflicts++;
+    assert_true(has(r->verdict, "it is swizzled already (ts_storage_swizzle)"));
+    assert_null(strstr(r->verdict, "swizzle it"));
+    assert_null(strstr(r->verdict, "ts_storage_pad"));
+  }
+  assert_true(conflicts > 0);
+  ts_explain_free(e);
+}
+
+/* Blocks of one thread: each global request is one lane's, which is not
+ * "coalesced" however few its sectors. */
+static void test_one_lane_is_not_coalesced(void **state) {
+  (void)state;
+  ts_sched *s = sched_of(64, 64, 64);
+  ts_bind(s, ts_get_loop(s, "i"), TS_BLOCK_Y);
+  ts_bind(s, ts_get_loop(s, "j"), TS_BLOCK_X);
+  assert_int_equal(ts_sched_status(s), TS_OK);
+  ts_explain *e = explain_sched(s, false);
+  const ts_access_report *a = row(e, TS_ACCESS_GLOBAL_LOAD, "A");
+  assert_true(a->active_lanes == 1);
+  assert_true(has(a->verdict, "one lane a request, so not coalesced"));
+  assert_true(strncmp(a->verdict, "coalesced", 9) != 0);
+  ts_explain_free(e);
+}
+
+/* The grid against an H100's 132 multiprocessors at sm_90's occupancy
+ * (warptiled: 2 blocks each, 264 at once): 4 blocks leave 128 idle, a
+ * line of its own; 1024 are 3 full waves and a last of 232. */
+static void test_grid_fill(void **state) {
+  (void)state;
+  ts_gemm small = ts_gemm_make(256, 256, 4096);
+  ts_explain *e = explain_sched(ts_builtin_schedule("warptiled", &small),
+                                false);
+  const ts_grid_fill_report *f = &e->kernels[0].fill;
+  assert_int_equal(f->blocks, 4);
+  assert_int_equal(f->blocks_per_sm, 2);
+  assert_int_equal(f->idle, 128);
+  char *text = ts_explain_text(e);
+  assert_true(has(text, "\ngrid fill: 4 blocks on an H100 SXM's 132 "
+                        "multiprocessors, 2 at once on each (sm_90's "
+                        "occupancy): 128 of the multiprocessors idle"));
+  free(text);
+  ts_explain_free(e);
+  ts_gemm big = ts_gemm_make(4096, 4096, 256);
+  e = explain_sched(ts_builtin_schedule("warptiled", &big), false);
+  f = &e->kernels[0].fill;
+  assert_int_equal(f->slots, 264);
+  assert_int_equal(f->full_waves, 3);
+  assert_int_equal(f->last_wave, 232);
+  assert_int_equal(f->idle, 0);
+  ts_explain_free(e);
+}
+
 /* A TMA pipeline's node as explain reports it: wgws in NN f16 fills a
  * stage with one 64 x 128 box of A and four 64 x 64 panels of B, from a
  * producer warpgroup; wgtma in NT one box of B, 64 x 256, from thread 0;
@@ -606,6 +674,9 @@ int main(void) {
       cmocka_unit_test(test_misaligned_float4),
       cmocka_unit_test(test_every_builtin_matches_the_executor),
       cmocka_unit_test(test_occupancy_where_the_kernel_runs),
+      cmocka_unit_test(test_swizzled_cache_not_advised_a_swizzle),
+      cmocka_unit_test(test_one_lane_is_not_coalesced),
+      cmocka_unit_test(test_grid_fill),
       cmocka_unit_test(test_tma_pipeline_reported),
       cmocka_unit_test(test_tma_pipeline_of_packed_operands_reported),
   };

@@ -107,6 +107,86 @@ static void test_tune_plot(void **state) {
   record_data_free(r);
 }
 
+static bool dark(const decoded *d, unsigned x, unsigned y) {
+  const unsigned char *p = d->rgb + 3 * ((size_t)y * d->image.width + x);
+  return p[0] + p[1] + p[2] < 3 * 128;
+}
+
+/* Runs of columns in [x0, x1) with a dark pixel in rows [y0, y1). */
+static int dark_column_runs(const decoded *d, unsigned x0, unsigned x1,
+                            unsigned y0, unsigned y1) {
+  int runs = 0;
+  bool before = false;
+  for (unsigned x = x0; x < x1; x++) {
+    bool any = false;
+    for (unsigned y = y0; y < y1 && !any; y++)
+      any = dark(d, x, y);
+    runs += any && !before;
+    before = any;
+  }
+  return runs;
+}
+
+/* Columns inside the plots' boxes (x in [x0, x1)) with at least `least`
+ * grey pixels: the lines between groups (equal channels, lighter than
+ * text, darker than the white, as a one-pixel line antialiased over two
+ * columns comes out). */
+static int grey_columns(const decoded *d, unsigned x0, unsigned x1,
+                        int least) {
+  int n = 0;
+  for (unsigned x = x0; x < x1; x++) {
+    int in = 0;
+    for (unsigned y = 0; y < d->image.height; y++) {
+      const unsigned char *p = d->rgb + 3 * ((size_t)y * d->image.width + x);
+      in += p[0] == p[1] && p[1] == p[2] && p[0] >= 100 && p[0] <= 225;
+    }
+    n += in >= least;
+  }
+  return n;
+}
+
+/* The tune record as two shapes (every other row moved to another), each
+ * configuration's text made long: a panel each, the best's caption made
+ * smaller to fit its panel, the y axis's title clear of its numbers, and
+ * the knob's groups apart by lines between them. */
+static void test_tune_plot_two_shapes(void **state) {
+  (void)state;
+  record_data *r = read_example("tune.json");
+  static char configs[512][300];
+  assert_true(r->nrows <= 512);
+  for (int i = 0; i < r->nrows; i++) {
+    if (i % 2)
+      r->rows[i].shape = "2048x2048x2048";
+    if (r->rows[i].config) {
+      snprintf(configs[i], sizeof(configs[i]), "%s,a_knob_of_a_long_name="
+               "a_value_long_enough_to_pass_the_width_of_the_panel_at_the_"
+               "size_it_was_printed,another_knob=another_long_value",
+               r->rows[i].config);
+      r->rows[i].config = configs[i];
+    }
+  }
+  char err[256];
+  assert_true(plot_record(r, png_path, "bk", err, sizeof(err)));
+  record_data_free(r);
+  decoded d = decode(png_path);
+  unsigned w = d.image.width, h = d.image.height;
+  assert_int_equal(h, 2 * 560);
+  /* No red (the caption) in the last 3% of the width. */
+  for (unsigned y = 0; y < h; y++)
+    for (unsigned x = w - w * 3 / 100; x < w; x++) {
+      const unsigned char *p = d.rgb + 3 * ((size_t)y * w + x);
+      assert_false(abs(p[0] - 214) <= 40 && p[1] < 120 && p[2] < 120);
+    }
+  /* Left of the axes, in each panel's middle rows: the title's columns
+   * and the numbers' apart (two runs of dark columns, not one). */
+  for (unsigned panel = 0; panel < 2; panel++)
+    assert_int_equal(dark_column_runs(&d, 0, w * 8 / 100, panel * 560 + 170,
+                                      panel * 560 + 400), 2);
+  /* Grey lines between bk's values, in both panels. */
+  assert_true(grey_columns(&d, w * 12 / 100, w * 93 / 100, 150) >= 1);
+  free(d.rgb);
+}
+
 int main(int argc, char **argv) {
   if (argc != 2) {
     fprintf(stderr, "usage: test_plot RECORDS_DIR\n");
@@ -116,6 +196,8 @@ int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_bench_plot, setup, teardown),
       cmocka_unit_test_setup_teardown(test_tune_plot, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_tune_plot_two_shapes, setup,
+                                      teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

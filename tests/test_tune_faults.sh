@@ -22,10 +22,7 @@ export TESSEL_CACHE_DIR="$tmp/cache" # a journal of its own
 unset TESSEL_TUNE_FAULT
 args="--budget 6"
 if [ -n "$fake" ]; then
-  case "$fake" in /*) ;; *) fake="$PWD/$fake" ;; esac
-  mkdir "$tmp/lib" && ln -s "$fake" "$tmp/lib/libcublas.so.13"
-  export TESSEL_CUDA_DRIVER="$fake"
-  export LD_LIBRARY_PATH="$tmp/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  . "$(dirname "$0")/use_fake_driver.sh"
   args="$args --beta 1" # the fake's kernels leave C as it was
 fi
 

@@ -134,6 +134,24 @@ typedef struct ts_persistent_report {
   int64_t full_waves, last_wave;
 } ts_persistent_report;
 
+/* How a grid that is not persistent fills an H100 SXM's 132
+ * multiprocessors (TS_EXPLAIN_MULTIPROCESSORS) at the occupancy of
+ * `arch` (sm_90's where it is reported): `slots` blocks run at once
+ * (blocks_per_sm on each multiprocessor), the grid's blocks take `waves`
+ * of them, full_waves full and a last of last_wave blocks (0: none).
+ * idle: multiprocessors without a block, where the grid has fewer blocks
+ * than there are multiprocessors (a defect: the GPU is mostly idle).
+ * blocks_per_sm 0: not reported (a persistent grid, or a block that does
+ * not fit). */
+typedef struct ts_grid_fill_report {
+  const char *arch;
+  int multiprocessors, blocks_per_sm;
+  int64_t blocks, slots;
+  double waves;
+  int64_t full_waves, last_wave;
+  int idle;
+} ts_grid_fill_report;
+
 typedef struct ts_kernel_report {
   const char *entry;
   int64_t grid[3], block[3];
@@ -158,6 +176,7 @@ typedef struct ts_kernel_report {
   double shared_st_requests, shared_st_wavefronts, shared_st_ideal;
   ts_pipeline_report pipeline;
   ts_persistent_report persistent;
+  ts_grid_fill_report fill;
   ts_tma_store_report stores;
 } ts_kernel_report;
 

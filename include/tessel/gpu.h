@@ -93,6 +93,11 @@ typedef struct ts_bench_result {
    * (skipped). */
   ts_status status;
   int skipped;
+  /* 1: this kernel's launch failed the device (an illegal address, say),
+   * which leaves the process's CUDA context unusable: the other rows of
+   * the call were not timed (their messages name this kernel), and
+   * nothing more can run on the device in this process. */
+  int faulted;
   char message[1024];
   double median_ms;
   double min_ms, max_ms; /* the fastest and slowest of the repeats */
@@ -136,8 +141,11 @@ ts_kernel *ts_compile_cuda(const ts_cuda_kernel *src, const ts_gemm *def,
  * be of one definition (kernels[0]'s).  Each kernel has its own result: one
  * that failed to compile, is of another definition, cannot be loaded or
  * does not fit the device is reported in its row, and the rest are timed.
- * Returns TS_OK when every kernel was timed, the first row's error
- * otherwise, or the GPU's error when nothing could be timed. */
+ * A kernel whose launch fails the device has `faulted` set and the device's
+ * error in its row; the GPU is then unusable (its status says so) and the
+ * other rows say which kernel stopped them.  Returns TS_OK when every
+ * kernel was timed, the first row's error otherwise, or the GPU's error
+ * when nothing could be timed. */
 ts_status ts_bench(ts_gpu *g, ts_kernel *const kernels[], int n,
                    const ts_bench_opts *opts, ts_bench_result results[],
                    ts_bench_result *cublas);

@@ -161,12 +161,20 @@ typedef struct ts_tune_report {
 int ts_tune_run(const ts_tune_opts *o, const ts_tune_space *spaces,
                 int nspaces, const ts_tune_report *rep);
 
+/* Whether mpirun or srun started this process as one of several ranks
+ * (their environment says so). */
+bool ts_tune_mpi_launched(void);
+
 /* The result a candidate is ranked by: the full count's, else the first
  * pass's; and whether it was timed (and ran). */
 const ts_bench_result *ts_tune_result(const ts_tune_candidate *c);
 bool ts_tune_timed(const ts_tune_candidate *c);
-/* r's candidate indices fastest first, untimed ones last; malloc'd, NULL
- * when out of memory. */
+/* Whether candidate c of r was timed and its C is within the tolerance
+ * of cuBLAS's (ts_gemm_tolerance). */
+bool ts_tune_correct(const ts_tune_shape *r, const ts_tune_candidate *c);
+/* r's candidate indices: those that ran right fastest first, then those
+ * timed whose C differs from cuBLAS's, fastest first, untimed ones last;
+ * malloc'd, NULL when out of memory. */
 int *ts_tune_ranking(const ts_tune_shape *r);
 /* Why candidate c of r failed to compile or run, or ran wrong (text may
  * hold the words), or NULL. */

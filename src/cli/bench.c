@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_process.h"
 #include "csv.h"
 #include "options.h"
 #include "record.h"
@@ -33,7 +34,9 @@ static const char *bench_help =
     "1024x1024x1024.  Needs a GPU; kernels are compiled for its\n"
     "architecture.  --tuned: spaces at their tuning records.  A schedule\n"
     "that cannot run as asked (tensor cores without --dtype f16, bf16 or\n"
-    "tf32) gets a row saying why, and the others run.\n"
+    "tf32) gets a row saying why, and the others run; so does one that\n"
+    "faults the GPU (an illegal address), the others timed in a fresh GPU\n"
+    "process.\n"
     "  --gpu N    the GPU to run on, by ordinal (default 0: the first the\n"
     "             driver sees, as nvidia-smi and CUDA_VISIBLE_DEVICES order them)\n"
     "  --max-seconds S  refuse a run estimated to take longer (default\n"
@@ -240,12 +243,15 @@ static void print_row(FILE *csv, const char *gpu, const char *name, int width,
 
 /* What a run of one shape writes to: --csv and the --json record (each
  * may be NULL); the rows' names at this shape and the name column's
- * width. */
+ * width; the shape's index and the handover from the worker before (the
+ * kernels that faulted). */
 typedef struct {
   FILE *csv;
   json_t *record;
   char **names;
   int width;
+  int shape;
+  bench_handover *h;
 } bench_out;
 
 /* Every candidate of one shape: its kernel and, for a schedule, its trace
@@ -329,6 +335,10 @@ static int report_row(const bench_out *out, ts_gpu *gpu, const char *name,
     printf("%-*s skipped: %s\n", out->width, name, r->message);
     return 0;
   }
+  if (r->faulted) { /* the error is the row's point */
+    printf("%-*s FAIL: faulted the GPU: %s\n", out->width, name, r->message);
+    return EXIT_FAIL;
+  }
   if (r->status != TS_OK) {
     printf("%-*s FAIL: %s\n", out->width, name, ts_strerror(r->status));
     fprintf(stderr, "tessel: %s: %s\n", name, r->message);
@@ -356,6 +366,49 @@ static void say_baseline(const ts_gemm *g) {
          ts_dtype_name(b.c_type), ts_dtype_name(g->c_type));
 }
 
+/* ts_bench over c's kernels but those that faulted at this shape in an
+ * earlier worker, whose rows give the fault. */
+static ts_status bench_unfaulted(ts_gpu *gpu, const candidates *c,
+                                 const ts_bench_opts *bo, const bench_out *out,
+                                 ts_bench_result *r, ts_bench_result *blas) {
+  ts_kernel **k = calloc((size_t)(c->n ? c->n : 1), sizeof(*k));
+  if (!k) {
+    *blas = (ts_bench_result){.status = TS_ERR_NO_MEMORY,
+                              .message = "out of host memory"};
+    return TS_ERR_NO_MEMORY;
+  }
+  for (int i = 0; i < c->n; i++)
+    k[i] = cli_bench_fault(out->h, out->shape, i) ? NULL : c->k[i];
+  ts_status st = ts_bench(gpu, k, c->n, bo, r, blas);
+  for (int i = 0; i < c->n; i++) {
+    const bench_fault *f = cli_bench_fault(out->h, out->shape, i);
+    if (f) {
+      r[i] = (ts_bench_result){.status = TS_ERR_CUDA, .faulted = 1};
+      snprintf(r[i].message, sizeof(r[i].message), "%s", f->why);
+      st = st == TS_OK ? TS_ERR_CUDA : st;
+    }
+  }
+  free(k);
+  return st;
+}
+
+/* Whether a row faulted the GPU in this worker: then it is noted for the
+ * next worker, which resumes at this shape, and said. */
+static bool stop_at_fault(const cli_opts *o, const ts_gemm *g,
+                          const bench_out *out, const ts_bench_result *r) {
+  for (int i = 0; i < o->nnames + o->ncu; i++) {
+    if (!r[i].faulted || cli_bench_fault(out->h, out->shape, i))
+      continue;
+    bool again = cli_bench_note_fault(out->h, out->shape, i, r[i].message);
+    fprintf(stderr, "tessel: bench: %s at %lldx%lldx%lld faulted the GPU "
+            "(%s)%s\n", out->names[i], (long long)g->m, (long long)g->n,
+            (long long)g->k, r[i].message,
+            again ? "; timing the other rows in a fresh GPU process" : "");
+    return true;
+  }
+  return false;
+}
+
 static int bench_shape(ts_gpu *gpu, const cli_opts *o,
                        const ts_cuda_kernel *cu, const ts_gemm *g,
                        const bench_out *out) {
@@ -377,7 +430,13 @@ static int bench_shape(ts_gpu *gpu, const cli_opts *o,
   ts_bench_opts bo = {.warmup = o->warmup, .repeats = o->repeats,
                       .seed = o->seed, .times = times};
   int rc = 0;
-  ts_status st = ts_bench(gpu, c.k, total, &bo, r, &blas);
+  ts_status st = bench_unfaulted(gpu, &c, &bo, out, r, &blas);
+  if (st != TS_OK && stop_at_fault(o, g, out, r)) {
+    free_candidates(&c);
+    free(r);
+    free(times);
+    return BENCH_WORKER_FAULTED;
+  }
   if (blas.status != TS_OK || ts_gpu_status(gpu) != TS_OK) {
     fprintf(stderr, "tessel: %s\n", st != TS_OK && blas.message[0]
                                         ? blas.message : ts_gpu_errmsg(gpu));
@@ -430,19 +489,35 @@ static bool read_kernels(const cli_opts *o, ts_cuda_kernel *k) {
   return true;
 }
 
-static FILE *open_csv(const char *path) {
-  FILE *csv = fopen(path, "w");
+/* --csv: written afresh with its header, or where a worker resumes after
+ * a fault, appended to. */
+static FILE *open_csv(const char *path, bool resumed) {
+  FILE *csv = fopen(path, resumed ? "a" : "w");
   if (!csv) {
     fprintf(stderr, "tessel: cannot write --csv %s\n", path);
     return NULL;
   }
-  fputs("gpu,schedule,m,n,k,layout,median_ms,tflops,ratio_to_cublas,"
-        "max_rel_err,registers,spill_bytes\n", csv);
+  if (!resumed)
+    fputs("gpu,schedule,m,n,k,layout,median_ms,tflops,ratio_to_cublas,"
+          "max_rel_err,registers,spill_bytes\n", csv);
   return csv;
 }
 
-/* Every shape timed and printed, into out; returns the exit status.  The
- * name column is as wide as the longest row name (16 at least). */
+/* The table's header, once a run (not again where a worker resumes). */
+static void print_header(ts_gpu *gpu, const cli_opts *o, int width) {
+  printf("# %s (%s), median of %d run%s after %d warm-up\n",
+         ts_gpu_name(gpu), ts_gpu_arch(gpu), o->repeats,
+         o->repeats == 1 ? "" : "s", o->warmup);
+  printf("%-*s %-16s %-6s %10s %9s %9s %9s %5s %6s\n", width, "schedule",
+         "shape", "layout", "ms", "TFLOP/s", "cuBLAS", "max_err", "regs",
+         "spill");
+}
+
+/* Every shape timed and printed, into out, from the one the handover
+ * resumes at; returns the exit status, or BENCH_WORKER_FAULTED when a
+ * kernel faulted the GPU (the record so far written to --json for the
+ * next worker).  The name column is as wide as the longest row name (16
+ * at least). */
 static int bench_all(ts_gpu *gpu, const cli_opts *o, const ts_cuda_kernel *cu,
                      bench_out *out) {
   char **names[MAX_SHAPES] = {0};
@@ -451,16 +526,21 @@ static int bench_all(ts_gpu *gpu, const cli_opts *o, const ts_cuda_kernel *cu,
     free_row_names(o, names);
     return EXIT_FAIL;
   }
-  printf("# %s (%s), median of %d run%s after %d warm-up\n",
-         ts_gpu_name(gpu), ts_gpu_arch(gpu), o->repeats,
-         o->repeats == 1 ? "" : "s", o->warmup);
-  printf("%-*s %-16s %-6s %10s %9s %9s %9s %5s %6s\n", out->width, "schedule",
-         "shape", "layout", "ms", "TFLOP/s", "cuBLAS", "max_err", "regs",
-         "spill");
-  int rc = 0;
-  for (int j = 0; j < o->nshapes; j++) {
+  if (!out->h->nfaults)
+    print_header(gpu, o, out->width);
+  int rc = out->h->rc;
+  for (int j = out->h->resume_shape; j < o->nshapes; j++) {
     out->names = names[j];
-    if (bench_shape(gpu, o, cu, &o->shapes[j], out) != 0)
+    out->shape = j;
+    int st = bench_shape(gpu, o, cu, &o->shapes[j], out);
+    if (st == BENCH_WORKER_FAULTED) {
+      out->h->rc = rc;
+      free_row_names(o, names);
+      if (out->record && !record_write(out->record, o->json))
+        fprintf(stderr, "tessel: cannot write --json %s\n", o->json);
+      return BENCH_WORKER_FAULTED;
+    }
+    if (st != 0)
       rc = EXIT_FAIL;
   }
   free_row_names(o, names);
@@ -472,10 +552,57 @@ static int bench_all(ts_gpu *gpu, const cli_opts *o, const ts_cuda_kernel *cu,
   return rc;
 }
 
-static json_t *new_record(ts_gpu *gpu, int argc, char **argv,
-                          const cli_opts *o) {
+/* The --json record: a new one, or where a worker resumes after a fault,
+ * the one its predecessor wrote so far. */
+static json_t *open_record(ts_gpu *gpu, int argc, char **argv,
+                           const cli_opts *o, bool resumed) {
+  if (resumed) {
+    json_error_t err;
+    json_t *rec = json_load_file(o->json, 0, &err);
+    if (!rec)
+      fprintf(stderr, "tessel: cannot read back --json %s after the fault: "
+              "%s\n", o->json, err.text);
+    return rec;
+  }
   record_machine m = record_machine_of(gpu);
-  return record_new("bench", argc, argv, &m, o);
+  json_t *rec = record_new("bench", argc, argv, &m, o);
+  if (!rec)
+    fprintf(stderr, "tessel: out of memory\n");
+  return rec;
+}
+
+/* What the GPU process is given. */
+typedef struct {
+  const cli_opts *o;
+  const ts_cuda_kernel *kernels;
+  int argc;
+  char **argv;
+} bench_args;
+
+/* The bench in the GPU process (bench_process.c): from the start, or
+ * from the shape of the last fault. */
+static int bench_worker(bench_handover *h, void *arg) {
+  const bench_args *a = arg;
+  const cli_opts *o = a->o;
+  bool resumed = h->nfaults > 0;
+  ts_gpu *gpu = ts_gpu_open_device(o->gpu);
+  bench_out out = {.h = h};
+  int rc = EXIT_FAIL;
+  if (ts_gpu_status(gpu) != TS_OK) {
+    fprintf(stderr, "tessel: bench needs a GPU (--gpu %d): %s\n", o->gpu,
+            ts_gpu_errmsg(gpu));
+  } else if ((!o->csv || (out.csv = open_csv(o->csv, resumed))) &&
+             (!o->json || (out.record = open_record(gpu, a->argc, a->argv,
+                                                    o, resumed)))) {
+    if (!resumed)
+      announce(o);
+    rc = bench_all(gpu, o, a->kernels, &out);
+  }
+  if (out.csv)
+    fclose(out.csv);
+  json_decref(out.record);
+  ts_gpu_close(gpu);
+  return rc;
 }
 
 int cli_bench(int argc, char **argv) {
@@ -489,25 +616,8 @@ int cli_bench(int argc, char **argv) {
     return EXIT_USAGE;
   if (!read_kernels(&o, kernels))
     return EXIT_USAGE;
-  ts_gpu *gpu = ts_gpu_open_device(o.gpu);
-  bench_out out = {0};
-  if (ts_gpu_status(gpu) != TS_OK) {
-    fprintf(stderr, "tessel: bench needs a GPU (--gpu %d): %s\n", o.gpu,
-            ts_gpu_errmsg(gpu));
-    rc = EXIT_FAIL;
-  } else if (o.csv && !(out.csv = open_csv(o.csv))) {
-    rc = EXIT_FAIL;
-  } else if (o.json && !(out.record = new_record(gpu, argc, argv, &o))) {
-    fprintf(stderr, "tessel: out of memory\n");
-    rc = EXIT_FAIL;
-  } else {
-    announce(&o);
-    rc = bench_all(gpu, &o, kernels, &out);
-  }
-  if (out.csv)
-    fclose(out.csv);
-  json_decref(out.record);
-  ts_gpu_close(gpu);
+  bench_args a = {.o = &o, .kernels = kernels, .argc = argc, .argv = argv};
+  rc = cli_bench_supervise(bench_worker, &a);
   free_kernels(kernels, o.ncu);
   return rc;
 }

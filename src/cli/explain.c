@@ -144,6 +144,16 @@ static json_t *persistent_json(const ts_persistent_report *p) {
                    (json_int_t)p->last_wave);
 }
 
+/* A grid's fill of an H100's multiprocessors. */
+static json_t *fill_json(const ts_grid_fill_report *f) {
+  return json_pack("{s:s, s:i, s:i, s:I, s:I, s:f, s:I, s:I, s:i}", "arch",
+                   f->arch, "multiprocessors", f->multiprocessors,
+                   "blocks_per_sm", f->blocks_per_sm, "blocks",
+                   (json_int_t)f->blocks, "slots", (json_int_t)f->slots,
+                   "waves", f->waves, "full_waves", (json_int_t)f->full_waves,
+                   "last_wave", (json_int_t)f->last_wave, "idle", f->idle);
+}
+
 static json_t *kernel_json(const ts_kernel_report *k) {
   json_t *o = json_pack(
       "{s:s, s:[I,I,I], s:[I,I,I], s:I, s:I, s:I, s:I, s:i, s:i, s:s, s:f, "
@@ -163,6 +173,8 @@ static json_t *kernel_json(const ts_kernel_report *k) {
              !set(o, "pipeline", pipeline_json(&k->pipeline))) ||
             (k->persistent.blocks_per_sm &&
              !set(o, "persistent", persistent_json(&k->persistent))) ||
+            (k->fill.blocks_per_sm &&
+             !set(o, "grid_fill", fill_json(&k->fill))) ||
             (k->stores.count &&
              !set(o, "tma_stores", stores_json(&k->stores))))) {
     json_decref(o);

@@ -88,6 +88,43 @@ static void title_of(const record_data *d, const char *what, char *out,
 }
 
 /* A dashed horizontal line from x0 to x1 at y. */
+/* A character's width in the cairo driver's sans font as a share of its
+ * height, at most (lower case and digits run 0.55 to 0.65 on its PNGs;
+ * small sizes round up). */
+#define CHAR_WIDTH 0.72
+
+/* The character scale, at most `most`, at which text spans no more than
+ * `share` of the viewport's width, so that a long label or caption is
+ * made smaller rather than run into its neighbour or off the plot.
+ * Leaves that scale set. */
+static PLFLT fit_text(const char *text, double share, PLFLT most) {
+  PLFLT x0, x1, y0, y1, v0, v1, w0, w1, def, height;
+  plgspa(&x0, &x1, &y0, &y1); /* the subpage, in mm */
+  plgvpd(&v0, &v1, &w0, &w1); /* the viewport, a fraction of it */
+  plschr(0, most);
+  plgchr(&def, &height); /* mm, at this scale */
+  PLFLT len = (PLFLT)strlen(text) * height * CHAR_WIDTH,
+        room = share * (v1 - v0) * (x1 - x0);
+  PLFLT scale = len > room && len > 0 ? most * room / len : most;
+  plschr(0, scale);
+  return scale;
+}
+
+/* text fitted as fit_text does, but no smaller than `least`: past that it
+ * is cut, ending in "...", at the length that fits at `least`. */
+static void fit_caption(char *text, double share, PLFLT most, PLFLT least) {
+  if (fit_text(text, share, most) >= least)
+    return;
+  PLFLT x0, x1, y0, y1, v0, v1, w0, w1, def, height;
+  plschr(0, least);
+  plgspa(&x0, &x1, &y0, &y1);
+  plgvpd(&v0, &v1, &w0, &w1);
+  plgchr(&def, &height);
+  size_t fits = (size_t)(share * (v1 - v0) * (x1 - x0) / (height * CHAR_WIDTH));
+  if (fits > 3 && fits < strlen(text))
+    strcpy(text + fits - 3, "...");
+}
+
 static void reference_line(double x0, double x1, double y) {
   PLFLT x[2] = {x0, x1}, yy[2] = {y, y};
   plcol0(C_BLACK);
@@ -189,8 +226,19 @@ static void draw_group(const record_data *d, const bench_layout *b, int g) {
       plptex(x0 + width * 0.45, b->ymax * 0.02, 0, 1, 0, r->state);
     }
   }
+  /* The shape on a line, its layout and types under it, each fitted to
+   * the group's width: neighbouring groups' labels never meet. */
+  char shape[96];
+  snprintf(shape, sizeof(shape), "%.*s", (int)strcspn(b->key[g], " "),
+           b->key[g]);
+  const char *rest = b->key[g] + strlen(shape) + (b->key[g][strlen(shape)] != 0);
+  double share = 0.9 / b->ngroups;
   plcol0(C_BLACK);
-  plmtex("b", 1.6, (g + 0.5) / b->ngroups, 0.5, b->key[g]);
+  fit_text(shape, share, 1.0);
+  plmtex("b", 1.6, (g + 0.5) / b->ngroups, 0.5, shape);
+  fit_text(rest, share, 1.0);
+  plmtex("b", 2.9, (g + 0.5) / b->ngroups, 0.5, rest);
+  plschr(0, 1.0);
 }
 
 static void bench_legend(const bench_layout *b) {
@@ -240,7 +288,8 @@ static bool plot_bench(const record_data *d, const char *path, char *err,
     char title[256];
     title_of(d, "tessel bench", title, sizeof(title));
     pladv(0);
-    plvpor(0.1, 1.0 - (double)(legend + 20) / width, 0.14, 0.9);
+    /* Left of the axis, room for its numbers and, apart, its title. */
+    plvpor(0.12, 1.0 - (double)(legend + 20) / width, 0.16, 0.9);
     plwind(0, b->ngroups, 0, b->ymax * 1.12);
     plcol0(C_BLACK);
     plbox("bc", 0, 0, "bcnstv", 0, 0);
@@ -249,8 +298,8 @@ static bool plot_bench(const record_data *d, const char *path, char *err,
     bench_legend(b);
     plcol0(C_BLACK);
     plmtex("t", 2.0, 0.5, 0.5, title);
-    plmtex("l", 3.0, 0.5, 0.5, "TFLOP/s");
-    plmtex("b", 3.6, 0.5, 0.5, "shape (M x N x K), layout, types");
+    plmtex("l", 4.2, 0.5, 0.5, "TFLOP/s");
+    plmtex("b", 4.6, 0.5, 0.5, "shape (M x N x K), layout, types");
     plend();
   }
   free(b);
@@ -309,6 +358,19 @@ typedef struct {
   char knob[64];
 } tune_layout;
 
+/* Light grey lines between the knob's n groups of points, from 0 to top,
+ * so that where one value's points end and the next's begin shows. */
+static void separate_groups(int n, double top) {
+  plcol0(C_GREY);
+  pllsty(2);
+  for (int g = 1; g < n; g++) {
+    PLFLT x[2] = {g, g}, y[2] = {0, top};
+    plline(2, x, y);
+  }
+  pllsty(1);
+  plcol0(C_BLACK);
+}
+
 /* One shape's panel: its configurations grouped by the knob's values. */
 static bool draw_panel(const record_data *d, const tune_layout *t,
                        const char *shape, char *err, size_t len) {
@@ -360,12 +422,19 @@ static bool draw_panel(const record_data *d, const tune_layout *t,
   snprintf(head, sizeof(head), "tessel tune %s at %s%s", d->space, shape,
            title);
   pladv(0);
-  plvpor(0.08, 0.95, 0.18, 0.86);
+  /* Room left of the axis for its numbers and, apart from them, its
+   * title (at two panels a page the characters are as large and the
+   * panel half as high). */
+  plvpor(0.1, 0.95, 0.18, 0.8);
   plwind(0, nvalues, 0, ymax * 1.15);
   plcol0(C_BLACK);
   plbox("bc", 0, 0, "bcnstv", 0, 0);
-  for (int g = 0; g < nvalues; g++)
+  separate_groups(nvalues, ymax * 1.15);
+  for (int g = 0; g < nvalues; g++) {
+    fit_text(value[g], 0.9 / nvalues, 1.0);
     plmtex("b", 1.4, (g + 0.5) / nvalues, 0.5, value[g]);
+  }
+  plschr(0, 1.0);
   int placed[MAX_GROUPS] = {0};
   double bx = 0;
   for (int i = 0; i < d->nrows; i++) {
@@ -396,15 +465,16 @@ static bool draw_panel(const record_data *d, const tune_layout *t,
   plcol0(C_RED);
   plssym(0, 2.2);
   plpoin(1, &x, &y, 18);
-  char label[400];
-  snprintf(label, sizeof(label), "best (star): %s, %.1f TFLOP/s",
-           best->config, best->tflops);
-  plschr(0, 0.85);
-  plmtex("t", 0.6, 0.0, 0.0, label);
-  plschr(0, 1.0);
+  char label[400]; /* its speed first, which a cut never takes */
+  snprintf(label, sizeof(label), "best (star), %.1f TFLOP/s: %s",
+           best->tflops, best->config);
+  fit_caption(label, 0.97, 0.85, 0.6); /* within the panel, legible */
+  plmtex("t", 0.9, 0.0, 0.0, label);
   plcol0(C_BLACK);
-  plmtex("t", 2.2, 0.5, 0.5, head);
-  plmtex("l", 3.2, 0.5, 0.5, "TFLOP/s (full count, else first pass)");
+  fit_text(head, 1.0, 1.0);
+  plmtex("t", 2.5, 0.5, 0.5, head);
+  plschr(0, 1.0);
+  plmtex("l", 4.4, 0.5, 0.5, "TFLOP/s (full count, else first pass)");
   char xl[128];
   snprintf(xl, sizeof(xl), "knob %s", t->knob);
   plmtex("b", 3.0, 0.5, 0.5, xl);

@@ -102,6 +102,13 @@ static bool name_spaces(const cli_opts *o, ts_tune_space *spaces,
   return true;
 }
 
+/* Whether progress is rewritten in place (\r) rather than written as
+ * lines: on a terminal, but not under mpirun, which gives a rank's stdout
+ * a pseudo-terminal even where the run's output goes to a file. */
+static bool progress_in_place(void) {
+  return isatty(fileno(stdout)) && !ts_tune_mpi_launched();
+}
+
 /* The run, its report printed by tune_report.c's hooks. */
 static int run_tuner(const cli_opts *o, int argc, char **argv) {
   ts_tune_space *spaces = calloc((size_t)o->nnames, sizeof(*spaces));
@@ -117,7 +124,7 @@ static int run_tuner(const cli_opts *o, int argc, char **argv) {
     if (csv)
       fclose(csv); /* emptied: each report appends to it */
     tune_printer p = {.o = o, .argc = argc, .argv = argv,
-                      .tty = isatty(fileno(stdout))};
+                      .tty = progress_in_place()};
     ts_tune_report rep = {.ctx = &p,
                           .space_begin = tune_print_space_begin,
                           .shape_ready = tune_print_shape_ready,

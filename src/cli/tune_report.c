@@ -171,6 +171,17 @@ static bool fill_tables(const ts_tune_shape *runs, int nruns, knob_tables *ts) {
   return true;
 }
 
+/* A value's row: its mean and best, or "-" where no configuration of it
+ * was timed (a mean of nothing is not 0 TFLOP/s). */
+static void print_knob_value(const knob_table *t, const knob_value *v) {
+  if (!v->count) {
+    printf("  %-*s %6d %10s %10s\n", t->width, v->value, 0, "-", "-");
+    return;
+  }
+  printf("  %-*s %6d %10.2f %10.2f\n", t->width, v->value, v->count,
+         v->sum / v->count, v->best);
+}
+
 static void print_knob_tables(const ts_tune_shape *runs, int nruns) {
   knob_tables ts = {0};
   bool ok = name_tables(runs, nruns, &ts) && fill_tables(runs, nruns, &ts);
@@ -179,10 +190,7 @@ static void print_knob_tables(const ts_tune_shape *runs, int nruns) {
     printf("\n  %-*s %6s %10s %10s\n", t->width, t->name, "count", "mean",
            "best");
     for (int v = 0; v < t->nvalues; v++)
-      printf("  %-*s %6d %10.2f %10.2f\n", t->width, t->values[v].value,
-             t->values[v].count,
-             t->values[v].count ? t->values[v].sum / t->values[v].count : 0.0,
-             t->values[v].best);
+      print_knob_value(t, &t->values[v]);
   }
   if (!ok)
     printf("\n  (out of memory for the knobs' tables)\n");
@@ -215,9 +223,14 @@ static void print_record(const ts_tune_space *sp, const ts_tune_shape *r) {
     printf("# not recorded: the cache directory is off or not writable\n");
 }
 
+/* The best as C; where none ran right, that none is the best. */
 static void print_reproduction(const ts_space *sp, const ts_tune_shape *r,
                                const int *order) {
-  if (r->n && ts_tune_timed(&r->c[order[0]])) {
+  if (r->n && !ts_tune_correct(r, &r->c[order[0]]) &&
+      ts_tune_timed(&r->c[order[0]]))
+    printf("\n# no correct configuration at this shape: every one timed "
+           "differs from cuBLAS (FAIL above), and none is recorded\n");
+  if (r->n && ts_tune_correct(r, &r->c[order[0]])) {
     ts_sched *s = ts_space_schedule(sp, &r->def, r->c[order[0]].config);
     char *trace = ts_print_trace(s);
     printf("\n# the best at this shape, %s, as C:\n%s", r->c[order[0]].text,
@@ -387,14 +400,17 @@ void tune_print_progress(void *ctx, const ts_tune_shape *r, int done,
     return;
   p->last_progress = seconds;
   const ts_tune_candidate *best = NULL;
-  for (int i = 0; i < r->n; i++)
-    if (ts_tune_timed(&r->c[i]) && r->c[i].quick.status == TS_OK &&
+  for (int i = 0; i < r->n; i++) /* the fastest that ran right */
+    if (ts_tune_correct(r, &r->c[i]) && r->c[i].quick.status == TS_OK &&
         (!best || r->c[i].quick.median_ms < best->quick.median_ms))
       best = &r->c[i];
   double left = done ? seconds / done * (total - done) : 0;
-  printf("%s# timed %d/%d, %.0f s, about %.0f s left; best %.2f TFLOP/s "
-         "(%.40s)%s", p->tty ? "\r" : "", done, total, seconds, left,
-         best ? best->quick.tflops : 0.0, best ? best->text : "-",
+  char best_text[96] = "none right yet";
+  if (best)
+    snprintf(best_text, sizeof(best_text), "%.2f TFLOP/s (%.40s)",
+             best->quick.tflops, best->text);
+  printf("%s# timed %d/%d, %.0f s, about %.0f s left; best %s%s",
+         p->tty ? "\r" : "", done, total, seconds, left, best_text,
          p->tty && !last ? "   " : "\n");
   fflush(stdout);
 }

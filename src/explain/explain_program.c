@@ -50,12 +50,19 @@ static bool is_shared(ts_access_kind k) {
 
 /* ---- Verdicts ------------------------------------------------------------ */
 
-/* The global side: coalesced, a broadcast, a stride, or scattered. */
+/* The global side: coalesced, a broadcast, a stride, scattered, or one
+ * lane's (which has nothing to coalesce with: a request for each lane's
+ * bytes is no coalescing, however few its sectors). */
 static int global_verdict(const ts_access_report *r, char *out, size_t n) {
   double sec = r->sectors / r->requests, best = r->ideal_sectors / r->requests;
   if (r->misaligned)
     return snprintf(out, n, "misaligned: a lane's %d-byte access is not on "
                     "a %d-byte boundary", r->bytes, r->bytes);
+  if (r->active_lanes / r->requests < 1.001)
+    return snprintf(out, n, "one lane a request, so not coalesced: a "
+                    "request for each lane's %d bytes; let the warp's lanes "
+                    "take neighbouring elements (threadIdx.x along the "
+                    "contiguous dimension)", r->bytes);
   if (sec <= best * 1.001)
     return snprintf(out, n, r->uniform_stride && r->stride == 0 &&
                                     r->active_lanes / r->requests > 1
@@ -79,6 +86,7 @@ static int global_verdict(const ts_access_report *r, char *out, size_t n) {
  * padding rather than adds to it. */
 typedef struct pad_advice {
   bool costed;     /* false: swizzled, or not a padded kind of buffer */
+  bool swizzled;   /* by ts_storage_swizzle, which excludes padding */
   int64_t now, to; /* elements a row; to < 0: no padding removes it */
 } pad_advice;
 
@@ -117,7 +125,7 @@ static double padded_excess(const explain_rows *e, int first, int named,
 
 static pad_advice advise_pad(const explain_rows *e, int first, int named,
                              const ir_buffer *b) {
-  pad_advice a = {.to = -1};
+  pad_advice a = {.to = -1, .swizzled = b && b->swizzle};
   if (!b || b->scope != SCOPE_SHARED || b->swizzle || b->ndim < 2)
     return a;
   const char *name = e->rows[named].buffer;
@@ -167,6 +175,11 @@ static int shared_verdict(const ts_access_report *r, const pad_advice *pa,
   if (tma_layout) /* C's stage: what the TMA's store reads */
     more = snprintf(o, left, "its layout is the TMA's 128-byte swizzle, "
                     "which neither padding nor another swizzle may change");
+  else if (pa->swizzled) /* neither more swizzle nor a padding applies */
+    more = snprintf(o, left, "it is swizzled already (ts_storage_swizzle), "
+                    "which leaves this one, and a swizzled buffer takes no "
+                    "padding: change which lanes access which of its rows "
+                    "and columns");
   else if (!pa->costed)
     more = snprintf(o, left, "pad its rows (ts_storage_pad) or swizzle it "
                     "(ts_storage_swizzle)");
@@ -374,6 +387,36 @@ static void persistent_report(const ir_kernel *k, ts_persistent_report *r) {
       .last_wave = k->grid[0] % grid[0]};
 }
 
+/* The occupancy the grid fill is counted at: sm_90's (an H100's), else
+ * the first reported; NULL when none is. */
+static const ts_occupancy *fill_occupancy(const ts_kernel_report *kr) {
+  for (int i = 0; i < kr->noccupancy; i++)
+    if (strcmp(kr->occupancy[i].arch, "sm_90") == 0)
+      return &kr->occupancy[i];
+  return kr->noccupancy ? &kr->occupancy[0] : NULL;
+}
+
+/* How a grid that is not persistent fills TS_EXPLAIN_MULTIPROCESSORS at
+ * its occupancy: its waves, the last's blocks, the multiprocessors left
+ * idle. */
+static void grid_fill_report(ts_kernel_report *kr) {
+  const ts_occupancy *o = fill_occupancy(kr);
+  kr->fill = (ts_grid_fill_report){0};
+  if (kr->persistent.blocks_per_sm || !o || o->blocks <= 0 || kr->blocks <= 0)
+    return;
+  ts_grid_fill_report *f = &kr->fill;
+  f->arch = o->arch;
+  f->multiprocessors = TS_EXPLAIN_MULTIPROCESSORS;
+  f->blocks_per_sm = o->blocks;
+  f->blocks = kr->blocks;
+  f->slots = (int64_t)f->multiprocessors * o->blocks;
+  f->waves = (double)f->blocks / (double)f->slots;
+  f->full_waves = f->blocks / f->slots;
+  f->last_wave = f->blocks % f->slots;
+  f->idle = f->blocks < f->multiprocessors
+                ? f->multiprocessors - (int)f->blocks : 0;
+}
+
 /* Kernel i of p: walked, its rows made per block, its resources. */
 static bool explain_kernel(ts_explain *e, const ts_program *p, int i,
                            const ts_explain_opts *o, explain_rows *rows) {
@@ -447,6 +490,8 @@ static bool explain_kernel(ts_explain *e, const ts_program *p, int i,
                          : 0;
   kr->intensity = kr->global_bytes > 0 ? kr->flops / kr->global_bytes : 0;
   bool ok = kernel_resources(k, o->arch, &kw, rows->arena, kr);
+  if (ok)
+    grid_fill_report(kr);
   kernel_walk_free(&kw);
   return ok;
 }

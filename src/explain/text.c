@@ -201,6 +201,35 @@ static void print_persistent(ts_buf *b, const ts_persistent_report *p) {
                   100.0 * (double)p->last_wave / (double)p->blocks);
 }
 
+/* A grid's fill of the H100's multiprocessors, a line of its own: a grid
+ * of fewer blocks than multiprocessors leaves most of the GPU idle. */
+static void print_fill(ts_buf *b, const ts_grid_fill_report *f) {
+  if (!f->blocks_per_sm)
+    return;
+  ts_buf_printf(b, "grid fill: %lld block%s on an H100 SXM's %d "
+                "multiprocessors, %d at once on each (%s's occupancy): ",
+                (long long)f->blocks, plural(f->blocks), f->multiprocessors,
+                f->blocks_per_sm, f->arch);
+  if (f->idle)
+    ts_buf_printf(b, "%d of the multiprocessors idle (%.0f%% of the GPU "
+                  "busy): too few blocks; smaller tiles, or split K "
+                  "(ts_split_k), give it more\n", f->idle,
+                  100.0 * (double)f->blocks / f->multiprocessors);
+  else if (!f->full_waves)
+    ts_buf_printf(b, "one wave, %lld of the %lld blocks that run at once "
+                  "(%.0f%%)\n", (long long)f->blocks, (long long)f->slots,
+                  100.0 * (double)f->blocks / (double)f->slots);
+  else if (!f->last_wave)
+    ts_buf_printf(b, "%lld full wave%s of %lld\n", (long long)f->full_waves,
+                  plural(f->full_waves), (long long)f->slots);
+  else
+    ts_buf_printf(b, "%.3g waves of %lld, %lld full and a last of %lld "
+                  "block%s (%.0f%% full)\n", f->waves, (long long)f->slots,
+                  (long long)f->full_waves, (long long)f->last_wave,
+                  plural(f->last_wave),
+                  100.0 * (double)f->last_wave / (double)f->slots);
+}
+
 static void print_kernel(ts_buf *b, const ts_explain *e, int i) {
   const ts_kernel_report *k = &e->kernels[i];
   ts_buf_printf(b, "\nkernel %s: grid (%lld, %lld, %lld) = %lld block%s of "
@@ -213,7 +242,9 @@ static void print_kernel(ts_buf *b, const ts_explain *e, int i) {
     ts_buf_printf(b, "; %lld k step%s", (long long)k->k_steps,
                   plural(k->k_steps));
   print_persistent(b, &k->persistent);
-  ts_buf_printf(b, "\naccesses, a warp's requests (counts a block):\n");
+  ts_buf_printf(b, "\n");
+  print_fill(b, &k->fill);
+  ts_buf_printf(b, "accesses, a warp's requests (counts a block):\n");
   for (int a = 0; a < e->naccesses; a++)
     if (e->accesses[a].kernel == i)
       print_access(b, &e->accesses[a]);

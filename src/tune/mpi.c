@@ -39,6 +39,8 @@ static bool launched(void) {
          getenv("PMI_SIZE");
 }
 
+bool ts_tune_mpi_launched(void) { return launched(); }
+
 #ifndef TESSEL_HAVE_MPI
 
 bool tune_mpi_start(const ts_tune_opts *o, tune_mpi **m) {

@@ -1,8 +1,9 @@
 /*
  * Ranking a shape's candidates: a candidate's result (the full count's
- * where it has one, else the first pass's), whether it was timed, the
- * order fastest first, and why one failed (a compile error, a launch's,
- * or a C that differs from cuBLAS's).
+ * where it has one, else the first pass's), whether it was timed and ran
+ * right, the order (those that ran right fastest first, then those whose
+ * C differs from cuBLAS's, so that a wrong kernel is never the best), and
+ * why one failed (a compile error, a launch's, or a C that differs).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,13 +19,24 @@ bool ts_tune_timed(const ts_tune_candidate *c) {
          !ts_tune_result(c)->skipped;
 }
 
+bool ts_tune_correct(const ts_tune_shape *r, const ts_tune_candidate *c) {
+  return ts_tune_timed(c) &&
+         ts_tune_result(c)->max_rel_err < ts_gemm_tolerance(&r->def);
+}
+
+/* 2 timed and right, 1 timed but differing from cuBLAS, 0 not timed. */
+static int standing(const ts_tune_shape *r, const ts_tune_candidate *c) {
+  return ts_tune_correct(r, c) ? 2 : ts_tune_timed(c) ? 1 : 0;
+}
+
 static const ts_tune_shape *sort_run;
 static int by_time(const void *a, const void *b) {
   const ts_tune_candidate *x = &sort_run->c[*(const int *)a];
   const ts_tune_candidate *y = &sort_run->c[*(const int *)b];
-  if (ts_tune_timed(x) != ts_tune_timed(y))
-    return ts_tune_timed(x) ? -1 : 1;
-  if (!ts_tune_timed(x))
+  int sx = standing(sort_run, x), sy = standing(sort_run, y);
+  if (sx != sy)
+    return sx > sy ? -1 : 1;
+  if (!sx)
     return 0;
   double tx = ts_tune_result(x)->median_ms, ty = ts_tune_result(y)->median_ms;
   return tx < ty ? -1 : tx > ty;

@@ -29,9 +29,26 @@ static int count_gpus(void) {
   return pid > 0 && WIFEXITED(status) ? WEXITSTATUS(status) : 0;
 }
 
+/* Whether every GPU --gpus names is one the driver sees (where it sees
+ * any: without, device 0 says why); else says which is not, before any
+ * runner starts. */
+static bool gpus_present(const ts_tune_opts *o) {
+  int seen = o->ngpus > 0 ? count_gpus() : 0;
+  for (int k = 0; seen > 0 && k < o->ngpus; k++)
+    if (o->gpus[k] < 0 || o->gpus[k] >= seen) {
+      fprintf(stderr, "tessel: tune: --gpus names GPU %d, but the CUDA "
+              "driver sees %d GPU%s (0 to %d)\n", o->gpus[k], seen,
+              seen == 1 ? "" : "s", seen - 1);
+      return false;
+    }
+  return true;
+}
+
 /* The devices of the run in a->gpus: o's, every one (ngpus -1), or 0;
- * false with a message when there are too many. */
+ * false with a message when there are too many or one is not there. */
 static bool choose_gpus(const ts_tune_opts *o, tune_args *a) {
+  if (!gpus_present(o))
+    return false;
   a->ngpus = o->ngpus < 0 ? count_gpus() : o->ngpus;
   if (a->ngpus > TUNE_MAX_GPUS) {
     fprintf(stderr, "tessel: tune: %d GPUs asked for; a run times on %d at "

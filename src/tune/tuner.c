@@ -400,8 +400,7 @@ void tune_shape_text(const ts_gemm *g, char *out, size_t len) {
  * definition, unless it ran wrong; r->recorded says whether it did. */
 static void record_best(tune_run *t, ts_tune_shape *r, const int *order) {
   const ts_tune_candidate *best = r->n ? &r->c[order[0]] : NULL;
-  r->record_tried = best && ts_tune_timed(best) &&
-                    ts_tune_result(best)->max_rel_err < ts_gemm_tolerance(&r->def);
+  r->record_tried = best && ts_tune_correct(r, best);
   if (r->record_tried)
     r->recorded = ts_tune_record_save(t->gpu, t->sp->key, &r->def, best->text,
                                       ts_tune_result(best)->tflops);
