@@ -63,6 +63,31 @@ static void test_a_small_schedule_step_by_step(void **state) {
   ts_sched_free(s);
 }
 
+/* A cache's indices print simplified: the loop's index less the tile's
+ * origin, A.shared[i.inner, k.inner], not A.shared[i.outer*4 + i.inner -
+ * (i.outer*4), ...]. */
+static void test_cache_indices_print_simplified(void **state) {
+  (void)state;
+  ts_gemm g = ts_gemm_make(8, 8, 8);
+  ts_sched *s = ts_matmul_named(&g, "small");
+  ts_loop *io, *ii, *ko, *ki;
+  ts_split(s, ts_get_loop(s, "i"), 4, &io, &ii);
+  ts_split(s, ts_get_loop(s, "k"), 4, &ko, &ki);
+  ts_reorder(s, 5, (ts_loop *[]){io, ts_get_loop(s, "j"), ko, ii, ki});
+  ts_stage *as;
+  ts_cache_read(s, "A", TS_SHARED, ko, &as);
+  char *steps = ts_print_steps(s);
+  assert_non_null(steps);
+  if (!strstr(steps, "+           C[i.outer*4 + i.inner, j] += "
+                     "A.shared[i.inner, k.inner] * B[k.outer*4 + k.inner, "
+                     "j]\n"))
+    fail_msg("no simplified cache index in:\n%s", steps);
+  if (strstr(steps, " - ("))
+    fail_msg("an index less its origin unsimplified in:\n%s", steps);
+  free(steps);
+  ts_sched_free(s);
+}
+
 /* Every built-in: a step per record of its trace, each named by the line
  * of the built-in's file that called its primitive; the lines the last
  * step leaves (unchanged and added) are the schedule's own nest. */
@@ -142,6 +167,7 @@ static void test_a_schedule_in_error_has_no_steps(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_a_small_schedule_step_by_step),
+      cmocka_unit_test(test_cache_indices_print_simplified),
       cmocka_unit_test(test_every_builtin_steps_to_its_nest),
       cmocka_unit_test(test_provenance_of_loops_and_caches),
       cmocka_unit_test(test_a_schedule_in_error_has_no_steps),
