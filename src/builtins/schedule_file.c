@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "../compile/kernel_cache.h"
+#include "call_site.h"
 #include "tessel.h"
 
 extern char **environ;
@@ -95,7 +96,7 @@ static const char *compiler(void) {
 
 /* Where tessel.h is: $TESSEL_INCLUDE_DIR, the installed header's
  * directory, or the source tree's (a build that is not installed). */
-static const char *include_dir(void) {
+const char *schedule_file_include_dir(void) {
   const char *env = getenv("TESSEL_INCLUDE_DIR");
   if (env && *env)
     return env;
@@ -130,10 +131,14 @@ static char *read_text(const char *path, size_t *len) {
 }
 
 /* What identifies the object a compile of `text` in directory `dir` makes,
- * less the headers it reads ("..." includes are found beside it). */
-static uint64_t object_key(const char *text, size_t len, const char *dir) {
+ * less the headers it reads ("..." includes are found beside it); `src`,
+ * the path as given, is the __FILE__ its primitives' calls record, which
+ * names the file from the directory the command runs in. */
+static uint64_t object_key(const char *text, size_t len, const char *dir,
+                           const char *src) {
   uint64_t h = kcache_fnv1a(KCACHE_FNV_SEED, text, len);
-  const char *parts[] = {dir, compiler(), include_dir(), TESSEL_VERSION};
+  const char *parts[] = {dir, src, compiler(), schedule_file_include_dir(),
+                         TESSEL_VERSION};
   for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++)
     h = kcache_fnv1a(h, parts[i], strlen(parts[i]) + 1);
   return h;
@@ -145,7 +150,7 @@ static uint64_t object_key(const char *text, size_t len, const char *dir) {
 static bool compile(ts_schedule_file *f, const char *src, const char *out,
                     const char *deps, const char *log) {
   char inc[4200];
-  snprintf(inc, sizeof(inc), "-I%s", include_dir());
+  snprintf(inc, sizeof(inc), "-I%s", schedule_file_include_dir());
   char *argv[] = {(char *)compiler(), "-std=c17", "-O2", "-fPIC", "-shared",
                   "-Wall", inc, "-MMD", "-MF", (char *)deps, "-o", (char *)out,
                   (char *)src, NULL};
@@ -316,7 +321,7 @@ static bool under(const char *path, const char *dir) {
 static bool hash_deps(const dep_list *d, uint64_t *objects,
                       uint64_t *version) {
   char inc[PATH_MAX];
-  bool has_inc = realpath(include_dir(), inc) != NULL;
+  bool has_inc = realpath(schedule_file_include_dir(), inc) != NULL;
   uint64_t h = KCACHE_FNV_SEED;
   for (int i = 0; i < d->n; i++) {
     size_t n;
@@ -407,7 +412,7 @@ static bool object_of(ts_schedule_file *f, const char *src, char *obj,
   char src_dir[PATH_MAX];
   snprintf(src_dir, sizeof(src_dir), "%s", src_real);
   *strrchr(src_dir, '/') = 0; /* realpath's are absolute */
-  uint64_t key = object_key(text, n, src_dir);
+  uint64_t key = object_key(text, n, src_dir, src);
   uint64_t version = kcache_fnv1a(KCACHE_FNV_SEED, text, n);
   free(text);
   char dir[4096], stem[4200];
