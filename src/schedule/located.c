@@ -8,6 +8,7 @@
  */
 #include "sched.h"
 
+/* ts_get_loop returns a loop, not a status. */
 ts_loop *ts_get_loop_at(const char *file, int line, ts_sched *s,
                         const char *name) {
   sched_enter(s, file, line);
@@ -16,166 +17,61 @@ ts_loop *ts_get_loop_at(const char *file, int line, ts_sched *s,
   return loop;
 }
 
-ts_status ts_split_at(const char *file, int line, ts_sched *s, ts_loop *loop,
-                      int64_t factor, ts_loop **outer, ts_loop **inner) {
-  sched_enter(s, file, line);
-  return sched_leave(s, (ts_split)(s, loop, factor, outer, inner));
-}
+/* NAME_at(file, line, PARAMS): the plain NAME(ARGS) with the call's
+ * location noted for its length. */
+#define UNPARENTHESIZED(...) __VA_ARGS__
+#define LOCATED(NAME, PARAMS, ARGS)                                           \
+  ts_status NAME##_at(const char *file, int line,                             \
+                      UNPARENTHESIZED PARAMS) {                               \
+    sched_enter(s, file, line);                                               \
+    return sched_leave(s, (NAME)ARGS);                                        \
+  }
 
-ts_status ts_fuse_at(const char *file, int line, ts_sched *s, ts_loop *outer,
-                     ts_loop *inner, ts_loop **fused) {
-  sched_enter(s, file, line);
-  return sched_leave(s, (ts_fuse)(s, outer, inner, fused));
-}
-
-ts_status ts_reorder_at(const char *file, int line, ts_sched *s, int n,
-                        ts_loop *const loops[]) {
-  sched_enter(s, file, line);
-  return sched_leave(s, (ts_reorder)(s, n, loops));
-}
-
-ts_status ts_bind_at(const char *file, int line, ts_sched *s, ts_loop *loop,
-                     ts_loop_kind tag) {
-  sched_enter(s, file, line);
-  return sched_leave(s, (ts_bind)(s, loop, tag));
-}
-
-ts_status ts_unroll_at(const char *file, int line, ts_sched *s,
-                       ts_loop *loop) {
-  sched_enter(s, file, line);
-  return sched_leave(s, (ts_unroll)(s, loop));
-}
-
-ts_status ts_partition_at(const char *file, int line, ts_sched *s,
-                          ts_loop *loop) {
-  sched_enter(s, file, line);
-  return sched_leave(s, (ts_partition)(s, loop));
-}
-
-ts_status ts_rename_at(const char *file, int line, ts_sched *s, ts_loop *loop,
-                       const char *name) {
-  sched_enter(s, file, line);
-  return sched_leave(s, (ts_rename)(s, loop, name));
-}
-
-ts_status ts_split_k_at(const char *file, int line, ts_sched *s, ts_loop *k,
-                        int64_t parts, ts_split_k_mode mode, ts_loop **outer,
-                        ts_loop **inner) {
-  sched_enter(s, file, line);
-  return sched_leave(s, (ts_split_k)(s, k, parts, mode, outer, inner));
-}
-
-ts_status ts_cache_read_at(const char *file, int line, ts_sched *s,
-                           const char *buffer, ts_scope scope, ts_loop *at,
-                           ts_stage **stage) {
-  sched_enter(s, file, line);
-  return sched_leave(s, (ts_cache_read)(s, buffer, scope, at, stage));
-}
-
-ts_status ts_cache_write_at(const char *file, int line, ts_sched *s,
-                            const char *buffer, ts_scope scope, ts_loop *at,
-                            ts_stage **stage) {
-  sched_enter(s, file, line);
-  return sched_leave(s, (ts_cache_write)(s, buffer, scope, at, stage));
-}
-
-ts_status ts_storage_transpose_at(const char *file, int line, ts_sched *s,
-                                  ts_stage *stage) {
-  sched_enter(s, file, line);
-  return sched_leave(s, (ts_storage_transpose)(s, stage));
-}
-
-ts_status ts_storage_pad_at(const char *file, int line, ts_sched *s,
-                            ts_stage *stage, int64_t pad) {
-  sched_enter(s, file, line);
-  return sched_leave(s, (ts_storage_pad)(s, stage, pad));
-}
-
-ts_status ts_storage_swizzle_at(const char *file, int line, ts_sched *s,
-                                ts_stage *stage) {
-  sched_enter(s, file, line);
-  return sched_leave(s, (ts_storage_swizzle)(s, stage));
-}
-
-ts_status ts_vectorize_at(const char *file, int line, ts_sched *s,
-                          ts_loop *loop) {
-  sched_enter(s, file, line);
-  return sched_leave(s, (ts_vectorize)(s, loop));
-}
-
-ts_status ts_tensorize_at(const char *file, int line, ts_sched *s, ts_loop *i,
-                          ts_loop *j, ts_loop *k) {
-  sched_enter(s, file, line);
-  return sched_leave(s, (ts_tensorize)(s, i, j, k));
-}
-
-ts_status ts_double_buffer_at(const char *file, int line, ts_sched *s,
-                              ts_stage *stage) {
-  sched_enter(s, file, line);
-  return sched_leave(s, (ts_double_buffer)(s, stage));
-}
-
-ts_status ts_double_buffer_tiles_at(const char *file, int line, ts_sched *s,
-                                    ts_stage *stage, int tiles) {
-  sched_enter(s, file, line);
-  return sched_leave(s, (ts_double_buffer_tiles)(s, stage, tiles));
-}
-
-ts_status ts_pipeline_at(const char *file, int line, ts_sched *s,
-                         ts_stage *stage, int stages) {
-  sched_enter(s, file, line);
-  return sched_leave(s, (ts_pipeline)(s, stage, stages));
-}
-
-ts_status ts_tma_at(const char *file, int line, ts_sched *s, ts_stage *stage) {
-  sched_enter(s, file, line);
-  return sched_leave(s, (ts_tma)(s, stage));
-}
-
-ts_status ts_warp_specialize_at(const char *file, int line, ts_sched *s,
-                                ts_stage *stage, int producer_warps) {
-  sched_enter(s, file, line);
-  return sched_leave(s, (ts_warp_specialize)(s, stage, producer_warps));
-}
-
-ts_status ts_pingpong_at(const char *file, int line, ts_sched *s,
-                         ts_stage *stage) {
-  sched_enter(s, file, line);
-  return sched_leave(s, (ts_pingpong)(s, stage));
-}
-
-ts_status ts_wgmma_in_flight_at(const char *file, int line, ts_sched *s,
-                                ts_loop *loop, int batches) {
-  sched_enter(s, file, line);
-  return sched_leave(s, (ts_wgmma_in_flight)(s, loop, batches));
-}
-
-ts_status ts_pack_at(const char *file, int line, ts_sched *s,
-                     const char *buffer) {
-  sched_enter(s, file, line);
-  return sched_leave(s, (ts_pack)(s, buffer));
-}
-
-ts_status ts_min_blocks_per_sm_at(const char *file, int line, ts_sched *s,
-                                  int blocks) {
-  sched_enter(s, file, line);
-  return sched_leave(s, (ts_min_blocks_per_sm)(s, blocks));
-}
-
-ts_status ts_swizzle_at(const char *file, int line, ts_sched *s, ts_loop *rows,
-                        ts_loop *cols, int64_t group) {
-  sched_enter(s, file, line);
-  return sched_leave(s, (ts_swizzle)(s, rows, cols, group));
-}
-
-ts_status ts_persistent_at(const char *file, int line, ts_sched *s,
-                           ts_loop *rows, ts_loop *cols, int blocks_per_sm) {
-  sched_enter(s, file, line);
-  return sched_leave(s, (ts_persistent)(s, rows, cols, blocks_per_sm));
-}
-
-ts_status ts_cluster_at(const char *file, int line, ts_sched *s, ts_loop *rows,
-                        ts_loop *cols, ts_stage *stage, int blocks) {
-  sched_enter(s, file, line);
-  return sched_leave(s, (ts_cluster)(s, rows, cols, stage, blocks));
-}
+LOCATED(ts_split, (ts_sched *s, ts_loop *loop, int64_t factor, ts_loop **outer,
+                   ts_loop **inner), (s, loop, factor, outer, inner))
+LOCATED(ts_fuse, (ts_sched *s, ts_loop *outer, ts_loop *inner,
+                  ts_loop **fused), (s, outer, inner, fused))
+LOCATED(ts_reorder, (ts_sched *s, int n, ts_loop *const loops[]),
+        (s, n, loops))
+LOCATED(ts_bind, (ts_sched *s, ts_loop *loop, ts_loop_kind tag),
+        (s, loop, tag))
+LOCATED(ts_unroll, (ts_sched *s, ts_loop *loop), (s, loop))
+LOCATED(ts_partition, (ts_sched *s, ts_loop *loop), (s, loop))
+LOCATED(ts_rename, (ts_sched *s, ts_loop *loop, const char *name),
+        (s, loop, name))
+LOCATED(ts_split_k, (ts_sched *s, ts_loop *k, int64_t parts,
+                     ts_split_k_mode mode, ts_loop **outer, ts_loop **inner),
+        (s, k, parts, mode, outer, inner))
+LOCATED(ts_cache_read, (ts_sched *s, const char *buffer, ts_scope scope,
+                        ts_loop *at, ts_stage **stage),
+        (s, buffer, scope, at, stage))
+LOCATED(ts_cache_write, (ts_sched *s, const char *buffer, ts_scope scope,
+                         ts_loop *at, ts_stage **stage),
+        (s, buffer, scope, at, stage))
+LOCATED(ts_storage_transpose, (ts_sched *s, ts_stage *stage), (s, stage))
+LOCATED(ts_storage_pad, (ts_sched *s, ts_stage *stage, int64_t pad),
+        (s, stage, pad))
+LOCATED(ts_storage_swizzle, (ts_sched *s, ts_stage *stage), (s, stage))
+LOCATED(ts_vectorize, (ts_sched *s, ts_loop *loop), (s, loop))
+LOCATED(ts_tensorize, (ts_sched *s, ts_loop *i, ts_loop *j, ts_loop *k),
+        (s, i, j, k))
+LOCATED(ts_double_buffer, (ts_sched *s, ts_stage *stage), (s, stage))
+LOCATED(ts_double_buffer_tiles, (ts_sched *s, ts_stage *stage, int tiles),
+        (s, stage, tiles))
+LOCATED(ts_pipeline, (ts_sched *s, ts_stage *stage, int stages),
+        (s, stage, stages))
+LOCATED(ts_tma, (ts_sched *s, ts_stage *stage), (s, stage))
+LOCATED(ts_warp_specialize, (ts_sched *s, ts_stage *stage, int producer_warps),
+        (s, stage, producer_warps))
+LOCATED(ts_pingpong, (ts_sched *s, ts_stage *stage), (s, stage))
+LOCATED(ts_wgmma_in_flight, (ts_sched *s, ts_loop *loop, int batches),
+        (s, loop, batches))
+LOCATED(ts_pack, (ts_sched *s, const char *buffer), (s, buffer))
+LOCATED(ts_min_blocks_per_sm, (ts_sched *s, int blocks), (s, blocks))
+LOCATED(ts_swizzle, (ts_sched *s, ts_loop *rows, ts_loop *cols, int64_t group),
+        (s, rows, cols, group))
+LOCATED(ts_persistent, (ts_sched *s, ts_loop *rows, ts_loop *cols,
+                        int blocks_per_sm), (s, rows, cols, blocks_per_sm))
+LOCATED(ts_cluster, (ts_sched *s, ts_loop *rows, ts_loop *cols,
+                     ts_stage *stage, int blocks),
+        (s, rows, cols, stage, blocks))
