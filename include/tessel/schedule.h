@@ -23,8 +23,9 @@ ts_sched *ts_matmul_named(const ts_gemm *def, const char *name);
 void ts_sched_free(ts_sched *s); /* NULL is fine */
 
 ts_status ts_sched_status(const ts_sched *s);
-/* The first error: "ts_split: ..." then the loop nest with the loop marked.
- * Empty when the status is TS_OK. */
+/* The first error: "ts_split: ..." then the loop nest with the loop marked;
+ * "FILE:LINE: error: " before it when the failing call's place is known
+ * (ts_sched_error_location, below).  Empty when the status is TS_OK. */
 const char *ts_sched_errmsg(const ts_sched *s);
 const ts_gemm *ts_sched_gemm(const ts_sched *s);
 const char *ts_sched_name(const ts_sched *s);

@@ -188,9 +188,9 @@ static bool find_by_libclang(const char *file, int line, const char *name,
     return false;
   char inc[4200];
   snprintf(inc, sizeof(inc), "-I%s", schedule_file_include_dir());
-  const char *const args[] = {"-std=c17", "-D_GNU_SOURCE", inc};
+  const char *const args[] = {"-x", "c", "-std=c17", "-D_GNU_SOURCE", inc};
   void *index = c.create_index(0, 0);
-  void *unit = index ? c.parse(index, file, args, 3, NULL, 0, CX_KEEP_GOING)
+  void *unit = index ? c.parse(index, file, args, 5, NULL, 0, CX_KEEP_GOING)
                      : NULL;
   search s = {.c = &c, .name = name, .name_at = name_at,
               .line = (unsigned)line};

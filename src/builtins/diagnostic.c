@@ -43,7 +43,7 @@ static void print_excerpt(ts_buf *b, const call_site *cs) {
 }
 
 char *ts_sched_diagnostic(const ts_sched *s) {
-  if (ts_sched_status(s) == TS_OK)
+  if (!s || ts_sched_status(s) == TS_OK)
     return NULL;
   const char *msg = ts_sched_errmsg(s);
   ts_location at = ts_sched_error_location(s);
