@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs what tessel needs to build and test on a Debian-like machine:
 # a C compiler, meson, ninja, pkg-config, jansson (records of runs), cmocka
-# and valgrind, OpenMPI (tune across hosts), NVML's header (the clocks in run records; optional), and
+# and valgrind, libclang (the column of a refused primitive's call),
+# OpenMPI (tune across hosts), NVML's header (the clocks in run records;
+# optional), and
 # PLplot with its cairo driver (tessel plot; optional to
 # a build, installed so that the tests draw plots) with libpng (the tests
 # decode the plots).  The CUDA toolkit (headers; NVRTC for compiling
@@ -18,6 +20,10 @@ pkg-config --exists plplot 2>/dev/null || need+=(libplplot-dev)
 dpkg -s plplot-driver-cairo >/dev/null 2>&1 || need+=(plplot-driver-cairo)
 pkg-config --exists libpng 2>/dev/null || need+=(libpng-dev)
 command -v valgrind >/dev/null || need+=(valgrind)
+# libclang: the column and the underlined call of a refused primitive
+# (loaded at run time; optional to tessel, installed so that the tests
+# check both ways of finding the call).
+ldconfig -p | grep -q 'libclang[-.0-9]*\.so' || need+=(libclang1-14)
 # OpenMPI: tune across hosts under mpirun (the unit suite runs it on one).
 pkg-config --exists ompi-c 2>/dev/null || need+=(libopenmpi-dev)
 command -v mpirun >/dev/null || need+=(openmpi-bin)

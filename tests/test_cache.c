@@ -624,7 +624,7 @@ static void test_cache_read_of_a_cache_not_made(void **state) {
   ts_sched *s = tiled(&ko, &ki);
   assert_int_equal(ts_cache_read(s, "A.shared", TS_LOCAL, ki, &st),
                    TS_ERR_UNKNOWN_BUFFER);
-  assert_string_equal(ts_sched_errmsg(s),
+  assert_string_equal(errmsg_text(s),
                       "ts_cache_read: argument 2 'buffer': no buffer named "
                       "\"A.shared\" yet; ts_cache_read(s, \"A\", TS_SHARED, "
                       "...) makes it: call that first (buffers: A, B)");
@@ -634,25 +634,25 @@ static void test_cache_read_of_a_cache_not_made(void **state) {
   assert_int_equal(ts_cache_read(s, "B", TS_SHARED, ko, &st), TS_OK);
   assert_int_equal(ts_cache_read(s, "B.shard", TS_LOCAL, ki, &st),
                    TS_ERR_UNKNOWN_BUFFER);
-  assert_non_null(strstr(ts_sched_errmsg(s), "no buffer named \"B.shard\"; "
+  assert_non_null(strstr(errmsg_text(s), "no buffer named \"B.shard\"; "
                          "did you mean \"B.shared\"? (buffers: A, B, "
                          "B.shared)"));
   ts_sched_free(s);
   s = tiled(&ko, &ki);
   assert_int_equal(ts_cache_read(s, "A.shared.local", TS_LOCAL, ki, &st),
                    TS_ERR_UNKNOWN_BUFFER);
-  assert_non_null(strstr(ts_sched_errmsg(s), "ts_cache_read(s, \"A.shared\", "
+  assert_non_null(strstr(errmsg_text(s), "ts_cache_read(s, \"A.shared\", "
                          "TS_LOCAL, ...) makes it"));
   ts_sched_free(s);
   s = tiled(&ko, &ki);
   assert_int_equal(ts_cache_read(s, "a", TS_SHARED, ko, &st),
                    TS_ERR_UNKNOWN_BUFFER);
-  assert_non_null(strstr(ts_sched_errmsg(s), "did you mean \"A\"?"));
+  assert_non_null(strstr(errmsg_text(s), "did you mean \"A\"?"));
   ts_sched_free(s);
   /* ts_pack's operand too. */
   s = sched_of(8, 8, 8);
   assert_int_equal(ts_pack(s, "b"), TS_ERR_UNKNOWN_BUFFER);
-  assert_non_null(strstr(ts_sched_errmsg(s), "(got \"b\"; did you mean "
+  assert_non_null(strstr(errmsg_text(s), "(got \"b\"; did you mean "
                          "\"B\"?)"));
   ts_sched_free(s);
 }

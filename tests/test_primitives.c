@@ -148,7 +148,7 @@ static void assert_failed(ts_sched *s, ts_status got, ts_status code,
                           const char *prefix, const ir_stmt *root, int nloops) {
   assert_int_equal(got, code);
   assert_int_equal(ts_sched_status(s), code);
-  const char *msg = ts_sched_errmsg(s);
+  const char *msg = errmsg_text(s);
   if (strncmp(msg, prefix, strlen(prefix)) != 0)
     fail_msg("message \"%s\" does not start with \"%s\"", msg, prefix);
   assert_ptr_equal(s->root, root);
@@ -162,13 +162,69 @@ static void assert_failed(ts_sched *s, ts_status got, ts_status code,
     assert_failed(s, (call), code, prefix, root_, n_);                        \
   } while (0)
 
+/* A refused primitive's message starts where it was called, as a
+ * compiler's error does; the record of an accepted one keeps its line. */
+static void test_error_names_the_call(void **state) {
+  (void)state;
+  ts_loop *o, *i;
+  ts_sched *s = sched_of(8, 8, 8);
+  int line = __LINE__ + 1;
+  assert_int_equal(ts_split(s, ts_get_loop(s, "i"), 2, &o, &i), TS_OK);
+  assert_string_equal(s->trace[0].at.file, __FILE__);
+  assert_int_equal(s->trace[0].at.line, line);
+  assert_null(ts_sched_error_location(s).file); /* no error yet */
+  assert_int_not_equal(ts_bind(s, ts_get_loop(s, "k"), TS_BLOCK_X), TS_OK);
+  ts_location at = ts_sched_error_location(s);
+  assert_string_equal(at.file, __FILE__);
+  assert_int_equal(at.line, line + 4);
+  char want[256];
+  snprintf(want, sizeof(want), "%s:%d: error: ts_bind: loop \"k\"",
+           __FILE__, line + 4);
+  assert_int_equal(strncmp(ts_sched_errmsg(s), want, strlen(want)), 0);
+  ts_sched_free(s);
+
+  /* ts_get_loop's errors too. */
+  s = sched_of(8, 8, 8);
+  line = __LINE__ + 1;
+  assert_null(ts_get_loop(s, "q"));
+  assert_int_equal(ts_sched_error_location(s).line, line);
+  ts_sched_free(s);
+}
+
+/* The primitives stay functions: called in parentheses or through a
+ * pointer they work, and record no location. */
+static void test_plain_calls_have_no_location(void **state) {
+  (void)state;
+  ts_loop *o, *i;
+  ts_sched *s = sched_of(8, 8, 8);
+  assert_int_equal((ts_split)(s, (ts_get_loop)(s, "i"), 2, &o, &i), TS_OK);
+  ts_status (*bind)(ts_sched *, ts_loop *, ts_loop_kind) = ts_bind;
+  assert_int_equal(bind(s, o, TS_BLOCK_X), TS_OK);
+  assert_int_equal(s->ntrace, 2);
+  assert_null(s->trace[0].at.file);
+  assert_null(s->trace[1].at.file);
+  assert_int_equal(bind(s, ts_get_loop(s, "k"), TS_BLOCK_Y),
+                   TS_ERR_BIND_REDUCTION);
+  assert_null(ts_sched_error_location(s).file);
+  assert_int_equal(strncmp(ts_sched_errmsg(s), "ts_bind: ", 9), 0);
+  ts_sched_free(s);
+
+  /* An error of no primitive, after a located call, names no location. */
+  s = sched_of(8, 8, 8);
+  assert_int_equal(ts_split(s, ts_get_loop(s, "i"), 2, &o, &i), TS_OK);
+  ts_sched_fail(s, TS_ERR_BAD_ARG, "the program's own error");
+  assert_null(ts_sched_error_location(s).file);
+  assert_string_equal(ts_sched_errmsg(s), "the program's own error");
+  ts_sched_free(s);
+}
+
 static void test_split_errors(void **state) {
   (void)state;
   ts_loop *o, *i;
   ts_sched *s = sched_of(8, 8, 8);
   EXPECT_FAIL(ts_split(s, ts_get_loop(s, "i"), 0, &o, &i), TS_ERR_BAD_FACTOR,
               "ts_split: argument 3 'factor' must be >= 1 (got 0) for loop \"i\"");
-  assert_non_null(strstr(ts_sched_errmsg(s), "for i in 0..8:   <-- here"));
+  assert_non_null(strstr(errmsg_text(s), "for i in 0..8:   <-- here"));
   ts_sched_free(s);
 
   /* The split's iterations, outer * factor + inner, are an int's. */
@@ -220,7 +276,7 @@ static void test_get_loop_errors(void **state) {
   ts_sched *s = sched_of(8, 8, 8);
   assert_null(ts_get_loop(s, "q"));
   assert_int_equal(ts_sched_status(s), TS_ERR_UNKNOWN_LOOP);
-  assert_non_null(strstr(ts_sched_errmsg(s),
+  assert_non_null(strstr(errmsg_text(s),
                          "ts_get_loop: no loop named \"q\" in schedule "
                          "\"custom\""));
   ts_sched_free(s);
@@ -234,20 +290,20 @@ static void test_get_loop_suggests_the_nearest(void **state) {
   ts_loop *o, *i;
   ts_split(s, ts_get_loop(s, "i"), 2, &o, &i);
   assert_null(ts_get_loop(s, "i.outr"));
-  assert_string_equal(ts_sched_errmsg(s),
+  assert_string_equal(errmsg_text(s),
                       "ts_get_loop: no loop named \"i.outr\" in schedule "
                       "\"custom\"; did you mean \"i.outer\"? (loops: i.outer, "
                       "i.inner, j, k)");
   ts_sched_free(s);
   s = sched_of(8, 8, 8);
   assert_null(ts_get_loop(s, "I"));
-  assert_non_null(strstr(ts_sched_errmsg(s),
+  assert_non_null(strstr(errmsg_text(s),
                          "did you mean \"i\"? (loops: i, j, k)"));
   ts_sched_free(s);
   /* Nothing near: the list alone. */
   s = sched_of(8, 8, 8);
   assert_null(ts_get_loop(s, "q"));
-  assert_string_equal(ts_sched_errmsg(s),
+  assert_string_equal(errmsg_text(s),
                       "ts_get_loop: no loop named \"q\" in schedule "
                       "\"custom\" (loops: i, j, k)");
   ts_sched_free(s);
@@ -261,7 +317,7 @@ static void test_headline_names_the_overflow(void **state) {
   ts_sched *s = sched_of(2147483647, 1, 1);
   ts_loop *o, *i;
   ts_split(s, ts_get_loop(s, "i"), 32, &o, &i);
-  assert_non_null(strstr(ts_sched_errmsg(s), "past the 2147483647 a kernel's "
+  assert_non_null(strstr(errmsg_text(s), "past the 2147483647 a kernel's "
                          "int index holds"));
   ts_program *p = ts_lower(s);
   const char *headline = ts_strerror(ts_program_status(p));
@@ -389,7 +445,7 @@ static void test_rename_errors(void **state) {
 static void expect_bad_definition(ts_gemm g, ts_status code, const char *msg) {
   ts_sched *s = ts_matmul(&g);
   assert_int_equal(ts_sched_status(s), code);
-  assert_string_equal(ts_sched_errmsg(s), msg);
+  assert_string_equal(errmsg_text(s), msg);
   ts_sched_free(s);
 }
 
@@ -420,13 +476,13 @@ static void test_errors_are_sticky(void **state) {
   ts_sched *s = sched_of(8, 8, 8);
   ts_loop *i = ts_get_loop(s, "i"), *o, *n;
   assert_int_equal(ts_split(s, i, -3, &o, &n), TS_ERR_BAD_FACTOR);
-  const char *first = ts_sched_errmsg(s);
+  const char *first = errmsg_text(s);
   /* A valid call after the error does nothing and keeps the first error. */
   assert_int_equal(ts_split(s, i, 2, &o, &n), TS_ERR_BAD_FACTOR);
   assert_null(o);
   assert_int_equal(ts_bind(s, i, TS_BLOCK_X), TS_ERR_BAD_FACTOR);
   assert_int_equal(i->kind, TS_SERIAL);
-  assert_ptr_equal(ts_sched_errmsg(s), first);
+  assert_ptr_equal(errmsg_text(s), first);
   assert_null(ts_print_ir(s));
   assert_null(ts_cuda_source(s));
   char msg[256];
@@ -564,6 +620,8 @@ int main(void) {
       cmocka_unit_test(test_reorder_moves_k_out_and_tiles_acc),
       cmocka_unit_test(test_bind_and_unroll_mark_loops),
       cmocka_unit_test(test_rename_shows_in_ir_and_codegen),
+      cmocka_unit_test(test_error_names_the_call),
+      cmocka_unit_test(test_plain_calls_have_no_location),
       cmocka_unit_test(test_split_errors),
       cmocka_unit_test(test_get_loop_errors),
       cmocka_unit_test(test_fuse_errors),

@@ -107,11 +107,14 @@ static void test_nvrtc_error_carries_its_log(void **state) {
   ts_kernel_free(k);
   ts_gemm def = ts_gemm_make(8, 8, 8);
   ts_sched *s = ts_matmul(&def);
+  int line = __LINE__ + 1;
   ts_split(s, ts_get_loop(s, "i"), 0, NULL, NULL);
   k = ts_compile_sched(s, "sm_90");
   assert_int_equal(ts_kernel_status(k), TS_ERR_BAD_FACTOR);
-  assert_contains(ts_kernel_errmsg(k),
-                  "ts_lower: the schedule is in error: ts_split:");
+  char want[256]; /* the schedule's message, the call's place first */
+  snprintf(want, sizeof(want), "ts_lower: the schedule is in error: "
+           "%s:%d: error: ts_split:", __FILE__, line);
+  assert_contains(ts_kernel_errmsg(k), want);
   ts_kernel_free(k);
   ts_sched_free(s);
 }

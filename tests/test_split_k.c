@@ -179,7 +179,7 @@ static void assert_refused(ts_sched *s, ts_loop *k, int64_t parts,
   assert_null(i);
   assert_ptr_equal(s->root, root);
   assert_int_equal(s->ntrace, ntrace);
-  const char *msg = ts_sched_errmsg(s);
+  const char *msg = errmsg_text(s);
   assert_int_equal(strncmp(msg, "ts_split_k: ", 12), 0);
   if (!strstr(msg, needle))
     fail_msg("\"%s\" not in: %s", needle, msg);
@@ -266,7 +266,7 @@ static void test_refuses_null_results(void **state) {
   ts_loop *o;
   assert_int_equal(ts_split_k(s, ts_get_loop(s, "k"), 2, TS_SPLIT_K_WORKSPACE,
                               &o, NULL), TS_ERR_NULL_ARG);
-  assert_non_null(strstr(ts_sched_errmsg(s), "argument 6 'inner'"));
+  assert_non_null(strstr(errmsg_text(s), "argument 6 'inner'"));
   ts_sched_free(s);
 }
 
@@ -321,7 +321,7 @@ static void test_tiling_and_caches_inside(void **state) {
     ts_cache_write(s, "C", TS_LOCAL, ji, &cw);
     ts_unroll(s, ki);
     if (ts_sched_status(s) != TS_OK)
-      fail_msg("%s", ts_sched_errmsg(s));
+      fail_msg("%s", errmsg_text(s));
     assert_checks(s, 7);
     ts_sched_free(s);
   }
@@ -340,7 +340,7 @@ static void test_vectorized_atomic_adds_each_lane(void **state) {
   ts_cache_write(s, "C", TS_LOCAL, jo, &cw);
   ts_vectorize(s, ji);
   if (ts_sched_status(s) != TS_OK)
-    fail_msg("%s", ts_sched_errmsg(s));
+    fail_msg("%s", errmsg_text(s));
   assert_checks(s, 7);
   char *cu = ts_cuda_source(s);
   int adds = 0;

@@ -2,7 +2,8 @@
  * A schedule saved as text (ts_trace_save) and loaded onto a fresh one
  * (ts_trace_load) is the schedule saved: every built-in schedule and every
  * configuration of every built-in space, pruned ones included, gives the
- * same lowered IR, trace, status and message.  Text cut short loads as the
+ * same lowered IR, trace, steps, status, message and the locations of
+ * the primitives' calls.  Text cut short loads as the
  * records it has; text of another definition or not a trace is refused;
  * saving into a short buffer works as snprintf does; ts_sched_fail keeps
  * the first error and its message whole.
@@ -40,6 +41,13 @@ static void assert_round_trip(ts_sched *s) {
   assert_true(complete);
   assert_int_equal(ts_sched_status(back), ts_sched_status(s));
   assert_string_equal(ts_sched_errmsg(back), ts_sched_errmsg(s));
+  ts_location at = ts_sched_error_location(s);
+  ts_location back_at = ts_sched_error_location(back);
+  assert_true((at.file == NULL) == (back_at.file == NULL));
+  if (at.file)
+    assert_string_equal(back_at.file, at.file);
+  assert_int_equal(back_at.line, at.line);
+  assert_same_text(ts_print_steps(s), ts_print_steps(back), "the steps");
   assert_same_text(ts_print_ir(s), ts_print_ir(back), "the IR");
   assert_same_text(ts_print_trace(s), ts_print_trace(back), "the trace");
   size_t again_len;
@@ -104,6 +112,52 @@ static void test_error_comes_back(void **state) {
                        TS_OK);
   assert_true(strlen(ts_sched_errmsg(s)) > 512);
   assert_round_trip(s);
+  ts_sched_free(s);
+}
+
+/* Where each primitive was called comes back: the steps name the lines,
+ * and the error its line, as a compiler's message does. */
+static void test_locations_come_back(void **state) {
+  (void)state;
+  ts_gemm g = ts_gemm_make(64, 64, 64);
+  ts_sched *s = ts_matmul_named(&g, "located");
+  ts_loop *io, *ii, *x, *y;
+  int line = __LINE__ + 1;
+  ts_split(s, ts_get_loop(s, "i"), 8, &io, &ii);
+  ts_bind(s, io, TS_BLOCK_Y);
+  char *steps = ts_print_steps(s);
+  assert_non_null(steps);
+  ts_split(s, ts_get_loop(s, "j"), 0, &x, &y);
+  size_t len;
+  char *text = saved(s, &len);
+  ts_sched *back = ts_matmul_named(&g, "located");
+  assert_int_equal(ts_trace_load(back, text, len, NULL), TS_ERR_BAD_FACTOR);
+  ts_location at = ts_sched_error_location(back);
+  assert_non_null(at.file);
+  assert_string_equal(at.file, __FILE__);
+  assert_int_equal(at.line, line + 4);
+  char want[512];
+  snprintf(want, sizeof(want), "%s:%d: error: ts_split: argument 3 'factor' "
+           "must be >= 1 (got 0) for loop \"j\"\n", __FILE__, line + 4);
+  assert_int_equal(strncmp(ts_sched_errmsg(back), want, strlen(want)), 0);
+  /* The steps of the records before the error, loaded back. */
+  ts_sched *good = ts_matmul_named(&g, "located");
+  char *cut = strstr(text, "status");
+  assert_non_null(cut);
+  assert_int_equal(ts_trace_load(good, text, (size_t)(cut - text), NULL),
+                   TS_OK);
+  char *back_steps = ts_print_steps(good);
+  assert_non_null(back_steps);
+  assert_string_equal(back_steps, steps);
+  snprintf(want, sizeof(want), "\n%s:%d: step 2: ts_bind(s, i_outer, "
+           "TS_BLOCK_Y);\n", __FILE__, line + 1);
+  if (!strstr(back_steps, want))
+    fail_msg("no \"%s\" in:\n%s", want, back_steps);
+  free(back_steps);
+  free(steps);
+  free(text);
+  ts_sched_free(good);
+  ts_sched_free(back);
   ts_sched_free(s);
 }
 
@@ -209,6 +263,7 @@ int main(void) {
       cmocka_unit_test(test_every_builtin),
       cmocka_unit_test(test_every_space_configuration),
       cmocka_unit_test(test_error_comes_back),
+      cmocka_unit_test(test_locations_come_back),
       cmocka_unit_test(test_text_cut_short),
       cmocka_unit_test(test_other_text_refused),
       cmocka_unit_test(test_save_into_a_short_buffer),

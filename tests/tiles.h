@@ -104,7 +104,7 @@ static inline int count(const char *text, const char *what) {
 static inline void expect(ts_sched *s, ts_status got, ts_status code, const char *prefix,
                    const ir_stmt *root) {
   assert_int_equal(got, code);
-  const char *msg = ts_sched_errmsg(s);
+  const char *msg = errmsg_text(s);
   if (strncmp(msg, prefix, strlen(prefix)) != 0)
     fail_msg("message \"%s\" does not start with \"%s\"", msg, prefix);
   assert_ptr_equal(s->root, root);

@@ -124,6 +124,16 @@ const char *ts_schedule_file_hash(const ts_schedule_file *f);
 /* Unloads it: its schedules' and spaces' functions go with it. */
 void ts_schedule_file_close(ts_schedule_file *f);
 
+/* The schedule's error as a compiler prints one, where its call's place is
+ * known (ts_sched_error_location): "FILE:LINE:COL: error: ts_NAME: ...",
+ * the call's line with the call underlined, then the rest of the message.
+ * The column and the underline come from the file as it is now: the call
+ * expression with libclang ($TESSEL_LIBCLANG names the library, "off" for
+ * none), else the primitive's name on the line.  Where the place is not
+ * known or the call not found, the message as it is.  NULL when s is not
+ * in error; free() it. */
+char *ts_sched_diagnostic(const ts_sched *s);
+
 #ifdef __cplusplus
 }
 #endif

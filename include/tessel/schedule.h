@@ -23,8 +23,9 @@ ts_sched *ts_matmul_named(const ts_gemm *def, const char *name);
 void ts_sched_free(ts_sched *s); /* NULL is fine */
 
 ts_status ts_sched_status(const ts_sched *s);
-/* The first error: "ts_split: ..." then the loop nest with the loop marked.
- * Empty when the status is TS_OK. */
+/* The first error: "ts_split: ..." then the loop nest with the loop marked;
+ * "FILE:LINE: error: " before it when the failing call's place is known
+ * (ts_sched_error_location, below).  Empty when the status is TS_OK. */
 const char *ts_sched_errmsg(const ts_sched *s);
 const ts_gemm *ts_sched_gemm(const ts_sched *s);
 const char *ts_sched_name(const ts_sched *s);
@@ -334,6 +335,116 @@ size_t ts_trace_save(const ts_sched *s, char *buf, size_t cap);
  * text that is not a trace of that definition is an error on onto. */
 ts_status ts_trace_load(ts_sched *onto, const char *text, size_t len,
                         bool *complete);
+
+/* ---- Where each primitive is called ------------------------------------- */
+
+/* A place in a source file: its name as the compiler was given it and a
+ * line (1 is the first); file NULL when unknown. */
+typedef struct ts_location {
+  const char *file;
+  int line;
+} ts_location;
+
+/* Where the call that put s in error was made, or {NULL, 0}: an error of
+ * no primitive, or of a primitive called as a plain function. */
+ts_location ts_sched_error_location(const ts_sched *s);
+
+/* Each primitive (and ts_get_loop) is also a macro that passes the file
+ * and line of the call to its _at form, which the trace records (tessel
+ * show --steps prints it) and an error names, as a compiler's diagnostic
+ * does: "hop.c:27: error: ts_tma: ...".  The functions stay functions:
+ * (ts_split)(s, ...) or a pointer to ts_split calls it with no location.
+ * Define TS_NO_CALL_LOCATIONS before including tessel.h for no macros. */
+ts_loop *ts_get_loop_at(const char *file, int line, ts_sched *s,
+                        const char *name);
+ts_status ts_split_at(const char *file, int line, ts_sched *s, ts_loop *loop,
+                      int64_t factor, ts_loop **outer, ts_loop **inner);
+ts_status ts_fuse_at(const char *file, int line, ts_sched *s, ts_loop *outer,
+                     ts_loop *inner, ts_loop **fused);
+ts_status ts_reorder_at(const char *file, int line, ts_sched *s, int n,
+                        ts_loop *const loops[]);
+ts_status ts_bind_at(const char *file, int line, ts_sched *s, ts_loop *loop,
+                     ts_loop_kind tag);
+ts_status ts_unroll_at(const char *file, int line, ts_sched *s, ts_loop *loop);
+ts_status ts_partition_at(const char *file, int line, ts_sched *s,
+                          ts_loop *loop);
+ts_status ts_rename_at(const char *file, int line, ts_sched *s, ts_loop *loop,
+                       const char *name);
+ts_status ts_split_k_at(const char *file, int line, ts_sched *s, ts_loop *k,
+                        int64_t parts, ts_split_k_mode mode, ts_loop **outer,
+                        ts_loop **inner);
+ts_status ts_cache_read_at(const char *file, int line, ts_sched *s,
+                           const char *buffer, ts_scope scope, ts_loop *at,
+                           ts_stage **stage);
+ts_status ts_cache_write_at(const char *file, int line, ts_sched *s,
+                            const char *buffer, ts_scope scope, ts_loop *at,
+                            ts_stage **stage);
+ts_status ts_storage_transpose_at(const char *file, int line, ts_sched *s,
+                                  ts_stage *stage);
+ts_status ts_storage_pad_at(const char *file, int line, ts_sched *s,
+                            ts_stage *stage, int64_t pad);
+ts_status ts_storage_swizzle_at(const char *file, int line, ts_sched *s,
+                                ts_stage *stage);
+ts_status ts_vectorize_at(const char *file, int line, ts_sched *s,
+                          ts_loop *loop);
+ts_status ts_tensorize_at(const char *file, int line, ts_sched *s, ts_loop *i,
+                          ts_loop *j, ts_loop *k);
+ts_status ts_double_buffer_at(const char *file, int line, ts_sched *s,
+                              ts_stage *stage);
+ts_status ts_double_buffer_tiles_at(const char *file, int line, ts_sched *s,
+                                    ts_stage *stage, int tiles);
+ts_status ts_pipeline_at(const char *file, int line, ts_sched *s,
+                         ts_stage *stage, int stages);
+ts_status ts_tma_at(const char *file, int line, ts_sched *s, ts_stage *stage);
+ts_status ts_warp_specialize_at(const char *file, int line, ts_sched *s,
+                                ts_stage *stage, int producer_warps);
+ts_status ts_pingpong_at(const char *file, int line, ts_sched *s,
+                         ts_stage *stage);
+ts_status ts_wgmma_in_flight_at(const char *file, int line, ts_sched *s,
+                                ts_loop *loop, int batches);
+ts_status ts_pack_at(const char *file, int line, ts_sched *s,
+                     const char *buffer);
+ts_status ts_min_blocks_per_sm_at(const char *file, int line, ts_sched *s,
+                                  int blocks);
+ts_status ts_swizzle_at(const char *file, int line, ts_sched *s, ts_loop *rows,
+                        ts_loop *cols, int64_t group);
+ts_status ts_persistent_at(const char *file, int line, ts_sched *s,
+                           ts_loop *rows, ts_loop *cols, int blocks_per_sm);
+ts_status ts_cluster_at(const char *file, int line, ts_sched *s, ts_loop *rows,
+                        ts_loop *cols, ts_stage *stage, int blocks);
+
+#ifndef TS_NO_CALL_LOCATIONS
+#define TS_HERE __FILE__, __LINE__
+#define ts_get_loop(...) ts_get_loop_at(TS_HERE, __VA_ARGS__)
+#define ts_split(...) ts_split_at(TS_HERE, __VA_ARGS__)
+#define ts_fuse(...) ts_fuse_at(TS_HERE, __VA_ARGS__)
+#define ts_reorder(...) ts_reorder_at(TS_HERE, __VA_ARGS__)
+#define ts_bind(...) ts_bind_at(TS_HERE, __VA_ARGS__)
+#define ts_unroll(...) ts_unroll_at(TS_HERE, __VA_ARGS__)
+#define ts_partition(...) ts_partition_at(TS_HERE, __VA_ARGS__)
+#define ts_rename(...) ts_rename_at(TS_HERE, __VA_ARGS__)
+#define ts_split_k(...) ts_split_k_at(TS_HERE, __VA_ARGS__)
+#define ts_cache_read(...) ts_cache_read_at(TS_HERE, __VA_ARGS__)
+#define ts_cache_write(...) ts_cache_write_at(TS_HERE, __VA_ARGS__)
+#define ts_storage_transpose(...) ts_storage_transpose_at(TS_HERE, __VA_ARGS__)
+#define ts_storage_pad(...) ts_storage_pad_at(TS_HERE, __VA_ARGS__)
+#define ts_storage_swizzle(...) ts_storage_swizzle_at(TS_HERE, __VA_ARGS__)
+#define ts_vectorize(...) ts_vectorize_at(TS_HERE, __VA_ARGS__)
+#define ts_tensorize(...) ts_tensorize_at(TS_HERE, __VA_ARGS__)
+#define ts_double_buffer(...) ts_double_buffer_at(TS_HERE, __VA_ARGS__)
+#define ts_double_buffer_tiles(...)                                           \
+  ts_double_buffer_tiles_at(TS_HERE, __VA_ARGS__)
+#define ts_pipeline(...) ts_pipeline_at(TS_HERE, __VA_ARGS__)
+#define ts_tma(...) ts_tma_at(TS_HERE, __VA_ARGS__)
+#define ts_warp_specialize(...) ts_warp_specialize_at(TS_HERE, __VA_ARGS__)
+#define ts_pingpong(...) ts_pingpong_at(TS_HERE, __VA_ARGS__)
+#define ts_wgmma_in_flight(...) ts_wgmma_in_flight_at(TS_HERE, __VA_ARGS__)
+#define ts_pack(...) ts_pack_at(TS_HERE, __VA_ARGS__)
+#define ts_min_blocks_per_sm(...) ts_min_blocks_per_sm_at(TS_HERE, __VA_ARGS__)
+#define ts_swizzle(...) ts_swizzle_at(TS_HERE, __VA_ARGS__)
+#define ts_persistent(...) ts_persistent_at(TS_HERE, __VA_ARGS__)
+#define ts_cluster(...) ts_cluster_at(TS_HERE, __VA_ARGS__)
+#endif
 
 #ifdef __cplusplus
 }

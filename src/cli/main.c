@@ -159,6 +159,14 @@ static int print_cuda(const ts_program *p, const char *arch) {
   return rc;
 }
 
+void cli_print_sched_error(const ts_sched *s) {
+  char *text = ts_sched_diagnostic(s);
+  /* A message that names its place starts the line, as a compiler's. */
+  fprintf(stderr, "%s%s\n", ts_sched_error_location(s).file ? "" : "tessel: ",
+          text ? text : ts_sched_errmsg(s));
+  free(text);
+}
+
 static int cmd_show(int argc, char **argv) {
   cli_opts o;
   int rc = cli_parse(argc, argv, show_help, CLI_SHOW, &o);
@@ -182,13 +190,18 @@ static int cmd_show(int argc, char **argv) {
   ts_gpu *gpu = cli_gpu_for_records(&o);
   ts_sched *s = cli_schedule(&o, o.names[0], &o.shapes[0], gpu);
   ts_gpu_close(gpu);
+  if (ts_sched_status(s) != TS_OK) {
+    cli_print_sched_error(s);
+    ts_sched_free(s);
+    return EXIT_FAIL;
+  }
   rc = 0;
   if (o.show == SHOW_TRACE || o.show == SHOW_STEPS) {
     char *text = o.show == SHOW_TRACE ? ts_print_trace(s) : ts_print_steps(s);
     if (text)
       fputs(text, stdout);
     else {
-      fprintf(stderr, "tessel: %s\n", ts_sched_errmsg(s));
+      fprintf(stderr, "tessel: out of memory\n");
       rc = EXIT_FAIL;
     }
     free(text);

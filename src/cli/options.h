@@ -149,6 +149,11 @@ ts_sched *cli_isolated_schedule(const char *file, const ts_builtin *sched,
 bool cli_isolated_knobs(const char *file, const ts_space *sp,
                         const ts_gemm *def, const char *indent);
 
+/* A schedule's error on stderr: "FILE:LINE:COL: error: ..." with the call's
+ * line where the failing call's place is known (ts_sched_diagnostic), else
+ * "tessel: " and the message (main.c). */
+void cli_print_sched_error(const ts_sched *s);
+
 /* ---- Knobs (knobs.c) ------------------------------------------------------ */
 
 /* The space's configurations at def, how many are pruned, and each knob

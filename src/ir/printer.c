@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "../base/dtype.h"
+#include "analysis.h"
 #include "mma.h"
 
 static int precedence(ir_expr_kind k) {
@@ -354,6 +355,27 @@ static void print_expr_line(ts_buf *b, const ir_expr *e) {
   ir_print_expr(b, e, &ir_pseudo_style);
 }
 
+/* x - origin, simplified: a cache's index is the loop's less the cached
+ * tile's first element, most often the loop's inner part (i.inner, not
+ * i.outer*32 + i.inner - (i.outer*32)).  The difference is built in an
+ * arena of its own, freed once printed. */
+static void print_cache_index(ts_buf *b, const ir_expr *x,
+                              const ir_expr *origin) {
+  ts_arena a;
+  ts_arena_init(&a);
+  ir_expr *d = ir_simplify_expr(&a, ir_sub(&a, (ir_expr *)x,
+                                          (ir_expr *)origin));
+  if (d && !a.failed) {
+    print_expr_line(b, d);
+  } else { /* out of memory: the difference as it stands */
+    print_expr_line(b, x);
+    ts_buf_puts(b, " - (");
+    print_expr_line(b, origin);
+    ts_buf_puts(b, ")");
+  }
+  ts_arena_release(&a);
+}
+
 /* An operand as the compute reads it: "A[i, k]", or from a cache
  * "A.shared[i - origin, k - origin]". */
 static void print_operand_access(ts_buf *b, const ir_stmt *s, int w,
@@ -361,19 +383,15 @@ static void print_operand_access(ts_buf *b, const ir_stmt *s, int w,
   const ir_buffer *src = s->compute.src[w];
   ts_buf_puts(b, src ? src->name : w == 0 ? "A" : "B");
   ts_buf_puts(b, "[");
-  print_expr_line(b, x);
-  if (src) {
-    ts_buf_puts(b, " - (");
-    print_expr_line(b, s->compute.origin[w][0]);
-    ts_buf_puts(b, ")");
-  }
+  if (src)
+    print_cache_index(b, x, s->compute.origin[w][0]);
+  else
+    print_expr_line(b, x);
   ts_buf_puts(b, ", ");
-  print_expr_line(b, y);
-  if (src) {
-    ts_buf_puts(b, " - (");
-    print_expr_line(b, s->compute.origin[w][1]);
-    ts_buf_puts(b, ")");
-  }
+  if (src)
+    print_cache_index(b, y, s->compute.origin[w][1]);
+  else
+    print_expr_line(b, y);
   ts_buf_puts(b, "]");
 }
 

@@ -342,8 +342,8 @@ static ts_dtype cache_type(const ts_sched *s, const ir_buffer *src,
   return scope == TS_SHARED ? src->dtype : s->def.acc_type;
 }
 
-ts_status ts_cache_read(ts_sched *s, const char *buffer, ts_scope scope,
-                        ts_loop *at, ts_stage **stage) {
+ts_status (ts_cache_read)(ts_sched *s, const char *buffer, ts_scope scope,
+                          ts_loop *at, ts_stage **stage) {
   if (stage)
     *stage = NULL;
   CHECK_SCHED(s);
@@ -488,8 +488,8 @@ static bool check_block_tile(ts_sched *s, const nest_path *p, int at_index) {
   return true;
 }
 
-ts_status ts_cache_write(ts_sched *s, const char *buffer, ts_scope scope,
-                         ts_loop *at, ts_stage **stage) {
+ts_status (ts_cache_write)(ts_sched *s, const char *buffer, ts_scope scope,
+                           ts_loop *at, ts_stage **stage) {
   if (stage)
     *stage = NULL;
   CHECK_SCHED(s);

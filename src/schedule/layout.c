@@ -34,7 +34,7 @@ static ts_status relayout(ts_sched *s, const char *fn, ts_stage *st,
   return TS_OK;
 }
 
-ts_status ts_storage_transpose(ts_sched *s, ts_stage *stage) {
+ts_status (ts_storage_transpose)(ts_sched *s, ts_stage *stage) {
   CHECK_SCHED(s);
   /* Check: a cache_read stage, not transposed yet. */
   if (!sched_check_read_stage(s, "ts_storage_transpose", stage))
@@ -51,7 +51,7 @@ ts_status ts_storage_transpose(ts_sched *s, ts_stage *stage) {
                   &rec);
 }
 
-ts_status ts_storage_swizzle(ts_sched *s, ts_stage *stage) {
+ts_status (ts_storage_swizzle)(ts_sched *s, ts_stage *stage) {
   CHECK_SCHED(s);
   const char *fn = "ts_storage_swizzle";
   /* Check: a shared cache_read stage, unpadded, not swizzled, of rows of
@@ -83,7 +83,7 @@ ts_status ts_storage_swizzle(ts_sched *s, ts_stage *stage) {
   return status;
 }
 
-ts_status ts_storage_pad(ts_sched *s, ts_stage *stage, int64_t pad) {
+ts_status (ts_storage_pad)(ts_sched *s, ts_stage *stage, int64_t pad) {
   CHECK_SCHED(s);
   /* Check: a cache_read stage and a pad of 0..MAX_PAD elements. */
   if (!sched_check_read_stage(s, "ts_storage_pad", stage))

@@ -17,8 +17,8 @@
  * outer * factor + inner, in int. */
 enum { MAX_INDEX = 0x7fffffff };
 
-ts_status ts_split(ts_sched *s, ts_loop *loop, int64_t factor, ts_loop **outer,
-                   ts_loop **inner) {
+ts_status (ts_split)(ts_sched *s, ts_loop *loop, int64_t factor,
+                     ts_loop **outer, ts_loop **inner) {
   if (outer)
     *outer = NULL;
   if (inner)
@@ -91,8 +91,8 @@ ts_status ts_split(ts_sched *s, ts_loop *loop, int64_t factor, ts_loop **outer,
 
 /* ---- fuse ---------------------------------------------------------------- */
 
-ts_status ts_fuse(ts_sched *s, ts_loop *outer, ts_loop *inner,
-                  ts_loop **fused) {
+ts_status (ts_fuse)(ts_sched *s, ts_loop *outer, ts_loop *inner,
+                    ts_loop **fused) {
   if (fused)
     *fused = NULL;
   CHECK_SCHED(s);
@@ -196,7 +196,7 @@ static int find_in(const nest_path *p, const ts_loop *loop) {
   return -1;
 }
 
-ts_status ts_reorder(ts_sched *s, int n, ts_loop *const loops[]) {
+ts_status (ts_reorder)(ts_sched *s, int n, ts_loop *const loops[]) {
   CHECK_SCHED(s);
   /* Check: live loops, none twice, all on one path of a perfect nest. */
   if (!loops)
@@ -361,7 +361,7 @@ static ts_status bind_copy_loop(ts_sched *s, ts_loop *loop, ts_loop_kind tag) {
   return status;
 }
 
-ts_status ts_bind(ts_sched *s, ts_loop *loop, ts_loop_kind tag) {
+ts_status (ts_bind)(ts_sched *s, ts_loop *loop, ts_loop_kind tag) {
   CHECK_SCHED(s);
   /* Check: a launch index not yet taken, a serial spatial loop, extents
    * within the device's limits, block loops outside thread loops. */
@@ -433,7 +433,7 @@ ts_status ts_bind(ts_sched *s, ts_loop *loop, ts_loop_kind tag) {
 
 /* ---- unroll ---------------------------------------------------------------- */
 
-ts_status ts_unroll(ts_sched *s, ts_loop *loop) {
+ts_status (ts_unroll)(ts_sched *s, ts_loop *loop) {
   CHECK_SCHED(s);
   /* Check: a live serial loop. */
   if (!sched_check_loop(s, "ts_unroll", 2, "loop", loop) ||
@@ -462,7 +462,7 @@ static bool valid_name(const char *name) {
   return strlen(name) < 64;
 }
 
-ts_status ts_rename(ts_sched *s, ts_loop *loop, const char *name) {
+ts_status (ts_rename)(ts_sched *s, ts_loop *loop, const char *name) {
   CHECK_SCHED(s);
   /* Check: the loop, a well-formed name, and no clash in generated code. */
   if (!sched_check_loop(s, "ts_rename", 2, "loop", loop))

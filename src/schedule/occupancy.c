@@ -8,7 +8,7 @@
  */
 #include "sched.h"
 
-ts_status ts_min_blocks_per_sm(ts_sched *s, int blocks) {
+ts_status (ts_min_blocks_per_sm)(ts_sched *s, int blocks) {
   CHECK_SCHED(s);
   const char *fn = "ts_min_blocks_per_sm";
   /* Check: a count a multiprocessor can hold (32 blocks on sm_80..sm_90);

@@ -38,7 +38,7 @@ static const ts_stage *stage_of_input(const ts_sched *s, int w) {
   return NULL;
 }
 
-ts_status ts_pack(ts_sched *s, const char *buffer) {
+ts_status (ts_pack)(ts_sched *s, const char *buffer) {
   CHECK_SCHED(s);
   const char *fn = "ts_pack";
   if (!buffer)

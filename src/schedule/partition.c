@@ -10,7 +10,7 @@
  */
 #include "sched.h"
 
-ts_status ts_partition(ts_sched *s, ts_loop *loop) {
+ts_status (ts_partition)(ts_sched *s, ts_loop *loop) {
   CHECK_SCHED(s);
   /* Check: a live serial loop (which sched_require_serial also refuses
    * when it is partitioned already). */

@@ -83,17 +83,17 @@ static ts_status double_buffer(ts_sched *s, ts_stage *stage, int tiles,
   return status;
 }
 
-ts_status ts_double_buffer(ts_sched *s, ts_stage *stage) {
+ts_status (ts_double_buffer)(ts_sched *s, ts_stage *stage) {
   CHECK_SCHED(s);
   return double_buffer(s, stage, 1, "ts_double_buffer");
 }
 
-ts_status ts_double_buffer_tiles(ts_sched *s, ts_stage *stage, int tiles) {
+ts_status (ts_double_buffer_tiles)(ts_sched *s, ts_stage *stage, int tiles) {
   CHECK_SCHED(s);
   return double_buffer(s, stage, tiles, "ts_double_buffer_tiles");
 }
 
-ts_status ts_pipeline(ts_sched *s, ts_stage *stage, int stages) {
+ts_status (ts_pipeline)(ts_sched *s, ts_stage *stage, int stages) {
   CHECK_SCHED(s);
   const char *fn = "ts_pipeline";
   /* Check: a shared cache_read stage, neither double-buffered nor
@@ -136,7 +136,7 @@ static ts_status tma_store(ts_sched *s, ts_stage *stage) {
   return status;
 }
 
-ts_status ts_tma(ts_sched *s, ts_stage *stage) {
+ts_status (ts_tma)(ts_sched *s, ts_stage *stage) {
   CHECK_SCHED(s);
   const char *fn = "ts_tma";
   if (sched_check_stage(s, fn, 2, stage) && stage->write && stage->shared)
@@ -169,8 +169,8 @@ ts_status ts_tma(ts_sched *s, ts_stage *stage) {
   return status;
 }
 
-ts_status ts_warp_specialize(ts_sched *s, ts_stage *stage,
-                              int producer_warps) {
+ts_status (ts_warp_specialize)(ts_sched *s, ts_stage *stage,
+                                int producer_warps) {
   CHECK_SCHED(s);
   const char *fn = "ts_warp_specialize";
   /* Check: a TMA-filled stage not specialized yet, and a producer of one
@@ -200,7 +200,7 @@ ts_status ts_warp_specialize(ts_sched *s, ts_stage *stage,
   return status;
 }
 
-ts_status ts_pingpong(ts_sched *s, ts_stage *stage) {
+ts_status (ts_pingpong)(ts_sched *s, ts_stage *stage) {
   CHECK_SCHED(s);
   const char *fn = "ts_pingpong";
   /* Check: a cache of a producer warpgroup's pipeline, not marked yet.
@@ -226,7 +226,7 @@ ts_status ts_pingpong(ts_sched *s, ts_stage *stage) {
   return status;
 }
 
-ts_status ts_wgmma_in_flight(ts_sched *s, ts_loop *loop, int batches) {
+ts_status (ts_wgmma_in_flight)(ts_sched *s, ts_loop *loop, int batches) {
   CHECK_SCHED(s);
   const char *fn = "ts_wgmma_in_flight";
   /* Check: a live serial loop over k, and a count a pipeline of 8 stages

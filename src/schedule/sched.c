@@ -27,8 +27,11 @@ ts_status sched_fail(ts_sched *s, ts_status code, const ts_loop *mark,
   if (s->status != TS_OK)
     return s->status;
   s->status = code;
+  s->err_at = sched_keep_location(s, s->at);
   ts_buf b;
   ts_buf_init(&b);
+  if (s->err_at.file)
+    ts_buf_printf(&b, "%s:%d: error: ", s->err_at.file, s->err_at.line);
   char line[512];
   va_list ap;
   va_start(ap, fmt);
@@ -51,6 +54,33 @@ ts_status ts_sched_fail(ts_sched *s, ts_status code, const char *message) {
   s->status = code > TS_OK && code < TS_STATUS_COUNT ? code : TS_ERR_BAD_ARG;
   s->errmsg = strdup(message ? message : ts_strerror(s->status));
   return s->status; /* without its message, ts_sched_errmsg gives the code's */
+}
+
+ts_location ts_sched_error_location(const ts_sched *s) {
+  return s && s->status != TS_OK ? s->err_at : (ts_location){NULL, 0};
+}
+
+/* ---- The call being made ------------------------------------------------- */
+
+void sched_enter(ts_sched *s, const char *file, int line) {
+  if (s && s->status == TS_OK)
+    s->at = (ts_location){file, file ? line : 0};
+}
+
+ts_status sched_leave(ts_sched *s, ts_status status) {
+  if (s && s->at.file) /* never the shared out-of-memory schedule */
+    s->at = (ts_location){NULL, 0};
+  return status;
+}
+
+ts_location sched_keep_location(ts_sched *s, ts_location at) {
+  if (!at.file)
+    return at;
+  for (int i = s->ntrace - 1; i >= 0 && i >= s->ntrace - 4; i--)
+    if (s->trace[i].at.file && strcmp(s->trace[i].at.file, at.file) == 0)
+      return (ts_location){s->trace[i].at.file, at.line};
+  const char *copy = ts_arena_strdup(&s->arena, at.file);
+  return (ts_location){copy, copy ? at.line : 0};
 }
 
 bool sched_check_loop(ts_sched *s, const char *fn, int pos,
@@ -152,7 +182,9 @@ bool sched_trace(ts_sched *s, const trace_rec *rec) {
     s->trace = p;
     s->trace_cap = cap;
   }
-  s->trace[s->ntrace++] = *rec;
+  trace_rec *r = &s->trace[s->ntrace++];
+  *r = *rec;
+  r->at = sched_keep_location(s, s->at); /* every record keeps its call's */
   return true;
 }
 
@@ -171,8 +203,11 @@ ts_status sched_commit(ts_sched *s, const char *fn, ir_stmt *root,
   int first = s->nloops;
   if (!sched_register_loops(s, made, nmade))
     return sched_oom(s, fn);
-  const char *label = ts_arena_printf(&s->arena, "%s, step %d", fn,
-                                      s->ntrace + 1);
+  const char *label =
+      s->at.file ? ts_arena_printf(&s->arena, "%s:%d: %s, step %d",
+                                   s->at.file, s->at.line, fn, s->ntrace + 1)
+                 : ts_arena_printf(&s->arena, "%s, step %d", fn,
+                                   s->ntrace + 1);
   for (int i = 0; i < nmade; i++) {
     rec->results[rec->nresults++] = first + i;
     made[i]->made_by = label;
@@ -440,7 +475,7 @@ static void fail_unknown_loop(ts_sched *s, const char *name) {
   free(list);
 }
 
-ts_loop *ts_get_loop(ts_sched *s, const char *name) {
+ts_loop *(ts_get_loop)(ts_sched *s, const char *name) {
   if (!s || s->status != TS_OK)
     return NULL;
   if (!name) {

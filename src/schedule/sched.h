@@ -59,6 +59,8 @@ typedef struct trace_rec {
   int stage;                  /* the stage made or changed */
   ts_split_k_mode split_k;    /* ts_split_k's mode */
   const char *label;          /* "ts_split, step 3": what it made is by it */
+  ts_location at;             /* where the call was made; file NULL when
+                               * unknown (the schedule's arena) */
 } trace_rec;
 
 /* A cache: a copy of an input in shared or local memory (read), or C's
@@ -138,10 +140,24 @@ struct ts_sched {
   ir_kernel *lowered; /* cached; dropped by every primitive */
   ts_status status;
   char *errmsg; /* malloc'd */
+  ts_location at;     /* the primitive being called's call, for its error
+                       * and record (sched_enter); file NULL between calls */
+  ts_location err_at; /* the error's call: the arena's copy of at's file */
 };
 
+/* A primitive called from `file` and `line` (its _at form) starts here;
+ * nothing on a schedule in error.  sched_leave ends the call and passes
+ * its status through. */
+void sched_enter(ts_sched *s, const char *file, int line);
+ts_status sched_leave(ts_sched *s, ts_status status);
+/* `at`'s file copied into s's arena, or the copy an earlier record made
+ * (a trace names one or two files); {NULL, 0} when unknown or out of
+ * memory. */
+ts_location sched_keep_location(ts_sched *s, ts_location at);
+
 /* Records the first error: "<fn>: <reason>", then the loop nest with `mark`
- * flagged.  The one place every schedule error passes through. */
+ * flagged; "FILE:LINE: error: " before it inside a call made at a known
+ * location.  The one place every schedule error passes through. */
 ts_status sched_fail(ts_sched *s, ts_status code, const ts_loop *mark,
                      const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
@@ -158,6 +174,7 @@ bool sched_register_loops(ts_sched *s, ts_loop *const *loops, int n);
 bool sched_name_taken(const ts_sched *s, const char *name);
 void sched_c_name(ts_buf *b, const char *name); /* "i.outer" -> "i_outer" */
 
+/* Appends rec to the trace, with the location of the call being made. */
 bool sched_trace(ts_sched *s, const trace_rec *rec);
 /* One record of a trace as the C call that makes it (trace.c). */
 void sched_print_record(ts_buf *b, const ts_sched *s, const trace_rec *r);

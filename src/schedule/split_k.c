@@ -119,8 +119,8 @@ static ir_stmt *split_nest(ts_sched *s, const nest_path *path, ts_loop *k,
   return root ? ir_new_for(a, outer, root) : NULL;
 }
 
-ts_status ts_split_k(ts_sched *s, ts_loop *k, int64_t parts,
-                     ts_split_k_mode mode, ts_loop **outer, ts_loop **inner) {
+ts_status (ts_split_k)(ts_sched *s, ts_loop *k, int64_t parts,
+                       ts_split_k_mode mode, ts_loop **outer, ts_loop **inner) {
   const char *fn = "ts_split_k";
   if (outer)
     *outer = NULL;

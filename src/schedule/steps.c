@@ -129,8 +129,12 @@ static bool print_step(ts_buf *b, const ts_sched *s, int k, lines *before,
     free_lines(&after);
     return false;
   }
-  ts_buf_printf(b, "\n// step %d: ", k + 1);
-  sched_print_record(b, s, &s->trace[k]);
+  const trace_rec *r = &s->trace[k];
+  if (r->at.file) /* where an editor jumps to, as to a compiler's error */
+    ts_buf_printf(b, "\n%s:%d: step %d: ", r->at.file, r->at.line, k + 1);
+  else
+    ts_buf_printf(b, "\n// step %d: ", k + 1);
+  sched_print_record(b, s, r);
   bool same = true;
   for (int q = 0; q < n; q++)
     same &= e[q].op == ' ';

@@ -57,8 +57,8 @@ static bool check_block_loops(ts_sched *s, const char *fn, ts_loop *rows,
   return true;
 }
 
-ts_status ts_swizzle(ts_sched *s, ts_loop *rows, ts_loop *cols,
-                     int64_t group) {
+ts_status (ts_swizzle)(ts_sched *s, ts_loop *rows, ts_loop *cols,
+                       int64_t group) {
   CHECK_SCHED(s);
   /* Check: two loops bound to two block indices, a group of at least one
    * row, and no swizzle yet. */
@@ -107,8 +107,8 @@ static bool check_only_tiles(ts_sched *s, const char *fn, const ts_loop *rows,
   return !third;
 }
 
-ts_status ts_persistent(ts_sched *s, ts_loop *rows, ts_loop *cols,
-                        int blocks_per_sm) {
+ts_status (ts_persistent)(ts_sched *s, ts_loop *rows, ts_loop *cols,
+                          int blocks_per_sm) {
   CHECK_SCHED(s);
   const char *fn = "ts_persistent";
   /* Check: two loops bound to two block indices and no third (split-K's
@@ -153,8 +153,8 @@ static bool check_multicast_stage(ts_sched *s, const char *fn,
   return true;
 }
 
-ts_status ts_cluster(ts_sched *s, ts_loop *rows, ts_loop *cols,
-                     ts_stage *stage, int blocks) {
+ts_status (ts_cluster)(ts_sched *s, ts_loop *rows, ts_loop *cols,
+                       ts_stage *stage, int blocks) {
   CHECK_SCHED(s);
   const char *fn = "ts_cluster";
   /* Check: two loops bound to two block indices and no third, a stage

@@ -149,7 +149,7 @@ static bool transposed(const ir_stmt *cs, const ts_loop *first) {
          !ir_expr_uses_var(cs->compute.i, first->var);
 }
 
-ts_status ts_tensorize(ts_sched *s, ts_loop *i, ts_loop *j, ts_loop *k) {
+ts_status (ts_tensorize)(ts_sched *s, ts_loop *i, ts_loop *j, ts_loop *k) {
   CHECK_SCHED(s);
   const char *fn = "ts_tensorize";
   ts_loop *loops[3] = {i, j, k};

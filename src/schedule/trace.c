@@ -284,46 +284,51 @@ ts_status sched_replay_record(ts_sched *onto, const trace_rec *r) {
     return sched_fail(onto, TS_ERR_BAD_ARG, NULL,
                       "ts_replay: the trace names cache %d, which the "
                       "schedule does not have", r->stage);
+  /* Each primitive called at the record's location, which its own record
+   * and error keep. */
+  const char *f = r->at.file;
+  int ln = r->at.line;
   ts_loop *x, *y;
   ts_stage *st;
+  ts_stage *stage = r->stage < onto->nstages ? onto->stages[r->stage] : NULL;
   switch (r->op) {
-  case TR_CACHE_READ: return ts_cache_read(onto, r->name, r->scope, l[0], &st);
-  case TR_CACHE_WRITE: return ts_cache_write(onto, r->name, r->scope, l[0], &st);
-  case TR_TRANSPOSE: return ts_storage_transpose(onto, onto->stages[r->stage]);
-  case TR_PAD: return ts_storage_pad(onto, onto->stages[r->stage], r->factor);
-  case TR_SWIZZLE_STORAGE:
-    return ts_storage_swizzle(onto, onto->stages[r->stage]);
+  case TR_CACHE_READ:
+    return ts_cache_read_at(f, ln, onto, r->name, r->scope, l[0], &st);
+  case TR_CACHE_WRITE:
+    return ts_cache_write_at(f, ln, onto, r->name, r->scope, l[0], &st);
+  case TR_TRANSPOSE: return ts_storage_transpose_at(f, ln, onto, stage);
+  case TR_PAD: return ts_storage_pad_at(f, ln, onto, stage, r->factor);
+  case TR_SWIZZLE_STORAGE: return ts_storage_swizzle_at(f, ln, onto, stage);
   case TR_DOUBLE_BUFFER: /* the call the trace prints, for its messages */
-    return r->factor > 1 ? ts_double_buffer_tiles(onto, onto->stages[r->stage],
-                                                  (int)r->factor)
-                         : ts_double_buffer(onto, onto->stages[r->stage]);
-  case TR_PIPELINE:
-    return ts_pipeline(onto, onto->stages[r->stage], (int)r->factor);
-  case TR_TMA: return ts_tma(onto, onto->stages[r->stage]);
+    return r->factor > 1
+               ? ts_double_buffer_tiles_at(f, ln, onto, stage, (int)r->factor)
+               : ts_double_buffer_at(f, ln, onto, stage);
+  case TR_PIPELINE: return ts_pipeline_at(f, ln, onto, stage, (int)r->factor);
+  case TR_TMA: return ts_tma_at(f, ln, onto, stage);
   case TR_WARP_SPECIALIZE:
-    return ts_warp_specialize(onto, onto->stages[r->stage], (int)r->factor);
-  case TR_PINGPONG: return ts_pingpong(onto, onto->stages[r->stage]);
-  case TR_VECTORIZE: return ts_vectorize(onto, l[0]);
-  case TR_SPLIT: return ts_split(onto, l[0], r->factor, &x, &y);
-  case TR_FUSE: return ts_fuse(onto, l[0], l[1], &x);
-  case TR_REORDER: return ts_reorder(onto, r->nloops, l);
-  case TR_BIND: return ts_bind(onto, l[0], r->tag);
-  case TR_UNROLL: return ts_unroll(onto, l[0]);
-  case TR_PARTITION: return ts_partition(onto, l[0]);
-  case TR_TENSORIZE: return ts_tensorize(onto, l[0], l[1], l[2]);
-  case TR_RENAME: return ts_rename(onto, l[0], r->name);
-  case TR_MIN_BLOCKS: return ts_min_blocks_per_sm(onto, (int)r->factor);
-  case TR_PACK: return ts_pack(onto, r->name);
+    return ts_warp_specialize_at(f, ln, onto, stage, (int)r->factor);
+  case TR_PINGPONG: return ts_pingpong_at(f, ln, onto, stage);
+  case TR_VECTORIZE: return ts_vectorize_at(f, ln, onto, l[0]);
+  case TR_SPLIT: return ts_split_at(f, ln, onto, l[0], r->factor, &x, &y);
+  case TR_FUSE: return ts_fuse_at(f, ln, onto, l[0], l[1], &x);
+  case TR_REORDER: return ts_reorder_at(f, ln, onto, r->nloops, l);
+  case TR_BIND: return ts_bind_at(f, ln, onto, l[0], r->tag);
+  case TR_UNROLL: return ts_unroll_at(f, ln, onto, l[0]);
+  case TR_PARTITION: return ts_partition_at(f, ln, onto, l[0]);
+  case TR_TENSORIZE: return ts_tensorize_at(f, ln, onto, l[0], l[1], l[2]);
+  case TR_RENAME: return ts_rename_at(f, ln, onto, l[0], r->name);
+  case TR_MIN_BLOCKS:
+    return ts_min_blocks_per_sm_at(f, ln, onto, (int)r->factor);
+  case TR_PACK: return ts_pack_at(f, ln, onto, r->name);
   case TR_WGMMA_IN_FLIGHT:
-    return ts_wgmma_in_flight(onto, l[0], (int)r->factor);
-  case TR_SWIZZLE: return ts_swizzle(onto, l[0], l[1], r->factor);
+    return ts_wgmma_in_flight_at(f, ln, onto, l[0], (int)r->factor);
+  case TR_SWIZZLE: return ts_swizzle_at(f, ln, onto, l[0], l[1], r->factor);
   case TR_PERSISTENT:
-    return ts_persistent(onto, l[0], l[1], (int)r->factor);
+    return ts_persistent_at(f, ln, onto, l[0], l[1], (int)r->factor);
   case TR_CLUSTER:
-    return ts_cluster(onto, l[0], l[1], onto->stages[r->stage],
-                      (int)r->factor);
+    return ts_cluster_at(f, ln, onto, l[0], l[1], stage, (int)r->factor);
   case TR_SPLIT_K:
-    return ts_split_k(onto, l[0], r->factor, r->split_k, &x, &y);
+    return ts_split_k_at(f, ln, onto, l[0], r->factor, r->split_k, &x, &y);
   }
   return TS_ERR_BAD_ARG;
 }

@@ -4,10 +4,14 @@
  * child process, src/cli/isolate.c).  The text is the definition, one line
  * per record of the trace, the status and message, and "end":
  *
- *   ts-trace 1 M N K LAYOUT A B C MATH
+ *   ts-trace 2 M N K LAYOUT A B C MATH
  *   r OP NLOOPS LOOP... NRESULTS RESULT... FACTOR TAG SCOPE STAGE SPLITK NAME
- *   status CODE MESSAGE
+ *     FILE LINE
+ *   status CODE FILE LINE MESSAGE
  *   end
+ *
+ * (a record on one line), FILE and LINE where the call was made (the
+ * primitive's, the error's), a NULL file when unknown.
  *
  * Numbers are decimal; a string is LENGTH:BYTES ("-1:" for none), so any
  * byte may be in it.  Saving allocates nothing and calls no stdio, so a
@@ -21,7 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { TRACE_IO_VERSION = 1 };
+enum { TRACE_IO_VERSION = 2 }; /* 2: with the calls' locations */
 
 /* ---- Saving (async-signal-safe) ------------------------------------------------ */
 
@@ -83,6 +87,8 @@ static void put_record(out_text *o, const trace_rec *r) {
   put_field(o, r->stage);
   put_field(o, r->split_k);
   put_string(o, r->name);
+  put_string(o, r->at.file);
+  put_field(o, r->at.line);
   put_str(o, "\n");
 }
 
@@ -100,6 +106,9 @@ size_t ts_trace_save(const ts_sched *s, char *buf, size_t cap) {
       put_record(&o, &s->trace[i]);
     put_str(&o, "status");
     put_field(&o, s->status);
+    ts_location at = ts_sched_error_location(s);
+    put_string(&o, at.file);
+    put_field(&o, at.line);
     put_string(&o, s->status == TS_OK ? "" : ts_sched_errmsg(s));
     put_str(&o, "\nend\n");
   }
@@ -190,7 +199,8 @@ static bool read_record(in_text *in, ts_arena *a, trace_rec *r) {
       !read_range(in, 0, INT32_MAX, &scope) ||
       !read_range(in, 0, INT32_MAX, &r->stage) ||
       !read_range(in, 0, INT32_MAX, &split_k) ||
-      !read_string(in, a, &r->name) || !read_line_end(in))
+      !read_string(in, a, &r->name) || !read_string(in, a, &r->at.file) ||
+      !read_range(in, 0, INT32_MAX, &r->at.line) || !read_line_end(in))
     return false;
   r->op = (trace_op)op;
   r->tag = (ts_loop_kind)tag;
@@ -234,16 +244,23 @@ static ts_status replay_saved(ts_sched *onto, const trace_rec *r) {
                     onto->ntrace, made->label);
 }
 
-/* "status CODE MESSAGE\nend\n" after the "status": onto takes them. */
+/* "status CODE FILE LINE MESSAGE\nend\n" after the "status": onto takes
+ * them. */
 static ts_status read_status(in_text *in, ts_sched *onto, bool *complete) {
   int code;
   const char *msg;
+  ts_location at;
   if (!read_range(in, 0, TS_STATUS_COUNT - 1, &code) ||
+      !read_string(in, &onto->arena, &at.file) ||
+      !read_range(in, 0, INT32_MAX, &at.line) ||
       !read_string(in, &onto->arena, &msg) || !read_line_end(in))
     return TS_OK; /* cut short in the status line */
   *complete = read_word(in, "end\n");
-  if (code != TS_OK) /* whole: sched_fail would cut a long nest short */
+  if (code != TS_OK && onto->status == TS_OK) {
+    /* whole: sched_fail would cut a long nest short */
     ts_sched_fail(onto, (ts_status)code, msg);
+    onto->err_at = at;
+  }
   return onto->status;
 }
 

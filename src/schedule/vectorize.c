@@ -65,7 +65,7 @@ static ts_status bad_width(ts_sched *s, const ts_loop *loop) {
                     has_narrow_type(s) ? "8 (or 4, 2)" : "4 (or 2)");
 }
 
-ts_status ts_vectorize(ts_sched *s, ts_loop *loop) {
+ts_status (ts_vectorize)(ts_sched *s, ts_loop *loop) {
   CHECK_SCHED(s);
   const char *fn = "ts_vectorize";
   /* Check: a live serial spatial loop of a vector width, innermost. */
