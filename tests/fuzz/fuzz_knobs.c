@@ -233,6 +233,7 @@ typedef struct wrong {
   ts_buf text;
   char want[512]; /* the parser's error, or the start of the refusal */
   bool parses;
+  ts_status status; /* where it parses: the space's refusal */
 } wrong;
 
 /* The configuration's name=value pairs, knob p's value replaced by
@@ -274,6 +275,7 @@ static bool wrong_value(knob_case *k, ts_config **cs, int n,
     snprintf(w->want, sizeof(w->want), "ts_space_schedule: %s: %s=%s is not "
              "one of its values (", k->space->name, name, values[v]);
     w->parses = true;
+    w->status = TS_ERR_PRUNED;
     return true;
   }
   return false;
@@ -301,6 +303,7 @@ static void absent_knob(knob_case *k, const ts_config *cfg, wrong *w) {
   snprintf(w->want, sizeof(w->want), "ts_space_schedule: %s: the space has "
            "no knob \"%s\"", k->space->name, names[v]);
   w->parses = true;
+  w->status = TS_ERR_UNKNOWN_KNOB;
 }
 
 /* Text that ts_config_parse refuses: an item without a value, or a knob
@@ -322,7 +325,8 @@ static void unparsable(knob_case *k, const ts_config *cfg, wrong *w) {
 }
 
 /* Refused as it should be: by the parser with its error, or by the space
- * with TS_ERR_PRUNED and a message naming the knob. */
+ * with TS_ERR_PRUNED (a value it does not take) or TS_ERR_UNKNOWN_KNOB (a
+ * knob it does not declare) and a message naming the knob. */
 static ts_sched *check_wrong(knob_case *k, const char *text, const wrong *w) {
   char err[256];
   ts_config *c = ts_config_parse(text, err, sizeof(err));
@@ -339,10 +343,10 @@ static ts_sched *check_wrong(knob_case *k, const char *text, const wrong *w) {
   }
   ts_sched *s = ts_space_schedule(k->space, k->def, c);
   const char *msg = ts_sched_errmsg(s);
-  if (ts_sched_status(s) != TS_ERR_PRUNED ||
+  if (ts_sched_status(s) != w->status ||
       strncmp(msg, w->want, strlen(w->want)) != 0)
     fail(k, "\"%s\" gave %s \"%.300s\"; expected %s \"%s...\"", text,
-         ts_strerror(ts_sched_status(s)), msg, ts_strerror(TS_ERR_PRUNED),
+         ts_strerror(ts_sched_status(s)), msg, ts_strerror(w->status),
          w->want);
   ts_config_free(c);
   return s;
@@ -364,8 +368,11 @@ static ts_sched *wrong_case(knob_case *k, ts_config **cs, int n,
     return NULL;
   }
   char note[600];
-  snprintf(note, sizeof(note), "written wrong on purpose; expected: %s%s%s",
-           w.parses ? "TS_ERR_PRUNED, \"" : "NULL, \"", w.want,
+  snprintf(note, sizeof(note), "written wrong on purpose; expected: %s%s%s%s",
+           !w.parses ? "NULL"
+           : w.status == TS_ERR_UNKNOWN_KNOB ? "TS_ERR_UNKNOWN_KNOB"
+                                             : "TS_ERR_PRUNED",
+           ", \"", w.want,
            w.parses ? "...\"" : "\"");
   write_program(k, text, note);
   ts_sched *s = check_wrong(k, text, &w);
