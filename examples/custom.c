@@ -10,7 +10,9 @@
  *
  * The schedule is written with TS_SCHEDULE, so the command line takes the
  * file too: `tessel bench examples/custom.c:custom16 naive --shape
- * 2048x2048x2048`.
+ * 2048x2048x2048`.  First it shows what a refused primitive tells a
+ * program: the call's file and line (ts_sched_error_location) and the
+ * error as a compiler prints one (ts_sched_diagnostic).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +37,21 @@ static int fail(const char *what, const char *msg) {
   return 1;
 }
 
+/* A split by 0, refused: the schedule keeps the error and the place of
+ * the call that made it. */
+static void show_a_refusal(void) {
+  ts_gemm g = ts_gemm_make(64, 64, 64);
+  ts_sched *s = ts_matmul_named(&g, "refused");
+  ts_loop *io, *ii;
+  ts_split(s, ts_get_loop(s, "i"), 0, &io, &ii);
+  ts_location at = ts_sched_error_location(s);
+  char *text = ts_sched_diagnostic(s);
+  printf("a refused call at %s:%d:\n%s\n", at.file ? at.file : "?", at.line,
+         text ? text : ts_sched_errmsg(s));
+  free(text);
+  ts_sched_free(s);
+}
+
 int main(int argc, char **argv) {
   int64_t m = 2048, n = 2048, k = 2048;
   if (argc == 4) {
@@ -42,6 +59,8 @@ int main(int argc, char **argv) {
     n = atoll(argv[2]);
     k = atoll(argv[3]);
   }
+
+  show_a_refusal();
 
   /* Check the schedule on the CPU at a small odd shape first. */
   ts_gemm small = ts_gemm_make(37, 53, 29);

@@ -127,6 +127,7 @@ static bool time_all(ts_gpu *g, const gpu_module *mods, int n,
                      const inputs *in, const ts_bench_opts *o,
                      double *times /* [(n+1) * repeats] */, int *culprit) {
   CUevent start, stop;
+  *culprit = -1; /* no kernel of ours has run since the last synchronize */
   if (!GPU_CALL(g, cuEventCreate(&start, CU_EVENT_DEFAULT)))
     return false;
   if (!GPU_CALL(g, cuEventCreate(&stop, CU_EVENT_DEFAULT))) {

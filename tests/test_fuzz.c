@@ -123,11 +123,8 @@ static void count_case(tally *t, const fz_result *r, double seconds) {
  * schedule was accepted. */
 static void print_calls(const long n[FZ_OUTCOMES], const char *what) {
   printf("  of which %ld %s: %ld refused at lowering, %ld checked correct, "
-         "%ld lowered and not run, %ld failed\n",
-         n[FZ_PASS_REFUSED] + n[FZ_PASS_CHECKED] + n[FZ_PASS_LOWERED] +
-             n[FZ_FAIL],
-         what, n[FZ_PASS_REFUSED], n[FZ_PASS_CHECKED], n[FZ_PASS_LOWERED],
-         n[FZ_FAIL]);
+         "%ld failed\n", n[FZ_PASS_REFUSED] + n[FZ_PASS_CHECKED] + n[FZ_FAIL],
+         what, n[FZ_PASS_REFUSED], n[FZ_PASS_CHECKED], n[FZ_FAIL]);
 }
 
 /* TMA and warp-specialized cases checked correct in each layout and
@@ -157,9 +154,6 @@ typedef struct run {
   run_kind kind;
   uint64_t base, cases;   /* the seed and the cases of all runs */
   uint64_t shard, shards; /* RUN_KNOBS: knob case i where i % shards == shard */
-  uint64_t knob_exec_every; /* a knob case run on the executor where
-                               i / shards is a multiple of this; the
-                               others lowered only */
 } run;
 
 static const char *const kind_names[] = {
@@ -176,18 +170,15 @@ static void print_tally(const tally *t, const run *r) {
   const long *c = t->counts, *k = t->knob_counts;
   printf("fuzz: seed 0x%llx, %s (shard %llu of %llu): %ld cases of %llu: "
          "%ld refused by a primitive, %ld refused at lowering, %ld checked "
-         "correct, %ld lowered and not run, %ld failed\n",
+         "correct, %ld failed\n",
          (unsigned long long)r->base, kind_names[r->kind],
          (unsigned long long)r->shard + 1, (unsigned long long)r->shards,
          sum(c), (unsigned long long)r->cases,
-         c[FZ_PASS_ERROR], c[FZ_PASS_REFUSED], c[FZ_PASS_CHECKED],
-         c[FZ_PASS_LOWERED], c[FZ_FAIL]);
+         c[FZ_PASS_ERROR], c[FZ_PASS_REFUSED], c[FZ_PASS_CHECKED], c[FZ_FAIL]);
   printf("  of which %ld drew a space's knobs: %ld refused (pruned or "
          "unparsable), %ld refused at lowering, %ld checked correct, %ld "
-         "lowered and not run (one in %llu run), %ld failed\n", sum(k),
-         k[FZ_PASS_ERROR], k[FZ_PASS_REFUSED], k[FZ_PASS_CHECKED],
-         k[FZ_PASS_LOWERED], (unsigned long long)r->knob_exec_every,
-         k[FZ_FAIL]);
+         "failed\n", sum(k), k[FZ_PASS_ERROR], k[FZ_PASS_REFUSED],
+         k[FZ_PASS_CHECKED], k[FZ_FAIL]);
   print_calls(t->tensorized, "tensorized (mma.sync, wgmma)");
   print_calls(t->tma, "filled caches by the TMA (ts_tma)");
   print_calls(t->warpspec, "warp-specialized (ts_warp_specialize)");
@@ -271,9 +262,7 @@ static void test_fuzz_schedules(void **state) {
     __sanitizer_set_death_callback(print_crashed_case);
   for (uint64_t i = 0; i < r->cases && failures < 3; i++) {
     current_seed = case_seed(r->base, i);
-    fz_source src = {.rng = current_seed,
-                     .knobs_unexecuted =
-                         (i / r->shards) % r->knob_exec_every != 0};
+    fz_source src = {.rng = current_seed};
     if (!in_run(r, src, i))
       continue;
     double start = cpu_seconds();
@@ -309,19 +298,17 @@ static uint64_t arg_u64(const char *arg, const char *what) {
   return v;
 }
 
-/* test_fuzz [others | knobs SHARD SHARDS [KNOB_EXEC_EVERY]]: every case,
- * the cases that draw no knobs, or shard SHARD (1 to SHARDS) of the knob
- * cases, a knob case run on the executor one time in KNOB_EXEC_EVERY
- * (default 1: every time); the suite runs them as tests of their own, in
- * parallel, and the sanitizer build runs one knob case in a few. */
+/* test_fuzz [others | knobs SHARD SHARDS]: every case, the cases that draw
+ * no knobs, or shard SHARD (1 to SHARDS) of the knob cases; the suite runs
+ * them as tests of their own, in parallel. */
 int main(int argc, char **argv) {
   run *r = &the_run;
   *r = (run){.kind = RUN_ALL, .base = env_u64("TS_FUZZ_SEED", 0x7e55e1f022ull),
              .cases = env_u64("TS_FUZZ_CASES", 10000), .shard = 0,
-             .shards = 1, .knob_exec_every = 1};
+             .shards = 1};
   if (argc == 2 && strcmp(argv[1], "others") == 0) {
     r->kind = RUN_OTHERS;
-  } else if ((argc == 4 || argc == 5) && strcmp(argv[1], "knobs") == 0) {
+  } else if (argc == 4 && strcmp(argv[1], "knobs") == 0) {
     r->kind = RUN_KNOBS;
     r->shards = arg_u64(argv[3], "SHARDS");
     r->shard = arg_u64(argv[2], "SHARD") - 1;
@@ -330,11 +317,8 @@ int main(int argc, char **argv) {
               (unsigned long long)r->shards, argv[2]);
       return 2;
     }
-    if (argc == 5)
-      r->knob_exec_every = arg_u64(argv[4], "KNOB_EXEC_EVERY");
   } else if (argc != 1) {
-    fprintf(stderr, "usage: test_fuzz [others | knobs SHARD SHARDS "
-                    "[KNOB_EXEC_EVERY]]\n");
+    fprintf(stderr, "usage: test_fuzz [others | knobs SHARD SHARDS]\n");
     return 2;
   }
   const struct CMUnitTest tests[] = {

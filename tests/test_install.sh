@@ -39,3 +39,9 @@ case "$out" in
   *"reference executor at 37x53x29: correct"*) echo "ok: a program built with tessel.pc runs" ;;
   *) fail "custom did not check its schedule: $out" ;;
 esac
+# Its refused split, named by its place in custom.c and underlined.
+case "$out" in
+  *"custom.c:"*": error: ts_split: argument 3 'factor'"*"^~~~~~~~"*)
+    echo "ok: a refused call names its place in the program" ;;
+  *) fail "custom's refused split did not name its place: $out" ;;
+esac

@@ -131,7 +131,7 @@ void ts_schedule_file_close(ts_schedule_file *f);
  * expression with libclang ($TESSEL_LIBCLANG names the library, "off" for
  * none), else the primitive's name on the line.  Where the place is not
  * known or the call not found, the message as it is.  NULL when s is not
- * in error; free() it. */
+ * in error, or when memory runs out; free() it. */
 char *ts_sched_diagnostic(const ts_sched *s);
 
 #ifdef __cplusplus

@@ -77,4 +77,9 @@ ts_status warptiled_with(ts_sched *s, const warp_tiling *t);
 ts_status vectorized_tiles(ts_sched *s, int64_t block, int64_t depth,
                            ts_stage **as, ts_stage **bs);
 
+/* The compiler's "-I" option that finds tessel.h for a schedule file
+ * (src/builtins/schedule_file.c): $TESSEL_INCLUDE_DIR, the installed
+ * header's directory, or the source tree's; into buf, which it returns. */
+const char *schedule_file_include_flag(char *buf, size_t len);
+
 #endif

@@ -14,6 +14,7 @@
  * followed by '(': the column of the name, the name underlined.
  */
 #include "call_site.h"
+#include "builtins_impl.h"
 
 #include <ctype.h>
 #include <dlfcn.h>
@@ -128,6 +129,14 @@ static bool load_libclang(libclang *c) {
   return false;
 }
 
+bool call_site_has_libclang(void) {
+  libclang c;
+  if (!load_libclang(&c))
+    return false;
+  dlclose(c.lib);
+  return true;
+}
+
 /* ---- The call by libclang ------------------------------------------------- */
 
 typedef struct {
@@ -187,7 +196,7 @@ static bool find_by_libclang(const char *file, int line, const char *name,
   if (!load_libclang(&c))
     return false;
   char inc[4200];
-  snprintf(inc, sizeof(inc), "-I%s", schedule_file_include_dir());
+  schedule_file_include_flag(inc, sizeof(inc));
   const char *const args[] = {"-x", "c", "-std=c17", "-D_GNU_SOURCE", inc};
   void *index = c.create_index(0, 0);
   void *unit = index ? c.parse(index, file, args, 5, NULL, 0, CX_KEEP_GOING)
@@ -281,7 +290,13 @@ bool call_site_find(const char *file, int line, const char *name,
                    ? read_line(fp, out->line, out->text, sizeof(out->text))
                    : find_by_scan(fp, line, name, out);
   fclose(fp);
-  if (found && (out->last == 0 || out->last > (int)strlen(out->text)))
-    out->last = (int)strlen(out->text); /* a call past its line's end */
-  return found;
+  if (!found)
+    return false;
+  /* libclang's columns may pass a line read_line cut: keep both on it */
+  int len = (int)strlen(out->text);
+  if (out->first < 1 || out->first > len + 1)
+    out->first = out->first < 1 ? 1 : len + 1;
+  if (out->last == 0 || out->last > len)
+    out->last = len; /* a call past its line's end */
+  return true;
 }

@@ -28,7 +28,7 @@ typedef struct call_site {
 bool call_site_find(const char *file, int line, const char *name,
                     call_site *out);
 
-/* Where schedule files find tessel.h (src/builtins/schedule_file.c). */
-const char *schedule_file_include_dir(void);
+/* Whether libclang loads here (as call_site_find would load it). */
+bool call_site_has_libclang(void);
 
 #endif

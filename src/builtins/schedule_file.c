@@ -34,7 +34,7 @@
 #include <unistd.h>
 
 #include "../compile/kernel_cache.h"
-#include "call_site.h"
+#include "builtins_impl.h"
 #include "tessel.h"
 
 extern char **environ;
@@ -104,7 +104,7 @@ static const char *compiler(void) {
 
 /* Where tessel.h is: $TESSEL_INCLUDE_DIR, the installed header's
  * directory, or the source tree's (a build that is not installed). */
-const char *schedule_file_include_dir(void) {
+static const char *include_dir(void) {
   const char *env = getenv("TESSEL_INCLUDE_DIR");
   if (env && *env)
     return env;
@@ -112,6 +112,11 @@ const char *schedule_file_include_dir(void) {
   if (stat(TESSEL_INSTALLED_INCLUDE_DIR "/tessel.h", &st) == 0)
     return TESSEL_INSTALLED_INCLUDE_DIR;
   return TESSEL_SOURCE_INCLUDE_DIR;
+}
+
+const char *schedule_file_include_flag(char *buf, size_t len) {
+  snprintf(buf, len, "-I%s", include_dir());
+  return buf;
 }
 
 /* The whole file, malloc'd and NUL-terminated; NULL with errno set. */
@@ -146,7 +151,7 @@ static char *read_text(const char *path, size_t *len) {
 static uint64_t object_key(const char *text, size_t len, const char *src,
                            const char *src_real) {
   uint64_t h = kcache_fnv1a(KCACHE_FNV_SEED, text, len);
-  const char *parts[] = {src_real, src, compiler(), schedule_file_include_dir(),
+  const char *parts[] = {src_real, src, compiler(), include_dir(),
                          TESSEL_VERSION};
   for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++)
     h = kcache_fnv1a(h, parts[i], strlen(parts[i]) + 1);
@@ -192,7 +197,7 @@ static const char *include_hint(const char *src, const char *diag, char *buf,
 static bool compile(ts_schedule_file *f, const char *src, const char *out,
                     const char *deps, const char *log) {
   char inc[4200];
-  snprintf(inc, sizeof(inc), "-I%s", schedule_file_include_dir());
+  schedule_file_include_flag(inc, sizeof(inc));
   char *argv[] = {(char *)compiler(), "-std=c17", "-O2", "-fPIC", "-shared",
                   "-Wall", inc, "-MMD", "-MF", (char *)deps, "-o", (char *)out,
                   (char *)src, NULL};
@@ -366,7 +371,7 @@ static bool under(const char *path, const char *dir) {
 static bool hash_deps(const dep_list *d, uint64_t *objects,
                       uint64_t *version) {
   char inc[PATH_MAX];
-  bool has_inc = realpath(schedule_file_include_dir(), inc) != NULL;
+  bool has_inc = realpath(include_dir(), inc) != NULL;
   uint64_t h = KCACHE_FNV_SEED;
   for (int i = 0; i < d->n; i++) {
     size_t n;

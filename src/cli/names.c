@@ -172,6 +172,8 @@ static ts_schedule_file *file_at(const char *name, size_t len,
   }
   if (!(files[nfiles - 1].bad = find_bad_knobs(f, path, o))) {
     fprintf(stderr, "tessel: out of memory\n");
+    files[nfiles - 1].file = NULL; /* not left open with no record of it */
+    ts_schedule_file_close(f);
     return NULL;
   }
   return f;

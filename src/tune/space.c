@@ -15,9 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../base/nearest.h"
 #include "../base/strbuf.h"
 #include "../schedule/sched.h"
+#include "tune_impl.h"
 
 enum { MAX_KNOBS = 32, DEFAULT_LIMIT = 100000 };
 
@@ -335,6 +335,10 @@ const char *ts_config_knob_value(const ts_config *c, int i) {
   return c && i >= 0 && i < c->nknobs ? c->knobs[i].value : NULL;
 }
 
+const char *config_knob_values(const ts_config *c, int i) {
+  return c && i >= 0 && i < c->nknobs ? c->knobs[i].values : NULL;
+}
+
 /* ---- Running a space ------------------------------------------------------- */
 
 /* A value given by name for a knob the space never declared is a typo:
@@ -347,16 +351,10 @@ static void check_given_used(ts_config *c) {
     const char *name = c->given[i].name;
     if (declared(c, name))
       continue;
-    const char *near = ts_nearest_name(name, names, c->nknobs);
     ts_buf b;
     ts_buf_init(&b);
     ts_buf_printf(&b, "the space has no knob \"%s\"", name);
-    if (near)
-      ts_buf_printf(&b, "; did you mean \"%s\"?", near);
-    ts_buf_puts(&b, " (its knobs: ");
-    for (int k = 0; k < c->nknobs; k++)
-      ts_buf_printf(&b, "%s%s", k ? ", " : "", names[k]);
-    ts_buf_puts(&b, c->nknobs ? ")" : "none)");
+    sched_list_names(&b, name, names, c->nknobs, "its knobs");
     /* The typo is the reason, before whatever the values it left at their
      * first broke. */
     free(c->pruned);

@@ -19,6 +19,11 @@ enum { QUICK_REPEATS = 3, QUICK_WARMUP = 1, CHUNK = 16 };
 
 void tune_shape_text(const ts_gemm *g, char *out, size_t len);
 
+/* Knob i's values as the configuration's last run of its space declared
+ * them, "32, 64, 128" (space.c); NULL past the end.  The fuzzer draws a
+ * large space's configurations knob by knob with it. */
+const char *config_knob_values(const ts_config *c, int i);
+
 /* The journal of the run (journal.c), keyed by the GPU, the space's key
  * and r's definition: what it holds applied to r's candidates and cuBLAS
  * time (returns how many candidates have results from it), and lines

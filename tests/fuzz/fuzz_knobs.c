@@ -15,6 +15,7 @@
  * name=value, a knob given twice.
  */
 #include "fuzz_knobs.h"
+#include "tune/tune_impl.h"
 
 #include <stdarg.h>
 #include <stdbool.h>
@@ -98,6 +99,54 @@ static int draw_config(fz_source *src, ts_config **cs, int n) {
   for (int p = 0; hi - lo > 1 && ts_config_knob_name(cs[lo], p); p++)
     draw_run(src, cs, &lo, &hi, p);
   return lo;
+}
+
+/* The spaces whose enumeration a case may run: a larger one (the warpgroup
+ * space's 92160 configurations take a second to enumerate) is drawn knob
+ * by knob by running it (walk_config), which the enumeration's draw above
+ * equals, each value of a knob as likely as the others. */
+enum { ENUMERATE_LIMIT = 256 };
+
+/* One of the values in `list`, "32, 64, 128", each as likely, into out. */
+static bool pick_value(fz_source *src, const char *list, char *out,
+                       size_t len) {
+  int n = 1;
+  for (const char *at = list; (at = strstr(at, ", ")); at += 2)
+    n++;
+  const char *at = list;
+  for (int want = (int)fz_pick(src, (uint32_t)n); want > 0; want--)
+    at = strstr(at, ", ") + 2;
+  size_t vlen = strcspn(at, ",");
+  if (vlen == 0 || vlen >= len)
+    return false;
+  memcpy(out, at, vlen);
+  out[vlen] = 0;
+  return true;
+}
+
+/* A configuration drawn knob by knob: the space run with the knobs chosen
+ * so far, then the next knob it declares given one of its values. */
+static ts_config *walk_config(fz_source *src, const ts_space *space,
+                              const ts_gemm *def) {
+  ts_buf text;
+  ts_buf_init(&text);
+  ts_buf_puts(&text, "");
+  char err[256], value[64];
+  ts_config *c = ts_config_parse("", err, sizeof(err));
+  for (int p = 0; c; p++) {
+    ts_sched_free(ts_space_schedule(space, def, c));
+    const char *values = config_knob_values(c, p);
+    if (!values || !text.data)
+      break;
+    if (!pick_value(src, values, value, sizeof(value)))
+      break;
+    ts_buf_printf(&text, "%s%s=%s", p ? "," : "", ts_config_knob_name(c, p),
+                  value);
+    ts_config_free(c);
+    c = text.data ? ts_config_parse(text.data, err, sizeof(err)) : NULL;
+  }
+  ts_buf_free(&text);
+  return c;
 }
 
 /* ---- The program ----------------------------------------------------------- */
@@ -246,8 +295,24 @@ static void write_pairs(ts_buf *b, const ts_config *cfg, int p,
 }
 
 /* Whether any configuration gives knob `name` the value `value`. */
-static bool is_value_of(ts_config **cs, int n, const char *name,
-                        const char *value) {
+/* Whether `value` is one the space gives knob `name`: anywhere in its
+ * enumeration cs[0..n), or, where it was walked (cs NULL), in cfg's run. */
+static bool is_value_of(ts_config **cs, int n, const ts_config *cfg,
+                        const char *name, const char *value) {
+  if (!cs) {
+    for (int p = 0; p < ts_config_knob_count(cfg); p++)
+      if (strcmp(ts_config_knob_name(cfg, p), name) == 0) {
+        const char *list = config_knob_values(cfg, p);
+        size_t len = strlen(value);
+        for (const char *at = list; at;) {
+          if (strncmp(at, value, len) == 0 && (at[len] == ',' || !at[len]))
+            return true;
+          if ((at = strstr(at, ", ")))
+            at += 2;
+        }
+      }
+    return false;
+  }
   for (int i = 0; i < n; i++)
     for (int p = 0; p < ts_config_knob_count(cs[i]); p++)
       if (strcmp(ts_config_knob_name(cs[i], p), name) == 0 &&
@@ -269,7 +334,7 @@ static bool wrong_value(knob_case *k, ts_config **cs, int n,
   const char *name = ts_config_knob_name(cfg, p);
   for (int v = (int)fz_pick(k->src, NVALUES), tries = 0; tries < NVALUES;
        v = (v + 1) % NVALUES, tries++) {
-    if (is_value_of(cs, n, name, values[v]))
+    if (is_value_of(cs, n, cfg, name, values[v]))
       continue;
     write_pairs(&w->text, cfg, p, values[v]);
     snprintf(w->want, sizeof(w->want), "ts_space_schedule: %s: %s=%s is not "
@@ -387,16 +452,22 @@ ts_sched *fz_knob_schedule(fz_source *src, const ts_gemm *def, ts_buf *prog,
   knob_case k = {.src = src, .def = def, .prog = prog, .why = why,
                  .whylen = whylen};
   k.space = ts_space_at((int)fz_pick(src, (uint32_t)ts_space_count()));
-  ts_config **cs;
-  int n = ts_space_enumerate(k.space, def, 0, &cs);
-  if (n < 1) {
-    fail(&k, "ts_space_enumerate(%s) gave %d", k.space->name, n);
+  ts_config **cs = NULL, *walked = NULL;
+  int n = ts_space_enumerate(k.space, def, ENUMERATE_LIMIT, &cs);
+  if (n < 0)
+    walked = walk_config(src, k.space, def);
+  if (n == 0 || (n < 0 && !walked)) {
+    fail(&k, "ts_space_enumerate(%s) gave %d%s", k.space->name, n,
+         n < 0 ? ", and its walk no configuration" : "");
     return NULL;
   }
-  ts_config *cfg = cs[draw_config(src, cs, n)];
+  ts_config *cfg = walked ? walked : cs[draw_config(src, cs, n)];
   ts_sched *s = !ts_config_pruned(cfg) && fz_pick(src, 100) < WRONG_PERCENT
                     ? wrong_case(&k, cs, n, cfg)
                     : drawn_case(&k, cfg);
-  ts_space_free_configs(cs, n);
+  if (walked)
+    ts_config_free(walked);
+  else
+    ts_space_free_configs(cs, n);
   return s;
 }

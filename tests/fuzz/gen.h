@@ -24,17 +24,12 @@ typedef struct fz_source {
   uint64_t rng;        /* used when data is NULL */
   const uint8_t *data; /* libFuzzer's input; once used up, every choice is 0 */
   size_t size, pos;
-  /* A knob case accepted is lowered, generated and replayed but not run
-   * on the executor (FZ_PASS_LOWERED): the sanitizer build's share of the
-   * knob cases that the plain build runs in full. */
-  bool knobs_unexecuted;
 } fz_source;
 
 typedef enum {
   FZ_PASS_ERROR,   /* a primitive refused the schedule, clearly */
   FZ_PASS_REFUSED, /* accepted, then refused clearly at lowering */
   FZ_PASS_CHECKED, /* accepted, and the executor found it correct */
-  FZ_PASS_LOWERED, /* accepted, lowered and generated, not executed */
   FZ_FAIL,
   FZ_OUTCOMES
 } fz_outcome;
@@ -62,7 +57,7 @@ typedef struct fz_result {
 
 /* Whether the case `src` would draw is a knob case (fuzz_knobs.c), from
  * its first draws, on a copy of the source: the test's shards split the
- * knob cases, which take nearly all of a run's time. */
+ * knob cases, which take most of a run's time. */
 bool fz_draws_knobs(fz_source src);
 
 /* Runs one case.  `seed` only names the case in the report. */

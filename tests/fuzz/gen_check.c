@@ -99,28 +99,11 @@ static void check_hopper_source(fz_case *c, const char *cu,
     fail(c, "C's shared stage accepted, but the CUDA has no TMA store");
 }
 
-/* A knob case the source says not to run: lowering's verdict alone. */
-static bool unexecuted(const fz_case *c) {
-  return c->knobs && c->src->knobs_unexecuted;
-}
-
-/* The executor's verdict on the schedule, or lowering's where the case is
- * not run. */
-static ts_status verdict(fz_case *c, char *msg, size_t len) {
-  if (!unexecuted(c))
-    return ts_check(c->s, c->seed, msg, len);
-  ts_program *p = ts_lower(c->s);
-  ts_status st = ts_program_status(p);
-  snprintf(msg, len, "%s", ts_program_errmsg(p));
-  ts_program_free(p);
-  return st;
-}
-
 /* The checks of an accepted schedule: the executor's verdict, then the
  * source, the printed trace and its replay. */
 fz_outcome fz_check_accepted(fz_case *c) {
   char msg[2048];
-  ts_status st = verdict(c, msg, sizeof(msg));
+  ts_status st = ts_check(c->s, c->seed, msg, sizeof(msg));
   if (st == TS_ERR_EXEC_FAULT || st == TS_ERR_MISMATCH) {
     fail(c, "accepted schedule is wrong: %s: %s", ts_strerror(st), msg);
     return FZ_FAIL;
@@ -145,5 +128,5 @@ fz_outcome fz_check_accepted(fz_case *c) {
   free(trace);
   if (c->why[0] || !same_ir_after_replay(c))
     return FZ_FAIL;
-  return unexecuted(c) ? FZ_PASS_LOWERED : FZ_PASS_CHECKED;
+  return FZ_PASS_CHECKED;
 }
