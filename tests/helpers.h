@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "tessel.h"
+#include "past_location.h"
 #include "src/builtins/builtins_impl.h"
 #include "base/arena.h"
 
@@ -212,17 +213,14 @@ static inline char *read_text(const char *path) {
 }
 
 /* A schedule's error message past the "FILE:LINE: error: " that the
- * location of the failing call puts first (ts_sched_error_location's). */
+ * location of the failing call puts first; fails the test where the
+ * message does not start with its location. */
 static inline const char *errmsg_text(const ts_sched *s) {
-  const char *msg = ts_sched_errmsg(s);
-  ts_location at = ts_sched_error_location(s);
-  if (!at.file)
-    return msg;
-  char head[4200];
-  int n = snprintf(head, sizeof(head), "%s:%d: error: ", at.file, at.line);
-  if (strncmp(msg, head, (size_t)n) != 0)
-    fail_msg("message \"%s\" does not start with \"%s\"", msg, head);
-  return msg + n;
+  const char *text = message_past_location(s);
+  if (!text)
+    fail_msg("message \"%s\" does not start with its location",
+             ts_sched_errmsg(s));
+  return text;
 }
 
 #endif

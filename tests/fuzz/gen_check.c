@@ -5,6 +5,7 @@
  * and its trace, and its trace replays to the same loop nest.
  */
 #include "gen_impl.h"
+#include "../past_location.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -26,26 +27,12 @@ __attribute__((format(printf, 2, 3))) static void fail(fz_case *c,
   va_end(ap);
 }
 
-/* The message past the "FILE:LINE: error: " of the failing call's
- * location, where it has one (a call through tessel.h's macro; the
- * generator also passes some primitives as pointers, whose calls have
- * none); NULL where the message does not start with it. */
-static const char *past_location(const ts_sched *s) {
-  const char *msg = ts_sched_errmsg(s);
-  ts_location at = ts_sched_error_location(s);
-  if (!at.file)
-    return msg;
-  char head[1100];
-  int n = snprintf(head, sizeof(head), "%s:%d: error: ", at.file, at.line);
-  return n > 0 && strncmp(msg, head, (size_t)n) == 0 ? msg + n : NULL;
-}
-
 /* A refusal must be the schedule's status from then on, with a message
  * that names the call after its location; once in error, every call must
  * return that error. */
 void fz_after_call(fz_case *c, ts_status got, const char *fn) {
   ts_status now = ts_sched_status(c->s);
-  const char *msg = got != TS_OK ? past_location(c->s) : "";
+  const char *msg = got != TS_OK ? message_past_location(c->s) : "";
   if (c->status != TS_OK) {
     if (got != c->status || now != c->status)
       fail(c, "%s after an error returned %s (schedule: %s); expected the "
