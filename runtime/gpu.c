@@ -438,7 +438,7 @@ bool gpu_launch(ts_gpu *g, const gpu_module *m, CUdeviceptr A, CUdeviceptr B,
   const CUdeviceptr buffers[TS_PARAM_NBUFFERS] = {A, B, C, m->W};
   for (int i = 0; i < m->nfns; i++) {
     const gpu_function *f = &m->fns[i];
-    const ts_launch *l = &f->launch;
+    const ts_launch_geometry *l = &f->launch;
     int64_t grid[3]; /* a persistent grid's, from the multiprocessors */
     launch_grid(&g->limits, l, grid);
     void *const *args = launch_args(g, m, f, buffers);

@@ -71,7 +71,7 @@ typedef struct gpu_map_cache {
  * kernel's parameter list). */
 typedef struct gpu_function {
   CUfunction fn;
-  ts_launch launch;
+  ts_launch_geometry launch;
   const char *entry;      /* the kernel's */
   const ts_param *params; /* the kernel's, nparams long */
   int nparams;

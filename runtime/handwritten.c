@@ -75,7 +75,7 @@ bool gpu_read_geometry(ts_gpu *g, const ts_kernel *k, gpu_module *m,
     return false;
   if (!shape_fits(k, d, multiple, why, len))
     return true;
-  m->fns[m->main].launch = (ts_launch){
+  m->fns[m->main].launch = (ts_launch_geometry){
       .grid = {(d->n + tile[1] - 1) / tile[1], (d->m + tile[0] - 1) / tile[0], 1},
       .block = {block[0], block[1], block[2]}};
   return true;

@@ -17,7 +17,8 @@
 /* One entry point of the cubin: how it is launched and what it takes. */
 typedef struct kernel_entry {
   char *name;       /* malloc'd */
-  ts_launch launch; /* a hand-written kernel's is read when it is loaded */
+  /* a hand-written kernel's is read when it is loaded */
+  ts_launch_geometry launch;
   ts_param *params; /* malloc'd, nparams long: the arguments in order */
   int nparams;
 } kernel_entry;
@@ -33,7 +34,7 @@ struct ts_kernel {
   void *cubin;   /* malloc'd */
   size_t cubin_size;
   ts_gemm def;   /* the definition it computes, launched with */
-  ts_launch launch; /* the schedule's entry point's */
+  ts_launch_geometry launch; /* the schedule's entry point's */
   /* The entry points launched in order (ts_pack's, split-K's and the one
    * above among them), each with its launch and parameter list, and the
    * bytes of the workspace they share; at least one when TS_OK. */

@@ -15,7 +15,7 @@ static bool over(char *msg, size_t len, const char *kernel, const char *device,
 }
 
 bool resources_fit(const gpu_limits *dev, const char *device,
-                   const char *kernel, const ts_launch *l,
+                   const char *kernel, const ts_launch_geometry *l,
                    const ts_ptxas_info *use, char *msg, size_t len) {
   static const char axis[3] = {'x', 'y', 'z'};
   char what[160];
@@ -59,7 +59,8 @@ bool resources_fit(const gpu_limits *dev, const char *device,
   return true;
 }
 
-void launch_grid(const gpu_limits *dev, const ts_launch *l, int64_t grid[3]) {
+void launch_grid(const gpu_limits *dev, const ts_launch_geometry *l,
+                 int64_t grid[3]) {
   ts_grid_launched(l->grid, l->persistent, l->cluster, dev->multiprocessors,
                    grid);
 }

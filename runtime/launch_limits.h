@@ -27,14 +27,14 @@ typedef struct gpu_limits {
 /* The grid of a launch on the device: a persistent grid's (ts_persistent)
  * min(tiles, multiprocessors x blocks a multiprocessor) blocks, else the
  * launch's own. */
-void launch_grid(const gpu_limits *dev, const ts_launch *launch,
+void launch_grid(const gpu_limits *dev, const ts_launch_geometry *launch,
                  int64_t grid[3]);
 
 /* True when the kernel fits; otherwise false with the reason in msg:
  * "kernel tessel_x on NVIDIA H200: 129 registers x 1024 threads = 132096
  * registers per block, over the device's 65536 by 66560". */
 bool resources_fit(const gpu_limits *dev, const char *device,
-                   const char *kernel, const ts_launch *launch,
+                   const char *kernel, const ts_launch_geometry *launch,
                    const ts_ptxas_info *use, char *msg, size_t len);
 
 #endif

@@ -24,10 +24,10 @@ char *ts_cuda_source(const ts_sched *s) {
   return text;
 }
 
-ts_status ts_launch_dims(const ts_sched *s, ts_launch *out) {
+ts_status ts_launch_dims(const ts_sched *s, ts_launch_geometry *out) {
   if (!s || !out) {
     if (out)
-      *out = (ts_launch){0};
+      *out = (ts_launch_geometry){0};
     return TS_ERR_NULL_ARG;
   }
   ts_program *p = ts_lower(s);

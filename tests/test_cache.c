@@ -574,7 +574,7 @@ static void test_dynamic_shared_memory(void **state) {
   ts_sched *s = big_shared_schedule(&def);
   assert_int_equal(ts_sched_status(s), TS_OK);
   assert_correct(s);
-  ts_launch l;
+  ts_launch_geometry l;
   assert_int_equal(ts_launch_dims(s, &l), TS_OK);
   /* A (stored transposed) and B: 2 x 64 x 128 floats each. */
   assert_int_equal(l.dynamic_shared, 2 * 65536);

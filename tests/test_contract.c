@@ -336,7 +336,7 @@ static void vectorized_unchecked(ts_sched *s, int64_t first_factor) {
   assert_null(ts_print_ir(s));
   assert_null(ts_print_trace(s));
   assert_null(ts_cuda_source(s));
-  ts_launch dims;
+  ts_launch_geometry dims;
   memset(&dims, 0x5a, sizeof(dims)); /* poisoned: the failure must zero it */
   assert_int_not_equal(ts_launch_dims(s, &dims), TS_OK);
   assert_int_equal(dims.grid[0] | dims.block[0] | dims.dynamic_shared, 0);

@@ -155,7 +155,7 @@ static void test_blocks_take_several_tiles(void **state) {
   ts_sched *s = wgpers(512, 1024, 320, TS_F16, TS_NT);
   ts_program *p = ts_lower(s);
   assert_int_equal(ts_program_status(p), TS_OK);
-  ts_launch l;
+  ts_launch_geometry l;
   assert_int_equal(ts_program_launch(p, &l), TS_OK);
   assert_int_equal(l.grid[0], 16);
   assert_int_equal(l.grid[1] * l.grid[2], 1);
@@ -183,7 +183,7 @@ static void test_blocks_take_several_tiles(void **state) {
 static void test_launch_grid_from_multiprocessors(void **state) {
   (void)state;
   gpu_limits h100 = {.multiprocessors = 132};
-  ts_launch l = {.grid = {512, 1, 1}, .block = {128, 3, 1}, .persistent = 1};
+  ts_launch_geometry l = {.grid = {512, 1, 1}, .block = {128, 3, 1}, .persistent = 1};
   int64_t grid[3];
   launch_grid(&h100, &l, grid);
   assert_int_equal(grid[0], 132);
@@ -193,13 +193,13 @@ static void test_launch_grid_from_multiprocessors(void **state) {
   l.grid[0] = 100;
   launch_grid(&h100, &l, grid);
   assert_int_equal(grid[0], 100);
-  l = (ts_launch){.grid = {512, 4, 2}, .block = {128, 1, 1}};
+  l = (ts_launch_geometry){.grid = {512, 4, 2}, .block = {128, 1, 1}};
   launch_grid(&h100, &l, grid);
   assert_int_equal(grid[0] * grid[1] * grid[2], 512 * 8);
   /* Clusters of 2 (ts_cluster): whole clusters on any count of
    * multiprocessors, as __cluster_dims__ needs. */
   gpu_limits odd = {.multiprocessors = 131};
-  l = (ts_launch){.grid = {512, 1, 1}, .block = {128, 3, 1}, .persistent = 1,
+  l = (ts_launch_geometry){.grid = {512, 1, 1}, .block = {128, 3, 1}, .persistent = 1,
                   .cluster = 2};
   launch_grid(&odd, &l, grid);
   assert_int_equal(grid[0], 130);

@@ -121,7 +121,7 @@ static void test_bind_and_unroll_mark_loops(void **state) {
             "    for k in 0..3 unrolled:\n"
             "      acc[0, 0] = acc[0, 0] + A[i, k] * B[k, j]\n"
             "    C[i, j] = acc[0, 0]\n");
-  ts_launch l;
+  ts_launch_geometry l;
   assert_int_equal(ts_launch_dims(s, &l), TS_OK);
   assert_int_equal(l.grid[0], 4);
   assert_int_equal(l.block[0], 2);

@@ -116,7 +116,7 @@ static void test_errors_are_the_programs(void **state) {
                          "3 'factor'"));
   assert_null(ts_program_ir(p));
   assert_null(ts_program_cuda(p));
-  ts_launch l;
+  ts_launch_geometry l;
   memset(&l, 0x5a, sizeof(l));
   assert_int_equal(ts_program_launch(p, &l), TS_ERR_BAD_FACTOR);
   assert_int_equal(l.grid[0] | l.block[2] | l.dynamic_shared, 0);
@@ -188,7 +188,7 @@ static void test_compile_all_in_parallel(void **state) {
       assert_int_equal(ts_kernel_status(one), TS_OK);
       assert_int_equal(par[b]->cubin_size, one->cubin_size);
       assert_memory_equal(par[b]->cubin, one->cubin, one->cubin_size);
-      ts_launch l;
+      ts_launch_geometry l;
       ts_program_launch(p[b], &l);
       assert_memory_equal(&par[b]->launch, &l, sizeof(l));
       assert_int_equal(ts_kernel_gemm(par[b])->m, 100);

@@ -129,7 +129,7 @@ static const gpu_limits hopper = {
     .max_shared_optin = 232448,
 };
 
-static void expect_refused(ts_launch l, ts_ptxas_info use, const char *says) {
+static void expect_refused(ts_launch_geometry l, ts_ptxas_info use, const char *says) {
   char msg[512];
   assert_false(resources_fit(&hopper, "GPU", "tessel_k", &l, &use, msg,
                              sizeof(msg)));
@@ -139,11 +139,11 @@ static void expect_refused(ts_launch l, ts_ptxas_info use, const char *says) {
 static void test_resources_before_launch(void **state) {
   (void)state;
   char msg[512];
-  ts_launch fits = {.grid = {32, 32, 1}, .block = {32, 4, 1}};
+  ts_launch_geometry fits = {.grid = {32, 32, 1}, .block = {32, 4, 1}};
   ts_ptxas_info use = {.registers = 255, .shared_bytes = 33280, .valid = 1};
   assert_true(resources_fit(&hopper, "GPU", "tessel_k", &fits, &use, msg,
                             sizeof(msg)));
-  ts_launch big = {.grid = {1, 1, 1}, .block = {32, 32, 1}};
+  ts_launch_geometry big = {.grid = {1, 1, 1}, .block = {32, 32, 1}};
   expect_refused(big, (ts_ptxas_info){.registers = 129, .valid = 1},
                  "kernel tessel_k on GPU: 129 registers x 1024 threads = "
                  "132096 registers per block, over the device's 65536 by "
@@ -151,7 +151,7 @@ static void test_resources_before_launch(void **state) {
   expect_refused(fits, (ts_ptxas_info){.registers = 32, .shared_bytes = 50000},
                  "50000 bytes of static shared memory per block, over the "
                  "device's 49152 by 848");
-  ts_launch dynamic = {.grid = {8, 8, 1}, .block = {16, 16, 1},
+  ts_launch_geometry dynamic = {.grid = {8, 8, 1}, .block = {16, 16, 1},
                        .dynamic_shared = 131072};
   ts_ptxas_info none = {.registers = 64, .valid = 1};
   assert_true(resources_fit(&hopper, "GPU", "tessel_k", &dynamic, &none, msg,
@@ -159,11 +159,11 @@ static void test_resources_before_launch(void **state) {
   dynamic.dynamic_shared = 240000;
   expect_refused(dynamic, none, "240000 bytes of shared memory per block "
                  "(240000 dynamic), over the device's 232448 by 7552");
-  expect_refused((ts_launch){.grid = {1, 70000, 1}, .block = {32, 1, 1}}, use,
+  expect_refused((ts_launch_geometry){.grid = {1, 70000, 1}, .block = {32, 1, 1}}, use,
                  "grid.y is 70000, over the device's 65535 by 4465");
-  expect_refused((ts_launch){.grid = {1, 1, 1}, .block = {1, 1, 128}}, use,
+  expect_refused((ts_launch_geometry){.grid = {1, 1, 1}, .block = {1, 1, 128}}, use,
                  "block.z is 128, over the device's 64 by 64");
-  expect_refused((ts_launch){.grid = {1, 1, 1}, .block = {64, 32, 1}}, use,
+  expect_refused((ts_launch_geometry){.grid = {1, 1, 1}, .block = {64, 32, 1}}, use,
                  "2048 threads per block, over the device's 1024 by 1024");
 }
 

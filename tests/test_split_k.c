@@ -384,7 +384,7 @@ static void test_program_reads_each_kernel(void **state) {
   assert_string_equal(ts_program_kernel_entry(p, 1), "tessel_sk_reduce");
   assert_string_equal(ts_program_kernel_entry(p, 2), "");
   assert_int_equal(ts_program_workspace(p), 4 * 7 * 5 * 4);
-  ts_launch l;
+  ts_launch_geometry l;
   assert_int_equal(ts_program_kernel_launch(p, 0, &l), TS_OK);
   assert_int_equal(l.grid[2], 4);
   assert_int_equal(l.block[0], 4);
@@ -419,7 +419,7 @@ static void test_one_source_compiles_both_entries(void **state) {
     assert_int_equal(ts_kernel_count(k), 2);
     assert_string_equal(ts_kernel_entry(k, mode ? 1 : 0), "tessel_sk");
     assert_int_equal(ts_kernel_workspace(k), mode ? 0 : 4 * 7 * 5 * 4);
-    ts_launch l;
+    ts_launch_geometry l;
     assert_int_equal(ts_kernel_launch(k, mode ? 1 : 0, &l), TS_OK);
     assert_int_equal(l.grid[2], 4);
     ts_kernel_free(k);

@@ -78,7 +78,7 @@ static void test_index_expressions(void **state) {
   assert_non_null(strstr(cu, "  // 0..6, blocks swizzled\n"));
   free(cu);
   /* The grid is the one it was. */
-  ts_launch l;
+  ts_launch_geometry l;
   assert_int_equal(ts_launch_dims(t.s, &l), TS_OK);
   assert_int_equal(l.grid[0], 7);
   assert_int_equal(l.grid[1], 9);

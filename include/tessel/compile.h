@@ -62,7 +62,7 @@ int ts_kernel_from_cache(const ts_kernel *k);
  * the workspace they share in bytes (0: none). */
 int ts_kernel_count(const ts_kernel *k);
 const char *ts_kernel_entry(const ts_kernel *k, int i);
-ts_status ts_kernel_launch(const ts_kernel *k, int i, ts_launch *out);
+ts_status ts_kernel_launch(const ts_kernel *k, int i, ts_launch_geometry *out);
 int64_t ts_kernel_workspace(const ts_kernel *k);
 /* The CUDA C the kernel was compiled from (its hash is
  * ts_kernel_source_hash); "" when none reached NVRTC. */

@@ -22,7 +22,7 @@ extern "C" {
  * program carries the error.  Free the schedule whenever you like. */
 typedef struct ts_program ts_program;
 
-typedef struct ts_launch {
+typedef struct ts_launch_geometry {
   int64_t grid[3], block[3];
   /* Dynamic shared memory, in bytes: the shared caches when they pass the
    * 48 KiB a kernel may declare statically; 0 otherwise. */
@@ -36,7 +36,7 @@ typedef struct ts_launch {
    * the launch keeps grid[0] a multiple of it, a persistent grid's cut
    * rounded down to whole clusters.  0 or 1: none. */
   int cluster;
-} ts_launch;
+} ts_launch_geometry;
 
 /* Never NULL; check ts_program_status.  A schedule in error gives a
  * program with the schedule's status and message. */
@@ -47,14 +47,15 @@ const char *ts_program_errmsg(const ts_program *p); /* "" when TS_OK */
 const ts_gemm *ts_program_gemm(const ts_program *p);
 const char *ts_program_name(const ts_program *p);  /* the schedule's */
 const char *ts_program_entry(const ts_program *p); /* "tessel_<name>" */
-ts_status ts_program_launch(const ts_program *p, ts_launch *out);
+ts_status ts_program_launch(const ts_program *p, ts_launch_geometry *out);
 /* The kernels a program launches, in order: ts_pack's (op(A)'s, then
  * op(B)'s) first, then the schedule's kernel, with split-K's second (the
  * workspace's reduction after it, or the scaling of C by beta before it).  ts_program_entry and ts_program_launch
  * are the schedule's kernel; these give kernel i (0 .. count - 1). */
 int ts_program_kernel_count(const ts_program *p);
 const char *ts_program_kernel_entry(const ts_program *p, int i);
-ts_status ts_program_kernel_launch(const ts_program *p, int i, ts_launch *out);
+ts_status ts_program_kernel_launch(const ts_program *p, int i,
+                                   ts_launch_geometry *out);
 /* Bytes of the workspace the kernels share (split-K's fp32 partial sums,
  * then ts_pack's copies of the operands), passed to each kernel as a
  * fourth parameter; 0: none. */

@@ -494,10 +494,10 @@ const char *ts_kernel_entry(const ts_kernel *k, int i) {
   return k->entries[i].name;
 }
 
-ts_status ts_kernel_launch(const ts_kernel *k, int i, ts_launch *out) {
+ts_status ts_kernel_launch(const ts_kernel *k, int i, ts_launch_geometry *out) {
   if (!out)
     return TS_ERR_NULL_ARG;
-  *out = (ts_launch){0};
+  *out = (ts_launch_geometry){0};
   if (!k)
     return TS_ERR_NULL_ARG;
   if (k->status != TS_OK)

@@ -38,9 +38,10 @@ bool ts_program_arch_specific(const ts_program *p) {
   return p && p->k.arch_specific;
 }
 
-ts_status ts_program_launch(const ts_program *p, ts_launch *out) {
+ts_status ts_program_launch(const ts_program *p, ts_launch_geometry *out) {
   if (out)
-    *out = (ts_launch){0}; /* zeros, not stale values, after a failure */
+    *out = (ts_launch_geometry){0}; /* zeros, not stale values,
+            after a failure */
   if (!p || !out)
     return TS_ERR_NULL_ARG;
   if (p->status != TS_OK)
@@ -69,13 +70,14 @@ const char *ts_program_kernel_entry(const ts_program *p, int i) {
   return k ? k->entry : "";
 }
 
-ts_status ts_program_kernel_launch(const ts_program *p, int i, ts_launch *out) {
+ts_status ts_program_kernel_launch(const ts_program *p, int i,
+                                   ts_launch_geometry *out) {
   ts_status st = ts_program_launch(p, out);
   const ir_kernel *k = kernel_at(p, i);
   if (!out)
     return TS_ERR_NULL_ARG;
   if (st != TS_OK || !k) {
-    *out = (ts_launch){0};
+    *out = (ts_launch_geometry){0};
     return st != TS_OK ? st : TS_ERR_BAD_ARG;
   }
   for (int d = 0; d < 3; d++) {
