@@ -30,6 +30,7 @@
 #include "tessel/space.h"
 #include "tessel/builtins.h"
 #include "tessel/compile.h"
+#include "tessel/launch.h"
 #include "tessel/gpu.h"
 #include "tessel/facade.h"
 #include "tessel/tune.h"

@@ -138,7 +138,7 @@ int ts_gpu_count(void) {
     return 0;
   if (cu.cuInit(0) != CUDA_SUCCESS || cu.cuDeviceGetCount(&count) != CUDA_SUCCESS)
     count = 0;
-  ts_unload(cu.lib);
+  ts_unload_driver(&cu);
   return count;
 }
 
@@ -179,7 +179,7 @@ void ts_gpu_close(ts_gpu *g) {
     g->cu.cuDevicePrimaryCtxRelease(g->dev);
 
   ts_unload(g->blas.lib);
-  ts_unload(g->cu.lib);
+  ts_unload_driver(&g->cu);
   free(g);
 }
 
@@ -218,21 +218,6 @@ static bool resources_from_driver(ts_gpu *g, gpu_module *m) {
   return true;
 }
 
-/* Room for the tensor maps of f's TS_PARAM_TENSOR_MAP parameters, where
- * it has any. */
-static bool alloc_map_caches(gpu_function *f) {
-  bool any = false;
-  for (int i = 0; i < f->nparams; i++)
-    any |= f->params[i].kind == TS_PARAM_TENSOR_MAP;
-  if (!any)
-    return true;
-  size_t bytes = (size_t)f->nparams * sizeof(gpu_map_cache);
-  f->maps = aligned_alloc(_Alignof(gpu_map_cache), bytes);
-  if (f->maps)
-    memset(f->maps, 0, bytes);
-  return f->maps != NULL;
-}
-
 /* The kernel's entry points with their launches and parameter lists, room
  * for the longest list's arguments, and the workspace. */
 static bool load_functions(ts_gpu *g, const ts_kernel *k, gpu_module *m) {
@@ -240,9 +225,9 @@ static bool load_functions(ts_gpu *g, const ts_kernel *k, gpu_module *m) {
   for (int i = 0; i < k->nentries; i++)
     most = k->entries[i].nparams > most ? k->entries[i].nparams : most;
   m->fns = calloc((size_t)k->nentries, sizeof(*m->fns));
-  m->values = aligned_alloc(_Alignof(gpu_arg), (size_t)most * sizeof(gpu_arg));
+  m->values = aligned_alloc(_Alignof(launch_arg), (size_t)most * sizeof(launch_arg));
   if (m->values)
-    memset(m->values, 0, (size_t)most * sizeof(gpu_arg));
+    memset(m->values, 0, (size_t)most * sizeof(launch_arg));
   m->args = calloc((size_t)most, sizeof(*m->args));
   if (!m->fns || !m->values || !m->args)
     return gpu_fail(g, TS_ERR_NO_MEMORY, "loading kernel %s: out of memory",
@@ -253,7 +238,7 @@ static bool load_functions(ts_gpu *g, const ts_kernel *k, gpu_module *m) {
     const kernel_entry *e = &k->entries[i];
     m->fns[i] = (gpu_function){.launch = e->launch, .entry = e->name,
                                .params = e->params, .nparams = e->nparams};
-    if (!alloc_map_caches(&m->fns[i]))
+    if (!launch_map_caches(e->params, e->nparams, &m->fns[i].maps))
       return gpu_fail(g, TS_ERR_NO_MEMORY, "loading kernel %s: out of "
                       "memory for its tensor maps", k->label);
     if (i != m->main &&
@@ -346,55 +331,6 @@ void gpu_unload(ts_gpu *g, gpu_module *m) {
   m->nfns = 0;
 }
 
-/* A tensor map of the buffer at `base` (A or B, or for ts_pack's copy
- * the workspace at the view's offset; or C, which the TMA stores into):
- * 2-D, innermost dimension first, the box and 128-byte swizzle the
- * kernel's copies and stores expect; a copy reads zeros past the edges
- * (CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE fills zeros), a store writes
- * nothing there.  tf32's
- * packed operands are FLOAT32: the pack rounded them already, and the
- * copy must move their bits unchanged. */
-static bool encode_map(ts_gpu *g, CUtensorMap *map, const ts_param *p,
-                       CUdeviceptr base) {
-  static const CUtensorMapDataType types[TS_DTYPE_COUNT] = {
-      [TS_F32] = CU_TENSOR_MAP_DATA_TYPE_FLOAT32,
-      [TS_F16] = CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
-      [TS_BF16] = CU_TENSOR_MAP_DATA_TYPE_BFLOAT16};
-  cuuint64_t dims[2] = {(cuuint64_t)p->dims[0], (cuuint64_t)p->dims[1]};
-  cuuint64_t strides[1] = {(cuuint64_t)p->row_bytes};
-  cuuint32_t box[2] = {(cuuint32_t)p->box[0], (cuuint32_t)p->box[1]};
-  cuuint32_t step[2] = {1, 1};
-  return GPU_CALL(g, cuTensorMapEncodeTiled(
-                         map, types[p->dtype], 2, (void *)(uintptr_t)base,
-                         dims, strides, box, step,
-                         CU_TENSOR_MAP_INTERLEAVE_NONE,
-                         CU_TENSOR_MAP_SWIZZLE_128B,
-                         CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                         CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
-}
-
-/* The tensor map of parameter p for the operand at `base`: the one kept
- * for that address, else encoded and kept. */
-static const CUtensorMap *tensor_map(ts_gpu *g, gpu_map_cache *c,
-                                     const ts_param *p, CUdeviceptr base) {
-  for (int i = 0; i < c->n; i++)
-    if (c->base[i] == base)
-      return &c->map[i];
-  CUtensorMap map;
-  if (!encode_map(g, &map, p, base))
-    return NULL;
-  int i = c->n;
-  if (c->n < GPU_MAX_SETS) {
-    c->n++;
-  } else {
-    i = c->next;
-    c->next = (c->next + 1) % GPU_MAX_SETS;
-  }
-  c->map[i] = map;
-  c->base[i] = base;
-  return &c->map[i];
-}
-
 /* f's arguments from its parameter list: the device buffers (A, B, C and
  * the workspace) at each parameter's offset, the definition's scalars,
  * the operands' tensor maps (for this launch's buffers, encoded at the
@@ -404,27 +340,18 @@ static const CUtensorMap *tensor_map(ts_gpu *g, gpu_map_cache *c,
 static void *const *launch_args(ts_gpu *g, const gpu_module *m,
                                 const gpu_function *f,
                                 const CUdeviceptr buffers[TS_PARAM_NBUFFERS]) {
-  const int64_t ints[] = {m->def.m, m->def.n, m->def.k};
+  launch_values v = {.extents = {m->def.m, m->def.n, m->def.k},
+                     .alpha = m->def.alpha, .beta = m->def.beta};
+  memcpy(v.buffers, buffers, sizeof(v.buffers));
   for (int i = 0; i < f->nparams; i++) {
     const ts_param *p = &f->params[i];
-    switch (p->kind) {
-    case TS_PARAM_BUFFER:
-      m->values[i].ptr = buffers[p->buffer] + (CUdeviceptr)p->offset;
-      break;
-    case TS_PARAM_INT:
-      m->values[i].i = (int)ints[p->value];
-      break;
-    case TS_PARAM_FLOAT:
-      m->values[i].f = p->value == TS_VALUE_ALPHA ? m->def.alpha : m->def.beta;
-      break;
-    case TS_PARAM_TENSOR_MAP: {
-      const CUtensorMap *map = tensor_map(
-          g, &f->maps[i], p, buffers[p->buffer] + (CUdeviceptr)p->offset);
-      if (!map)
+    m->values[i] = launch_scalar(p, &v);
+    if (p->kind == TS_PARAM_TENSOR_MAP) {
+      if (!gpu_check(g, launch_cached_map(&g->cu, &f->maps[i], p,
+                                          m->values[i].ptr,
+                                          &m->values[i].map),
+                     "cuTensorMapEncodeTiled"))
         return NULL;
-      m->values[i].map = *map;
-      break;
-    }
     }
     m->args[i] = &m->values[i];
   }

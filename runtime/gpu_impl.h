@@ -4,7 +4,7 @@
 #ifndef TS_GPU_H
 #define TS_GPU_H
 
-#include "kernel.h"
+#include "../src/launch/launcher.h"
 #include "loader.h"
 #include "launch_limits.h"
 
@@ -53,19 +53,7 @@ void gpu_bench_inputs_free(ts_gpu *g);
 
 /* The most input sets ts_bench rotates its launches over (timing.c), and
  * so the base addresses a tensor map parameter is kept encoded for. */
-enum { GPU_MAX_SETS = 8 };
-
-/* The tensor maps one TS_PARAM_TENSOR_MAP parameter was encoded to, one
- * for each base address its launches gave (cuTensorMapEncodeTiled is host
- * work, which ts_bench would do between a timed launch's start event and
- * the launch): a launch on buffers seen before copies the map kept.  Past GPU_MAX_SETS addresses the oldest is
- * replaced. */
-typedef struct gpu_map_cache {
-  CUtensorMap map[GPU_MAX_SETS];
-  CUdeviceptr base[GPU_MAX_SETS];
-  int n;    /* maps held */
-  int next; /* the one a new address replaces once all are held */
-} gpu_map_cache;
+enum { GPU_MAX_SETS = LAUNCH_MAP_SLOTS };
 
 /* One entry point of a loaded module and what launching it takes (the
  * kernel's parameter list). */
@@ -75,17 +63,9 @@ typedef struct gpu_function {
   const char *entry;      /* the kernel's */
   const ts_param *params; /* the kernel's, nparams long */
   int nparams;
-  gpu_map_cache *maps; /* nparams long where a parameter is a tensor map,
+  launch_map_cache *maps; /* nparams long where a parameter is a tensor map,
                           else NULL; freed with the module */
 } gpu_function;
-
-/* A parameter's value in a launch's argument array. */
-typedef union gpu_arg {
-  CUdeviceptr ptr;
-  int i;
-  float f;
-  CUtensorMap map; /* 64-byte aligned: values is allocated so */
-} gpu_arg;
 
 /* A loaded kernel ready to launch: its entry points in launch order (fns,
  * nfns long; fns[main] the schedule's, or the hand-written gemm), the
@@ -95,7 +75,7 @@ typedef struct gpu_module {
   CUmodule mod;
   int nfns, main;
   gpu_function *fns;
-  gpu_arg *values;
+  launch_arg *values;
   void **args;
   CUdeviceptr W;
   ts_ptxas_info ptxas;

@@ -1,6 +1,5 @@
 /*
- * dlopen of libcuda.so.1 and libcublas.  cuBLAS is found as the compile
- * stage finds NVRTC (src/compile/toolkit.c): by soname, then under
+ * dlopen of libcublas, found as the compile stage finds NVRTC (src/compile/toolkit.c): by soname, then under
  * CUDA_HOME and /usr/local/cuda.
  */
 #include "loader.h"
@@ -9,52 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-bool ts_load_driver(ts_driver_api *api, char *err, size_t errlen) {
-  memset(api, 0, sizeof(*api));
-  /* TESSEL_CUDA_DRIVER names another driver library (a test's, or one
-   * outside the loader's path). */
-  const char *name = getenv("TESSEL_CUDA_DRIVER");
-  if (!name || !*name)
-    name = "libcuda.so.1";
-  api->lib = dlopen(name, RTLD_NOW | RTLD_LOCAL);
-  if (!api->lib) {
-    snprintf(err, errlen, "no CUDA driver: %s could not be loaded (%s)", name,
-             dlerror());
-    return false;
-  }
-  __typeof__(&cuGetProcAddress) get =
-      (__typeof__(&cuGetProcAddress))dlsym(api->lib, "cuGetProcAddress_v2");
-  if (!get) {
-    snprintf(err, errlen, "%s is not a CUDA driver for CUDA 12 or later "
-             "(cuGetProcAddress_v2 missing); tessel needs a driver for CUDA "
-             "%d.%d", name, CUDA_VERSION / 1000, CUDA_VERSION % 1000 / 10);
-    ts_unload(api->lib);
-    api->lib = NULL;
-    return false;
-  }
-#define TS_RESOLVE(f)                                                         \
-  {                                                                           \
-    CUdriverProcAddressQueryResult found;                                     \
-    void *p = NULL;                                                           \
-    if (get(#f, &p, CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, &found) !=     \
-            CUDA_SUCCESS ||                                                   \
-        !p) {                                                                 \
-      snprintf(err, errlen, "the CUDA driver lacks %s for CUDA %d.%d; update " \
-               "the driver", #f, CUDA_VERSION / 1000,                         \
-               CUDA_VERSION % 1000 / 10);                                     \
-      ts_unload(api->lib);                                                    \
-      api->lib = NULL;                                                        \
-      return false;                                                           \
-    }                                                                         \
-    memcpy(&api->f, &p, sizeof(p));                                           \
-  }
-#define TS_RESOLVE_AS(f, proto) TS_RESOLVE(f)
-  TS_DRIVER_FUNCS(TS_RESOLVE, TS_RESOLVE_AS)
-#undef TS_RESOLVE_AS
-#undef TS_RESOLVE
-  return true;
-}
 
 bool ts_load_cublas(ts_cublas_api *api, char *err, size_t errlen) {
   static const char *const names[] = {"libcublas.so.13", "libcublas.so", NULL};

@@ -1,10 +1,9 @@
 /*
- * Run-time loading of the CUDA driver and cuBLAS (NVRTC is the compile
- * stage's: src/compile/toolkit.h).  Nothing links against them, so tessel
- * builds and runs (everything but the GPU) where they are missing; each
- * loader says which library it could not find.
- * Driver entry points come from cuGetProcAddress for the toolkit's version,
- * so their ABI matches the headers tessel was built with.
+ * Run-time loading of cuBLAS (the driver is the launcher's:
+ * src/launch/driver.h; NVRTC the compile stage's: src/compile/toolkit.h).
+ * Nothing links against it, so tessel builds and runs (everything but the
+ * GPU) where it is missing; the loader says which library it could not
+ * find.
  */
 #ifndef TS_LOADER_H
 #define TS_LOADER_H
@@ -15,31 +14,7 @@
 #include <stddef.h>
 
 #include "../src/compile/toolkit.h"
-
-/* X(symbol, a function whose prototype is the ABI that cuGetProcAddress
- * returns for CUDA_VERSION): CUDA 13 gave cuCtxSynchronize a context
- * argument under its plain name. */
-#define TS_DRIVER_FUNCS(X, X_AS)                                                   \
-  X(cuInit) X(cuDriverGetVersion) X(cuDeviceGetCount) X(cuDeviceGet)          \
-  X(cuDeviceGetName) X(cuDeviceGetAttribute) X(cuDevicePrimaryCtxRetain)      \
-  X(cuDevicePrimaryCtxRelease) X(cuCtxSetCurrent)                             \
-  X_AS(cuCtxSynchronize, cuCtxSynchronize_v2)                                 \
-  X(cuModuleLoadData) X(cuModuleUnload) X(cuModuleGetFunction)                \
-  X(cuModuleGetGlobal)                                                        \
-  X(cuFuncSetAttribute) X(cuFuncGetAttribute) X(cuLaunchKernel) X(cuMemAlloc) X(cuMemFree)          \
-  X(cuMemcpyHtoD) X(cuMemcpyDtoH) X(cuMemcpyDtoD) X(cuMemsetD32)              \
-  X(cuEventCreate) X(cuEventDestroy) X(cuEventRecord) X(cuEventSynchronize)   \
-  X(cuEventElapsedTime) X(cuGetErrorString) X(cuGetErrorName)                \
-  X(cuDeviceGetUuid) X(cuTensorMapEncodeTiled)
-
-typedef struct ts_driver_api {
-  void *lib;
-#define TS_PTR(f) __typeof__(&f) f;
-#define TS_PTR_AS(f, proto) __typeof__(&proto) f;
-  TS_DRIVER_FUNCS(TS_PTR, TS_PTR_AS)
-#undef TS_PTR
-#undef TS_PTR_AS
-} ts_driver_api;
+#include "../src/launch/driver.h"
 
 #define TS_CUBLAS_FUNCS(X)                                                    \
   X(cublasCreate_v2) X(cublasDestroy_v2) X(cublasGemmEx)                    \
@@ -53,7 +28,6 @@ typedef struct ts_cublas_api {
 } ts_cublas_api;
 
 /* Each returns false with a one-line reason in err. */
-bool ts_load_driver(ts_driver_api *api, char *err, size_t errlen);
 bool ts_load_cublas(ts_cublas_api *api, char *err, size_t errlen);
 
 #endif

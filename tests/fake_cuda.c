@@ -37,6 +37,7 @@
  */
 #include <cuda.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -222,8 +223,33 @@ static CUresult fake_cuDevicePrimaryCtxRelease(CUdevice d) {
   return CUDA_SUCCESS;
 }
 
+/* One context, the device's primary one, current until a thread's
+ * cuCtxSetCurrent(NULL). */
+static _Thread_local bool no_context;
+
 static CUresult fake_cuCtxSetCurrent(CUcontext c) {
+  no_context = c == NULL;
+  return sticky;
+}
+
+static CUresult fake_cuCtxGetCurrent(CUcontext *c) {
+  *c = no_context ? NULL : (CUcontext)&clock_ms;
+  return sticky;
+}
+
+static CUresult fake_cuCtxGetDevice(CUdevice *d) {
+  *d = 0;
+  return sticky;
+}
+
+static CUresult fake_cuCtxPushCurrent(CUcontext c) {
   (void)c;
+  return sticky;
+}
+
+static CUresult fake_cuCtxPopCurrent(CUcontext *c) {
+  if (c)
+    *c = (CUcontext)&clock_ms;
   return sticky;
 }
 
@@ -284,14 +310,22 @@ static CUresult fake_cuFuncGetAttribute(int *v, CUfunction_attribute a,
   return sticky;
 }
 
+/* The stream of the last launch, for a test to read (fake_last_stream). */
+static CUstream last_stream;
+CUstream fake_last_stream(void);
+CUstream fake_last_stream(void) {
+  return __atomic_load_n(&last_stream, __ATOMIC_RELAXED);
+}
+
 static CUresult fake_cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy,
                                     unsigned gz, unsigned bx, unsigned by,
                                     unsigned bz, unsigned shared, CUstream s,
                                     void **params, void **extra) {
   (void)bx, (void)by, (void)bz, (void)shared;
-  (void)s, (void)params, (void)extra;
+  (void)params, (void)extra;
   if (sticky != CUDA_SUCCESS)
     return sticky;
+  __atomic_store_n(&last_stream, s, __ATOMIC_RELAXED);
   const char *name = ((fake_function *)f)->name;
   /* The grid each launch asked for, a line a launch (a persistent
    * grid's blocks come from the multiprocessor count above). */
@@ -451,7 +485,8 @@ static const struct {
     FAKE(cuInit) FAKE(cuDriverGetVersion) FAKE(cuDeviceGetCount)
     FAKE(cuDeviceGet) FAKE(cuDeviceGetName) FAKE(cuDeviceGetAttribute)
     FAKE(cuDevicePrimaryCtxRetain) FAKE(cuDevicePrimaryCtxRelease)
-    FAKE(cuCtxSetCurrent) FAKE(cuCtxSynchronize) FAKE(cuModuleLoadData)
+    FAKE(cuCtxSetCurrent) FAKE(cuCtxGetCurrent) FAKE(cuCtxGetDevice)
+    FAKE(cuCtxPushCurrent) FAKE(cuCtxPopCurrent) FAKE(cuCtxSynchronize) FAKE(cuModuleLoadData)
     FAKE(cuModuleUnload) FAKE(cuModuleGetFunction) FAKE(cuModuleGetGlobal)
     FAKE(cuFuncSetAttribute) FAKE(cuFuncGetAttribute) FAKE(cuLaunchKernel)
     FAKE(cuMemAlloc) FAKE(cuMemFree) FAKE(cuMemcpyHtoD) FAKE(cuMemcpyDtoH)

@@ -8,7 +8,7 @@
 #include <stdio.h>
 
 #include "helpers.h"
-#include "runtime/kernel.h"
+#include "src/compile/kernel.h"
 
 static const char *dir = "bench/handwritten";
 

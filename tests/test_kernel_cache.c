@@ -16,7 +16,7 @@
 #include "helpers.h"
 #include "src/compile/kernel_cache.h"
 #include "runtime/gpu_impl.h"
-#include "runtime/kernel.h"
+#include "src/compile/kernel.h"
 
 static char dir[256];
 

@@ -7,7 +7,7 @@
 #include "helpers.h"
 
 #include "ir/program_ir.h"
-#include "runtime/kernel.h"
+#include "src/compile/kernel.h"
 #include "schedule/sched.h"
 
 /* What a schedule is: its status, tree, loops, trace and printed trace. */

@@ -7,7 +7,7 @@
 #include <stdio.h>
 
 #include "helpers.h"
-#include "runtime/kernel.h"
+#include "src/compile/kernel.h"
 #include "runtime/launch_limits.h"
 
 static void assert_contains(const char *text, const char *part) {

@@ -74,6 +74,53 @@ const void *ts_kernel_cubin(const ts_kernel *k, size_t *size);
  * or NULL with the reason in msg. */
 char *ts_kernel_ptx(const ts_kernel *k, char *msg, size_t msglen);
 
+/* A hand-written CUDA kernel, timed beside schedules as a baseline.  The
+ * source defines the entry point
+ *
+ *   extern "C" __global__ void gemm(const float *A, const float *B, float *C,
+ *                                   int M, int N, int K, float alpha,
+ *                                   float beta);
+ *
+ * computing C = alpha op(A) op(B) + beta C with A, B and C stored as a
+ * schedule of the same definition sees them, and its launch geometry as
+ * __device__ or __constant__ ints with C linkage:
+ *
+ *   tessel_block[3]     threads per block, x y z
+ *   tessel_tile[2]      rows and columns of C one block computes: the grid
+ *                       is ceil(N / columns) x ceil(M / rows)
+ *   tessel_multiple[3]  optional: M, N and K must be multiples of these
+ *
+ * At a shape that is not a multiple the kernel is skipped, with the reason
+ * in its result, and the others are timed. */
+typedef struct ts_cuda_kernel {
+  const char *name;   /* its label in the results */
+  const char *source; /* CUDA C */
+} ts_cuda_kernel;
+
+/* Compiles a hand-written kernel for the definition `def` (the shape, alpha
+ * and beta it is launched with).  Never NULL; check ts_kernel_status.  Its
+ * geometry is read when it is loaded on the GPU. */
+ts_kernel *ts_compile_cuda(const ts_cuda_kernel *src, const ts_gemm *def,
+                           const char *arch);
+
+/* ---- Saving and loading (no NVRTC, no GPU) ---------------------------- */
+
+/* Writes the compiled kernel whole to `path` (replacing it atomically):
+ * the cubin, its architecture, each entry point's launch geometry and
+ * parameter list, how each tensor map is encoded, the workspace, the
+ * definition, and the CUDA C and NVRTC's log.  TS_OK, or the reason in
+ * msg (msglen bytes; msg may be NULL): TS_ERR_BAD_ARG for a kernel in
+ * error, TS_ERR_IO where the file cannot be written. */
+ts_status ts_kernel_save(const ts_kernel *k, const char *path, char *msg,
+                         size_t msglen);
+/* Reads a kernel ts_kernel_save wrote, in a process that need not lower
+ * or compile anything.  Never NULL; check ts_kernel_status: TS_ERR_IO for
+ * a file that cannot be read, is not a kernel file, is truncated or
+ * corrupt, or was written in another format (the message names the
+ * version that wrote it).  ts_launch refuses it on a device of another
+ * architecture. */
+ts_kernel *ts_kernel_load(const char *path);
+
 #ifdef __cplusplus
 }
 #endif

@@ -107,35 +107,6 @@ typedef struct ts_bench_result {
   ts_ptxas_info ptxas;
 } ts_bench_result;
 
-/* A hand-written CUDA kernel, timed beside schedules as a baseline.  The
- * source defines the entry point
- *
- *   extern "C" __global__ void gemm(const float *A, const float *B, float *C,
- *                                   int M, int N, int K, float alpha,
- *                                   float beta);
- *
- * computing C = alpha op(A) op(B) + beta C with A, B and C stored as a
- * schedule of the same definition sees them, and its launch geometry as
- * __device__ or __constant__ ints with C linkage:
- *
- *   tessel_block[3]     threads per block, x y z
- *   tessel_tile[2]      rows and columns of C one block computes: the grid
- *                       is ceil(N / columns) x ceil(M / rows)
- *   tessel_multiple[3]  optional: M, N and K must be multiples of these
- *
- * At a shape that is not a multiple the kernel is skipped, with the reason
- * in its result, and the others are timed. */
-typedef struct ts_cuda_kernel {
-  const char *name;   /* its label in the results */
-  const char *source; /* CUDA C */
-} ts_cuda_kernel;
-
-/* Compiles a hand-written kernel for the definition `def` (the shape, alpha
- * and beta it is launched with).  Never NULL; check ts_kernel_status.  Its
- * geometry is read when it is loaded on the GPU. */
-ts_kernel *ts_compile_cuda(const ts_cuda_kernel *src, const ts_gemm *def,
-                           const char *arch);
-
 /* Times each compiled kernel and cuBLAS in one run on the same random
  * inputs: results[i] for kernels[i], *cublas for cuBLAS.  Every kernel must
  * be of one definition (kernels[0]'s).  Each kernel has its own result: one

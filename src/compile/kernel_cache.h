@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../../runtime/kernel.h"
+#include "kernel.h"
 
 /* The cache directory, or false when the cache is off or has no home. */
 bool kcache_dir(char *out, size_t len);

@@ -14,21 +14,8 @@
 #include "../ir/program_ir.h"
 #include "../base/strbuf.h"
 #include "kernel_cache.h"
-#include "../../runtime/kernel.h"
+#include "kernel.h"
 #include "toolkit.h"
-
-static ts_kernel nomem_kernel = {.status = TS_ERR_NO_MEMORY,
-                                 .errmsg = "ts_compile: out of memory"};
-
-__attribute__((format(printf, 3, 4))) static ts_kernel *
-kernel_fail(ts_kernel *k, ts_status code, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(k->errmsg, sizeof(k->errmsg), fmt, ap);
-  va_end(ap);
-  k->status = code;
-  return k;
-}
 
 static int parse_int_after(const char *log, const char *before_num,
                            const char *after_num) {
@@ -245,7 +232,7 @@ ts_kernel *kernel_from_source(const char *src, const char *entry,
                               const char *arch) {
   ts_kernel *k = new_kernel(arch);
   if (!k)
-    return &nomem_kernel;
+    return &kernel_nomem;
   k->entries = calloc(1, sizeof(*k->entries));
   if (!(k->name = strdup(entry)) || !k->entries ||
       !(k->entries[0].name = strdup(entry)))
@@ -282,7 +269,7 @@ static bool copy_entries(ts_kernel *k, const ts_program *p) {
 ts_kernel *ts_compile(const ts_program *p, const char *arch) {
   ts_kernel *k = new_kernel(arch);
   if (!k)
-    return &nomem_kernel;
+    return &kernel_nomem;
   if (!p)
     return kernel_fail(k, TS_ERR_NULL_ARG, "ts_compile: argument 1 'p' is NULL");
   const ts_gemm *def = ts_program_gemm(p);
@@ -353,10 +340,10 @@ ts_kernel *ts_compile_cuda(const ts_cuda_kernel *src, const ts_gemm *def,
     ts_kernel *k = new_kernel(arch);
     return k ? kernel_fail(k, TS_ERR_NULL_ARG, "ts_compile_cuda: the kernel, "
                            "its name, its source or the definition is NULL")
-             : &nomem_kernel;
+             : &kernel_nomem;
   }
   ts_kernel *k = kernel_from_source(src->source, "gemm", arch);
-  if (k == &nomem_kernel)
+  if (k == &kernel_nomem)
     return k;
   k->def = *def;
   k->hand_written = true;
@@ -429,52 +416,6 @@ ts_status ts_compile_all(ts_program *const programs[], int n,
   return TS_OK;
 }
 
-void ts_kernel_free(ts_kernel *k) {
-  if (!k || k == &nomem_kernel)
-    return;
-  free(k->log);
-  free(k->name);
-  free(k->label);
-  free(k->cubin);
-  free(k->source);
-  for (int i = 0; k->entries && i < k->nentries; i++) {
-    free(k->entries[i].name);
-    free(k->entries[i].params);
-  }
-  free(k->entries);
-  free(k);
-}
-
-ts_status ts_kernel_status(const ts_kernel *k) {
-  return k ? k->status : TS_ERR_NULL_ARG;
-}
-
-const char *ts_kernel_errmsg(const ts_kernel *k) {
-  return k ? k->errmsg : "kernel is NULL";
-}
-
-const char *ts_kernel_log(const ts_kernel *k) {
-  return k && k->log ? k->log : "";
-}
-
-ts_ptxas_info ts_kernel_ptxas(const ts_kernel *k) {
-  ts_ptxas_info none = {0};
-  return k ? k->ptxas : none;
-}
-
-const char *ts_kernel_arch(const ts_kernel *k) { return k ? k->arch : ""; }
-
-const char *ts_kernel_name(const ts_kernel *k) {
-  return k && k->label ? k->label : "";
-}
-
-const ts_gemm *ts_kernel_gemm(const ts_kernel *k) { return k ? &k->def : NULL; }
-
-int ts_kernel_from_cache(const ts_kernel *k) { return k && k->from_cache; }
-uint64_t ts_kernel_source_hash(const ts_kernel *k) {
-  return k ? k->source_hash : 0;
-}
-
 int ts_nvrtc_version(void) {
   char err[512];
   int major = 0, minor = 0;
@@ -482,45 +423,6 @@ int ts_nvrtc_version(void) {
   if (!api || api->nvrtcVersion(&major, &minor) != NVRTC_SUCCESS)
     return 0;
   return major * 1000 + minor * 10;
-}
-
-int ts_kernel_count(const ts_kernel *k) {
-  return !k || k->status != TS_OK ? 0 : k->nentries;
-}
-
-const char *ts_kernel_entry(const ts_kernel *k, int i) {
-  if (i < 0 || i >= ts_kernel_count(k))
-    return "";
-  return k->entries[i].name;
-}
-
-ts_status ts_kernel_launch(const ts_kernel *k, int i, ts_launch_geometry *out) {
-  if (!out)
-    return TS_ERR_NULL_ARG;
-  *out = (ts_launch_geometry){0};
-  if (!k)
-    return TS_ERR_NULL_ARG;
-  if (k->status != TS_OK)
-    return k->status;
-  if (i < 0 || i >= ts_kernel_count(k))
-    return TS_ERR_BAD_ARG;
-  *out = k->entries[i].launch;
-  return TS_OK;
-}
-
-int64_t ts_kernel_workspace(const ts_kernel *k) {
-  return k && k->status == TS_OK ? k->workspace : 0;
-}
-
-const char *ts_kernel_source(const ts_kernel *k) {
-  return k && k->source ? k->source : "";
-}
-
-const void *ts_kernel_cubin(const ts_kernel *k, size_t *size) {
-  bool have = k && k->status == TS_OK && k->cubin;
-  if (size)
-    *size = have ? k->cubin_size : 0;
-  return have ? k->cubin : NULL;
 }
 
 /* The PTX of NVRTC for the virtual architecture, into a malloc'd text. */

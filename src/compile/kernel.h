@@ -1,18 +1,20 @@
 /*
- * A compiled kernel: the cubin NVRTC made for one architecture, the CUDA
- * C it came from, and what launching it needs, copied out of the program
- * by the compile stage (src/compile/): each entry point with its launch
+ * The compiled kernel, the compile stage's artifact: the cubin NVRTC made
+ * for one architecture, the CUDA C it came from, and everything launching
+ * it needs, copied out of the program: each entry point with its launch
  * geometry and parameter list, the workspace, the definition, the ptxas
- * resource report.  The runtime sees kernels only, never programs or
- * schedules.
+ * resource report.  It describes itself: ts_kernel_save writes it whole
+ * and ts_kernel_load reads it back in a process that never lowers or
+ * compiles (kernel_file.c).  The launcher (src/launch/) and the runtime
+ * see kernels only, never programs or schedules.
  */
 #ifndef TS_KERNEL_H
 #define TS_KERNEL_H
 
 #include <stdbool.h>
 
-#include "tessel.h"
-#include "../src/ir/params.h"
+#include "tessel/compile.h"
+#include "../ir/params.h"
 
 /* One entry point of the cubin: how it is launched and what it takes. */
 typedef struct kernel_entry {
@@ -48,7 +50,20 @@ struct ts_kernel {
   ts_ptxas_info ptxas;
   bool from_cache; /* loaded from the kernel cache, not compiled */
   uint64_t source_hash; /* FNV-1a of the CUDA C given to NVRTC; 0: none */
+  /* The launcher's state for this kernel (src/launch/: its module in each
+   * context ts_launch ran it in), made by the first ts_launch and released
+   * with the kernel through release_launch, which the launcher sets: the
+   * compile stage calls no code of a later one. */
+  void *launch_state;
+  void (*release_launch)(void *state);
 };
+
+/* The kernel every failed allocation of one returns (never freed). */
+extern ts_kernel kernel_nomem;
+
+/* Records the failure in k and returns k. */
+ts_kernel *kernel_fail(ts_kernel *k, ts_status code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 /* Compiles CUDA source text with entry point `entry` as ts_compile does
  * (for tests of NVRTC's failures). */
