@@ -442,10 +442,12 @@ bool gpu_cublas_launch(ts_gpu *g, const ts_gemm *d, CUdeviceptr A,
   cublasStatus_t r = g->blas.cublasGemmEx(
       g->handle, tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N,
       (int)d->n, (int)d->m, (int)d->k, &d->alpha, (const void *)B,
-      dtype_info_of(d->b_type)->cublas, (int)(tb ? d->k : d->n),
-      (const void *)A, dtype_info_of(d->a_type)->cublas,
-      (int)(ta ? d->m : d->k), &d->beta, (void *)C,
-      dtype_info_of(d->c_type)->cublas, (int)d->n,
+      dtype_info_of(d->b_type)->cublas,
+      (int)ts_gemm_operand(d, TS_OPERAND_B).ld, (const void *)A,
+      dtype_info_of(d->a_type)->cublas,
+      (int)ts_gemm_operand(d, TS_OPERAND_A).ld, &d->beta, (void *)C,
+      dtype_info_of(d->c_type)->cublas,
+      (int)ts_gemm_operand(d, TS_OPERAND_C).ld,
       d->math == TS_MATH_TF32 ? CUBLAS_COMPUTE_32F_FAST_TF32
                               : CUBLAS_COMPUTE_32F,
       CUBLAS_GEMM_DEFAULT);
@@ -464,8 +466,12 @@ typedef struct {
 
 static bool upload(ts_gpu *g, const ts_gemm *d, const float *A, const float *B,
                    const float *C, device_mats *x) {
-  size_t na = (size_t)(d->m * d->k), nb = (size_t)(d->k * d->n),
-         nc = (size_t)(d->m * d->n);
+  ts_operand a = ts_gemm_operand(d, TS_OPERAND_A),
+             b = ts_gemm_operand(d, TS_OPERAND_B),
+             c = ts_gemm_operand(d, TS_OPERAND_C);
+  size_t na = (size_t)ts_operand_elements(&a),
+         nb = (size_t)ts_operand_elements(&b),
+         nc = (size_t)ts_operand_elements(&c);
   memset(x, 0, sizeof(*x));
   return GPU_CALL(g, cuMemAlloc(&x->A, mat_bytes(d->a_type, na))) &&
          GPU_CALL(g, cuMemAlloc(&x->B, mat_bytes(d->b_type, nb))) &&
@@ -483,8 +489,9 @@ static void release(ts_gpu *g, device_mats *x) {
 
 static ts_status finish(ts_gpu *g, const ts_gemm *d, device_mats *x, bool ok,
                         float *C) {
+  ts_operand c = ts_gemm_operand(d, TS_OPERAND_C);
   ok = ok && GPU_CALL(g, cuCtxSynchronize(g->ctx)) &&
-       mat_download(g, C, x->C, (size_t)(d->m * d->n), d->c_type);
+       mat_download(g, C, x->C, (size_t)ts_operand_elements(&c), d->c_type);
   release(g, x);
   return ok ? TS_OK : g->status;
 }

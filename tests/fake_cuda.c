@@ -514,6 +514,85 @@ CUresult cuGetProcAddress_v2(const char *symbol, void **fn, int version,
   return CUDA_ERROR_NOT_FOUND;
 }
 
+/* ---- The driver by name: what a program linked with -lcuda calls ------- */
+
+/* examples/launch.c, linked against libcuda, runs on the fake found as
+ * libcuda.so.1 on LD_LIBRARY_PATH: its calls by name (cuda.h maps some
+ * to their _v2) reach the fakes above; streams and graphs run nothing. */
+CUresult cuInit(unsigned flags) { return fake_cuInit(flags); }
+/* NVRTC looks for the driver's private tables where a libcuda.so.1 is on
+ * the path: the fake has none, and says so. */
+CUresult cuGetExportTable(const void **table, const CUuuid *id) {
+  (void)id;
+  *table = NULL;
+  return CUDA_ERROR_NOT_SUPPORTED;
+}
+CUresult cuDeviceGet(CUdevice *d, int ordinal) {
+  return fake_cuDeviceGet(d, ordinal);
+}
+CUresult cuDevicePrimaryCtxRetain(CUcontext *c, CUdevice d) {
+  return fake_cuDevicePrimaryCtxRetain(c, d);
+}
+CUresult cuDevicePrimaryCtxRelease(CUdevice d) {
+  return fake_cuDevicePrimaryCtxRelease(d);
+}
+CUresult cuCtxSetCurrent(CUcontext c) { return fake_cuCtxSetCurrent(c); }
+CUresult cuMemAlloc(CUdeviceptr *p, size_t bytes) {
+  return fake_cuMemAlloc(p, bytes);
+}
+CUresult cuMemFree(CUdeviceptr p) { return fake_cuMemFree(p); }
+CUresult cuMemcpyHtoD(CUdeviceptr dst, const void *src, size_t n) {
+  return fake_cuMemcpyHtoD(dst, src, n);
+}
+CUresult cuMemcpyDtoH(void *dst, CUdeviceptr src, size_t n) {
+  return fake_cuMemcpyDtoH(dst, src, n);
+}
+CUresult cuGetErrorString(CUresult r, const char **text) {
+  return fake_cuGetErrorString(r, text);
+}
+static int fake_object; /* what a stream, graph or executable graph is */
+CUresult cuStreamCreate(CUstream *s, unsigned flags) {
+  (void)flags;
+  *s = (CUstream)&fake_object;
+  return sticky;
+}
+CUresult cuStreamDestroy(CUstream s) {
+  (void)s;
+  return sticky;
+}
+CUresult cuStreamSynchronize(CUstream s) {
+  (void)s;
+  return sticky;
+}
+CUresult cuStreamBeginCapture(CUstream s, CUstreamCaptureMode mode) {
+  (void)s, (void)mode;
+  return sticky;
+}
+CUresult cuStreamEndCapture(CUstream s, CUgraph *g) {
+  (void)s;
+  *g = (CUgraph)&fake_object;
+  return sticky;
+}
+CUresult cuGraphInstantiate(CUgraphExec *e, CUgraph g,
+                            unsigned long long flags) {
+  (void)g, (void)flags;
+  *e = (CUgraphExec)&fake_object;
+  return sticky;
+}
+CUresult cuGraphLaunch(CUgraphExec e, CUstream s) {
+  (void)e, (void)s;
+  log_launch("graph\n");
+  return sticky;
+}
+CUresult cuGraphExecDestroy(CUgraphExec e) {
+  (void)e;
+  return sticky;
+}
+CUresult cuGraphDestroy(CUgraph g) {
+  (void)g;
+  return sticky;
+}
+
 /* ---- cuBLAS: the four entry points tessel loads --------------------------- */
 
 int cublasCreate_v2(void **handle) {

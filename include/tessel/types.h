@@ -161,6 +161,12 @@ const char *ts_layout_name(ts_layout layout);
 const char *ts_dtype_name(ts_dtype t);
 int ts_dtype_parse(const char *text);
 int ts_dtype_size(ts_dtype t); /* bytes: 4, 2, 2 */
+/* x rounded to t (to nearest even) and stored at dst as t stores it (a
+ * float, or binary16 or bfloat16 bits): how a program fills a matrix of
+ * the definition's types. */
+void ts_dtype_store(ts_dtype t, float x, void *dst);
+/* The element of type t at src, as a float (exact). */
+float ts_dtype_load(ts_dtype t, const void *src);
 /* How far a correct kernel's C may be from a reference's, as the largest
  * difference over the largest |C| (rounding of the sum in the accumulator's
  * type and of the store to C's): 1e-5 for fp32 up to K = 4096. */

@@ -147,3 +147,23 @@ double dtype_gemm_tolerance(ts_dtype c_type, ts_dtype acc_type, int64_t k,
   double inputs = tf32 ? 2 * 0x1p-10 : 0;
   return inputs + 2 * uc + 2.5 * uacc * sqrt((double)(k > 4096 ? k : 4096));
 }
+
+void ts_dtype_store(ts_dtype t, float x, void *dst) {
+  if (t == TS_F16 || t == TS_BF16) {
+    uint16_t bits = t == TS_F16 ? dtype_f32_to_f16(x) : dtype_f32_to_bf16(x);
+    memcpy(dst, &bits, sizeof(bits));
+  } else {
+    memcpy(dst, &x, sizeof(x));
+  }
+}
+
+float ts_dtype_load(ts_dtype t, const void *src) {
+  if (t == TS_F16 || t == TS_BF16) {
+    uint16_t bits;
+    memcpy(&bits, src, sizeof(bits));
+    return t == TS_F16 ? dtype_f16_to_f32(bits) : dtype_bf16_to_f32(bits);
+  }
+  float x;
+  memcpy(&x, src, sizeof(x));
+  return x;
+}

@@ -70,6 +70,9 @@ static void put_gemm(writer *w, const ts_gemm *d) {
   put_u32(w, (uint32_t)d->c_type);
   put_u32(w, (uint32_t)d->acc_type);
   put_u32(w, (uint32_t)d->math);
+  put_i64(w, d->lda);
+  put_i64(w, d->ldb);
+  put_i64(w, d->ldc);
 }
 
 static void put_geometry(writer *w, const ts_launch_geometry *l) {
@@ -242,6 +245,18 @@ static void get_gemm(reader *r, ts_gemm *d) {
   d->c_type = (ts_dtype)get_u32(r);
   d->acc_type = (ts_dtype)get_u32(r);
   d->math = (ts_math)get_u32(r);
+  d->lda = get_i64(r);
+  d->ldb = get_i64(r);
+  d->ldc = get_i64(r);
+}
+
+/* The definition's enumerations in range, as ts_matmul accepted them. */
+static bool gemm_in_range(const ts_gemm *d) {
+  return d->layout <= TS_TT && d->a_type < TS_DTYPE_COUNT &&
+         d->b_type < TS_DTYPE_COUNT && d->c_type < TS_DTYPE_COUNT &&
+         d->acc_type < TS_DTYPE_COUNT && d->math <= TS_MATH_TF32 &&
+         d->m > 0 && d->n > 0 && d->k > 0 && d->lda >= 0 && d->ldb >= 0 &&
+         d->ldc >= 0;
 }
 
 static void get_geometry(reader *r, ts_launch_geometry *l) {
@@ -326,7 +341,7 @@ static bool get_body(reader *r, ts_kernel *k) {
   k->main_entry = (int)get_u32(r);
   k->source_hash = (uint64_t)get_i64(r);
   get_ptxas(r, &k->ptxas);
-  if (!r->ok || !get_entries(r, k) ||
+  if (!r->ok || !gemm_in_range(&k->def) || !get_entries(r, k) ||
       !(k->cubin = get_blob(r, &k->cubin_size)) || k->cubin_size == 0 ||
       !(k->source = get_blob(r, NULL)) || !(k->log = get_blob(r, NULL)))
     return false;

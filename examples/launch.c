@@ -1,0 +1,257 @@
+/*
+ * A tessel kernel in a program of its own: compiled and saved once, then
+ * loaded and launched on the program's own device memory and stream,
+ * as an application that never lowers or compiles anything would.
+ *
+ * Each case compiles a built-in schedule for a definition whose matrices
+ * are slices of larger ones (leading dimensions past the stored rows),
+ * saves the kernel (ts_kernel_save), loads it back (ts_kernel_load),
+ * allocates and fills A, B and C with the driver API, launches it on a
+ * stream of its own (ts_launch), and checks C against a reference in
+ * double at sampled elements and the gap past each row untouched.  Then
+ * it captures 100 launches into a CUDA graph, replays it, and checks
+ * again.
+ *
+ *   cc launch.c -ltessel -lcuda && ./a.out [DIR]   (DIR: where kernels go)
+ *
+ * Exits 0 when every result matches, 1 when one differs, 2 on an error.
+ */
+#include <cuda.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <tessel.h>
+
+typedef struct gemm_case {
+  const char *schedule;
+  int64_t m, n, k;
+  ts_layout layout;
+  ts_dtype ab, c; /* A's and B's type, C's */
+  int64_t pad;    /* each leading dimension this past the stored row */
+  const char *arch;
+} gemm_case;
+
+static const gemm_case cases[] = {
+    {"naive", 1, 1, 1, TS_NN, TS_F32, TS_F32, 3, "sm_90"},
+    {"warptiled", 37, 53, 29, TS_NN, TS_F32, TS_F32, 7, "sm_90"},
+    {"warptiled", 37, 53, 29, TS_TT, TS_F32, TS_F32, 1, "sm_90"},
+    {"wgws", 999, 1001, 1003, TS_NT, TS_F16, TS_F16, 13, "sm_90a"},
+    {"wgws", 999, 1001, 1003, TS_TN, TS_BF16, TS_F32, 9, "sm_90a"},
+    {"wgws", 4096, 4096, 4096, TS_NN, TS_F16, TS_F32, 64, "sm_90a"},
+};
+
+#define CHECK_CU(call)                                                        \
+  do {                                                                        \
+    CUresult r_ = (call);                                                     \
+    if (r_ != CUDA_SUCCESS) {                                                 \
+      const char *s_ = "?";                                                   \
+      cuGetErrorString(r_, &s_);                                              \
+      fprintf(stderr, "%s: %s\n", #call, s_);                                 \
+      exit(2);                                                                \
+    }                                                                         \
+  } while (0)
+
+/* The definition of a case: its shape, layout and types, and leading
+ * dimensions `pad` past the stored rows, rounded to 16 bytes' worth of
+ * elements so that the TMA can read each row. */
+static ts_gemm definition(const gemm_case *c) {
+  ts_gemm d = ts_gemm_make(c->m, c->n, c->k);
+  d.layout = c->layout;
+  d.a_type = d.b_type = c->ab;
+  d.c_type = c->c;
+  d.beta = 0.5f;
+  int64_t *ld[TS_OPERAND_COUNT] = {&d.lda, &d.ldb, &d.ldc};
+  for (int r = 0; r < TS_OPERAND_COUNT; r++) {
+    ts_operand o = ts_gemm_operand(&d, (ts_operand_role)r);
+    int64_t per16 = 16 / ts_dtype_size(o.type);
+    *ld[r] = (o.cols + c->pad + per16 - 1) / per16 * per16;
+  }
+  return d;
+}
+
+/* The build step: a kernel compiled for the case and saved to path. */
+static int compile_and_save(const gemm_case *c, const char *path) {
+  ts_gemm d = definition(c);
+  ts_sched *s = ts_builtin_schedule(c->schedule, &d);
+  ts_kernel *k = ts_compile_sched(s, c->arch);
+  ts_sched_free(s);
+  char msg[1024] = "";
+  ts_status st = ts_kernel_status(k);
+  if (st == TS_OK)
+    st = ts_kernel_save(k, path, msg, sizeof(msg));
+  if (st != TS_OK)
+    fprintf(stderr, "%s: %s\n", c->schedule,
+            msg[0] ? msg : ts_kernel_errmsg(k));
+  ts_kernel_free(k);
+  return st == TS_OK;
+}
+
+/* A host copy of one operand as it lies in device memory. */
+typedef struct host_operand {
+  ts_operand o;
+  unsigned char *data;
+  size_t bytes;
+  CUdeviceptr dev;
+} host_operand;
+
+static void fill(host_operand *h, unsigned seed) {
+  size_t size = (size_t)ts_dtype_size(h->o.type);
+  for (int64_t i = 0; i < ts_operand_elements(&h->o); i++) {
+    seed = seed * 1664525u + 1013904223u;
+    float x = (float)((seed >> 8) % 2001) / 1000.0f - 1.0f;
+    ts_dtype_store(h->o.type, x, h->data + (size_t)i * size);
+  }
+}
+
+static float at(const host_operand *h, int64_t row, int64_t col) {
+  size_t size = (size_t)ts_dtype_size(h->o.type);
+  return ts_dtype_load(h->o.type,
+                       h->data + (size_t)(row * h->o.ld + col) * size);
+}
+
+/* C after `runs` launches from C0: each is C = alpha AB + beta C, so
+ * alpha (1 + beta + ... + beta^(runs-1)) AB + beta^runs C0, with op(A)[i][l]
+ * and op(B)[l][j] read as stored. */
+static double reference(const host_operand *a, const host_operand *b,
+                        const host_operand *c0, const ts_gemm *d, int runs,
+                        int64_t i, int64_t j) {
+  double sum = 0, scale = 0, power = 1;
+  for (int64_t l = 0; l < d->k; l++)
+    sum += (double)(a->o.transposed ? at(a, l, i) : at(a, i, l)) *
+           (double)(b->o.transposed ? at(b, j, l) : at(b, l, j));
+  for (int r = 0; r < runs; r++) {
+    scale += power;
+    power *= d->beta;
+  }
+  return d->alpha * scale * sum + power * (double)at(c0, i, j);
+}
+
+/* Sampled elements of C against the reference, relative to the largest
+ * reference value; the elements past each row as they were. */
+static double error_of(const host_operand h[3], const host_operand *c0,
+                       const ts_gemm *d, int runs, int *gap_written) {
+  double worst = 0, largest = 1e-30;
+  unsigned seed = 7;
+  for (int s = 0; s < 2000; s++) {
+    seed = seed * 1664525u + 1013904223u;
+    int64_t i = s == 0 ? 0 : (int64_t)(seed >> 4) % d->m;
+    int64_t j = s == 0 ? 0 : (int64_t)(seed >> 12) % d->n;
+    double want = reference(&h[0], &h[1], c0, d, runs, i, j);
+    worst = fmax(worst, fabs((double)at(&h[2], i, j) - want));
+    largest = fmax(largest, fabs(want));
+  }
+  *gap_written = 0;
+  for (int64_t i = 0; i < d->m; i++)
+    for (int64_t j = d->n; j < h[2].o.ld && i + 1 < d->m; j++)
+      *gap_written |= at(&h[2], i, j) != at(c0, i, j);
+  return worst / largest;
+}
+
+static void to_device(host_operand *h) {
+  CHECK_CU(cuMemAlloc(&h->dev, h->bytes));
+  CHECK_CU(cuMemcpyHtoD(h->dev, h->data, h->bytes));
+}
+
+/* C back from the device, checked; prints the line of the run. */
+static int check(const char *what, host_operand h[3], const host_operand *c0,
+                 const ts_gemm *d, int runs) {
+  CHECK_CU(cuMemcpyDtoH(h[2].data, h[2].dev, h[2].bytes));
+  int gap = 0;
+  double err = error_of(h, c0, d, runs, &gap);
+  double tol = ts_gemm_tolerance(d);
+  bool ok = err <= tol && !gap;
+  printf("  %-6s max error %.2e (tolerance %.1e)%s: %s\n", what, err, tol,
+         gap ? ", a gap element written" : "", ok ? "matches" : "DIFFERS");
+  return ok;
+}
+
+/* The application: the saved kernel loaded and launched on buffers and a
+ * stream of its own, once, then 100 times from a graph. */
+static int load_and_run(const gemm_case *c, const char *path,
+                        CUstream stream) {
+  ts_kernel *k = ts_kernel_load(path);
+  if (ts_kernel_status(k) != TS_OK) {
+    fprintf(stderr, "%s\n", ts_kernel_errmsg(k));
+    ts_kernel_free(k);
+    return 0;
+  }
+  const ts_gemm *d = ts_kernel_gemm(k);
+  printf("%s %lldx%lldx%lld %s %s, lda %lld ldb %lld ldc %lld, from %s\n",
+         ts_kernel_name(k), (long long)d->m, (long long)d->n,
+         (long long)d->k, ts_layout_name(d->layout), ts_dtype_name(c->ab),
+         (long long)d->lda, (long long)d->ldb, (long long)d->ldc, path);
+  host_operand h[3], c0;
+  ts_launch_args args = ts_launch_args_of(k);
+  for (int r = 0; r < TS_OPERAND_COUNT; r++) {
+    h[r].o = ts_gemm_operand(d, (ts_operand_role)r);
+    h[r].bytes = (size_t)ts_operand_elements(&h[r].o) *
+                 (size_t)ts_dtype_size(h[r].o.type);
+    if (!(h[r].data = malloc(h[r].bytes)))
+      exit(2);
+    fill(&h[r], (unsigned)r + 1);
+    to_device(&h[r]);
+    args.operand[r].ptr = h[r].dev;
+  }
+  c0 = h[2];
+  if (!(c0.data = malloc(c0.bytes)))
+    exit(2);
+  memcpy(c0.data, h[2].data, c0.bytes);
+  int ok = 1;
+  if (ts_launch(k, &args, stream) != TS_OK) {
+    fprintf(stderr, "%s\n", ts_launch_errmsg());
+    exit(2);
+  }
+  CHECK_CU(cuStreamSynchronize(stream));
+  ok &= check("launch", h, &c0, d, 1);
+
+  /* 100 launches captured and replayed from C0. */
+  CHECK_CU(cuMemcpyHtoD(h[2].dev, c0.data, c0.bytes));
+  CUgraph graph;
+  CUgraphExec exec;
+  CHECK_CU(cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_GLOBAL));
+  for (int i = 0; i < 100; i++)
+    if (ts_launch(k, &args, stream) != TS_OK) {
+      fprintf(stderr, "%s\n", ts_launch_errmsg());
+      exit(2);
+    }
+  CHECK_CU(cuStreamEndCapture(stream, &graph));
+  CHECK_CU(cuGraphInstantiate(&exec, graph, 0));
+  CHECK_CU(cuGraphLaunch(exec, stream));
+  CHECK_CU(cuStreamSynchronize(stream));
+  ok &= check("graph", h, &c0, d, 100);
+  CHECK_CU(cuGraphExecDestroy(exec));
+  CHECK_CU(cuGraphDestroy(graph));
+  for (int r = 0; r < 3; r++)
+    CHECK_CU(cuMemFree(h[r].dev));
+  ts_kernel_free(k);
+  for (int r = 0; r < 3; r++)
+    free(h[r].data);
+  free(c0.data);
+  return ok;
+}
+
+int main(int argc, char **argv) {
+  const char *dir = argc > 1 ? argv[1] : ".";
+  CUdevice dev;
+  CUcontext ctx;
+  CUstream stream;
+  CHECK_CU(cuInit(0));
+  CHECK_CU(cuDeviceGet(&dev, 0));
+  CHECK_CU(cuDevicePrimaryCtxRetain(&ctx, dev));
+  CHECK_CU(cuCtxSetCurrent(ctx));
+  CHECK_CU(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
+  int all = 1;
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/%s_%zu.tsk", dir, cases[i].schedule, i);
+    if (!compile_and_save(&cases[i], path))
+      return 2;
+    all &= load_and_run(&cases[i], path, stream);
+  }
+  CHECK_CU(cuStreamDestroy(stream));
+  CHECK_CU(cuDevicePrimaryCtxRelease(dev));
+  printf("%s\n", all ? "every result matches" : "a result differs");
+  return all ? 0 : 1;
+}
