@@ -112,10 +112,49 @@ typedef struct ts_gemm {
   /* Storage types of A, B and C, and the accumulator's (TS_F32 only). */
   ts_dtype a_type, b_type, c_type, acc_type;
   ts_math math; /* fp32 A and B only */
+  /* Leading dimensions: elements from one stored row of A, B and C to the
+   * next, as each is stored row-major (A m x k, or k x m where op(A) is
+   * its transpose; B k x n or n x k; C m x n), so a slice of a larger
+   * matrix is given in place.  0 is packed (the stored row's length);
+   * else at least the stored row.  The elements past a row up to the
+   * next belong to the caller: no kernel writes C's.  Compiled in as the
+   * shape is. */
+  int64_t lda, ldb, ldc;
 } ts_gemm;
 
 /* {m, n, k} with layout NN, alpha 1 and beta 0, as cuBLAS's GEMM defaults. */
 ts_gemm ts_gemm_make(int64_t m, int64_t n, int64_t k);
+
+/* ---- The operands -------------------------------------------------------- */
+
+/* The definition's matrices as a table: each one's role, type, storage
+ * and leading dimension, read from the definition by ts_gemm_operand, so
+ * that "A is m x k or k x m, and its rows lie lda apart" is said once. */
+typedef enum ts_operand_role {
+  TS_OPERAND_A, /* op(A)'s matrix as stored */
+  TS_OPERAND_B, /* op(B)'s */
+  TS_OPERAND_C, /* C, read (beta != 0) and written */
+  TS_OPERAND_COUNT
+} ts_operand_role;
+
+typedef struct ts_operand {
+  ts_operand_role role;
+  ts_dtype type;
+  bool transposed;  /* stored as op()'s transpose */
+  int64_t rows, cols; /* as stored (row-major) */
+  int64_t ld; /* elements from one stored row to the next, >= cols (0 in
+               * the definition resolved to cols) */
+  int64_t batch, batch_stride; /* reserved for batched GEMM: 1 and 0 */
+} ts_operand;
+
+/* Operand `role` of def as it lies in memory; a role out of range gives
+ * C's. */
+ts_operand ts_gemm_operand(const ts_gemm *def, ts_operand_role role);
+/* "A", "B", "C" ("?" out of range). */
+const char *ts_operand_name(ts_operand_role role);
+/* (rows - 1) * ld + cols: the elements its memory must hold (0 for an
+ * empty one). */
+int64_t ts_operand_elements(const ts_operand *op);
 
 const char *ts_layout_name(ts_layout layout);
 /* "f32", "f16", "bf16"; ts_dtype_parse returns -1 for anything else. */
@@ -135,7 +174,11 @@ int ts_layout_parse(const char *text);
  * `type` stores them (4-byte floats for TS_F32; the 2-byte IEEE binary16
  * or bfloat16 bit patterns, as uint16_t, for TS_F16 and TS_BF16), in the
  * definition's layout (A m x k, or k x m where it is stored transposed; B
- * k x n or n x k; C m x n; each row-major).  The entry points that take
+ * k x n or n x k; C m x n; each row-major), each stored row its leading
+ * dimension (lda, ldb, ldc) from the next: ts_operand_elements of its
+ * ts_gemm_operand elements in all.  The elements between rows are the
+ * caller's: read into the floats and back, never written by a kernel.
+ * The entry points that take
  * one (ts_program_execute_matrices, ts_gpu_run_matrices,
  * ts_gpu_cublas_matrices) refuse a type other than the definition's, and
  * read A and B without writing them. */
