@@ -263,6 +263,34 @@ static void test_vector_access_past_the_end(void **state) {
                                  "element 4 passes its end, element 6"));
 }
 
+/* C as a slice of a wider matrix: 2 rows of 3 elements, 4 apart (ldc 4).
+ * A vector store of 4 from a row's start reaches the element between the
+ * rows, which is the caller's: a fault naming it, though the store's
+ * indices lie inside C. */
+static void test_write_between_rows_of_c(void **state) {
+  fixture *f = *state;
+  f->k.C = ir_new_buffer(&f->a, "C", SCOPE_GLOBAL, TS_F32, 2,
+                         (int64_t[]){2, 3}, (int64_t[]){4, 1});
+  ir_expr *four_tx = ir_binary(&f->a, E_MUL, TX, I(4));
+  assert_false(run_two(f, vector_copy(f, vec4_at(f, f->k.A, four_tx), I(0))));
+  assert_non_null(strstr(f->msg, "write of global C at element 3, between "
+                                 "its rows: they are 3 elements, 4 apart "
+                                 "(its leading dimension), and the 1 between "
+                                 "belong to the caller, by thread (0, 0, 0)"));
+}
+
+/* A's rows 4 apart, 2 elements each: a vector load of 4 reads the
+ * caller's elements past a row. */
+static void test_read_between_rows_of_a(void **state) {
+  fixture *f = *state;
+  f->k.A = ir_new_buffer(&f->a, "A", SCOPE_GLOBAL, TS_F32, 2,
+                         (int64_t[]){2, 2}, (int64_t[]){4, 1});
+  ir_expr *four_tx = ir_binary(&f->a, E_MUL, TX, I(4));
+  assert_false(run_two(f, vector_copy(f, vec4_at(f, f->k.A, I(0)), four_tx)));
+  assert_non_null(strstr(f->msg, "read of global A at element 2, between "
+                                 "its rows: they are 2 elements, 4 apart"));
+}
+
 int main(void) {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, free_arena_fixture)
   const struct CMUnitTest tests[] = {
@@ -281,6 +309,8 @@ int main(void) {
       T(test_vector_copy_runs_clean),
       T(test_misaligned_vector_accesses),
       T(test_vector_access_past_the_end),
+      T(test_write_between_rows_of_c),
+      T(test_read_between_rows_of_a),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

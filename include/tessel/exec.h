@@ -19,10 +19,13 @@ enum { TS_EXEC_MULTIPROCESSORS = 4 };
 
 /* Runs the program on the CPU with CUDA's semantics, on the given host
  * matrices (A and B in the definition's layouts, C row-major m x n,
- * updated in place).  The matrices are floats whatever the definition's
- * types: values of an fp16 or bf16 matrix are first rounded to it (A and B
- * in copies, C in place), and every store rounds to its buffer's type as
- * the GPU does.  Faults (out of bounds, races, a barrier in divergent
+ * updated in place), each stored row its leading dimension (lda, ldb,
+ * ldc) from the next: each array holds ts_operand_elements of its
+ * ts_gemm_operand.  The elements between rows are the caller's: never
+ * read, and left as they are in C.  The matrices are floats whatever the
+ * definition's types: values of an fp16 or bf16 matrix are first rounded
+ * to it (A and B in copies, C's rows in place), and every store rounds to
+ * its buffer's type as the GPU does.  Faults (out of bounds, races, a barrier in divergent
  * code, a read of memory nothing wrote) return TS_ERR_EXEC_FAULT with the
  * description in msg. */
 ts_status ts_program_execute(const ts_program *p, const float *A,
@@ -34,9 +37,11 @@ ts_status ts_program_execute_matrices(const ts_program *p, ts_matrix A,
                                       ts_matrix B, ts_matrix C, char *msg,
                                       size_t msglen);
 /* Runs the program on random data (rounded to the definition's types)
- * against a plain C GEMM (double accumulation of the rounded values).
- * TS_ERR_MISMATCH or TS_ERR_EXEC_FAULT with details in msg; a program in
- * error gives its status and message. */
+ * against a plain C GEMM (double accumulation of the rounded values), the
+ * matrices laid out with the definition's leading dimensions; the
+ * elements between C's rows must be as they were.  TS_ERR_MISMATCH or
+ * TS_ERR_EXEC_FAULT with details in msg; a program in error gives its
+ * status and message. */
 ts_status ts_program_check(const ts_program *p, uint64_t seed, char *msg,
                            size_t msglen);
 

@@ -13,14 +13,19 @@
 #include "dtype.h"
 #include "matrix.h"
 
+static ts_operand_role role_of(char which) {
+  return which == 'A'   ? TS_OPERAND_A
+         : which == 'B' ? TS_OPERAND_B
+                        : TS_OPERAND_C;
+}
+
 int64_t matrix_elements(const ts_gemm *def, char which) {
-  return which == 'A'   ? def->m * def->k
-         : which == 'B' ? def->k * def->n
-                        : def->m * def->n;
+  ts_operand op = ts_gemm_operand(def, role_of(which));
+  return ts_operand_elements(&op);
 }
 
 static ts_dtype wanted(const ts_gemm *def, char which) {
-  return which == 'A' ? def->a_type : which == 'B' ? def->b_type : def->c_type;
+  return ts_gemm_operand(def, role_of(which)).type;
 }
 
 bool matrix_check(const char *fn, const ts_gemm *def, char which,
@@ -64,6 +69,16 @@ void matrix_narrow(const float *f, ts_matrix x, int64_t n) {
   for (int64_t i = 0; i < n; i++)
     bits[i] = x.type == TS_F16 ? dtype_f32_to_f16(f[i])
                                : dtype_f32_to_bf16(f[i]);
+}
+
+void matrix_narrow_rows(const float *f, ts_matrix x, const ts_gemm *def,
+                        char which) {
+  ts_operand op = ts_gemm_operand(def, role_of(which));
+  size_t size = (size_t)ts_dtype_size(x.type);
+  for (int64_t r = 0; r < op.rows; r++) {
+    ts_matrix row = {(char *)x.data + (size_t)(r * op.ld) * size, x.type};
+    matrix_narrow(f + r * op.ld, row, op.cols);
+  }
 }
 
 ts_status matrices_widen(const char *fn, const ts_gemm *def, ts_matrix A,

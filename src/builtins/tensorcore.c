@@ -125,15 +125,19 @@ typedef struct wg_tiling {
                       * tile of one warpgroup's (bm 64) */
 } wg_tiling;
 
+/* Whether operand `role`'s stored rows start 16-byte aligned: its
+ * leading dimension (K, M or N elements as the layout stores it, packed)
+ * in bytes a multiple of 16. */
+static bool operand_rows_aligned(const ts_gemm *g, ts_operand_role role) {
+  ts_operand op = ts_gemm_operand(g, role);
+  return op.ld * ts_dtype_size(op.type) % 16 == 0;
+}
+
 /* Whether the TMA can copy operand A (else B) as it lies in memory: each
- * stored row (K, M or N elements as the layout stores it) 16-byte
- * aligned.  A packed row is padded to 16 bytes, so a packed operand
- * always fits. */
+ * stored row 16-byte aligned.  A packed row is padded to 16 bytes, so a
+ * packed operand always fits. */
 static bool rows_aligned(const ts_gemm *g, bool a) {
-  bool stored_t = a ? g->layout == TS_TN || g->layout == TS_TT
-                    : g->layout == TS_NT || g->layout == TS_TT;
-  int64_t row = a ? (stored_t ? g->m : g->k) : (stored_t ? g->k : g->n);
-  return row * ts_dtype_size(g->a_type) % 16 == 0;
+  return operand_rows_aligned(g, a ? TS_OPERAND_A : TS_OPERAND_B);
 }
 
 /* Whether op(A) (else op(B)) lies k-major in memory: A as stored in NN
@@ -177,7 +181,7 @@ static bool a_in_registers(const ts_gemm *g, const wg_tiling *t) {
  * tiling asks and C's rows are 16-byte aligned (the TMA's tensor map
  * needs them). */
 static bool tma_stores(const ts_gemm *g, const wg_tiling *t) {
-  return t->store && g->n * ts_dtype_size(g->c_type) % 16 == 0;
+  return t->store && operand_rows_aligned(g, TS_OPERAND_C);
 }
 
 /* A wgmma operand's shared tile: swizzled in 128-byte rows, copied 16

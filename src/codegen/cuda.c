@@ -439,9 +439,24 @@ static void type_definitions(ts_buf *b, const emitter *em) {
     ts_buf_puts(b, "\n");
 }
 
+/* An operand whose elements, rows a leading dimension apart, pass int's
+ * reach. */
 static bool needs_wide_index(const ts_gemm *g) {
-  const int64_t limit = (int64_t)1 << 31;
-  return g->m * g->k >= limit || g->k * g->n >= limit || g->m * g->n >= limit;
+  for (int r = 0; r < TS_OPERAND_COUNT; r++) {
+    ts_operand op = ts_gemm_operand(g, (ts_operand_role)r);
+    if (ts_operand_elements(&op) >= (int64_t)1 << 31)
+      return true;
+  }
+  return false;
+}
+
+/* ", rows 130 apart" where an operand's leading dimension is not its
+ * packed row (nothing for a packed one: its text stays as it was). */
+static void leading_dimension(ts_buf *b, const ts_gemm *g,
+                              ts_operand_role role) {
+  ts_operand op = ts_gemm_operand(g, role);
+  if (op.ld != op.cols)
+    ts_buf_printf(b, ", rows %lld apart", (long long)op.ld);
 }
 
 /* The workspace's buffers (split-K's partial sums, ts_pack's copies, whose
@@ -480,12 +495,17 @@ static void header(ts_buf *b, const ts_program *p) {
   }
   ts_buf_printf(b, ", K = %lld, layout %s:\n", (long long)g->k,
                 ts_layout_name(g->layout));
-  ts_buf_printf(b, "//   A is %s (%lld x %lld, row-major), B is %s (%lld x "
-                "%lld, row-major), C row-major.\n",
+  ts_buf_printf(b, "//   A is %s (%lld x %lld, row-major",
                 ta ? "stored transposed" : "op(A)",
-                (long long)(ta ? g->k : g->m), (long long)(ta ? g->m : g->k),
+                (long long)(ta ? g->k : g->m), (long long)(ta ? g->m : g->k));
+  leading_dimension(b, g, TS_OPERAND_A);
+  ts_buf_printf(b, "), B is %s (%lld x %lld, row-major",
                 tb ? "stored transposed" : "op(B)",
                 (long long)(tb ? g->n : g->k), (long long)(tb ? g->k : g->n));
+  leading_dimension(b, g, TS_OPERAND_B);
+  ts_buf_puts(b, "), C row-major");
+  leading_dimension(b, g, TS_OPERAND_C);
+  ts_buf_puts(b, ".\n");
   if (g->a_type != TS_F32 || g->b_type != TS_F32 || g->c_type != TS_F32 ||
       g->acc_type != TS_F32)
     ts_buf_printf(b, "// Elements: A %s, B %s, C %s; the products summed in "

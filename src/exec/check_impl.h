@@ -16,15 +16,10 @@
 double check_element_tolerance(const ts_program *p, double want,
                                double scale);
 
-/* Storage index of op(A)[i, k] and op(B)[k, j] in g's layout. */
-static inline int64_t check_a_index(const ts_gemm *g, int64_t i, int64_t k) {
-  bool t = g->layout == TS_TN || g->layout == TS_TT;
-  return t ? k * g->m + i : i * g->k + k;
-}
-
-static inline int64_t check_b_index(const ts_gemm *g, int64_t k, int64_t j) {
-  bool t = g->layout == TS_NT || g->layout == TS_TT;
-  return t ? j * g->k + k : k * g->n + j;
+/* Storage index of element (r, c) of op(X), X operand `o` as it lies in
+ * memory: stored transposed, (c, r); each stored row o->ld apart. */
+static inline int64_t check_index(const ts_operand *o, int64_t r, int64_t c) {
+  return o->transposed ? c * o->ld + r : r * o->ld + c;
 }
 
 #endif

@@ -44,14 +44,16 @@ static bool inputs(const ts_gemm *g, uint64_t seed, const ir_box *b,
   *cols = malloc(nc * K * sizeof(float));
   if (!*rows || !*cols)
     return false;
+  ts_operand A = ts_gemm_operand(g, TS_OPERAND_A);
+  ts_operand B = ts_gemm_operand(g, TS_OPERAND_B);
   for (size_t r = 0; r < nr; r++)
     for (size_t k = 0; k < K; k++)
       (*rows)[r * K + k] = space_value(
-          seed, 0, check_a_index(g, b->lo[0] + (int64_t)r, (int64_t)k), g->a_type);
+          seed, 0, check_index(&A, b->lo[0] + (int64_t)r, (int64_t)k), A.type);
   for (size_t c = 0; c < nc; c++)
     for (size_t k = 0; k < K; k++)
       (*cols)[c * K + k] = space_value(
-          seed, 1, check_b_index(g, (int64_t)k, b->lo[1] + (int64_t)c), g->b_type);
+          seed, 1, check_index(&B, (int64_t)k, b->lo[1] + (int64_t)c), B.type);
   return true;
 }
 
@@ -81,6 +83,7 @@ static ts_status compare_box(const ts_program *p, uint64_t seed,
                              const ir_sample *s, const ir_box *b,
                              long long *count, char *msg, size_t msglen) {
   const ts_gemm *g = &p->def;
+  int64_t ldc = ts_gemm_operand(g, TS_OPERAND_C).ld;
   float *rows, *cols;
   ts_status st = TS_OK;
   if (!inputs(g, seed, b, &rows, &cols)) {
@@ -93,7 +96,7 @@ static ts_status compare_box(const ts_program *p, uint64_t seed,
       double mag, sum = dot(rows + (i - b->lo[0]) * g->k,
                             cols + (j - b->lo[1]) * g->k, g->k, &mag);
       double c0 = g->beta != 0.0f
-                      ? space_value(seed, 2, i * g->n + j, g->c_type) : 0.0;
+                      ? space_value(seed, 2, i * ldc + j, g->c_type) : 0.0;
       double want = g->alpha * sum + g->beta * c0;
       double scale = fabs(g->alpha) * mag + fabs(g->beta * c0);
       double tol = check_element_tolerance(p, want, scale);

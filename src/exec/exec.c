@@ -643,6 +643,8 @@ bool ir_execute_counted(const ir_kernel *const *ks, int n, const float *A,
     snprintf(x.msg, x.msglen, "the executor ran out of memory");
   } else {
     x.live[0].read_only = x.live[1].read_only = true;
+    for (int i = GLOBAL_A; i <= GLOBAL_C; i++)
+      mem_set_rows(&x.live[i]);
     memset(x.live[2].defined, c_defined, x.live[2].size);
     for (int i = 0; i < n && ok; i++) {
       ok = run_grid(&x, ks[i]);

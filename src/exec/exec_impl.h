@@ -99,6 +99,11 @@ typedef struct mem {
    * (or, for A and B, are computed), not in the arrays above. */
   struct exec_space *space;
   int matrix; /* which of the space's matrices: its slot among GLOBALS */
+  /* An operand (A, B, C) whose stored rows lie further apart than their
+   * length (a leading dimension past packed): rows of `row` elements,
+   * `pitch` apart; the elements between are the caller's, and touching
+   * one is a fault.  0: no gap. */
+  int64_t pitch, row;
 } mem;
 
 /* A thread's asynchronous copies in flight, oldest first. */
@@ -293,6 +298,8 @@ void exec_tma_store_scope_ends(exec *x, const mem *m);
 bool mem_init(mem *m, const ir_buffer *b, float *data, size_t copies,
               int group, bool tracked);
 void mem_free(mem *m, bool owns_data);
+/* m, an operand's memory, knows its rows (mem.pitch, mem.row). */
+void mem_set_rows(mem *m);
 /* A use of a shared buffer's element since the last barrier, by `who` (a
  * thread's global id, or MANY). */
 typedef struct shared_use {

@@ -56,6 +56,33 @@ bool mem_init(mem *m, const ir_buffer *b, float *data, size_t copies,
           (m->writer && m->reader && m->wepoch && m->repoch && m->atomic));
 }
 
+void mem_set_rows(mem *m) {
+  const ir_buffer *b = m->buf;
+  m->pitch = m->row = 0;
+  if (!b || b->ndim != 2)
+    return;
+  int inner = b->strides[1] == 1 ? 1 : 0;
+  if (b->strides[1 - inner] > b->shape[inner] && b->shape[1 - inner] > 1) {
+    m->pitch = b->strides[1 - inner];
+    m->row = b->shape[inner];
+  }
+}
+
+/* Whether element `off` of m lies between its rows, where the caller's
+ * elements are: a fault for thread t. */
+static bool between_rows(exec *x, const mem *m, int64_t off, int t,
+                         const char *verb) {
+  if (!m->pitch || off % m->pitch < m->row)
+    return false;
+  const ir_buffer *b = m->buf;
+  exec_fault(x, t, "%s of global %s at element %lld, between its rows: "
+             "they are %lld elements, %lld apart (its leading dimension), "
+             "and the %lld between belong to the caller", verb, b->name,
+             (long long)off, (long long)m->row, (long long)m->pitch,
+             (long long)(m->pitch - m->row));
+  return true;
+}
+
 void mem_free(mem *m, bool owns_data) {
   if (owns_data)
     free(m->data);
@@ -342,7 +369,7 @@ static size_t locate(exec *x, mem **m, int64_t off, int t, mem *view) {
  * op(A), or a column of op(B), that the sample's elements of C take. */
 static bool in_sample(const mem *m, int64_t off) {
   if (m->matrix < GLOBAL_PACKED_A)
-    return space_in_sample(m->space, off);
+    return space_in_sample(m->space, m->matrix, off);
   int w = m->matrix - GLOBAL_PACKED_A; /* op(A)'s rows are dimension 0 */
   return space_line_in_sample(m->space, w, off / m->buf->strides[w]);
 }
@@ -353,6 +380,8 @@ static bool in_sample(const mem *m, int64_t off) {
  * as NaN (its writer is a block the sample leaves out). */
 float read_at(exec *x, mem *m, int64_t off, int t) {
   const ir_buffer *b = m->buf;
+  if (between_rows(x, m, off, t, "read"))
+    return 0.0f;
   if (m->space && m->read_only)
     return space_value(m->space->seed, m->matrix, off,
                        m->space->type[m->matrix]);
@@ -403,6 +432,8 @@ float read_at(exec *x, mem *m, int64_t off, int t) {
 bool write_at(exec *x, mem *m, int64_t off, int t, float value,
                      bool atomic) {
   const ir_buffer *b = m->buf;
+  if (between_rows(x, m, off, t, "write"))
+    return false;
   mem view;
   size_t at = locate(x, &m, off, t, &view);
   if (at == SIZE_MAX)
@@ -443,6 +474,8 @@ bool write_at(exec *x, mem *m, int64_t off, int t, float value,
 
 /* An atomic add's result: the element, which must hold a value, plus v. */
 bool atomic_sum(exec *x, mem *m, int64_t off, int t, float *v) {
+  if (between_rows(x, m, off, t, "atomic add"))
+    return false;
   mem view;
   size_t at = locate(x, &m, off, t, &view);
   if (at == SIZE_MAX)

@@ -465,6 +465,8 @@ static void bind_space(exec *x, const ir_kernel *k, exec_space *sp) {
     x->live[i] = (mem){.buf = bufs[i], .copies = 1,
                        .size = bufs[i] ? (size_t)ir_buffer_size(bufs[i]) : 0,
                        .read_only = i < GLOBAL_C, .space = sp, .matrix = i};
+  for (int i = GLOBAL_A; i <= GLOBAL_C; i++)
+    mem_set_rows(&x->live[i]);
 }
 
 /* Whether the i-th block of a list in launch order is the first of its
@@ -496,7 +498,8 @@ bool ir_execute_sampled(const ir_kernel *const *ks, int n, int main,
   memset(s, 0, sizeof(*s));
   s->space = (exec_space){.seed = o->seed, .c_defined = g->beta != 0.0f,
                           .type = {g->a_type, g->b_type, g->c_type},
-                          .m = g->m, .n = g->n};
+                          .m = g->m, .n = g->n,
+                          .ldc = ts_gemm_operand(g, TS_OPERAND_C).ld};
   exec x = {.k = ks[0], .msg = msglen ? msg : scratch,
             .msglen = msglen ? msglen : 1};
   x.msg[0] = 0;
@@ -534,7 +537,7 @@ bool ir_execute_sampled(const ir_kernel *const *ks, int n, int main,
 }
 
 float ir_sample_c(const ir_sample *s, int64_t i, int64_t j) {
-  int64_t off = i * s->space.n + j;
+  int64_t off = i * s->space.ldc + j;
   const space_page *p = space_page_find(&s->space, 2, off);
   return p && p->defined[off % SPACE_PAGE] ? p->data[off % SPACE_PAGE]
                                            : (float)NAN;

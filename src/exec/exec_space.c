@@ -70,7 +70,8 @@ static space_page *new_page(const exec_space *s, int matrix, int64_t page) {
   for (int i = 0; p && i < SPACE_PAGE; i++) {
     p->writer[i] = p->reader[i] = NONE_WRITER;
     int64_t off = page * SPACE_PAGE + i;
-    if (matrix == 2 && s->c_defined && off < s->m * s->n) {
+    if (matrix == 2 && s->c_defined && off / s->ldc < s->m &&
+        off % s->ldc < s->n) {
       p->data[i] = space_value(s->seed, 2, off, s->type[2]);
       p->defined[i] = 1;
     } else if (matrix == 2) {
@@ -105,8 +106,10 @@ const space_page *space_page_find(const exec_space *s, int matrix,
   return s->pages[find_slot(s, key_of(matrix, off / SPACE_PAGE))];
 }
 
-bool space_in_sample(const exec_space *s, int64_t off) {
-  int64_t e = off % (s->m * s->n), i = e / s->n, j = e % s->n;
+bool space_in_sample(const exec_space *s, int matrix, int64_t off) {
+  int64_t ld = matrix == 2 ? s->ldc : s->n;
+  int64_t e = matrix == 2 ? off : off % (s->m * s->n), i = e / ld,
+          j = e % ld;
   for (int b = 0; b < s->nboxes; b++) {
     const ir_box *x = &s->boxes[b];
     if (i >= x->lo[0] && i <= x->hi[0] && j >= x->lo[1] && j <= x->hi[1])

@@ -33,6 +33,7 @@ typedef struct exec_space {
   ts_dtype type[3];  /* A, B, C */
   bool c_defined;    /* C holds data first (beta != 0) */
   int64_t m, n;      /* C's rows and columns */
+  int64_t ldc;       /* C's elements from one row to the next (W's: n) */
   /* (matrix, page) -> page, open addressing */
   uint64_t *keys;
   space_page **pages;
@@ -52,9 +53,9 @@ space_page *space_page_of(exec_space *s, int matrix, int64_t off);
 /* The page if it exists, else NULL. */
 const space_page *space_page_find(const exec_space *s, int matrix,
                                   int64_t off);
-/* Element `off` of C or W lies in the sample (W's [part, i, j] over C's
- * [i, j]). */
-bool space_in_sample(const exec_space *s, int64_t off);
+/* Element `off` of matrix 2 (C, rows ldc apart) or 3 (W, packed) lies in
+ * the sample (W's [part, i, j] over C's [i, j]). */
+bool space_in_sample(const exec_space *s, int matrix, int64_t off);
 /* Row (dim 0) or column (dim 1) `line` of C meets the sample. */
 bool space_line_in_sample(const exec_space *s, int dim, int64_t line);
 /* Forgets every page's writers and readers: a kernel boundary. */

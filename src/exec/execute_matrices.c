@@ -1,6 +1,7 @@
 /*
  * The reference executor on typed host matrices (ts_matrix): widened to
- * the floats it holds (exactly), run, and C narrowed back to its type.
+ * the floats it holds (exactly), run, and C's rows narrowed back to its
+ * type (the elements between them are the caller's and stay untouched).
  */
 #include "../base/matrix.h"
 #include "../ir/program_ir.h"
@@ -26,7 +27,7 @@ ts_status ts_program_execute_matrices(const ts_program *p, ts_matrix A,
     return st;
   st = ts_program_execute(p, f[0], f[1], f[2], msg, msglen);
   if (st == TS_OK)
-    matrix_narrow(f[2], C, matrix_elements(def, 'C'));
+    matrix_narrow_rows(f[2], C, def, 'C');
   matrices_free(f);
   return st;
 }

@@ -4,11 +4,15 @@
  * what the answer should be.  C starts poisoned with NaN when beta is 0, so
  * an element the kernel never wrote cannot pass.  Data of fp16 and bf16
  * matrices is rounded to the type first, as it would be in memory, and the
- * reference sums the rounded values exactly.
+ * reference sums the rounded values exactly.  The matrices lie as the
+ * operand table says (ts_gemm_operand), each stored row its leading
+ * dimension from the next; the elements between C's rows are the
+ * caller's, and must be as they were after the run.
  */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "executor.h"
 #include "../base/dtype.h"
@@ -33,6 +37,18 @@ static void round_in_place(ts_dtype t, float *x, size_t n) {
     x[i] = ts_round_to(t, x[i]);
 }
 
+/* C's rows rounded to its type in place; the elements between them are
+ * the caller's and stay as they are. */
+static void round_rows(const ts_operand *c, float *x) {
+  for (int64_t r = 0; r < c->rows; r++)
+    round_in_place(c->type, x + r * c->ld, (size_t)c->cols);
+}
+
+static size_t elements(const ts_gemm *g, ts_operand_role role) {
+  ts_operand op = ts_gemm_operand(g, role);
+  return (size_t)ts_operand_elements(&op);
+}
+
 /* ts_program_execute, counting the executor's steps into *steps (may be
  * NULL). */
 static ts_status execute(const ts_program *p, const float *A, const float *B,
@@ -49,9 +65,10 @@ static ts_status execute(const ts_program *p, const float *A, const float *B,
   const ts_gemm *g = &p->def;
   /* The matrices hold their types' values, as they would in memory. */
   bool copied_a, copied_b;
-  float *a = rounded_copy(g->a_type, A, (size_t)(g->m * g->k), &copied_a);
-  float *b = rounded_copy(g->b_type, B, (size_t)(g->k * g->n), &copied_b);
-  round_in_place(g->c_type, C, (size_t)(g->m * g->n));
+  ts_operand c = ts_gemm_operand(g, TS_OPERAND_C);
+  float *a = rounded_copy(g->a_type, A, elements(g, TS_OPERAND_A), &copied_a);
+  float *b = rounded_copy(g->b_type, B, elements(g, TS_OPERAND_B), &copied_b);
+  round_rows(&c, C);
   ts_status st = TS_OK;
   if (!a || !b) {
     st = TS_ERR_NO_MEMORY;
@@ -74,15 +91,6 @@ ts_status ts_program_execute(const ts_program *p, const float *A,
                              const float *B, float *C, char *msg,
                              size_t msglen) {
   return execute(p, A, B, C, NULL, msg, msglen);
-}
-
-/* Element (i, j) of op(A) and op(B) in their storage layouts. */
-static float at_a(const ts_gemm *g, const float *A, int64_t i, int64_t k) {
-  return A[check_a_index(g, i, k)];
-}
-
-static float at_b(const ts_gemm *g, const float *B, int64_t k, int64_t j) {
-  return B[check_b_index(g, k, j)];
 }
 
 /* The largest relative error of operand w's elements as p's tensor cores
@@ -121,24 +129,45 @@ double check_element_tolerance(const ts_program *p, double want,
          c->min_subnormal / 2 + 1e-30;
 }
 
+/* The elements between C's rows, the caller's, as they were in C0: a
+ * kernel that wrote one is wrong even where the executor let it. */
+static ts_status compare_gap(const ts_operand *c, const float *C0,
+                             const float *out, char *msg, size_t msglen) {
+  for (int64_t r = 0; r + 1 < c->rows; r++)
+    for (int64_t e = r * c->ld + c->cols; e < (r + 1) * c->ld; e++)
+      if (memcmp(&C0[e], &out[e], sizeof(float)) != 0) {
+        snprintf(msg, msglen, "C's element %lld, between rows %lld and "
+                 "%lld (ldc %lld, rows of %lld), is %.9g, and was %.9g: "
+                 "the elements between C's rows belong to the caller",
+                 (long long)e, (long long)r, (long long)r + 1,
+                 (long long)c->ld, (long long)c->cols, (double)out[e],
+                 (double)C0[e]);
+        return TS_ERR_MISMATCH;
+      }
+  return TS_OK;
+}
+
 /* Compares out with the GEMM of A, B and C0 element by element. */
 static ts_status compare(const ts_program *p, const float *A,
                          const float *B, const float *C0, const float *out,
                          char *msg, size_t msglen) {
   const ts_gemm *g = &p->def;
+  ts_operand a = ts_gemm_operand(g, TS_OPERAND_A);
+  ts_operand b = ts_gemm_operand(g, TS_OPERAND_B);
+  ts_operand c = ts_gemm_operand(g, TS_OPERAND_C);
   for (int64_t i = 0; i < g->m; i++) {
     for (int64_t j = 0; j < g->n; j++) {
       double sum = 0, mag = 0;
       for (int64_t k = 0; k < g->k; k++) {
-        double p = (double)at_a(g, A, i, k) * at_b(g, B, k, j);
+        double p = (double)A[check_index(&a, i, k)] * B[check_index(&b, k, j)];
         sum += p;
         mag += fabs(p);
       }
-      double c0 = g->beta != 0.0f ? (double)C0[i * g->n + j] : 0.0;
+      double c0 = g->beta != 0.0f ? (double)C0[i * c.ld + j] : 0.0;
       double want = g->alpha * sum + g->beta * c0;
       double scale = fabs(g->alpha) * mag + fabs(g->beta * c0);
       double tol = check_element_tolerance(p, want, scale);
-      double got = out[i * g->n + j];
+      double got = out[i * c.ld + j];
       if (!(fabs(got - want) <= tol)) {
         snprintf(msg, msglen, "C[%lld, %lld] is %.9g, expected %.9g "
                  "(tolerance %.3g)", (long long)i, (long long)j, got, want,
@@ -147,7 +176,7 @@ static ts_status compare(const ts_program *p, const float *A,
       }
     }
   }
-  return TS_OK;
+  return compare_gap(&c, C0, out, msg, msglen);
 }
 
 /* Uniform random data in [-1, 1), rounded to t. */
@@ -158,12 +187,14 @@ static void fill(float *x, size_t n, ts_dtype t, uint64_t *rng) {
 
 /* A and B as random data and as the executor's tracked buffers (value,
  * defined, last writer and reader and their epochs, atomic: 30 bytes an
- * element), C the same and twice more (its start and the reference). */
+ * element), C the same and twice more (its start and the reference);
+ * each with the elements between its rows. */
 double ts_check_bytes(const ts_gemm *g) {
   if (!g)
     return 0;
-  double ab = (double)g->m * (double)g->k + (double)g->k * (double)g->n;
-  double c = (double)g->m * (double)g->n;
+  double ab = (double)elements(g, TS_OPERAND_A) +
+              (double)elements(g, TS_OPERAND_B);
+  double c = (double)elements(g, TS_OPERAND_C);
   return ab * (4 + 30) + c * (3 * 4 + 30);
 }
 
@@ -185,6 +216,18 @@ ts_status ts_check_fits(const ts_gemm *g, char *msg, size_t msglen) {
              "or check a smaller shape", (long long)g->m, (long long)g->n,
              (long long)g->k, need / 1073741824.0, have / 1073741824.0);
   return TS_ERR_NO_MEMORY;
+}
+
+/* C's start when beta is 0: NaN in its rows, so that an element never
+ * written cannot pass, and the caller's random data between them. */
+static void poison_rows(const ts_gemm *g, float *C0, size_t nc,
+                        uint64_t *rng) {
+  ts_operand c = ts_gemm_operand(g, TS_OPERAND_C);
+  if (c.ld != c.cols)
+    fill(C0, nc, g->c_type, rng);
+  for (int64_t r = 0; r < c.rows; r++)
+    for (int64_t j = 0; j < c.cols; j++)
+      C0[r * c.ld + j] = NAN;
 }
 
 ts_status ts_program_check(const ts_program *p, uint64_t seed, char *msg,
@@ -209,8 +252,8 @@ ts_status ts_program_check_counted(const ts_program *p, uint64_t seed,
   ts_status fit = ts_check_fits(g, msg, msglen);
   if (fit != TS_OK)
     return fit;
-  size_t na = (size_t)(g->m * g->k), nb = (size_t)(g->k * g->n),
-         nc = (size_t)(g->m * g->n);
+  size_t na = elements(g, TS_OPERAND_A), nb = elements(g, TS_OPERAND_B),
+         nc = elements(g, TS_OPERAND_C);
   float *A = malloc(na * sizeof(float)), *B = malloc(nb * sizeof(float));
   float *C0 = malloc(nc * sizeof(float)), *C = malloc(nc * sizeof(float));
   ts_status st = TS_ERR_NO_MEMORY;
@@ -221,8 +264,7 @@ ts_status ts_program_check_counted(const ts_program *p, uint64_t seed,
     if (g->beta != 0.0f)
       fill(C0, nc, g->c_type, &rng);
     else
-      for (size_t i = 0; i < nc; i++)
-        C0[i] = NAN;
+      poison_rows(g, C0, nc, &rng);
     for (size_t i = 0; i < nc; i++)
       C[i] = C0[i];
     st = execute(p, A, B, C, steps, msg, msglen);

@@ -61,6 +61,19 @@ bool lower_fail(lower_ctx *cx, ts_status code, const char *fmt, ...) {
   return false;
 }
 
+const char *lower_ld_field(const lower_ctx *cx, const ir_buffer *b) {
+  const ts_gemm *g = &cx->s->def;
+  if (b == cx->s->C && g->ldc)
+    return "ldc";
+  if (b->workspace_view || b->scope != SCOPE_GLOBAL)
+    return NULL;
+  if (b == cx->s->input[0] && g->lda)
+    return "lda";
+  if (b == cx->s->input[1] && g->ldb)
+    return "ldb";
+  return NULL;
+}
+
 ts_loop *lower_new_loop(lower_ctx *cx, const char *name, int64_t extent,
                         ts_loop_kind kind) {
   ts_loop *l = ir_new_loop(cx->arena, cx->next_var++, name, extent, false, cx);

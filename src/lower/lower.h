@@ -76,6 +76,11 @@ bool lower_add_producer(lower_ctx *cx, ir_kernel *k);
 /* Records the first error of lowering ("ts_lower: ..."); returns false. */
 bool lower_fail(lower_ctx *cx, ts_status code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* "lda", "ldb" or "ldc" where b is that operand's own buffer and the
+ * definition gives its leading dimension (not 0, packed); else NULL: a
+ * refusal for its rows' alignment then names the field to change. */
+const char *lower_ld_field(const lower_ctx *cx, const ir_buffer *b);
+
 /* A loop lowering makes (not one of the schedule's): fresh variable id, the
  * given kind, never live for primitives. */
 ts_loop *lower_new_loop(lower_ctx *cx, const char *name, int64_t extent,

@@ -84,6 +84,16 @@ bool lower_tma_tile(lower_ctx *cx, const ts_stage *st, const ir_stmt *copy,
   int64_t size = ts_dtype_size(src->dtype);
   int inner = src->strides[1] == 1 ? 1 : 0, outer = 1 - inner;
   int64_t row_bytes = src->strides[outer] * size;
+  const char *ld = lower_ld_field(cx, src);
+  if (row_bytes % 16 && ld)
+    return lower_fail(cx, TS_ERR_BAD_ARG, "ts_lower: \"%s\" is filled by "
+                      "the TMA (ts_tma), which needs the rows of %s 16-byte "
+                      "aligned; def->%s puts them %lld elements of %lld bytes "
+                      "apart: give %s a multiple of %lld, pack %s first "
+                      "(ts_pack) or fill the cache with cp.async (no "
+                      "ts_tma)", st->name, src->name, ld,
+                      (long long)src->strides[outer], (long long)size, ld,
+                      (long long)(16 / size), src->name);
   if (row_bytes % 16)
     return lower_fail(cx, TS_ERR_BAD_ARG, "ts_lower: \"%s\" is filled by "
                       "the TMA (ts_tma), which needs the rows of %s 16-byte "

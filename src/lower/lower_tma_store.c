@@ -71,6 +71,14 @@ static bool check_store(lower_ctx *cx, const ts_stage *st) {
     return lower_fail(cx, TS_ERR_BAD_ARG, "ts_lower: \"%s\" stores C's "
                       "tile, but with split-K (ts_split_k) each block adds "
                       "a part of it: leave one or the other out", st->name);
+  const char *ld = lower_ld_field(cx, s->C);
+  if (s->C->strides[0] * size % 16 && ld)
+    return lower_fail(cx, TS_ERR_BAD_ARG, "ts_lower: \"%s\" is stored by "
+                      "the TMA, which needs C's rows 16-byte aligned; "
+                      "def->ldc puts them %lld elements of %lld bytes apart: "
+                      "give ldc a multiple of %lld, or leave the stage out",
+                      st->name, (long long)s->C->strides[0], (long long)size,
+                      (long long)(16 / size));
   if (s->C->strides[0] * size % 16)
     return lower_fail(cx, TS_ERR_BAD_ARG, "ts_lower: \"%s\" is stored by "
                       "the TMA, which needs C's rows 16-byte aligned; they "

@@ -111,7 +111,14 @@ static void print_definition(ts_buf *b, const ts_program *p) {
     ir_print_float(b, g->beta, false);
     ts_buf_puts(b, " * C");
   }
-  ts_buf_printf(b, ", layout %s\n", ts_layout_name(g->layout));
+  ts_buf_printf(b, ", layout %s", ts_layout_name(g->layout));
+  /* Leading dimensions past packed only: a packed text stays as it was. */
+  for (int r = 0; r < TS_OPERAND_COUNT; r++) {
+    ts_operand op = ts_gemm_operand(g, (ts_operand_role)r);
+    if (op.ld != op.cols)
+      ts_buf_printf(b, ", ld%c %lld", "abc"[r], (long long)op.ld);
+  }
+  ts_buf_puts(b, "\n");
 }
 
 /* The kernels' nests, each loop and buffer annotated with its maker

@@ -315,6 +315,41 @@ const char *ts_stage_name(const ts_stage *stage) {
 /* ---- The definition ------------------------------------------------------------- */
 
 enum { MAX_DIM = 0x7fffffff }; /* each of m, n, k below 2^31 */
+/* The most elements a matrix may span with its leading dimension, as
+ * packed ones at the largest m, n and k do: offsets, and a float's bytes
+ * from them, stay inside an int64_t. */
+static const int64_t MAX_ELEMENTS = (int64_t)1 << 62;
+
+/* Operand op's leading dimension as the definition gives it (0: packed):
+ * at least the stored row, and short enough that the operand's elements
+ * stay within MAX_ELEMENTS. */
+static bool check_ld(ts_sched *s, const ts_gemm *def, ts_operand op) {
+  static const char *const fields[TS_OPERAND_COUNT] = {"lda", "ldb", "ldc"};
+  const int64_t given[TS_OPERAND_COUNT] = {def->lda, def->ldb, def->ldc};
+  const char *field = fields[op.role], *name = ts_operand_name(op.role);
+  int64_t ld = given[op.role];
+  if (ld < 0)
+    sched_fail(s, TS_ERR_BAD_SHAPE, NULL, "ts_matmul: def->%s is %lld, "
+               "negative; give the elements from one stored row of %s to "
+               "the next (>= %lld), or 0 for packed", field, (long long)ld,
+               name, (long long)op.cols);
+  else if (ld != 0 && ld < op.cols)
+    sched_fail(s, TS_ERR_BAD_SHAPE, NULL, "ts_matmul: def->%s is %lld, "
+               "smaller than %s's stored row of %lld elements (%s is %lld x "
+               "%lld, layout %s); give %s >= %lld, or 0 for packed", field,
+               (long long)ld, name, (long long)op.cols, name,
+               (long long)op.rows, (long long)op.cols,
+               ts_layout_name(def->layout), field, (long long)op.cols);
+  else if (ld != 0 && op.rows > 1 &&
+           op.ld > (MAX_ELEMENTS - op.cols) / (op.rows - 1))
+    sched_fail(s, TS_ERR_BAD_SHAPE, NULL, "ts_matmul: def->%s is %lld: %s's "
+               "%lld stored rows that far apart span more than 2^62 "
+               "elements, past what an index may reach; give a smaller %s",
+               field, (long long)ld, name, (long long)op.rows, field);
+  else
+    return true;
+  return false;
+}
 
 static bool check_gemm(ts_sched *s, const ts_gemm *def) {
   if (!def) {
@@ -366,22 +401,28 @@ static bool check_gemm(ts_sched *s, const ts_gemm *def) {
                (double)def->alpha, (double)def->beta);
     return false;
   }
+  for (int r = 0; r < TS_OPERAND_COUNT; r++)
+    if (!check_ld(s, def, ts_gemm_operand(def, (ts_operand_role)r)))
+      return false;
   return true;
 }
 
+/* Operand `role` as a global buffer of op()'s shape (A m x k, B k x n,
+ * C m x n), indexed as the computation reads it, its strides those of
+ * its storage: its rows the leading dimension apart. */
+static ir_buffer *operand_buffer(ts_sched *s, ts_operand_role role) {
+  ts_operand op = ts_gemm_operand(&s->def, role);
+  int64_t shape[2] = {op.transposed ? op.cols : op.rows,
+                      op.transposed ? op.rows : op.cols};
+  int64_t strides[2] = {op.transposed ? 1 : op.ld, op.transposed ? op.ld : 1};
+  return ir_new_buffer(&s->arena, ts_operand_name(role), SCOPE_GLOBAL,
+                       op.type, 2, shape, strides);
+}
+
 static void make_buffers(ts_sched *s) {
-  const ts_gemm *g = &s->def;
-  bool ta = g->layout == TS_TN || g->layout == TS_TT;
-  bool tb = g->layout == TS_NT || g->layout == TS_TT;
-  int64_t a_shape[2] = {g->m, g->k}, a_str[2] = {ta ? 1 : g->k, ta ? g->m : 1};
-  int64_t b_shape[2] = {g->k, g->n}, b_str[2] = {tb ? 1 : g->n, tb ? g->k : 1};
-  int64_t c_shape[2] = {g->m, g->n};
-  s->A = ir_new_buffer(&s->arena, "A", SCOPE_GLOBAL, g->a_type, 2, a_shape,
-                       a_str);
-  s->B = ir_new_buffer(&s->arena, "B", SCOPE_GLOBAL, g->b_type, 2, b_shape,
-                       b_str);
-  s->C = ir_new_buffer(&s->arena, "C", SCOPE_GLOBAL, g->c_type, 2, c_shape,
-                       NULL);
+  s->A = operand_buffer(s, TS_OPERAND_A);
+  s->B = operand_buffer(s, TS_OPERAND_B);
+  s->C = operand_buffer(s, TS_OPERAND_C);
   s->input[0] = s->A;
   s->input[1] = s->B;
 }

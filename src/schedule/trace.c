@@ -256,6 +256,10 @@ char *ts_print_trace(ts_sched *s) {
                   type_enum(g->b_type), type_enum(g->c_type));
   if (g->math == TS_MATH_TF32)
     ts_buf_puts(&b, "def.math = TS_MATH_TF32;\n");
+  const int64_t ld[3] = {g->lda, g->ldb, g->ldc};
+  for (int r = 0; r < 3; r++)
+    if (ld[r])
+      ts_buf_printf(&b, "def.ld%c = %lld;\n", "abc"[r], (long long)ld[r]);
   ts_buf_printf(&b, "ts_sched *s = ts_matmul_named(&def, \"%s\");\n", s->name);
   for (int id = 0; id < 3; id++) {
     ts_buf_puts(&b, "ts_loop *");

@@ -45,6 +45,11 @@ static void program_head(fz_case *c) {
                 type_constant(c->def.b_type), type_constant(c->def.c_type));
   if (c->def.math == TS_MATH_TF32)
     ts_buf_puts(&c->prog, "  def.math = TS_MATH_TF32;\n");
+  const int64_t ld[3] = {c->def.lda, c->def.ldb, c->def.ldc};
+  for (int r = 0; r < 3; r++)
+    if (ld[r])
+      ts_buf_printf(&c->prog, "  def.ld%c = %lld;\n", "abc"[r],
+                    (long long)ld[r]);
 }
 
 static void begin_program(fz_case *c) {
@@ -116,6 +121,7 @@ static void random_op(fz_case *c) {
 
 /* A random sequence of primitives, plausible or hostile. */
 static void primitive_case(fz_case *c) {
+  fz_leading_dimensions(c, false);
   begin_schedule(c);
   c->hostile = fz_chance(c, 40);
   if (fz_chance(c, 60))
@@ -130,6 +136,7 @@ static void primitive_case(fz_case *c) {
 static void knob_case(fz_case *c) {
   c->knobs = true;
   fz_knob_definition(c->src, &c->def);
+  fz_leading_dimensions(c, true);
   program_head(c);
   c->s = fz_knob_schedule(c->src, &c->def, &c->prog, c->why, sizeof(c->why));
   /* Without a schedule the parser refused the text: a refusal too. */
@@ -140,6 +147,7 @@ static void knob_case(fz_case *c) {
 static void hopper_case(fz_case *c) {
   c->hopper = true;
   fz_hopper_definition(c);
+  fz_leading_dimensions(c, true);
   begin_schedule(c);
   fz_hopper_case(c);
 }

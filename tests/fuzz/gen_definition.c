@@ -6,6 +6,8 @@
  */
 #include "gen_impl.h"
 
+#include "base/random.h"
+
 /* Element types: fp32 in half the cases (a third of them multiplied in
  * tf32, which tensor cores need), else fp16 or bf16 A and B (in one case
  * of ten of two different types) with a C of theirs or fp32. */
@@ -42,4 +44,28 @@ void fz_random_definition(fz_case *c) {
   c->def.alpha = alphas[fz_pick(c->src, 3)];
   c->def.beta = betas[fz_pick(c->src, 3)];
   random_types(c);
+}
+
+/* One operand's leading dimension past its stored row: `cols` plus 1 to
+ * 12 elements, or plus whole 16-byte chunks where the row's alignment is
+ * kept and packed rows are aligned. */
+static int64_t padded_ld(uint64_t *rng, ts_operand op, bool keep_alignment) {
+  int64_t chunk = 16 / ts_dtype_size(op.type);
+  uint64_t r = ts_random_next(rng);
+  if (keep_alignment && op.cols % chunk == 0)
+    return op.cols + chunk * (int64_t)(1 + r % 3);
+  if (keep_alignment)
+    return op.cols + chunk * (int64_t)(r % 3);
+  return op.cols + 1 + (int64_t)(r % 12);
+}
+
+void fz_leading_dimensions(fz_case *c, bool keep_alignment) {
+  uint64_t rng = c->seed ^ 0x6c64u; /* "ld" */
+  if (ts_random_next(&rng) % 100 >= 20)
+    return;
+  int64_t *ld[TS_OPERAND_COUNT] = {&c->def.lda, &c->def.ldb, &c->def.ldc};
+  for (int r = 0; r < TS_OPERAND_COUNT; r++)
+    if (ts_random_next(&rng) % 100 < 60)
+      *ld[r] = padded_ld(&rng, ts_gemm_operand(&c->def, (ts_operand_role)r),
+                         keep_alignment);
 }

@@ -49,6 +49,12 @@ void fz_op_layout(fz_case *c);
 
 /* gen_definition.c: the case's definition, into c->def and c->work. */
 void fz_random_definition(fz_case *c);
+/* In a fifth of the cases, leading dimensions past packed for some of A,
+ * B and C, drawn from a stream of the case's seed of their own (the
+ * case's other draws stay what they were); `keep_alignment`: each row's
+ * 16-byte alignment stays as packed has it (a space's or a Hopper
+ * schedule's choices follow it). */
+void fz_leading_dimensions(fz_case *c, bool keep_alignment);
 
 /* gen_check.c: the outcome of a schedule every call accepted (the
  * executor's verdict, its CUDA, its trace's replay). */
