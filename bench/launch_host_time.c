@@ -18,6 +18,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <tessel.h>
+
 #include "../runtime/gpu_impl.h"
 
 enum { BATCH = 200, ROUNDS = 41 };

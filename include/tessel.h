@@ -24,6 +24,7 @@
 
 #include "tessel/types.h"
 #include "tessel/schedule.h"
+#include "tessel/program_read.h"
 #include "tessel/program.h"
 #include "tessel/exec.h"
 #include "tessel/explain.h"

@@ -5,6 +5,7 @@
 #define TS_GPU_H
 
 #include "../src/launch/launcher.h"
+#include "tessel/gpu.h"
 #include "loader.h"
 #include "launch_limits.h"
 

@@ -12,7 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "tessel.h"
+#include "tessel/compile.h"
+#include "tessel/program_read.h"
 
 typedef struct gpu_limits {
   int max_threads_per_block;

@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "../src/base/dtype.h"
-#include "../src/exec/relerr.h"
+#include "../src/base/relerr.h"
 #include "gpu_impl.h"
 
 enum { MAX_SETS = GPU_MAX_SETS }; /* tensor maps are kept for as many */

@@ -8,7 +8,10 @@
  */
 #include <stdlib.h>
 
-#include "tessel.h"
+#include "tessel/compile.h"
+#include "tessel/exec.h"
+#include "tessel/facade.h"
+#include "tessel/program.h"
 
 char *ts_print_ir(const ts_sched *s) {
   ts_program *p = ts_lower(s);

@@ -13,7 +13,7 @@
 
 #include "base/dtype.h"
 #include "base/random.h"
-#include "exec/relerr.h"
+#include "base/relerr.h"
 
 static inline void check_against_cublas(ts_gpu *gpu, ts_sched *s, ts_gemm g) {
   const char *name = ts_sched_name(s);

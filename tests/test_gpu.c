@@ -14,7 +14,7 @@
 
 #include "base/dtype.h"
 #include "base/random.h"
-#include "exec/relerr.h"
+#include "base/relerr.h"
 #include "gpu_check.h"
 #include "ir/program_ir.h"
 

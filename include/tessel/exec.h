@@ -5,7 +5,7 @@
 #ifndef TESSEL_EXEC_H
 #define TESSEL_EXEC_H
 
-#include "program.h"
+#include "program_read.h"
 
 #ifdef __cplusplus
 extern "C" {

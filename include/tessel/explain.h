@@ -5,7 +5,7 @@
 #ifndef TESSEL_EXPLAIN_H
 #define TESSEL_EXPLAIN_H
 
-#include "program.h"
+#include "program_read.h"
 
 #ifdef __cplusplus
 extern "C" {

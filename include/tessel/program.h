@@ -1,10 +1,12 @@
 /*
- * The lowered program: lowering's artifact and how to read it (src/lower/).
+ * Lowering: a schedule to a program, lowering's artifact (src/lower/);
+ * how the program is read is in program_read.h, which this includes.
  * Part of tessel's public API; include <tessel.h> for all of it.
  */
 #ifndef TESSEL_PROGRAM_H
 #define TESSEL_PROGRAM_H
 
+#include "program_read.h"
 #include "schedule.h"
 
 #ifdef __cplusplus
@@ -19,61 +21,14 @@ extern "C" {
  * memory.  The code generator, the reference executor, the compiler and the
  * GPU take only a program, never the schedule, which lowering does not
  * change: a schedule that lowering refuses keeps its TS_OK, and the
- * program carries the error.  Free the schedule whenever you like. */
-typedef struct ts_program ts_program;
-
-typedef struct ts_launch_geometry {
-  int64_t grid[3], block[3];
-  /* Dynamic shared memory, in bytes: the shared caches when they pass the
-   * 48 KiB a kernel may declare statically; 0 otherwise. */
-  int64_t dynamic_shared;
-  /* A persistent grid (ts_persistent): blocks a multiprocessor; grid[0]
-   * is then C's tiles, the most blocks it takes, and the launch makes
-   * min(grid[0], multiprocessors x persistent) of them, each looping over
-   * the tiles.  0: the grid as given. */
-  int persistent;
-  /* Blocks a cluster along x (ts_cluster; the kernel's __cluster_dims__):
-   * the launch keeps grid[0] a multiple of it, a persistent grid's cut
-   * rounded down to whole clusters.  0 or 1: none. */
-  int cluster;
-} ts_launch_geometry;
-
-/* Never NULL; check ts_program_status.  A schedule in error gives a
+ * program carries the error.  Free the schedule whenever you like.
+ * Never NULL; check ts_program_status.  A schedule in error gives a
  * program with the schedule's status and message. */
 ts_program *ts_lower(const ts_sched *s);
 void ts_program_free(ts_program *p); /* NULL is fine */
-ts_status ts_program_status(const ts_program *p);
-const char *ts_program_errmsg(const ts_program *p); /* "" when TS_OK */
-const ts_gemm *ts_program_gemm(const ts_program *p);
-const char *ts_program_name(const ts_program *p);  /* the schedule's */
-const char *ts_program_entry(const ts_program *p); /* "tessel_<name>" */
-ts_status ts_program_launch(const ts_program *p, ts_launch_geometry *out);
-/* The kernels a program launches, in order: ts_pack's (op(A)'s, then
- * op(B)'s) first, then the schedule's kernel, with split-K's second (the
- * workspace's reduction after it, or the scaling of C by beta before it).  ts_program_entry and ts_program_launch
- * are the schedule's kernel; these give kernel i (0 .. count - 1). */
-int ts_program_kernel_count(const ts_program *p);
-const char *ts_program_kernel_entry(const ts_program *p, int i);
-ts_status ts_program_kernel_launch(const ts_program *p, int i,
-                                   ts_launch_geometry *out);
-/* Bytes of the workspace the kernels share (split-K's fp32 partial sums,
- * then ts_pack's copies of the operands), passed to each kernel as a
- * fourth parameter; 0: none. */
-int64_t ts_program_workspace(const ts_program *p);
-/* Blocks per multiprocessor asked for (__launch_bounds__); 0: any. */
-int ts_program_min_blocks(const ts_program *p);
-/* The oldest compute capability the kernel runs on, as 80 for sm_80 (which
- * cp.async needs); 0: any. */
-int ts_program_min_arch(const ts_program *p);
-/* Whether it uses instructions of one architecture only (wgmma: sm_90,
- * compiled for sm_90a), which ts_program_min_arch names. */
-bool ts_program_arch_specific(const ts_program *p);
 /* Malloc'd text the caller frees, or NULL when out of memory or the program
- * is in error: the loop nest, and the CUDA C (deterministic). */
-char *ts_program_ir(const ts_program *p);
-/* ts_program_ir with each loop and buffer followed by the primitive that
- * made it ("# ts_split, step 3"; "# lowering" for what lowering added). */
-char *ts_program_ir_provenance(const ts_program *p);
+ * is in error: the CUDA C (deterministic; the code generator's,
+ * src/codegen/). */
 char *ts_program_cuda(const ts_program *p);
 
 #ifdef __cplusplus

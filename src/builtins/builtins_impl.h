@@ -7,7 +7,7 @@
 #ifndef TS_BUILTINS_H
 #define TS_BUILTINS_H
 
-#include "tessel.h"
+#include "tessel/builtins.h"
 
 ts_status example_naive(ts_sched *s);
 ts_status example_coalesced(ts_sched *s);

@@ -16,7 +16,7 @@
 
 #include "../base/strbuf.h"
 #include "call_site.h"
-#include "tessel.h"
+#include "tessel/builtins.h"
 
 enum { NAME_LEN = 64 };
 

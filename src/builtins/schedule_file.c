@@ -35,7 +35,6 @@
 
 #include "../compile/kernel_cache.h"
 #include "builtins_impl.h"
-#include "tessel.h"
 
 extern char **environ;
 

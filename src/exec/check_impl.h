@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "tessel.h"
+#include "tessel/exec.h"
 
 /* How far program p's C[i, j] may be from `want`, the exact result for
  * the same (rounded) inputs, `scale` the magnitudes summed. */

@@ -6,7 +6,7 @@
 #include "../base/matrix.h"
 #include "../ir/program_ir.h"
 #include "tessel/exec.h"
-#include "tessel/program.h"
+#include "tessel/program_read.h"
 
 #include <stdio.h>
 

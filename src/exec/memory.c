@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "tessel.h"
+#include "tessel/exec.h"
 
 /* A "Key: N kB" line of /proc/meminfo in bytes; 0 when absent. */
 static double meminfo(const char *key) {

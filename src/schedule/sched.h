@@ -13,7 +13,6 @@
 #include "../base/limits.h"
 #include "../base/strbuf.h"
 #include "tessel/schedule.h"
-#include "tessel/space.h"
 
 typedef enum {
   TR_SPLIT,

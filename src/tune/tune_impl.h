@@ -10,7 +10,7 @@
 #include <pthread.h>
 #include <stdio.h>
 
-#include "tessel.h"
+#include "tessel/tune.h"
 
 enum { TUNE_EXIT_FAIL = 1 };
 /* The first pass: few runs each, in groups between which progress is

@@ -1,7 +1,8 @@
 /*
- * The error measure of the GPU checks: max |x - ref| / max |ref| over all
- * elements (relative to the largest reference value, so elements near zero
- * do not inflate it); a NaN anywhere makes it infinite.
+ * The error measure of the GPU checks (the runtime's comparison with
+ * cuBLAS, the GPU tests): max |x - ref| / max |ref| over all elements
+ * (relative to the largest reference value, so elements near zero do not
+ * inflate it); a NaN anywhere makes it infinite.
  *
  * The maxima are taken over the magnitudes' bit patterns, which order as
  * the magnitudes do (a NaN's above infinity's), so that the loop has no

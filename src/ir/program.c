@@ -1,14 +1,16 @@
 /*
  * Reading a program: its status, name, entry point, definition and launch,
- * its loop nest as text.  ts_lower itself, the pipeline, is in lower.c;
+ * its loop nest as text.  They sit here, beside the program's data
+ * (program_ir.h), so that every stage that takes a program reads it
+ * without calling lowering, which makes and frees it (src/lower/lower.c);
  * the conveniences that lower a schedule and use the program once are in
  * src/facade.c.
  */
 #include <stdlib.h>
 
-#include "../ir/printer.h"
-#include "../ir/program_ir.h"
-#include "tessel/program.h"
+#include "printer.h"
+#include "program_ir.h"
+#include "tessel/program_read.h"
 
 ts_status ts_program_status(const ts_program *p) {
   return p ? p->status : TS_ERR_NULL_ARG;
