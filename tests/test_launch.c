@@ -133,10 +133,12 @@ static void test_bad_arguments(void **state) {
   a = good;
   a.operand[TS_OPERAND_A].ptr += 8; /* 2-byte aligned, not 16 */
   expect_refused(k, &a, TS_ERR_BAD_ARG, "is not a multiple of 16 bytes, as "
-                 "kernel \"wgws\" reads it (the TMA's copies)");
+                 "kernel \"wgws\" accesses it (the TMA's copies)");
   a = good;
-  a.operand[TS_OPERAND_C].ptr += 2; /* C's elements are 4 bytes */
-  expect_refused(k, &a, TS_ERR_BAD_ARG, "is not a multiple of 4 bytes");
+  a.operand[TS_OPERAND_C].ptr += 4; /* its stores are of 2 floats */
+  expect_refused(k, &a, TS_ERR_BAD_ARG, "argument C (0x");
+  expect_refused(k, &a, TS_ERR_BAD_ARG, "is not a multiple of 8 bytes, as "
+                 "kernel \"wgws\" accesses it (its widest vector access)");
   a = good;
   a.operand[TS_OPERAND_A].ld = 16;
   expect_refused(k, &a, TS_ERR_BAD_SHAPE, "argument lda is 16, smaller than "
@@ -151,6 +153,22 @@ static void test_bad_arguments(void **state) {
   assert_int_equal(fake.set_current(NULL), CUDA_SUCCESS);
   expect_refused(k, &good, TS_ERR_CUDA, "no CUDA context is current");
   assert_int_equal(fake.set_current((CUcontext)1), CUDA_SUCCESS);
+  ts_kernel_free(k);
+}
+
+/* A kernel that reads A and B 16 bytes at a time: their addresses must be
+ * multiples of 16, and are enough so. */
+static void test_vector_alignment(void **state) {
+  (void)state;
+  ts_kernel *k = compiled("vectorized", ts_gemm_make(64, 64, 64), "sm_90");
+  ts_launch_args good = args_on_buffers(k), a = good;
+  a.operand[TS_OPERAND_A].ptr += 4;
+  expect_refused(k, &a, TS_ERR_BAD_ARG, "argument A (0x");
+  expect_refused(k, &a, TS_ERR_BAD_ARG, "is not a multiple of 16 bytes, as "
+                 "kernel \"vectorized\" accesses it (its widest vector access)");
+  a = good;
+  a.operand[TS_OPERAND_A].ptr += 16;
+  expect_launched(k, &a, NULL);
   ts_kernel_free(k);
 }
 
@@ -362,6 +380,7 @@ int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_launch_on_a_stream),
       cmocka_unit_test(test_bad_arguments),
+      cmocka_unit_test(test_vector_alignment),
       cmocka_unit_test(test_refused_kernels),
       cmocka_unit_test(test_workspace),
       cmocka_unit_test(test_threads),

@@ -91,6 +91,7 @@ static void put_param(writer *w, const ts_param *p) {
   put_i64(w, p->offset);
   put_u32(w, (uint32_t)p->dtype);
   put_u32(w, p->read_only);
+  put_u32(w, (uint32_t)p->align);
   put_u32(w, (uint32_t)p->value);
   put_i64(w, p->dims[0]);
   put_i64(w, p->dims[1]);
@@ -275,6 +276,7 @@ static bool get_param(reader *r, ts_param *p) {
   p->offset = get_i64(r);
   p->dtype = (ts_dtype)get_u32(r);
   p->read_only = get_u32(r) != 0;
+  p->align = (int)get_u32(r);
   p->value = (ts_param_value)get_u32(r);
   p->dims[0] = get_i64(r);
   p->dims[1] = get_i64(r);

@@ -199,8 +199,49 @@ void ir_kernel_grid(const ir_kernel *k, int multiprocessors,
   ts_grid_launched(k->grid, k->persistent, k->cluster, multiprocessors, grid);
 }
 
+/* The widest access of each operand, in bytes. */
+typedef struct {
+  const ir_buffer *operand[3];
+  int bytes[3];
+} access_scan;
+
+static void note_access(access_scan *a, const ir_buffer *b, int lanes) {
+  int bytes = b ? lanes * ts_dtype_size(b->dtype) : 0;
+  for (int i = 0; i < 3; i++)
+    if (b && b == a->operand[i] && bytes > a->bytes[i])
+      a->bytes[i] = bytes;
+}
+
+static bool scan_load(ir_visitor *v, const ir_expr *e) {
+  if (e->kind == E_LOAD)
+    note_access(v->ctx, e->load.buf, e->load.lanes);
+  return true;
+}
+
+static bool scan_store(ir_visitor *v, const ir_stmt *s) {
+  if (s->kind == S_STORE)
+    note_access(v->ctx, s->store.buf, s->store.lanes);
+  return true;
+}
+
+/* What each operand's address must be a multiple of: its widest access
+ * (lowering proved every access's offset a multiple of its width), at
+ * least one element. */
+static void operand_alignment(const ir_kernel *k, int out[3]) {
+  access_scan scan = {.operand = {k->A, k->B, k->C}};
+  for (int i = 0; i < 3; i++)
+    scan.bytes[i] = scan.operand[i] ? ts_dtype_size(scan.operand[i]->dtype)
+                                    : 1;
+  ir_visitor v = {.expr = scan_load, .stmt = scan_store, .ctx = &scan};
+  ir_visit_stmt(&v, k->body);
+  for (int i = 0; i < 3; i++)
+    out[i] = scan.bytes[i];
+}
+
 bool ir_kernel_set_params(ts_arena *a, ir_kernel *k) {
   const ir_buffer *operands[3] = {k->A, k->B, k->C};
+  int align[3];
+  operand_alignment(k, align);
   ir_param *ps = ts_arena_alloc(a, 7 * sizeof(*ps));
   if (!ps)
     return false;
@@ -210,12 +251,13 @@ bool ir_kernel_set_params(ts_arena *a, ir_kernel *k) {
       ps[n++] = (ir_param){.p = {.kind = TS_PARAM_BUFFER,
                                  .buffer = (ts_param_buffer)i,
                                  .dtype = operands[i]->dtype,
-                                 .read_only = i < 2},
+                                 .read_only = i < 2, .align = align[i]},
                            .buf = operands[i]};
   /* Split-K's partial sums are fp32; a packed view is cast from it. */
   if (k->W || k->packed[0] || k->packed[1])
     ps[n++] = (ir_param){.p = {.kind = TS_PARAM_BUFFER,
-                               .buffer = TS_PARAM_WORKSPACE, .dtype = TS_F32},
+                               .buffer = TS_PARAM_WORKSPACE, .dtype = TS_F32,
+                               .align = 256},
                          .buf = k->W};
   map_scan scan = {.operand = {k->packed[0] ? k->packed[0] : k->A,
                                k->packed[1] ? k->packed[1] : k->B}};

@@ -43,6 +43,11 @@ typedef struct ts_param {
   int64_t offset;         /* and bytes past its start (a packed view's) */
   ts_dtype dtype;         /* TS_PARAM_BUFFER: its elements' type */
   bool read_only;         /* TS_PARAM_BUFFER: the kernel only reads it */
+  /* TS_PARAM_BUFFER: the bytes its address (with the offset) must be a
+   * multiple of: the widest access the kernel makes of it at once (a
+   * vector of 16 bytes, say), whose offsets lowering proved aligned; at
+   * least its element's. */
+  int align;
   ts_param_value value;   /* TS_PARAM_INT, TS_PARAM_FLOAT: which */
   /* TS_PARAM_TENSOR_MAP (with buffer, offset and dtype): the operand as
    * the map sees it, innermost (contiguous) dimension first: its extents,

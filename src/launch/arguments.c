@@ -53,18 +53,26 @@ static ts_status check_scalars(const ts_kernel *k, const ts_launch_args *a,
   return TS_OK;
 }
 
-/* The bytes operand r's base address must be a multiple of: its element's,
- * and 16 where a tensor map of it is a parameter (the TMA reads from a
- * 16-byte aligned address). */
+/* The bytes operand r's address must be a multiple of: its element's,
+ * each entry point's widest access of it (ts_param.align), and 16 where a
+ * tensor map of it is a parameter (the TMA reads from a 16-byte aligned
+ * address). */
 static int64_t operand_alignment(const ts_kernel *k, ts_operand_role r,
-                                 ts_dtype type) {
+                                 ts_dtype type, bool *by_tma) {
   int64_t align = ts_dtype_size(type);
+  *by_tma = false;
   for (int i = 0; i < k->nentries; i++)
     for (int j = 0; j < k->entries[i].nparams; j++) {
       const ts_param *p = &k->entries[i].params[j];
-      if ((int)p->buffer == (int)r && p->kind == TS_PARAM_TENSOR_MAP &&
-          align < 16)
-        align = 16;
+      if ((int)p->buffer != (int)r)
+        continue;
+      int64_t need = p->kind == TS_PARAM_TENSOR_MAP ? 16
+                     : p->kind == TS_PARAM_BUFFER   ? p->align
+                                                    : 0;
+      if (need > align) {
+        align = need;
+        *by_tma = p->kind == TS_PARAM_TENSOR_MAP;
+      }
     }
   return align;
 }
@@ -82,13 +90,15 @@ static ts_status check_operand(const ts_kernel *k, const ts_launch_args *a,
   if (!o->ptr)
     return refuse(msg, len, TS_ERR_NULL_ARG, "ts_launch: argument %s is a "
                   "null device pointer", name);
-  int64_t align = operand_alignment(k, r, want.type);
+  bool by_tma;
+  int64_t align = operand_alignment(k, r, want.type, &by_tma);
   if (o->ptr % (uint64_t)align)
     return refuse(msg, len, TS_ERR_BAD_ARG, "ts_launch: argument %s "
                   "(0x%llx) is not a multiple of %lld bytes, as kernel "
-                  "\"%s\" reads it%s: pass an address aligned so",
+                  "\"%s\" accesses it (%s): pass an address aligned so",
                   name, (unsigned long long)o->ptr, (long long)align,
-                  k->label, align == 16 ? " (the TMA's copies)" : "");
+                  k->label, by_tma ? "the TMA's copies"
+                                   : "its widest vector access");
   int64_t ld = o->ld ? o->ld : want.cols;
   if (ld < want.cols)
     return refuse(msg, len, TS_ERR_BAD_SHAPE, "ts_launch: argument %s is "
