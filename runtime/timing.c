@@ -242,6 +242,16 @@ __attribute__((format(printf, 3, 4))) static void row_fail(
   r->status = code;
 }
 
+/* Whether each operand's rows lie end to end, as ts_bench's inputs do. */
+static bool packed(const ts_gemm *d) {
+  for (int r = 0; r < TS_OPERAND_COUNT; r++) {
+    ts_operand o = ts_gemm_operand(d, (ts_operand_role)r);
+    if (o.ld != o.cols)
+      return false;
+  }
+  return true;
+}
+
 /* Kernel v compiled, of the definition, loaded and fitting the device; or
  * its row says why not.  A failed load leaves the device usable (nothing
  * was launched), so its error goes to the row and not to the GPU. */
@@ -253,6 +263,15 @@ static bool load_variant(ts_gpu *g, const ts_gemm *d, const ts_kernel *k,
   }
   if (k->status != TS_OK) {
     row_fail(r, k->status, "%s", k->errmsg);
+    return false;
+  }
+  if (!packed(&k->def)) {
+    row_fail(r, TS_ERR_BAD_ARG, "\"%s\" is compiled for leading dimensions "
+             "past the rows (lda %lld, ldb %lld, ldc %lld); ts_bench times "
+             "packed matrices: compile it with 0 (packed), or time it "
+             "through ts_launch on memory of your own", ts_kernel_name(k),
+             (long long)k->def.lda, (long long)k->def.ldb,
+             (long long)k->def.ldc);
     return false;
   }
   if (!same_gemm(d, &k->def)) {

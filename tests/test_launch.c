@@ -12,6 +12,7 @@
 #include <cuda.h>
 #include <dlfcn.h>
 #include <pthread.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "helpers.h"
@@ -36,11 +37,13 @@ static void *fake_fn(const char *name) {
   return fn;
 }
 
+/* The kernels' launches the fake logged (not cuBLAS's GEMMs). */
 static int launches(void) {
   FILE *f = fopen(log_path, "r");
-  int n = 0, c;
-  while (f && (c = fgetc(f)) != EOF)
-    n += c == '\n';
+  char line[512];
+  int n = 0;
+  while (f && fgets(line, sizeof(line), f))
+    n += strncmp(line, "cublas ", 7) != 0;
   if (f)
     fclose(f);
   return n;
@@ -356,15 +359,58 @@ static void test_load_refusals(void **state) {
   ts_kernel_free(k);
 }
 
+/* ts_bench times packed matrices: a kernel of leading dimensions past the
+ * rows gets a row that says so, and is not run. */
+static void test_bench_refuses_leading_dimensions(void **state) {
+  (void)state;
+  ts_gemm def = ts_gemm_make(32, 32, 32);
+  def.lda = 40;
+  ts_kernel *k = compiled("naive", def, "sm_90");
+  ts_gpu *g = ts_gpu_open();
+  assert_int_equal(ts_gpu_status(g), TS_OK);
+  ts_bench_result row, blas;
+  ts_bench_opts opts = {.repeats = 1, .warmup = 1};
+  int before = launches();
+  assert_int_equal(ts_bench(g, &k, 1, &opts, &row, &blas), TS_ERR_BAD_ARG);
+  assert_non_null(strstr(row.message, "is compiled for leading dimensions "
+                         "past the rows (lda 40, ldb 0, ldc 0); ts_bench "
+                         "times packed matrices"));
+  assert_int_equal(launches(), before);
+  ts_gpu_close(g);
+  ts_kernel_free(k);
+}
+
+/* The fake as libcuBLAS too (libcublas.so.13 in a directory of the
+ * test's own, on LD_LIBRARY_PATH, which the loader reads as the process
+ * starts): the test runs itself again with it. */
+static void run_again_with_fake_cublas(char **argv) {
+  char lib[300], link[400];
+  snprintf(lib, sizeof(lib), "%s/lib", dir);
+  snprintf(link, sizeof(link), "%s/libcublas.so.13", lib);
+  if (mkdir(lib, 0700) == 0 && symlink(argv[1], link) == 0) {
+    setenv("LD_LIBRARY_PATH", lib, 1);
+    setenv("TESSEL_LAUNCH_TEST_DIR", dir, 1);
+    execv("/proc/self/exe", argv);
+  }
+  perror("test_launch: running again with the fake as cuBLAS");
+  exit(1);
+}
+
 int main(int argc, char **argv) {
   if (argc < 2) {
     fprintf(stderr, "usage: %s FAKE_DRIVER\n", argv[0]);
     return 2;
   }
   fake_path = argv[1];
-  snprintf(dir, sizeof(dir), "/tmp/tessel-launch-XXXXXX");
-  if (!mkdtemp(dir))
-    return 1;
+  const char *again = getenv("TESSEL_LAUNCH_TEST_DIR");
+  if (again) {
+    snprintf(dir, sizeof(dir), "%s", again);
+  } else {
+    snprintf(dir, sizeof(dir), "/tmp/tessel-launch-XXXXXX");
+    if (!mkdtemp(dir))
+      return 1;
+    run_again_with_fake_cublas(argv);
+  }
   snprintf(log_path, sizeof(log_path), "%s/launches.txt", dir);
   setenv("TESSEL_FAKE_LAUNCH_LOG", log_path, 1);
   setenv("TESSEL_CUDA_DRIVER", fake_path, 1);
@@ -386,6 +432,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_threads),
       cmocka_unit_test(test_save_and_load),
       cmocka_unit_test(test_load_refusals),
+      cmocka_unit_test(test_bench_refuses_leading_dimensions),
   };
   int failed = cmocka_run_group_tests(tests, NULL, NULL);
   char cmd[300];
