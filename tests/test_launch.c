@@ -23,6 +23,7 @@ static char log_path[320], dir[256];
 static struct {
   void *lib;
   CUresult (*mem_alloc)(CUdeviceptr *, size_t);
+  CUresult (*mem_free)(CUdeviceptr);
   CUresult (*set_current)(CUcontext);
   CUstream (*last_stream)(void);
 } fake;
@@ -49,10 +50,20 @@ static int launches(void) {
   return n;
 }
 
+/* The fake's device memory the tests took, freed as the test ends. */
+static CUdeviceptr allocated[256];
+static int nallocated;
+
 static CUdeviceptr device_alloc(size_t bytes) {
   CUdeviceptr p = 0;
+  assert_true(nallocated < 256);
   assert_int_equal(fake.mem_alloc(&p, bytes), CUDA_SUCCESS);
-  return p;
+  return allocated[nallocated++] = p;
+}
+
+static void free_device_memory(void) {
+  while (nallocated > 0)
+    fake.mem_free(allocated[--nallocated]);
 }
 
 static ts_kernel *compiled(const char *name, ts_gemm def, const char *arch) {
@@ -420,6 +431,7 @@ int main(int argc, char **argv) {
     return 1;
   }
   fake.mem_alloc = (__typeof__(fake.mem_alloc))fake_fn("cuMemAlloc");
+  fake.mem_free = (__typeof__(fake.mem_free))fake_fn("cuMemFree");
   fake.set_current = (__typeof__(fake.set_current))fake_fn("cuCtxSetCurrent");
   fake.last_stream =
       (__typeof__(fake.last_stream))dlsym(fake.lib, "fake_last_stream");
@@ -435,6 +447,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_bench_refuses_leading_dimensions),
   };
   int failed = cmocka_run_group_tests(tests, NULL, NULL);
+  free_device_memory();
   char cmd[300];
   snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
   if (system(cmd) != 0)
