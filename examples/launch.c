@@ -30,12 +30,12 @@ typedef struct gemm_case {
   ts_layout layout;
   ts_dtype ab, c; /* A's and B's type, C's */
   int64_t pad;    /* each leading dimension this past the stored row */
-  const char *arch;
+  const char *archs; /* a cubin for each; the launch runs the device's */
 } gemm_case;
 
 static const gemm_case cases[] = {
-    {"naive", 1, 1, 1, TS_NN, TS_F32, TS_F32, 3, "sm_90"},
-    {"warptiled", 37, 53, 29, TS_NN, TS_F32, TS_F32, 7, "sm_90"},
+    {"naive", 1, 1, 1, TS_NN, TS_F32, TS_F32, 3, "sm_80,sm_90"},
+    {"warptiled", 37, 53, 29, TS_NN, TS_F32, TS_F32, 7, "sm_80,sm_90"},
     {"warptiled", 37, 53, 29, TS_TT, TS_F32, TS_F32, 1, "sm_90"},
     {"wgws", 999, 1001, 1003, TS_NT, TS_F16, TS_F16, 13, "sm_90a"},
     {"wgws", 999, 1001, 1003, TS_TN, TS_BF16, TS_F32, 9, "sm_90a"},
@@ -75,7 +75,9 @@ static ts_gemm definition(const gemm_case *c) {
 static int compile_and_save(const gemm_case *c, const char *path) {
   ts_gemm d = definition(c);
   ts_sched *s = ts_builtin_schedule(c->schedule, &d);
-  ts_kernel *k = ts_compile_sched(s, c->arch);
+  ts_program *p = ts_lower(s);
+  ts_kernel *k = ts_compile_for(p, c->archs);
+  ts_program_free(p);
   ts_sched_free(s);
   char msg[1024] = "";
   ts_status st = ts_kernel_status(k);
@@ -178,10 +180,16 @@ static int load_and_run(const gemm_case *c, const char *path,
     return 0;
   }
   const ts_gemm *d = ts_kernel_gemm(k);
-  printf("%s %lldx%lldx%lld %s %s, lda %lld ldb %lld ldc %lld, from %s\n",
-         ts_kernel_name(k), (long long)d->m, (long long)d->n,
+  printf("%s %lldx%lldx%lld %s %s, lda %lld ldb %lld ldc %lld, from %s "
+         "(cubins:", ts_kernel_name(k), (long long)d->m, (long long)d->n,
          (long long)d->k, ts_layout_name(d->layout), ts_dtype_name(c->ab),
          (long long)d->lda, (long long)d->ldb, (long long)d->ldc, path);
+  for (int i = 0; i < ts_kernel_image_count(k); i++) {
+    const char *arch;
+    ts_kernel_image(k, i, &arch, NULL);
+    printf(" %s", arch);
+  }
+  printf(")\n");
   host_operand h[3], c0;
   ts_launch_args args = ts_launch_args_of(k);
   for (int r = 0; r < TS_OPERAND_COUNT; r++) {
@@ -191,6 +199,9 @@ static int load_and_run(const gemm_case *c, const char *path,
     if (!(h[r].data = malloc(h[r].bytes)))
       exit(2);
     fill(&h[r], (unsigned)r + 1);
+    printf("  %s: %lld x %lld as stored, rows %lld apart\n",
+           ts_operand_name((ts_operand_role)r), (long long)h[r].o.rows,
+           (long long)h[r].o.cols, (long long)h[r].o.ld);
     to_device(&h[r]);
     args.operand[r].ptr = h[r].dev;
   }

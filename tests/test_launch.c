@@ -370,6 +370,62 @@ static void test_load_refusals(void **state) {
   ts_kernel_free(k);
 }
 
+static ts_kernel *compiled_for(const char *name, ts_gemm def,
+                               const char *archs) {
+  ts_sched *s = ts_builtin_schedule(name, &def);
+  ts_program *p = ts_lower(s);
+  ts_kernel *k = ts_compile_for(p, archs);
+  ts_program_free(p);
+  ts_sched_free(s);
+  return k;
+}
+
+/* A kernel of several architectures: each kept (and saved), the one the
+ * device runs launched, refused where none does. */
+static void test_architectures(void **state) {
+  (void)state;
+  ts_kernel *k = compiled_for("naive", ts_gemm_make(16, 16, 16),
+                              "sm_80, sm_90,sm_80");
+  assert_int_equal(ts_kernel_status(k), TS_OK);
+  assert_int_equal(ts_kernel_image_count(k), 2); /* sm_80 once */
+  const char *arch;
+  size_t size;
+  assert_non_null(ts_kernel_image(k, 1, &arch, &size));
+  assert_string_equal(arch, "sm_90");
+  assert_true(size > 0);
+  size_t none = 1;
+  assert_null(ts_kernel_image(k, 2, &arch, &none));
+  assert_int_equal(none, 0);
+  const char *path = path_in_dir("two.tsk");
+  assert_int_equal(ts_kernel_save(k, path, NULL, 0), TS_OK);
+  ts_kernel *loaded = ts_kernel_load(path);
+  assert_int_equal(ts_kernel_image_count(loaded), 2);
+  size_t loaded_size;
+  const void *a = ts_kernel_image(k, 1, NULL, NULL);
+  const void *b = ts_kernel_image(loaded, 1, &arch, &loaded_size);
+  assert_string_equal(arch, "sm_90");
+  assert_int_equal(loaded_size, size);
+  assert_memory_equal(a, b, size);
+  ts_launch_args args = args_on_buffers(loaded);
+  expect_launched(loaded, &args, NULL); /* sm_90's, on the fake's 9.0 */
+  ts_kernel_free(loaded);
+  ts_kernel_free(k);
+
+  k = compiled_for("naive", ts_gemm_make(16, 16, 16), "sm_80,sm_86");
+  args = args_on_buffers(k);
+  expect_refused(k, &args, TS_ERR_BAD_ARCH, "kernel \"naive\" was compiled "
+                 "for sm_80, sm_86; the device of the current context is "
+                 "sm_90");
+  ts_kernel_free(k);
+
+  ts_gemm def = ts_gemm_make(64, 64, 64);
+  def.a_type = def.b_type = TS_F16;
+  k = compiled_for("wgws", def, "sm_90a,sm_80");
+  assert_int_equal(ts_kernel_status(k), TS_ERR_BAD_ARCH);
+  assert_non_null(strstr(ts_kernel_errmsg(k), "ts_compile_for: sm_80: "));
+  ts_kernel_free(k);
+}
+
 /* ts_bench times packed matrices: a kernel of leading dimensions past the
  * rows gets a row that says so, and is not run. */
 static void test_bench_refuses_leading_dimensions(void **state) {
@@ -445,6 +501,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_save_and_load),
       cmocka_unit_test(test_load_refusals),
       cmocka_unit_test(test_bench_refuses_leading_dimensions),
+      cmocka_unit_test(test_architectures),
   };
   int failed = cmocka_run_group_tests(tests, NULL, NULL);
   free_device_memory();

@@ -32,6 +32,18 @@ typedef struct ts_ptxas_info {
  * nothing of the program, which may be freed at once.  A program in error
  * gives a kernel with its status and message. */
 ts_kernel *ts_compile(const ts_program *p, const char *arch);
+/* Compiles the program for each architecture of a comma-separated list
+ * ("sm_80,sm_90"): one kernel holding a cubin for each, the first as
+ * ts_kernel_arch and ts_kernel_cubin; ts_launch runs the one the device
+ * can run.  An architecture the program cannot be compiled for (sm_90a's
+ * wgmma elsewhere) fails the kernel, naming it.  Never NULL. */
+ts_kernel *ts_compile_for(const ts_program *p, const char *archs);
+/* The kernel's cubins: 1 + the further architectures ts_compile_for gave
+ * it (0 for a kernel in error); image i's cubin, with its architecture
+ * and size in bytes (NULL, "" and 0 out of range). */
+int ts_kernel_image_count(const ts_kernel *k);
+const void *ts_kernel_image(const ts_kernel *k, int i, const char **arch,
+                            size_t *size);
 /* ts_lower then ts_compile. */
 ts_kernel *ts_compile_sched(const ts_sched *s, const char *arch);
 /* Compiles n programs on `threads` threads (0: one per processor), each

@@ -30,6 +30,9 @@ void ts_kernel_free(ts_kernel *k) {
   free(k->name);
   free(k->label);
   free(k->cubin);
+  for (int i = 0; i < k->nimages; i++)
+    free(k->images[i].cubin);
+  free(k->images);
   free(k->source);
   for (int i = 0; k->entries && i < k->nentries; i++) {
     free(k->entries[i].name);
@@ -108,3 +111,19 @@ const void *ts_kernel_cubin(const ts_kernel *k, size_t *size) {
   return have ? k->cubin : NULL;
 }
 
+
+int ts_kernel_image_count(const ts_kernel *k) {
+  return k && k->status == TS_OK && k->cubin ? 1 + k->nimages : 0;
+}
+
+const void *ts_kernel_image(const ts_kernel *k, int i, const char **arch,
+                            size_t *size) {
+  bool have = i >= 0 && i < ts_kernel_image_count(k);
+  const char *a = !have ? "" : i == 0 ? k->arch : k->images[i - 1].arch;
+  const void *cubin = !have ? NULL : i == 0 ? k->cubin : k->images[i - 1].cubin;
+  if (arch)
+    *arch = a;
+  if (size)
+    *size = !have ? 0 : i == 0 ? k->cubin_size : k->images[i - 1].size;
+  return cubin;
+}

@@ -25,6 +25,14 @@ typedef struct kernel_entry {
   int nparams;
 } kernel_entry;
 
+/* A cubin for an architecture besides the kernel's own (ts_compile_for):
+ * the same source and entry points. */
+typedef struct kernel_image {
+  char arch[16];
+  void *cubin; /* malloc'd */
+  size_t size;
+} kernel_image;
+
 struct ts_kernel {
   ts_status status;
   char errmsg[2048];
@@ -35,6 +43,9 @@ struct ts_kernel {
   char *source;  /* the CUDA C given to NVRTC (malloc'd); NULL: none */
   void *cubin;   /* malloc'd */
   size_t cubin_size;
+  /* More architectures' cubins (ts_compile_for), after arch's. */
+  int nimages;
+  kernel_image *images; /* malloc'd */
   ts_gemm def;   /* the definition it computes, launched with */
   ts_launch_geometry launch; /* the schedule's entry point's */
   /* The entry points launched in order (ts_pack's, split-K's and the one

@@ -133,6 +133,11 @@ static void put_kernel(writer *w, const ts_kernel *k) {
       put_param(w, &e->params[j]);
   }
   put_blob(w, k->cubin, k->cubin_size);
+  put_u32(w, (uint32_t)k->nimages);
+  for (int i = 0; i < k->nimages; i++) {
+    put_text(w, k->images[i].arch);
+    put_blob(w, k->images[i].cubin, k->images[i].size);
+  }
   put_text(w, k->source);
   put_text(w, k->log);
   uint64_t check = w->hash;
@@ -307,6 +312,23 @@ static bool get_fixed(reader *r, char *out, size_t len) {
   return fits;
 }
 
+/* The further architectures' cubins. */
+static bool get_images(reader *r, ts_kernel *k) {
+  uint32_t n = get_u32(r);
+  if (!r->ok || n > MAX_ENTRIES)
+    return false;
+  if (n && !(k->images = calloc(n, sizeof(*k->images))))
+    return false;
+  for (uint32_t i = 0; i < n; i++) {
+    kernel_image *im = &k->images[i];
+    k->nimages = (int)i + 1;
+    if (!get_fixed(r, im->arch, sizeof(im->arch)) ||
+        !(im->cubin = get_blob(r, &im->size)) || im->size == 0)
+      return false;
+  }
+  return true;
+}
+
 static bool get_entries(reader *r, ts_kernel *k) {
   uint32_t n = get_u32(r);
   if (!r->ok || n < 1 || n > MAX_ENTRIES)
@@ -345,6 +367,7 @@ static bool get_body(reader *r, ts_kernel *k) {
   get_ptxas(r, &k->ptxas);
   if (!r->ok || !gemm_in_range(&k->def) || !get_entries(r, k) ||
       !(k->cubin = get_blob(r, &k->cubin_size)) || k->cubin_size == 0 ||
+      !get_images(r, k) ||
       !(k->source = get_blob(r, NULL)) || !(k->log = get_blob(r, NULL)))
     return false;
   return r->ok && r->p == r->end;

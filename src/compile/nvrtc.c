@@ -312,6 +312,46 @@ ts_kernel *ts_compile(const ts_program *p, const char *arch) {
   return compile_source(k, k->source);
 }
 
+/* Image `from`'s cubin moved into k as one more architecture, unless k
+ * holds that architecture already. */
+static bool add_image(ts_kernel *k, ts_kernel *from) {
+  bool known = strcmp(k->arch, from->arch) == 0;
+  for (int i = 0; i < k->nimages; i++)
+    known |= strcmp(k->images[i].arch, from->arch) == 0;
+  if (known)
+    return true;
+  kernel_image *more = realloc(k->images,
+                               (size_t)(k->nimages + 1) * sizeof(*more));
+  if (!more)
+    return false;
+  k->images = more;
+  kernel_image *im = &k->images[k->nimages++];
+  snprintf(im->arch, sizeof(im->arch), "%s", from->arch);
+  im->cubin = from->cubin;
+  im->size = from->cubin_size;
+  from->cubin = NULL;
+  from->cubin_size = 0;
+  return true;
+}
+
+ts_kernel *ts_compile_for(const ts_program *p, const char *archs) {
+  char list[256], *save = NULL;
+  snprintf(list, sizeof(list), "%s", archs && *archs ? archs : "sm_90");
+  char *arch = strtok_r(list, ", ", &save);
+  ts_kernel *k = ts_compile(p, arch);
+  while (ts_kernel_status(k) == TS_OK &&
+         (arch = strtok_r(NULL, ", ", &save))) {
+    ts_kernel *more = ts_compile(p, arch);
+    if (ts_kernel_status(more) != TS_OK)
+      kernel_fail(k, ts_kernel_status(more), "ts_compile_for: %s: %s", arch,
+                  ts_kernel_errmsg(more));
+    else if (!add_image(k, more))
+      kernel_fail(k, TS_ERR_NO_MEMORY, "ts_compile_for: out of memory");
+    ts_kernel_free(more);
+  }
+  return k;
+}
+
 /* gemm(A, B, C, M, N, K, alpha, beta) of ts_cuda_kernel, fp32 matrices. */
 static bool hand_written_params(kernel_entry *e) {
   static const ts_param list[] = {

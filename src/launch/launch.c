@@ -119,23 +119,39 @@ static int arch_of(const char *arch, bool *specific) {
 /* A cubin runs on devices of its major version and a minor at least its
  * own; one of the arch-specific instructions (sm_90a's wgmma) on its own
  * architecture only. */
-static ts_status check_arch(const ts_kernel *k, CUdevice dev) {
+static bool runs_on(const char *arch, int major, int minor) {
+  bool specific = false;
+  int built = arch_of(arch, &specific);
+  return built / 10 == major &&
+         (specific ? built == major * 10 + minor : built % 10 <= minor);
+}
+
+/* The kernel's cubin the device runs (ts_compile_for gives a kernel
+ * several), the first that does; or why none does. */
+static ts_status cubin_for(const ts_kernel *k, CUdevice dev,
+                           const void **cubin) {
   int major = 0, minor = 0;
   DRIVER(k, "reading the device of", cuDeviceGetAttribute(&major,
          CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev));
   DRIVER(k, "reading the device of", cuDeviceGetAttribute(&minor,
          CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev));
-  bool specific = false;
-  int built = arch_of(k->arch, &specific), device = major * 10 + minor;
-  bool runs = built / 10 == major &&
-              (specific ? built == device : built % 10 <= minor);
-  if (!runs)
-    return launch_fail(TS_ERR_BAD_ARCH, "ts_launch: kernel \"%s\" was "
-                       "compiled for %s; the device of the current context "
-                       "is sm_%d (compute capability %d.%d), which cannot "
-                       "run it: compile it for sm_%d%s", k->label, k->arch,
-                       device, major, minor, device, specific ? "a" : "");
-  return TS_OK;
+  char archs[256] = "";
+  for (int i = 0; i < ts_kernel_image_count(k); i++) {
+    const char *arch;
+    const void *image = ts_kernel_image(k, i, &arch, NULL);
+    if (runs_on(arch, major, minor)) {
+      *cubin = image;
+      return TS_OK;
+    }
+    size_t used = strlen(archs);
+    snprintf(archs + used, sizeof(archs) - used, "%s%s", i ? ", " : "", arch);
+  }
+  return launch_fail(TS_ERR_BAD_ARCH, "ts_launch: kernel \"%s\" was "
+                     "compiled for %s; the device of the current context is "
+                     "sm_%d%d (compute capability %d.%d), which cannot run "
+                     "it: compile it for sm_%d%d (ts_compile_for takes "
+                     "several architectures)", k->label, archs, major, minor,
+                     major, minor, major, minor);
 }
 
 /* The entry points' functions, grids and tensor-map slots. */
@@ -165,12 +181,13 @@ static ts_status load_module(const ts_kernel *k, CUcontext ctx,
   int sms = 0;
   m->ctx = ctx;
   DRIVER(k, "reading the context of", cuCtxGetDevice(&dev));
-  ts_status st = check_arch(k, dev);
+  const void *cubin = NULL;
+  ts_status st = cubin_for(k, dev, &cubin);
   if (st != TS_OK)
     return st;
   DRIVER(k, "reading the device of", cuDeviceGetAttribute(&sms,
          CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev));
-  DRIVER(k, "loading the cubin of", cuModuleLoadData(&m->mod, k->cubin));
+  DRIVER(k, "loading the cubin of", cuModuleLoadData(&m->mod, cubin));
   if (!(m->entries = calloc((size_t)k->nentries, sizeof(*m->entries))))
     return launch_fail(TS_ERR_NO_MEMORY, "ts_launch: out of memory loading "
                        "kernel \"%s\"", k->label);
