@@ -445,6 +445,14 @@ static void test_bench_refuses_leading_dimensions(void **state) {
   assert_int_equal(launches(), before);
   ts_gpu_close(g);
   ts_kernel_free(k);
+  /* A hand-written kernel's gemm has no leading dimensions. */
+  ts_cuda_kernel src = {"plain", "extern \"C\" __global__ void gemm() {}"};
+  k = ts_compile_cuda(&src, &def, "sm_90");
+  assert_int_equal(ts_kernel_status(k), TS_ERR_BAD_ARG);
+  assert_non_null(strstr(ts_kernel_errmsg(k), "kernel \"plain\" takes packed "
+                         "matrices (its gemm has no leading dimensions); the "
+                         "definition's lda is 40, past A's stored row of 32"));
+  ts_kernel_free(k);
 }
 
 /* The fake as libcuBLAS too (libcublas.so.13 in a directory of the

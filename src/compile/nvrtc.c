@@ -396,6 +396,16 @@ ts_kernel *ts_compile_cuda(const ts_cuda_kernel *src, const ts_gemm *def,
     snprintf(why, sizeof(why), "%s", k->errmsg);
     kernel_fail(k, k->status, "kernel \"%s\": %.1900s", src->name, why);
   }
+  for (int r = 0; r < TS_OPERAND_COUNT && k->status == TS_OK; r++) {
+    ts_operand o = ts_gemm_operand(def, (ts_operand_role)r);
+    if (o.ld != o.cols) /* gemm(A, B, C, M, N, K, ...) has no ld */
+      kernel_fail(k, TS_ERR_BAD_ARG, "ts_compile_cuda: kernel \"%s\" "
+                  "takes packed matrices (its gemm has no leading "
+                  "dimensions); the definition's ld%c is %lld, past %s's "
+                  "stored row of %lld", src->name, "abc"[r],
+                  (long long)o.ld, ts_operand_name((ts_operand_role)r),
+                  (long long)o.cols);
+  }
   return k;
 }
 
