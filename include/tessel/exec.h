@@ -45,6 +45,14 @@ ts_status ts_program_execute_matrices(const ts_program *p, ts_matrix A,
 ts_status ts_program_check(const ts_program *p, uint64_t seed, char *msg,
                            size_t msglen);
 
+/* ts_program_check at the extents and leading dimensions `at` gives, for
+ * a program that takes them at launch (ts_gemm.runtime): the same
+ * kernels run on matrices of that shape, as a launch with those values
+ * runs them.  at's types, layout, alpha and beta must be the program's,
+ * and so must each value it compiles in (TS_ERR_BAD_ARG or
+ * TS_ERR_BAD_SHAPE, named in msg). */
+ts_status ts_program_check_at(const ts_program *p, const ts_gemm *at,
+                              uint64_t seed, char *msg, size_t msglen);
 /* TS_OK where a check of def fits in the memory this machine has
  * available (ts_memory_available: the inputs, C and the executor's record
  * of every element, ts_check_bytes); else TS_ERR_NO_MEMORY with the

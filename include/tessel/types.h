@@ -118,9 +118,28 @@ typedef struct ts_gemm {
    * matrix is given in place.  0 is packed (the stored row's length);
    * else at least the stored row.  The elements past a row up to the
    * next belong to the caller: no kernel writes C's.  Compiled in as the
-   * shape is. */
+   * shape is, unless `runtime` says otherwise. */
   int64_t lda, ldb, ldc;
+  /* Which of the extents and leading dimensions the kernel takes at
+   * launch instead of compiling in (TS_RUNTIME_* or'ed; 0: all compiled
+   * in).  m, n, k and the ld above are then the nominal values the
+   * executor and explain use, and a launch gives any others: the grid,
+   * the loops' trip counts and the guards follow them at run time. */
+  unsigned runtime;
+  /* Every value taken at launch is a multiple of this (1, the default
+   * when 0, runs every shape; 4 or 8 lets vector accesses be proven
+   * aligned, as CUTLASS's alignment does): ts_launch refuses others. */
+  int64_t runtime_multiple;
 } ts_gemm;
+
+/* ts_gemm.runtime's bits. */
+enum {
+  TS_RUNTIME_M = 1,  /* m given at launch */
+  TS_RUNTIME_N = 2,
+  TS_RUNTIME_K = 4,
+  TS_RUNTIME_LD = 8, /* lda, ldb and ldc given at launch */
+  TS_RUNTIME_SHAPE = 15 /* all of them */
+};
 
 /* {m, n, k} with layout NN, alpha 1 and beta 0, as cuBLAS's GEMM defaults. */
 ts_gemm ts_gemm_make(int64_t m, int64_t n, int64_t k);

@@ -95,10 +95,10 @@ void c_access(ts_buf *b, const ir_buffer *buf, ir_expr *const *idx,
   /* Global memory: one flat offset, each index times its stride. */
   ir_expr *off = NULL;
   for (int d = 0; d < buf->ndim; d++) {
-    ir_expr *term = buf->strides[d] == 1
+    ir_expr *term = buf->strides[d] == 1 && !buf->stride_expr[d]
                         ? idx[d]
                         : ir_binary(em->a, E_MUL, idx[d],
-                                    ir_int(em->a, buf->strides[d]));
+                                    ir_buffer_stride(em->a, buf, d));
     off = off ? ir_binary(em->a, E_ADD, off, term) : term;
   }
   ts_buf_puts(b, "[");
@@ -221,6 +221,12 @@ static int c_loop(ts_buf *b, const ts_loop *l, const ir_expr *index,
       ir_print_expr(b, index, &em->style);
     else
       ts_buf_puts(b, launch_source(l->kind));
+    if (l->size) { /* blocks that follow the launch's extents */
+      ts_buf_puts(b, ";  // 0..");
+      ir_print_expr(b, l->size, &em->style);
+      ts_buf_puts(b, " - 1\n");
+      return depth;
+    }
     ts_buf_printf(b, ";  // 0..%lld%s\n", (long long)l->extent - 1,
                   !index ? "" : ir_expr_uses_grid(index) ? ", from the tile"
                                                          : ", blocks swizzled");
@@ -236,8 +242,12 @@ static int c_loop(ts_buf *b, const ts_loop *l, const ir_expr *index,
   ts_buf_c_name(b, l->name);
   ts_buf_puts(b, l->persistent ? " = 0; blockIdx.x + " : " = 0; ");
   ts_buf_c_name(b, l->name);
-  ts_buf_printf(b, "%s < %lld; ++", l->persistent ? " * gridDim.x" : "",
-                (long long)l->extent);
+  ts_buf_printf(b, "%s < ", l->persistent ? " * gridDim.x" : "");
+  if (l->size) /* a trip count chosen at launch */
+    ir_print_expr(b, l->size, &em->style);
+  else
+    ts_buf_printf(b, "%lld", (long long)l->extent);
+  ts_buf_puts(b, "; ++");
   ts_buf_c_name(b, l->name);
   ts_buf_puts(b, l->persistent ? ") {  // a persistent grid's tiles\n"
                                : ") {\n");
@@ -588,7 +598,8 @@ static char *kernel_body(emitter *em, const ts_program *p, const ir_kernel *k) {
 
 /* The parameter list, two to a line: "(const float *__restrict__ A, ...)". */
 static void print_params(ts_buf *out, emitter *em, const ir_kernel *k) {
-  static const char *const values[] = {"M", "N", "K", "alpha", "beta"};
+  static const char *const values[TS_VALUE_COUNT] = {
+      "M", "N", "K", "alpha", "beta", "lda", "ldb", "ldc"};
   ts_buf_puts(out, "(");
   for (int i = 0; i < k->nparams; i++) {
     const ts_param *p = &k->params[i].p;

@@ -13,7 +13,7 @@
 
 /* How far program p's C[i, j] may be from `want`, the exact result for
  * the same (rounded) inputs, `scale` the magnitudes summed. */
-double check_element_tolerance(const ts_program *p, double want,
+double check_element_tolerance(const ts_program *p, int64_t k, double want,
                                double scale);
 
 /* Storage index of element (r, c) of op(X), X operand `o` as it lies in

@@ -99,7 +99,7 @@ static ts_status compare_box(const ts_program *p, uint64_t seed,
                       ? space_value(seed, 2, i * ldc + j, g->c_type) : 0.0;
       double want = g->alpha * sum + g->beta * c0;
       double scale = fabs(g->alpha) * mag + fabs(g->beta * c0);
-      double tol = check_element_tolerance(p, want, scale);
+      double tol = check_element_tolerance(p, p->def.k, want, scale);
       double got = ir_sample_c(s, i, j);
       if (!(fabs(got - want) <= tol)) {
         snprintf(msg, msglen, "C[%lld, %lld] is %.9g, expected %.9g "

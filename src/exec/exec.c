@@ -619,6 +619,51 @@ bool ir_execute_counted(const ir_kernel *const *ks, int n, const float *A,
                         const float *B, float *C, bool c_defined,
                         const ir_observer *observer, double *steps,
                         char *msg, size_t msglen) {
+  return ir_execute_at(ks, n, NULL, A, B, C, c_defined, observer, steps, msg,
+                       msglen);
+}
+
+static bool execute_resolved(const ir_kernel *const *ks, int n,
+                             const float *A, const float *B, float *C,
+                             bool c_defined, const ir_observer *observer,
+                             double *steps, char *msg, size_t msglen);
+
+bool ir_execute_at(const ir_kernel *const *ks, int n, const int64_t *values,
+                   const float *A, const float *B, float *C, bool c_defined,
+                   const ir_observer *observer, double *steps, char *msg,
+                   size_t msglen) {
+  bool symbolic = values != NULL;
+  for (int i = 0; i < n && !symbolic; i++)
+    symbolic = ir_kernel_symbolic(ks[i]);
+  if (!symbolic)
+    return execute_resolved(ks, n, A, B, C, c_defined, observer, steps, msg,
+                            msglen);
+  /* Extents taken at launch: each kernel as compiled for these values. */
+  enum { MOST = 8 };
+  ts_arena a;
+  ts_arena_init(&a);
+  ir_kernel resolved[MOST];
+  const ir_kernel *at[MOST];
+  bool ok = n <= MOST;
+  for (int i = 0; i < n && ok; i++) {
+    ok = ir_kernel_resolve(&a, ks[i], values, &resolved[i]);
+    at[i] = &resolved[i];
+  }
+  if (ok)
+    ok = execute_resolved(at, n, A, B, C, c_defined, observer, steps, msg,
+                          msglen);
+  else if (msglen)
+    snprintf(msg, msglen, "the executor could not resolve the kernels' "
+             "extents at the values given (out of memory, or a size it "
+             "cannot evaluate)");
+  ts_arena_release(&a);
+  return ok;
+}
+
+static bool execute_resolved(const ir_kernel *const *ks, int n,
+                             const float *A, const float *B, float *C,
+                             bool c_defined, const ir_observer *observer,
+                             double *steps, char *msg, size_t msglen) {
   char scratch[1];
   exec x = {.k = ks[0], .msg = msglen ? msg : scratch,
             .msglen = msglen ? msglen : 1, .observer = observer};

@@ -167,6 +167,10 @@ static bool eval_var(exec *x, const ir_var *v, const bool *mask,
     out[0] = x->grid[v->tag - TS_BLOCK_X];
     return true;
   }
+  if (v->kind == VAR_PARAM) { /* unresolved: the kernel's nominal value */
+    out[0] = x->k->values[v->value];
+    return true;
+  }
   if (v->kind == VAR_LAUNCH) {
     if (launch_uniform(x, v->tag)) {
       out[0] = launch_index(x, v->tag, 0);

@@ -63,6 +63,15 @@ bool ir_execute_counted(const ir_kernel *const *ks, int n, const float *A,
                         const ir_observer *observer, double *steps,
                         char *msg, size_t msglen);
 
+/* ir_execute_counted with the values taken at launch (by
+ * ts_param_value: m, n, k, the leading dimensions) given: each kernel
+ * whose extents are chosen at launch runs as compiled for them, on
+ * matrices of that shape.  NULL: each kernel's nominal values. */
+bool ir_execute_at(const ir_kernel *const *ks, int n, const int64_t *values,
+                   const float *A, const float *B, float *C, bool c_defined,
+                   const ir_observer *observer, double *steps, char *msg,
+                   size_t msglen);
+
 /* ---- The executor's work ----------------------------------------------------
  * Its time is counted in steps: a statement run for one thread.  The
  * threads of a block run in lockstep, so a statement any of them reaches

@@ -49,10 +49,23 @@ static size_t elements(const ts_gemm *g, ts_operand_role role) {
   return (size_t)ts_operand_elements(&op);
 }
 
-/* ts_program_execute, counting the executor's steps into *steps (may be
- * NULL). */
-static ts_status execute(const ts_program *p, const float *A, const float *B,
-                         float *C, double *steps, char *msg, size_t msglen) {
+/* The values a kernel takes at launch, as `at` gives them. */
+static const int64_t *launch_values(const ts_gemm *at,
+                                    int64_t out[TS_VALUE_COUNT]) {
+  out[TS_VALUE_M] = at->m;
+  out[TS_VALUE_N] = at->n;
+  out[TS_VALUE_K] = at->k;
+  out[TS_VALUE_ALPHA] = out[TS_VALUE_BETA] = 0;
+  for (int r = 0; r < TS_OPERAND_COUNT; r++)
+    out[TS_VALUE_LDA + r] = ts_gemm_operand(at, (ts_operand_role)r).ld;
+  return out;
+}
+
+/* ts_program_execute at the shape `at` gives (NULL: p's own), counting
+ * the executor's steps into *steps (may be NULL). */
+static ts_status execute(const ts_program *p, const ts_gemm *at,
+                         const float *A, const float *B, float *C,
+                         double *steps, char *msg, size_t msglen) {
   if (msglen)
     msg[0] = 0;
   if (!p || !A || !B || !C)
@@ -62,7 +75,7 @@ static ts_status execute(const ts_program *p, const float *A, const float *B,
       snprintf(msg, msglen, "%s", p->errmsg);
     return p->status;
   }
-  const ts_gemm *g = &p->def;
+  const ts_gemm *g = at ? at : &p->def;
   /* The matrices hold their types' values, as they would in memory. */
   bool copied_a, copied_b;
   ts_operand c = ts_gemm_operand(g, TS_OPERAND_C);
@@ -70,14 +83,15 @@ static ts_status execute(const ts_program *p, const float *A, const float *B,
   float *b = rounded_copy(g->b_type, B, elements(g, TS_OPERAND_B), &copied_b);
   round_rows(&c, C);
   ts_status st = TS_OK;
+  int64_t values[TS_VALUE_COUNT];
   if (!a || !b) {
     st = TS_ERR_NO_MEMORY;
     if (msglen)
       snprintf(msg, msglen, "ts_execute: out of memory rounding A and B to "
                "%s and %s", ts_dtype_name(g->a_type), ts_dtype_name(g->b_type));
-  } else if (!ir_execute_counted(p->order, p->nkernels, a, b, C,
-                                 g->beta != 0.0f, NULL, steps, msg,
-                                 msglen)) {
+  } else if (!ir_execute_at(p->order, p->nkernels,
+                            at ? launch_values(at, values) : NULL, a, b, C,
+                            g->beta != 0.0f, NULL, steps, msg, msglen)) {
     st = TS_ERR_EXEC_FAULT;
   }
   if (copied_a)
@@ -90,7 +104,7 @@ static ts_status execute(const ts_program *p, const float *A, const float *B,
 ts_status ts_program_execute(const ts_program *p, const float *A,
                              const float *B, float *C, char *msg,
                              size_t msglen) {
-  return execute(p, A, B, C, NULL, msg, msglen);
+  return execute(p, NULL, A, B, C, NULL, msg, msglen);
 }
 
 /* The largest relative error of operand w's elements as p's tensor cores
@@ -117,14 +131,14 @@ static double tf32_input_error(const ts_program *p, int w) {
  * at most ua + ub + ua ub of itself, ua and ub each operand's
  * tf32_input_error: 2^-10 and a little for two rounded inputs, 2^-9 for
  * two truncated ones (whose errors, both toward zero, do not cancel). */
-double check_element_tolerance(const ts_program *p, double want,
+double check_element_tolerance(const ts_program *p, int64_t k, double want,
                                double scale) {
   const ts_gemm *g = &p->def;
   const dtype_info *acc = dtype_info_of(g->acc_type);
   const dtype_info *c = dtype_info_of(g->c_type);
   double ua = tf32_input_error(p, 0), ub = tf32_input_error(p, 1);
   double inputs = ua + ub + ua * ub;
-  double sum = ((double)(g->k + 4) * acc->epsilon + inputs) * scale;
+  double sum = ((double)(k + 4) * acc->epsilon + inputs) * scale;
   return sum * (1 + c->unit_roundoff) + c->unit_roundoff * fabs(want) +
          c->min_subnormal / 2 + 1e-30;
 }
@@ -148,10 +162,9 @@ static ts_status compare_gap(const ts_operand *c, const float *C0,
 }
 
 /* Compares out with the GEMM of A, B and C0 element by element. */
-static ts_status compare(const ts_program *p, const float *A,
-                         const float *B, const float *C0, const float *out,
-                         char *msg, size_t msglen) {
-  const ts_gemm *g = &p->def;
+static ts_status compare(const ts_program *p, const ts_gemm *g,
+                         const float *A, const float *B, const float *C0,
+                         const float *out, char *msg, size_t msglen) {
   ts_operand a = ts_gemm_operand(g, TS_OPERAND_A);
   ts_operand b = ts_gemm_operand(g, TS_OPERAND_B);
   ts_operand c = ts_gemm_operand(g, TS_OPERAND_C);
@@ -166,7 +179,7 @@ static ts_status compare(const ts_program *p, const float *A,
       double c0 = g->beta != 0.0f ? (double)C0[i * c.ld + j] : 0.0;
       double want = g->alpha * sum + g->beta * c0;
       double scale = fabs(g->alpha) * mag + fabs(g->beta * c0);
-      double tol = check_element_tolerance(p, want, scale);
+      double tol = check_element_tolerance(p, g->k, want, scale);
       double got = out[i * c.ld + j];
       if (!(fabs(got - want) <= tol)) {
         snprintf(msg, msglen, "C[%lld, %lld] is %.9g, expected %.9g "
@@ -235,8 +248,79 @@ ts_status ts_program_check(const ts_program *p, uint64_t seed, char *msg,
   return ts_program_check_counted(p, seed, NULL, msg, msglen);
 }
 
+static ts_status check_at(const ts_program *p, const ts_gemm *at,
+                          uint64_t seed, double *steps, char *msg,
+                          size_t msglen);
+
 ts_status ts_program_check_counted(const ts_program *p, uint64_t seed,
                                    double *steps, char *msg, size_t msglen) {
+  return check_at(p, NULL, seed, steps, msg, msglen);
+}
+
+/* at's extents and leading dimensions where p takes them at launch, the
+ * rest p's own: TS_OK, or why not in msg. */
+static ts_status check_launch_shape(const ts_program *p, const ts_gemm *at,
+                                    char *msg, size_t msglen) {
+  const ts_gemm *g = &p->def;
+  if (at->a_type != g->a_type || at->b_type != g->b_type ||
+      at->c_type != g->c_type || at->layout != g->layout ||
+      at->math != g->math || at->alpha != g->alpha || at->beta != g->beta) {
+    snprintf(msg, msglen, "ts_program_check_at: the definition given differs "
+             "from program \"%s\"'s in its types, layout, alpha or beta, "
+             "which are compiled in; only extents and leading dimensions "
+             "may differ", p->name);
+    return TS_ERR_BAD_ARG;
+  }
+  static const char *const names[6] = {"m", "n", "k", "lda", "ldb", "ldc"};
+  const unsigned bits[6] = {TS_RUNTIME_M, TS_RUNTIME_N, TS_RUNTIME_K,
+                            TS_RUNTIME_LD, TS_RUNTIME_LD, TS_RUNTIME_LD};
+  int64_t want[TS_VALUE_COUNT], given[TS_VALUE_COUNT];
+  launch_values(g, want);
+  launch_values(at, given);
+  const int slot[6] = {TS_VALUE_M, TS_VALUE_N, TS_VALUE_K, TS_VALUE_LDA,
+                       TS_VALUE_LDB, TS_VALUE_LDC};
+  int64_t multiple = g->runtime_multiple > 1 ? g->runtime_multiple : 1;
+  for (int i = 0; i < 6; i++) {
+    int64_t v = given[slot[i]];
+    bool runtime = g->runtime & bits[i];
+    if (v < 1 || (!runtime && v != want[slot[i]]) ||
+        (runtime && v % multiple)) {
+      snprintf(msg, msglen, "ts_program_check_at: %s is %lld; program \"%s\" "
+               "%s", names[i], (long long)v, p->name,
+               !runtime ? "compiles it in" : "takes it at launch, a multiple "
+               "of def->runtime_multiple");
+      return TS_ERR_BAD_SHAPE;
+    }
+  }
+  for (int r = 0; r < TS_OPERAND_COUNT; r++) {
+    ts_operand op = ts_gemm_operand(at, (ts_operand_role)r);
+    if (op.ld < op.cols) {
+      snprintf(msg, msglen, "ts_program_check_at: %s is %lld, shorter than "
+               "%s's stored row of %lld", names[3 + r], (long long)op.ld,
+               ts_operand_name((ts_operand_role)r), (long long)op.cols);
+      return TS_ERR_BAD_SHAPE;
+    }
+  }
+  return TS_OK;
+}
+
+ts_status ts_program_check_at(const ts_program *p, const ts_gemm *at,
+                              uint64_t seed, char *msg, size_t msglen) {
+  if (msglen)
+    msg[0] = 0;
+  if (!p || !at)
+    return TS_ERR_NULL_ARG;
+  if (p->status == TS_OK) {
+    ts_status st = check_launch_shape(p, at, msg, msglen);
+    if (st != TS_OK)
+      return st;
+  }
+  return check_at(p, at, seed, NULL, msg, msglen);
+}
+
+static ts_status check_at(const ts_program *p, const ts_gemm *at,
+                          uint64_t seed, double *steps, char *msg,
+                          size_t msglen) {
   if (steps)
     *steps = 0;
   if (msglen)
@@ -248,7 +332,7 @@ ts_status ts_program_check_counted(const ts_program *p, uint64_t seed,
       snprintf(msg, msglen, "%s", p->errmsg);
     return p->status;
   }
-  const ts_gemm *g = &p->def;
+  const ts_gemm *g = at ? at : &p->def;
   ts_status fit = ts_check_fits(g, msg, msglen);
   if (fit != TS_OK)
     return fit;
@@ -267,9 +351,9 @@ ts_status ts_program_check_counted(const ts_program *p, uint64_t seed,
       poison_rows(g, C0, nc, &rng);
     for (size_t i = 0; i < nc; i++)
       C[i] = C0[i];
-    st = execute(p, A, B, C, steps, msg, msglen);
+    st = execute(p, at, A, B, C, steps, msg, msglen);
     if (st == TS_OK)
-      st = compare(p, A, B, C0, C, msg, msglen);
+      st = compare(p, g, A, B, C0, C, msg, msglen);
   } else if (msglen) {
     snprintf(msg, msglen, "ts_check: out of memory for a %lldx%lldx%lld "
              "problem", (long long)g->m, (long long)g->n, (long long)g->k);

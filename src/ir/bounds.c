@@ -29,8 +29,8 @@ bool ir_bounds(const ir_expr *e, int64_t *lo, int64_t *hi) {
   case E_INT:
     *lo = *hi = e->ival;
     return true;
-  case E_VAR:
-    *lo = 0;
+  case E_VAR: /* a value given at launch is at least 1 */
+    *lo = e->var->kind == VAR_PARAM ? 1 : 0;
     *hi = e->var->extent - 1;
     return true;
   case E_FLOAT: case E_LOAD: case E_CAST: case E_ROUND_TF32: case E_VECTOR:
@@ -113,6 +113,9 @@ int64_t ir_divisor(const ir_expr *e) {
     return ir_divisor(e->op.a) * ir_divisor(e->op.b);
   case E_MOD:
     return e->op.b->kind == E_INT ? gcd(ir_divisor(e->op.a), e->op.b->ival) : 1;
+  case E_VAR:
+    return e->var->kind == VAR_PARAM && e->var->divisor > 1 ? e->var->divisor
+                                                            : 1;
   default:
     return 1;
   }

@@ -42,6 +42,8 @@ bool ir_eval_int(const ir_expr *e, const ir_point *p, int64_t *out) {
   switch (e->kind) {
   case E_INT: *out = e->ival; return true;
   case E_VAR:
+    if (e->var->kind == VAR_PARAM)
+      return p->values && (*out = p->values[e->var->value], true);
     *out = e->var->kind == VAR_LAUNCH ? launch_value(p, e->var->tag)
            : e->var->kind == VAR_GRID ? p->grid[e->var->tag - TS_BLOCK_X]
                                       : p->vars[e->var->id];

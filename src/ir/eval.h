@@ -16,6 +16,7 @@ typedef struct ir_point {
   const int64_t *vars; /* vars[v->id] for VAR_LOOP variables */
   int64_t block[3], thread[3];
   int64_t grid[3]; /* gridDim, which a VAR_GRID variable names */
+  const int64_t *values; /* by ts_param_value, for VAR_PARAM; may be NULL */
 } ir_point;
 
 /* a op b for an integer or comparison operator (E_ADD .. E_NE); floor

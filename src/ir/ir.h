@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "../base/arena.h"
+#include "../base/formula.h"
 #include "../base/limits.h"
 #include "params.h"
 #include "tessel/types.h"
@@ -118,14 +119,24 @@ typedef enum {
                * loop's index expression reads them) */
   VAR_GRID,   /* gridDim.* of the block index its tag names: the blocks
                * a persistent grid was launched with (1..extent - 1) */
+  VAR_PARAM,  /* a value the kernel takes at launch (ts_gemm.runtime):
+               * M, N, K or a leading dimension, named by `value`; no
+               * slot of its own (id -1): the executor reads it from the
+               * values it runs with */
 } ir_var_kind;
+
+typedef struct ir_expr ir_expr;
 
 typedef struct ir_var {
   int id;           /* unique within the schedule; the executor's slot */
   const char *name; /* as the user sees it ("i.outer") */
   ir_var_kind kind;
   ts_loop_kind tag; /* for VAR_LAUNCH: which index */
-  int64_t extent;   /* values lie in [0, extent) */
+  /* Values lie in [0, extent): for a loop whose trip count is chosen at
+   * launch (ts_loop.size), the most it may be. */
+  int64_t extent;
+  ts_param_value value; /* for VAR_PARAM: which */
+  int64_t divisor;      /* for VAR_PARAM: every value is a multiple */
 } ir_var;
 
 enum { IR_MAX_DIMS = 4 };
@@ -137,6 +148,13 @@ typedef struct ir_buffer {
   int ndim;
   int64_t shape[IR_MAX_DIMS];
   int64_t strides[IR_MAX_DIMS]; /* in elements */
+  /* A global operand whose extents or leading dimension the kernel takes
+   * at launch (ts_gemm.runtime): the dimension or stride as an expression
+   * of them (VAR_PARAM variables), shape[] and strides[] holding the
+   * nominal values; NULL where the number is compiled in.  Read through
+   * ir_buffer_dim and ir_buffer_stride. */
+  ir_expr *shape_expr[IR_MAX_DIMS];
+  ir_expr *stride_expr[IR_MAX_DIMS];
   /* Shared and local buffers: the dimensions in storage order, outermost
    * first, and padding added to the innermost one.  Strides follow. */
   int order[IR_MAX_DIMS];
@@ -235,7 +253,6 @@ typedef enum {
  * expression is the team, ir_pipeline.pingpong). */
 typedef enum { MBAR_FULL, MBAR_EMPTY, MBAR_ORDER } ir_mbar_which;
 
-typedef struct ir_expr ir_expr;
 struct ir_expr {
   ir_expr_kind kind;
   ir_type type;
@@ -273,6 +290,12 @@ struct ts_loop {
   const char *birth; /* the name it was made with; the trace's C variable */
   ir_var *var;
   int64_t extent;
+  /* A trip count chosen at launch (ts_gemm.runtime), as an expression of
+   * the VAR_PARAM variables (M, or (M + 127) / 128 after a split); extent
+   * is then its value at the definition's nominal shape, and var->extent
+   * the most it may be.  NULL: extent is the trip count.  Read through
+   * ir_loop_size. */
+  ir_expr *size;
   ts_loop_kind kind;
   bool reduce;       /* iterates the reduction axis k */
   bool live;         /* false once split or fused away */
@@ -463,6 +486,14 @@ typedef struct ir_param {
 typedef struct ir_kernel {
   ir_stmt *body;
   int64_t grid[3], block[3];
+  /* The values of the VAR_PARAM variables at the definition's nominal
+   * shape (by ts_param_value: m, n, k and each leading dimension as
+   * resolved), which the executor runs with unless given others. */
+  int64_t values[TS_VALUE_COUNT];
+  /* A grid dimension that follows extents chosen at launch: its blocks as
+   * an expression of the VAR_PARAM variables (grid[] holds its nominal
+   * value); NULL where grid[] is the count. */
+  ir_expr *grid_size[3];
   int64_t shared_bytes; /* every shared buffer, each 16-byte aligned */
   /* The TMA pipelines' mbarriers: static shared arrays beside the buffers
    * (codegen declares them), 16 bytes a stage, in the block's total too. */
@@ -561,6 +592,34 @@ int64_t ir_shared_slot_bytes(const ir_buffer *b);
  * at or after `offset` so aligned. */
 int ir_shared_alignment(const ir_buffer *b);
 int64_t ir_shared_slot_start(const ir_buffer *b, int64_t offset);
+
+/* ---- Sizes chosen at launch (symbolic.c) ---------------------------------- */
+
+/* A loop's trip count, a buffer's dimension d or stride d: its
+ * expression where chosen at launch, else the number as an E_INT. */
+ir_expr *ir_loop_size(ts_arena *a, const ts_loop *l);
+ir_expr *ir_buffer_dim(ts_arena *a, const ir_buffer *b, int d);
+ir_expr *ir_buffer_stride(ts_arena *a, const ir_buffer *b, int d);
+/* A dimension or stride of b is chosen at launch. */
+bool ir_buffer_symbolic(const ir_buffer *b);
+/* The value of a size expression at the launch values (by
+ * ts_param_value); false where it reads anything else. */
+bool ir_eval_size(const ir_expr *e, const int64_t *values, int64_t *out);
+/* l with trip count `size` where that is not a number (its variable's
+ * extent then the most the size may be); l itself either way. */
+ts_loop *ir_loop_sized(ts_loop *l, ir_expr *size);
+/* The formula of a size expression for the launcher; false where it is
+ * not one (reads a loop's variable, or is too long). */
+bool ir_formula_of(const ir_expr *e, ts_formula *out);
+/* k at the launch values (by ts_param_value; NULL: its nominal ones) in
+ * out, built in a: every value a number, every loop's trip count, global
+ * buffer's dimension and stride, and grid dimension resolved, so that the
+ * executor and the estimates run it as a kernel compiled for them.  False
+ * when out of memory or a size does not evaluate. */
+bool ir_kernel_resolve(ts_arena *a, const ir_kernel *k, const int64_t *values,
+                       ir_kernel *out);
+/* k takes values at launch (has anything ir_kernel_resolve resolves). */
+bool ir_kernel_symbolic(const ir_kernel *k);
 
 ir_expr *ir_int(ts_arena *a, int64_t v);
 ir_expr *ir_float(ts_arena *a, float v);

@@ -87,11 +87,52 @@ static void operand_alignment(const ir_kernel *k, int out[3]) {
     out[i] = scan.bytes[i];
 }
 
+/* The values taken at launch (VAR_PARAM) that a kernel reads: in its
+ * statements, its loops' trip counts, its global buffers' dimensions and
+ * strides, and its grid. */
+typedef struct {
+  bool used[TS_VALUE_COUNT];
+} value_scan;
+
+static bool scan_value(ir_visitor *v, const ir_expr *e) {
+  if (e->kind == E_VAR && e->var->kind == VAR_PARAM)
+    ((value_scan *)v->ctx)->used[e->var->value] = true;
+  return true;
+}
+
+static bool scan_loop_size(ir_visitor *v, const ir_stmt *s) {
+  if (s->kind == S_FOR)
+    ir_visit_expr(v, s->for_.loop->size);
+  if (s->kind == S_LANES)
+    ir_visit_expr(v, s->lanes.loop->size);
+  return true;
+}
+
+static void scan_buffer(ir_visitor *v, const ir_buffer *b) {
+  for (int d = 0; b && d < b->ndim; d++) {
+    ir_visit_expr(v, b->shape_expr[d]);
+    ir_visit_expr(v, b->stride_expr[d]);
+  }
+}
+
+static void values_read(const ir_kernel *k, bool used[TS_VALUE_COUNT]) {
+  value_scan scan = {{false}};
+  ir_visitor v = {.expr = scan_value, .stmt = scan_loop_size, .ctx = &scan};
+  ir_visit_stmt(&v, k->body);
+  const ir_buffer *bufs[3] = {k->A, k->B, k->C};
+  for (int i = 0; i < 3; i++)
+    scan_buffer(&v, bufs[i]);
+  for (int d = 0; d < 3; d++)
+    ir_visit_expr(&v, k->grid_size[d]);
+  for (int i = 0; i < TS_VALUE_COUNT; i++)
+    used[i] = scan.used[i];
+}
+
 bool ir_kernel_set_params(ts_arena *a, ir_kernel *k) {
   const ir_buffer *operands[3] = {k->A, k->B, k->C};
   int align[3];
   operand_alignment(k, align);
-  ir_param *ps = ts_arena_alloc(a, 7 * sizeof(*ps));
+  ir_param *ps = ts_arena_alloc(a, (7 + TS_VALUE_COUNT) * sizeof(*ps));
   if (!ps)
     return false;
   int n = 0;
@@ -108,6 +149,14 @@ bool ir_kernel_set_params(ts_arena *a, ir_kernel *k) {
                                .buffer = TS_PARAM_WORKSPACE, .dtype = TS_F32,
                                .align = 256},
                          .buf = k->W};
+  /* The extents and leading dimensions it takes at launch, in their
+   * order (M, N, K, lda, ldb, ldc). */
+  bool used[TS_VALUE_COUNT];
+  values_read(k, used);
+  for (int i = 0; i < TS_VALUE_COUNT; i++)
+    if (used[i])
+      ps[n++] = (ir_param){.p = {.kind = TS_PARAM_INT,
+                                 .value = (ts_param_value)i}};
   map_scan scan = {.operand = {k->packed[0] ? k->packed[0] : k->A,
                                k->packed[1] ? k->packed[1] : k->B}};
   ir_visitor v = {.stmt = scan_tma, .ctx = &scan};

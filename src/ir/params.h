@@ -18,7 +18,8 @@
 
 typedef enum ts_param_kind {
   TS_PARAM_BUFFER, /* a pointer into global memory: an operand or the workspace */
-  TS_PARAM_INT,    /* an int (32 bits) of the definition: M, N or K */
+  TS_PARAM_INT,    /* an int (32 bits) of the definition or the launch:
+                    * M, N, K or a leading dimension (ts_gemm.runtime) */
   TS_PARAM_FLOAT,  /* a float of the definition: alpha or beta */
   TS_PARAM_TENSOR_MAP, /* a CUtensorMap of an operand, __grid_constant__ */
 } ts_param_kind;
@@ -34,7 +35,9 @@ typedef enum ts_param_buffer {
 
 /* The definition's value a scalar parameter takes. */
 typedef enum ts_param_value {
-  TS_VALUE_M, TS_VALUE_N, TS_VALUE_K, TS_VALUE_ALPHA, TS_VALUE_BETA
+  TS_VALUE_M, TS_VALUE_N, TS_VALUE_K, TS_VALUE_ALPHA, TS_VALUE_BETA,
+  TS_VALUE_LDA, TS_VALUE_LDB, TS_VALUE_LDC, /* resolved: packed is the row */
+  TS_VALUE_COUNT
 } ts_param_value;
 
 typedef struct ts_param {

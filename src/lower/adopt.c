@@ -23,6 +23,7 @@ typedef struct {
   ir_buffer **to;
   int nbufs, bufs_cap;
   /* The pipelines copied so far (a kernel has a few): old, then new. */
+  ir_var *params[TS_VALUE_COUNT]; /* the copies of the VAR_PARAM ones */
   const ir_pipeline *pipes_from[8];
   ir_pipeline *pipes_to[8];
   int npipes;
@@ -46,9 +47,28 @@ static const ir_pipeline *adopt_pipeline(adopter *ad, const ir_pipeline *p) {
   return c;
 }
 
+/* A value taken at launch: one copy of each, with no slot. */
+static ir_var *adopt_param(adopter *ad, const ir_var *v) {
+  if (v->value < 0 || v->value >= TS_VALUE_COUNT) {
+    ad->failed = true;
+    return NULL;
+  }
+  if (!ad->params[v->value]) {
+    ir_var *c = ts_arena_alloc(ad->a, sizeof(*c));
+    if (!c)
+      return NULL;
+    *c = *v;
+    c->name = ts_arena_strdup(ad->a, v->name);
+    ad->params[v->value] = c;
+  }
+  return ad->params[v->value];
+}
+
 static ir_var *adopt_var(adopter *ad, const ir_var *v) {
   if (!v)
     return NULL;
+  if (v->kind == VAR_PARAM)
+    return adopt_param(ad, v);
   if (v->id < 0 || v->id >= ad->nold) {
     ad->failed = true;
     return NULL;
@@ -64,6 +84,8 @@ static ir_var *adopt_var(adopter *ad, const ir_var *v) {
   }
   return ad->vars[v->id];
 }
+
+static ir_expr *adopt_expr(adopter *ad, const ir_expr *e);
 
 static ts_loop *adopt_loop(adopter *ad, const ts_loop *l) {
   if (l->var->id < 0 || l->var->id >= ad->nold) {
@@ -84,6 +106,7 @@ static ts_loop *adopt_loop(adopter *ad, const ts_loop *l) {
     c->owner = ad->p;
     c->stage = NULL;
     c->made_by = l->made_by ? ts_arena_strdup(ad->a, l->made_by) : NULL;
+    c->size = adopt_expr(ad, l->size);
     *slot = c;
   }
   return *slot;
@@ -115,10 +138,12 @@ static ir_buffer *adopt_buffer(adopter *ad, const ir_buffer *b) {
   c->made_by = b->made_by ? ts_arena_strdup(ad->a, b->made_by) : NULL;
   ad->from[ad->nbufs] = b;
   ad->to[ad->nbufs++] = c;
+  for (int d = 0; d < b->ndim; d++) {
+    c->shape_expr[d] = adopt_expr(ad, b->shape_expr[d]);
+    c->stride_expr[d] = adopt_expr(ad, b->stride_expr[d]);
+  }
   return c;
 }
-
-static ir_expr *adopt_expr(adopter *ad, const ir_expr *e);
 
 static ir_expr **adopt_exprs(adopter *ad, ir_expr *const *xs, int n) {
   ir_expr **c = ts_arena_alloc(ad->a, sizeof(*c) * (size_t)(n ? n : 1));
@@ -259,6 +284,8 @@ static bool adopt_kernel(ts_program *p, const ir_kernel *k, ir_kernel *out) {
     for (int w = 0; w < 2; w++)
       out->packed[w] = k->packed[w] ? adopt_buffer(&ad, k->packed[w]) : NULL;
     out->body = adopt_stmt(&ad, k->body);
+    for (int d = 0; d < 3; d++)
+      out->grid_size[d] = adopt_expr(&ad, k->grid_size[d]);
     out->nvars = ad.nvars;
     ok = !ad.failed && !p->arena.failed;
   }

@@ -16,6 +16,8 @@ static bool dims(ir_visitor *v, const ir_stmt *s) {
   ir_kernel *k = v->ctx;
   if (s->kind == S_FOR) {
     const ts_loop *l = s->for_.loop;
+    if (ir_kind_is_block(l->kind)) /* blocks that follow the launch's extents */
+      k->grid_size[l->kind - TS_BLOCK_X] = l->size;
     switch (l->kind) {
     case TS_BLOCK_X: k->grid[0] = l->extent; break;
     case TS_BLOCK_Y: k->grid[1] = l->extent; break;
@@ -42,8 +44,10 @@ static bool dims(ir_visitor *v, const ir_stmt *s) {
 }
 
 void lower_launch_dims(const ir_stmt *root, ir_kernel *k) {
-  for (int d = 0; d < 3; d++)
+  for (int d = 0; d < 3; d++) {
     k->grid[d] = k->block[d] = 1;
+    k->grid_size[d] = NULL;
+  }
   k->shared_bytes = k->barrier_bytes = 0;
   ir_visitor v = {.stmt = dims, .ctx = k};
   ir_visit_stmt(&v, root);

@@ -96,6 +96,32 @@ static const char *entry_name(ts_arena *a, const char *name) {
   return e;
 }
 
+/* Extents chosen at launch reach the loops, guards, strides and grid of
+ * the CUDA-core and mma.sync kernels; the TMA's tensor maps and ts_pack's
+ * workspace are still laid out for the compiled extents, so a schedule
+ * with either is refused rather than run past its edges. */
+static bool check_runtime(lower_ctx *cx) {
+  const ts_sched *s = cx->s;
+  if (!s->def.runtime)
+    return true;
+  for (int i = 0; i < s->nstages; i++)
+    if (s->stages[i]->tma)
+      return lower_fail(cx, TS_ERR_BAD_ARG, "ts_lower: cache \"%s\" is "
+                        "copied by the TMA (ts_tma), whose tensor maps are "
+                        "encoded for the compiled extents; extents chosen at "
+                        "launch (def->runtime) do not reach them yet: "
+                        "compile this schedule's extents in",
+                        s->stages[i]->name);
+  for (int w = 0; w < 2; w++)
+    if (lower_packed(s, w))
+      return lower_fail(cx, TS_ERR_BAD_ARG, "ts_lower: op(%c) is packed "
+                        "(ts_pack) into a workspace laid out for the "
+                        "compiled extents; extents chosen at launch "
+                        "(def->runtime) do not reach it yet: compile this "
+                        "schedule's extents in", "AB"[w]);
+  return true;
+}
+
 /* The passes, in a scratch arena; the kernel, or NULL with cx's error. */
 static bool run_passes(lower_ctx *cx, ir_kernel *k) {
   ts_arena *a = cx->arena;
@@ -216,6 +242,17 @@ static void lay_out_workspace(ts_program *p, const lower_ctx *cx) {
   p->workspace = at;
 }
 
+/* The values a kernel's VAR_PARAM variables take at the definition's
+ * shape: what the executor runs with unless given others. */
+static void nominal_values(const ts_gemm *g, int64_t out[TS_VALUE_COUNT]) {
+  out[TS_VALUE_M] = g->m;
+  out[TS_VALUE_N] = g->n;
+  out[TS_VALUE_K] = g->k;
+  out[TS_VALUE_ALPHA] = out[TS_VALUE_BETA] = 0;
+  for (int r = 0; r < TS_OPERAND_COUNT; r++)
+    out[TS_VALUE_LDA + r] = ts_gemm_operand(g, (ts_operand_role)r).ld;
+}
+
 /* The kernels in launch order: the packing kernels, then the schedule's
  * with split-K's second before or after it; each one's parameters. */
 static bool launch_order(ts_program *p, const lower_ctx *cx) {
@@ -236,6 +273,7 @@ static bool launch_order(ts_program *p, const lower_ctx *cx) {
   if (!p->order)
     return false;
   for (int i = 0; i < n; i++) {
+    nominal_values(&p->def, order[i]->values);
     if (!ir_kernel_set_params(&p->arena, order[i]))
       return false;
     p->order[i] = order[i];
@@ -289,6 +327,7 @@ ts_program *ts_lower(const ts_sched *s) {
   ts_arena_init(&scratch);
   lower_ctx cx = {.s = s, .arena = &scratch, .next_var = s->nloops,
                   .split_k = lower_split_k_loop(s)};
+  check_runtime(&cx);
   lower_cluster_plan(&cx);
   if (cx.split_k && s->split_k == TS_SPLIT_K_WORKSPACE &&
       !(cx.W = lower_workspace(&cx)))

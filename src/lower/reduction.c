@@ -184,7 +184,8 @@ static ir_stmt *replay_tile_loops(lower_ctx *cx, const nest *ns, ir_stmt *body) 
     /* A tensorized loop's elements are a lane's registers (tensorize.c). */
     if (!l || l->kind == TS_TENSORIZED || !in_tile(l->var, (void *)ns))
       continue;
-    ts_loop *copy = lower_new_loop(cx, l->name, l->extent, l->kind);
+    ts_loop *copy = ir_loop_sized(lower_new_loop(cx, l->name, l->extent,
+                                                 l->kind), l->size);
     if (!copy)
       return NULL;
     copy->made_by = l->made_by; /* the same loop, replayed */

@@ -345,7 +345,11 @@ static int prologue(ts_arena *a, const ts_loop *f, const attach *at,
                     ir_buffer *const *staged, int tiles, ir_stmt **items) {
   int n = 0;
   for (int t = 0; t < tiles; t++) {
-    if (t < f->extent)
+    if (f->size) /* a trip count chosen at launch: tested at run time */
+      items[n++] = ir_new_if(a, ir_binary(a, E_LT, ir_int(a, t), f->size),
+                             issue_tile(a, f, at, staged, ir_int(a, t),
+                                        ir_int(a, t)), NULL);
+    else if (t < f->extent)
       items[n++] = issue_tile(a, f, at, staged, ir_int(a, t), ir_int(a, t));
     items[n++] = ir_new_async_commit(a);
   }
@@ -424,7 +428,7 @@ static ir_stmt *async_pipeline(walker *w, ts_loop *f, attach *at,
   body[nb++] = ir_new_async_wait(a, depth - 2 - lag);
   body[nb++] = ir_new_barrier(a);
   body[nb++] = ir_new_if(
-      a, ir_binary(a, E_LT, ahead, ir_int(a, f->extent)),
+      a, ir_binary(a, E_LT, ahead, ir_loop_size(a, f)),
       issue_tile(a, f, at, staged, ahead,
                  ir_binary(a, E_MOD, ahead, ir_int(a, depth))),
       NULL);
@@ -525,7 +529,7 @@ static ir_stmt *lower_loop(ir_mutator *m, ir_stmt *st) {
   bool saved_repeats = w->repeats;
   if (thread)
     w->threads[thread_axis(l->kind)] = l;
-  w->repeats |= !ir_kind_is_launch(l->kind) && l->extent > 1;
+  w->repeats |= !ir_kind_is_launch(l->kind) && (l->size || l->extent > 1);
   ir_stmt *body = st->for_.body;
   ir_stmt *out;
   if (body->kind == S_SEQ && body->seq.n > 0 && nest_copy_stage(body->seq.items[0]))

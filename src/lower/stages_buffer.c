@@ -209,7 +209,7 @@ static ir_stmt *pipeline_by_tile(walker *w, ts_loop *f, attach *at) {
                      next, ir_binary(a, E_MOD, next, ir_int(a, 2)),
                      ir_int(a, 0), &d))
     return NULL;
-  ir_expr *has_next = ir_binary(a, E_LT, next, ir_int(a, f->extent));
+  ir_expr *has_next = ir_binary(a, E_LT, next, ir_loop_size(a, f));
   ir_stmt *body[2] = {doubled_step(a, &d, has_next), ir_new_barrier(a)};
   ir_stmt *items[MAX_ITEMS + 2];
   int n = 0;
@@ -234,6 +234,14 @@ static ir_stmt *pipeline_by_tile(walker *w, ts_loop *f, attach *at) {
 static ir_stmt *pipeline_by_group(walker *w, ts_loop *f, attach *at,
                                   int tiles) {
   ts_arena *a = w->cx->arena;
+  if (f->size) {
+    lower_fail(w->cx, TS_ERR_BAD_ARG, "ts_lower: ts_double_buffer_tiles "
+               "groups the tiles of loop \"%s\", whose trip count is "
+               "chosen at launch (def->runtime); leave K out of "
+               "def->runtime, or double-buffer a tile at a time",
+               f->name);
+    return NULL;
+  }
   int64_t n = f->extent, groups = (n + tiles - 1) / tiles;
   ts_loop *g = lower_new_loop(w->cx, ts_arena_printf(a, "%s.group", f->name),
                               groups, TS_SERIAL);

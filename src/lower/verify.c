@@ -42,8 +42,8 @@ typedef struct {
 } verifier;
 
 static bool var_defined(const verifier *v, const ir_var *var) {
-  if (var->kind == VAR_LAUNCH || var->kind == VAR_GRID)
-    return true; /* blockIdx.x and the like are defined everywhere */
+  if (var->kind == VAR_LAUNCH || var->kind == VAR_GRID || var->kind == VAR_PARAM)
+    return true; /* blockIdx.x, M and the like are defined everywhere */
   for (int i = 0; i < v->nvars; i++)
     if (v->vars[i] == var)
       return true;

@@ -50,10 +50,12 @@ static int operand_reading(const ir_stmt *compute, const char *buffer) {
   return -1;
 }
 
-static int64_t operand_extent(const ts_gemm *g, int w, int d) {
+/* op(A)'s (w 0) or op(B)'s dimension d: m x k or k x n, a number or the
+ * value taken at launch. */
+static ir_expr *operand_extent(ts_sched *s, int w, int d) {
   if (w == 0)
-    return d == 0 ? g->m : g->k;
-  return d == 0 ? g->k : g->n;
+    return sched_value(s, d == 0 ? TS_VALUE_M : TS_VALUE_K);
+  return sched_value(s, d == 0 ? TS_VALUE_K : TS_VALUE_N);
 }
 
 /* ---- The region ------------------------------------------------------------ */
@@ -290,10 +292,10 @@ static ir_stmt *copy_nest(ts_sched *s, const ts_stage *st, ir_buffer *src,
      * after the source was made can reach past the source's edge.  Inside
      * it the source has its zeros past op(A) or op(B) already. */
     ir_expr *inside = src_origin ? ir_binary(a, E_LT, src_idx[d],
-                                             ir_int(a, src->shape[d]))
+                                             ir_buffer_dim(a, src, d))
                                  : ir_binary(a, E_LT, g,
-                                             ir_int(a, operand_extent(
-                                                 &s->def, st->operand, d)));
+                                             operand_extent(s, st->operand,
+                                                            d));
     guard = ir_and(a, guard, inside);
   }
   ir_stmt *body = ir_new_store(a, st->buf, dst_idx, ir_load(a, src, src_idx));

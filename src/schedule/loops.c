@@ -65,6 +65,13 @@ ts_status (ts_split)(ts_sched *s, ts_loop *loop, int64_t factor,
   };
   if (!made[0] || !made[1])
     return sched_oom(s, "ts_split");
+  /* A trip count chosen at launch: the outer loop's is its ceiling over
+   * the factor, and the guard stays (no factor divides every extent). */
+  ir_expr *size = ir_loop_size(a, loop);
+  if (loop->size)
+    ir_loop_sized(made[0], ir_binary(a, E_DIV,
+                                     ir_add(a, size, ir_int(a, factor - 1)),
+                                     ir_int(a, factor)));
   made[0]->stage = made[1]->stage = loop->stage;
   ir_expr *value = ir_add(a, ir_mul(a, ir_varref(a, made[0]->var),
                                     ir_int(a, factor)),
@@ -73,8 +80,8 @@ ts_status (ts_split)(ts_sched *s, ts_loop *loop, int64_t factor,
    * divide the extent (the simplifier drops guards it can prove). */
   ir_stmt *body = ir_subst_stmt(a, path.node[path.depth - 1]->for_.body,
                                 loop->var, value);
-  if (nouter * factor != e)
-    body = nest_add_guard(a, body, ir_binary(a, E_LT, value, ir_int(a, e)));
+  if (nouter * factor != e || loop->size)
+    body = nest_add_guard(a, body, ir_binary(a, E_LT, value, size));
   /* Step 3. Nest the new loops where the old one was. */
   ir_stmt *nest = ir_new_for(a, made[0], ir_new_for(a, made[1], body));
   ir_stmt *root = nest_replace(a, &path, nest);
@@ -128,6 +135,9 @@ ts_status (ts_fuse)(ts_sched *s, ts_loop *outer, ts_loop *inner,
                       "body of loop \"%s\"; reorder them first",
                       inner->name, outer->name);
 
+  /* The inner loop's trip count divides the fused index. */
+  if (!sched_require_static(s, "ts_fuse", inner))
+    return s->status;
   ts_arena *a = &s->arena;
   int64_t e1 = outer->extent, e2 = inner->extent;
   /* Step 1. The fused loop: outer = fused / e2, inner = fused % e2. */
@@ -136,6 +146,8 @@ ts_status (ts_fuse)(ts_sched *s, ts_loop *outer, ts_loop *inner,
       outer->reduce, 0)};
   if (!made[0])
     return sched_oom(s, "ts_fuse");
+  if (outer->size)
+    ir_loop_sized(made[0], ir_mul(a, outer->size, ir_int(a, e2)));
   made[0]->stage = outer->stage;
   ir_expr *f = ir_varref(a, made[0]->var);
   ir_stmt *body = ir_subst_stmt(a, inf->for_.body, outer->var,
@@ -380,6 +392,9 @@ ts_status (ts_bind)(ts_sched *s, ts_loop *loop, ts_loop_kind tag) {
                       loop->name);
   if (loop->stage)
     return bind_copy_loop(s, loop, tag);
+  /* A block's threads are compiled in; its blocks may follow the launch. */
+  if (ir_kind_is_thread(tag) && !sched_require_static(s, "ts_bind", loop))
+    return s->status;
   if (ir_kind_is_thread(tag))
     for (int i = 0; i < s->nstages; i++)
       if (s->stages[i]->buf && s->stages[i]->buf->scope == SCOPE_SHARED)
@@ -437,7 +452,8 @@ ts_status (ts_unroll)(ts_sched *s, ts_loop *loop) {
   CHECK_SCHED(s);
   /* Check: a live serial loop. */
   if (!sched_check_loop(s, "ts_unroll", 2, "loop", loop) ||
-      !sched_require_serial(s, "ts_unroll", loop))
+      !sched_require_serial(s, "ts_unroll", loop) ||
+      !sched_require_static(s, "ts_unroll", loop))
     return s->status;
   /* Step 1. Mark it; codegen emits #pragma unroll. */
   trace_rec rec = {.op = TR_UNROLL, .loops = {loop->id}, .nloops = 1};

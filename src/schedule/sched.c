@@ -132,7 +132,8 @@ static const char *const reserved[] = {
     "short", "unsigned", "signed", "double", "struct", "union", "static",
     "extern", "switch", "case", "default", "break", "continue", "goto",
     "sizeof", "threadIdx", "blockIdx", "blockDim", "gridDim", "min", "max",
-    "W", "A_packed", "B_packed", "P_tile"};
+    "W", "A_packed", "B_packed", "P_tile", "M", "N", "K", "lda", "ldb",
+    "ldc"};
 
 bool sched_name_taken(const ts_sched *s, const char *name) {
   for (size_t i = 0; i < sizeof(reserved) / sizeof(reserved[0]); i++)
@@ -145,6 +146,16 @@ bool sched_name_taken(const ts_sched *s, const char *name) {
   for (int i = 0; i < s->nstages; i++)
     if (same_c_name(s->stages[i]->name, name))
       return true;
+  return false;
+}
+
+bool sched_require_static(ts_sched *s, const char *fn, const ts_loop *loop) {
+  if (!loop->size)
+    return true;
+  sched_fail(s, TS_ERR_BAD_ARG, loop, "%s: loop \"%s\" runs a number of "
+             "times chosen at launch (def->runtime); %s needs it compiled "
+             "in: leave that extent out of def->runtime", fn, loop->name,
+             fn);
   return false;
 }
 
@@ -404,7 +415,70 @@ static bool check_gemm(ts_sched *s, const ts_gemm *def) {
   for (int r = 0; r < TS_OPERAND_COUNT; r++)
     if (!check_ld(s, def, ts_gemm_operand(def, (ts_operand_role)r)))
       return false;
+  if (def->runtime > TS_RUNTIME_SHAPE || def->runtime_multiple < 0 ||
+      def->runtime_multiple > 64) {
+    sched_fail(s, TS_ERR_BAD_ARG, NULL, "ts_matmul: def->runtime must be "
+               "TS_RUNTIME_M, _N, _K and _LD or'ed (got %u) and "
+               "def->runtime_multiple in 0..64 (got %lld)", def->runtime,
+               (long long)def->runtime_multiple);
+    return false;
+  }
   return true;
+}
+
+/* The values taken at launch, as variables of the kernel's parameters. */
+static void make_params(ts_sched *s) {
+  static const char *const names[TS_VALUE_COUNT] = {
+      [TS_VALUE_M] = "M", [TS_VALUE_N] = "N", [TS_VALUE_K] = "K",
+      [TS_VALUE_LDA] = "lda", [TS_VALUE_LDB] = "ldb", [TS_VALUE_LDC] = "ldc"};
+  static const struct { unsigned bit; ts_param_value v; } given[] = {
+      {TS_RUNTIME_M, TS_VALUE_M}, {TS_RUNTIME_N, TS_VALUE_N},
+      {TS_RUNTIME_K, TS_VALUE_K}, {TS_RUNTIME_LD, TS_VALUE_LDA},
+      {TS_RUNTIME_LD, TS_VALUE_LDB}, {TS_RUNTIME_LD, TS_VALUE_LDC}};
+  for (size_t i = 0; i < sizeof(given) / sizeof(given[0]); i++) {
+    if (!(s->def.runtime & given[i].bit))
+      continue;
+    ir_var *v = ir_new_var(&s->arena, -1, names[given[i].v], VAR_PARAM,
+                           (int64_t)MAX_DIM + 1);
+    if (v) {
+      v->value = given[i].v;
+      v->divisor = s->def.runtime_multiple > 1 ? s->def.runtime_multiple : 1;
+    }
+    s->param[given[i].v] = v;
+  }
+}
+
+ir_expr *sched_value(ts_sched *s, ts_param_value v) {
+  if (s->param[v])
+    return ir_varref(&s->arena, s->param[v]);
+  ts_operand a = ts_gemm_operand(&s->def, TS_OPERAND_A),
+             b = ts_gemm_operand(&s->def, TS_OPERAND_B),
+             c = ts_gemm_operand(&s->def, TS_OPERAND_C);
+  int64_t n = v == TS_VALUE_M   ? s->def.m
+              : v == TS_VALUE_N ? s->def.n
+              : v == TS_VALUE_K ? s->def.k
+              : v == TS_VALUE_LDA ? a.ld
+              : v == TS_VALUE_LDB ? b.ld
+                                  : c.ld;
+  return ir_int(&s->arena, n);
+}
+
+/* The row length of an operand as stored: a packed one's leading
+ * dimension, which follows the extents where they are taken at launch. */
+static ir_expr *stored_row(ts_sched *s, ts_operand_role role) {
+  static const ts_param_value ld[TS_OPERAND_COUNT] = {
+      TS_VALUE_LDA, TS_VALUE_LDB, TS_VALUE_LDC};
+  if (s->param[ld[role]])
+    return ir_varref(&s->arena, s->param[ld[role]]);
+  const int64_t given[TS_OPERAND_COUNT] = {s->def.lda, s->def.ldb, s->def.ldc};
+  if (given[role])
+    return ir_int(&s->arena, given[role]);
+  /* A as stored is m x k (k x m transposed); B k x n (n x k); C m x n. */
+  bool t = ts_gemm_operand(&s->def, role).transposed;
+  ts_param_value cols = role == TS_OPERAND_A   ? (t ? TS_VALUE_M : TS_VALUE_K)
+                        : role == TS_OPERAND_B ? (t ? TS_VALUE_K : TS_VALUE_N)
+                                               : TS_VALUE_N;
+  return sched_value(s, cols);
 }
 
 /* Operand `role` as a global buffer of op()'s shape (A m x k, B k x n,
@@ -415,8 +489,21 @@ static ir_buffer *operand_buffer(ts_sched *s, ts_operand_role role) {
   int64_t shape[2] = {op.transposed ? op.cols : op.rows,
                       op.transposed ? op.rows : op.cols};
   int64_t strides[2] = {op.transposed ? 1 : op.ld, op.transposed ? op.ld : 1};
-  return ir_new_buffer(&s->arena, ts_operand_name(role), SCOPE_GLOBAL,
-                       op.type, 2, shape, strides);
+  ir_buffer *b = ir_new_buffer(&s->arena, ts_operand_name(role), SCOPE_GLOBAL,
+                               op.type, 2, shape, strides);
+  if (!b || !s->def.runtime)
+    return b;
+  /* op()'s shape: A m x k, B k x n, C m x n. */
+  static const ts_param_value dims[TS_OPERAND_COUNT][2] = {
+      {TS_VALUE_M, TS_VALUE_K}, {TS_VALUE_K, TS_VALUE_N},
+      {TS_VALUE_M, TS_VALUE_N}};
+  for (int d = 0; d < 2; d++)
+    if (s->param[dims[role][d]])
+      b->shape_expr[d] = sched_value(s, dims[role][d]);
+  ir_expr *row = stored_row(s, role);
+  if (row->kind != E_INT)
+    b->stride_expr[op.transposed ? 1 : 0] = row;
+  return b;
 }
 
 static void make_buffers(ts_sched *s) {
@@ -430,9 +517,12 @@ static void make_buffers(ts_sched *s) {
 static void make_nest(ts_sched *s) {
   ts_arena *a = &s->arena;
   ts_loop *l[3] = {
-      ir_new_loop(a, 0, "i", s->def.m, false, s),
-      ir_new_loop(a, 1, "j", s->def.n, false, s),
-      ir_new_loop(a, 2, "k", s->def.k, true, s),
+      ir_loop_sized(ir_new_loop(a, 0, "i", s->def.m, false, s),
+                    sched_value(s, TS_VALUE_M)),
+      ir_loop_sized(ir_new_loop(a, 1, "j", s->def.n, false, s),
+                    sched_value(s, TS_VALUE_N)),
+      ir_loop_sized(ir_new_loop(a, 2, "k", s->def.k, true, s),
+                    sched_value(s, TS_VALUE_K)),
   };
   if (!l[0] || !l[1] || !l[2] || !sched_register_loops(s, l, 3))
     return;
@@ -454,6 +544,7 @@ ts_sched *ts_matmul_named(const ts_gemm *def, const char *name) {
     s->def = *def;
   if (!check_gemm(s, def))
     return s;
+  make_params(s);
   make_buffers(s);
   make_nest(s);
   if (s->arena.failed || !s->root)

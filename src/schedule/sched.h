@@ -123,6 +123,10 @@ struct ts_sched {
    * once packed) and C; input: A and B as given, the kernels' parameters. */
   ir_buffer *A, *B, *C;
   ir_buffer *input[2];
+  /* The values taken at launch (def.runtime), by ts_param_value: M, N,
+   * K and the leading dimensions as VAR_PARAM variables; NULL where
+   * compiled in. */
+  ir_var *param[TS_VALUE_COUNT];
   ir_stmt *root;
   ts_loop **loops; /* by id; malloc'd */
   int nloops, loops_cap;
@@ -171,6 +175,12 @@ ts_loop *sched_new_loop(ts_sched *s, const char *name, int64_t extent,
 /* Registers loops made by a primitive that is about to commit. */
 bool sched_register_loops(ts_sched *s, ts_loop *const *loops, int n);
 bool sched_name_taken(const ts_sched *s, const char *name);
+/* Refuses, for primitive `fn`, a loop whose trip count is chosen at
+ * launch (ts_gemm.runtime) where fn needs it compiled in. */
+bool sched_require_static(ts_sched *s, const char *fn, const ts_loop *loop);
+/* Value v of the definition as an expression: its VAR_PARAM variable
+ * where taken at launch, else the number. */
+ir_expr *sched_value(ts_sched *s, ts_param_value v);
 void sched_c_name(ts_buf *b, const char *name); /* "i.outer" -> "i_outer" */
 
 /* Appends rec to the trace, with the location of the call being made. */

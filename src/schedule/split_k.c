@@ -48,7 +48,7 @@ static bool check_outermost(ts_sched *s, const char *fn, ts_loop *k,
 
 static bool check_args(ts_sched *s, const char *fn, ts_loop *k, int64_t parts,
                        ts_split_k_mode mode, ts_loop **outer, ts_loop **inner) {
-  if (!sched_check_loop(s, fn, 2, "k", k))
+  if (!sched_check_loop(s, fn, 2, "k", k) || !sched_require_static(s, fn, k))
     return false;
   if (parts < 1 || parts > MAX_PARTS) {
     sched_fail(s, parts < 1 ? TS_ERR_BAD_FACTOR : TS_ERR_LAUNCH_LIMIT, k,

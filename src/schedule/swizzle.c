@@ -30,7 +30,7 @@
 
 static bool check_block_loop(ts_sched *s, const char *fn, int pos,
                              const char *arg, const ts_loop *l) {
-  if (!sched_check_loop(s, fn, pos, arg, l))
+  if (!sched_check_loop(s, fn, pos, arg, l) || !sched_require_static(s, fn, l))
     return false;
   if (!ir_kind_is_block(l->kind)) {
     sched_fail(s, TS_ERR_BAD_ARG, l,

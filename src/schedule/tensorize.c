@@ -156,7 +156,8 @@ ts_status (ts_tensorize)(ts_sched *s, ts_loop *i, ts_loop *j, ts_loop *k) {
   const char *names[3] = {"i", "j", "k"};
   for (int w = 0; w < 3; w++)
     if (!sched_check_loop(s, fn, w + 2, names[w], loops[w]) ||
-        !sched_require_serial(s, fn, loops[w]))
+        !sched_require_serial(s, fn, loops[w]) ||
+        !sched_require_static(s, fn, loops[w]))
       return s->status;
   if (i == j || j == k || i == k)
     return sched_fail(s, TS_ERR_DUPLICATE_LOOP, i == j || i == k ? i : j,

@@ -70,7 +70,8 @@ ts_status (ts_vectorize)(ts_sched *s, ts_loop *loop) {
   const char *fn = "ts_vectorize";
   /* Check: a live serial spatial loop of a vector width, innermost. */
   if (!sched_check_loop(s, fn, 2, "loop", loop) ||
-      !sched_require_serial(s, fn, loop))
+      !sched_require_serial(s, fn, loop) ||
+      !sched_require_static(s, fn, loop))
     return s->status;
   if (!is_width(s, loop->extent))
     return bad_width(s, loop);
