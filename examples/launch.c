@@ -12,6 +12,11 @@
  * it captures 100 launches into a CUDA graph, replays it, and checks
  * again.
  *
+ * The cases whose kernels take their extents and leading dimensions at
+ * launch (ts_gemm.runtime) are compiled once, at a nominal 64x64x64, and
+ * launched at shapes they were not compiled for, from 1x1x1 to 4096^3,
+ * each with leading dimensions of its own; the graph captures the first.
+ *
  *   cc launch.c -ltessel -lcuda && ./a.out [DIR]   (DIR: where kernels go)
  *
  * Exits 0 when every result matches, 1 when one differs, 2 on an error.
@@ -31,15 +36,29 @@ typedef struct gemm_case {
   ts_dtype ab, c; /* A's and B's type, C's */
   int64_t pad;    /* each leading dimension this past the stored row */
   const char *archs; /* a cubin for each; the launch runs the device's */
+  unsigned runtime;  /* ts_gemm.runtime: launched at `shapes` */
 } gemm_case;
 
+enum { SHAPES = 4 };
+/* Where a kernel with extents chosen at launch runs. */
+static const int64_t shapes[SHAPES][3] = {
+    {1, 1, 1}, {37, 53, 29}, {999, 1001, 1003}, {4096, 4096, 4096}};
+
 static const gemm_case cases[] = {
-    {"naive", 1, 1, 1, TS_NN, TS_F32, TS_F32, 3, "sm_80,sm_90"},
-    {"warptiled", 37, 53, 29, TS_NN, TS_F32, TS_F32, 7, "sm_80,sm_90"},
-    {"warptiled", 37, 53, 29, TS_TT, TS_F32, TS_F32, 1, "sm_90"},
-    {"wgws", 999, 1001, 1003, TS_NT, TS_F16, TS_F16, 13, "sm_90a"},
-    {"wgws", 999, 1001, 1003, TS_TN, TS_BF16, TS_F32, 9, "sm_90a"},
-    {"wgws", 4096, 4096, 4096, TS_NN, TS_F16, TS_F32, 64, "sm_90a"},
+    {"naive", 1, 1, 1, TS_NN, TS_F32, TS_F32, 3, "sm_80,sm_90", 0},
+    {"warptiled", 37, 53, 29, TS_NN, TS_F32, TS_F32, 7, "sm_80,sm_90", 0},
+    {"warptiled", 37, 53, 29, TS_TT, TS_F32, TS_F32, 1, "sm_90", 0},
+    {"wgws", 999, 1001, 1003, TS_NT, TS_F16, TS_F16, 13, "sm_90a", 0},
+    {"wgws", 999, 1001, 1003, TS_TN, TS_BF16, TS_F32, 9, "sm_90a", 0},
+    {"wgws", 4096, 4096, 4096, TS_NN, TS_F16, TS_F32, 64, "sm_90a", 0},
+    {"warptiled", 64, 64, 64, TS_NN, TS_F32, TS_F32, 5, "sm_80,sm_90",
+     TS_RUNTIME_SHAPE},
+    {"warptiled", 64, 64, 64, TS_NT, TS_F16, TS_F16, 3, "sm_90",
+     TS_RUNTIME_SHAPE},
+    {"warptiled", 64, 64, 64, TS_TN, TS_BF16, TS_F32, 11, "sm_90",
+     TS_RUNTIME_SHAPE},
+    {"tc64", 64, 64, 64, TS_TT, TS_F16, TS_F32, 2, "sm_90",
+     TS_RUNTIME_SHAPE},
 };
 
 #define CHECK_CU(call)                                                        \
@@ -56,12 +75,13 @@ static const gemm_case cases[] = {
 /* The definition of a case: its shape, layout and types, and leading
  * dimensions `pad` past the stored rows, rounded to 16 bytes' worth of
  * elements so that the TMA can read each row. */
-static ts_gemm definition(const gemm_case *c) {
-  ts_gemm d = ts_gemm_make(c->m, c->n, c->k);
+static ts_gemm definition(const gemm_case *c, const int64_t shape[3]) {
+  ts_gemm d = ts_gemm_make(shape[0], shape[1], shape[2]);
   d.layout = c->layout;
   d.a_type = d.b_type = c->ab;
   d.c_type = c->c;
   d.beta = 0.5f;
+  d.runtime = c->runtime;
   int64_t *ld[TS_OPERAND_COUNT] = {&d.lda, &d.ldb, &d.ldc};
   for (int r = 0; r < TS_OPERAND_COUNT; r++) {
     ts_operand o = ts_gemm_operand(&d, (ts_operand_role)r);
@@ -73,7 +93,8 @@ static ts_gemm definition(const gemm_case *c) {
 
 /* The build step: a kernel compiled for the case and saved to path. */
 static int compile_and_save(const gemm_case *c, const char *path) {
-  ts_gemm d = definition(c);
+  const int64_t shape[3] = {c->m, c->n, c->k};
+  ts_gemm d = definition(c, shape);
   ts_sched *s = ts_builtin_schedule(c->schedule, &d);
   ts_program *p = ts_lower(s);
   ts_kernel *k = ts_compile_for(p, c->archs);
@@ -169,29 +190,16 @@ static int check(const char *what, host_operand h[3], const host_operand *c0,
   return ok;
 }
 
-/* The application: the saved kernel loaded and launched on buffers and a
- * stream of its own, once, then 100 times from a graph. */
-static int load_and_run(const gemm_case *c, const char *path,
-                        CUstream stream) {
-  ts_kernel *k = ts_kernel_load(path);
-  if (ts_kernel_status(k) != TS_OK) {
-    fprintf(stderr, "%s\n", ts_kernel_errmsg(k));
-    ts_kernel_free(k);
-    return 0;
-  }
-  const ts_gemm *d = ts_kernel_gemm(k);
-  printf("%s %lldx%lldx%lld %s %s, lda %lld ldb %lld ldc %lld, from %s "
-         "(cubins:", ts_kernel_name(k), (long long)d->m, (long long)d->n,
-         (long long)d->k, ts_layout_name(d->layout), ts_dtype_name(c->ab),
-         (long long)d->lda, (long long)d->ldb, (long long)d->ldc, path);
-  for (int i = 0; i < ts_kernel_image_count(k); i++) {
-    const char *arch;
-    ts_kernel_image(k, i, &arch, NULL);
-    printf(" %s", arch);
-  }
-  printf(")\n");
+/* One launch of kernel k on buffers of its own at definition d (the
+ * kernel's, or another shape where it takes extents at launch), then,
+ * with `graph`, 100 captured into a CUDA graph and replayed. */
+static int run_at(ts_kernel *k, const ts_gemm *d, CUstream stream,
+                  bool graph) {
   host_operand h[3], c0;
   ts_launch_args args = ts_launch_args_of(k);
+  args.m = d->m;
+  args.n = d->n;
+  args.k = d->k;
   for (int r = 0; r < TS_OPERAND_COUNT; r++) {
     h[r].o = ts_gemm_operand(d, (ts_operand_role)r);
     h[r].bytes = (size_t)ts_operand_elements(&h[r].o) *
@@ -204,6 +212,7 @@ static int load_and_run(const gemm_case *c, const char *path,
            (long long)h[r].o.cols, (long long)h[r].o.ld);
     to_device(&h[r]);
     args.operand[r].ptr = h[r].dev;
+    args.operand[r].ld = h[r].o.ld;
   }
   c0 = h[2];
   if (!(c0.data = malloc(c0.bytes)))
@@ -218,28 +227,68 @@ static int load_and_run(const gemm_case *c, const char *path,
   ok &= check("launch", h, &c0, d, 1);
 
   /* 100 launches captured and replayed from C0. */
-  CHECK_CU(cuMemcpyHtoD(h[2].dev, c0.data, c0.bytes));
-  CUgraph graph;
-  CUgraphExec exec;
-  CHECK_CU(cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_GLOBAL));
-  for (int i = 0; i < 100; i++)
-    if (ts_launch(k, &args, stream) != TS_OK) {
-      fprintf(stderr, "%s\n", ts_launch_errmsg());
-      exit(2);
-    }
-  CHECK_CU(cuStreamEndCapture(stream, &graph));
-  CHECK_CU(cuGraphInstantiate(&exec, graph, 0));
-  CHECK_CU(cuGraphLaunch(exec, stream));
-  CHECK_CU(cuStreamSynchronize(stream));
-  ok &= check("graph", h, &c0, d, 100);
-  CHECK_CU(cuGraphExecDestroy(exec));
-  CHECK_CU(cuGraphDestroy(graph));
-  for (int r = 0; r < 3; r++)
+  if (graph) {
+    CHECK_CU(cuMemcpyHtoD(h[2].dev, c0.data, c0.bytes));
+    CUgraph g;
+    CUgraphExec exec;
+    CHECK_CU(cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    for (int i = 0; i < 100; i++)
+      if (ts_launch(k, &args, stream) != TS_OK) {
+        fprintf(stderr, "%s\n", ts_launch_errmsg());
+        exit(2);
+      }
+    CHECK_CU(cuStreamEndCapture(stream, &g));
+    CHECK_CU(cuGraphInstantiate(&exec, g, 0));
+    CHECK_CU(cuGraphLaunch(exec, stream));
+    CHECK_CU(cuStreamSynchronize(stream));
+    ok &= check("graph", h, &c0, d, 100);
+    CHECK_CU(cuGraphExecDestroy(exec));
+    CHECK_CU(cuGraphDestroy(g));
+  }
+  for (int r = 0; r < 3; r++) {
     CHECK_CU(cuMemFree(h[r].dev));
-  ts_kernel_free(k);
-  for (int r = 0; r < 3; r++)
     free(h[r].data);
+  }
   free(c0.data);
+  return ok;
+}
+
+/* The application: the saved kernel loaded and launched on buffers and a
+ * stream of its own: at its own shape, or at each of `shapes` where it
+ * takes its extents at launch. */
+static int load_and_run(const gemm_case *c, const char *path,
+                        CUstream stream) {
+  ts_kernel *k = ts_kernel_load(path);
+  if (ts_kernel_status(k) != TS_OK) {
+    fprintf(stderr, "%s\n", ts_kernel_errmsg(k));
+    ts_kernel_free(k);
+    return 0;
+  }
+  const ts_gemm *d = ts_kernel_gemm(k);
+  printf("%s %lldx%lldx%lld %s %s, lda %lld ldb %lld ldc %lld%s, from %s "
+         "(cubins:", ts_kernel_name(k), (long long)d->m, (long long)d->n,
+         (long long)d->k, ts_layout_name(d->layout), ts_dtype_name(c->ab),
+         (long long)d->lda, (long long)d->ldb, (long long)d->ldc,
+         d->runtime ? ", extents and leading dimensions at launch" : "",
+         path);
+  for (int i = 0; i < ts_kernel_image_count(k); i++) {
+    const char *arch;
+    ts_kernel_image(k, i, &arch, NULL);
+    printf(" %s", arch);
+  }
+  printf(")\n");
+  int ok = 1;
+  if (!d->runtime) {
+    ok = run_at(k, d, stream, true);
+  } else {
+    for (int s = 0; s < SHAPES; s++) {
+      ts_gemm at = definition(c, shapes[s]);
+      printf(" at %lldx%lldx%lld:\n", (long long)at.m, (long long)at.n,
+             (long long)at.k);
+      ok &= run_at(k, &at, stream, s == 0);
+    }
+  }
+  ts_kernel_free(k);
   return ok;
 }
 

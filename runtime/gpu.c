@@ -340,8 +340,8 @@ void gpu_unload(ts_gpu *g, gpu_module *m) {
 static void *const *launch_args(ts_gpu *g, const gpu_module *m,
                                 const gpu_function *f,
                                 const CUdeviceptr buffers[TS_PARAM_NBUFFERS]) {
-  launch_values v = {.extents = {m->def.m, m->def.n, m->def.k},
-                     .alpha = m->def.alpha, .beta = m->def.beta};
+  launch_values v;
+  launch_values_of(&m->def, &v);
   memcpy(v.buffers, buffers, sizeof(v.buffers));
   for (int i = 0; i < f->nparams; i++) {
     const ts_param *p = &f->params[i];

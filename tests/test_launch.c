@@ -106,6 +106,41 @@ static void expect_refused(const ts_kernel *k, const ts_launch_args *a,
   assert_int_equal(launches(), before); /* nothing ran */
 }
 
+/* The fake's last logged launch, "NAME GX GY GZ". */
+static const char *last_launch(void) {
+  static char line[512];
+  FILE *f = fopen(log_path, "r");
+  line[0] = 0;
+  char buf[512];
+  while (f && fgets(buf, sizeof(buf), f))
+    if (strncmp(buf, "cublas ", 7) != 0)
+      snprintf(line, sizeof(line), "%s", buf);
+  if (f)
+    fclose(f);
+  line[strcspn(line, "\n")] = 0;
+  return line;
+}
+
+/* Arguments at extents other than the kernel's nominal ones, each
+ * leading dimension `pad` past its stored row, on fresh buffers. */
+static ts_launch_args args_at(const ts_kernel *k, int64_t m, int64_t n,
+                              int64_t kk, int64_t pad) {
+  ts_launch_args a = ts_launch_args_of(k);
+  ts_gemm g = *ts_kernel_gemm(k);
+  g.m = a.m = m;
+  g.n = a.n = n;
+  g.k = a.k = kk;
+  g.lda = g.ldb = g.ldc = 0;
+  for (int r = 0; r < TS_OPERAND_COUNT; r++) {
+    ts_operand o = ts_gemm_operand(&g, (ts_operand_role)r);
+    a.operand[r].ld = o.cols + pad;
+    o.ld = o.cols + pad;
+    a.operand[r].ptr = device_alloc((size_t)ts_operand_elements(&o) *
+                                    (size_t)ts_dtype_size(o.type) + 256);
+  }
+  return a;
+}
+
 /* The schedule's kernel on the caller's buffers and stream, and again. */
 static void test_launch_on_a_stream(void **state) {
   (void)state;
@@ -279,6 +314,13 @@ static void expect_same_kernel(const ts_kernel *x, const ts_kernel *y) {
     const kernel_entry *a = &x->entries[i], *b = &y->entries[i];
     assert_string_equal(a->name, b->name);
     assert_memory_equal(&a->launch, &b->launch, sizeof(a->launch));
+    for (int d = 0; d < 3; d++) {
+      assert_int_equal(a->grid_size[d].n, b->grid_size[d].n);
+      assert_memory_equal(a->grid_size[d].op, b->grid_size[d].op,
+                          (size_t)a->grid_size[d].n);
+      assert_memory_equal(a->grid_size[d].arg, b->grid_size[d].arg,
+                          (size_t)a->grid_size[d].n * sizeof(int64_t));
+    }
     assert_int_equal(a->nparams, b->nparams);
     assert_memory_equal(a->params, b->params,
                         (size_t)a->nparams * sizeof(*a->params));
@@ -310,6 +352,80 @@ static void test_save_and_load(void **state) {
     ts_kernel_free(loaded);
     ts_kernel_free(k);
   }
+}
+
+/* A kernel that takes its extents and leading dimensions at launch,
+ * saved and loaded: each launch sizes its grid from the formulas in the
+ * file, and the values it cannot run are refused, named. */
+static void test_runtime_extents(void **state) {
+  (void)state;
+  ts_gemm def = ts_gemm_make(64, 64, 64);
+  def.runtime = TS_RUNTIME_SHAPE;
+  ts_kernel *built = compiled("warptiled", def, "sm_90");
+  const char *path = path_in_dir("runtime.tsk");
+  assert_int_equal(ts_kernel_save(built, path, NULL, 0), TS_OK);
+  ts_kernel *k = ts_kernel_load(path);
+  assert_int_equal(ts_kernel_status(k), TS_OK);
+  expect_same_kernel(built, k);
+  assert_int_equal(ts_kernel_gemm(k)->runtime, TS_RUNTIME_SHAPE);
+  /* warptiled's blocks are 128 x 128 tiles of C: (N + 127) / 128 along
+   * x, (M + 127) / 128 along y. */
+  const struct { int64_t m, n, k; const char *grid; } at[] = {
+      {64, 64, 64, "tessel_warptiled 1 1 1"},
+      {1, 1, 1, "tessel_warptiled 1 1 1"},
+      {999, 1001, 1003, "tessel_warptiled 8 8 1"},
+      {129, 300, 7, "tessel_warptiled 3 2 1"}};
+  for (int i = 0; i < 4; i++) {
+    ts_launch_args a = args_at(k, at[i].m, at[i].n, at[i].k, i);
+    expect_launched(k, &a, (CUstream)0x77);
+    assert_string_equal(last_launch(), at[i].grid);
+  }
+  ts_launch_args a = args_at(k, 37, 53, 29, 0);
+  a.m = 0;
+  expect_refused(k, &a, TS_ERR_BAD_SHAPE, "argument m is 0; kernel "
+                 "\"warptiled\" takes m at launch in 1..2147483647");
+  /* 65536 blocks of 128 rows along y, past CUDA's 65535. */
+  a = args_at(k, 65536 * 128, 1, 1, 0);
+  expect_refused(k, &a, TS_ERR_BAD_SHAPE, "needs 65536 blocks along "
+                 "gridDim.y, past CUDA's 65535");
+  /* A of 2^31 elements and more: past the kernel's int indices.  (The
+   * buffers need not exist: the check comes first.) */
+  a = args_at(k, 1, 1, 1, 0);
+  a.m = 50000;
+  a.k = 50000;
+  a.operand[TS_OPERAND_A].ld = 50000;
+  a.operand[TS_OPERAND_C].ld = 1;
+  expect_refused(k, &a, TS_ERR_BAD_SHAPE, "A spans 2500000000 elements at "
+                 "this launch");
+  ts_kernel_free(k);
+  ts_kernel_free(built);
+
+  /* Values that are multiples of 4, which its accesses may assume. */
+  def.runtime_multiple = 4;
+  k = compiled("warptiled", def, "sm_90");
+  a = args_at(k, 36, 52, 28, 4);
+  expect_launched(k, &a, NULL);
+  a = args_at(k, 37, 52, 28, 4);
+  expect_refused(k, &a, TS_ERR_BAD_SHAPE, "argument m is 37; kernel "
+                 "\"warptiled\" takes m at launch in 1..2147483647, a "
+                 "multiple of 4");
+  a = args_at(k, 36, 52, 28, 1);
+  expect_refused(k, &a, TS_ERR_BAD_SHAPE, "takes leading dimensions that "
+                 "are multiples of 4");
+  ts_kernel_free(k);
+
+  /* Only k at launch: m and n stay compiled in, and packed leading
+   * dimensions follow k. */
+  def = ts_gemm_make(40, 24, 16);
+  def.runtime = TS_RUNTIME_K;
+  k = compiled("naive", def, "sm_90");
+  a = args_at(k, 40, 24, 333, 0);
+  a.operand[TS_OPERAND_A].ld = 0;
+  expect_launched(k, &a, NULL);
+  a = args_at(k, 41, 24, 16, 0);
+  expect_refused(k, &a, TS_ERR_BAD_SHAPE, "argument m is 41, but kernel "
+                 "\"naive\" was compiled for m = 40 and takes no other");
+  ts_kernel_free(k);
 }
 
 static void write_bytes(const char *path, const void *p, size_t n) {
@@ -510,6 +626,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_load_refusals),
       cmocka_unit_test(test_bench_refuses_leading_dimensions),
       cmocka_unit_test(test_architectures),
+      cmocka_unit_test(test_runtime_extents),
   };
   int failed = cmocka_run_group_tests(tests, NULL, NULL);
   free_device_memory();

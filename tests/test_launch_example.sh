@@ -5,8 +5,9 @@
 # on its own stream and 100 times from a CUDA graph.  The fake runs
 # nothing, so C keeps its values: the program must say that every result
 # differs and exit 1 (its check can fail), after launching each entry
-# point 101 times and each graph once.  The gpu suite runs it on a GPU,
-# where every result must match.
+# point 101 times and each graph once; the kernels of extents chosen at
+# launch run at four shapes, each launch on a grid of its own.  The gpu
+# suite runs it on a GPU, where every result must match.
 #
 # Usage: test_launch_example.sh LAUNCH_EXAMPLE FAKE_DRIVER
 set -euo pipefail
@@ -24,17 +25,32 @@ cat "$tmp/out.txt"
 fail() { echo "FAIL: $*"; exit 1; }
 [ "$status" -eq 1 ] || fail "exit status $status, expected 1 (a result differs)"
 cases=$(grep -c ', from ' "$tmp/out.txt")
-[ "$cases" -eq 6 ] || fail "$cases cases ran, expected 6"
-[ "$(grep -c 'DIFFERS' "$tmp/out.txt")" -eq 12 ] ||
-  fail "expected each case's launch and graph to differ"
-[ "$(ls "$tmp/kernels"/*.tsk | wc -l)" -eq 6 ] || fail "expected 6 saved kernels"
+[ "$cases" -eq 10 ] || fail "$cases cases ran, expected 10"
+# Six cases launch once and from a graph; four take their extents at
+# launch and run at 4 shapes each, the first also from a graph.
+[ "$(grep -c 'DIFFERS' "$tmp/out.txt")" -eq 32 ] ||
+  fail "expected each launch and graph to differ"
+[ "$(ls "$tmp/kernels"/*.tsk | wc -l)" -eq 10 ] || fail "expected 10 saved kernels"
 # Each case's leading dimensions travel in its saved kernel.
 grep -q '^warptiled 37x53x29 NN f32, lda 36 ldb 60 ldc 60, from .* (cubins: sm_80 sm_90)$' \
   "$tmp/out.txt" || fail "the saved kernel lost its leading dimensions or cubins"
-[ "$(grep -c '^graph$' "$tmp/launches.txt")" -eq 6 ] || fail "expected 6 graphs"
-# Every entry point launched a multiple of 101 times (once, then 100 in
-# the graph's capture).
-awk '$1 != "graph" { n[$1]++ } END { for (e in n) if (n[e] % 101) {
+grep -q '^warptiled 64x64x64 NN f32, lda 72 ldb 72 ldc 72, extents and leading dimensions at launch, from .* (cubins: sm_80 sm_90)$' \
+  "$tmp/out.txt" || fail "the saved kernel lost its extents chosen at launch"
+[ "$(grep -c '^graph$' "$tmp/launches.txt")" -eq 10 ] || fail "expected 10 graphs"
+# The kernels of compiled extents launched a multiple of 101 times (once,
+# then 100 in the graph's capture), each at its one grid.
+awk '$1 != "graph" && $1 != "tessel_warptiled" && $1 != "tessel_tc64" {
+       n[$1]++ } END { for (e in n) if (n[e] % 101) {
        print "entry " e " launched " n[e] " times"; exit 1 } }' \
   "$tmp/launches.txt" || fail "launch counts"
+# The kernels of extents chosen at launch sized their grids for each
+# launch's: warptiled's 128 x 128 tiles, tc64's 64 x 64.
+for grid in 'tessel_warptiled 8 8 1' 'tessel_warptiled 32 32 1'; do
+  [ "$(grep -c "^$grid\$" "$tmp/launches.txt")" -eq 3 ] ||
+    fail "expected 3 launches of grid '$grid'"
+done
+[ "$(grep -c '^tessel_tc64 64 64 1$' "$tmp/launches.txt")" -eq 1 ] ||
+  fail "expected tc64 at 4096^3 on a grid of 64 x 64"
+[ "$(grep -c '^tessel_tc64 16 16 1$' "$tmp/launches.txt")" -eq 1 ] ||
+  fail "expected tc64 at 999x1001x1003 on a grid of 16 x 16"
 echo "ok"

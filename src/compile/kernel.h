@@ -14,13 +14,21 @@
 #include <stdbool.h>
 
 #include "tessel/compile.h"
+#include "../base/formula.h"
 #include "../ir/params.h"
+
+_Static_assert((int)TS_FORMULA_VALUES == (int)TS_VALUE_COUNT,
+               "a formula reads the values by ts_param_value");
 
 /* One entry point of the cubin: how it is launched and what it takes. */
 typedef struct kernel_entry {
   char *name;       /* malloc'd */
   /* a hand-written kernel's is read when it is loaded */
   ts_launch_geometry launch;
+  /* A grid dimension that follows the extents given at launch: its
+   * blocks as a formula of the launch's values (launch.grid holds the
+   * nominal count); n 0 where launch.grid is the count. */
+  ts_formula grid_size[3];
   ts_param *params; /* malloc'd, nparams long: the arguments in order */
   int nparams;
 } kernel_entry;

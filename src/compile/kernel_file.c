@@ -25,7 +25,7 @@
 #include <unistd.h>
 
 static const char file_magic[8] = {'T', 'S', 'K', 'E', 'R', 'N', 'E', 'L'};
-enum { FILE_FORMAT = 1 };
+enum { FILE_FORMAT = 2 }; /* 2: extents chosen at launch */
 /* No field of a sane kernel is near these; a file past them is corrupt. */
 enum { MAX_ENTRIES = 64, MAX_PARAMS = 64 };
 static const uint64_t max_blob = (uint64_t)1 << 30;
@@ -73,6 +73,16 @@ static void put_gemm(writer *w, const ts_gemm *d) {
   put_i64(w, d->lda);
   put_i64(w, d->ldb);
   put_i64(w, d->ldc);
+  put_u32(w, d->runtime);
+  put_i64(w, d->runtime_multiple);
+}
+
+static void put_formula(writer *w, const ts_formula *f) {
+  put_u32(w, (uint32_t)f->n);
+  for (int i = 0; i < f->n; i++) {
+    put_u32(w, f->op[i]);
+    put_i64(w, f->arg[i]);
+  }
 }
 
 static void put_geometry(writer *w, const ts_launch_geometry *l) {
@@ -128,6 +138,8 @@ static void put_kernel(writer *w, const ts_kernel *k) {
     const kernel_entry *e = &k->entries[i];
     put_text(w, e->name);
     put_geometry(w, &e->launch);
+    for (int d = 0; d < 3; d++)
+      put_formula(w, &e->grid_size[d]);
     put_u32(w, (uint32_t)e->nparams);
     for (int j = 0; j < e->nparams; j++)
       put_param(w, &e->params[j]);
@@ -254,6 +266,25 @@ static void get_gemm(reader *r, ts_gemm *d) {
   d->lda = get_i64(r);
   d->ldb = get_i64(r);
   d->ldc = get_i64(r);
+  d->runtime = get_u32(r);
+  d->runtime_multiple = get_i64(r);
+}
+
+/* A formula whose length and operations are in range (its evaluation
+ * checks the rest). */
+static bool get_formula(reader *r, ts_formula *f) {
+  uint32_t n = get_u32(r);
+  if (!r->ok || n > TS_FORMULA_LEN)
+    return false;
+  f->n = (int)n;
+  for (uint32_t i = 0; i < n; i++) {
+    uint32_t op = get_u32(r);
+    f->op[i] = (uint8_t)op;
+    f->arg[i] = get_i64(r);
+    if (op >= TS_FORMULA_OPS)
+      return false;
+  }
+  return r->ok;
 }
 
 /* The definition's enumerations in range, as ts_matmul accepted them. */
@@ -262,7 +293,8 @@ static bool gemm_in_range(const ts_gemm *d) {
          d->b_type < TS_DTYPE_COUNT && d->c_type < TS_DTYPE_COUNT &&
          d->acc_type < TS_DTYPE_COUNT && d->math <= TS_MATH_TF32 &&
          d->m > 0 && d->n > 0 && d->k > 0 && d->lda >= 0 && d->ldb >= 0 &&
-         d->ldc >= 0;
+         d->ldc >= 0 && d->runtime <= TS_RUNTIME_SHAPE &&
+         d->runtime_multiple >= 0 && d->runtime_multiple <= 64;
 }
 
 static void get_geometry(reader *r, ts_launch_geometry *l) {
@@ -290,7 +322,7 @@ static bool get_param(reader *r, ts_param *p) {
   p->box[1] = get_i64(r);
   p->swizzle = (int)get_u32(r);
   return p->kind <= TS_PARAM_TENSOR_MAP && p->buffer < TS_PARAM_NBUFFERS &&
-         p->dtype < TS_DTYPE_COUNT && p->value <= TS_VALUE_BETA;
+         p->dtype < TS_DTYPE_COUNT && p->value < TS_VALUE_COUNT;
 }
 
 static void get_ptxas(reader *r, ts_ptxas_info *x) {
@@ -340,6 +372,9 @@ static bool get_entries(reader *r, ts_kernel *k) {
     kernel_entry *e = &k->entries[i];
     e->name = get_blob(r, NULL);
     get_geometry(r, &e->launch);
+    for (int d = 0; d < 3; d++)
+      if (!get_formula(r, &e->grid_size[d]))
+        return false;
     uint32_t np = get_u32(r);
     if (!e->name || !r->ok || np > MAX_PARAMS ||
         !(e->params = calloc(np + 1, sizeof(*e->params))))

@@ -254,6 +254,9 @@ static bool copy_entries(ts_kernel *k, const ts_program *p) {
     const ir_kernel *ik = p->order[i];
     kernel_entry *e = &k->entries[i];
     ts_program_kernel_launch(p, i, &e->launch);
+    for (int d = 0; d < 3; d++)
+      if (ik->grid_size[d] && !ir_formula_of(ik->grid_size[d], &e->grid_size[d]))
+        return false;
     if (ik == &p->k)
       k->main_entry = i;
     e->params = calloc((size_t)ik->nparams + 1, sizeof(*e->params));

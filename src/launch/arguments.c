@@ -1,9 +1,10 @@
 /*
  * ts_launch's arguments against the kernel, checked before anything
  * touches the device, so that a launch the kernel cannot run is refused
- * with the argument named and nothing launched.  The extents, alpha,
- * beta and leading dimensions are compiled into tessel's kernels: a
- * launch must give the ones the kernel was compiled for.
+ * with the argument named and nothing launched.  Alpha and beta are
+ * compiled into tessel's kernels, and so are the extents and leading
+ * dimensions that the definition does not take at launch (ts_gemm.runtime):
+ * a launch must give the ones the kernel was compiled for.
  */
 #include "launcher.h"
 
@@ -23,18 +24,82 @@ refuse(char *msg, size_t len, ts_status code, const char *fmt, ...) {
 static const char *const extent_names[3] = {"m", "n", "k"};
 static const char *const ld_names[TS_OPERAND_COUNT] = {"lda", "ldb", "ldc"};
 
+/* The kernel's definition at the launch's extents and leading
+ * dimensions: what the operands are at this launch. */
+static ts_gemm launch_gemm(const ts_kernel *k, const ts_launch_args *a) {
+  ts_gemm g = k->def;
+  g.m = a->m;
+  g.n = a->n;
+  g.k = a->k;
+  g.lda = a->operand[TS_OPERAND_A].ld;
+  g.ldb = a->operand[TS_OPERAND_B].ld;
+  g.ldc = a->operand[TS_OPERAND_C].ld;
+  return g;
+}
+
+int64_t launch_ld(const ts_kernel *k, const ts_launch_args *a,
+                  ts_operand_role r) {
+  ts_gemm g = launch_gemm(k, a);
+  return ts_gemm_operand(&g, r).ld;
+}
+
+static int64_t multiple_of(const ts_kernel *k) {
+  return k->def.runtime_multiple > 1 ? k->def.runtime_multiple : 1;
+}
+
 static ts_status check_extents(const ts_kernel *k, const ts_launch_args *a,
                                char *msg, size_t len) {
   const int64_t given[3] = {a->m, a->n, a->k};
   const int64_t built[3] = {k->def.m, k->def.n, k->def.k};
-  for (int d = 0; d < 3; d++)
-    if (given[d] != built[d])
+  const unsigned bits[3] = {TS_RUNTIME_M, TS_RUNTIME_N, TS_RUNTIME_K};
+  int64_t multiple = multiple_of(k);
+  for (int d = 0; d < 3; d++) {
+    if (!(k->def.runtime & bits[d]) && given[d] != built[d])
       return refuse(msg, len, TS_ERR_BAD_SHAPE, "ts_launch: argument %s is "
                     "%lld, but kernel \"%s\" was compiled for %s = %lld and "
                     "takes no other (its extents are compiled in): compile "
-                    "it for %s = %lld", extent_names[d], (long long)given[d],
+                    "it for %s = %lld, or with %s chosen at launch "
+                    "(def->runtime)", extent_names[d], (long long)given[d],
                     k->label, extent_names[d], (long long)built[d],
-                    extent_names[d], (long long)given[d]);
+                    extent_names[d], (long long)given[d], extent_names[d]);
+    if (given[d] < 1 || given[d] > INT32_MAX || given[d] % multiple)
+      return refuse(msg, len, TS_ERR_BAD_SHAPE, "ts_launch: argument %s is "
+                    "%lld; kernel \"%s\" takes %s at launch in 1..%d, a "
+                    "multiple of %lld (def->runtime_multiple)",
+                    extent_names[d], (long long)given[d], k->label,
+                    extent_names[d], INT32_MAX, (long long)multiple);
+  }
+  return TS_OK;
+}
+
+/* The grid each entry point launches at these extents, within CUDA's
+ * limits on its dimensions. */
+static ts_status check_grid(const ts_kernel *k, const ts_launch_args *a,
+                            char *msg, size_t len) {
+  static const int64_t most[3] = {INT32_MAX, 65535, 65535};
+  int64_t values[TS_VALUE_COUNT] = {[TS_VALUE_M] = a->m, [TS_VALUE_N] = a->n,
+                                    [TS_VALUE_K] = a->k};
+  for (int r = 0; r < TS_OPERAND_COUNT; r++)
+    values[TS_VALUE_LDA + r] = launch_ld(k, a, (ts_operand_role)r);
+  for (int i = 0; i < k->nentries; i++) {
+    const kernel_entry *e = &k->entries[i];
+    for (int d = 0; d < 3; d++) {
+      int64_t blocks = e->launch.grid[d];
+      if (e->grid_size[d].n &&
+          !ts_formula_eval(&e->grid_size[d], values, &blocks))
+        return refuse(msg, len, TS_ERR_BAD_ARG, "ts_launch: kernel \"%s\"'s "
+                      "entry %s has a grid formula that does not evaluate: "
+                      "the file is damaged; save it again", k->label,
+                      e->name);
+      if (blocks < 1 || blocks > most[d])
+        return refuse(msg, len, TS_ERR_BAD_SHAPE, "ts_launch: at m = %lld, "
+                      "n = %lld, k = %lld kernel \"%s\"'s entry %s needs "
+                      "%lld blocks along gridDim.%c, past CUDA's %lld",
+                      (long long)a->m, (long long)a->n, (long long)a->k,
+                      k->label, e->name, (long long)blocks, "xyz"[d],
+                      (long long)most[d]);
+    }
+  }
   return TS_OK;
 }
 
@@ -80,7 +145,9 @@ static int64_t operand_alignment(const ts_kernel *k, ts_operand_role r,
 static ts_status check_operand(const ts_kernel *k, const ts_launch_args *a,
                                ts_operand_role r, char *msg, size_t len) {
   const ts_launch_operand *o = &a->operand[r];
-  const ts_operand want = ts_gemm_operand(&k->def, r);
+  const ts_gemm at = launch_gemm(k, a);
+  const ts_operand want = ts_gemm_operand(&at, r);
+  const ts_operand built = ts_gemm_operand(&k->def, r);
   const char *name = ts_operand_name(r);
   if (o->type != want.type)
     return refuse(msg, len, TS_ERR_BAD_ARG, "ts_launch: argument %s holds "
@@ -107,13 +174,33 @@ static ts_status check_operand(const ts_kernel *k, const ts_launch_args *a,
                   "0 for packed", ld_names[r], (long long)o->ld, name,
                   (long long)want.cols, name, (long long)want.rows,
                   (long long)want.cols, ld_names[r], (long long)want.cols);
-  if (ld != want.ld)
+  const int64_t compiled[TS_OPERAND_COUNT] = {k->def.lda, k->def.ldb,
+                                              k->def.ldc};
+  bool runtime = k->def.runtime & TS_RUNTIME_LD;
+  /* Compiled in: the one given, or packed (which follows the extents). */
+  int64_t fixed = compiled[r] ? compiled[r] : want.cols;
+  if (!runtime && ld != fixed)
     return refuse(msg, len, TS_ERR_BAD_SHAPE, "ts_launch: argument %s is "
                   "%lld, but kernel \"%s\" was compiled for %s = %lld (its "
                   "leading dimensions are compiled in): compile it with "
-                  "%s = %lld", ld_names[r], (long long)ld, k->label,
-                  ld_names[r], (long long)want.ld, ld_names[r],
-                  (long long)ld);
+                  "%s = %lld, or with them chosen at launch (def->runtime)",
+                  ld_names[r], (long long)ld, k->label, ld_names[r],
+                  (long long)fixed, ld_names[r], (long long)ld);
+  if (runtime && ld % multiple_of(k))
+    return refuse(msg, len, TS_ERR_BAD_SHAPE, "ts_launch: argument %s is "
+                  "%lld; kernel \"%s\" takes leading dimensions that are "
+                  "multiples of %lld (def->runtime_multiple)", ld_names[r],
+                  (long long)ld, k->label, (long long)multiple_of(k));
+  /* A kernel compiled for other extents indexes in int where its own
+   * operands fit one. */
+  if (k->def.runtime && ts_operand_elements(&want) > INT32_MAX &&
+      ts_operand_elements(&built) <= INT32_MAX)
+    return refuse(msg, len, TS_ERR_BAD_SHAPE, "ts_launch: %s spans %lld "
+                  "elements at this launch (%lld rows %lld apart), past the "
+                  "2^31 kernel \"%s\" indexes in int; compile it at a "
+                  "nominal shape that large", name,
+                  (long long)ts_operand_elements(&want), (long long)want.rows,
+                  (long long)ld, k->label);
   return TS_OK;
 }
 
@@ -152,5 +239,7 @@ ts_status launch_check(const ts_kernel *k, const ts_launch_args *a,
     st = check_scalars(k, a, msg, len);
   for (int r = 0; r < TS_OPERAND_COUNT && st == TS_OK; r++)
     st = check_operand(k, a, (ts_operand_role)r, msg, len);
+  if (st == TS_OK)
+    st = check_grid(k, a, msg, len);
   return st == TS_OK ? check_workspace(k, a, msg, len) : st;
 }

@@ -34,6 +34,7 @@ typedef struct loaded_module {
   CUmodule mod;
   loaded_entry *entries; /* the kernel's nentries */
   CUdeviceptr workspace; /* the launcher's own; 0 until a launch needs it */
+  int multiprocessors;   /* the device's, for grids sized at each launch */
   struct loaded_module *next;
 } loaded_module;
 
@@ -161,6 +162,7 @@ static ts_status load_entries(const ts_kernel *k, loaded_module *m,
     const kernel_entry *e = &k->entries[i];
     loaded_entry *le = &m->entries[i];
     DRIVER(k, "loading", cuModuleGetFunction(&le->fn, m->mod, e->name));
+    m->multiprocessors = multiprocessors;
     ts_grid_launched(e->launch.grid, e->launch.persistent, e->launch.cluster,
                      multiprocessors, le->grid);
     if (e->launch.dynamic_shared > 0)
@@ -267,9 +269,14 @@ static ts_status launch_entry(const ts_kernel *k, loaded_module *m, int i,
     args[j] = &values[j];
   }
   const ts_launch_geometry *l = &e->launch;
+  /* A grid that follows the extents is sized for this launch's (the
+   * arguments' check evaluated it already). */
+  int64_t grid[3] = {le->grid[0], le->grid[1], le->grid[2]};
+  if (e->grid_size[0].n || e->grid_size[1].n || e->grid_size[2].n)
+    launch_grid_at(e, v->values, m->multiprocessors, grid);
   CUresult r = driver.cuLaunchKernel(
-      le->fn, (unsigned)le->grid[0], (unsigned)le->grid[1],
-      (unsigned)le->grid[2], (unsigned)l->block[0], (unsigned)l->block[1],
+      le->fn, (unsigned)grid[0], (unsigned)grid[1],
+      (unsigned)grid[2], (unsigned)l->block[0], (unsigned)l->block[1],
       (unsigned)l->block[2], (unsigned)l->dynamic_shared, stream, args, NULL);
   if (r != CUDA_SUCCESS) {
     char why[512];
@@ -285,10 +292,17 @@ static ts_status launch_locked(const ts_kernel *k, const ts_launch_args *a,
                                CUcontext ctx, CUstream stream) {
   loaded_module *m = NULL;
   ts_status st = module_in(k, ctx, &m);
-  launch_values v = {.extents = {a->m, a->n, a->k}, .alpha = a->alpha,
-                     .beta = a->beta};
-  for (int r = 0; r < TS_OPERAND_COUNT; r++)
+  launch_values v = {0};
+  launch_values_of(&k->def, &v); /* then the launch's own values */
+  v.values[TS_VALUE_M] = a->m;
+  v.values[TS_VALUE_N] = a->n;
+  v.values[TS_VALUE_K] = a->k;
+  v.alpha = a->alpha;
+  v.beta = a->beta;
+  for (int r = 0; r < TS_OPERAND_COUNT; r++) {
     v.buffers[r] = (CUdeviceptr)a->operand[r].ptr;
+    v.values[TS_VALUE_LDA + r] = launch_ld(k, a, (ts_operand_role)r);
+  }
   if (st == TS_OK)
     st = workspace_of(k, a, m, &v.buffers[TS_PARAM_WORKSPACE]);
   for (int i = 0; i < k->nentries && st == TS_OK; i++)

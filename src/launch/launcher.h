@@ -22,9 +22,20 @@ typedef union launch_arg {
  * by ts_param_buffer (A, B, C, the workspace), the extents, alpha, beta. */
 typedef struct launch_values {
   CUdeviceptr buffers[TS_PARAM_NBUFFERS];
-  int64_t extents[3]; /* m, n, k */
+  int64_t values[TS_VALUE_COUNT]; /* m, n, k, the leading dimensions */
   float alpha, beta;
 } launch_values;
+
+/* The values of definition g (its extents and resolved leading
+ * dimensions) into v. */
+void launch_values_of(const ts_gemm *g, launch_values *v);
+
+/* Entry e's grid at values v on `multiprocessors`: its formulas
+ * evaluated where its grid follows the launch's extents, then cut as a
+ * persistent grid's is (ts_grid_launched).  False where a formula does
+ * not evaluate. */
+bool launch_grid_at(const kernel_entry *e, const int64_t *values,
+                    int multiprocessors, int64_t out[3]);
 
 /* The value of p, a buffer (at its offset) or a scalar; a tensor map's
  * base address (its buffer at its offset) for a map. */
@@ -59,6 +70,11 @@ bool launch_map_caches(const ts_param *params, int nparams,
 CUresult launch_cached_map(const ts_driver_api *cu, launch_map_cache *c,
                            const ts_param *p, CUdeviceptr base,
                            CUtensorMap *out);
+
+/* The leading dimension of operand r at this launch: the one given, or
+ * its stored row at the launch's extents where 0. */
+int64_t launch_ld(const ts_kernel *k, const ts_launch_args *a,
+                  ts_operand_role r);
 
 /* ts_launch's checks of its arguments against the kernel, before anything
  * touches the device: TS_OK, or why not in msg. */

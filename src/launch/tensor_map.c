@@ -6,9 +6,35 @@
 #include "launcher.h"
 
 #include "../base/dtype.h"
+#include "../base/grid.h"
 
 #include <stdlib.h>
 #include <string.h>
+
+void launch_values_of(const ts_gemm *g, launch_values *v) {
+  v->values[TS_VALUE_M] = g->m;
+  v->values[TS_VALUE_N] = g->n;
+  v->values[TS_VALUE_K] = g->k;
+  v->values[TS_VALUE_ALPHA] = v->values[TS_VALUE_BETA] = 0;
+  for (int r = 0; r < TS_OPERAND_COUNT; r++)
+    v->values[TS_VALUE_LDA + r] = ts_gemm_operand(g, (ts_operand_role)r).ld;
+  v->alpha = g->alpha;
+  v->beta = g->beta;
+}
+
+bool launch_grid_at(const kernel_entry *e, const int64_t *values,
+                    int multiprocessors, int64_t out[3]) {
+  int64_t grid[3];
+  for (int d = 0; d < 3; d++) {
+    grid[d] = e->launch.grid[d];
+    if (e->grid_size[d].n && !ts_formula_eval(&e->grid_size[d], values,
+                                              &grid[d]))
+      return false;
+  }
+  ts_grid_launched(grid, e->launch.persistent, e->launch.cluster,
+                   multiprocessors, out);
+  return true;
+}
 
 launch_arg launch_scalar(const ts_param *p, const launch_values *v) {
   launch_arg a = {0};
@@ -18,7 +44,7 @@ launch_arg launch_scalar(const ts_param *p, const launch_values *v) {
     a.ptr = v->buffers[p->buffer] + (CUdeviceptr)p->offset;
     break;
   case TS_PARAM_INT:
-    a.i = (int)v->extents[p->value];
+    a.i = (int)v->values[p->value];
     break;
   case TS_PARAM_FLOAT:
     a.f = p->value == TS_VALUE_ALPHA ? v->alpha : v->beta;

@@ -97,9 +97,10 @@ static const char *entry_name(ts_arena *a, const char *name) {
 }
 
 /* Extents chosen at launch reach the loops, guards, strides and grid of
- * the CUDA-core and mma.sync kernels; the TMA's tensor maps and ts_pack's
- * workspace are still laid out for the compiled extents, so a schedule
- * with either is refused rather than run past its edges. */
+ * the CUDA-core and mma.sync kernels; the TMA's tensor maps, ts_pack's
+ * workspace and split-K's are still laid out for the compiled extents,
+ * so a schedule with any of them is refused rather than run past its
+ * edges. */
 static bool check_runtime(lower_ctx *cx) {
   const ts_sched *s = cx->s;
   if (!s->def.runtime)
@@ -112,6 +113,13 @@ static bool check_runtime(lower_ctx *cx) {
                         "launch (def->runtime) do not reach them yet: "
                         "compile this schedule's extents in",
                         s->stages[i]->name);
+  if (cx->split_k)
+    return lower_fail(cx, TS_ERR_BAD_ARG, "ts_lower: split-K (loop \"%s\") "
+                      "sums its parts in a workspace, or scales C in a "
+                      "kernel, sized for the compiled extents; extents "
+                      "chosen at launch (def->runtime) do not reach them "
+                      "yet: compile this schedule's extents in",
+                      cx->split_k->name);
   for (int w = 0; w < 2; w++)
     if (lower_packed(s, w))
       return lower_fail(cx, TS_ERR_BAD_ARG, "ts_lower: op(%c) is packed "
