@@ -3,7 +3,10 @@
  * kernels compiled for slices of larger matrices (each leading dimension
  * past its stored row), saved and loaded back, launched on device memory
  * the test allocates, in every layout, in fp32 (warptiled), f16 and bf16
- * (wgws), at 1x1x1, 37x53x29, 999x1001x1003 and (NN and NT f16) 4096^3.
+ * (wgws), at 1x1x1, 37x53x29, 999x1001x1003 and (NN and NT f16) 4096^3;
+ * and kernels compiled at 64x64x64 with their extents and leading
+ * dimensions chosen at launch (warptiled in f32, f16 and bf16; tc64's
+ * mma.sync) launched at those shapes.
  * Every C must be cuBLAS's within the definition's tolerance, and the
  * elements between C's rows as they were.  Exits 77 (skipped, saying why)
  * without a GPU.
@@ -20,10 +23,10 @@ static ts_gpu *gpu;
 
 typedef struct launch_case {
   const char *schedule;
-  ts_gemm def;
+  ts_gemm def; /* what the launch runs */
 } launch_case;
 
-enum { MAX_CASES = 64 };
+enum { MAX_CASES = 96 };
 static launch_case cases[MAX_CASES];
 static ts_kernel *kernels[MAX_CASES];
 static int ncases;
@@ -51,6 +54,26 @@ static void add_case(const char *schedule, int64_t m, int64_t n, int64_t k,
   cases[ncases++] = (launch_case){schedule, d};
 }
 
+/* A case whose kernel takes its extents and leading dimensions at launch,
+ * compiled at a nominal 64x64x64, packed. */
+static void add_runtime_case(const char *schedule, int64_t m, int64_t n,
+                             int64_t k, ts_layout layout, ts_dtype ab,
+                             ts_dtype c) {
+  add_case(schedule, m, n, k, layout, ab, c);
+  cases[ncases - 1].def.runtime = TS_RUNTIME_SHAPE;
+}
+
+/* The definition a case's kernel is compiled for: its own, or the
+ * nominal one where it takes extents at launch. */
+static ts_gemm compiled_def(const launch_case *c) {
+  ts_gemm d = c->def;
+  if (d.runtime) {
+    d.m = d.n = d.k = 64;
+    d.lda = d.ldb = d.ldc = 0;
+  }
+  return d;
+}
+
 /* Every case compiled on all processors, each saved and loaded back: the
  * launches below run kernels read from files. */
 static int compile_all(void **state) {
@@ -66,9 +89,24 @@ static int compile_all(void **state) {
     }
   add_case("wgws", 4096, 4096, 4096, TS_NN, TS_F16, TS_F16);
   add_case("wgws", 4096, 4096, 4096, TS_NT, TS_F16, TS_F16);
+  /* Kernels compiled at 64x64x64 and launched at other shapes. */
+  for (size_t s = 0; s < 3; s++)
+    for (int l = TS_NN; l <= TS_TT; l++) {
+      const int64_t *x = shapes[s];
+      add_runtime_case("warptiled", x[0], x[1], x[2], l, TS_F32, TS_F32);
+      if (s > 0)
+        add_runtime_case("tc64", x[0], x[1], x[2], l, TS_F16, TS_F32);
+    }
+  for (int l = TS_NN; l <= TS_NT; l++) {
+    add_runtime_case("warptiled", 999, 1001, 1003, l, TS_F16, TS_F16);
+    add_runtime_case("warptiled", 999, 1001, 1003, l, TS_BF16, TS_F32);
+  }
+  add_runtime_case("warptiled", 4096, 4096, 4096, TS_NN, TS_F32, TS_F32);
+  add_runtime_case("tc64", 4096, 4096, 4096, TS_NT, TS_BF16, TS_BF16);
   ts_program *programs[MAX_CASES];
   for (int i = 0; i < ncases; i++) {
-    ts_sched *s = ts_builtin_schedule(cases[i].schedule, &cases[i].def);
+    ts_gemm def = compiled_def(&cases[i]);
+    ts_sched *s = ts_builtin_schedule(cases[i].schedule, &def);
     programs[i] = ts_lower(s);
     ts_sched_free(s);
   }
@@ -138,12 +176,12 @@ static void compare(const launch_case *c, const float *mine,
     }
   double err = largest > 0 ? worst / largest : worst;
   double tol = ts_gemm_tolerance(&c->def);
-  printf("%-9s %5lldx%5lldx%5lld %s %-4s lda %5lld ldb %5lld ldc %5lld: "
+  printf("%-9s %5lldx%5lldx%5lld %s %-4s lda %5lld ldb %5lld ldc %5lld%s: "
          "error %.2e (tolerance %.1e)\n", c->schedule, (long long)c->def.m,
          (long long)c->def.n, (long long)c->def.k,
          ts_layout_name(c->def.layout), ts_dtype_name(c->def.a_type),
          (long long)c->def.lda, (long long)c->def.ldb, (long long)c->def.ldc,
-         err, tol);
+         c->def.runtime ? " (at launch)" : "", err, tol);
   if (!(err <= tol))
     fail_msg("%s: C differs from cuBLAS's by %g, over %g", c->schedule, err,
              tol);
@@ -154,9 +192,13 @@ static void run_case(int i) {
   uint64_t seed = 1234 + (uint64_t)i;
   operand_buffers b[TS_OPERAND_COUNT];
   ts_launch_args args = ts_launch_args_of(kernels[i]);
+  args.m = c->def.m;
+  args.n = c->def.n;
+  args.k = c->def.k;
   for (int r = 0; r < TS_OPERAND_COUNT; r++) {
     upload_operand(&b[r], &c->def, r, &seed);
     args.operand[r].ptr = b[r].dev;
+    args.operand[r].ld = b[r].o.ld;
   }
   CUdeviceptr cb;
   size_t cbytes = mat_bytes(b[2].o.type, b[2].n);

@@ -62,6 +62,8 @@ void cli_finish_shapes(cli_opts *o, int64_t m, int64_t n, int64_t k) {
               : dtype >= 0                ? TS_MATH_F32
                                           : o->math;
     g->c_type = o->c_type;
+    g->runtime = o->runtime;
+    g->runtime_multiple = o->runtime_multiple;
   }
 }
 

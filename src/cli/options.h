@@ -44,6 +44,8 @@ typedef struct cli_opts {
   int max_seconds;  /* bench: refuse a run estimated to take longer */
   bool restart;     /* tune: ignore what an interrupted run timed */
   bool tuned; /* spaces at their recorded configuration */
+  unsigned runtime; /* --runtime: extents and leading dimensions at launch */
+  int runtime_multiple; /* --runtime=N: each a multiple of N; 0: any */
   int blocks; /* check --blocks: random points of a sampled check; 0: none given */
   unsigned command; /* the CLI_* bit of the command parsing them */
   bool all;         /* check --all: every configuration of each space */

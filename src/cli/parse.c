@@ -15,7 +15,8 @@ enum { OPT_IR = 256, OPT_CUDA, OPT_TRACE, OPT_STEPS, OPT_PROVENANCE, OPT_ALPHA, 
        OPT_CSV, OPT_REPEATS, OPT_WARMUP, OPT_SEED, OPT_CU, OPT_DTYPE,
        OPT_C_DTYPE, OPT_JOBS, OPT_TOP, OPT_LIMIT, OPT_TUNED, OPT_BUDGET,
        OPT_TIME, OPT_JSON, OPT_RESTART, OPT_BLOCKS,
-       OPT_MAX_SECONDS, OPT_ALL, OPT_GPUS, OPT_SHAPES_FROM, OPT_GPU };
+       OPT_MAX_SECONDS, OPT_ALL, OPT_GPUS, OPT_SHAPES_FROM, OPT_GPU,
+       OPT_RUNTIME };
 
 static const struct option long_opts[] = {
     {"help", no_argument, NULL, 'h'},
@@ -50,6 +51,7 @@ static const struct option long_opts[] = {
     {"gpus", required_argument, NULL, OPT_GPUS},
     {"gpu", required_argument, NULL, OPT_GPU},
     {"shapes-from", required_argument, NULL, OPT_SHAPES_FROM},
+    {"runtime", optional_argument, NULL, OPT_RUNTIME},
     {NULL, 0, NULL, 0},
 };
 
@@ -64,7 +66,8 @@ static unsigned option_commands(int c) {
   case OPT_JOBS: case OPT_TOP: case OPT_LIMIT: case OPT_BUDGET:
   case OPT_TIME: case OPT_RESTART: case OPT_GPUS: case OPT_SHAPES_FROM:
     return CLI_TUNE;
-  case OPT_TUNED: return CLI_SHOW | CLI_CHECK | CLI_BENCH | CLI_EXPLAIN;
+  case OPT_TUNED: case OPT_RUNTIME:
+    return CLI_SHOW | CLI_CHECK | CLI_BENCH | CLI_EXPLAIN;
   case OPT_BLOCKS: case OPT_ALL: return CLI_CHECK;
   case OPT_IR: case OPT_CUDA: case OPT_TRACE: case OPT_STEPS:
   case OPT_PROVENANCE:
@@ -304,6 +307,12 @@ int cli_parse(int argc, char **argv, const char *help, unsigned flags,
       o->seed = (uint64_t)v;
       break;
     case OPT_TUNED: o->tuned = true; break;
+    case OPT_RUNTIME:
+      o->runtime = TS_RUNTIME_SHAPE;
+      if (optarg && !cli_parse_int("--runtime", optarg, 1, 64,
+                                   &o->runtime_multiple))
+        return EXIT_USAGE;
+      break;
     case OPT_JOBS:
       if (!cli_parse_int("--jobs", optarg, 1, 1024, &o->jobs))
         return EXIT_USAGE;

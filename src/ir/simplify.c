@@ -197,11 +197,20 @@ static ir_expr *simplify_divmod(ts_arena *a, ir_expr_kind kind, ir_expr *x,
  * r the other terms and what is left of the constant.  Where r lies in
  * [0, q), d < 0 exactly when q * u < 0, and r's variables leave the
  * comparison.  NULL where r is not in range or has no variable. */
+/* A term's coefficient times what its atom is known a multiple of: a
+ * value taken at launch as a multiple of 4 (ts_gemm.runtime_multiple)
+ * counts as 4 of itself. */
+static int64_t term_multiple(const linear *d, int i) {
+  int64_t c = d->coef[i] < 0 ? -d->coef[i] : d->coef[i];
+  int64_t m = ir_divisor(d->atom[i]);
+  return m > 1 && c <= INT64_MAX / m ? c * m : c;
+}
+
 static ir_expr *compare_without_remainder(ts_arena *a, const linear *d,
                                           int64_t q) {
   linear keep = {0}, rest = {0};
   for (int i = 0; i < d->n; i++) {
-    if (d->coef[i] % q == 0)
+    if (term_multiple(d, i) % q == 0)
       add_term(&keep, d->atom[i], d->coef[i]);
     else
       add_term(&rest, d->atom[i], d->coef[i]);
@@ -232,7 +241,7 @@ static ir_expr *drop_remainder(ts_arena *a, ir_expr *d) {
   for (;;) {
     int64_t q = 1; /* the largest coefficient below those tried */
     for (int i = 0; i < l.n; i++) {
-      int64_t c = l.coef[i] < 0 ? -l.coef[i] : l.coef[i];
+      int64_t c = term_multiple(&l, i);
       if (c > q && c < tried)
         q = c;
     }

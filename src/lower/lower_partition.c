@@ -116,6 +116,10 @@ static ir_stmt *partition(ir_mutator *m, ir_stmt *s) {
   s = ir_mutate_stmt_children(m, s);
   if (!s || s->kind != S_FOR || !s->for_.loop->partitioned)
     return s; /* a partitioned loop stays serial: ts_partition saw to it */
+  /* A trip count chosen at launch has no steady part known here: the loop
+   * keeps its guards, as an unpartitioned one does. */
+  if (s->for_.loop->size)
+    return s;
   return partition_loop(m->ctx, s);
 }
 

@@ -15,8 +15,7 @@ ts_status (ts_partition)(ts_sched *s, ts_loop *loop) {
   /* Check: a live serial loop (which sched_require_serial also refuses
    * when it is partitioned already). */
   if (!sched_check_loop(s, "ts_partition", 2, "loop", loop) ||
-      !sched_require_serial(s, "ts_partition", loop) ||
-      !sched_require_static(s, "ts_partition", loop))
+      !sched_require_serial(s, "ts_partition", loop))
     return s->status;
   /* Step 1. Mark it; lowering splits it. */
   trace_rec rec = {.op = TR_PARTITION, .loops = {loop->id}, .nloops = 1};

@@ -362,6 +362,28 @@ static bool check_ld(ts_sched *s, const ts_gemm *def, ts_operand op) {
   return false;
 }
 
+/* The nominal values of those taken at launch are multiples of
+ * def->runtime_multiple, as every launch's must be. */
+static bool check_multiples(ts_sched *s, const ts_gemm *def) {
+  int64_t q = def->runtime_multiple > 1 ? def->runtime_multiple : 1;
+  static const char *const names[6] = {"m", "n", "k", "lda", "ldb", "ldc"};
+  const unsigned bits[6] = {TS_RUNTIME_M, TS_RUNTIME_N, TS_RUNTIME_K,
+                            TS_RUNTIME_LD, TS_RUNTIME_LD, TS_RUNTIME_LD};
+  const int64_t v[6] = {def->m, def->n, def->k,
+                        ts_gemm_operand(def, TS_OPERAND_A).ld,
+                        ts_gemm_operand(def, TS_OPERAND_B).ld,
+                        ts_gemm_operand(def, TS_OPERAND_C).ld};
+  for (int i = 0; i < 6; i++)
+    if ((def->runtime & bits[i]) && v[i] % q) {
+      sched_fail(s, TS_ERR_BAD_SHAPE, NULL, "ts_matmul: def->%s is %lld, "
+                 "taken at launch as a multiple of def->runtime_multiple "
+                 "(%lld): give a multiple, or a smaller runtime_multiple",
+                 names[i], (long long)v[i], (long long)q);
+      return false;
+    }
+  return true;
+}
+
 static bool check_gemm(ts_sched *s, const ts_gemm *def) {
   if (!def) {
     sched_fail(s, TS_ERR_NULL_ARG, NULL, "ts_matmul: argument 1 'def' is NULL");
@@ -423,7 +445,7 @@ static bool check_gemm(ts_sched *s, const ts_gemm *def) {
                (long long)def->runtime_multiple);
     return false;
   }
-  return true;
+  return check_multiples(s, def);
 }
 
 /* The values taken at launch, as variables of the kernel's parameters. */
