@@ -347,7 +347,7 @@ static void *const *launch_args(ts_gpu *g, const gpu_module *m,
     const ts_param *p = &f->params[i];
     m->values[i] = launch_scalar(p, &v);
     if (p->kind == TS_PARAM_TENSOR_MAP) {
-      if (!gpu_check(g, launch_cached_map(&g->cu, &f->maps[i], p,
+      if (!gpu_check(g, launch_cached_map(&g->cu, &f->maps[i], p, v.values,
                                           m->values[i].ptr,
                                           &m->values[i].map),
                      "cuTensorMapEncodeTiled"))

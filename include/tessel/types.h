@@ -126,10 +126,12 @@ typedef struct ts_gemm {
    * executor and explain use, and a launch gives any others: the grid,
    * the loops' trip counts and the guards follow them at run time. */
   unsigned runtime;
-  /* Every value taken at launch is a multiple of this (1, the default
-   * when 0, runs every shape; 4 or 8 lets vector accesses be proven
-   * aligned, as CUTLASS's alignment does): ts_launch refuses others. */
-  int64_t runtime_multiple;
+  /* Every extent taken at launch is a multiple of runtime_multiple, and
+   * every leading dimension of runtime_ld_multiple (1, the default when
+   * 0, runs every shape; 4 or 8 lets vector accesses be proven aligned,
+   * as CUTLASS's alignment does, and 16 bytes' worth of rows lets the TMA
+   * read them): ts_launch refuses others. */
+  int64_t runtime_multiple, runtime_ld_multiple;
 } ts_gemm;
 
 /* ts_gemm.runtime's bits. */

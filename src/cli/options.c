@@ -64,6 +64,7 @@ void cli_finish_shapes(cli_opts *o, int64_t m, int64_t n, int64_t k) {
     g->c_type = o->c_type;
     g->runtime = o->runtime;
     g->runtime_multiple = o->runtime_multiple;
+    g->runtime_ld_multiple = o->runtime_ld_multiple;
   }
 }
 

@@ -45,7 +45,9 @@ typedef struct cli_opts {
   bool restart;     /* tune: ignore what an interrupted run timed */
   bool tuned; /* spaces at their recorded configuration */
   unsigned runtime; /* --runtime: extents and leading dimensions at launch */
-  int runtime_multiple; /* --runtime=N: each a multiple of N; 0: any */
+  /* --runtime=N[,L]: the extents multiples of N, the leading dimensions
+   * of L (N when not given); 0: any */
+  int runtime_multiple, runtime_ld_multiple;
   int blocks; /* check --blocks: random points of a sampled check; 0: none given */
   unsigned command; /* the CLI_* bit of the command parsing them */
   bool all;         /* check --all: every configuration of each space */

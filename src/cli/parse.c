@@ -115,6 +115,23 @@ static bool parse_gpus(const char *text, cli_opts *o) {
   return o->ngpus > 0 || (fprintf(stderr, "tessel: --gpus names no GPU\n"), false);
 }
 
+/* --runtime=N or N,L: what the extents (N) and the leading dimensions
+ * (L; N when not given) taken at launch are multiples of. */
+static bool parse_multiples(const char *text, cli_opts *o) {
+  char first[32];
+  const char *comma = strchr(text, ',');
+  size_t n = comma ? (size_t)(comma - text) : strlen(text);
+  if (n >= sizeof(first))
+    n = sizeof(first) - 1;
+  memcpy(first, text, n);
+  first[n] = 0;
+  if (!cli_parse_int("--runtime", first, 1, 64, &o->runtime_multiple))
+    return false;
+  o->runtime_ld_multiple = o->runtime_multiple;
+  return !comma || cli_parse_int("--runtime", comma + 1, 1, 64,
+                                 &o->runtime_ld_multiple);
+}
+
 /* "show, check and bench": the commands of a set, in order. */
 static void command_list(unsigned set, char *out, size_t len) {
   static const char *const names[] = {"show", "check", "bench", "tune",
@@ -309,8 +326,7 @@ int cli_parse(int argc, char **argv, const char *help, unsigned flags,
     case OPT_TUNED: o->tuned = true; break;
     case OPT_RUNTIME:
       o->runtime = TS_RUNTIME_SHAPE;
-      if (optarg && !cli_parse_int("--runtime", optarg, 1, 64,
-                                   &o->runtime_multiple))
+      if (optarg && !parse_multiples(optarg, o))
         return EXIT_USAGE;
       break;
     case OPT_JOBS:

@@ -75,6 +75,7 @@ static void put_gemm(writer *w, const ts_gemm *d) {
   put_i64(w, d->ldc);
   put_u32(w, d->runtime);
   put_i64(w, d->runtime_multiple);
+  put_i64(w, d->runtime_ld_multiple);
 }
 
 static void put_formula(writer *w, const ts_formula *f) {
@@ -109,6 +110,9 @@ static void put_param(writer *w, const ts_param *p) {
   put_i64(w, p->box[0]);
   put_i64(w, p->box[1]);
   put_u32(w, (uint32_t)p->swizzle);
+  put_u32(w, (uint32_t)p->dim_from[0]);
+  put_u32(w, (uint32_t)p->dim_from[1]);
+  put_u32(w, (uint32_t)p->pitch_from);
 }
 
 static void put_ptxas(writer *w, const ts_ptxas_info *x) {
@@ -268,6 +272,7 @@ static void get_gemm(reader *r, ts_gemm *d) {
   d->ldc = get_i64(r);
   d->runtime = get_u32(r);
   d->runtime_multiple = get_i64(r);
+  d->runtime_ld_multiple = get_i64(r);
 }
 
 /* A formula whose length and operations are in range (its evaluation
@@ -294,7 +299,8 @@ static bool gemm_in_range(const ts_gemm *d) {
          d->acc_type < TS_DTYPE_COUNT && d->math <= TS_MATH_TF32 &&
          d->m > 0 && d->n > 0 && d->k > 0 && d->lda >= 0 && d->ldb >= 0 &&
          d->ldc >= 0 && d->runtime <= TS_RUNTIME_SHAPE &&
-         d->runtime_multiple >= 0 && d->runtime_multiple <= 64;
+         d->runtime_multiple >= 0 && d->runtime_multiple <= 64 &&
+         d->runtime_ld_multiple >= 0 && d->runtime_ld_multiple <= 64;
 }
 
 static void get_geometry(reader *r, ts_launch_geometry *l) {
@@ -321,6 +327,14 @@ static bool get_param(reader *r, ts_param *p) {
   p->box[0] = get_i64(r);
   p->box[1] = get_i64(r);
   p->swizzle = (int)get_u32(r);
+  p->dim_from[0] = (int)get_u32(r);
+  p->dim_from[1] = (int)get_u32(r);
+  p->pitch_from = (int)get_u32(r);
+  for (int i = 0; i < 3; i++) {
+    int from = i < 2 ? p->dim_from[i] : p->pitch_from;
+    if (from < 0 || from > TS_VALUE_COUNT)
+      return false;
+  }
   return p->kind <= TS_PARAM_TENSOR_MAP && p->buffer < TS_PARAM_NBUFFERS &&
          p->dtype < TS_DTYPE_COUNT && p->value < TS_VALUE_COUNT;
 }

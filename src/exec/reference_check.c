@@ -16,6 +16,7 @@
 
 #include "executor.h"
 #include "../base/dtype.h"
+#include "../base/launch_values.h"
 #include "../ir/program_ir.h"
 #include "check_impl.h"
 #include "../base/random.h"
@@ -271,24 +272,15 @@ static ts_status check_launch_shape(const ts_program *p, const ts_gemm *at,
              "may differ", p->name);
     return TS_ERR_BAD_ARG;
   }
-  static const char *const names[6] = {"m", "n", "k", "lda", "ldb", "ldc"};
-  const unsigned bits[6] = {TS_RUNTIME_M, TS_RUNTIME_N, TS_RUNTIME_K,
-                            TS_RUNTIME_LD, TS_RUNTIME_LD, TS_RUNTIME_LD};
-  int64_t want[TS_VALUE_COUNT], given[TS_VALUE_COUNT];
-  launch_values(g, want);
-  launch_values(at, given);
-  const int slot[6] = {TS_VALUE_M, TS_VALUE_N, TS_VALUE_K, TS_VALUE_LDA,
-                       TS_VALUE_LDB, TS_VALUE_LDC};
-  int64_t multiple = g->runtime_multiple > 1 ? g->runtime_multiple : 1;
-  for (int i = 0; i < 6; i++) {
-    int64_t v = given[slot[i]];
-    bool runtime = g->runtime & bits[i];
-    if (v < 1 || (!runtime && v != want[slot[i]]) ||
-        (runtime && v % multiple)) {
+  for (int i = 0; i < LAUNCH_VALUES; i++) {
+    int64_t v = launch_value_of(at, i), q = launch_value_multiple(g, i);
+    bool runtime = launch_value_taken(g, i);
+    if (v < 1 || (!runtime && v != launch_value_of(g, i)) ||
+        (runtime && v % q)) {
       snprintf(msg, msglen, "ts_program_check_at: %s is %lld; program \"%s\" "
-               "%s", names[i], (long long)v, p->name,
-               !runtime ? "compiles it in" : "takes it at launch, a multiple "
-               "of def->runtime_multiple");
+               "%s %lld", launch_value_name(i), (long long)v, p->name,
+               !runtime ? "compiles it in as" : "takes it at launch, a "
+               "multiple of", (long long)(runtime ? q : launch_value_of(g, i)));
       return TS_ERR_BAD_SHAPE;
     }
   }
@@ -296,7 +288,8 @@ static ts_status check_launch_shape(const ts_program *p, const ts_gemm *at,
     ts_operand op = ts_gemm_operand(at, (ts_operand_role)r);
     if (op.ld < op.cols) {
       snprintf(msg, msglen, "ts_program_check_at: %s is %lld, shorter than "
-               "%s's stored row of %lld", names[3 + r], (long long)op.ld,
+               "%s's stored row of %lld", launch_value_name(3 + r),
+               (long long)op.ld,
                ts_operand_name((ts_operand_role)r), (long long)op.cols);
       return TS_ERR_BAD_SHAPE;
     }

@@ -578,6 +578,9 @@ void ir_kernel_grid(const ir_kernel *k, int multiprocessors, int64_t grid[3]);
  * the workspace W where it has split-K's W or a packed view.  False when
  * the arena is out of memory. */
 bool ir_kernel_set_params(ts_arena *a, ir_kernel *k);
+/* A tensor map parameter's dimensions and pitch encoded again from its
+ * buffer, as numbers (after ir_kernel_resolve gave the buffer numbers). */
+void ir_param_remap(ir_param *p);
 
 /* Elements a buffer spans in memory, padding included. */
 int64_t ir_buffer_size(const ir_buffer *b);

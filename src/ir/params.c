@@ -33,6 +33,14 @@ static bool scan_tma(ir_visitor *v, const ir_stmt *s) {
  * TMA fills zeros past K and never reads a row's padding, which the pack
  * does not write; its rows lie 16 bytes apart by construction.  C's map
  * (a store's) is C's own, whose edges clip the store. */
+/* 1 + the value a size chosen at launch is (a VAR_PARAM variable); 0
+ * for a number.  (An operand's sizes are its values themselves.) */
+static int value_from(const ir_expr *e) {
+  return e && e->kind == E_VAR && e->var->kind == VAR_PARAM
+             ? 1 + (int)e->var->value
+             : 0;
+}
+
 static ir_param tensor_map(const ir_stmt *s, ts_param_buffer which) {
   const ir_buffer *b = s->pipe.src;
   int inner = b->strides[1] == 1 ? 1 : 0, outer = 1 - inner;
@@ -43,8 +51,22 @@ static ir_param tensor_map(const ir_stmt *s, ts_param_buffer which) {
             .dtype = b->dtype, .read_only = s->kind == S_TMA,
             .dims = {b->shape[inner], b->shape[outer]},
             .row_bytes = b->strides[outer] * ts_dtype_size(b->dtype),
-            .box = {s->pipe.box[0], s->pipe.box[1]}, .swizzle = 128},
+            .box = {s->pipe.box[0], s->pipe.box[1]}, .swizzle = 128,
+            .dim_from = {value_from(b->shape_expr[inner]),
+                         value_from(b->shape_expr[outer])},
+            .pitch_from = value_from(b->stride_expr[outer])},
       .buf = b};
+}
+
+void ir_param_remap(ir_param *p) {
+  if (p->p.kind != TS_PARAM_TENSOR_MAP || !p->buf)
+    return;
+  const ir_buffer *b = p->buf;
+  int inner = b->strides[1] == 1 ? 1 : 0, outer = 1 - inner;
+  p->p.dims[0] = b->shape[inner];
+  p->p.dims[1] = b->shape[outer];
+  p->p.row_bytes = b->strides[outer] * ts_dtype_size(b->dtype);
+  p->p.dim_from[0] = p->p.dim_from[1] = p->p.pitch_from = 0;
 }
 
 

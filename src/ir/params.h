@@ -60,6 +60,12 @@ typedef struct ts_param {
    * view's extents and padded rows. */
   int64_t dims[2], row_bytes, box[2];
   int swizzle;
+  /* TS_PARAM_TENSOR_MAP of an operand whose extents or leading dimension
+   * are chosen at launch (ts_gemm.runtime): 1 + the ts_param_value each
+   * dimension and the row pitch (in elements) follow, so the launcher
+   * encodes the map at each launch's values; 0 where dims[] or row_bytes
+   * is the number. */
+  int dim_from[2], pitch_from;
 } ts_param;
 
 /* The name a buffer parameter has in the signature: "A", "B", "C", "W". */

@@ -436,7 +436,7 @@ static ir_stmt *simplify_stmt(ir_mutator *m, ir_stmt *s) {
   switch (s->kind) {
   case S_FOR: {
     ts_loop *l = s->for_.loop;
-    if (l->extent == 1 && !ir_kind_is_launch(l->kind))
+    if (l->extent == 1 && !l->size && !ir_kind_is_launch(l->kind))
       return ir_mutate_stmt(m, ir_subst_stmt(a, s->for_.body, l->var,
                                              ir_int(a, 0)));
     ir_stmt *r = ir_mutate_stmt_children(m, s);

@@ -135,15 +135,22 @@ static ir_stmt *resolve_stmt(ir_mutator *m, ir_stmt *s) {
   if (!c)
     return NULL;
   bool sized = c->kind == S_FOR && c->for_.loop->size;
-  ir_buffer *to = c->kind == S_STORE ? resolved_buffer(r, c->store.buf) : NULL;
-  if (!sized && (!to || to == c->store.buf))
+  /* A store's buffer; a TMA copy's or store's global one. */
+  bool piped = c->kind == S_TMA || c->kind == S_TMA_STORE;
+  ir_buffer *from = c->kind == S_STORE ? c->store.buf
+                    : piped            ? c->pipe.src
+                                       : NULL;
+  ir_buffer *to = resolved_buffer(r, from);
+  if (!sized && to == from)
     return c;
   ir_stmt *copy = ts_arena_alloc(m->a, sizeof(*copy));
   if (!copy)
     return NULL;
   *copy = *c;
-  if (to)
+  if (c->kind == S_STORE)
     copy->store.buf = to;
+  else if (piped)
+    copy->pipe.src = to;
   if (sized) { /* the loop at these values: its trip count a number */
     ts_loop *l = ts_arena_alloc(m->a, sizeof(*l));
     if (!l)
@@ -196,6 +203,8 @@ bool ir_kernel_resolve(ts_arena *a, const ir_kernel *k, const int64_t *values,
   for (int i = 0; ps && i < k->nparams; i++) {
     ps[i] = k->params[i];
     ps[i].buf = resolved_buffer(&r, ps[i].buf);
+    if (ps[i].buf != k->params[i].buf)
+      ir_param_remap(&ps[i]);
   }
   out->params = ps;
   for (int v = 0; v < TS_VALUE_COUNT; v++)

@@ -8,6 +8,8 @@
  */
 #include "launcher.h"
 
+#include "../base/launch_values.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -21,7 +23,6 @@ refuse(char *msg, size_t len, ts_status code, const char *fmt, ...) {
   return code;
 }
 
-static const char *const extent_names[3] = {"m", "n", "k"};
 static const char *const ld_names[TS_OPERAND_COUNT] = {"lda", "ldb", "ldc"};
 
 /* The kernel's definition at the launch's extents and leading
@@ -43,31 +44,26 @@ int64_t launch_ld(const ts_kernel *k, const ts_launch_args *a,
   return ts_gemm_operand(&g, r).ld;
 }
 
-static int64_t multiple_of(const ts_kernel *k) {
-  return k->def.runtime_multiple > 1 ? k->def.runtime_multiple : 1;
-}
-
 static ts_status check_extents(const ts_kernel *k, const ts_launch_args *a,
                                char *msg, size_t len) {
   const int64_t given[3] = {a->m, a->n, a->k};
-  const int64_t built[3] = {k->def.m, k->def.n, k->def.k};
-  const unsigned bits[3] = {TS_RUNTIME_M, TS_RUNTIME_N, TS_RUNTIME_K};
-  int64_t multiple = multiple_of(k);
   for (int d = 0; d < 3; d++) {
-    if (!(k->def.runtime & bits[d]) && given[d] != built[d])
+    int64_t built = launch_value_of(&k->def, d);
+    int64_t multiple = launch_value_multiple(&k->def, d);
+    const char *name = launch_value_name(d);
+    if (!launch_value_taken(&k->def, d) && given[d] != built)
       return refuse(msg, len, TS_ERR_BAD_SHAPE, "ts_launch: argument %s is "
                     "%lld, but kernel \"%s\" was compiled for %s = %lld and "
                     "takes no other (its extents are compiled in): compile "
                     "it for %s = %lld, or with %s chosen at launch "
-                    "(def->runtime)", extent_names[d], (long long)given[d],
-                    k->label, extent_names[d], (long long)built[d],
-                    extent_names[d], (long long)given[d], extent_names[d]);
+                    "(def->runtime)", name, (long long)given[d], k->label,
+                    name, (long long)built, name, (long long)given[d], name);
     if (given[d] < 1 || given[d] > INT32_MAX || given[d] % multiple)
       return refuse(msg, len, TS_ERR_BAD_SHAPE, "ts_launch: argument %s is "
                     "%lld; kernel \"%s\" takes %s at launch in 1..%d, a "
-                    "multiple of %lld (def->runtime_multiple)",
-                    extent_names[d], (long long)given[d], k->label,
-                    extent_names[d], INT32_MAX, (long long)multiple);
+                    "multiple of %lld (def->runtime_multiple)", name,
+                    (long long)given[d], k->label, name, INT32_MAX,
+                    (long long)multiple);
   }
   return TS_OK;
 }
@@ -186,11 +182,12 @@ static ts_status check_operand(const ts_kernel *k, const ts_launch_args *a,
                   "%s = %lld, or with them chosen at launch (def->runtime)",
                   ld_names[r], (long long)ld, k->label, ld_names[r],
                   (long long)fixed, ld_names[r], (long long)ld);
-  if (runtime && ld % multiple_of(k))
+  int64_t multiple = launch_value_multiple(&k->def, 3 + (int)r);
+  if (runtime && ld % multiple)
     return refuse(msg, len, TS_ERR_BAD_SHAPE, "ts_launch: argument %s is "
                   "%lld; kernel \"%s\" takes leading dimensions that are "
-                  "multiples of %lld (def->runtime_multiple)", ld_names[r],
-                  (long long)ld, k->label, (long long)multiple_of(k));
+                  "multiples of %lld (def->runtime_ld_multiple)", ld_names[r],
+                  (long long)ld, k->label, (long long)multiple);
   /* A kernel compiled for other extents indexes in int where its own
    * operands fit one. */
   if (k->def.runtime && ts_operand_elements(&want) > INT32_MAX &&

@@ -260,8 +260,8 @@ static ts_status launch_entry(const ts_kernel *k, loaded_module *m, int i,
     const ts_param *p = &e->params[j];
     values[j] = launch_scalar(p, v);
     if (p->kind == TS_PARAM_TENSOR_MAP) {
-      CUresult r = launch_cached_map(&driver, &le->maps[j], p, values[j].ptr,
-                                     &values[j].map);
+      CUresult r = launch_cached_map(&driver, &le->maps[j], p, v->values,
+                                     values[j].ptr, &values[j].map);
       if (r != CUDA_SUCCESS)
         return driver_fail(r, "cuTensorMapEncodeTiled", "encoding a tensor "
                            "map of", k);

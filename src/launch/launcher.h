@@ -51,13 +51,16 @@ CUresult launch_encode_map(const ts_driver_api *cu, const ts_param *p,
  * for each base address its launches gave (cuTensorMapEncodeTiled is host
  * work: ts_bench would do it between a timed launch's start event and the
  * launch, and a launch in a loop on the same buffers need not repeat it):
- * a launch on buffers seen before copies the map kept.  Past
+ * a launch on buffers (and at extents) seen before copies the map kept.  Past
  * LAUNCH_MAP_SLOTS addresses the oldest is replaced (ts_bench rotates
  * over at most that many input sets). */
 enum { LAUNCH_MAP_SLOTS = 8 };
 typedef struct launch_map_cache {
   CUtensorMap map[LAUNCH_MAP_SLOTS];
   CUdeviceptr base[LAUNCH_MAP_SLOTS];
+  /* and the shape it was encoded for, which follows the launch's
+   * extents where they are chosen at launch */
+  int64_t dims[LAUNCH_MAP_SLOTS][2], row_bytes[LAUNCH_MAP_SLOTS];
   int n;    /* maps held */
   int next; /* the one a new address replaces once all are held */
 } launch_map_cache;
@@ -66,10 +69,11 @@ typedef struct launch_map_cache {
  * *out NULL where none is; false when memory runs out. */
 bool launch_map_caches(const ts_param *params, int nparams,
                        launch_map_cache **out);
-/* p's map over base, from the cache or encoded into it. */
+/* p's map over base at the launch's values (by ts_param_value), from
+ * the cache or encoded into it: a map is kept by base address and shape. */
 CUresult launch_cached_map(const ts_driver_api *cu, launch_map_cache *c,
-                           const ts_param *p, CUdeviceptr base,
-                           CUtensorMap *out);
+                           const ts_param *p, const int64_t *values,
+                           CUdeviceptr base, CUtensorMap *out);
 
 /* The leading dimension of operand r at this launch: the one given, or
  * its stored row at the launch's extents where 0. */

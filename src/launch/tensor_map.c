@@ -88,15 +88,30 @@ bool launch_map_caches(const ts_param *params, int nparams,
   return true;
 }
 
+/* p's map at the launch's values: each dimension and the row pitch that
+ * follows one of them takes it. */
+static ts_param map_at(const ts_param *p, const int64_t *values) {
+  ts_param q = *p;
+  for (int d = 0; d < 2; d++)
+    if (p->dim_from[d])
+      q.dims[d] = values[p->dim_from[d] - 1];
+  if (p->pitch_from)
+    q.row_bytes = values[p->pitch_from - 1] * ts_dtype_size(p->dtype);
+  q.dim_from[0] = q.dim_from[1] = q.pitch_from = 0;
+  return q;
+}
+
 CUresult launch_cached_map(const ts_driver_api *cu, launch_map_cache *c,
-                           const ts_param *p, CUdeviceptr base,
-                           CUtensorMap *out) {
+                           const ts_param *given, const int64_t *values,
+                           CUdeviceptr base, CUtensorMap *out) {
+  ts_param p = map_at(given, values);
   for (int i = 0; i < c->n; i++)
-    if (c->base[i] == base) {
+    if (c->base[i] == base && c->dims[i][0] == p.dims[0] &&
+        c->dims[i][1] == p.dims[1] && c->row_bytes[i] == p.row_bytes) {
       *out = c->map[i];
       return CUDA_SUCCESS;
     }
-  CUresult r = launch_encode_map(cu, p, base, out);
+  CUresult r = launch_encode_map(cu, &p, base, out);
   if (r != CUDA_SUCCESS)
     return r;
   int i = c->n;
@@ -108,5 +123,8 @@ CUresult launch_cached_map(const ts_driver_api *cu, launch_map_cache *c,
   }
   c->map[i] = *out;
   c->base[i] = base;
+  c->dims[i][0] = p.dims[0];
+  c->dims[i][1] = p.dims[1];
+  c->row_bytes[i] = p.row_bytes;
   return CUDA_SUCCESS;
 }

@@ -96,23 +96,14 @@ static const char *entry_name(ts_arena *a, const char *name) {
   return e;
 }
 
-/* Extents chosen at launch reach the loops, guards, strides and grid of
- * the CUDA-core and mma.sync kernels; the TMA's tensor maps, ts_pack's
- * workspace and split-K's are still laid out for the compiled extents,
- * so a schedule with any of them is refused rather than run past its
- * edges. */
+/* Extents chosen at launch reach the loops, guards, strides, grid and
+ * tensor maps of the kernels; ts_pack's workspace and split-K's are still
+ * laid out for the compiled extents, so a schedule with either is
+ * refused rather than run past its edges. */
 static bool check_runtime(lower_ctx *cx) {
   const ts_sched *s = cx->s;
   if (!s->def.runtime)
     return true;
-  for (int i = 0; i < s->nstages; i++)
-    if (s->stages[i]->tma)
-      return lower_fail(cx, TS_ERR_BAD_ARG, "ts_lower: cache \"%s\" is "
-                        "copied by the TMA (ts_tma), whose tensor maps are "
-                        "encoded for the compiled extents; extents chosen at "
-                        "launch (def->runtime) do not reach them yet: "
-                        "compile this schedule's extents in",
-                        s->stages[i]->name);
   if (cx->split_k)
     return lower_fail(cx, TS_ERR_BAD_ARG, "ts_lower: split-K (loop \"%s\") "
                       "sums its parts in a workspace, or scales C in a "

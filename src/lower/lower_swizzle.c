@@ -45,12 +45,41 @@ static ir_expr *op(lower_ctx *cx, ir_expr_kind k, ir_expr *x, int64_t c) {
 static ir_expr *launch_order(lower_ctx *cx, const sched_swizzle *sw) {
   const ts_loop *fast = sw->rows->kind < sw->cols->kind ? sw->rows : sw->cols;
   const ts_loop *slow = fast == sw->rows ? sw->cols : sw->rows;
-  return ir_add(cx->arena, op(cx, E_MUL, launch_ref(cx, slow), fast->extent),
+  return ir_add(cx->arena, ir_mul(cx->arena, launch_ref(cx, slow),
+                                  ir_loop_size(cx->arena, fast)),
                 launch_ref(cx, fast));
+}
+
+/* The same map where the grid follows extents chosen at launch: R, C and
+ * so G and L are expressions, and the last group's select stays (when L
+ * is G it gives what the first formula does). */
+static bool build_symbolic_indices(lower_ctx *cx, swizzler *z) {
+  ts_arena *a = cx->arena;
+  ir_expr *R = ir_loop_size(a, z->sw->rows), *C = ir_loop_size(a, z->sw->cols);
+  ir_expr *G = ir_binary(a, E_MIN, ir_int(a, z->sw->group), R);
+  ir_expr *L = ir_sub(a, R, ir_mul(a, ir_binary(a, E_DIV,
+                                                ir_sub(a, R, ir_int(a, 1)), G),
+                                   G));
+  ir_expr *GC = ir_mul(a, G, C);
+  ir_expr *pid = launch_order(cx, z->sw);
+  ir_expr *in_group = ir_binary(a, E_MOD, pid, GC);
+  ir_expr *row = ir_add(a, ir_mul(a, ir_binary(a, E_DIV, pid, GC), G),
+                        ir_binary(a, E_MOD, in_group, G));
+  ir_expr *col = ir_binary(a, E_DIV, in_group, G);
+  ir_expr *pid0 = ir_mul(a, ir_sub(a, R, L), C);
+  ir_expr *in_last = ir_sub(a, pid, pid0);
+  ir_expr *last = ir_binary(a, E_LT, pid, pid0);
+  z->row = ir_select(a, last, row, ir_add(a, ir_sub(a, R, L),
+                                          ir_binary(a, E_MOD, in_last, L)));
+  z->col = ir_select(a, last, col, ir_binary(a, E_DIV, in_last, L));
+  return z->row && z->col;
 }
 
 static bool build_indices(lower_ctx *cx, swizzler *z) {
   ts_arena *a = cx->arena;
+  if (z->sw->rows->size || z->sw->cols->size) /* ts_cluster and ts_persistent
+                                                * refuse such loops */
+    return build_symbolic_indices(cx, z);
   /* A cluster pairs neighbouring rows: an even count of them, the one
    * past C's edge its partner's again (lower_cluster.c). */
   const int64_t R = cx->cluster ? cx->pair_extent : z->sw->rows->extent;

@@ -84,6 +84,23 @@ bool lower_tma_tile(lower_ctx *cx, const ts_stage *st, const ir_stmt *copy,
   int64_t size = ts_dtype_size(src->dtype);
   int inner = src->strides[1] == 1 ? 1 : 0, outer = 1 - inner;
   int64_t row_bytes = src->strides[outer] * size;
+  /* Rows a leading dimension chosen at launch apart: 16-byte aligned
+   * where every value it may take is a multiple of 16 bytes' worth. */
+  if (src->stride_expr[outer] &&
+      (ir_divisor(src->stride_expr[outer]) * size) % 16)
+    return lower_fail(cx, TS_ERR_BAD_ARG, "ts_lower: \"%s\" is filled by "
+                      "the TMA (ts_tma), which needs the rows of %s 16-byte "
+                      "aligned; their distance (%s) is chosen at launch and "
+                      "may be any multiple of %lld elements of %lld bytes: "
+                      "set def->runtime_ld_multiple to a multiple of %lld, or "
+                      "fill the cache with cp.async (no ts_tma)", st->name,
+                      src->name, src->stride_expr[outer]->kind == E_VAR
+                                     ? src->stride_expr[outer]->var->name
+                                     : "its leading dimension",
+                      (long long)ir_divisor(src->stride_expr[outer]),
+                      (long long)size, (long long)(16 / size));
+  if (src->stride_expr[outer])
+    row_bytes = 16; /* proven aligned above */
   const char *ld = lower_ld_field(cx, src);
   if (row_bytes % 16 && ld)
     return lower_fail(cx, TS_ERR_BAD_ARG, "ts_lower: \"%s\" is filled by "

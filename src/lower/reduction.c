@@ -135,22 +135,31 @@ static bool cache_reads_inside(ts_arena *a, const ir_stmt *cs) {
  * cache (see cache_reads_inside), and no copy skipped by the same test (a
  * loop split after a cache was made guards its copy too, which then
  * leaves the cache stale, not zero). */
+/* Whether e is the definition's value v: M, N or K as compiled in, or
+ * its variable where taken at launch. */
+static bool is_value(const lower_ctx *cx, const ir_expr *e, ts_param_value v) {
+  const ir_var *param = cx->s->param[v];
+  if (param)
+    return e->kind == E_VAR && e->var == param;
+  const ts_gemm *g = &cx->s->def;
+  int64_t n = v == TS_VALUE_M ? g->m : v == TS_VALUE_N ? g->n : g->k;
+  return e->kind == E_INT && e->ival == n;
+}
+
 static bool bound_the_caches_cover(lower_ctx *cx, const ir_stmt *root,
                                    const ir_stmt *cs, ir_expr *e) {
   /* Callers check cache_reads_inside(cs) once for all conjuncts. */
   ts_arena *a = cx->arena;
-  if (e->kind != E_LT || e->op.b->kind != E_INT)
+  if (e->kind != E_LT)
     return false;
-  int64_t n = e->op.b->ival;
   ir_expr *x = ir_simplify_expr(a, e->op.a);
   bool a_cached = cs->compute.src[0], b_cached = cs->compute.src[1];
-  const ts_gemm *g = &cx->s->def;
   bool bound =
-      (a_cached && n == g->m &&
+      (a_cached && is_value(cx, e->op.b, TS_VALUE_M) &&
        ir_expr_equal(x, ir_simplify_expr(a, cs->compute.i))) ||
-      (b_cached && n == g->n &&
+      (b_cached && is_value(cx, e->op.b, TS_VALUE_N) &&
        ir_expr_equal(x, ir_simplify_expr(a, cs->compute.j))) ||
-      (a_cached && b_cached && n == g->k &&
+      (a_cached && b_cached && is_value(cx, e->op.b, TS_VALUE_K) &&
        ir_expr_equal(x, ir_simplify_expr(a, cs->compute.k)));
   return bound && !nest_copy_guarded_by(a, root, NULL, e);
 }

@@ -348,6 +348,13 @@ ir_stmt *stages_tma_pipeline(walker *w, ts_loop *f, attach *at, int depth,
   ir_pipeline *p = ts_arena_alloc(a, sizeof(*p));
   if (!p)
     return NULL;
+  if (cx->wave && f->size) {
+    stages_fail(w, TS_ERR_BAD_ARG, "ts_lower: a persistent grid's pipeline "
+                "counts the k tiles of loop \"%s\" across the block's tiles, "
+                "and its trip count is chosen at launch (def->runtime); leave "
+                "K out of def->runtime for ts_persistent", f->name);
+    return NULL;
+  }
   /* In a persistent grid the k tiles count on across the block's tiles:
    * k tile ko of its tile `wave` is the pipeline's wave * n + ko-th. */
   ir_expr *count = ir_varref(a, f->var);
@@ -414,7 +421,7 @@ ir_stmt *stages_tma_pipeline(walker *w, ts_loop *f, attach *at, int depth,
       tma_fill(cx, p, f, at, tiles, staged, ir_add(a, r, ir_int(a, depth)),
                rs)};
   ir_expr *more = ir_binary(a, E_LT, ir_add(a, r, ir_int(a, depth)),
-                            ir_int(a, f->extent));
+                            ir_loop_size(a, f));
   ir_expr *started = lag ? ir_binary(a, E_LE, ir_int(a, lag), fv) : NULL;
   ir_stmt *consume[3] = {
       tma_wait(a, p, MBAR_FULL, fv), rest,
@@ -434,9 +441,14 @@ ir_stmt *stages_tma_pipeline(walker *w, ts_loop *f, attach *at, int depth,
   }
   ir_stmt *fills[MAX_DEPTH];
   int nf = 0;
-  for (int t = 0; t < depth && t < f->extent; t++)
-    fills[nf++] = tma_fill(cx, p, f, at, tiles, staged, ir_int(a, t),
-                           ir_int(a, t));
+  for (int t = 0; t < depth && (f->size || t < f->extent); t++) {
+    fills[nf] = tma_fill(cx, p, f, at, tiles, staged, ir_int(a, t),
+                         ir_int(a, t));
+    if (f->size) /* k tiles chosen at launch: as many as there are */
+      fills[nf] = ir_new_if(a, ir_binary(a, E_LT, ir_int(a, t), f->size),
+                            fills[nf], NULL);
+    nf++;
+  }
   ir_stmt *items[2] = {ir_new_if(a, producer, ir_new_seq(a, fills, nf), NULL),
                        ir_new_for(a, f, ir_new_seq(a, body, nbody))};
   ir_stmt *out = ir_new_pipeline(a, p, ir_new_seq(a, items, 2));

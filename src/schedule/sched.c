@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "../base/dtype.h"
+#include "../base/launch_values.h"
 #include "../ir/printer.h"
 
 /* A schedule that could not be allocated: every call on it is a no-op. */
@@ -365,22 +366,17 @@ static bool check_ld(ts_sched *s, const ts_gemm *def, ts_operand op) {
 /* The nominal values of those taken at launch are multiples of
  * def->runtime_multiple, as every launch's must be. */
 static bool check_multiples(ts_sched *s, const ts_gemm *def) {
-  int64_t q = def->runtime_multiple > 1 ? def->runtime_multiple : 1;
-  static const char *const names[6] = {"m", "n", "k", "lda", "ldb", "ldc"};
-  const unsigned bits[6] = {TS_RUNTIME_M, TS_RUNTIME_N, TS_RUNTIME_K,
-                            TS_RUNTIME_LD, TS_RUNTIME_LD, TS_RUNTIME_LD};
-  const int64_t v[6] = {def->m, def->n, def->k,
-                        ts_gemm_operand(def, TS_OPERAND_A).ld,
-                        ts_gemm_operand(def, TS_OPERAND_B).ld,
-                        ts_gemm_operand(def, TS_OPERAND_C).ld};
-  for (int i = 0; i < 6; i++)
-    if ((def->runtime & bits[i]) && v[i] % q) {
+  for (int i = 0; i < LAUNCH_VALUES; i++) {
+    int64_t v = launch_value_of(def, i), q = launch_value_multiple(def, i);
+    if (launch_value_taken(def, i) && v % q) {
       sched_fail(s, TS_ERR_BAD_SHAPE, NULL, "ts_matmul: def->%s is %lld, "
-                 "taken at launch as a multiple of def->runtime_multiple "
-                 "(%lld): give a multiple, or a smaller runtime_multiple",
-                 names[i], (long long)v[i], (long long)q);
+                 "taken at launch as a multiple of def->%s (%lld): give a "
+                 "multiple, or a smaller multiple", launch_value_name(i),
+                 (long long)v, i < 3 ? "runtime_multiple"
+                                     : "runtime_ld_multiple", (long long)q);
       return false;
     }
+  }
   return true;
 }
 
@@ -438,11 +434,14 @@ static bool check_gemm(ts_sched *s, const ts_gemm *def) {
     if (!check_ld(s, def, ts_gemm_operand(def, (ts_operand_role)r)))
       return false;
   if (def->runtime > TS_RUNTIME_SHAPE || def->runtime_multiple < 0 ||
-      def->runtime_multiple > 64) {
+      def->runtime_multiple > 64 || def->runtime_ld_multiple < 0 ||
+      def->runtime_ld_multiple > 64) {
     sched_fail(s, TS_ERR_BAD_ARG, NULL, "ts_matmul: def->runtime must be "
-               "TS_RUNTIME_M, _N, _K and _LD or'ed (got %u) and "
-               "def->runtime_multiple in 0..64 (got %lld)", def->runtime,
-               (long long)def->runtime_multiple);
+               "TS_RUNTIME_M, _N, _K and _LD or'ed (got %u), and "
+               "def->runtime_multiple and runtime_ld_multiple in 0..64 (got "
+               "%lld and %lld)", def->runtime,
+               (long long)def->runtime_multiple,
+               (long long)def->runtime_ld_multiple);
     return false;
   }
   return check_multiples(s, def);
@@ -464,7 +463,7 @@ static void make_params(ts_sched *s) {
                            (int64_t)MAX_DIM + 1);
     if (v) {
       v->value = given[i].v;
-      v->divisor = s->def.runtime_multiple > 1 ? s->def.runtime_multiple : 1;
+      v->divisor = launch_value_multiple(&s->def, (int)i);
     }
     s->param[given[i].v] = v;
   }

@@ -26,11 +26,16 @@
  * loop over tiles as a persistent grid's do) and builds the multicast
  * pipeline (src/lower/stages_tma.c).
  */
+#include <string.h>
+
 #include "sched.h"
 
 static bool check_block_loop(ts_sched *s, const char *fn, int pos,
                              const char *arg, const ts_loop *l) {
-  if (!sched_check_loop(s, fn, pos, arg, l) || !sched_require_static(s, fn, l))
+  /* A swizzle's map takes the grid as it comes; a persistent grid's tiles
+   * and a cluster's pairs are laid out for a grid compiled in. */
+  if (!sched_check_loop(s, fn, pos, arg, l) ||
+      (strcmp(fn, "ts_swizzle") != 0 && !sched_require_static(s, fn, l)))
     return false;
   if (!ir_kind_is_block(l->kind)) {
     sched_fail(s, TS_ERR_BAD_ARG, l,
