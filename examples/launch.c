@@ -59,6 +59,12 @@ static const gemm_case cases[] = {
      TS_RUNTIME_SHAPE},
     {"tc64", 64, 64, 64, TS_TT, TS_F16, TS_F32, 2, "sm_90",
      TS_RUNTIME_SHAPE},
+    {"wgws", 64, 64, 64, TS_NT, TS_F16, TS_F16, 13, "sm_90a",
+     TS_RUNTIME_SHAPE},
+    {"wgws", 64, 64, 64, TS_TN, TS_BF16, TS_F32, 9, "sm_90a",
+     TS_RUNTIME_SHAPE},
+    {"warpgroup:bm=128,bn=128,stages=6,store=1", 64, 64, 64, TS_NN, TS_F16,
+     TS_F16, 5, "sm_90a", TS_RUNTIME_SHAPE},
 };
 
 #define CHECK_CU(call)                                                        \
@@ -74,7 +80,8 @@ static const gemm_case cases[] = {
 
 /* The definition of a case: its shape, layout and types, and leading
  * dimensions `pad` past the stored rows, rounded to 16 bytes' worth of
- * elements so that the TMA can read each row. */
+ * elements so that the TMA can read each row (to 8 elements where they
+ * are taken at launch, which the kernel is compiled to assume). */
 static ts_gemm definition(const gemm_case *c, const int64_t shape[3]) {
   ts_gemm d = ts_gemm_make(shape[0], shape[1], shape[2]);
   d.layout = c->layout;
@@ -82,20 +89,39 @@ static ts_gemm definition(const gemm_case *c, const int64_t shape[3]) {
   d.c_type = c->c;
   d.beta = 0.5f;
   d.runtime = c->runtime;
+  d.runtime_ld_multiple = c->runtime ? 8 : 0;
   int64_t *ld[TS_OPERAND_COUNT] = {&d.lda, &d.ldb, &d.ldc};
   for (int r = 0; r < TS_OPERAND_COUNT; r++) {
     ts_operand o = ts_gemm_operand(&d, (ts_operand_role)r);
-    int64_t per16 = 16 / ts_dtype_size(o.type);
+    int64_t per16 = c->runtime ? 8 : 16 / ts_dtype_size(o.type);
     *ld[r] = (o.cols + c->pad + per16 - 1) / per16 * per16;
   }
   return d;
+}
+
+/* A built-in schedule, or a tuning space's configuration given as
+ * "SPACE:knob=value,...". */
+static ts_sched *schedule_of(const char *name, const ts_gemm *d) {
+  const char *colon = strchr(name, ':');
+  if (!colon)
+    return ts_builtin_schedule(name, d);
+  char space[64], err[256];
+  snprintf(space, sizeof(space), "%.*s", (int)(colon - name), name);
+  ts_config *config = ts_config_parse(colon + 1, err, sizeof(err));
+  if (!config) {
+    fprintf(stderr, "%s: %s\n", name, err);
+    exit(2);
+  }
+  ts_sched *s = ts_space_schedule(ts_space_find(space), d, config);
+  ts_config_free(config);
+  return s;
 }
 
 /* The build step: a kernel compiled for the case and saved to path. */
 static int compile_and_save(const gemm_case *c, const char *path) {
   const int64_t shape[3] = {c->m, c->n, c->k};
   ts_gemm d = definition(c, shape);
-  ts_sched *s = ts_builtin_schedule(c->schedule, &d);
+  ts_sched *s = schedule_of(c->schedule, &d);
   ts_program *p = ts_lower(s);
   ts_kernel *k = ts_compile_for(p, c->archs);
   ts_program_free(p);
@@ -305,7 +331,7 @@ int main(int argc, char **argv) {
   int all = 1;
   for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
     char path[4096];
-    snprintf(path, sizeof(path), "%s/%s_%zu.tsk", dir, cases[i].schedule, i);
+    snprintf(path, sizeof(path), "%s/case%zu.tsk", dir, i);
     if (!compile_and_save(&cases[i], path))
       return 2;
     all &= load_and_run(&cases[i], path, stream);

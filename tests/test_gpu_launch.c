@@ -6,7 +6,8 @@
  * (wgws), at 1x1x1, 37x53x29, 999x1001x1003 and (NN and NT f16) 4096^3;
  * and kernels compiled at 64x64x64 with their extents and leading
  * dimensions chosen at launch (warptiled in f32, f16 and bf16; tc64's
- * mma.sync) launched at those shapes.
+ * mma.sync; wgws in every layout, f16 and bf16) launched at those
+ * shapes.
  * Every C must be cuBLAS's within the definition's tolerance, and the
  * elements between C's rows as they were.  Exits 77 (skipped, saying why)
  * without a GPU.
@@ -26,7 +27,7 @@ typedef struct launch_case {
   ts_gemm def; /* what the launch runs */
 } launch_case;
 
-enum { MAX_CASES = 96 };
+enum { MAX_CASES = 128 };
 static launch_case cases[MAX_CASES];
 static ts_kernel *kernels[MAX_CASES];
 static int ncases;
@@ -55,12 +56,19 @@ static void add_case(const char *schedule, int64_t m, int64_t n, int64_t k,
 }
 
 /* A case whose kernel takes its extents and leading dimensions at launch,
- * compiled at a nominal 64x64x64, packed. */
+ * compiled at a nominal 64x64x64, packed; its leading dimensions
+ * multiples of 8 (16 bytes of 16-bit elements, which the TMA needs), as
+ * the kernel is compiled to assume. */
 static void add_runtime_case(const char *schedule, int64_t m, int64_t n,
                              int64_t k, ts_layout layout, ts_dtype ab,
                              ts_dtype c) {
   add_case(schedule, m, n, k, layout, ab, c);
-  cases[ncases - 1].def.runtime = TS_RUNTIME_SHAPE;
+  ts_gemm *d = &cases[ncases - 1].def;
+  d->runtime = TS_RUNTIME_SHAPE;
+  d->runtime_ld_multiple = 8;
+  int64_t *ld[TS_OPERAND_COUNT] = {&d->lda, &d->ldb, &d->ldc};
+  for (int r = 0; r < TS_OPERAND_COUNT; r++)
+    *ld[r] = (*ld[r] + 7) / 8 * 8;
 }
 
 /* The definition a case's kernel is compiled for: its own, or the
@@ -103,6 +111,15 @@ static int compile_all(void **state) {
   }
   add_runtime_case("warptiled", 4096, 4096, 4096, TS_NN, TS_F32, TS_F32);
   add_runtime_case("tc64", 4096, 4096, 4096, TS_NT, TS_BF16, TS_BF16);
+  /* wgws compiled once per layout and type, run at every shape. */
+  for (size_t s = 0; s < 3; s++)
+    for (int l = TS_NN; l <= TS_TT; l++) {
+      const int64_t *x = shapes[s];
+      add_runtime_case("wgws", x[0], x[1], x[2], l, TS_F16, TS_F16);
+      add_runtime_case("wgws", x[0], x[1], x[2], l, TS_BF16, TS_F32);
+    }
+  add_runtime_case("wgws", 4096, 4096, 4096, TS_NN, TS_F16, TS_F16);
+  add_runtime_case("wgws", 4096, 4096, 4096, TS_NT, TS_BF16, TS_F32);
   ts_program *programs[MAX_CASES];
   for (int i = 0; i < ncases; i++) {
     ts_gemm def = compiled_def(&cases[i]);

@@ -25,32 +25,35 @@ cat "$tmp/out.txt"
 fail() { echo "FAIL: $*"; exit 1; }
 [ "$status" -eq 1 ] || fail "exit status $status, expected 1 (a result differs)"
 cases=$(grep -c ', from ' "$tmp/out.txt")
-[ "$cases" -eq 10 ] || fail "$cases cases ran, expected 10"
-# Six cases launch once and from a graph; four take their extents at
+[ "$cases" -eq 13 ] || fail "$cases cases ran, expected 13"
+# Six cases launch once and from a graph; seven take their extents at
 # launch and run at 4 shapes each, the first also from a graph.
-[ "$(grep -c 'DIFFERS' "$tmp/out.txt")" -eq 32 ] ||
+[ "$(grep -c 'DIFFERS' "$tmp/out.txt")" -eq 47 ] ||
   fail "expected each launch and graph to differ"
-[ "$(ls "$tmp/kernels"/*.tsk | wc -l)" -eq 10 ] || fail "expected 10 saved kernels"
+[ "$(ls "$tmp/kernels"/*.tsk | wc -l)" -eq 13 ] || fail "expected 13 saved kernels"
 # Each case's leading dimensions travel in its saved kernel.
 grep -q '^warptiled 37x53x29 NN f32, lda 36 ldb 60 ldc 60, from .* (cubins: sm_80 sm_90)$' \
   "$tmp/out.txt" || fail "the saved kernel lost its leading dimensions or cubins"
 grep -q '^warptiled 64x64x64 NN f32, lda 72 ldb 72 ldc 72, extents and leading dimensions at launch, from .* (cubins: sm_80 sm_90)$' \
   "$tmp/out.txt" || fail "the saved kernel lost its extents chosen at launch"
-[ "$(grep -c '^graph$' "$tmp/launches.txt")" -eq 10 ] || fail "expected 10 graphs"
-# The kernels of compiled extents launched a multiple of 101 times (once,
-# then 100 in the graph's capture), each at its one grid.
-awk '$1 != "graph" && $1 != "tessel_warptiled" && $1 != "tessel_tc64" {
-       n[$1]++ } END { for (e in n) if (n[e] % 101) {
-       print "entry " e " launched " n[e] " times"; exit 1 } }' \
-  "$tmp/launches.txt" || fail "launch counts"
-# The kernels of extents chosen at launch sized their grids for each
-# launch's: warptiled's 128 x 128 tiles, tc64's 64 x 64.
-for grid in 'tessel_warptiled 8 8 1' 'tessel_warptiled 32 32 1'; do
-  [ "$(grep -c "^$grid\$" "$tmp/launches.txt")" -eq 3 ] ||
-    fail "expected 3 launches of grid '$grid'"
-done
-[ "$(grep -c '^tessel_tc64 64 64 1$' "$tmp/launches.txt")" -eq 1 ] ||
-  fail "expected tc64 at 4096^3 on a grid of 64 x 64"
-[ "$(grep -c '^tessel_tc64 16 16 1$' "$tmp/launches.txt")" -eq 1 ] ||
-  fail "expected tc64 at 999x1001x1003 on a grid of 16 x 16"
+[ "$(grep -c '^graph$' "$tmp/launches.txt")" -eq 13 ] || fail "expected 13 graphs"
+# Launches by entry point and grid: 101 for a case of compiled extents
+# (once, then 100 in the graph's capture), 104 for one of extents chosen
+# at launch (4 shapes, 100 more at the first), each on the grid its
+# shape needs: warptiled's 128 x 128 tiles, tc64's 64 x 64, wgws's
+# 128 x 256, the warpgroup configuration's 128 x 128.
+expect_launches() { # expect_launches COUNT "NAME GX GY GZ"
+  local n
+  n=$(grep -c "^$2\$" "$tmp/launches.txt" || true)
+  [ "$n" -eq "$1" ] || fail "expected $1 launches of '$2', got $n"
+}
+expect_launches 101 'tessel_naive 1 1 1'
+expect_launches 508 'tessel_warptiled 1 1 1' # 2 x 101 + 3 x (101 + 1)
+expect_launches 3 'tessel_warptiled 8 8 1'   # at 999x1001x1003
+expect_launches 3 'tessel_warptiled 32 32 1' # at 4096^3
+expect_launches 1 'tessel_tc64 16 16 1'
+expect_launches 1 'tessel_tc64 64 64 1'
+expect_launches 204 'tessel_wgws 4 8 1'      # 2 x 101 at 999, and 2
+expect_launches 103 'tessel_wgws 16 32 1'    # 101 at 4096^3, and 2
+expect_launches 1 'tessel_warpgroup 32 32 1'
 echo "ok"

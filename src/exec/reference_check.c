@@ -272,15 +272,18 @@ static ts_status check_launch_shape(const ts_program *p, const ts_gemm *at,
              "may differ", p->name);
     return TS_ERR_BAD_ARG;
   }
+  const int64_t ld_given[TS_OPERAND_COUNT] = {g->lda, g->ldb, g->ldc};
   for (int i = 0; i < LAUNCH_VALUES; i++) {
     int64_t v = launch_value_of(at, i), q = launch_value_multiple(g, i);
     bool runtime = launch_value_taken(g, i);
-    if (v < 1 || (!runtime && v != launch_value_of(g, i)) ||
-        (runtime && v % q)) {
+    /* A packed leading dimension compiled in follows the extents. */
+    int64_t compiled = i < 3 || ld_given[i - 3] ? launch_value_of(g, i)
+                       : ts_gemm_operand(at, (ts_operand_role)(i - 3)).cols;
+    if (v < 1 || (!runtime && v != compiled) || (runtime && v % q)) {
       snprintf(msg, msglen, "ts_program_check_at: %s is %lld; program \"%s\" "
                "%s %lld", launch_value_name(i), (long long)v, p->name,
                !runtime ? "compiles it in as" : "takes it at launch, a "
-               "multiple of", (long long)(runtime ? q : launch_value_of(g, i)));
+               "multiple of", (long long)(runtime ? q : compiled));
       return TS_ERR_BAD_SHAPE;
     }
   }
