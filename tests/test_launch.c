@@ -401,7 +401,7 @@ static void test_runtime_extents(void **state) {
   ts_kernel_free(built);
 
   /* Values that are multiples of 4, which its accesses may assume. */
-  def.runtime_multiple = 4;
+  def.runtime_multiple = def.runtime_ld_multiple = 4;
   k = compiled("warptiled", def, "sm_90");
   a = args_at(k, 36, 52, 28, 4);
   expect_launched(k, &a, NULL);

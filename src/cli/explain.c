@@ -15,7 +15,7 @@ static const char *explain_help =
     "usage: tessel explain SCHEDULE [--shape MxNxK] [--layout L]\n"
     "                     [--alpha X] [--beta Y] [--dtype T] [--c-dtype T]\n"
     "                     [--arch sm_80|sm_86|sm_89|sm_90] [--json FILE]\n"
-    "                     [--tuned]\n"
+    "                     [--tuned] [--runtime[=N[,L]]]\n"
     "Lowers the schedule and walks every warp of the grid's middle block\n"
     "through its kernels, lane by lane, on the CPU: each global and shared\n"
     "access with its width, how often a block (and a k step) makes it, the\n"
@@ -27,6 +27,10 @@ static const char *explain_help =
     "  --shape  default 4096x4096x4096\n"
     "  --json   also write the report as JSON to FILE\n"
     "  --tuned  a space at its tuning record for this GPU and definition\n"
+    "  --runtime[=N[,L]]  M, N, K and the leading dimensions taken at\n"
+    "             launch: one kernel for every shape, run and checked at the\n"
+    "             --shape given (extents multiples of N, leading dimensions\n"
+    "             of L, else of N; docs/launch.md)\n"
     CLI_ISOLATION_HELP
     "Exit status: 0 explained, 1 a schedule or lowering error, 2 a usage\n"
     "error.\n";
