@@ -50,18 +50,6 @@ static size_t elements(const ts_gemm *g, ts_operand_role role) {
   return (size_t)ts_operand_elements(&op);
 }
 
-/* The values a kernel takes at launch, as `at` gives them. */
-static const int64_t *launch_values(const ts_gemm *at,
-                                    int64_t out[TS_VALUE_COUNT]) {
-  out[TS_VALUE_M] = at->m;
-  out[TS_VALUE_N] = at->n;
-  out[TS_VALUE_K] = at->k;
-  out[TS_VALUE_ALPHA] = out[TS_VALUE_BETA] = 0;
-  for (int r = 0; r < TS_OPERAND_COUNT; r++)
-    out[TS_VALUE_LDA + r] = ts_gemm_operand(at, (ts_operand_role)r).ld;
-  return out;
-}
-
 /* ts_program_execute at the shape `at` gives (NULL: p's own), counting
  * the executor's steps into *steps (may be NULL). */
 static ts_status execute(const ts_program *p, const ts_gemm *at,
@@ -91,7 +79,7 @@ static ts_status execute(const ts_program *p, const ts_gemm *at,
       snprintf(msg, msglen, "ts_execute: out of memory rounding A and B to "
                "%s and %s", ts_dtype_name(g->a_type), ts_dtype_name(g->b_type));
   } else if (!ir_execute_at(p->order, p->nkernels,
-                            at ? launch_values(at, values) : NULL, a, b, C,
+                            at ? (ts_param_values_of(at, values), values) : NULL, a, b, C,
                             g->beta != 0.0f, NULL, steps, msg, msglen)) {
     st = TS_ERR_EXEC_FAULT;
   }

@@ -68,6 +68,20 @@ typedef struct ts_param {
   int dim_from[2], pitch_from;
 } ts_param;
 
+/* The integer values of definition g by ts_param_value: its extents and
+ * its leading dimensions resolved (0 is the packed row); alpha's and
+ * beta's slots 0.  What a kernel's VAR_PARAM variables and TS_PARAM_INT
+ * parameters take at g's shape. */
+static inline void ts_param_values_of(const ts_gemm *g,
+                                      int64_t out[TS_VALUE_COUNT]) {
+  out[TS_VALUE_M] = g->m;
+  out[TS_VALUE_N] = g->n;
+  out[TS_VALUE_K] = g->k;
+  out[TS_VALUE_ALPHA] = out[TS_VALUE_BETA] = 0;
+  for (int r = 0; r < TS_OPERAND_COUNT; r++)
+    out[TS_VALUE_LDA + r] = ts_gemm_operand(g, (ts_operand_role)r).ld;
+}
+
 /* The name a buffer parameter has in the signature: "A", "B", "C", "W". */
 static inline const char *ts_param_buffer_name(ts_param_buffer b) {
   static const char *const names[TS_PARAM_NBUFFERS] = {"A", "B", "C", "W"};

@@ -12,12 +12,7 @@
 #include <string.h>
 
 void launch_values_of(const ts_gemm *g, launch_values *v) {
-  v->values[TS_VALUE_M] = g->m;
-  v->values[TS_VALUE_N] = g->n;
-  v->values[TS_VALUE_K] = g->k;
-  v->values[TS_VALUE_ALPHA] = v->values[TS_VALUE_BETA] = 0;
-  for (int r = 0; r < TS_OPERAND_COUNT; r++)
-    v->values[TS_VALUE_LDA + r] = ts_gemm_operand(g, (ts_operand_role)r).ld;
+  ts_param_values_of(g, v->values);
   v->alpha = g->alpha;
   v->beta = g->beta;
 }

@@ -241,17 +241,6 @@ static void lay_out_workspace(ts_program *p, const lower_ctx *cx) {
   p->workspace = at;
 }
 
-/* The values a kernel's VAR_PARAM variables take at the definition's
- * shape: what the executor runs with unless given others. */
-static void nominal_values(const ts_gemm *g, int64_t out[TS_VALUE_COUNT]) {
-  out[TS_VALUE_M] = g->m;
-  out[TS_VALUE_N] = g->n;
-  out[TS_VALUE_K] = g->k;
-  out[TS_VALUE_ALPHA] = out[TS_VALUE_BETA] = 0;
-  for (int r = 0; r < TS_OPERAND_COUNT; r++)
-    out[TS_VALUE_LDA + r] = ts_gemm_operand(g, (ts_operand_role)r).ld;
-}
-
 /* The kernels in launch order: the packing kernels, then the schedule's
  * with split-K's second before or after it; each one's parameters. */
 static bool launch_order(ts_program *p, const lower_ctx *cx) {
@@ -272,7 +261,7 @@ static bool launch_order(ts_program *p, const lower_ctx *cx) {
   if (!p->order)
     return false;
   for (int i = 0; i < n; i++) {
-    nominal_values(&p->def, order[i]->values);
+    ts_param_values_of(&p->def, order[i]->values);
     if (!ir_kernel_set_params(&p->arena, order[i]))
       return false;
     p->order[i] = order[i];
