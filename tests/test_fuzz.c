@@ -65,6 +65,7 @@ typedef struct tally {
   long ring[FZ_OUTCOMES];      /* ... in a persistent grid: a ring of panels */
   long cluster[FZ_OUTCOMES];   /* 2-block clusters multicasting (ts_cluster) */
   long pingpong[FZ_OUTCOMES];  /* ping-pong consumers (ts_pingpong) */
+  long runtime[FZ_OUTCOMES];   /* extents taken at launch (ts_gemm.runtime) */
   long stmatrix[FZ_OUTCOMES];  /* ... of a 16-bit C: written by stmatrix */
   long store_refused; /* refused at lowering for C's shared stage */
   long transposed[FZ_OUTCOMES], transposed_tf32[FZ_OUTCOMES]; /* wgmma on C's transpose, and
@@ -92,6 +93,7 @@ static void count_case(tally *t, const fz_result *r, double seconds) {
   t->knob_counts[r->outcome] += r->knobs;
   t->tensorized[r->outcome] += r->tensorized;
   t->tma[r->outcome] += r->tma;
+  t->runtime[r->outcome] += r->runtime;
   t->warpspec[r->outcome] += r->warpspec;
   t->in_flight[r->outcome] += r->in_flight;
   t->persistent[r->outcome] += r->persistent;
@@ -195,6 +197,8 @@ static void print_tally(const tally *t, const run *r) {
   print_calls(t->pingpong, "had ping-pong consumers (ts_pingpong)");
   print_calls(t->transposed, "tensorized C's transpose (wgmma's a from B)");
   print_calls(t->transposed_tf32, "did so in tf32");
+  print_calls(t->runtime, "took the extents at launch (checked at a second "
+              "shape too)");
   print_hopper_coverage(t);
   long all = sum(c), knobs = sum(k);
   printf("  CPU time: %.2f ms a case, %.2f ms a knob case, %.2f ms a Hopper "
@@ -285,6 +289,9 @@ static void test_fuzz_schedules(void **state) {
     assert_hopper_coverage(&t);
   if (r->kind != RUN_OTHERS && t.knob_counts[FZ_PASS_CHECKED] == 0)
     fail_msg("no knob case checked correct");
+  if (t.runtime[FZ_PASS_CHECKED] == 0)
+    fail_msg("no case taking its extents at launch checked correct at two "
+             "shapes");
 }
 
 static uint64_t arg_u64(const char *arg, const char *what) {

@@ -366,6 +366,14 @@ ts_status (ts_cache_read)(ts_sched *s, const char *buffer, ts_scope scope,
   ir_expr *base[2];
   int64_t ext[2];
   for (int d = 0; d < 2; d++) {
+    const ts_loop *sized = nest_sized_inside(&rc, ir_compute_coord(compute, w,
+                                                                   d));
+    if (sized)
+      return sched_fail(s, TS_ERR_BAD_ATTACH, at, "ts_cache_read: the "
+                        "region of %s read inside loop \"%s\" spans loop "
+                        "\"%s\", which runs a number of times chosen at "
+                        "launch (def->runtime); attach the cache inside it",
+                        buffer, at->name, sized->name);
     if (!ir_region(a, ir_compute_coord(compute, w, d), nest_inside_attach, &rc,
                    &base[d], &ext[d]))
       return sched_fail(s, TS_ERR_BAD_ATTACH, at,
@@ -463,13 +471,23 @@ static bool check_block_tile(ts_sched *s, const nest_path *p, int at_index) {
   nest_region rc = {p, at_index, true};
   ir_expr *base;
   int64_t ext[2];
-  for (int d = 0; d < 2; d++)
+  for (int d = 0; d < 2; d++) {
+    const ts_loop *sized = nest_sized_inside(
+        &rc, d ? compute->compute.j : compute->compute.i);
+    if (sized) {
+      sched_fail(s, TS_ERR_BAD_ATTACH, at, "ts_cache_write: C's tile at "
+                 "loop \"%s\" spans loop \"%s\", which runs a number of "
+                 "times chosen at launch (def->runtime); attach it inside",
+                 at->name, sized->name);
+      return false;
+    }
     if (!ir_region(&s->arena, d ? compute->compute.j : compute->compute.i,
                    nest_inside_attach, &rc, &base, &ext[d])) {
       sched_fail(s, TS_ERR_BAD_ATTACH, at, "ts_cache_write: cannot bound "
                  "the region of C written inside loop \"%s\"", at->name);
       return false;
     }
+  }
   int64_t size = ts_dtype_size(s->C->dtype), row = ext[1] * size;
   if (row % 128 || ext[0] % 8 || ext[0] > 256) {
     sched_fail(s, TS_ERR_BAD_ATTACH, at, "ts_cache_write: C's tile at loop "

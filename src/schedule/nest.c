@@ -68,6 +68,17 @@ bool nest_inside_attach(const ir_var *v, void *ctx) {
   return false;
 }
 
+const ts_loop *nest_sized_inside(const nest_region *r, const ir_expr *e) {
+  for (int d = 0; d < r->path->depth; d++) {
+    const ir_stmt *n = r->path->node[d];
+    if (n->kind == S_FOR && n->for_.loop->size &&
+        nest_inside_attach(n->for_.loop->var, (void *)r) &&
+        ir_expr_uses_var(e, n->for_.loop->var))
+      return n->for_.loop;
+  }
+  return NULL;
+}
+
 ts_stage *nest_copy_stage(const ir_stmt *s) {
   return s->kind == S_FOR ? s->for_.loop->stage : NULL;
 }

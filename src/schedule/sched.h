@@ -269,6 +269,10 @@ typedef struct nest_region {
   bool threads;
 } nest_region;
 bool nest_inside_attach(const ir_var *v, void *ctx);
+/* A loop of the region's inside whose variable e reads and whose trip
+ * count is chosen at launch (ts_gemm.runtime): a cache over it would be
+ * as large as the most it may run.  NULL where there is none. */
+const ts_loop *nest_sized_inside(const nest_region *r, const ir_expr *e);
 /* The stage whose copy nest s is (a copy loop's For), or NULL. */
 ts_stage *nest_copy_stage(const ir_stmt *s);
 /* The tree with path's last node replaced by `with`, ancestors rebuilt. */

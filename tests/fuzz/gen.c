@@ -50,6 +50,10 @@ static void program_head(fz_case *c) {
     if (ld[r])
       ts_buf_printf(&c->prog, "  def.ld%c = %lld;\n", "abc"[r],
                     (long long)ld[r]);
+  if (c->def.runtime)
+    ts_buf_printf(&c->prog, "  def.runtime = TS_RUNTIME_SHAPE;\n"
+                  "  def.runtime_ld_multiple = %lld;\n",
+                  (long long)c->def.runtime_ld_multiple);
 }
 
 static void begin_program(fz_case *c) {
@@ -67,6 +71,22 @@ static void end_program(fz_case *c) {
                 "  ts_status st = ts_check(s, 0x%016llxull, msg, sizeof(msg));\n"
                 "  printf(\"%%s\\n%%s\\n\", ts_strerror(st), msg);\n",
                 (unsigned long long)c->seed);
+  if (c->def.runtime) { /* and at another shape, as a launch runs it */
+    ts_gemm at = fz_launch_shape(c);
+    ts_buf_printf(&c->prog,
+                  "  ts_gemm at = def;\n  at.m = %lld;\n  at.n = %lld;\n"
+                  "  at.k = %lld;\n  at.lda = %lld;\n  at.ldb = %lld;\n"
+                  "  at.ldc = %lld;\n  ts_program *p = ts_lower(s);\n"
+                  "  if (st == TS_OK)\n"
+                  "    st = ts_program_check_at(p, &at, 0x%016llxull, msg, "
+                  "sizeof(msg));\n"
+                  "  printf(\"at %%lldx%%lldx%%lld: %%s\\n%%s\\n\", "
+                  "(long long)at.m, (long long)at.n, (long long)at.k, "
+                  "ts_strerror(st), msg);\n  ts_program_free(p);\n",
+                  (long long)at.m, (long long)at.n, (long long)at.k,
+                  (long long)at.lda, (long long)at.ldb, (long long)at.ldc,
+                  (unsigned long long)c->seed);
+  }
   if (!c->knobs)
     ts_buf_puts(&c->prog, "  (void)L; (void)S; (void)F;\n"
                           "  ts_sched_free(other);\n");
@@ -122,6 +142,7 @@ static void random_op(fz_case *c) {
 /* A random sequence of primitives, plausible or hostile. */
 static void primitive_case(fz_case *c) {
   fz_leading_dimensions(c, false);
+  fz_runtime_extents(c);
   begin_schedule(c);
   c->hostile = fz_chance(c, 40);
   if (fz_chance(c, 60))
@@ -137,6 +158,7 @@ static void knob_case(fz_case *c) {
   c->knobs = true;
   fz_knob_definition(c->src, &c->def);
   fz_leading_dimensions(c, true);
+  fz_runtime_extents(c);
   program_head(c);
   c->s = fz_knob_schedule(c->src, &c->def, &c->prog, c->why, sizeof(c->why));
   /* Without a schedule the parser refused the text: a refusal too. */
@@ -148,6 +170,7 @@ static void hopper_case(fz_case *c) {
   c->hopper = true;
   fz_hopper_definition(c);
   fz_leading_dimensions(c, true);
+  fz_runtime_extents(c);
   begin_schedule(c);
   fz_hopper_case(c);
 }
@@ -163,6 +186,7 @@ static void note_calls(const fz_case *c, fz_result *res) {
   res->tma_store = trace && strstr(trace, "\"C\", TS_SHARED");
   res->cluster = trace && strstr(trace, "ts_cluster(");
   res->pingpong = trace && strstr(trace, "ts_pingpong(");
+  res->runtime = c->def.runtime != 0;
   free(trace);
   res->layout = c->def.layout;
   res->a_type = c->def.a_type;

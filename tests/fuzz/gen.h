@@ -47,6 +47,8 @@ typedef struct fz_result {
   bool tma_store;  /* ... ts_cache_write(C, TS_SHARED), stored by the TMA */
   bool cluster;    /* ... ts_cluster */
   bool pingpong;   /* ... ts_pingpong */
+  bool runtime;    /* its definition takes the extents at launch, and the
+                    * check ran it at another shape too */
   bool store_refused; /* lowering refused it naming C's shared stage */
   bool transposed; /* a Hopper case tensorized on C's transpose */
   int layout;      /* the definition's ts_layout */

@@ -86,6 +86,24 @@ static void check_hopper_source(fz_case *c, const char *cu,
     fail(c, "C's shared stage accepted, but the CUDA has no TMA store");
 }
 
+/* A program taking its extents at launch, correct at its nominal shape,
+ * is correct at another. */
+static bool check_at_launch_shape(fz_case *c) {
+  ts_program *p = ts_lower(c->s);
+  ts_gemm at = fz_launch_shape(c);
+  char msg[2048];
+  ts_status st = ts_program_check_at(p, &at, c->seed, msg, sizeof(msg));
+  ts_program_free(p);
+  if (st != TS_OK)
+    fail(c, "correct at %lldx%lldx%lld, but at %lldx%lldx%lld (lda %lld, "
+         "ldb %lld, ldc %lld), the extents given at launch: %s: %s",
+         (long long)c->def.m, (long long)c->def.n, (long long)c->def.k,
+         (long long)at.m, (long long)at.n, (long long)at.k,
+         (long long)at.lda, (long long)at.ldb, (long long)at.ldc,
+         ts_strerror(st), msg);
+  return st == TS_OK;
+}
+
 /* The checks of an accepted schedule: the executor's verdict, then the
  * source, the printed trace and its replay. */
 fz_outcome fz_check_accepted(fz_case *c) {
@@ -105,6 +123,8 @@ fz_outcome fz_check_accepted(fz_case *c) {
       fail(c, "lowering built a malformed kernel: %s", msg);
     return msg[0] && !c->why[0] ? FZ_PASS_REFUSED : FZ_FAIL;
   }
+  if (c->def.runtime && !check_at_launch_shape(c))
+    return FZ_FAIL;
   char *cu = ts_cuda_source(c->s), *trace = ts_print_trace(c->s);
   if (!cu || !trace)
     fail(c, "accepted and correct, but ts_cuda_source or ts_print_trace "

@@ -69,3 +69,32 @@ void fz_leading_dimensions(fz_case *c, bool keep_alignment) {
       *ld[r] = padded_ld(&rng, ts_gemm_operand(&c->def, (ts_operand_role)r),
                          keep_alignment);
 }
+
+void fz_runtime_extents(fz_case *c) {
+  uint64_t rng = c->seed ^ 0x7274u; /* "rt" */
+  if (ts_random_next(&rng) % 100 >= 12)
+    return;
+  c->def.runtime = TS_RUNTIME_SHAPE;
+  bool eights = true;
+  for (int r = 0; r < TS_OPERAND_COUNT; r++)
+    eights &= ts_gemm_operand(&c->def, (ts_operand_role)r).ld % 8 == 0;
+  c->def.runtime_ld_multiple = eights ? 8 : 0;
+}
+
+ts_gemm fz_launch_shape(const fz_case *c) {
+  uint64_t rng = c->seed ^ 0x6174u; /* "at" */
+  ts_gemm at = c->def;
+  bool tiny = ts_random_next(&rng) % 4 == 0;
+  at.m = 1 + (int64_t)(ts_random_next(&rng) % (tiny ? 4 : 70));
+  at.n = 1 + (int64_t)(ts_random_next(&rng) % (tiny ? 4 : 70));
+  at.k = 1 + (int64_t)(ts_random_next(&rng) % (tiny ? 4 : 70));
+  int64_t q = at.runtime_ld_multiple > 1 ? at.runtime_ld_multiple : 1;
+  int64_t *ld[TS_OPERAND_COUNT] = {&at.lda, &at.ldb, &at.ldc};
+  for (int r = 0; r < TS_OPERAND_COUNT; r++) {
+    *ld[r] = 0;
+    int64_t cols = ts_gemm_operand(&at, (ts_operand_role)r).cols;
+    int64_t pad = (int64_t)(ts_random_next(&rng) % 3) * q;
+    *ld[r] = (cols + q - 1) / q * q + pad;
+  }
+  return at;
+}

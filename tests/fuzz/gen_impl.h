@@ -55,6 +55,15 @@ void fz_random_definition(fz_case *c);
  * 16-byte alignment stays as packed has it (a space's or a Hopper
  * schedule's choices follow it). */
 void fz_leading_dimensions(fz_case *c, bool keep_alignment);
+/* In an eighth of the cases, the extents and leading dimensions taken at
+ * launch (ts_gemm.runtime), from a stream of the seed of their own; the
+ * leading dimensions promised multiples of 8 where they all are (the
+ * TMA's rows). */
+void fz_runtime_extents(fz_case *c);
+/* A shape the case's program, taking its extents at launch, also runs at
+ * (ts_program_check_at): small, odd or tiny, leading dimensions past the
+ * rows as the definition's multiples allow. */
+ts_gemm fz_launch_shape(const fz_case *c);
 
 /* gen_check.c: the outcome of a schedule every call accepted (the
  * executor's verdict, its CUDA, its trace's replay). */
