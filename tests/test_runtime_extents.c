@@ -100,7 +100,8 @@ static void test_tensor_cores(void **state) {
  * 2-byte elements; the extents any. */
 static void test_wgmma_and_the_tma(void **state) {
   (void)state;
-  const char *names[] = {"wg128", "wgtma", "wgws", "wgstore", "wgskinny"};
+  const char *names[] = {"wg128", "wgtma", "wgws", "wgstore", "wgskinny",
+                         "wgpers"};
   for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
     check_everywhere(names[i], runtime_def(128, 256, 64, TS_F16, TS_F16, 8));
     check_everywhere(names[i], runtime_def(128, 256, 64, TS_BF16, TS_F32, 8));
@@ -133,13 +134,17 @@ static void expect_lower_refused(const char *name, ts_gemm def,
 static void test_refusals(void **state) {
   (void)state;
   ts_gemm f16 = runtime_def(128, 256, 64, TS_F16, TS_F16, 8);
-  /* Split-K's workspace, a persistent grid's tiles, clusters and packed
-   * operands are laid out for compiled extents. */
+  /* Split-K's workspace and a cluster's pairs are laid out for compiled
+   * extents. */
   expect_lower_refused("splitk", runtime_def(64, 64, 64, TS_F32, TS_F32, 0),
                        "ts_split_k: loop \"k\" runs a number of times "
                        "chosen at launch");
-  expect_lower_refused("wgpers", f16, "ts_persistent: loop \"i.outer\" runs "
-                       "a number of times chosen at launch");
+  ts_config *cl = ts_config_parse("cluster=2", NULL, 0);
+  ts_sched *s = ts_space_schedule(ts_space_find("warpgroup"), &f16, cl);
+  ts_config_free(cl);
+  assert_non_null(strstr(ts_sched_errmsg(s), "ts_cluster: loop \"i.outer\" "
+                         "runs a number of times chosen at launch"));
+  ts_sched_free(s);
   /* The TMA needs rows 16 bytes apart: a leading dimension of any value
    * may not be. */
   expect_lower_refused("wgws", runtime_def(128, 256, 64, TS_F16, TS_F16, 0),

@@ -90,8 +90,14 @@ static void linearize(ts_arena *a, ir_expr *e, int64_t scale, linear *l) {
     l->overflow = true;
     return;
   }
-  if (atom != e && (atom->kind == E_ADD || atom->kind == E_SUB ||
-                    atom->kind == E_MUL || atom->kind == E_INT)) {
+  /* A product of two non-constant terms (wave * ((K + 63) / 64), where K
+   * is taken at launch) is an atom; simplifying it again gives an equal
+   * node, not a linear form. */
+  bool product = atom->kind == E_MUL && atom->op.a->kind != E_INT &&
+                 atom->op.b->kind != E_INT;
+  if (atom != e && !product &&
+      (atom->kind == E_ADD || atom->kind == E_SUB || atom->kind == E_MUL ||
+       atom->kind == E_INT)) {
     /* The atom simplified to a linear form: merge its terms. */
     linear inner = {0};
     linearize(a, atom, 1, &inner);

@@ -103,6 +103,9 @@ bool lower_cluster_plan(lower_ctx *cx) {
   cx->wave = lower_new_loop(cx, "wave", tiles, TS_SERIAL);
   if (!cx->wave)
     return lower_fail(cx, TS_ERR_NO_MEMORY, "ts_lower: out of memory");
+  if (rows->size || cols->size) /* C's tiles follow the launch's extents */
+    ir_loop_sized(cx->wave, ir_mul(cx->arena, ir_loop_size(cx->arena, rows),
+                                   ir_loop_size(cx->arena, cols)));
   cx->wave->persistent = true;
   return true;
 }

@@ -29,7 +29,7 @@
 #include "../ir/visit.h"
 
 ir_expr *lower_grid_ref(lower_ctx *cx, ir_var_kind kind) {
-  int64_t tiles = cx->wave->extent;
+  int64_t tiles = cx->wave->var->extent; /* the most, where it is sized */
   ir_var *v = ir_new_var(cx->arena, cx->next_var++,
                          kind == VAR_GRID ? "gridDim.x" : "blockIdx.x", kind,
                          kind == VAR_GRID ? tiles + 1 : tiles);
@@ -75,13 +75,13 @@ static bool row_major(lower_ctx *cx, indexer *ix) {
   bool rows_fast = rows->kind < cols->kind;
   /* A cluster pairs neighbours along the fast loop: an even count of
    * them, the one past C's edge its partner's again (lower_cluster.c). */
-  int64_t fast = cx->cluster ? cx->pair_extent
-                 : rows_fast ? rows->extent : cols->extent;
+  ir_expr *fast = cx->cluster ? ir_int(a, cx->pair_extent)
+                 : ir_loop_size(a, rows_fast ? rows : cols);
   ir_expr *tile = lower_persistent_tile(cx);
   if (!tile)
     return false;
-  ir_expr *slow_i = ir_binary(a, E_DIV, tile, ir_int(a, fast));
-  ir_expr *fast_i = ir_binary(a, E_MOD, tile, ir_int(a, fast));
+  ir_expr *slow_i = ir_binary(a, E_DIV, tile, fast);
+  ir_expr *fast_i = ir_binary(a, E_MOD, tile, fast);
   if (cx->cluster)
     fast_i = lower_cluster_clamp(cx, fast_i);
   ix->row = rows_fast ? fast_i : slow_i;
@@ -286,6 +286,8 @@ void lower_persistent_launch(const lower_ctx *cx, ir_kernel *k) {
     return;
   k->grid[0] = cx->wave->extent;
   k->grid[1] = k->grid[2] = 1;
+  k->grid_size[0] = cx->wave->size; /* C's tiles at the launch's extents */
+  k->grid_size[1] = k->grid_size[2] = NULL;
   k->persistent = cx->tiles.blocks_per_sm;
   k->cluster = cx->cluster;
 }

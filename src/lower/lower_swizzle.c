@@ -61,7 +61,8 @@ static bool build_symbolic_indices(lower_ctx *cx, swizzler *z) {
                                                 ir_sub(a, R, ir_int(a, 1)), G),
                                    G));
   ir_expr *GC = ir_mul(a, G, C);
-  ir_expr *pid = launch_order(cx, z->sw);
+  /* A persistent grid's blocks take the tiles in the order of `tile`. */
+  ir_expr *pid = cx->wave ? lower_persistent_tile(cx) : launch_order(cx, z->sw);
   ir_expr *in_group = ir_binary(a, E_MOD, pid, GC);
   ir_expr *row = ir_add(a, ir_mul(a, ir_binary(a, E_DIV, pid, GC), G),
                         ir_binary(a, E_MOD, in_group, G));

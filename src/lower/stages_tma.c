@@ -214,7 +214,8 @@ static ir_stmt *tma_across_tiles(walker *w, ts_loop *f, const attach *at,
   lower_ctx *cx = w->cx;
   ts_arena *a = cx->arena;
   int64_t n = f->extent, S = p->stages;
-  ir_expr *base = ir_mul(a, ir_varref(a, cx->wave->var), ir_int(a, n));
+  ir_expr *size = ir_loop_size(a, f); /* n, or K's tiles at the launch */
+  ir_expr *base = ir_mul(a, ir_varref(a, cx->wave->var), size);
   ir_expr *fv = ir_varref(a, f->var);
   ir_expr *consumer = ir_binary(a, E_LT, r->role_tid, ir_int(a, r->consumers));
   ir_expr *producer = ir_binary(a, E_EQ, r->role_tid, ir_int(a, p->producer));
@@ -224,9 +225,14 @@ static ir_stmt *tma_across_tiles(walker *w, ts_loop *f, const attach *at,
   ir_expr *turn = p->pingpong ? cx->turn_test : NULL;
   ir_stmt *fills[MAX_DEPTH];
   int nf = 0;
-  for (int64_t t = 0; t < S && t < n; t++)
-    fills[nf++] = tma_refill(cx, p, f, at, tiles, staged, ir_int(a, t),
-                             ir_add(a, base, ir_int(a, t)));
+  for (int64_t t = 0; t < S && (f->size || t < n); t++) {
+    fills[nf] = tma_refill(cx, p, f, at, tiles, staged, ir_int(a, t),
+                           ir_add(a, base, ir_int(a, t)));
+    if (f->size) /* as many as the launch's k tiles */
+      fills[nf] = ir_new_if(a, ir_binary(a, E_LT, ir_int(a, t), size),
+                            fills[nf], NULL);
+    nf++;
+  }
   ir_expr *rk = ir_sub(a, fv, ir_int(a, r->lag));
   ir_expr *rs = ir_binary(a, E_MOD, ir_add(a, base, rk), ir_int(a, S));
   ir_expr *started = r->lag ? ir_binary(a, E_LE, ir_int(a, r->lag), fv)
@@ -234,8 +240,7 @@ static ir_stmt *tma_across_tiles(walker *w, ts_loop *f, const attach *at,
   ir_stmt *consume[3] = {
       tma_wait(a, p, MBAR_FULL, ir_add(a, base, fv)), rest,
       ir_new_if(a, ir_and(a, started, lane0), tma_release(a, p, rs), NULL)};
-  ir_expr *more = ir_binary(a, E_LT, ir_add(a, rk, ir_int(a, S)),
-                            ir_int(a, n));
+  ir_expr *more = ir_binary(a, E_LT, ir_add(a, rk, ir_int(a, S)), size);
   ir_stmt *body[2] = {
       ir_new_if(a, consumer, turned(a, turn, ir_new_seq(a, consume, 3)),
                 NULL),
@@ -246,10 +251,19 @@ static ir_stmt *tma_across_tiles(walker *w, ts_loop *f, const attach *at,
                 NULL)};
   ir_stmt *tail[MAX_DEPTH + 1];
   int nt = 0;
-  for (int64_t k = n - r->lag < 0 ? 0 : n - r->lag; k < n; k++)
+  for (int64_t k = n - r->lag < 0 ? 0 : n - r->lag; !f->size && k < n; k++)
     tail[nt++] = tma_release(
         a, p, ir_binary(a, E_MOD, ir_add(a, base, ir_int(a, k)),
                         ir_int(a, S)));
+  /* The last lag k tiles of a trip count chosen at launch: those there
+   * are. */
+  for (int64_t j = 0; f->size && j < r->lag; j++) {
+    ir_expr *k = ir_add(a, size, ir_int(a, j - r->lag));
+    tail[nt++] = ir_new_if(
+        a, ir_binary(a, E_LE, ir_int(a, 0), k),
+        tma_release(a, p, ir_binary(a, E_MOD, ir_add(a, base, k),
+                                    ir_int(a, S))), NULL);
+  }
   if (turn)
     tail[nt++] = order_hand_over(cx, p);
   ir_stmt *items[5] = {ir_new_if(a, producer, ir_new_seq(a, fills, nf), NULL)};
@@ -348,19 +362,12 @@ ir_stmt *stages_tma_pipeline(walker *w, ts_loop *f, attach *at, int depth,
   ir_pipeline *p = ts_arena_alloc(a, sizeof(*p));
   if (!p)
     return NULL;
-  if (cx->wave && f->size) {
-    stages_fail(w, TS_ERR_BAD_ARG, "ts_lower: a persistent grid's pipeline "
-                "counts the k tiles of loop \"%s\" across the block's tiles, "
-                "and its trip count is chosen at launch (def->runtime); leave "
-                "K out of def->runtime for ts_persistent", f->name);
-    return NULL;
-  }
   /* In a persistent grid the k tiles count on across the block's tiles:
    * k tile ko of its tile `wave` is the pipeline's wave * n + ko-th. */
   ir_expr *count = ir_varref(a, f->var);
   if (cx->wave)
     count = ir_add(a, ir_mul(a, ir_varref(a, cx->wave->var),
-                             ir_int(a, f->extent)), count);
+                             ir_loop_size(a, f)), count);
   retarget cur = {NULL, NULL, ir_binary(a, E_MOD, count, ir_int(a, depth))};
   ir_stmt *rest = at->rest;
   for (int i = 0; i < at->n; i++) {

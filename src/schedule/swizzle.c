@@ -32,10 +32,10 @@
 
 static bool check_block_loop(ts_sched *s, const char *fn, int pos,
                              const char *arg, const ts_loop *l) {
-  /* A swizzle's map takes the grid as it comes; a persistent grid's tiles
-   * and a cluster's pairs are laid out for a grid compiled in. */
+  /* A swizzle's map and a persistent grid's tiles take the grid as it
+   * comes; a cluster's pairs are laid out for a grid compiled in. */
   if (!sched_check_loop(s, fn, pos, arg, l) ||
-      (strcmp(fn, "ts_swizzle") != 0 && !sched_require_static(s, fn, l)))
+      (strcmp(fn, "ts_cluster") == 0 && !sched_require_static(s, fn, l)))
     return false;
   if (!ir_kind_is_block(l->kind)) {
     sched_fail(s, TS_ERR_BAD_ARG, l,
