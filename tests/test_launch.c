@@ -383,7 +383,7 @@ static void test_runtime_extents(void **state) {
   ts_launch_args a = args_at(k, 37, 53, 29, 0);
   a.m = 0;
   expect_refused(k, &a, TS_ERR_BAD_SHAPE, "argument m is 0; kernel "
-                 "\"warptiled\" takes m at launch in 1..2147483647");
+                 "\"warptiled\" takes m at launch in 1..1073741824");
   /* 65536 blocks of 128 rows along y, past CUDA's 65535. */
   a = args_at(k, 65536 * 128, 1, 1, 0);
   expect_refused(k, &a, TS_ERR_BAD_SHAPE, "needs 65536 blocks along "
@@ -407,24 +407,30 @@ static void test_runtime_extents(void **state) {
   expect_launched(k, &a, NULL);
   a = args_at(k, 37, 52, 28, 4);
   expect_refused(k, &a, TS_ERR_BAD_SHAPE, "argument m is 37; kernel "
-                 "\"warptiled\" takes m at launch in 1..2147483647, a "
+                 "\"warptiled\" takes m at launch in 1..1073741824, a "
                  "multiple of 4");
   a = args_at(k, 36, 52, 28, 1);
   expect_refused(k, &a, TS_ERR_BAD_SHAPE, "takes leading dimensions that "
                  "are multiples of 4");
+  a = args_at(k, 36, 52, 28, 4);
+  a.operand[TS_OPERAND_B].ld = ((int64_t)1 << 30) + 4;
+  expect_refused(k, &a, TS_ERR_BAD_SHAPE, "argument ldb is 1073741828; "
+                 "kernel \"warptiled\" takes leading dimensions up to "
+                 "1073741824");
   ts_kernel_free(k);
 
-  /* Only k at launch: m and n stay compiled in, and packed leading
-   * dimensions follow k. */
-  def = ts_gemm_make(40, 24, 16);
+  /* Only k at launch: m and n stay compiled in (an m the multiple does
+   * not divide among them), and packed leading dimensions follow k. */
+  def = ts_gemm_make(41, 24, 16);
   def.runtime = TS_RUNTIME_K;
+  def.runtime_multiple = 4;
   k = compiled("naive", def, "sm_90");
-  a = args_at(k, 40, 24, 333, 0);
+  a = args_at(k, 41, 24, 332, 0);
   a.operand[TS_OPERAND_A].ld = 0;
   expect_launched(k, &a, NULL);
-  a = args_at(k, 41, 24, 16, 0);
-  expect_refused(k, &a, TS_ERR_BAD_SHAPE, "argument m is 41, but kernel "
-                 "\"naive\" was compiled for m = 40 and takes no other");
+  a = args_at(k, 40, 24, 16, 0);
+  expect_refused(k, &a, TS_ERR_BAD_SHAPE, "argument m is 40, but kernel "
+                 "\"naive\" was compiled for m = 41 and takes no other");
   ts_kernel_free(k);
 }
 

@@ -148,9 +148,29 @@ static void test_refusals(void **state) {
   /* The TMA needs rows 16 bytes apart: a leading dimension of any value
    * may not be. */
   expect_lower_refused("wgws", runtime_def(128, 256, 64, TS_F16, TS_F16, 0),
-                       "their distance (lda) is chosen at launch and may be "
-                       "any multiple of 1 elements of 2 bytes: set "
+                       "they lie lda elements of 2 bytes apart, chosen at "
+                       "launch as any multiple of 1: set "
                        "def->runtime_ld_multiple to a multiple of 8");
+  /* Nor may a packed row that follows K (NT's B is n x k). */
+  ts_gemm nt = runtime_def(128, 256, 64, TS_F16, TS_F16, 0);
+  nt.runtime = TS_RUNTIME_K;
+  nt.layout = TS_NT;
+  expect_lower_refused("wgws", nt, "they lie K elements of 2 bytes apart, "
+                       "chosen at launch as any multiple of 1: set "
+                       "def->runtime_multiple to a multiple of 8");
+  /* A cluster's pairs of tiles are laid out for the grid compiled in. */
+  ts_gemm only_k_f16 = runtime_def(128, 256, 64, TS_F16, TS_F16, 0);
+  only_k_f16.runtime = TS_RUNTIME_K;
+  only_k_f16.runtime_multiple = 8;
+  ts_config *pair = ts_config_parse("cluster=2", NULL, 0);
+  ts_sched *clustered = ts_space_schedule(ts_space_find("warpgroup"),
+                                          &only_k_f16, pair);
+  ts_config_free(pair);
+  ts_program *p2 = ts_lower(clustered);
+  assert_non_null(strstr(ts_program_errmsg(p2), "ts_cluster pairs the tiles "
+                         "and releases the stages of a grid compiled in"));
+  ts_program_free(p2);
+  ts_sched_free(clustered);
   /* A nominal value that is not the multiple every launch's must be. */
   ts_gemm odd = runtime_def(64, 64, 64, TS_F32, TS_F32, 0);
   odd.runtime_multiple = 4;

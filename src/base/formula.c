@@ -1,20 +1,28 @@
 /* A size's formula, evaluated (formula.h). */
 #include "formula.h"
 
+#include <stdint.h>
+
 static int64_t floor_div(int64_t a, int64_t b) {
   int64_t q = a / b;
   return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
 }
 
+/* A formula comes from a file: every step is checked, so that a damaged
+ * one fails instead of overflowing or trapping (INT64_MIN / -1). */
+static bool divides(int64_t a, int64_t b) {
+  return b != 0 && !(a == INT64_MIN && b == -1);
+}
+
 static bool apply(int op, int64_t a, int64_t b, int64_t *out) {
   switch (op) {
-  case TS_FORMULA_ADD: *out = a + b; return true;
-  case TS_FORMULA_SUB: *out = a - b; return true;
-  case TS_FORMULA_MUL: *out = a * b; return true;
+  case TS_FORMULA_ADD: return !__builtin_add_overflow(a, b, out);
+  case TS_FORMULA_SUB: return !__builtin_sub_overflow(a, b, out);
+  case TS_FORMULA_MUL: return !__builtin_mul_overflow(a, b, out);
   case TS_FORMULA_DIV:
-    return b != 0 && (*out = floor_div(a, b), true);
+    return divides(a, b) && (*out = floor_div(a, b), true);
   case TS_FORMULA_MOD:
-    return b != 0 && (*out = a - floor_div(a, b) * b, true);
+    return divides(a, b) && (*out = a - floor_div(a, b) * b, true);
   case TS_FORMULA_MIN: *out = a < b ? a : b; return true;
   case TS_FORMULA_MAX: *out = a > b ? a : b; return true;
   default: return false;

@@ -32,7 +32,8 @@ typedef struct ts_formula {
 
 /* f's value at `values` (TS_FORMULA_VALUES of them); false for a
  * malformed formula (a stack that does not end with one value, an
- * operation or value out of range, a division by 0). */
+ * operation or value out of range, a division by 0, a step that
+ * overflows). */
 bool ts_formula_eval(const ts_formula *f, const int64_t *values, int64_t *out);
 
 #endif

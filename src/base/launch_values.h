@@ -12,6 +12,10 @@
 
 enum { LAUNCH_VALUES = 6 };
 
+/* The most a value taken at launch may be: the kernels compute
+ * (M + 255) / 256 and the like in int, which 2^30 leaves room for. */
+#define LAUNCH_VALUE_MOST ((int64_t)1 << 30)
+
 static inline const char *launch_value_name(int i) {
   static const char *const names[LAUNCH_VALUES] = {"m", "n", "k",
                                                    "lda", "ldb", "ldc"};

@@ -121,8 +121,11 @@ static bool parse_multiples(const char *text, cli_opts *o) {
   char first[32];
   const char *comma = strchr(text, ',');
   size_t n = comma ? (size_t)(comma - text) : strlen(text);
-  if (n >= sizeof(first))
-    n = sizeof(first) - 1;
+  if (n >= sizeof(first)) {
+    fprintf(stderr, "tessel: --runtime takes N or N,L, each in 1..64 (got "
+            "'%s')\n", text);
+    return false;
+  }
   memcpy(first, text, n);
   first[n] = 0;
   if (!cli_parse_int("--runtime", first, 1, 64, &o->runtime_multiple))

@@ -110,7 +110,8 @@ void c_access(ts_buf *b, const ir_buffer *buf, ir_expr *const *idx,
 }
 
 /* Floor division equals C's truncating one for non-negative numerators
- * (divisors are positive constants); others call a helper. */
+ * (divisors are positive: constants, or sizes taken at launch); others
+ * call a helper. */
 static bool floor_call(const ir_expr *e, const ir_expr_style *st) {
   int64_t lo, hi;
   if (e->type == TY_INT && ir_bounds(e->op.a, &lo, &hi) && lo >= 0)

@@ -276,7 +276,7 @@ static void get_gemm(reader *r, ts_gemm *d) {
 }
 
 /* A formula whose length and operations are in range (its evaluation
- * checks the rest). */
+ * checks each step's values). */
 static bool get_formula(reader *r, ts_formula *f) {
   uint32_t n = get_u32(r);
   if (!r->ok || n > TS_FORMULA_LEN)
@@ -330,9 +330,10 @@ static bool get_param(reader *r, ts_param *p) {
   p->dim_from[0] = (int)get_u32(r);
   p->dim_from[1] = (int)get_u32(r);
   p->pitch_from = (int)get_u32(r);
-  for (int i = 0; i < 3; i++) {
+  for (int i = 0; i < 3; i++) { /* 0, or 1 + an extent or an ld */
     int from = i < 2 ? p->dim_from[i] : p->pitch_from;
-    if (from < 0 || from > TS_VALUE_COUNT)
+    if (from < 0 || from > TS_VALUE_COUNT || from == 1 + TS_VALUE_ALPHA ||
+        from == 1 + TS_VALUE_BETA)
       return false;
   }
   return p->kind <= TS_PARAM_TENSOR_MAP && p->buffer < TS_PARAM_NBUFFERS &&

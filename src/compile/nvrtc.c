@@ -255,8 +255,14 @@ static bool copy_entries(ts_kernel *k, const ts_program *p) {
     kernel_entry *e = &k->entries[i];
     ts_program_kernel_launch(p, i, &e->launch);
     for (int d = 0; d < 3; d++)
-      if (ik->grid_size[d] && !ir_formula_of(ik->grid_size[d], &e->grid_size[d]))
+      if (ik->grid_size[d] &&
+          !ir_formula_of(ik->grid_size[d], &e->grid_size[d])) {
+        kernel_fail(k, TS_ERR_BAD_ARG, "ts_compile: entry %s's grid along "
+                    "%c follows the launch's extents by a formula the "
+                    "launcher cannot keep (over %d steps, or reading a "
+                    "loop's variable)", ik->entry, "xyz"[d], TS_FORMULA_LEN);
         return false;
+      }
     if (ik == &p->k)
       k->main_entry = i;
     e->params = calloc((size_t)ik->nparams + 1, sizeof(*e->params));
@@ -309,7 +315,10 @@ ts_kernel *ts_compile(const ts_program *p, const char *arch) {
                        (long long)k->launch.dynamic_shared, k->arch,
                        (long long)limit,
                        (long long)(k->launch.dynamic_shared - limit));
-  if (!copy_entries(k, p) || !(k->source = ts_program_cuda(p)) ||
+  bool copied = copy_entries(k, p);
+  if (!copied && k->status != TS_OK)
+    return k; /* it said why */
+  if (!copied || !(k->source = ts_program_cuda(p)) ||
       !(k->name = strdup(ts_program_entry(p))))
     return kernel_fail(k, TS_ERR_NO_MEMORY, "ts_compile: out of memory");
   return compile_source(k, k->source);

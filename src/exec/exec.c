@@ -639,12 +639,18 @@ bool ir_execute_at(const ir_kernel *const *ks, int n, const int64_t *values,
     return execute_resolved(ks, n, A, B, C, c_defined, observer, steps, msg,
                             msglen);
   /* Extents taken at launch: each kernel as compiled for these values. */
-  enum { MOST = 8 };
+  enum { MOST = 8 }; /* a program launches at most 4 */
+  if (n > MOST) {
+    if (msglen)
+      snprintf(msg, msglen, "the executor runs at most %d kernels at "
+               "values given at launch (got %d)", MOST, n);
+    return false;
+  }
   ts_arena a;
   ts_arena_init(&a);
   ir_kernel resolved[MOST];
   const ir_kernel *at[MOST];
-  bool ok = n <= MOST;
+  bool ok = true;
   for (int i = 0; i < n && ok; i++) {
     ok = ir_kernel_resolve(&a, ks[i], values, &resolved[i]);
     at[i] = &resolved[i];
@@ -654,8 +660,8 @@ bool ir_execute_at(const ir_kernel *const *ks, int n, const int64_t *values,
                           msglen);
   else if (msglen)
     snprintf(msg, msglen, "the executor could not resolve the kernels' "
-             "extents at the values given (out of memory, or a size it "
-             "cannot evaluate)");
+             "sizes at the values given: out of memory, or a size that "
+             "reads more than the values (a lowering error)");
   ts_arena_release(&a);
   return ok;
 }

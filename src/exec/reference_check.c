@@ -73,14 +73,15 @@ static ts_status execute(const ts_program *p, const ts_gemm *at,
   round_rows(&c, C);
   ts_status st = TS_OK;
   int64_t values[TS_VALUE_COUNT];
+  if (at)
+    ts_param_values_of(at, values);
   if (!a || !b) {
     st = TS_ERR_NO_MEMORY;
     if (msglen)
       snprintf(msg, msglen, "ts_execute: out of memory rounding A and B to "
                "%s and %s", ts_dtype_name(g->a_type), ts_dtype_name(g->b_type));
-  } else if (!ir_execute_at(p->order, p->nkernels,
-                            at ? (ts_param_values_of(at, values), values) : NULL, a, b, C,
-                            g->beta != 0.0f, NULL, steps, msg, msglen)) {
+  } else if (!ir_execute_at(p->order, p->nkernels, at ? values : NULL, a, b,
+                            C, g->beta != 0.0f, NULL, steps, msg, msglen)) {
     st = TS_ERR_EXEC_FAULT;
   }
   if (copied_a)
@@ -267,11 +268,19 @@ static ts_status check_launch_shape(const ts_program *p, const ts_gemm *at,
     /* A packed leading dimension compiled in follows the extents. */
     int64_t compiled = i < 3 || ld_given[i - 3] ? launch_value_of(g, i)
                        : ts_gemm_operand(at, (ts_operand_role)(i - 3)).cols;
-    if (v < 1 || (!runtime && v != compiled) || (runtime && v % q)) {
-      snprintf(msg, msglen, "ts_program_check_at: %s is %lld; program \"%s\" "
-               "%s %lld", launch_value_name(i), (long long)v, p->name,
-               !runtime ? "compiles it in as" : "takes it at launch, a "
-               "multiple of", (long long)(runtime ? q : compiled));
+    if (v < 1 || (!runtime && v != compiled) ||
+        (runtime && (v % q || v > LAUNCH_VALUE_MOST))) {
+      if (!runtime)
+        snprintf(msg, msglen, "ts_program_check_at: %s is %lld; program "
+                 "\"%s\" compiles it in as %lld: give that, or lower the "
+                 "program with it taken at launch (def->runtime)",
+                 launch_value_name(i), (long long)v, p->name,
+                 (long long)compiled);
+      else
+        snprintf(msg, msglen, "ts_program_check_at: %s is %lld; program "
+                 "\"%s\" takes it at launch as a multiple of %lld in 1..%lld",
+                 launch_value_name(i), (long long)v, p->name, (long long)q,
+                 (long long)LAUNCH_VALUE_MOST);
       return TS_ERR_BAD_SHAPE;
     }
   }

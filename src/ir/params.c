@@ -27,12 +27,6 @@ static bool scan_tma(ir_visitor *v, const ir_stmt *s) {
   return true;
 }
 
-/* The map of operand `which` as the copy reads it: the operand's own
- * buffer, or for a packed view the workspace at the view's offset.  Its
- * dimensions are the view's logical ones (K, not the padded row), so the
- * TMA fills zeros past K and never reads a row's padding, which the pack
- * does not write; its rows lie 16 bytes apart by construction.  C's map
- * (a store's) is C's own, whose edges clip the store. */
 /* 1 + the value a size chosen at launch is (a VAR_PARAM variable); 0
  * for a number.  (An operand's sizes are its values themselves.) */
 static int value_from(const ir_expr *e) {
@@ -41,6 +35,12 @@ static int value_from(const ir_expr *e) {
              : 0;
 }
 
+/* The map of operand `which` as the copy reads it: the operand's own
+ * buffer, or for a packed view the workspace at the view's offset.  Its
+ * dimensions are the view's logical ones (K, not the padded row), so the
+ * TMA fills zeros past K and never reads a row's padding, which the pack
+ * does not write; its rows lie 16 bytes apart by construction.  C's map
+ * (a store's) is C's own, whose edges clip the store. */
 static ir_param tensor_map(const ir_stmt *s, ts_param_buffer which) {
   const ir_buffer *b = s->pipe.src;
   int inner = b->strides[1] == 1 ? 1 : 0, outer = 1 - inner;

@@ -198,11 +198,6 @@ static ir_expr *simplify_divmod(ts_arena *a, ir_expr_kind kind, ir_expr *x,
   return ir_add(a, q, ir_binary(a, E_DIV, r, ir_int(a, c)));
 }
 
-/* Tries d < 0 as q * u + r < 0 for one modulus q: u the terms whose
- * coefficients q divides and the constant rounded down to a multiple of q,
- * r the other terms and what is left of the constant.  Where r lies in
- * [0, q), d < 0 exactly when q * u < 0, and r's variables leave the
- * comparison.  NULL where r is not in range or has no variable. */
 /* A term's coefficient times what its atom is known a multiple of: a
  * value taken at launch as a multiple of 4 (ts_gemm.runtime_multiple)
  * counts as 4 of itself. */
@@ -212,6 +207,11 @@ static int64_t term_multiple(const linear *d, int i) {
   return m > 1 && c <= INT64_MAX / m ? c * m : c;
 }
 
+/* Tries d < 0 as q * u + r < 0 for one modulus q: u the terms whose
+ * coefficients q divides and the constant rounded down to a multiple of q,
+ * r the other terms and what is left of the constant.  Where r lies in
+ * [0, q), d < 0 exactly when q * u < 0, and r's variables leave the
+ * comparison.  NULL where r is not in range or has no variable. */
 static ir_expr *compare_without_remainder(ts_arena *a, const linear *d,
                                           int64_t q) {
   linear keep = {0}, rest = {0};

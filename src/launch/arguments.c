@@ -58,12 +58,13 @@ static ts_status check_extents(const ts_kernel *k, const ts_launch_args *a,
                     "it for %s = %lld, or with %s chosen at launch "
                     "(def->runtime)", name, (long long)given[d], k->label,
                     name, (long long)built, name, (long long)given[d], name);
-    if (given[d] < 1 || given[d] > INT32_MAX || given[d] % multiple)
+    if (launch_value_taken(&k->def, d) &&
+        (given[d] < 1 || given[d] > LAUNCH_VALUE_MOST || given[d] % multiple))
       return refuse(msg, len, TS_ERR_BAD_SHAPE, "ts_launch: argument %s is "
-                    "%lld; kernel \"%s\" takes %s at launch in 1..%d, a "
+                    "%lld; kernel \"%s\" takes %s at launch in 1..%lld, a "
                     "multiple of %lld (def->runtime_multiple)", name,
-                    (long long)given[d], k->label, name, INT32_MAX,
-                    (long long)multiple);
+                    (long long)given[d], k->label, name,
+                    (long long)LAUNCH_VALUE_MOST, (long long)multiple);
   }
   return TS_OK;
 }
@@ -183,6 +184,11 @@ static ts_status check_operand(const ts_kernel *k, const ts_launch_args *a,
                   ld_names[r], (long long)ld, k->label, ld_names[r],
                   (long long)fixed, ld_names[r], (long long)ld);
   int64_t multiple = launch_value_multiple(&k->def, 3 + (int)r);
+  if (runtime && ld > LAUNCH_VALUE_MOST)
+    return refuse(msg, len, TS_ERR_BAD_SHAPE, "ts_launch: argument %s is "
+                  "%lld; kernel \"%s\" takes leading dimensions up to %lld",
+                  ld_names[r], (long long)ld, k->label,
+                  (long long)LAUNCH_VALUE_MOST);
   if (runtime && ld % multiple)
     return refuse(msg, len, TS_ERR_BAD_SHAPE, "ts_launch: argument %s is "
                   "%lld; kernel \"%s\" takes leading dimensions that are "

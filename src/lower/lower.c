@@ -97,13 +97,20 @@ static const char *entry_name(ts_arena *a, const char *name) {
 }
 
 /* Extents chosen at launch reach the loops, guards, strides, grid and
- * tensor maps of the kernels; ts_pack's workspace and split-K's are still
- * laid out for the compiled extents, so a schedule with either is
- * refused rather than run past its edges. */
+ * tensor maps of the kernels; ts_pack's workspace and split-K's, and a
+ * cluster's pairs of tiles, are still laid out for the compiled extents,
+ * so a schedule with any of them is refused rather than run past its
+ * edges. */
 static bool check_runtime(lower_ctx *cx) {
   const ts_sched *s = cx->s;
   if (!s->def.runtime)
     return true;
+  if (s->cluster.blocks)
+    return lower_fail(cx, TS_ERR_BAD_ARG, "ts_lower: ts_cluster pairs the "
+                      "tiles and releases the stages of a grid compiled "
+                      "in; extents chosen at launch (def->runtime) do not "
+                      "reach them yet: leave ts_cluster out, or compile "
+                      "this schedule's extents in");
   if (cx->split_k)
     return lower_fail(cx, TS_ERR_BAD_ARG, "ts_lower: split-K (loop \"%s\") "
                       "sums its parts in a workspace, or scales C in a "
@@ -315,8 +322,8 @@ ts_program *ts_lower(const ts_sched *s) {
   ts_arena_init(&scratch);
   lower_ctx cx = {.s = s, .arena = &scratch, .next_var = s->nloops,
                   .split_k = lower_split_k_loop(s)};
-  check_runtime(&cx);
-  lower_cluster_plan(&cx);
+  if (check_runtime(&cx)) /* else cx holds why */
+    lower_cluster_plan(&cx);
   if (cx.split_k && s->split_k == TS_SPLIT_K_WORKSPACE &&
       !(cx.W = lower_workspace(&cx)))
     lower_fail(&cx, TS_ERR_NO_MEMORY, "ts_lower: out of memory");

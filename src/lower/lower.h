@@ -97,6 +97,12 @@ typedef struct tma_tile {
   ir_expr *origin[2];
 } tma_tile;
 
+/* Rows of global buffer b lie 16 bytes apart at every launch, where its
+ * stride along `outer` is chosen at launch (its divisor says so); else
+ * false, naming the stage, what the TMA does to it (`verb`: "filled",
+ * "stored") and the multiple to ask for. */
+bool lower_rows_aligned(lower_ctx *cx, const char *stage, const char *verb,
+                        const ir_buffer *b, int outer);
 /* Reads cache st's copy nest (before it is spread over threads) into t;
  * false, recorded in cx, where the TMA cannot copy it. */
 bool lower_tma_tile(lower_ctx *cx, const struct ts_stage *st,

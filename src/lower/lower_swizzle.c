@@ -29,8 +29,10 @@ typedef struct {
 } swizzler;
 
 static ir_expr *launch_ref(lower_ctx *cx, const ts_loop *l) {
+  /* Its range: the most a grid that follows the launch may be. */
   ir_var *v = ir_new_var(cx->arena, cx->next_var++,
-                         ir_loop_kind_name(l->kind), VAR_LAUNCH, l->extent);
+                         ir_loop_kind_name(l->kind), VAR_LAUNCH,
+                         l->var->extent);
   if (v)
     v->tag = l->kind;
   return v ? ir_varref(cx->arena, v) : NULL;
@@ -78,8 +80,7 @@ static bool build_symbolic_indices(lower_ctx *cx, swizzler *z) {
 
 static bool build_indices(lower_ctx *cx, swizzler *z) {
   ts_arena *a = cx->arena;
-  if (z->sw->rows->size || z->sw->cols->size) /* ts_cluster and ts_persistent
-                                                * refuse such loops */
+  if (z->sw->rows->size || z->sw->cols->size) /* ts_cluster refuses them */
     return build_symbolic_indices(cx, z);
   /* A cluster pairs neighbouring rows: an even count of them, the one
    * past C's edge its partner's again (lower_cluster.c). */

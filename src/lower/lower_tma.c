@@ -68,6 +68,27 @@ static int moved_dim(ir_expr *const *at0, ir_expr *const *at1, int ndim) {
   return moved < 0 ? -1 : moved;
 }
 
+bool lower_rows_aligned(lower_ctx *cx, const char *stage, const char *verb,
+                        const ir_buffer *b, int outer) {
+  const ir_expr *pitch = b->stride_expr[outer];
+  int64_t size = ts_dtype_size(b->dtype), q = ir_divisor(pitch);
+  if (q * size % 16 == 0)
+    return true;
+  /* The pitch is a leading dimension, or an extent where packed. */
+  bool ld = pitch->kind == E_VAR && pitch->var->kind == VAR_PARAM &&
+            pitch->var->value >= TS_VALUE_LDA;
+  return lower_fail(cx, TS_ERR_BAD_ARG, "ts_lower: \"%s\" is %s by the "
+                    "TMA (ts_tma), which needs the rows of %s 16-byte "
+                    "aligned; they lie %s elements of %lld bytes apart, "
+                    "chosen at launch as any multiple of %lld: set "
+                    "def->%s to a multiple of %lld, or leave the TMA out",
+                    stage, verb, b->name,
+                    pitch->kind == E_VAR ? pitch->var->name : "a value",
+                    (long long)size, (long long)q,
+                    ld ? "runtime_ld_multiple" : "runtime_multiple",
+                    (long long)(16 / size));
+}
+
 bool lower_tma_tile(lower_ctx *cx, const ts_stage *st, const ir_stmt *copy,
                     tma_tile *out) {
   ts_arena *a = cx->arena;
@@ -84,23 +105,11 @@ bool lower_tma_tile(lower_ctx *cx, const ts_stage *st, const ir_stmt *copy,
   int64_t size = ts_dtype_size(src->dtype);
   int inner = src->strides[1] == 1 ? 1 : 0, outer = 1 - inner;
   int64_t row_bytes = src->strides[outer] * size;
-  /* Rows a leading dimension chosen at launch apart: 16-byte aligned
-   * where every value it may take is a multiple of 16 bytes' worth. */
   if (src->stride_expr[outer] &&
-      (ir_divisor(src->stride_expr[outer]) * size) % 16)
-    return lower_fail(cx, TS_ERR_BAD_ARG, "ts_lower: \"%s\" is filled by "
-                      "the TMA (ts_tma), which needs the rows of %s 16-byte "
-                      "aligned; their distance (%s) is chosen at launch and "
-                      "may be any multiple of %lld elements of %lld bytes: "
-                      "set def->runtime_ld_multiple to a multiple of %lld, or "
-                      "fill the cache with cp.async (no ts_tma)", st->name,
-                      src->name, src->stride_expr[outer]->kind == E_VAR
-                                     ? src->stride_expr[outer]->var->name
-                                     : "its leading dimension",
-                      (long long)ir_divisor(src->stride_expr[outer]),
-                      (long long)size, (long long)(16 / size));
+      !lower_rows_aligned(cx, st->name, "filled", src, outer))
+    return false;
   if (src->stride_expr[outer])
-    row_bytes = 16; /* proven aligned above */
+    row_bytes = 16; /* proven aligned */
   const char *ld = lower_ld_field(cx, src);
   if (row_bytes % 16 && ld)
     return lower_fail(cx, TS_ERR_BAD_ARG, "ts_lower: \"%s\" is filled by "

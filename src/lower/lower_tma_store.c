@@ -71,6 +71,8 @@ static bool check_store(lower_ctx *cx, const ts_stage *st) {
     return lower_fail(cx, TS_ERR_BAD_ARG, "ts_lower: \"%s\" stores C's "
                       "tile, but with split-K (ts_split_k) each block adds "
                       "a part of it: leave one or the other out", st->name);
+  if (s->C->stride_expr[0])
+    return lower_rows_aligned(cx, st->name, "stored", s->C, 0);
   const char *ld = lower_ld_field(cx, s->C);
   if (s->C->strides[0] * size % 16 && ld)
     return lower_fail(cx, TS_ERR_BAD_ARG, "ts_lower: \"%s\" is stored by "

@@ -127,14 +127,6 @@ static bool cache_reads_inside(ts_arena *a, const ir_stmt *cs) {
   return true;
 }
 
-/* Whether conjunct e is a bound of the GEMM (i < M, j < N or k < K) that
- * the caches make unnecessary for the update.  A cache stores 0 where its
- * region passes op(A) or op(B), so past K the update adds 0 * 0, and past
- * M or N it fills accumulators the epilogue does not store.  That needs
- * the operands the bound indexes read from caches, every read inside its
- * cache (see cache_reads_inside), and no copy skipped by the same test (a
- * loop split after a cache was made guards its copy too, which then
- * leaves the cache stale, not zero). */
 /* Whether e is the definition's value v: M, N or K as compiled in, or
  * its variable where taken at launch. */
 static bool is_value(const lower_ctx *cx, const ir_expr *e, ts_param_value v) {
@@ -146,6 +138,14 @@ static bool is_value(const lower_ctx *cx, const ir_expr *e, ts_param_value v) {
   return e->kind == E_INT && e->ival == n;
 }
 
+/* Whether conjunct e is a bound of the GEMM (i < M, j < N or k < K) that
+ * the caches make unnecessary for the update.  A cache stores 0 where its
+ * region passes op(A) or op(B), so past K the update adds 0 * 0, and past
+ * M or N it fills accumulators the epilogue does not store.  That needs
+ * the operands the bound indexes read from caches, every read inside its
+ * cache (see cache_reads_inside), and no copy skipped by the same test (a
+ * loop split after a cache was made guards its copy too, which then
+ * leaves the cache stale, not zero). */
 static bool bound_the_caches_cover(lower_ctx *cx, const ir_stmt *root,
                                    const ir_stmt *cs, ir_expr *e) {
   /* Callers check cache_reads_inside(cs) once for all conjuncts. */

@@ -368,12 +368,13 @@ static bool check_ld(ts_sched *s, const ts_gemm *def, ts_operand op) {
 static bool check_multiples(ts_sched *s, const ts_gemm *def) {
   for (int i = 0; i < LAUNCH_VALUES; i++) {
     int64_t v = launch_value_of(def, i), q = launch_value_multiple(def, i);
-    if (launch_value_taken(def, i) && v % q) {
+    const char *field = i < 3 ? "runtime_multiple" : "runtime_ld_multiple";
+    if (launch_value_taken(def, i) && (v % q || v > LAUNCH_VALUE_MOST)) {
       sched_fail(s, TS_ERR_BAD_SHAPE, NULL, "ts_matmul: def->%s is %lld, "
-                 "taken at launch as a multiple of def->%s (%lld): give a "
-                 "multiple, or a smaller multiple", launch_value_name(i),
-                 (long long)v, i < 3 ? "runtime_multiple"
-                                     : "runtime_ld_multiple", (long long)q);
+                 "taken at launch as a multiple of def->%s (%lld) up to "
+                 "%lld: give such a value, or a smaller def->%s",
+                 launch_value_name(i), (long long)v, field, (long long)q,
+                 (long long)LAUNCH_VALUE_MOST, field);
       return false;
     }
   }
@@ -460,7 +461,7 @@ static void make_params(ts_sched *s) {
     if (!(s->def.runtime & given[i].bit))
       continue;
     ir_var *v = ir_new_var(&s->arena, -1, names[given[i].v], VAR_PARAM,
-                           (int64_t)MAX_DIM + 1);
+                           LAUNCH_VALUE_MOST + 1);
     if (v) {
       v->value = given[i].v;
       v->divisor = launch_value_multiple(&s->def, (int)i);
