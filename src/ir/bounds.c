@@ -57,16 +57,29 @@ bool ir_bounds(const ir_expr *e, int64_t *lo, int64_t *hi) {
   }
   if (!ir_bounds(e->op.a, &al, &ah) || !ir_bounds(e->op.b, &bl, &bh))
     return false;
+  /* Sizes chosen at launch have ranges up to 2^30, and their products
+   * (a tile loop's count times K's tiles) may pass int64: then the bounds
+   * are unknown. */
+  int64_t p[4];
   switch (e->kind) {
-  case E_ADD: *lo = al + bl; *hi = ah + bh; return true;
-  case E_SUB: *lo = al - bh; *hi = ah - bl; return true;
+  case E_ADD:
+    return !__builtin_add_overflow(al, bl, lo) &&
+           !__builtin_add_overflow(ah, bh, hi);
+  case E_SUB:
+    return !__builtin_sub_overflow(al, bh, lo) &&
+           !__builtin_sub_overflow(ah, bl, hi);
   case E_MUL:
-    *lo = min4(al * bl, al * bh, ah * bl, ah * bh);
-    *hi = max4(al * bl, al * bh, ah * bl, ah * bh);
+    if (__builtin_mul_overflow(al, bl, &p[0]) ||
+        __builtin_mul_overflow(al, bh, &p[1]) ||
+        __builtin_mul_overflow(ah, bl, &p[2]) ||
+        __builtin_mul_overflow(ah, bh, &p[3]))
+      return false;
+    *lo = min4(p[0], p[1], p[2], p[3]);
+    *hi = max4(p[0], p[1], p[2], p[3]);
     return true;
   case E_DIV:
     if (bl <= 0)
-      return false; /* divisors are positive constants in tessel's IR */
+      return false; /* divisors are positive in tessel's IR */
     *lo = min4(floordiv(al, bl), floordiv(al, bh), floordiv(ah, bl),
                floordiv(ah, bh));
     *hi = max4(floordiv(al, bl), floordiv(al, bh), floordiv(ah, bl),
