@@ -13,7 +13,8 @@
  * again.
  *
  * The cases whose kernels take their extents and leading dimensions at
- * launch (ts_gemm.runtime) are compiled once, at a nominal 64x64x64, and
+ * launch (ts_gemm.runtime) are compiled once, at a nominal 64x64x64,
+ * checked on the CPU at 37x53x29 (ts_program_check_at), and
  * launched at shapes they were not compiled for, from 1x1x1 to 4096^3
  * (three of them: each 4096^3 check fills and reads 200 MB on the host),
  * each with leading dimensions of its own; the graph captures the first.
@@ -125,10 +126,19 @@ static int compile_and_save(const gemm_case *c, const char *path) {
   ts_gemm d = definition(c, shape);
   ts_sched *s = schedule_of(c->schedule, &d);
   ts_program *p = ts_lower(s);
+  char msg[1024] = "";
+  /* A kernel for every shape is checked first on the CPU's reference
+   * executor at a shape it was not compiled for. */
+  if (c->runtime) {
+    ts_gemm at = definition(c, shapes[1]);
+    if (ts_program_check_at(p, &at, 7, msg, sizeof(msg)) != TS_OK) {
+      fprintf(stderr, "%s at 37x53x29 on the CPU: %s\n", c->schedule, msg);
+      exit(1);
+    }
+  }
   ts_kernel *k = ts_compile_for(p, c->archs);
   ts_program_free(p);
   ts_sched_free(s);
-  char msg[1024] = "";
   ts_status st = ts_kernel_status(k);
   if (st == TS_OK)
     st = ts_kernel_save(k, path, msg, sizeof(msg));
