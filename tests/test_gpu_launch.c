@@ -33,13 +33,14 @@ static ts_kernel *kernels[MAX_CASES];
 static int ncases;
 
 /* Leading dimensions `pad` elements past the stored rows, rounded up to
- * 16 bytes' worth (the TMA reads rows 16 bytes apart). */
-static void pad_rows(ts_gemm *d, int64_t pad) {
+ * a multiple of `elems` elements, or where 0 of 16 bytes' worth (the TMA
+ * reads rows 16 bytes apart). */
+static void pad_rows(ts_gemm *d, int64_t pad, int64_t elems) {
   int64_t *ld[TS_OPERAND_COUNT] = {&d->lda, &d->ldb, &d->ldc};
   for (int r = 0; r < TS_OPERAND_COUNT; r++) {
     ts_operand o = ts_gemm_operand(d, (ts_operand_role)r);
-    int64_t per16 = 16 / ts_dtype_size(o.type);
-    *ld[r] = (o.cols + pad + per16 - 1) / per16 * per16;
+    int64_t q = elems ? elems : 16 / ts_dtype_size(o.type);
+    *ld[r] = (o.cols + pad + q - 1) / q * q;
   }
 }
 
@@ -51,7 +52,7 @@ static void add_case(const char *schedule, int64_t m, int64_t n, int64_t k,
   d.a_type = d.b_type = ab;
   d.c_type = c;
   d.beta = 0.5f;
-  pad_rows(&d, 5 + ncases % 7);
+  pad_rows(&d, 5 + ncases % 7, 0);
   cases[ncases++] = (launch_case){schedule, d};
 }
 
@@ -66,9 +67,7 @@ static void add_runtime_case(const char *schedule, int64_t m, int64_t n,
   ts_gemm *d = &cases[ncases - 1].def;
   d->runtime = TS_RUNTIME_SHAPE;
   d->runtime_ld_multiple = 8;
-  int64_t *ld[TS_OPERAND_COUNT] = {&d->lda, &d->ldb, &d->ldc};
-  for (int r = 0; r < TS_OPERAND_COUNT; r++)
-    *ld[r] = (*ld[r] + 7) / 8 * 8;
+  pad_rows(d, 5 + (ncases - 1) % 7, 8);
 }
 
 /* The definition a case's kernel is compiled for: its own, or the
